@@ -1,0 +1,111 @@
+# Makefile - build, test, install and benchmark dtrain (see README.md).
+#
+#   make            every tool into build/bin/
+#   make test       Debian packages if missing, ASan+UBSan build, the whole test suite
+#   make demo       Debian packages if missing, build, a small local run
+#   make bench      benchmarks against their peers (never part of make test)
+#   make fuzz       libFuzzer on the parsers for FUZZ_TIME seconds (clang)
+#   make install PREFIX=/opt/dtrain
+
+PREFIX ?= /usr/local
+BUILD ?= build
+FUZZ_TIME ?= 60
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Icommon -Ilauncher
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c
+LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c
+
+# tool name -> its sources
+dtrain_SRC := launcher/dtrain.c $(LAUNCHER_SRC) $(COMMON_SRC)
+dtrain-hostlist_SRC := common/dtrain_hostlist.c $(COMMON_SRC)
+dtrain-rankinfo_SRC := launcher/dtrain_rankinfo.c
+TOOLS := dtrain dtrain-hostlist dtrain-rankinfo
+
+# test name -> its sources (cmocka)
+test_hostlist_SRC := tests/test_hostlist.c $(COMMON_SRC)
+test_hostlist_scontrol_SRC := tests/test_hostlist_scontrol.c tests/testutil.c $(COMMON_SRC)
+test_alloc_SRC := tests/test_alloc.c tests/testutil.c $(LAUNCHER_SRC) $(COMMON_SRC)
+test_dtrain_SRC := tests/test_dtrain.c tests/testutil.c $(COMMON_SRC)
+test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_fuzz_replay
+
+BIN := $(BUILD)/bin
+TBIN := $(BUILD)/test/bin
+obj = $(patsubst %.c,$(1)/%.o,$(2))
+
+.PHONY: all test demo bench fuzz install deps clean
+all: $(addprefix $(BIN)/,$(TOOLS))
+
+# Release objects and sanitized test objects live apart, so `make && make test` rebuilds nothing twice.
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(DT_CFLAGS) -c $< -o $@
+$(BUILD)/test/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(DT_CFLAGS) $(SANITIZE) -c $< -o $@
+
+define tool_rules
+$(BIN)/$(1): $(call obj,$(BUILD)/obj,$($(1)_SRC))
+	@mkdir -p $$(dir $$@)
+	$(CC) $(DT_CFLAGS) $$^ -o $$@
+$(TBIN)/$(1): $(call obj,$(BUILD)/test/obj,$($(1)_SRC))
+	@mkdir -p $$(dir $$@)
+	$(CC) $(DT_CFLAGS) $(SANITIZE) $$^ -o $$@
+endef
+$(foreach t,$(TOOLS),$(eval $(call tool_rules,$(t))))
+
+define test_rules
+$(TBIN)/$(1): $(call obj,$(BUILD)/test/obj,$($(1)_SRC))
+	@mkdir -p $$(dir $$@)
+	$(CC) $(DT_CFLAGS) $(SANITIZE) $$^ -o $$@ -lcmocka
+endef
+$(foreach t,$(filter-out test_fuzz_replay,$(TESTS)),$(eval $(call test_rules,$(t))))
+$(TBIN)/test_fuzz_replay: $(call obj,$(BUILD)/test/obj,$(test_fuzz_replay_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(DT_CFLAGS) $(SANITIZE) $^ -o $@
+
+deps:
+	@sh deps/install.sh
+
+# The suite runs the sanitized tools and ends with a short libFuzzer run (clang, from make deps).
+test: deps
+	@$(MAKE) --no-print-directory test-build
+	@if command -v clang >/dev/null; then $(MAKE) --no-print-directory $(BUILD)/fuzz/fuzz_hostlist; fi
+	@FUZZ_TIME=15 sh tests/run.sh $(TBIN) $(TESTS)
+
+test-build: $(addprefix $(TBIN)/,$(TOOLS) $(TESTS))
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh tests/demo.sh $(BIN)
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/launch_overhead
+	@$(BUILD)/bench/launch_overhead $(BIN)/dtrain
+
+$(BUILD)/bench/launch_overhead: bench/launch_overhead.c
+	@mkdir -p $(dir $@)
+	$(CC) $(DT_CFLAGS) $< -o $@
+
+# libFuzzer needs clang; the same target also builds with gcc as a corpus replayer (test_fuzz_replay).
+$(BUILD)/fuzz/fuzz_hostlist: tests/fuzz/fuzz_hostlist.c $(COMMON_SRC)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -fsanitize=fuzzer,address,undefined $^ -o $@
+
+fuzz: $(BUILD)/fuzz/fuzz_hostlist
+	@mkdir -p $(BUILD)/fuzz/corpus-hostlist
+	$(BUILD)/fuzz/fuzz_hostlist -max_total_time=$(FUZZ_TIME) -max_len=256 -print_final_stats=1 \
+	    $(BUILD)/fuzz/corpus-hostlist tests/fuzz/corpus/hostlist 2>&1 | tail -n 12
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(addprefix $(BIN)/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,33 @@
+/* dt_parse.c - strict number parsing (see dt_parse.h). */
+#include "dt_parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+
+int dt_parse_long(const char *text, long min, long max, long *out)
+{
+    if (!text || !*text)
+        return -1;
+    const char *digits = text;
+    if (*digits == '-' && min < 0)
+        digits++;
+    if (!isdigit((unsigned char)*digits))
+        return -1;   /* strtol would accept leading spaces and '+'; an option value should not */
+    errno = 0;
+    char *end;
+    long value = strtol(text, &end, 10);
+    if (errno || *end != '\0' || value < min || value > max)
+        return -1;
+    *out = value;
+    return 0;
+}
+
+int dt_parse_int(const char *text, int min, int max, int *out)
+{
+    long value;
+    if (dt_parse_long(text, min, max, &value) < 0)
+        return -1;
+    *out = (int)value;
+    return 0;
+}

@@ -1,0 +1,280 @@
+/* launch.c - check a request against the allocation, compute a rank's exports, exec the program. */
+#include "launch.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---------- checks ---------- */
+
+static int check_nodes(const struct launch_request *req, const struct allocation *a, bool *announce,
+                       struct dt_err *err)
+{
+    if (req->nodes < 0 || req->nodes == a->num_nodes)
+        return 0;
+    *announce = a->rank == 0;
+    switch (a->source) {
+    case ALLOC_LOCAL:
+        if (a->in_slurm_job)
+            return dt_fail(err, "--nodes %d, but dtrain runs in Slurm job %s outside an srun step, so it "
+                           "can start ranks on this node only: launch it with srun --nodes=%d ... dtrain ...",
+                           req->nodes, a->job_id, req->nodes);
+        return dt_fail(err, "--nodes %d, but there is no Slurm allocation here and local mode runs on this "
+                       "node only: use --nodes 1, or run under srun --nodes=%d (sbatch --nodes=%d)",
+                       req->nodes, req->nodes, req->nodes);
+    case ALLOC_SLURM:
+        return dt_fail(err, "--nodes %d, but this step runs on %d nodes (%s, %s=%s): ask Slurm for %d "
+                       "with sbatch --nodes=%d or srun --nodes=%d", req->nodes, a->num_nodes, a->num_nodes_var,
+                       a->nodelist_var, a->nodelist, req->nodes, req->nodes, req->nodes);
+    case ALLOC_MPIRUN:
+    case ALLOC_TORCH:
+        break;
+    }
+    return dt_fail(err, "--nodes %d, but the launcher placed ranks on %d nodes (%s = %d / %d): start %d "
+                   "ranks per node on %d nodes (mpirun --map-by ppr:%d:node)", req->nodes, a->num_nodes,
+                   a->num_nodes_var, a->world_size, a->local_size, a->local_size, req->nodes, a->local_size);
+}
+
+static int check_tasks_per_node(const struct launch_request *req, const struct allocation *a, bool *announce,
+                                struct dt_err *err)
+{
+    int gpus = req->gpus_per_node;
+    if (gpus <= 0 || a->source == ALLOC_LOCAL)
+        return 0;
+    if (a->source == ALLOC_SLURM) {
+        for (int node = 0; node < a->num_nodes; node++) {
+            if (a->tasks_per_node[node] == gpus)
+                continue;
+            *announce = a->rank == 0;
+            return dt_fail(err, "--gpus-per-node %d starts one task per GPU, but this step runs %d tasks on %s "
+                           "(%s=%s): use srun --ntasks-per-node=%d (or sbatch --ntasks-per-node=%d)", gpus,
+                           a->tasks_per_node[node], hostlist_nth(&a->hosts, (size_t)node),
+                           a->tasks_per_node_var, a->tasks_per_node_text, gpus, gpus);
+        }
+        return 0;
+    }
+    if (a->local_size == gpus)
+        return 0;
+    *announce = a->local_rank == 0;
+    return dt_fail(err, "--gpus-per-node %d starts one rank per GPU, but the launcher put %d ranks on %s: "
+                   "start %d per node (mpirun --map-by ppr:%d:node)", gpus, a->local_size, a->hostname, gpus, gpus);
+}
+
+static int check_gpus(const struct launch_request *req, const struct allocation *a, bool *announce,
+                      struct dt_err *err)
+{
+    int gpus = req->gpus_per_node;
+    if (gpus <= 0)
+        return 0;
+    if (req->ranks > 0 && a->source == ALLOC_LOCAL && req->ranks != gpus) {
+        *announce = true;
+        return dt_fail(err, "--ranks %d and --gpus-per-node %d disagree: local mode starts one rank per GPU",
+                       req->ranks, gpus);
+    }
+    *announce = a->local_rank == 0;
+    if (a->gpus_on_node < 0) {
+        if (!a->in_slurm_job)
+            return 0;   /* nothing says how many this node has; binding reads the hardware */
+        return dt_fail(err, "--gpus-per-node %d, but Slurm gave %s no GPUs (none of SLURM_GPUS_ON_NODE, "
+                       "SLURM_STEP_GPUS, SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES is set): ask for them with "
+                       "sbatch --gpus-per-node=%d (or --gres=gpu:%d)", gpus, a->hostname, gpus, gpus);
+    }
+    if (gpus <= a->gpus_on_node)
+        return 0;
+    if (!a->in_slurm_job)
+        return dt_fail(err, "--gpus-per-node %d, but %s lists only %d GPUs on %s", gpus, a->gpus_var,
+                       a->gpus_on_node, a->hostname);
+    return dt_fail(err, "--gpus-per-node %d, but Slurm gave %s %d GPUs (%s): ask for %d with "
+                   "sbatch --gpus-per-node=%d (or --gres=gpu:%d)", gpus, a->hostname, a->gpus_on_node,
+                   a->gpus_var, gpus, gpus, gpus);
+}
+
+int launch_check(const struct launch_request *req, const struct allocation *alloc, bool *announce,
+                 struct dt_err *err)
+{
+    *announce = true;
+    if (req->ranks > 0 && alloc->source != ALLOC_LOCAL)
+        return dt_fail(err, "--ranks %d is for local mode; under %s the launcher starts the ranks (%d here)",
+                       req->ranks, alloc_source_name(alloc->source), alloc->world_size);
+    if (check_nodes(req, alloc, announce, err) < 0 || check_gpus(req, alloc, announce, err) < 0 ||
+        check_tasks_per_node(req, alloc, announce, err) < 0)
+        return -1;
+    return 0;
+}
+
+int launch_local_ranks(const struct launch_request *req)
+{
+    if (req->gpus_per_node > 0)
+        return req->gpus_per_node;
+    return req->ranks > 0 ? req->ranks : 1;
+}
+
+/* ---------- exports ---------- */
+
+struct rank_place launch_place_of(const struct allocation *a)
+{
+    return (struct rank_place){
+        .rank = a->rank, .world_size = a->world_size, .local_rank = a->local_rank,
+        .local_size = a->local_size, .node_rank = a->node_rank, .num_nodes = a->num_nodes,
+    };
+}
+
+static void add(struct rank_exports *out, char *const *envp, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void add(struct rank_exports *out, char *const *envp, const char *name, const char *fmt, ...)
+{
+    struct export_var *var = &out->vars[out->count++];
+    var->name = name;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(var->value, sizeof var->value, fmt, ap);
+    va_end(ap);
+    const char *current = env_lookup(envp, name);
+    var->user_value = current && strcmp(current, var->value) != 0 ? current : NULL;
+}
+
+/* A port every rank of the job computes alike; 0 when nothing identifies the job. */
+static int shared_port(const struct allocation *a, char *const *envp, int local_port)
+{
+    if (a->source == ALLOC_LOCAL)
+        return local_port;
+    unsigned long id = 0;
+    if (a->in_slurm_job) {
+        id = strtoul(a->job_id, NULL, 10);
+    } else {
+        /* mpirun outside Slurm: its job id is in every rank's environment. */
+        const char *job = env_lookup(envp, "OMPI_MCA_ess_base_jobid");
+        if (!job)
+            return 0;
+        for (const char *c = job; *c; c++)
+            id = id * 31 + (unsigned char)*c;
+    }
+    return LAUNCH_PORT_BASE + (int)(id % LAUNCH_PORT_SPAN);
+}
+
+static const char *master_addr(const struct allocation *a, const struct rank_place *place)
+{
+    if (a->source == ALLOC_LOCAL || place->num_nodes == 1)
+        return a->source == ALLOC_LOCAL ? "127.0.0.1" : a->hostname;
+    if (a->hosts.count > 0)
+        return hostlist_nth(&a->hosts, 0);   /* Slurm puts task 0 on the first node of the step */
+    return NULL;
+}
+
+void launch_exports(const struct launch_request *req, const struct allocation *a,
+                    const struct rank_place *place, int local_port, char *const *envp,
+                    struct rank_exports *out)
+{
+    out->count = 0;
+    add(out, envp, "RANK", "%d", place->rank);
+    add(out, envp, "WORLD_SIZE", "%d", place->world_size);
+    add(out, envp, "LOCAL_RANK", "%d", place->local_rank);
+    add(out, envp, "LOCAL_WORLD_SIZE", "%d", place->local_size);
+    add(out, envp, "NODE_RANK", "%d", place->node_rank);
+    const char *addr = master_addr(a, place);
+    if (addr)
+        add(out, envp, "MASTER_ADDR", "%s", addr);
+    int port = shared_port(a, envp, local_port);
+    if (port > 0)
+        add(out, envp, "MASTER_PORT", "%d", port);
+    add(out, envp, "DTRAIN_LAUNCHER", "%s", alloc_source_name(a->source));
+    add(out, envp, "DTRAIN_NODES", "%d", place->num_nodes);
+    if (a->hosts.count > 0 && a->source != ALLOC_LOCAL)
+        add(out, envp, "DTRAIN_NODELIST", "%s", a->nodelist);
+    if (a->in_slurm_job)
+        add(out, envp, "DTRAIN_JOB_ID", "%s", a->job_id);
+    int gpus = req->gpus_per_node > 0 ? req->gpus_per_node : 0;
+    add(out, envp, "DTRAIN_GPUS_PER_NODE", "%d", gpus);
+    if (gpus > 0) {
+        /* An index into the GPUs CUDA sees: with --gpus-per-task each task sees only its own. */
+        int device = a->num_visible_gpus == 1 ? 0 : place->local_rank;
+        add(out, envp, "DTRAIN_GPU", "%d", device);
+    }
+}
+
+int launch_apply(const struct rank_exports *exports, struct dt_err *err)
+{
+    for (int i = 0; i < exports->count; i++) {
+        const struct export_var *var = &exports->vars[i];
+        if (!var->user_value && setenv(var->name, var->value, 1) < 0)
+            return dt_fail(err, "cannot set %s: %s", var->name, strerror(errno));
+    }
+    return 0;
+}
+
+/* Prints text so that a POSIX shell reads it back unchanged. */
+static void print_quoted(FILE *out, const char *text)
+{
+    if (*text && strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == strlen(text)) {
+        fputs(text, out);
+        return;
+    }
+    fputc('\'', out);
+    for (; *text; text++) {
+        if (*text == '\'')
+            fputs("'\\''", out);
+        else
+            fputc(*text, out);
+    }
+    fputc('\'', out);
+}
+
+void launch_print(FILE *out, const struct allocation *a, const struct rank_place *place,
+                  const struct rank_exports *exports, char *const *argv)
+{
+    fprintf(out, "# rank %d of %d: node %d of %d (%s), local rank %d of %d; launcher %s", place->rank,
+            place->world_size, place->node_rank, place->num_nodes, a->hostname, place->local_rank,
+            place->local_size, alloc_source_name(a->source));
+    if (a->in_slurm_job)
+        fprintf(out, ", job %s%s%s", a->job_id, a->step_id[0] ? " step " : "", a->step_id);
+    fputc('\n', out);
+    for (int i = 0; i < exports->count; i++) {
+        const struct export_var *var = &exports->vars[i];
+        fprintf(out, "export %s=", var->name);
+        print_quoted(out, var->user_value ? var->user_value : var->value);
+        if (var->user_value)
+            fprintf(out, "  # kept: already set (dtrain would set %s)", var->value);
+        fputc('\n', out);
+    }
+    if (!argv)
+        return;
+    fputs("exec", out);
+    for (; *argv; argv++) {
+        fputc(' ', out);
+        print_quoted(out, *argv);
+    }
+    fputc('\n', out);
+}
+
+static bool is_identity(const char *name)
+{
+    static const char *const identity[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK"};
+    for (size_t i = 0; i < sizeof identity / sizeof identity[0]; i++)
+        if (strcmp(name, identity[i]) == 0)
+            return true;
+    return false;
+}
+
+void launch_report_kept(const struct rank_exports *exports, int rank, bool verbose)
+{
+    for (int i = 0; i < exports->count; i++) {
+        const struct export_var *var = &exports->vars[i];
+        if (var->user_value && (verbose || is_identity(var->name)))
+            fprintf(stderr, "dtrain: rank %d: keeping %s=%s that was already set (dtrain would set %s)\n",
+                    rank, var->name, var->user_value, var->value);
+    }
+}
+
+int launch_exec(char *const *argv, struct dt_err *err)
+{
+    execvp(argv[0], argv);
+    int status = errno == ENOENT || errno == ENOTDIR ? 127 : 126;
+    if (errno == ENOENT && !strchr(argv[0], '/'))
+        dt_fail(err, "%s: command not found (not in PATH)", argv[0]);
+    else
+        dt_fail(err, "%s: %s", argv[0], strerror(errno));
+    return status;
+}

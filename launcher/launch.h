@@ -1,0 +1,82 @@
+/* launch.h - from an allocation and what the user asked for to one rank's environment and exec. */
+#ifndef LAUNCH_H
+#define LAUNCH_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "alloc.h"
+#include "dt_error.h"
+
+/* MASTER_PORT for a Slurm job: 61000 + job id % 4536, i.e. 61000..65535, above Linux's default
+ * ephemeral range (32768-60999) so no outgoing connection holds it, and the same on every rank. */
+#define LAUNCH_PORT_BASE 61000
+#define LAUNCH_PORT_SPAN 4536
+
+/* What the user asked for on the command line; -1 where not given. */
+struct launch_request {
+    int nodes;
+    int gpus_per_node;    /* 0: CPU ranks */
+    int ranks;            /* local mode: how many CPU ranks to start */
+    bool dry_run;
+    bool verbose;
+    bool label;           /* local mode: prefix output lines with the rank */
+};
+
+/* Checks the request against the allocation. Returns 0 when they agree, or -1 with err naming both
+ * numbers and the srun/sbatch (or mpirun) option that fixes it; *announce then says whether this
+ * task is the one that prints it, so a step of many tasks prints it once (or once per node, for
+ * what differs per node). */
+int launch_check(const struct launch_request *req, const struct allocation *alloc, bool *announce,
+                 struct dt_err *err);
+
+/* How many ranks local mode starts for this request (1 when nothing asks for more). */
+int launch_local_ranks(const struct launch_request *req);
+
+/* Variables one rank exports: the common set (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+ * NODE_RANK, MASTER_ADDR, MASTER_PORT) and dtrain's own DTRAIN_*. */
+#define LAUNCH_MAX_EXPORTS 24
+
+struct export_var {
+    const char *name;
+    char value[1024];
+    const char *user_value;   /* non-NULL: the environment already had another value; it is kept */
+};
+
+struct rank_exports {
+    struct export_var vars[LAUNCH_MAX_EXPORTS];
+    int count;
+};
+
+/* The place of one rank: from the allocation, or chosen by local mode for each rank it starts. */
+struct rank_place {
+    int rank, world_size;
+    int local_rank, local_size;
+    int node_rank, num_nodes;
+};
+
+struct rank_place launch_place_of(const struct allocation *alloc);
+
+/* Fills the exports of `place`, given the current environment `envp` (user values win) and the
+ * master port local mode chose (0 elsewhere). */
+void launch_exports(const struct launch_request *req, const struct allocation *alloc,
+                    const struct rank_place *place, int local_port, char *const *envp,
+                    struct rank_exports *out);
+
+/* Sets the exports in this process's environment (skipping kept ones). Returns 0 or -1. */
+int launch_apply(const struct rank_exports *exports, struct dt_err *err);
+
+/* Prints the exports as shell lines ("export RANK=0", kept values with a comment) and, when argv
+ * is not NULL, the exec line, shell-quoted. */
+void launch_print(FILE *out, const struct allocation *alloc, const struct rank_place *place,
+                  const struct rank_exports *exports, char *const *argv);
+
+/* Prints one stderr line per kept variable that differs from what dtrain would set: always for
+ * the rank-identity variables (a stale RANK deadlocks a rendezvous), the others with verbose. */
+void launch_report_kept(const struct rank_exports *exports, int rank, bool verbose);
+
+/* execvp(argv) and, when it returns, the exit status a shell would give: 127 when the program is
+ * not found, 126 when it cannot be run; err says why. */
+int launch_exec(char *const *argv, struct dt_err *err);
+
+#endif

@@ -1,0 +1,346 @@
+/* local.c - local mode: fork the ranks, relay their output, forward signals, fail fast (local.h). */
+#include "local.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* A line longer than this is relayed in pieces, each with the prefix. */
+#define LOCAL_LINE_MAX 65536
+
+struct stream {
+    int fd;            /* -1 once closed */
+    int out_fd;        /* 1 or 2: where the lines go */
+    char *buf;
+    size_t len;
+};
+
+struct child {
+    pid_t pid;
+    int rank;
+    bool running;
+    struct stream streams[2];
+};
+
+struct supervisor {
+    struct child *children;
+    int num_children;
+    int running;
+    int open_streams;
+    bool label;
+    int first_failed_rank;    /* -1 until a rank fails */
+    int exit_status;
+    int forwarded_signal;     /* 0, or the last signal passed on to the ranks */
+    bool stopping;            /* SIGTERM sent after a failure */
+    bool killed;              /* SIGKILL sent */
+    long long kill_at_ms;
+};
+
+static int signal_pipe[2] = {-1, -1};
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char byte = (unsigned char)sig;
+    ssize_t ignored = write(signal_pipe[1], &byte, 1);   /* full pipe: a wake-up is already pending */
+    (void)ignored;
+    errno = saved;
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void write_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;   /* our own stdout is gone: nothing better to do with the text */
+        data += n;
+        len -= (size_t)n;
+    }
+}
+
+int local_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof addr;
+    int port = 0;
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
+        getsockname(fd, (struct sockaddr *)&addr, &len) == 0)
+        port = ntohs(addr.sin_port);
+    close(fd);
+    return port;
+}
+
+/* In the forked child: become rank `rank` and exec. Never returns. */
+static void become_rank(const struct rank_exports *exports, int rank, int out_pipe, int err_pipe, char *const *argv)
+{
+    setpgid(0, 0);   /* our own group: a terminal's ^C reaches dtrain only, which forwards it once */
+    for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
+        signal(forwarded_signals[i], SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if ((out_pipe >= 0 && dup2(out_pipe, STDOUT_FILENO) < 0) || (err_pipe >= 0 && dup2(err_pipe, STDERR_FILENO) < 0))
+        _exit(126);
+    struct dt_err err;
+    int status = launch_apply(exports, &err) < 0 ? 126 : launch_exec(argv, &err);
+    fprintf(stderr, "dtrain: rank %d: %s\n", rank, err.msg);
+    _exit(status);
+}
+
+static int start_rank(struct supervisor *sup, const struct launch_request *req, const struct allocation *alloc,
+                      int rank, int port, char *const *argv, struct dt_err *err)
+{
+    struct rank_place place = {.rank = rank, .world_size = sup->num_children, .local_rank = rank,
+                               .local_size = sup->num_children, .node_rank = 0, .num_nodes = 1};
+    struct rank_exports exports;
+    launch_exports(req, alloc, &place, port, environ, &exports);
+    launch_report_kept(&exports, rank, req->verbose);
+    if (req->verbose)
+        launch_print(stderr, alloc, &place, &exports, argv);
+
+    struct child *child = &sup->children[rank];
+    int pipes[2][2] = {{-1, -1}, {-1, -1}};
+    for (int s = 0; s < 2 && sup->label; s++)
+        if (pipe2(pipes[s], O_CLOEXEC) < 0)
+            return dt_fail(err, "cannot create a pipe for rank %d: %s", rank, strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0)
+        return dt_fail(err, "cannot start rank %d: %s", rank, strerror(errno));
+    if (pid == 0)
+        become_rank(&exports, rank, pipes[0][1], pipes[1][1], argv);
+    setpgid(pid, pid);   /* also here: whichever of parent and child runs first, the group exists */
+    child->pid = pid;
+    child->rank = rank;
+    child->running = true;
+    sup->running++;
+    for (int s = 0; s < 2; s++) {
+        child->streams[s] = (struct stream){.fd = pipes[s][0], .out_fd = s + 1};
+        if (sup->label) {
+            close(pipes[s][1]);
+            child->streams[s].buf = malloc(LOCAL_LINE_MAX);
+            if (!child->streams[s].buf)
+                return dt_fail(err, "out of memory");
+            sup->open_streams++;
+        }
+    }
+    return 0;
+}
+
+static void signal_ranks(struct supervisor *sup, int sig)
+{
+    for (int i = 0; i < sup->num_children; i++)
+        if (sup->children[i].running)
+            kill(-sup->children[i].pid, sig);   /* the whole group: shells and their children too */
+}
+
+static void reap(struct supervisor *sup)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        struct child *child = NULL;
+        for (int i = 0; i < sup->num_children; i++)
+            if (sup->children[i].pid == pid)
+                child = &sup->children[i];
+        if (!child || !child->running)
+            continue;
+        child->running = false;
+        sup->running--;
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (code == 0 || sup->first_failed_rank >= 0)
+            continue;
+        sup->first_failed_rank = child->rank;
+        sup->exit_status = code;
+        if (WIFSIGNALED(status))
+            fprintf(stderr, "dtrain: rank %d (pid %d) was killed by signal %d (%s)", child->rank, (int)pid,
+                    WTERMSIG(status), strsignal(WTERMSIG(status)));
+        else
+            fprintf(stderr, "dtrain: rank %d (pid %d) exited with status %d", child->rank, (int)pid, code);
+        if (sup->forwarded_signal) {
+            fputs("\n", stderr);   /* the user asked them all to stop: let the rest finish cleanly */
+            continue;
+        }
+        fprintf(stderr, "; stopping the other %d rank(s)\n", sup->running);
+        signal_ranks(sup, SIGTERM);
+        sup->stopping = true;
+        sup->kill_at_ms = now_ms() + LOCAL_KILL_GRACE_MS;
+    }
+}
+
+static void handle_signals(struct supervisor *sup)
+{
+    unsigned char sigs[64];
+    ssize_t n;
+    while ((n = read(signal_pipe[0], sigs, sizeof sigs)) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (sigs[i] == SIGCHLD)
+                continue;
+            sup->forwarded_signal = sigs[i];
+            signal_ranks(sup, sigs[i]);
+        }
+    }
+    reap(sup);   /* SIGCHLD or not: cheap, and a merged SIGCHLD is never missed */
+}
+
+/* Relays what a rank wrote, line by line, each line after "RANK: ". */
+static void relay(struct supervisor *sup, struct child *child, struct stream *st)
+{
+    ssize_t n = read(st->fd, st->buf + st->len, LOCAL_LINE_MAX - st->len);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    char prefix[16];
+    int prefix_len = snprintf(prefix, sizeof prefix, "%d: ", child->rank);
+    if (n > 0)
+        st->len += (size_t)n;
+    size_t start = 0;
+    for (size_t i = 0; i < st->len; i++) {
+        if (st->buf[i] != '\n')
+            continue;
+        write_all(st->out_fd, prefix, (size_t)prefix_len);
+        write_all(st->out_fd, st->buf + start, i + 1 - start);
+        start = i + 1;
+    }
+    memmove(st->buf, st->buf + start, st->len - start);
+    st->len -= start;
+    bool eof = n <= 0;
+    if (st->len > 0 && (eof || st->len == LOCAL_LINE_MAX)) {   /* a last line without '\n', or a huge one */
+        write_all(st->out_fd, prefix, (size_t)prefix_len);
+        write_all(st->out_fd, st->buf, st->len);
+        write_all(st->out_fd, "\n", 1);
+        st->len = 0;
+    }
+    if (eof) {
+        close(st->fd);
+        st->fd = -1;
+        sup->open_streams--;
+    }
+}
+
+static void close_streams(struct supervisor *sup)
+{
+    for (int i = 0; i < sup->num_children; i++)
+        for (int s = 0; s < 2; s++)
+            if (sup->children[i].streams[s].fd >= 0)
+                relay(sup, &sup->children[i], &sup->children[i].streams[s]);   /* flushes and closes */
+}
+
+static void supervise(struct supervisor *sup)
+{
+    struct pollfd *fds = calloc((size_t)(1 + 2 * sup->num_children), sizeof *fds);
+    struct stream **owners = calloc((size_t)(1 + 2 * sup->num_children), sizeof *owners);
+    struct child **children = calloc((size_t)(1 + 2 * sup->num_children), sizeof *children);
+    while (fds && owners && children && (sup->running > 0 || sup->open_streams > 0)) {
+        int nfds = 0;
+        fds[nfds++] = (struct pollfd){.fd = signal_pipe[0], .events = POLLIN};
+        for (int i = 0; i < sup->num_children; i++)
+            for (int s = 0; s < 2; s++)
+                if (sup->children[i].streams[s].fd >= 0) {
+                    owners[nfds] = &sup->children[i].streams[s];
+                    children[nfds] = &sup->children[i];
+                    fds[nfds] = (struct pollfd){.fd = owners[nfds]->fd, .events = POLLIN};
+                    nfds++;
+                }
+        int timeout = -1;
+        if (sup->stopping && !sup->killed)
+            timeout = (int)(sup->kill_at_ms > now_ms() ? sup->kill_at_ms - now_ms() : 0);
+        if (sup->running == 0)
+            timeout = 100;   /* ranks are gone; only something they left behind holds a pipe */
+        int ready = poll(fds, (nfds_t)nfds, timeout);
+        if (ready < 0 && errno != EINTR)
+            break;
+        if (ready == 0 && sup->running == 0)
+            break;
+        if (ready > 0 && (fds[0].revents & POLLIN))
+            handle_signals(sup);
+        for (int i = 1; i < nfds && ready > 0; i++)
+            if (fds[i].revents & (POLLIN | POLLHUP | POLLERR))
+                relay(sup, children[i], owners[i]);
+        if (sup->stopping && !sup->killed && now_ms() >= sup->kill_at_ms) {
+            signal_ranks(sup, SIGKILL);
+            sup->killed = true;
+        }
+    }
+    close_streams(sup);
+    while (sup->running > 0) {   /* only if poll itself failed: wait for the ranks the plain way */
+        signal_ranks(sup, SIGKILL);
+        reap(sup);
+        if (sup->running > 0)
+            usleep(10000);
+    }
+    free(fds);
+    free(owners);
+    free(children);
+}
+
+static int install_handlers(struct dt_err *err)
+{
+    if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return dt_fail(err, "cannot create the signal pipe: %s", strerror(errno));
+    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
+        sigaction(forwarded_signals[i], &sa, NULL);
+    sa.sa_flags |= SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, NULL);
+    return 0;
+}
+
+int local_run(const struct launch_request *req, const struct allocation *alloc, char *const *argv,
+              struct dt_err *err)
+{
+    int ranks = launch_local_ranks(req);
+    if (ranks > LOCAL_MAX_RANKS)
+        return dt_fail(err, "%d ranks asked for; local mode starts at most %d", ranks, LOCAL_MAX_RANKS);
+    struct supervisor sup = {.num_children = ranks, .label = req->label, .first_failed_rank = -1};
+    sup.children = calloc((size_t)ranks, sizeof *sup.children);
+    if (!sup.children)
+        return dt_fail(err, "out of memory");
+    for (int i = 0; i < ranks; i++)
+        sup.children[i].streams[0].fd = sup.children[i].streams[1].fd = -1;
+    if (install_handlers(err) < 0) {
+        free(sup.children);
+        return -1;
+    }
+    int port = local_free_port();
+    int rc = 0;
+    for (int rank = 0; rank < ranks && rc == 0; rank++)
+        rc = start_rank(&sup, req, alloc, rank, port, argv, err);
+    if (rc < 0) {
+        fprintf(stderr, "dtrain: %s; stopping the ranks already started\n", err->msg);
+        signal_ranks(&sup, SIGKILL);
+        sup.first_failed_rank = 0;
+        sup.exit_status = 1;
+    }
+    supervise(&sup);
+    for (int i = 0; i < ranks; i++)
+        for (int s = 0; s < 2; s++)
+            free(sup.children[i].streams[s].buf);
+    free(sup.children);
+    return sup.exit_status;   /* ranks killed by a forwarded signal count as failed: 128 + signal */
+}

@@ -1,0 +1,68 @@
+#!/bin/sh
+# tests/run.sh - run every test program, then a short libFuzzer run, and print one summary line.
+# Usage: tests/run.sh BINDIR TEST...   (make test calls it; each test is a cmocka program)
+set -u
+bindir=$1
+shift
+top=$(cd "$(dirname "$0")/.." && pwd)
+export DTRAIN_TEST_BIN="$top/$bindir"
+export DTRAIN_FIXTURES="$top/tests/fixtures"
+# The shared documents (seeds, topologies, notes) sit beside the checkout when present (CI has them).
+[ -d "$top/../shared" ] && export DTRAIN_SHARED="$top/../shared"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
+fuzz_time=${FUZZ_TIME:-15}
+
+passed=0 failed=0 skipped=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count() {   # count LOG: add the cmocka summary of one program to the totals
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$1" | tail -n 1)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$1" | tail -n 1)
+    s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$1" | tail -n 1)
+    passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
+}
+
+for t in "$@"; do
+    case $t in
+        test_fuzz_replay) args="$top/tests/fuzz/corpus/hostlist" ;;
+        *) args="" ;;
+    esac
+    # shellcheck disable=SC2086
+    "$top/$bindir/$t" $args >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    case $t in
+        test_fuzz_replay)
+            if [ $rc -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
+        *)
+            count "$log"
+            if [ $rc -ne 0 ] && ! grep -q '^\[  FAILED  \]' "$log"; then
+                echo "$t: exited with status $rc before its summary (crash or sanitizer report)"
+                failed=$((failed + 1))
+            fi ;;
+    esac
+done
+
+fuzzer="$top/build/fuzz/fuzz_hostlist"
+if [ -x "$fuzzer" ]; then
+    corpus=$(mktemp -d)
+    if "$fuzzer" -max_total_time="$fuzz_time" -max_len=256 "$corpus" "$top/tests/fuzz/corpus/hostlist" >"$log" 2>&1; then
+        echo "fuzz_hostlist: $(grep -c . "$log") lines of libFuzzer output, $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -n 1 || true)"
+        tail -n 1 "$log"
+        echo "[ OK ] libFuzzer on the hostlist parser for ${fuzz_time} s"
+        passed=$((passed + 1))
+    else
+        cat "$log"
+        echo "[ FAILED ] libFuzzer found a crash in the hostlist parser (see above)"
+        failed=$((failed + 1))
+    fi
+    rm -rf "$corpus"
+else
+    echo "SKIP: libFuzzer run (clang with libFuzzer not available)"
+    skipped=$((skipped + 1))
+fi
+
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,383 @@
+/* test_alloc.c - reading allocations from real and synthetic environments; checks and exports. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "alloc.h"
+#include "launch.h"
+#include "testutil.h"
+
+static void load(struct allocation *a, const char *fixture)
+{
+    struct tu_env env = {0};
+    tu_env_load(&env, fixture);
+    struct dt_err err;
+    if (alloc_from_env(a, env.vars, &err) < 0) {
+        print_error("%s: %s\n", fixture, err.msg);
+        fail();
+    }
+    tu_env_free(&env);
+}
+
+/* Loads a fixture with one variable changed (value NULL: removed); returns alloc_from_env's rc. */
+static int load_changed(struct allocation *a, const char *fixture, const char *name, const char *value,
+                        struct dt_err *err)
+{
+    struct tu_env env = {0};
+    tu_env_load(&env, fixture);
+    if (value)
+        tu_env_set(&env, name, value);
+    else
+        tu_env_unset(&env, name);
+    int rc = alloc_from_env(a, env.vars, err);
+    tu_env_free(&env);
+    return rc;
+}
+
+static void test_tasks_per_node_form(void **state)
+{
+    (void)state;
+    int counts[16];
+    struct dt_err err;
+    assert_int_equal(alloc_parse_tasks_per_node("2(x3),1", counts, 16, &err), 4);
+    assert_int_equal(counts[0], 2);
+    assert_int_equal(counts[2], 2);
+    assert_int_equal(counts[3], 1);
+    assert_int_equal(alloc_parse_tasks_per_node("4", counts, 16, &err), 1);
+    assert_int_equal(alloc_parse_tasks_per_node("1,2(x2),3(x1)", counts, 16, &err), 4);
+    assert_int_equal(counts[3], 3);
+    static const char *const bad[] = {"", "2(x3", "2(3)", "2(x)", "x", "2,,1", "0", "-1", "2(x0)", "2(x3),", "1 ,2", "2(x-1)"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (alloc_parse_tasks_per_node(bad[i], counts, 16, &err) != -1)
+            print_error("\"%s\" was accepted\n", bad[i]);
+        assert_int_equal(alloc_parse_tasks_per_node(bad[i], counts, 16, &err), -1);
+        assert_non_null(strstr(err.msg, "character") ? err.msg : strstr(err.msg, "describes"));
+    }
+    assert_int_equal(alloc_parse_tasks_per_node("2(x17)", counts, 16, &err), -1);
+    assert_non_null(strstr(err.msg, "more than 16 nodes"));
+}
+
+static void test_captured_srun_steps(void **state)
+{
+    (void)state;
+    struct allocation a;
+    load(&a, "srun_N2x2_task0.env");
+    assert_int_equal(a.source, ALLOC_SLURM);
+    assert_string_equal(a.job_id, "4");
+    assert_string_equal(a.nodelist, "gn[01-02]");
+    assert_int_equal(a.num_nodes, 2);
+    assert_int_equal(a.world_size, 4);
+    assert_int_equal(a.rank, 0);
+    assert_int_equal(a.node_rank, 0);
+    assert_int_equal(a.local_rank, 0);
+    assert_int_equal(a.local_size, 2);
+    assert_string_equal(a.hostname, "gn01");
+    assert_int_equal(a.gpus_on_node, -1);     /* no GPU request: none of the variables */
+    assert_int_equal(a.cpus_on_node, 2);
+    alloc_free(&a);
+
+    load(&a, "srun_N2x2_task3.env");
+    assert_int_equal(a.rank, 3);
+    assert_int_equal(a.node_rank, 1);
+    assert_int_equal(a.local_rank, 1);
+    assert_string_equal(a.hostname, "gn02");
+    alloc_free(&a);
+
+    load(&a, "sbatch_gpus2_step_task2.env");
+    assert_int_equal(a.source, ALLOC_SLURM);
+    assert_int_equal(a.rank, 2);
+    assert_int_equal(a.node_rank, 1);
+    assert_int_equal(a.local_rank, 0);
+    assert_int_equal(a.gpus_on_node, 2);
+    assert_string_equal(a.gpus_var, "SLURM_GPUS_ON_NODE");
+    assert_int_equal(a.num_visible_gpus, 2);
+    assert_int_equal(a.num_gpu_ids, 2);
+    assert_int_equal(a.gpu_ids[1], 1);
+    alloc_free(&a);
+}
+
+static void test_uneven_tasks_per_node(void **state)
+{
+    (void)state;
+    struct allocation a;
+    load(&a, "synthetic_2x3_1_rank6.env");
+    assert_int_equal(a.num_nodes, 4);
+    assert_int_equal(a.world_size, 7);
+    assert_int_equal(a.node_rank, 3);
+    assert_int_equal(a.local_size, 1);
+    assert_int_equal(a.tasks_per_node[0], 2);
+    assert_int_equal(a.tasks_per_node[3], 1);
+    alloc_free(&a);
+    load(&a, "synthetic_2x3_1_rank3.env");
+    assert_int_equal(a.node_rank, 1);
+    assert_int_equal(a.local_rank, 1);
+    assert_int_equal(a.local_size, 2);
+    alloc_free(&a);
+}
+
+static void test_mpirun_variables_win_over_orted_step(void **state)
+{
+    (void)state;
+    struct allocation a;
+    load(&a, "mpirun_in_slurm_rank5.env");
+    assert_int_equal(a.source, ALLOC_MPIRUN);
+    assert_int_equal(a.rank, 5);              /* not SLURM_PROCID=1 of the orted step */
+    assert_int_equal(a.world_size, 8);
+    assert_int_equal(a.local_rank, 1);        /* not SLURM_LOCALID=0 */
+    assert_int_equal(a.local_size, 2);
+    assert_int_equal(a.num_nodes, 4);
+    assert_int_equal(a.node_rank, 2);         /* gn03 in the job's gn[01-04], not SLURM_NODEID=1 */
+    assert_string_equal(a.nodelist, "gn[01-04]");
+    alloc_free(&a);
+
+    load(&a, "mpirun_local_rank1.env");
+    assert_int_equal(a.source, ALLOC_MPIRUN);
+    assert_false(a.in_slurm_job);
+    assert_int_equal(a.rank, 1);
+    assert_int_equal(a.num_nodes, 1);
+    assert_int_equal(a.node_rank, 0);
+    alloc_free(&a);
+}
+
+static void test_torch_and_local_sources(void **state)
+{
+    (void)state;
+    struct allocation a;
+    load(&a, "torchrun_rank3.env");
+    assert_int_equal(a.source, ALLOC_TORCH);
+    assert_int_equal(a.rank, 3);
+    assert_int_equal(a.local_rank, 1);
+    assert_int_equal(a.num_nodes, 2);
+    assert_int_equal(a.node_rank, 1);
+    alloc_free(&a);
+
+    /* A batch script is a job without a step: dtrain is the launcher on this node. */
+    load(&a, "sbatch_batchscript.env");
+    assert_int_equal(a.source, ALLOC_LOCAL);
+    assert_true(a.in_slurm_job);
+    assert_string_equal(a.job_id, "5");
+    assert_int_equal(a.num_nodes, 1);
+    assert_int_equal(a.gpus_on_node, 2);
+    alloc_free(&a);
+
+    char *empty[] = {NULL};
+    struct dt_err err;
+    assert_int_equal(alloc_from_env(&a, empty, &err), 0);
+    assert_int_equal(a.source, ALLOC_LOCAL);
+    assert_false(a.in_slurm_job);
+    assert_int_equal(a.world_size, 1);
+    alloc_free(&a);
+}
+
+static void test_malformed_variables_are_named(void **state)
+{
+    (void)state;
+    static const struct { const char *name, *value, *says; } cases[] = {
+        {"SLURM_PROCID", "x", "SLURM_PROCID=\"x\""},
+        {"SLURM_PROCID", NULL, "SLURM_PROCID is not set"},
+        {"SLURM_PROCID", "4", "not below the step's 4 tasks"},
+        {"SLURM_NODEID", "2", "not below the step's 2 nodes"},
+        {"SLURM_LOCALID", "2", "gives node 0 only 2 tasks"},
+        {"SLURM_STEP_NODELIST", "gn[03-07-09]", "SLURM_STEP_NODELIST: invalid hostlist \"gn[03-07-09]\""},
+        {"SLURM_STEP_NUM_NODES", "3", "SLURM_STEP_NUM_NODES=3 but SLURM_STEP_NODELIST=gn[01-02] names 2 nodes"},
+        {"SLURM_STEP_TASKS_PER_NODE", "2(x3)", "describes more than 2 nodes"},
+        {"SLURM_STEP_TASKS_PER_NODE", "3,2", "describes 5 tasks on 2 nodes, but the step has 4 tasks"},
+        {"SLURM_STEP_TASKS_PER_NODE", "4", "describes 4 tasks on 1 nodes, but the step has 4 tasks on 2 nodes"},
+        {"SLURM_STEP_TASKS_PER_NODE", "2(x2", "expected \"(xN)\""},
+        {"SLURM_STEP_NUM_TASKS", "5", "describes 4 tasks on 2 nodes, but the step has 5 tasks"},
+        {"SLURM_GPUS_ON_NODE", "two", "SLURM_GPUS_ON_NODE=\"two\""},
+        {"CUDA_VISIBLE_DEVICES", "0,,1", "CUDA_VISIBLE_DEVICES=\"0,,1\""},
+        {"SLURM_STEP_GPUS", "0,a", "SLURM_STEP_GPUS=\"0,a\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct allocation a;
+        struct dt_err err;
+        int rc = load_changed(&a, "srun_N2x2_task0.env", cases[i].name, cases[i].value, &err);
+        if (rc != -1 || !strstr(err.msg, cases[i].says))
+            print_error("%s=%s: rc %d, message \"%s\", want \"%s\"\n", cases[i].name,
+                        cases[i].value ? cases[i].value : "(unset)", rc, rc ? err.msg : "", cases[i].says);
+        assert_int_equal(rc, -1);
+        assert_non_null(strstr(err.msg, cases[i].says));
+    }
+}
+
+/* Runs launch_check on a fixture; returns its rc and leaves the message in err. */
+static int check(const char *fixture, int nodes, int gpus, int ranks, bool *announce, struct dt_err *err)
+{
+    struct allocation a;
+    load(&a, fixture);
+    struct launch_request req = {.nodes = nodes, .gpus_per_node = gpus, .ranks = ranks};
+    int rc = launch_check(&req, &a, announce, err);
+    alloc_free(&a);
+    return rc;
+}
+
+static void test_request_must_match_allocation(void **state)
+{
+    (void)state;
+    struct dt_err err;
+    bool announce;
+    assert_int_equal(check("sbatch_gpus2_step_task2.env", 2, 2, -1, &announce, &err), 0);
+    assert_int_equal(check("srun_N2x2_task0.env", 2, 0, -1, &announce, &err), 0);
+    assert_int_equal(check("srun_N2x2_task0.env", -1, -1, -1, &announce, &err), 0);
+
+    /* asked 4 nodes, the step has 2: both numbers and the option that fixes it; rank 0 says it */
+    assert_int_equal(check("srun_N2x2_task0.env", 4, 0, -1, &announce, &err), -1);
+    assert_true(announce);
+    assert_true(tu_contains(err.msg, "--nodes 4, but this step runs on 2 nodes"));
+    assert_true(tu_contains(err.msg, "--nodes=4"));
+    assert_int_equal(check("srun_N2x2_task3.env", 4, 0, -1, &announce, &err), -1);
+    assert_false(announce);   /* the other ranks stop quietly */
+
+    /* asked 4 GPUs per node, Slurm gave 2 */
+    assert_int_equal(check("sbatch_gpus2_step_task2.env", 2, 4, -1, &announce, &err), -1);
+    assert_true(tu_contains(err.msg, "--gpus-per-node 4, but Slurm gave gn02 2 GPUs (SLURM_GPUS_ON_NODE)"));
+    assert_true(tu_contains(err.msg, "sbatch --gpus-per-node=4"));
+    assert_true(announce);   /* task 2 is local rank 0 on gn02 */
+
+    /* tasks per node != GPUs per node */
+    assert_int_equal(check("sbatch_gpus2_step_task2.env", 2, 1, -1, &announce, &err), -1);
+    assert_true(tu_contains(err.msg, "runs 2 tasks on gn01"));
+    assert_true(tu_contains(err.msg, "srun --ntasks-per-node=1"));
+
+    /* GPUs asked where Slurm gave none */
+    assert_int_equal(check("srun_N2x2_task0.env", 2, 2, -1, &announce, &err), -1);
+    assert_true(tu_contains(err.msg, "Slurm gave gn01 no GPUs"));
+    assert_true(tu_contains(err.msg, "--gpus-per-node=2"));
+}
+
+static void test_gpu_count_checked_per_node(void **state)
+{
+    (void)state;
+    struct allocation a;
+    struct dt_err err;
+    assert_int_equal(load_changed(&a, "sbatch_gpus2_step_task2.env", "SLURM_GPUS_ON_NODE", "1", &err), 0);
+    struct launch_request req = {.nodes = 2, .gpus_per_node = 2, .ranks = -1};
+    bool announce;
+    assert_int_equal(launch_check(&req, &a, &announce, &err), -1);
+    assert_true(tu_contains(err.msg, "Slurm gave gn02 1 GPUs (SLURM_GPUS_ON_NODE)"));
+    assert_true(announce);   /* local rank 0 of the node that lacks them says so */
+    alloc_free(&a);
+}
+
+static void test_local_mode_checks(void **state)
+{
+    (void)state;
+    struct allocation a;
+    char *empty[] = {NULL};
+    struct dt_err err;
+    assert_int_equal(alloc_from_env(&a, empty, &err), 0);
+    bool announce;
+    struct launch_request req = {.nodes = 2, .gpus_per_node = 0, .ranks = -1};
+    assert_int_equal(launch_check(&req, &a, &announce, &err), -1);
+    assert_true(tu_contains(err.msg, "no Slurm allocation"));
+    req = (struct launch_request){.nodes = 1, .gpus_per_node = 2, .ranks = 3};
+    assert_int_equal(launch_check(&req, &a, &announce, &err), -1);
+    assert_true(tu_contains(err.msg, "--ranks 3 and --gpus-per-node 2 disagree"));
+    req = (struct launch_request){.nodes = 1, .gpus_per_node = 2, .ranks = -1};
+    assert_int_equal(launch_check(&req, &a, &announce, &err), 0);
+    assert_int_equal(launch_local_ranks(&req), 2);
+    alloc_free(&a);
+
+    load(&a, "sbatch_batchscript.env");
+    req = (struct launch_request){.nodes = 2, .gpus_per_node = 2, .ranks = -1};
+    assert_int_equal(launch_check(&req, &a, &announce, &err), -1);
+    assert_true(tu_contains(err.msg, "outside an srun step"));
+    assert_true(tu_contains(err.msg, "srun --nodes=2"));
+    alloc_free(&a);
+
+    load(&a, "srun_N2x2_task0.env");
+    req = (struct launch_request){.nodes = -1, .gpus_per_node = -1, .ranks = 2};
+    assert_int_equal(launch_check(&req, &a, &announce, &err), -1);
+    assert_true(tu_contains(err.msg, "--ranks 2 is for local mode"));
+    alloc_free(&a);
+}
+
+static const char *export_of(const struct rank_exports *e, const char *name)
+{
+    for (int i = 0; i < e->count; i++)
+        if (strcmp(e->vars[i].name, name) == 0)
+            return e->vars[i].user_value ? e->vars[i].user_value : e->vars[i].value;
+    return NULL;
+}
+
+static void test_exports_of_a_slurm_rank(void **state)
+{
+    (void)state;
+    struct tu_env env = {0};
+    tu_env_load(&env, "sbatch_gpus2_step_task2.env");
+    struct allocation a;
+    struct dt_err err;
+    assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
+    struct launch_request req = {.nodes = 2, .gpus_per_node = 2, .ranks = -1};
+    struct rank_place place = launch_place_of(&a);
+    struct rank_exports e;
+    launch_exports(&req, &a, &place, 0, env.vars, &e);
+    assert_string_equal(export_of(&e, "RANK"), "2");
+    assert_string_equal(export_of(&e, "WORLD_SIZE"), "4");
+    assert_string_equal(export_of(&e, "LOCAL_RANK"), "0");
+    assert_string_equal(export_of(&e, "LOCAL_WORLD_SIZE"), "2");
+    assert_string_equal(export_of(&e, "NODE_RANK"), "1");
+    assert_string_equal(export_of(&e, "MASTER_ADDR"), "gn01");
+    assert_string_equal(export_of(&e, "MASTER_PORT"), "61005");   /* 61000 + 5 % 4536 */
+    assert_string_equal(export_of(&e, "DTRAIN_NODELIST"), "gn[01-02]");
+    assert_string_equal(export_of(&e, "DTRAIN_GPU"), "0");
+    alloc_free(&a);
+
+    /* A value the user set is kept, and marked so. */
+    tu_env_set(&env, "MASTER_PORT", "12345");
+    assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
+    launch_exports(&req, &a, &place, 0, env.vars, &e);
+    assert_string_equal(export_of(&e, "MASTER_PORT"), "12345");
+    alloc_free(&a);
+    tu_env_free(&env);
+}
+
+static void test_master_port_is_the_same_on_every_rank(void **state)
+{
+    (void)state;
+    const char *fixtures[] = {"srun_N2x2_task0.env", "srun_N2x2_task3.env"};
+    char ports[2][16];
+    for (int i = 0; i < 2; i++) {
+        struct tu_env env = {0};
+        tu_env_load(&env, fixtures[i]);
+        tu_env_set(&env, "SLURM_JOB_ID", "123456");
+        struct allocation a;
+        struct dt_err err;
+        assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
+        struct launch_request req = {.nodes = -1, .gpus_per_node = 0, .ranks = -1};
+        struct rank_place place = launch_place_of(&a);
+        struct rank_exports e;
+        launch_exports(&req, &a, &place, 0, env.vars, &e);
+        snprintf(ports[i], sizeof ports[i], "%s", export_of(&e, "MASTER_PORT"));
+        alloc_free(&a);
+        tu_env_free(&env);
+    }
+    assert_string_equal(ports[0], ports[1]);
+    assert_int_equal(atoi(ports[0]), 61000 + 123456 % 4536);
+    assert_true(atoi(ports[0]) > 60999 && atoi(ports[0]) <= 65535);   /* above the ephemeral range */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tasks_per_node_form),
+        cmocka_unit_test(test_captured_srun_steps),
+        cmocka_unit_test(test_uneven_tasks_per_node),
+        cmocka_unit_test(test_mpirun_variables_win_over_orted_step),
+        cmocka_unit_test(test_torch_and_local_sources),
+        cmocka_unit_test(test_malformed_variables_are_named),
+        cmocka_unit_test(test_request_must_match_allocation),
+        cmocka_unit_test(test_gpu_count_checked_per_node),
+        cmocka_unit_test(test_local_mode_checks),
+        cmocka_unit_test(test_exports_of_a_slurm_rank),
+        cmocka_unit_test(test_master_port_is_the_same_on_every_rank),
+    };
+    return cmocka_run_group_tests_name("allocation", tests, NULL, NULL);
+}

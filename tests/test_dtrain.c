@@ -1,0 +1,312 @@
+/* test_dtrain.c - the `dtrain` binary end to end: dry runs, exec, checks, local mode. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+/* Runs dtrain with args (NULL-terminated) in the environment of `fixture` (NULL: none) plus PATH. */
+static void run_dtrain(const char *fixture, struct tu_env *extra, struct tu_result *r, ...)
+{
+    char *argv[32] = {(char *)tu_bin("dtrain")};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, r);
+    for (char *arg; (arg = va_arg(ap, char *)) && argc < 31;)
+        argv[argc++] = arg;
+    va_end(ap);
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    if (fixture)
+        tu_env_load(&env, fixture);
+    for (size_t i = 0; extra && i < extra->count; i++) {
+        char *eq = strchr(extra->vars[i], '=');
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - extra->vars[i]), extra->vars[i]);
+        tu_env_set(&env, name, eq + 1);
+    }
+    assert_int_equal(tu_run(argv, env.vars, r), 0);
+    tu_env_free(&env);
+}
+
+static int count_lines(const char *text)
+{
+    int lines = 0;
+    for (; *text; text++)
+        lines += *text == '\n';
+    return lines;
+}
+
+static void test_help_and_usage_errors(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    run_dtrain(NULL, NULL, &r, "--help", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "Examples:"));
+    assert_true(tu_contains(r.out, "srun --mpi=pmix dtrain --nodes 2 --gpus-per-node 4"));
+    tu_result_free(&r);
+    run_dtrain(NULL, NULL, &r, "--version", NULL);
+    assert_true(tu_contains(r.out, "dtrain 0."));
+    tu_result_free(&r);
+    run_dtrain(NULL, NULL, &r, "--nodes", "2", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "no PROGRAM given"));
+    tu_result_free(&r);
+    run_dtrain(NULL, NULL, &r, "--gpus-per-node", "four", "--", "true", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--gpus-per-node \"four\""));
+    tu_result_free(&r);
+    run_dtrain(NULL, NULL, &r, "--bogus", "--", "true", NULL);
+    assert_int_equal(r.status, 2);
+    tu_result_free(&r);
+}
+
+static void test_dry_run_of_captured_srun_task(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    run_dtrain("srun_N2x2_task3.env", NULL, &r, "--nodes", "2", "--gpus-per-node", "0", "--dry-run", "--",
+               "train", "--arg", "two words", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "# rank 3 of 4: node 1 of 2 (gn02), local rank 1 of 2; launcher slurm, job 4 step 0"));
+    assert_true(tu_contains(r.out, "export RANK=3\n"));
+    assert_true(tu_contains(r.out, "export WORLD_SIZE=4\n"));
+    assert_true(tu_contains(r.out, "export LOCAL_RANK=1\n"));
+    assert_true(tu_contains(r.out, "export LOCAL_WORLD_SIZE=2\n"));
+    assert_true(tu_contains(r.out, "export NODE_RANK=1\n"));
+    assert_true(tu_contains(r.out, "export MASTER_ADDR=gn01\n"));
+    assert_true(tu_contains(r.out, "export MASTER_PORT=61004\n"));
+    assert_true(tu_contains(r.out, "export DTRAIN_NODELIST='gn[01-02]'\n"));
+    assert_true(tu_contains(r.out, "exec train --arg 'two words'\n"));
+    tu_result_free(&r);
+}
+
+static void test_dry_run_of_synthetic_layouts(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    run_dtrain("synthetic_2x3_1_rank6.env", NULL, &r, "--nodes", "4", "--dry-run", "--", "true", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "export RANK=6\n"));
+    assert_true(tu_contains(r.out, "export LOCAL_WORLD_SIZE=1\n"));
+    assert_true(tu_contains(r.out, "export NODE_RANK=3\n"));
+    assert_true(tu_contains(r.out, "export MASTER_ADDR=gn01\n"));
+    tu_result_free(&r);
+
+    run_dtrain("mpirun_in_slurm_rank5.env", NULL, &r, "--nodes", "4", "--gpus-per-node", "0", "--dry-run", "--", "true", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "launcher mpirun"));
+    assert_true(tu_contains(r.out, "export RANK=5\n"));
+    assert_true(tu_contains(r.out, "export LOCAL_RANK=1\n"));
+    assert_true(tu_contains(r.out, "export NODE_RANK=2\n"));
+    assert_true(tu_contains(r.out, "export MASTER_PORT=61009\n"));
+    tu_result_free(&r);
+
+    run_dtrain("torchrun_rank3.env", NULL, &r, "--dry-run", "--", "true", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "launcher torch"));
+    assert_true(tu_contains(r.out, "export NODE_RANK=1\n"));   /* from GROUP_RANK */
+    assert_null(strstr(r.out, "MASTER_ADDR"));   /* dtrain cannot know it: the launcher's passes through */
+    tu_result_free(&r);
+    run_dtrain("torchrun_rank3.env", NULL, &r, "--", "sh", "-c", "echo $MASTER_ADDR:$MASTER_PORT $RANK", NULL);
+    assert_string_equal(r.out, "10.0.0.1:29500 3\n");
+    tu_result_free(&r);
+}
+
+static void test_exec_keeps_environment_and_status(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    run_dtrain("sbatch_gpus2_step_task2.env", NULL, &r, "--nodes", "2", "--gpus-per-node", "2", "--",
+               "sh", "-c", "echo \"$PMIX_RANK $PMIX_NAMESPACE $RANK $LOCAL_RANK $CUDA_VISIBLE_DEVICES $DTRAIN_GPU\"; exit 7",
+               NULL);
+    assert_int_equal(r.status, 7);
+    assert_string_equal(r.out, "2 slurm.pmix.5.0 2 0 0,1 0\n");
+    assert_string_equal(r.err, "");
+    tu_result_free(&r);
+}
+
+static void test_missing_program_is_127(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    run_dtrain("srun_N2x2_task0.env", NULL, &r, "--", "no-such-program-dtrain", NULL);
+    assert_int_equal(r.status, 127);
+    assert_true(tu_contains(r.err, "no-such-program-dtrain: command not found"));
+    tu_result_free(&r);
+    run_dtrain(NULL, NULL, &r, "--", "/nonexistent/prog", NULL);
+    assert_int_equal(r.status, 127);
+    tu_result_free(&r);
+    run_dtrain(NULL, NULL, &r, "--", "/etc/passwd", NULL);   /* exists, not executable */
+    assert_int_equal(r.status, 126);
+    tu_result_free(&r);
+}
+
+static void test_mismatch_stops_every_rank_with_one_message(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    run_dtrain("srun_N2x2_task0.env", NULL, &r, "--nodes", "4", "--", "true", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "dtrain: --nodes 4, but this step runs on 2 nodes"));
+    assert_true(tu_contains(r.err, "sbatch --nodes=4"));
+    assert_int_equal(count_lines(r.err), 1);
+    tu_result_free(&r);
+    run_dtrain("srun_N2x2_task3.env", NULL, &r, "--nodes", "4", "--", "true", NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, "");   /* only rank 0 speaks */
+    tu_result_free(&r);
+    run_dtrain("sbatch_gpus2_step_task2.env", NULL, &r, "--nodes", "2", "--gpus-per-node", "4", "--", "true", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--gpus-per-node 4, but Slurm gave gn02 2 GPUs"));
+    tu_result_free(&r);
+}
+
+static void test_values_the_user_set_are_kept(void **state)
+{
+    (void)state;
+    struct tu_env extra = {0};
+    tu_env_set(&extra, "MASTER_ADDR", "head.example");
+    struct tu_result r;
+    run_dtrain("srun_N2x2_task0.env", &extra, &r, "--verbose", "--", "sh", "-c", "echo $MASTER_ADDR", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "head.example\n");
+    assert_true(tu_contains(r.err, "keeping MASTER_ADDR=head.example that was already set (dtrain would set gn01)"));
+    tu_result_free(&r);
+    run_dtrain("srun_N2x2_task0.env", &extra, &r, "--", "true", NULL);
+    assert_string_equal(r.err, "");   /* without --verbose, a kept MASTER_ADDR is not worth a line */
+    tu_result_free(&r);
+    tu_env_set(&extra, "RANK", "9");
+    run_dtrain("srun_N2x2_task0.env", &extra, &r, "--", "sh", "-c", "echo $RANK", NULL);
+    assert_string_equal(r.out, "9\n");
+    assert_true(tu_contains(r.err, "keeping RANK=9"));   /* an identity variable: always said */
+    tu_result_free(&r);
+    tu_env_free(&extra);
+}
+
+static void test_local_mode_starts_labelled_ranks(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    run_dtrain(NULL, NULL, &r, "--ranks", "3", "--label", "--", "sh", "-c",
+               "echo \"hello $RANK/$WORLD_SIZE local $LOCAL_RANK/$LOCAL_WORLD_SIZE at $MASTER_ADDR\"; "
+               "echo \"err $RANK\" >&2; printf 'no newline'",
+               NULL);
+    assert_int_equal(r.status, 0);
+    for (int rank = 0; rank < 3; rank++) {
+        char line[128];
+        snprintf(line, sizeof line, "%d: hello %d/3 local %d/3 at 127.0.0.1\n", rank, rank, rank);
+        assert_true(tu_contains(r.out, line));
+        snprintf(line, sizeof line, "%d: no newline\n", rank);
+        assert_true(tu_contains(r.out, line));
+        snprintf(line, sizeof line, "%d: err %d\n", rank, rank);
+        assert_true(tu_contains(r.err, line));
+    }
+    tu_result_free(&r);
+
+    run_dtrain(NULL, NULL, &r, "--gpus-per-node", "2", "--dry-run", "--", "prog", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "export RANK=1\n"));
+    assert_true(tu_contains(r.out, "export DTRAIN_GPU=1\n"));
+    assert_true(tu_contains(r.out, "launcher local"));
+    tu_result_free(&r);
+}
+
+static void test_one_failing_rank_ends_the_others_within_2s(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    run_dtrain(NULL, NULL, &r, "--ranks", "3", "--", "sh", "-c",
+               "if [ \"$RANK\" = 1 ]; then exit 3; fi; exec sleep 30", NULL);
+    assert_int_equal(r.status, 3);
+    assert_true(tu_contains(r.err, "dtrain: rank 1 (pid "));
+    assert_true(tu_contains(r.err, "exited with status 3; stopping the other 2 rank(s)"));
+    print_message("failing rank: the job ended after %ld ms\n", r.elapsed_ms);
+    assert_true(r.elapsed_ms < 2000);
+    tu_result_free(&r);
+
+    /* A rank that ignores SIGTERM is killed after the grace period, still within 2 s. */
+    run_dtrain(NULL, NULL, &r, "--ranks", "2", "--", "sh", "-c",
+               "trap '' TERM; if [ \"$RANK\" = 0 ]; then exit 5; fi; sleep 30", NULL);
+    assert_int_equal(r.status, 5);
+    print_message("rank ignoring SIGTERM: the job ended after %ld ms\n", r.elapsed_ms);
+    assert_true(r.elapsed_ms < 2000);
+    tu_result_free(&r);
+
+    /* Killed by a signal: 128 + signal, as a shell reports it. */
+    run_dtrain(NULL, NULL, &r, "--ranks", "2", "--", "sh", "-c",
+               "if [ \"$RANK\" = 1 ]; then kill -SEGV $$; fi; exec sleep 30", NULL);
+    assert_int_equal(r.status, 128 + 11);
+    assert_true(tu_contains(r.err, "rank 1 (pid "));
+    assert_true(tu_contains(r.err, "killed by signal 11"));
+    tu_result_free(&r);
+}
+
+static void test_signals_are_forwarded_to_every_rank(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-signal-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    /* Each rank says it is ready and waits; the wrapper waits for both, then sends SIGTERM to
+     * dtrain only. The ranks' traps answer it and exit 0, so dtrain does too. */
+    char script[2048];
+    snprintf(script, sizeof script,
+             "%s --ranks 2 --label -- sh -c 'trap \"echo got TERM; exit 0\" TERM; touch %s/ready.$RANK; "
+             "while :; do sleep 0.05; done' & pid=$!; "
+             "while [ ! -e %s/ready.0 ] || [ ! -e %s/ready.1 ]; do sleep 0.02; done; "
+             "kill -TERM $pid; wait $pid; echo \"dtrain exited $?\"",
+             tu_bin("dtrain"), dir, dir, dir);
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    struct tu_result r;
+    assert_int_equal(tu_run(argv, env.vars, &r), 0);
+    assert_true(tu_contains(r.out, "0: got TERM\n"));
+    assert_true(tu_contains(r.out, "1: got TERM\n"));
+    assert_true(tu_contains(r.out, "dtrain exited 0\n"));
+    tu_result_free(&r);
+    tu_env_free(&env);
+    char cleanup[512];
+    snprintf(cleanup, sizeof cleanup, "rm -rf %s", dir);
+    assert_int_equal(system(cleanup), 0);
+}
+
+static void test_local_mode_outside_slurm_rejects_several_nodes(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    run_dtrain(NULL, NULL, &r, "--nodes", "2", "--ranks", "2", "--", "true", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "no Slurm allocation here"));
+    tu_result_free(&r);
+    run_dtrain("sbatch_batchscript.env", NULL, &r, "--nodes", "2", "--gpus-per-node", "2", "--", "true", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "outside an srun step"));
+    tu_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help_and_usage_errors),
+        cmocka_unit_test(test_dry_run_of_captured_srun_task),
+        cmocka_unit_test(test_dry_run_of_synthetic_layouts),
+        cmocka_unit_test(test_exec_keeps_environment_and_status),
+        cmocka_unit_test(test_missing_program_is_127),
+        cmocka_unit_test(test_mismatch_stops_every_rank_with_one_message),
+        cmocka_unit_test(test_values_the_user_set_are_kept),
+        cmocka_unit_test(test_local_mode_starts_labelled_ranks),
+        cmocka_unit_test(test_one_failing_rank_ends_the_others_within_2s),
+        cmocka_unit_test(test_signals_are_forwarded_to_every_rank),
+        cmocka_unit_test(test_local_mode_outside_slurm_rejects_several_nodes),
+    };
+    return cmocka_run_group_tests_name("dtrain", tests, NULL, NULL);
+}

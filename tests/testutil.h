@@ -1,0 +1,43 @@
+/* testutil.h - what the tests share: running a tool with a given environment, env fixtures. */
+#ifndef TESTUTIL_H
+#define TESTUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Captured output is cut at this size; no test needs more. */
+#define TU_OUTPUT_MAX (1 << 20)
+
+struct tu_result {
+    int status;          /* exit status, or 128 + signal */
+    char *out;           /* stdout, NUL-terminated (free with tu_result_free) */
+    char *err;           /* stderr */
+    long elapsed_ms;
+};
+
+/* Runs argv with the environment envp (NULL: inherit), waits, captures both streams. */
+int tu_run(char *const *argv, char *const *envp, struct tu_result *result);
+void tu_result_free(struct tu_result *result);
+
+/* Full path of a built tool: $DTRAIN_TEST_BIN/name. */
+const char *tu_bin(const char *name);
+
+/* An environment being assembled for a test: NAME=value strings, NULL-terminated. */
+struct tu_env {
+    char **vars;
+    size_t count;
+};
+
+/* Adds the lines of a fixture file (NAME=value; '#' comments) from $DTRAIN_FIXTURES/env/. */
+void tu_env_load(struct tu_env *env, const char *fixture);
+/* Sets NAME=value, replacing an earlier value of NAME. */
+void tu_env_set(struct tu_env *env, const char *name, const char *value);
+void tu_env_unset(struct tu_env *env, const char *name);
+/* PATH and HOME from this process, so programs can be found. */
+void tu_env_basics(struct tu_env *env);
+void tu_env_free(struct tu_env *env);
+
+/* Does `haystack` contain `needle`? (cmocka's assert gives poor messages for strstr). */
+bool tu_contains(const char *haystack, const char *needle);
+
+#endif
