@@ -23,4 +23,5 @@ echo "dtrain: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 # Another apt (unattended upgrades, a second checkout) may hold the lock: wait for it.
 apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+# shellcheck disable=SC2086  # $missing is a list of package names
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >&2

@@ -9,11 +9,13 @@ echo
 echo "== what task 3 of a 2-node x 2-task srun step (an environment captured on a real Slurm"
 echo "   22.05 cluster) would export and exec"
 echo "\$ srun -N2 --ntasks-per-node=2 dtrain --nodes 2 --gpus-per-node 0 --dry-run -- dtrain-train"
+# shellcheck disable=SC2046  # split on purpose: one NAME=value a line, no blanks in values
 env -i PATH="$PATH" $(grep -v '^#' "$(dirname "$0")/fixtures/env/srun_N2x2_task3.env") \
     "$bin/dtrain" --nodes 2 --gpus-per-node 0 --dry-run -- dtrain-train
 echo
 echo "== asking for more than Slurm gave stops the step at once, with the fix"
 echo "\$ srun -N2 --ntasks-per-node=2 dtrain --nodes 4 -- dtrain-train"
+# shellcheck disable=SC2046  # split on purpose: one NAME=value a line, no blanks in values
 env -i PATH="$PATH" $(grep -v '^#' "$(dirname "$0")/fixtures/env/srun_N2x2_task0.env") \
     "$bin/dtrain" --nodes 4 -- dtrain-train || echo "(exit status $?)"
 echo
