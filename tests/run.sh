@@ -48,7 +48,7 @@ done
 fuzzer="$top/build/fuzz/fuzz_hostlist"
 if [ -x "$fuzzer" ]; then
     corpus=$(mktemp -d)
-    if "$fuzzer" -max_total_time="$fuzz_time" -max_len=256 "$corpus" "$top/tests/fuzz/corpus/hostlist" >"$log" 2>&1; then
+    if "$fuzzer" -max_total_time="$fuzz_time" -max_len=256 -print_final_stats=1 "$corpus" "$top/tests/fuzz/corpus/hostlist" >"$log" 2>&1; then
         echo "fuzz_hostlist: $(grep -c . "$log") lines of libFuzzer output, $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -n 1 || true)"
         tail -n 1 "$log"
         echo "[ OK ] libFuzzer on the hostlist parser for ${fuzz_time} s"

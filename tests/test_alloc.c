@@ -364,6 +364,53 @@ static void test_master_port_is_the_same_on_every_rank(void **state)
     assert_true(atoi(ports[0]) > 60999 && atoi(ports[0]) <= 65535);   /* above the ephemeral range */
 }
 
+/* The srun fixtures were transcribed from shared/notes/slurm-cluster.md; when the notes are
+ * beside the checkout (CI has them), every NAME=value recorded there for task 0 must match. */
+static void test_fixtures_match_the_recorded_cluster_notes(void **state)
+{
+    (void)state;
+    const char *shared = getenv("DTRAIN_SHARED");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/notes/slurm-cluster.md", shared ? shared : "");
+    FILE *notes = shared ? fopen(path, "r") : NULL;
+    if (!notes) {
+        print_message("SKIP: %s not present\n", shared ? path : "../shared/notes/slurm-cluster.md");
+        skip();
+    }
+    struct tu_env fixture = {0};
+    tu_env_load(&fixture, "srun_N2x2_task0.env");
+    char line[4096];
+    bool in_block = false;
+    int checked = 0;
+    while (fgets(line, sizeof line, notes)) {
+        if (strstr(line, "Task 0 of the direct srun"))
+            in_block = true;
+        else if (in_block && strncmp(line, "```", 3) == 0 && checked > 0)
+            break;
+        if (!in_block || strncmp(line, "```", 3) == 0)
+            continue;
+        for (char *tok = strtok(line, " \t\n"); tok; tok = strtok(NULL, " \t\n")) {
+            char *eq = strchr(tok, '=');
+            if (!eq || eq == tok || strchr(tok, '<'))
+                continue;   /* "/" separators and <placeholders> */
+            *eq = '\0';
+            const char *ours = NULL;
+            for (size_t i = 0; i < fixture.count; i++)
+                if (strncmp(fixture.vars[i], tok, strlen(tok)) == 0 && fixture.vars[i][strlen(tok)] == '=')
+                    ours = fixture.vars[i] + strlen(tok) + 1;
+            if (!ours || strcmp(ours, eq + 1) != 0)
+                print_error("%s: notes say \"%s\", fixture has \"%s\"\n", tok, eq + 1, ours ? ours : "(missing)");
+            assert_non_null(ours);
+            assert_string_equal(ours, eq + 1);
+            checked++;
+        }
+    }
+    fclose(notes);
+    tu_env_free(&fixture);
+    print_message("%d recorded variables match the fixture\n", checked);
+    assert_true(checked >= 40);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_local_mode_checks),
         cmocka_unit_test(test_exports_of_a_slurm_rank),
         cmocka_unit_test(test_master_port_is_the_same_on_every_rank),
+        cmocka_unit_test(test_fixtures_match_the_recorded_cluster_notes),
     };
     return cmocka_run_group_tests_name("allocation", tests, NULL, NULL);
 }
