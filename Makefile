@@ -26,7 +26,7 @@ dtrain-rankinfo_SRC := launcher/dtrain_rankinfo.c
 TOOLS := dtrain dtrain-hostlist dtrain-rankinfo
 
 # test name -> its sources (cmocka)
-test_hostlist_SRC := tests/test_hostlist.c $(COMMON_SRC)
+test_hostlist_SRC := tests/test_hostlist.c tests/testutil.c $(COMMON_SRC)
 test_hostlist_scontrol_SRC := tests/test_hostlist_scontrol.c tests/testutil.c $(COMMON_SRC)
 test_alloc_SRC := tests/test_alloc.c tests/testutil.c $(LAUNCHER_SRC) $(COMMON_SRC)
 test_dtrain_SRC := tests/test_dtrain.c tests/testutil.c $(COMMON_SRC)

@@ -10,25 +10,15 @@
 #include <cmocka.h>
 
 #include "hostlist.h"
+#include "testutil.h"
 
-/* Expands expr and joins the names with ' '. */
+/* Expands expr (which must be valid) and joins the names with ' '. */
 static char *expand_joined(const char *expr)
 {
-    struct hostlist list;
-    hostlist_init(&list);
-    struct dt_err err;
-    if (hostlist_expand(expr, &list, &err) < 0) {
-        print_error("unexpected error for \"%s\": %s\n", expr, err.msg);
-        fail();
-    }
-    size_t size = list.text_len + 1;
-    char *joined = calloc(1, size);
-    for (size_t i = 0; i < list.count; i++) {
-        if (i)
-            strcat(joined, " ");
-        strcat(joined, hostlist_nth(&list, i));
-    }
-    hostlist_free(&list);
+    char *joined = tu_expand_joined(expr);
+    if (!joined)
+        print_error("unexpected error for \"%s\"\n", expr);
+    assert_non_null(joined);
     return joined;
 }
 

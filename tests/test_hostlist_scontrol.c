@@ -94,26 +94,6 @@ static char *scontrol_show(const char *what, const char *arg)
     return answer;
 }
 
-/* Ours, in scontrol's shape: names joined with ' ', or NULL on error. */
-static char *ours_expanded(const char *expr)
-{
-    struct hostlist list;
-    hostlist_init(&list);
-    struct dt_err err;
-    if (hostlist_expand(expr, &list, &err) < 0) {
-        hostlist_free(&list);
-        return NULL;
-    }
-    char *joined = calloc(1, list.text_len + 1);
-    for (size_t i = 0; i < list.count; i++) {
-        if (i)
-            strcat(joined, " ");
-        strcat(joined, hostlist_nth(&list, i));
-    }
-    hostlist_free(&list);
-    return joined;
-}
-
 /* ---------- generating expressions ---------- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -229,7 +209,7 @@ static void test_expansion_agrees_with_scontrol(void **state)
         if (broken)
             break_expression(expr, sizeof expr);
         char *theirs = scontrol_show("hostnames", expr);
-        char *ours = ours_expanded(expr);
+        char *ours = tu_expand_joined(expr);
         if ((theirs == NULL) != (ours == NULL) || (theirs && strcmp(theirs, ours) != 0)) {
             print_error("case %d: \"%s\"\n  scontrol: %s\n  dtrain:   %s\n", i, expr,
                         theirs ? theirs : "(rejected)", ours ? ours : "(rejected)");
@@ -299,14 +279,14 @@ static void test_deliberate_differences(void **state)
         char *theirs = scontrol_show("hostnames", cases[i].expr);
         assert_non_null(theirs);
         assert_string_equal(theirs, cases[i].slurm);   /* if Slurm changes, revisit hostlist.h */
-        assert_null(ours_expanded(cases[i].expr));     /* we refuse with a positional error */
+        assert_null(tu_expand_joined(cases[i].expr));     /* we refuse with a positional error */
         free(theirs);
     }
     /* An empty expression: Slurm prints nothing and succeeds; we say there are no names. */
     char *theirs = scontrol_show("hostnames", "");
     assert_non_null(theirs);
     assert_string_equal(theirs, "");
-    assert_null(ours_expanded(""));
+    assert_null(tu_expand_joined(""));
     free(theirs);
 }
 

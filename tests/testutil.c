@@ -1,6 +1,8 @@
 /* testutil.c - run tools and build environments for the tests (see testutil.h). */
 #include "testutil.h"
 
+#include "hostlist.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -175,4 +177,20 @@ bool tu_contains(const char *haystack, const char *needle)
     if (!found)
         fprintf(stderr, "expected to find \"%s\" in:\n---\n%s\n---\n", needle, haystack ? haystack : "(null)");
     return found;
+}
+
+char *tu_expand_joined(const char *expr)
+{
+    struct hostlist list;
+    hostlist_init(&list);
+    char *joined = NULL;
+    if (hostlist_expand(expr, &list, NULL) == 0 && (joined = calloc(1, list.text_len + 1))) {
+        for (size_t i = 0; i < list.count; i++) {
+            if (i)
+                strcat(joined, " ");
+            strcat(joined, hostlist_nth(&list, i));
+        }
+    }
+    hostlist_free(&list);
+    return joined;
 }

@@ -37,6 +37,10 @@ void tu_env_unset(struct tu_env *env, const char *name);
 void tu_env_basics(struct tu_env *env);
 void tu_env_free(struct tu_env *env);
 
+/* Expands a hostlist expression and joins the names with ' ' (scontrol's shape); NULL when the
+ * expression is rejected. The caller frees the string. */
+char *tu_expand_joined(const char *expr);
+
 /* Does `haystack` contain `needle`? (cmocka's assert gives poor messages for strstr). */
 bool tu_contains(const char *haystack, const char *needle);
 
