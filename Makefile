@@ -13,25 +13,30 @@ FUZZ_TIME ?= 60
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Icommon -Ilauncher
+DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Icommon -Ilauncher -Itopology
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c
+TOPOLOGY_SRC := topology/topo.c
 
 # tool name -> its sources
 dtrain_SRC := launcher/dtrain.c $(LAUNCHER_SRC) $(COMMON_SRC)
 dtrain-hostlist_SRC := common/dtrain_hostlist.c $(COMMON_SRC)
 dtrain-rankinfo_SRC := launcher/dtrain_rankinfo.c
-TOOLS := dtrain dtrain-hostlist dtrain-rankinfo
+dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
+dtrain-topo_LIBS := -lhwloc -ljansson
+TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo
 
 # test name -> its sources (cmocka)
 test_hostlist_SRC := tests/test_hostlist.c tests/testutil.c $(COMMON_SRC)
 test_hostlist_scontrol_SRC := tests/test_hostlist_scontrol.c tests/testutil.c $(COMMON_SRC)
 test_alloc_SRC := tests/test_alloc.c tests/testutil.c $(LAUNCHER_SRC) $(COMMON_SRC)
 test_dtrain_SRC := tests/test_dtrain.c tests/testutil.c $(COMMON_SRC)
+test_topo_SRC := tests/test_topo.c tests/testutil.c $(TOPOLOGY_SRC) $(COMMON_SRC)
+test_topo_LIBS := -lhwloc
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_fuzz_replay
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_fuzz_replay
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
@@ -51,17 +56,17 @@ $(BUILD)/test/obj/%.o: %.c
 define tool_rules
 $(BIN)/$(1): $(call obj,$(BUILD)/obj,$($(1)_SRC))
 	@mkdir -p $$(dir $$@)
-	$(CC) $(DT_CFLAGS) $$^ -o $$@
+	$(CC) $(DT_CFLAGS) $$^ -o $$@ $($(1)_LIBS)
 $(TBIN)/$(1): $(call obj,$(BUILD)/test/obj,$($(1)_SRC))
 	@mkdir -p $$(dir $$@)
-	$(CC) $(DT_CFLAGS) $(SANITIZE) $$^ -o $$@
+	$(CC) $(DT_CFLAGS) $(SANITIZE) $$^ -o $$@ $($(1)_LIBS)
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rules,$(t))))
 
 define test_rules
 $(TBIN)/$(1): $(call obj,$(BUILD)/test/obj,$($(1)_SRC))
 	@mkdir -p $$(dir $$@)
-	$(CC) $(DT_CFLAGS) $(SANITIZE) $$^ -o $$@ -lcmocka
+	$(CC) $(DT_CFLAGS) $(SANITIZE) $$^ -o $$@ -lcmocka $($(1)_LIBS)
 endef
 $(foreach t,$(filter-out test_fuzz_replay,$(TESTS)),$(eval $(call test_rules,$(t))))
 $(TBIN)/test_fuzz_replay: $(call obj,$(BUILD)/test/obj,$(test_fuzz_replay_SRC))

@@ -1,0 +1,287 @@
+/* test_topo.c - GPU and NIC discovery and nearest NICs on real node topologies (hwloc XML).
+ *
+ * ../shared/topologies/README.md lists, for eight real GPU servers, each GPU's bus id, NUMA node,
+ * package, local PUs, nearest NIC(s) and the tier that made them nearest. Every row is compared
+ * with what topo_load finds. Without ../shared (a fresh clone) these tests say SKIP; the
+ * project's own fixtures (tests/fixtures/topo/) are checked either way. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+#include "topo.h"
+
+/* The README's tier names for ours. */
+static const char *readme_tier(enum topo_tier tier)
+{
+    static const char *const names[] = {"PCI-bridge", "hostbridge", "same-NUMA", "overlap-locality", "same-pkg",
+                                        "cross-pkg", "-"};
+    return names[tier];
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ')
+        s++;
+    size_t len = strlen(s);
+    while (len && (s[len - 1] == ' ' || s[len - 1] == '\n'))
+        s[--len] = '\0';
+    return s;
+}
+
+/* Splits a Markdown table row into cells; returns the count. */
+static int split_row(char *line, char **cells, int max)
+{
+    int n = 0;
+    char *p = strchr(line, '|');
+    while (p && n < max) {
+        char *next = strchr(p + 1, '|');
+        if (!next)
+            break;
+        *next = '\0';
+        cells[n++] = trim(p + 1);
+        p = next;
+    }
+    return n;
+}
+
+static void load_or_fail(struct topo *topo, const char *path)
+{
+    struct dt_err err;
+    int rc = topo_load(topo, path, &err);
+    if (rc < 0)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+}
+
+/* Checks one GPU row of the README against the loaded topology. */
+static void check_gpu_row(const char *file, const struct topo *topo, char **cell)
+{
+    int index = atoi(cell[0]);
+    assert_in_range(index, 0, topo->num_gpus - 1);
+    const struct topo_gpu *gpu = &topo->gpus[index];
+    char numa[64], cpus[512], where[256];
+    snprintf(where, sizeof where, "%s GPU %d", file, index);
+    topo_numa_list(topo, gpu->ancestor, numa, sizeof numa);
+    hwloc_bitmap_list_snprintf(cpus, sizeof cpus, gpu->ancestor->cpuset);
+    int package = topo_package_of(topo, gpu->ancestor);
+    char nearest[512] = "";
+    for (int i = 0; i < gpu->num_nearest; i++)
+        snprintf(nearest + strlen(nearest), sizeof nearest - strlen(nearest), "%s%s", i ? " " : "",
+                 topo->nics[gpu->nearest[i]].busid);
+    /* The README names NICs as "NIC1 0000:c5:00.0 (hsi0), ...": keep the bus ids. */
+    char want_nearest[512] = "";
+    for (char *tok = strtok(cell[8], " ,()"); tok; tok = strtok(NULL, " ,()"))
+        if (strlen(tok) == 12 && tok[4] == ':' && tok[7] == ':' && tok[10] == '.')
+            snprintf(want_nearest + strlen(want_nearest), sizeof want_nearest - strlen(want_nearest), "%s%s",
+                     want_nearest[0] ? " " : "", tok);
+    char want_tier[64];
+    snprintf(want_tier, sizeof want_tier, "%s", cell[9]);
+    want_tier[strcspn(want_tier, " ")] = '\0';
+    char package_text[16];
+    snprintf(package_text, sizeof package_text, "%d", package);
+
+    const char *got[] = {gpu->busid, numa, package_text, cpus, nearest, readme_tier(gpu->tier)};
+    const char *want[] = {cell[1], cell[5], cell[6], cell[7], want_nearest, want_tier};
+    const char *what[] = {"bus id", "NUMA", "package", "local PUs", "nearest NICs", "tier"};
+    for (int i = 0; i < 6; i++) {
+        if (strcmp(got[i], want[i]) != 0)
+            print_error("%s: %s is \"%s\", the README says \"%s\"\n", where, what[i], got[i], want[i]);
+        assert_string_equal(got[i], want[i]);
+    }
+}
+
+static void test_shared_topologies_match_their_readme(void **state)
+{
+    (void)state;
+    const char *shared = getenv("DTRAIN_SHARED");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/topologies/README.md", shared ? shared : "");
+    FILE *readme = shared ? fopen(path, "r") : NULL;
+    if (!readme) {
+        print_message("SKIP: ../shared/topologies not present\n");
+        skip();
+    }
+    char line[4096], file[512] = "";
+    struct topo topo = {0};
+    bool loaded = false, in_gpus = false;
+    int files = 0, gpus = 0, expected_gpus = -1;
+    while (fgets(line, sizeof line, readme)) {
+        if (strncmp(line, "### `", 5) == 0) {
+            if (loaded) {
+                assert_int_equal(topo.num_gpus, expected_gpus);
+                topo_free(&topo);
+            }
+            snprintf(file, sizeof file, "%.*s", (int)strcspn(line + 5, "`"), line + 5);
+            snprintf(path, sizeof path, "%s/topologies/%s", shared, file);
+            load_or_fail(&topo, path);
+            loaded = true;
+            in_gpus = false;
+            files++;
+            continue;
+        }
+        if (loaded && sscanf(line, "GPUs (%d, ordered", &expected_gpus) == 1) {
+            in_gpus = true;
+            continue;
+        }
+        if (loaded && strncmp(line, "NICs (", 6) == 0)
+            in_gpus = false;
+        char *cell[16];
+        if (!in_gpus || line[0] != '|' || split_row(line, cell, 16) != 10 || cell[0][0] < '0' || cell[0][0] > '9')
+            continue;
+        check_gpu_row(file, &topo, cell);
+        gpus++;
+    }
+    if (loaded) {
+        assert_int_equal(topo.num_gpus, expected_gpus);
+        topo_free(&topo);
+    }
+    fclose(readme);
+    print_message("%d topologies, %d GPUs checked against the README\n", files, gpus);
+    assert_int_equal(files, 8);
+    assert_true(gpus >= 40);
+}
+
+static void test_nic_names_ports_and_kinds(void **state)
+{
+    (void)state;
+    const char *shared = getenv("DTRAIN_SHARED");
+    if (!shared) {
+        print_message("SKIP: ../shared/topologies not present\n");
+        skip();
+    }
+    char path[4096];
+    struct dt_err err;
+    struct topo topo;
+    snprintf(path, sizeof path, "%s/topologies/juwels-booster-2s-epyc7402-nps4-4a100-4hdr.xml", shared);
+    assert_int_equal(topo_load(&topo, path, &err), 0);
+    /* mlx5 names do not follow bus order: 0000:04:00.0 is mlx5_1. */
+    assert_string_equal(topo.nics[0].busid, "0000:04:00.0");
+    assert_string_equal(topo.nics[0].rdma_device, "mlx5_1");
+    assert_int_equal(topo.nics[0].port, 1);
+    assert_string_equal(topo.nics[0].netdev, "ib1");
+    assert_int_equal(topo.nics[0].kind, TOPO_NIC_INFINIBAND);
+    assert_false(topo.nics[4].rdma);   /* the Ethernet ports */
+    topo_free(&topo);
+
+    snprintf(path, sizeof path, "%s/topologies/tioga-1s-epyc7a53-nps4-8mi250x-gcd-4slingshot.xml", shared);
+    assert_int_equal(topo_load(&topo, path, &err), 0);
+    assert_int_equal(topo.num_gpus, 8);
+    assert_int_equal(topo.nics[1].kind, TOPO_NIC_SLINGSHOT);
+    assert_true(topo.nics[1].rdma);
+    assert_string_equal(topo.nics[1].netdev, "hsi0");
+    assert_string_equal(topo.gpus[0].osdevs, "rsmi0");
+    topo_free(&topo);
+
+    snprintf(path, sizeof path, "%s/topologies/aws-g4dn-metal-2s-8t4-efa-noib.xml", shared);
+    assert_int_equal(topo_load(&topo, path, &err), 0);
+    assert_int_equal(topo.nics[0].kind, TOPO_NIC_EFA);
+    assert_string_equal(topo.nics[0].rdma_device, "rdmap197s0");
+    topo_free(&topo);
+
+    snprintf(path, sizeof path, "%s/topologies/dgx2h-2s-16v100-nvswitch-trimmed-nonic.xml", shared);
+    assert_int_equal(topo_load(&topo, path, &err), 0);
+    assert_int_equal(topo.num_gpus, 16);   /* the 12 NVSwitches are not GPUs */
+    assert_int_equal(topo.num_nics, 0);
+    assert_int_equal(topo.gpus[0].tier, TOPO_TIER_NONE);
+    topo_free(&topo);
+}
+
+static void fixture_path(char *path, size_t size, const char *name)
+{
+    const char *fixtures = getenv("DTRAIN_FIXTURES");
+    snprintf(path, size, "%s/topo/%s", fixtures ? fixtures : "tests/fixtures", name);
+}
+
+/* The project's own fixture: 8 GPU+HCA pairs, each pair under its own PCIe switch. */
+static void test_gpu_hca_pairs_under_switches(void **state)
+{
+    (void)state;
+    char path[4096];
+    fixture_path(path, sizeof path, "2s-8gpu-8hca-pcie-switches.xml");
+    struct topo topo;
+    load_or_fail(&topo, path);
+    assert_int_equal(topo.num_gpus, 8);
+    assert_int_equal(topo.num_nics, 8);
+    assert_true(topo.nearest_over_rdma);
+    for (int k = 0; k < 8; k++) {
+        const struct topo_gpu *gpu = &topo.gpus[k];
+        char busid[16], hca[16], numa[16];
+        snprintf(busid, sizeof busid, "0000:%02x:00.0", 0x12 + 0x10 * k);   /* numbered by bus id */
+        assert_string_equal(gpu->busid, busid);
+        assert_int_equal(gpu->num_nearest, 1);
+        assert_int_equal(gpu->tier, TOPO_TIER_SWITCH);
+        const struct topo_nic *nic = &topo.nics[gpu->nearest[0]];
+        snprintf(busid, sizeof busid, "0000:%02x:00.0", 0x13 + 0x10 * k);   /* its switch partner */
+        assert_string_equal(nic->busid, busid);
+        snprintf(hca, sizeof hca, "mlx5_%d", 7 - k);   /* names run against bus order */
+        assert_string_equal(nic->rdma_device, hca);
+        assert_int_equal(nic->port, 1);
+        topo_numa_list(&topo, gpu->ancestor, numa, sizeof numa);
+        assert_string_equal(numa, k < 4 ? "0" : "1");
+        assert_int_equal(topo_package_of(&topo, gpu->ancestor), k < 4 ? 0 : 1);
+        /* a HCA of the same socket but another switch: host bridge; the other socket: cross */
+        assert_int_equal(topo_distance(&topo, gpu->pci, topo.nics[(k ^ 1)].pci).tier, TOPO_TIER_HOSTBRIDGE);
+        assert_int_equal(topo_distance(&topo, gpu->pci, topo.nics[(k + 4) % 8].pci).tier, TOPO_TIER_CROSS);
+    }
+    topo_free(&topo);
+}
+
+static void test_cpu_only_node(void **state)
+{
+    (void)state;
+    char path[4096];
+    fixture_path(path, sizeof path, "2s-cpuonly-1eth.xml");
+    struct topo topo;
+    load_or_fail(&topo, path);
+    assert_int_equal(topo.num_gpus, 0);
+    assert_int_equal(topo.num_nics, 1);
+    assert_false(topo.nearest_over_rdma);
+    assert_int_equal(topo.nics[0].kind, TOPO_NIC_ETHERNET);
+    assert_string_equal(topo.nics[0].netdev, "eno1");
+    assert_int_equal(hwloc_get_nbobjs_by_type(topo.hw, HWLOC_OBJ_NUMANODE), 2);
+    assert_int_equal(hwloc_get_nbobjs_by_type(topo.hw, HWLOC_OBJ_CORE), 8);
+    topo_free(&topo);
+}
+
+static void test_bad_topology_files(void **state)
+{
+    (void)state;
+    struct topo topo;
+    struct dt_err err;
+    assert_int_equal(topo_load(&topo, "/nonexistent/node.xml", &err), -1);
+    assert_true(tu_contains(err.msg, "topology file /nonexistent/node.xml: No such file or directory"));
+    char path[4096];
+    const char *fixtures = getenv("DTRAIN_FIXTURES");
+    snprintf(path, sizeof path, "%s/env/srun_N2x2_task0.env", fixtures ? fixtures : "tests/fixtures");
+    assert_int_equal(topo_load(&topo, path, &err), -1);   /* exists, but not XML */
+    assert_true(tu_contains(err.msg, path));
+}
+
+static void test_this_machine_loads(void **state)
+{
+    (void)state;
+    struct topo topo;
+    load_or_fail(&topo, NULL);
+    assert_true(hwloc_get_nbobjs_by_type(topo.hw, HWLOC_OBJ_PU) >= 1);
+    topo_free(&topo);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shared_topologies_match_their_readme),
+        cmocka_unit_test(test_nic_names_ports_and_kinds),
+        cmocka_unit_test(test_gpu_hca_pairs_under_switches),
+        cmocka_unit_test(test_cpu_only_node),
+        cmocka_unit_test(test_bad_topology_files),
+        cmocka_unit_test(test_this_machine_loads),
+    };
+    return cmocka_run_group_tests_name("topology", tests, NULL, NULL);
+}
