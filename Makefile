@@ -17,11 +17,12 @@ DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Ic
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c
-LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c
-TOPOLOGY_SRC := topology/topo.c
+LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
+TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
 
 # tool name -> its sources
-dtrain_SRC := launcher/dtrain.c $(LAUNCHER_SRC) $(COMMON_SRC)
+dtrain_SRC := launcher/dtrain.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
+dtrain_LIBS := -lhwloc -ljansson
 dtrain-hostlist_SRC := common/dtrain_hostlist.c $(COMMON_SRC)
 dtrain-rankinfo_SRC := launcher/dtrain_rankinfo.c
 dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
@@ -31,12 +32,15 @@ TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo
 # test name -> its sources (cmocka)
 test_hostlist_SRC := tests/test_hostlist.c tests/testutil.c $(COMMON_SRC)
 test_hostlist_scontrol_SRC := tests/test_hostlist_scontrol.c tests/testutil.c $(COMMON_SRC)
-test_alloc_SRC := tests/test_alloc.c tests/testutil.c $(LAUNCHER_SRC) $(COMMON_SRC)
+test_alloc_SRC := tests/test_alloc.c tests/testutil.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
+test_alloc_LIBS := -lhwloc -ljansson
 test_dtrain_SRC := tests/test_dtrain.c tests/testutil.c $(COMMON_SRC)
 test_topo_SRC := tests/test_topo.c tests/testutil.c $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_topo_LIBS := -lhwloc
+test_plan_SRC := tests/test_plan.c tests/testutil.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
+test_plan_LIBS := -lhwloc -ljansson
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_fuzz_replay
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_fuzz_replay
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin

@@ -9,6 +9,8 @@
 #include "dt_parse.h"
 #include "launch.h"
 #include "local.h"
+#include "plan.h"
+#include "topo.h"
 #include "version.h"
 
 extern char **environ;
@@ -27,6 +29,19 @@ static const char usage_text[] =
     "  -n, --ranks K           local mode: start K CPU ranks (default 1, or M with -g M)\n"
     "  -l, --label             local mode: prefix each output line with \"RANK: \"\n"
     "      --dry-run           print what this task would export and exec, then exit 0\n"
+    "\n"
+    "Binding (from the node's hardware, read with hwloc):\n"
+    "      --plan              print the node's binding plan (every local rank) and exit\n"
+    "      --json              with --plan: one JSON object\n"
+    "  -t, --topology FILE     plan from a saved hwloc XML (lstopo --of xml) instead of this\n"
+    "                          machine; nothing is bound then\n"
+    "      --nic NAME|none     use this NIC (mlx5_0, ib0 or a bus id) for every rank, or none\n"
+    "      --no-bind           leave cores and memory alone (GPU and NIC are still chosen)\n"
+    "      --gpu-visibility M  share (default): every GPU of the step stays visible and\n"
+    "                          DTRAIN_GPU is the rank's device index, so CUDA IPC/P2P and NCCL's\n"
+    "                          intra-node paths work and cuda:LOCAL_RANK code runs unchanged;\n"
+    "                          isolate: CUDA_VISIBLE_DEVICES = the rank's GPU only (device 0)\n"
+    "      --report-bindings   each rank prints where it runs to stderr at start\n"
     "  -v, --verbose           say what is exported and which set values are kept\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
@@ -35,7 +50,16 @@ static const char usage_text[] =
     "overwritten): RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE NODE_RANK MASTER_ADDR MASTER_PORT,\n"
     "and DTRAIN_LAUNCHER DTRAIN_NODES DTRAIN_NODELIST DTRAIN_JOB_ID DTRAIN_GPUS_PER_NODE\n"
     "DTRAIN_GPU (the rank's index among the GPUs CUDA sees). MASTER_ADDR is the first node of\n"
-    "the step; MASTER_PORT is 61000 + job id %% 4536, the same on every rank.\n"
+    "the step; MASTER_PORT is 61000 + job id %% 4536, the same on every rank. Binding adds\n"
+    "CUDA_DEVICE_ORDER=PCI_BUS_ID, NCCL_IB_HCA (every HCA of the node, the same on every rank),\n"
+    "UCX_NET_DEVICES, NCCL_SOCKET_IFNAME and OMPI_MCA_btl_tcp_if_include (the rank's own NIC),\n"
+    "DTRAIN_GPU_BUSID, DTRAIN_NIC, DTRAIN_NUMA and DTRAIN_CPUS.\n"
+    "\n"
+    "Each rank gets the GPU Slurm gave it, the NIC nearest that GPU (a shared PCIe switch beats\n"
+    "a shared host bridge, then the same NUMA node, then the same package; equally near NICs are\n"
+    "spread over the ranks) and an even, disjoint share of the cores near its GPU. CPU ranks\n"
+    "(--gpus-per-node 0) are spread over the NUMA nodes. The node's topology is discovered once\n"
+    "and cached in /dev/shm for its other ranks (DTRAIN_TOPO_CACHE=DIR to move it).\n"
     "\n"
     "Examples:\n"
     "  srun --mpi=pmix dtrain --nodes 2 --gpus-per-node 4 -- dtrain-train --model resnet18\n"
@@ -46,6 +70,8 @@ static const char usage_text[] =
     "      two local ranks of a non-MPI program (torch.distributed reads the variables)\n"
     "  srun -N2 --ntasks-per-node=2 dtrain --dry-run -- env\n"
     "      what each task would get\n"
+    "  dtrain --plan --gpus-per-node 4\n"
+    "      how 4 GPU ranks would be bound on this node\n"
     "\n"
     "Exit status: PROGRAM's; 2 for bad usage or an allocation that does not match the request;\n"
     "127 when PROGRAM is not found, 126 when it cannot be run. In local mode, the first failing\n"
@@ -60,6 +86,13 @@ static int parse_options(int argc, char **argv, struct launch_request *req)
         {"label", no_argument, NULL, 'l'},
         {"dry-run", no_argument, NULL, 'D'},
         {"verbose", no_argument, NULL, 'v'},
+        {"plan", no_argument, NULL, 'P'},
+        {"json", no_argument, NULL, 'J'},
+        {"topology", required_argument, NULL, 't'},
+        {"nic", required_argument, NULL, 'I'},
+        {"no-bind", no_argument, NULL, 'B'},
+        {"gpu-visibility", required_argument, NULL, 'G'},
+        {"report-bindings", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -67,7 +100,7 @@ static int parse_options(int argc, char **argv, struct launch_request *req)
     *req = (struct launch_request){.nodes = -1, .gpus_per_node = -1, .ranks = -1};
     int opt;
     /* '+': stop at PROGRAM, so its own options are left alone even without "--". */
-    while ((opt = getopt_long(argc, argv, "+N:g:n:lvhV", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+N:g:n:lt:vhV", options, NULL)) != -1) {
         switch (opt) {
         case 'N':
             if (dt_parse_int(optarg, 1, HOSTLIST_MAX_NAMES, &req->nodes) < 0)
@@ -86,68 +119,117 @@ static int parse_options(int argc, char **argv, struct launch_request *req)
         case 'l': req->label = true; break;
         case 'D': req->dry_run = true; break;
         case 'v': req->verbose = true; break;
+        case 'P': req->plan_only = true; break;
+        case 'J': req->json = true; break;
+        case 't': req->topology = optarg; break;
+        case 'I': req->nic = optarg; break;
+        case 'B': req->no_bind = true; break;
+        case 'R': req->report_bindings = true; break;
+        case 'G':
+            if (strcmp(optarg, "isolate") && strcmp(optarg, "share"))
+                return fprintf(stderr, "dtrain: --gpu-visibility \"%s\": say isolate or share\n", optarg), 2;
+            req->isolate = strcmp(optarg, "isolate") == 0;
+            break;
         case 'h': fputs(usage_text, stdout); exit(0);
         case 'V': printf("dtrain %s\n", DTRAIN_VERSION); exit(0);
         default: fputs("Try 'dtrain --help'.\n", stderr); return 2;
         }
     }
-    if (optind >= argc) {
+    if (req->json && !req->plan_only)
+        return fputs("dtrain: --json goes with --plan\n", stderr), 2;
+    if (optind >= argc && !req->plan_only) {
         fputs("dtrain: no PROGRAM given (dtrain [options] -- PROGRAM [ARGS...]; try --help)\n", stderr);
         return 2;
     }
     return 0;
 }
 
-static int run_local(const struct launch_request *req, const struct allocation *alloc, char **argv)
+/* The node's topology (cached per node, or a saved XML) and the plan for its local ranks. */
+static int prepare_binding(const struct launch_request *req, const struct allocation *alloc, int local_ranks,
+                           struct node_bind *nb, struct dt_err *err)
+{
+    memset(nb, 0, sizeof *nb);
+    const char *xml = req->topology ? req->topology : getenv("HWLOC_XMLFILE");
+    bool from_cache;
+    if ((xml ? topo_load(&nb->topo, xml, err) : topo_load_cached(&nb->topo, NULL, &from_cache, err)) < 0)
+        return -1;
+    /* With --gpus-per-task Slurm shows each task only its own GPU: plan the others around it. */
+    int step_gpus[ALLOC_MAX_GPUS], num_step_gpus = alloc->num_gpu_ids;
+    int wanted = req->gpus_per_node > 0 ? req->gpus_per_node : 0;
+    memcpy(step_gpus, alloc->gpu_ids, sizeof step_gpus);
+    if (num_step_gpus == 1 && wanted > 1 && alloc->local_rank < wanted) {
+        int mine = alloc->gpu_ids[0], next = 0;
+        for (int r = 0; r < wanted; r++) {
+            if (next == mine)
+                next++;
+            step_gpus[r] = r == alloc->local_rank ? mine : next++;
+        }
+        num_step_gpus = wanted;
+    }
+    struct plan_request pr = {.ranks = local_ranks, .gpus_per_node = wanted,
+                              .step_gpus = num_step_gpus > 0 ? step_gpus : NULL, .num_step_gpus = num_step_gpus,
+                              .nic = req->nic, .no_bind = req->no_bind};
+    if (plan_build(&nb->topo, &pr, &nb->plan, err) < 0) {
+        topo_free(&nb->topo);
+        return -1;
+    }
+    nb->apply = nb->plan.bind && hwloc_topology_is_thissystem(nb->topo.hw);
+    return 0;
+}
+
+static void release_binding(struct node_bind *nb)
+{
+    plan_free(&nb->plan);
+    topo_free(&nb->topo);
+}
+
+/* Exports, binds and execs one rank; returns only on failure, with the exit status. */
+static int exec_rank(const struct launch_request *req, const struct allocation *alloc, const struct node_bind *nb,
+                     const struct rank_place *place, int port, char **argv)
+{
+    struct rank_exports exports;
+    struct rank_bind bind = {&nb->topo, &nb->plan, &nb->plan.ranks[place->local_rank]};
+    launch_exports(req, alloc, place, port, environ, &exports);
+    launch_export_binding(req, alloc, &bind, environ, &exports);
+    if (req->dry_run) {
+        launch_print(stdout, alloc, place, &exports, argv);
+        return 0;
+    }
+    launch_report_kept(&exports, place->rank, req->verbose);
+    if (req->verbose)
+        launch_print(stderr, alloc, place, &exports, argv);
+    if (req->report_bindings)
+        launch_report_binding(alloc, place, &bind);
+    struct dt_err err;
+    if (nb->apply && plan_apply(&nb->topo, bind.binding, &err) < 0)
+        return fprintf(stderr, "dtrain: rank %d: %s\n", place->rank, err.msg), 2;
+    if (launch_apply(&exports, &err) < 0)
+        return fprintf(stderr, "dtrain: %s\n", err.msg), 1;
+    int status = launch_exec(argv, &err);
+    fprintf(stderr, "dtrain: rank %d: %s\n", place->rank, err.msg);
+    return status;
+}
+
+static int run_local(const struct launch_request *req, const struct allocation *alloc, const struct node_bind *nb,
+                     char **argv)
 {
     int ranks = launch_local_ranks(req);
-    struct dt_err err;
     if (req->dry_run || (ranks == 1 && !req->label)) {
         /* One rank needs no supervisor: exec, so signals and the exit status are the program's. */
         int port = local_free_port();
         for (int rank = 0; rank < ranks; rank++) {
             struct rank_place place = {.rank = rank, .world_size = ranks, .local_rank = rank,
                                        .local_size = ranks, .node_rank = 0, .num_nodes = 1};
-            struct rank_exports exports;
-            launch_exports(req, alloc, &place, port, environ, &exports);
-            if (req->dry_run) {
-                launch_print(stdout, alloc, &place, &exports, argv);
-                continue;
-            }
-            launch_report_kept(&exports, rank, req->verbose);
-            if (req->verbose)
-                launch_print(stderr, alloc, &place, &exports, argv);
-            if (launch_apply(&exports, &err) < 0)
-                return fprintf(stderr, "dtrain: %s\n", err.msg), 1;
-            int status = launch_exec(argv, &err);
-            fprintf(stderr, "dtrain: %s\n", err.msg);
-            return status;
+            int status = exec_rank(req, alloc, nb, &place, port, argv);
+            if (!req->dry_run)
+                return status;
         }
         return 0;
     }
-    int status = local_run(req, alloc, argv, &err);
+    struct dt_err err;
+    int status = local_run(req, alloc, nb, argv, &err);
     if (status < 0)
         return fprintf(stderr, "dtrain: %s\n", err.msg), 1;
-    return status;
-}
-
-static int run_launched(const struct launch_request *req, const struct allocation *alloc, char **argv)
-{
-    struct rank_place place = launch_place_of(alloc);
-    struct rank_exports exports;
-    launch_exports(req, alloc, &place, 0, environ, &exports);
-    if (req->dry_run) {
-        launch_print(stdout, alloc, &place, &exports, argv);
-        return 0;
-    }
-    launch_report_kept(&exports, place.rank, req->verbose);
-    if (req->verbose)
-        launch_print(stderr, alloc, &place, &exports, argv);
-    struct dt_err err;
-    if (launch_apply(&exports, &err) < 0)
-        return fprintf(stderr, "dtrain: %s\n", err.msg), 1;
-    int status = launch_exec(argv, &err);
-    fprintf(stderr, "dtrain: rank %d: %s\n", place.rank, err.msg);
     return status;
 }
 
@@ -172,7 +254,25 @@ int main(int argc, char **argv)
         alloc_free(&alloc);
         return 2;
     }
-    rc = alloc.source == ALLOC_LOCAL ? run_local(&req, &alloc, program) : run_launched(&req, &alloc, program);
+    bool local = alloc.source == ALLOC_LOCAL;
+    struct node_bind nb;
+    if (prepare_binding(&req, &alloc, local ? launch_local_ranks(&req) : alloc.local_size, &nb, &err) < 0) {
+        if (alloc.local_rank == 0)   /* the same on every rank of the node: one says it */
+            fprintf(stderr, "dtrain: %s\n", err.msg);
+        alloc_free(&alloc);
+        return 2;
+    }
+    if (req.plan_only) {
+        if (alloc.local_rank == 0)
+            (req.json ? plan_print_json : plan_print)(stdout, &nb.topo, &nb.plan, alloc.hostname);
+        rc = 0;
+    } else if (local) {
+        rc = run_local(&req, &alloc, &nb, program);
+    } else {
+        struct rank_place place = launch_place_of(&alloc);
+        rc = exec_rank(&req, &alloc, &nb, &place, 0, program);
+    }
+    release_binding(&nb);
     alloc_free(&alloc);
     return rc;
 }

@@ -2,9 +2,12 @@
 #include "launch.h"
 
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* ---------- checks ---------- */
@@ -186,13 +189,92 @@ void launch_exports(const struct launch_request *req, const struct allocation *a
         add(out, envp, "DTRAIN_NODELIST", "%s", a->nodelist);
     if (a->in_slurm_job)
         add(out, envp, "DTRAIN_JOB_ID", "%s", a->job_id);
-    int gpus = req->gpus_per_node > 0 ? req->gpus_per_node : 0;
-    add(out, envp, "DTRAIN_GPUS_PER_NODE", "%d", gpus);
-    if (gpus > 0) {
-        /* An index into the GPUs CUDA sees: with --gpus-per-task each task sees only its own. */
-        int device = a->num_visible_gpus == 1 ? 0 : place->local_rank;
-        add(out, envp, "DTRAIN_GPU", "%d", device);
+    add(out, envp, "DTRAIN_GPUS_PER_NODE", "%d", req->gpus_per_node > 0 ? req->gpus_per_node : 0);
+}
+
+/* Like add, but the value replaces whatever the environment had (marked not kept). */
+static void add_forced(struct rank_exports *out, const char *name, const char *value)
+{
+    struct export_var *var = &out->vars[out->count++];
+    var->name = name;
+    snprintf(var->value, sizeof var->value, "%s", value);
+    var->user_value = NULL;
+}
+
+/* Does this network namespace have the interface, with an IPv4 address? Only then may MPI and
+ * NCCL be pointed at it: a name from hwloc's sysfs view can be absent inside a container. */
+static bool has_ipv4(const char *ifname)
+{
+    struct ifaddrs *list;
+    if (getifaddrs(&list) < 0)
+        return false;
+    bool found = false;
+    for (struct ifaddrs *ifa = list; ifa && !found; ifa = ifa->ifa_next)
+        found = ifa->ifa_addr && ifa->ifa_addr->sa_family == AF_INET && strcmp(ifa->ifa_name, ifname) == 0;
+    freeifaddrs(list);
+    return found;
+}
+
+void launch_export_binding(const struct launch_request *req, const struct allocation *a,
+                           const struct rank_bind *bind, char *const *envp, struct rank_exports *out)
+{
+    const struct rank_binding *b = bind->binding;
+    const struct topo *topo = bind->topo;
+    if (b->gpu >= 0) {
+        add(out, envp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+        if (req->isolate) {
+            char visible[64];
+            if (a->num_visible_gpus > b->visible_index)
+                snprintf(visible, sizeof visible, "%s", a->visible_gpus[a->num_visible_gpus == 1 ? 0 : b->visible_index]);
+            else
+                snprintf(visible, sizeof visible, "%d", b->gpu);
+            add_forced(out, "CUDA_VISIBLE_DEVICES", visible);
+            add(out, envp, "DTRAIN_GPU", "0");
+        } else {
+            /* Its index among the GPUs CUDA sees; with --gpus-per-task Slurm shows each task one. */
+            add(out, envp, "DTRAIN_GPU", "%d", a->num_visible_gpus == 1 ? 0 : b->visible_index);
+        }
+        add(out, envp, "DTRAIN_GPU_BUSID", "%s", topo->gpus[b->gpu].busid);
     }
+    if (bind->plan->ib_hcas[0])
+        add(out, envp, "NCCL_IB_HCA", "%s", bind->plan->ib_hcas);
+    if (b->nic >= 0) {
+        const struct topo_nic *nic = &topo->nics[b->nic];
+        char device[64];
+        plan_nic_device(topo, b->nic, device, sizeof device);
+        add(out, envp, "DTRAIN_NIC", "%s", device);
+        if (nic->rdma_device[0])
+            add(out, envp, "UCX_NET_DEVICES", "%s", device);
+        if (nic->netdev[0] && has_ipv4(nic->netdev)) {
+            add(out, envp, "NCCL_SOCKET_IFNAME", "%s", nic->netdev);
+            add(out, envp, "OMPI_MCA_btl_tcp_if_include", "%s", nic->netdev);
+        }
+    }
+    if (bind->plan->bind) {
+        char list[1024];
+        hwloc_bitmap_list_snprintf(list, sizeof list, b->cpuset);
+        add(out, envp, "DTRAIN_CPUS", "%s", list);
+        if (!hwloc_bitmap_iszero(b->nodeset)) {
+            hwloc_bitmap_list_snprintf(list, sizeof list, b->nodeset);
+            add(out, envp, "DTRAIN_NUMA", "%s", list);
+        }
+    }
+}
+
+void launch_report_binding(const struct allocation *a, const struct rank_place *place, const struct rank_bind *bind)
+{
+    const struct rank_binding *b = bind->binding;
+    char nic[64] = "-", cpus[512] = "(not bound)", numa[128] = "-", gpu[64] = "-";
+    if (b->nic >= 0)
+        plan_nic_device(bind->topo, b->nic, nic, sizeof nic);
+    if (bind->plan->bind)
+        hwloc_bitmap_list_snprintf(cpus, sizeof cpus, b->cpuset);
+    if (!hwloc_bitmap_iszero(b->nodeset))
+        hwloc_bitmap_list_snprintf(numa, sizeof numa, b->nodeset);
+    if (b->gpu >= 0)
+        snprintf(gpu, sizeof gpu, "%d %s", b->gpu, bind->topo->gpus[b->gpu].busid);
+    fprintf(stderr, "dtrain: %s rank %d local %d: gpu %s nic %s numa %s cpus %s\n", a->hostname, place->rank,
+            place->local_rank, gpu, nic, numa, cpus);
 }
 
 int launch_apply(const struct rank_exports *exports, struct dt_err *err)

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "dt_error.h"
+#include "plan.h"
 
 /* MASTER_PORT for a Slurm job: 61000 + job id % 4536, i.e. 61000..65535, above Linux's default
  * ephemeral range (32768-60999) so no outgoing connection holds it, and the same on every rank. */
@@ -21,6 +22,13 @@ struct launch_request {
     bool dry_run;
     bool verbose;
     bool label;           /* local mode: prefix output lines with the rank */
+    bool plan_only;       /* --plan: print the node's plan and exit */
+    bool json;            /* --plan --json */
+    const char *topology; /* --topology FILE: a saved hwloc XML instead of this machine */
+    const char *nic;      /* --nic NAME|none */
+    bool no_bind;
+    bool isolate;         /* --gpu-visibility isolate: CUDA_VISIBLE_DEVICES = the rank's GPU only */
+    bool report_bindings;
 };
 
 /* Checks the request against the allocation. Returns 0 when they agree, or -1 with err naming both
@@ -35,12 +43,27 @@ int launch_local_ranks(const struct launch_request *req);
 
 /* Variables one rank exports: the common set (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
  * NODE_RANK, MASTER_ADDR, MASTER_PORT) and dtrain's own DTRAIN_*. */
-#define LAUNCH_MAX_EXPORTS 24
+#define LAUNCH_MAX_EXPORTS 40
 
 struct export_var {
     const char *name;
     char value[1024];
     const char *user_value;   /* non-NULL: the environment already had another value; it is kept */
+};
+
+/* The node's binding as dtrain prepared it; apply is false with --no-bind or when the topology
+ * is not this machine's (--topology, HWLOC_XMLFILE). */
+struct node_bind {
+    struct topo topo;
+    struct plan plan;
+    bool apply;
+};
+
+/* What binding adds to a rank's exports: the node's topology, its plan and the rank's part. */
+struct rank_bind {
+    const struct topo *topo;
+    const struct plan *plan;
+    const struct rank_binding *binding;
 };
 
 struct rank_exports {
@@ -62,6 +85,19 @@ struct rank_place launch_place_of(const struct allocation *alloc);
 void launch_exports(const struct launch_request *req, const struct allocation *alloc,
                     const struct rank_place *place, int local_port, char *const *envp,
                     struct rank_exports *out);
+
+/* Adds the binding's variables: CUDA_DEVICE_ORDER=PCI_BUS_ID, the GPU selection (DTRAIN_GPU, and
+ * CUDA_VISIBLE_DEVICES in isolate mode, the one variable dtrain narrows even when set, since
+ * isolation was asked for), NCCL_IB_HCA (the node's HCAs, the same on every rank: NCCL picks the
+ * nearest itself), UCX_NET_DEVICES, NCCL_SOCKET_IFNAME and OMPI_MCA_btl_tcp_if_include for the
+ * rank's own NIC (interfaces only when they have an IPv4 address in this network namespace), and
+ * DTRAIN_GPU_BUSID, DTRAIN_NIC, DTRAIN_NUMA, DTRAIN_CPUS. */
+void launch_export_binding(const struct launch_request *req, const struct allocation *alloc,
+                           const struct rank_bind *bind, char *const *envp, struct rank_exports *out);
+
+/* One stderr line saying where a rank runs (--report-bindings). */
+void launch_report_binding(const struct allocation *alloc, const struct rank_place *place,
+                           const struct rank_bind *bind);
 
 /* Sets the exports in this process's environment (skipping kept ones). Returns 0 or -1. */
 int launch_apply(const struct rank_exports *exports, struct dt_err *err);

@@ -96,7 +96,8 @@ int local_free_port(void)
 }
 
 /* In the forked child: become rank `rank` and exec. Never returns. */
-static void become_rank(const struct rank_exports *exports, int rank, int out_pipe, int err_pipe, char *const *argv)
+static void become_rank(const struct node_bind *nb, const struct rank_exports *exports, int rank, int out_pipe,
+                        int err_pipe, char *const *argv)
 {
     setpgid(0, 0);   /* our own group: a terminal's ^C reaches dtrain only, which forwards it once */
     for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
@@ -108,19 +109,27 @@ static void become_rank(const struct rank_exports *exports, int rank, int out_pi
     if ((out_pipe >= 0 && dup2(out_pipe, STDOUT_FILENO) < 0) || (err_pipe >= 0 && dup2(err_pipe, STDERR_FILENO) < 0))
         _exit(126);
     struct dt_err err;
+    if (nb->apply && plan_apply(&nb->topo, &nb->plan.ranks[rank], &err) < 0) {
+        fprintf(stderr, "dtrain: rank %d: %s\n", rank, err.msg);
+        _exit(2);
+    }
     int status = launch_apply(exports, &err) < 0 ? 126 : launch_exec(argv, &err);
     fprintf(stderr, "dtrain: rank %d: %s\n", rank, err.msg);
     _exit(status);
 }
 
 static int start_rank(struct supervisor *sup, const struct launch_request *req, const struct allocation *alloc,
-                      int rank, int port, char *const *argv, struct dt_err *err)
+                      const struct node_bind *nb, int rank, int port, char *const *argv, struct dt_err *err)
 {
     struct rank_place place = {.rank = rank, .world_size = sup->num_children, .local_rank = rank,
                                .local_size = sup->num_children, .node_rank = 0, .num_nodes = 1};
     struct rank_exports exports;
     launch_exports(req, alloc, &place, port, environ, &exports);
+    struct rank_bind bind = {&nb->topo, &nb->plan, &nb->plan.ranks[rank]};
+    launch_export_binding(req, alloc, &bind, environ, &exports);
     launch_report_kept(&exports, rank, req->verbose);
+    if (req->report_bindings)
+        launch_report_binding(alloc, &place, &bind);
     if (req->verbose)
         launch_print(stderr, alloc, &place, &exports, argv);
 
@@ -133,7 +142,7 @@ static int start_rank(struct supervisor *sup, const struct launch_request *req, 
     if (pid < 0)
         return dt_fail(err, "cannot start rank %d: %s", rank, strerror(errno));
     if (pid == 0)
-        become_rank(&exports, rank, pipes[0][1], pipes[1][1], argv);
+        become_rank(nb, &exports, rank, pipes[0][1], pipes[1][1], argv);
     setpgid(pid, pid);   /* also here: whichever of parent and child runs first, the group exists */
     child->pid = pid;
     child->rank = rank;
@@ -311,8 +320,8 @@ static int install_handlers(struct dt_err *err)
     return 0;
 }
 
-int local_run(const struct launch_request *req, const struct allocation *alloc, char *const *argv,
-              struct dt_err *err)
+int local_run(const struct launch_request *req, const struct allocation *alloc, const struct node_bind *nb,
+              char *const *argv, struct dt_err *err)
 {
     int ranks = launch_local_ranks(req);
     if (ranks > LOCAL_MAX_RANKS)
@@ -330,7 +339,7 @@ int local_run(const struct launch_request *req, const struct allocation *alloc, 
     int port = local_free_port();
     int rc = 0;
     for (int rank = 0; rank < ranks && rc == 0; rank++)
-        rc = start_rank(&sup, req, alloc, rank, port, argv, err);
+        rc = start_rank(&sup, req, alloc, nb, rank, port, argv, err);
     if (rc < 0) {
         fprintf(stderr, "dtrain: %s; stopping the ranks already started\n", err->msg);
         signal_ranks(&sup, SIGKILL);

@@ -17,8 +17,8 @@
  * "RANK: " when req->label, and when one rank fails stops the others.
  * Returns the status dtrain exits with: 0 when every rank exits 0, else the first failing rank's
  * (128 + signal number when it was killed); -1 with err when the ranks could not be started. */
-int local_run(const struct launch_request *req, const struct allocation *alloc, char *const *argv,
-              struct dt_err *err);
+int local_run(const struct launch_request *req, const struct allocation *alloc, const struct node_bind *nb,
+              char *const *argv, struct dt_err *err);
 
 /* A TCP port on 127.0.0.1 that is free right now (the kernel's choice), or 0. */
 int local_free_port(void);

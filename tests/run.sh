@@ -12,10 +12,13 @@ export DTRAIN_FIXTURES="$top/tests/fixtures"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
 fuzz_time=${FUZZ_TIME:-15}
+# dtrain caches each node's topology; tests keep theirs apart from the machine's /dev/shm one.
+DTRAIN_TOPO_CACHE=$(mktemp -d)
+export DTRAIN_TOPO_CACHE
 
 passed=0 failed=0 skipped=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log"; rm -rf "$DTRAIN_TOPO_CACHE"' EXIT
 
 count() {   # count LOG: add the cmocka summary of one program to the totals
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$1" | tail -n 1)

@@ -327,7 +327,7 @@ static void test_exports_of_a_slurm_rank(void **state)
     assert_string_equal(export_of(&e, "MASTER_ADDR"), "gn01");
     assert_string_equal(export_of(&e, "MASTER_PORT"), "61005");   /* 61000 + 5 % 4536 */
     assert_string_equal(export_of(&e, "DTRAIN_NODELIST"), "gn[01-02]");
-    assert_string_equal(export_of(&e, "DTRAIN_GPU"), "0");
+    assert_string_equal(export_of(&e, "DTRAIN_GPUS_PER_NODE"), "2");
     alloc_free(&a);
 
     /* A value the user set is kept, and marked so. */

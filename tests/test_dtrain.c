@@ -36,6 +36,17 @@ static void run_dtrain(const char *fixture, struct tu_env *extra, struct tu_resu
     tu_env_free(&env);
 }
 
+/* A topology fixture of the project (tests/fixtures/topo/NAME). */
+static char *fixture_topology(const char *name)
+{
+    static char paths[4][4096];
+    static int next;
+    const char *dir = getenv("DTRAIN_FIXTURES");
+    char *path = paths[next++ % 4];
+    snprintf(path, sizeof paths[0], "%s/topo/%s", dir ? dir : "tests/fixtures", name);
+    return path;
+}
+
 static int count_lines(const char *text)
 {
     int lines = 0;
@@ -125,8 +136,8 @@ static void test_exec_keeps_environment_and_status(void **state)
 {
     (void)state;
     struct tu_result r;
-    run_dtrain("sbatch_gpus2_step_task2.env", NULL, &r, "--nodes", "2", "--gpus-per-node", "2", "--",
-               "sh", "-c", "echo \"$PMIX_RANK $PMIX_NAMESPACE $RANK $LOCAL_RANK $CUDA_VISIBLE_DEVICES $DTRAIN_GPU\"; exit 7",
+    run_dtrain("sbatch_gpus2_step_task2.env", NULL, &r, "--nodes", "2", "--gpus-per-node", "2", "--topology",
+               fixture_topology("2s-8gpu-8hca-pcie-switches.xml"), "--", "sh", "-c", "echo \"$PMIX_RANK $PMIX_NAMESPACE $RANK $LOCAL_RANK $CUDA_VISIBLE_DEVICES $DTRAIN_GPU\"; exit 7",
                NULL);
     assert_int_equal(r.status, 7);
     assert_string_equal(r.out, "2 slurm.pmix.5.0 2 0 0,1 0\n");
@@ -212,7 +223,8 @@ static void test_local_mode_starts_labelled_ranks(void **state)
     }
     tu_result_free(&r);
 
-    run_dtrain(NULL, NULL, &r, "--gpus-per-node", "2", "--dry-run", "--", "prog", NULL);
+    run_dtrain(NULL, NULL, &r, "--gpus-per-node", "2", "--topology", fixture_topology("2s-8gpu-8hca-pcie-switches.xml"),
+               "--dry-run", "--", "prog", NULL);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.out, "export RANK=1\n"));
     assert_true(tu_contains(r.out, "export DTRAIN_GPU=1\n"));
@@ -293,6 +305,117 @@ static void test_local_mode_outside_slurm_rejects_several_nodes(void **state)
     tu_result_free(&r);
 }
 
+/* The value after `key ` in a dtrain-rankinfo line. */
+static void field(const char *line, const char *key, char *out, size_t size)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, " %s ", key);
+    const char *at = strstr(line, pattern);
+    assert_non_null(at);
+    at += strlen(pattern);
+    snprintf(out, size, "%.*s", (int)strcspn(at, " \n"), at);
+}
+
+/* On this machine: what each rank reads of its own affinity and memory policy is the plan. */
+static void test_ranks_run_where_the_plan_says(void **state)
+{
+    (void)state;
+    struct tu_result plan, ranks;
+    run_dtrain(NULL, NULL, &plan, "--plan", "--ranks", "2", NULL);
+    assert_int_equal(plan.status, 0);
+    run_dtrain(NULL, NULL, &ranks, "--ranks", "2", "--label", "--", tu_bin("dtrain-rankinfo"), NULL);
+    assert_int_equal(ranks.status, 0);
+    for (int r = 0; r < 2; r++) {
+        /* plan row: "rank GPU busid NIC netdev NUMA cpus" */
+        char row_start[16], numa[256], cpus[256], got_cpus[256], got_mem[256], want_mem[300];
+        snprintf(row_start, sizeof row_start, "\n%d ", r);
+        const char *row = strstr(plan.out, row_start);
+        assert_non_null(row);
+        char f[7][256];
+        assert_int_equal(sscanf(row + 1, "%255s %255s %255s %255s %255s %255s %255s", f[0], f[1], f[2], f[3], f[4], f[5], f[6]), 7);
+        snprintf(numa, sizeof numa, "%s", f[5]);
+        snprintf(cpus, sizeof cpus, "%s", f[6]);
+        char prefix[16];
+        snprintf(prefix, sizeof prefix, "%d: rank ", r);
+        const char *line = strstr(ranks.out, prefix);
+        assert_non_null(line);
+        field(line, "cpus", got_cpus, sizeof got_cpus);
+        field(line, "mem", got_mem, sizeof got_mem);
+        snprintf(want_mem, sizeof want_mem, "bind:%s", numa);
+        print_message("rank %d: plan cpus %s numa %s; the rank reads cpus %s mem %s\n", r, cpus, numa, got_cpus, got_mem);
+        assert_string_equal(got_cpus, cpus);
+        assert_string_equal(got_mem, want_mem);
+    }
+    tu_result_free(&plan);
+    tu_result_free(&ranks);
+
+    /* --no-bind leaves the inherited affinity and the default memory policy */
+    run_dtrain(NULL, NULL, &ranks, "--no-bind", "--", tu_bin("dtrain-rankinfo"), NULL);
+    char got_mem[64];
+    field(ranks.out, "mem", got_mem, sizeof got_mem);
+    assert_string_equal(got_mem, "default");
+    tu_result_free(&ranks);
+}
+
+static void test_binding_reports_and_visibility(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    run_dtrain(NULL, NULL, &r, "--report-bindings", "--ranks", "2", "--", "true", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.err, " rank 0 local 0: gpu - nic - numa "));
+    assert_true(tu_contains(r.err, " rank 1 local 1: gpu - nic - numa "));
+    tu_result_free(&r);
+
+    run_dtrain("sbatch_gpus2_step_task2.env", NULL, &r, "--gpus-per-node", "2", "--gpu-visibility", "isolate",
+               "--topology", fixture_topology("2s-8gpu-8hca-pcie-switches.xml"), "--", "sh", "-c",
+               "echo $CUDA_VISIBLE_DEVICES $DTRAIN_GPU $DTRAIN_GPU_BUSID $UCX_NET_DEVICES $CUDA_DEVICE_ORDER", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "0 0 0000:12:00.0 mlx5_7:1 PCI_BUS_ID\n");   /* task 2 = local rank 0 on gn02 */
+    tu_result_free(&r);
+
+    run_dtrain(NULL, NULL, &r, "--plan", "--json", "--gpus-per-node", "2", "--topology",
+               fixture_topology("2s-8gpu-8hca-pcie-switches.xml"), NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "\"nccl_ib_hca\": \"mlx5_7:1,mlx5_6:1,"));
+    assert_true(tu_contains(r.out, "\"gpu_busid\": \"0000:22:00.0\""));
+    assert_true(tu_contains(r.out, "\"cpus\": \"8-15\""));
+    tu_result_free(&r);
+}
+
+static void test_bad_topology_input_stops_before_exec(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    run_dtrain(NULL, NULL, &r, "--topology", "/nonexistent/node.xml", "--", "sh", "-c", "echo ran", NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.out, "");
+    assert_true(tu_contains(r.err, "topology file /nonexistent/node.xml: No such file or directory"));
+    tu_result_free(&r);
+    run_dtrain(NULL, NULL, &r, "--topology", "/etc/passwd", "--", "sh", "-c", "echo ran", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "/etc/passwd"));
+    tu_result_free(&r);
+    run_dtrain(NULL, NULL, &r, "--gpus-per-node", "9", "--topology", fixture_topology("2s-8gpu-8hca-pcie-switches.xml"),
+               "--", "sh", "-c", "echo ran", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--gpus-per-node 9, but"));
+    tu_result_free(&r);
+    struct tu_env extra = {0};
+    tu_env_set(&extra, "SLURM_STEP_GPUS", "0,9");
+    run_dtrain("sbatch_gpus2_step_task2.env", &extra, &r, "--gpus-per-node", "2", "--topology",
+               fixture_topology("2s-8gpu-8hca-pcie-switches.xml"), "--", "sh", "-c", "echo ran", NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.out, "");
+    assert_true(tu_contains(r.err, "Slurm gave this step GPU 9"));
+    tu_result_free(&r);
+    tu_env_free(&extra);
+    run_dtrain(NULL, NULL, &r, "--nic", "mlx9_9", "--", "true", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--nic mlx9_9: no such network device"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +430,9 @@ int main(void)
         cmocka_unit_test(test_one_failing_rank_ends_the_others_within_2s),
         cmocka_unit_test(test_signals_are_forwarded_to_every_rank),
         cmocka_unit_test(test_local_mode_outside_slurm_rejects_several_nodes),
+        cmocka_unit_test(test_ranks_run_where_the_plan_says),
+        cmocka_unit_test(test_binding_reports_and_visibility),
+        cmocka_unit_test(test_bad_topology_input_stops_before_exec),
     };
     return cmocka_run_group_tests_name("dtrain", tests, NULL, NULL);
 }

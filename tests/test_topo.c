@@ -264,6 +264,39 @@ static void test_bad_topology_files(void **state)
     assert_true(tu_contains(err.msg, path));
 }
 
+static void test_topology_is_cached_per_node(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-topocache-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct topo topo;
+    struct dt_err err;
+    bool from_cache = true;
+    assert_int_equal(topo_load_cached(&topo, dir, &from_cache, &err), 0);
+    assert_false(from_cache);   /* first: discovered, and written */
+    int pus = hwloc_get_nbobjs_by_type(topo.hw, HWLOC_OBJ_PU), gpus = topo.num_gpus, nics = topo.num_nics;
+    topo_free(&topo);
+    assert_int_equal(topo_load_cached(&topo, dir, &from_cache, &err), 0);
+    assert_true(from_cache);    /* then: read back, the same machine */
+    assert_int_equal(hwloc_get_nbobjs_by_type(topo.hw, HWLOC_OBJ_PU), pus);
+    assert_int_equal(topo.num_gpus, gpus);
+    assert_int_equal(topo.num_nics, nics);
+    assert_true(hwloc_topology_is_thissystem(topo.hw));   /* so binding still works */
+    topo_free(&topo);
+    /* A damaged cache is rediscovered and replaced. */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "for f in %s/dtrain-topo-*.xml; do echo '<topology version=\"2.0\"><broken' > \"$f\"; done", dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(topo_load_cached(&topo, dir, &from_cache, &err), 0);
+    assert_false(from_cache);
+    topo_free(&topo);
+    assert_int_equal(topo_load_cached(&topo, dir, &from_cache, &err), 0);
+    assert_true(from_cache);
+    topo_free(&topo);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_this_machine_loads(void **state)
 {
     (void)state;
@@ -281,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_gpu_hca_pairs_under_switches),
         cmocka_unit_test(test_cpu_only_node),
         cmocka_unit_test(test_bad_topology_files),
+        cmocka_unit_test(test_topology_is_cached_per_node),
         cmocka_unit_test(test_this_machine_loads),
     };
     return cmocka_run_group_tests_name("topology", tests, NULL, NULL);

@@ -241,6 +241,11 @@ static void find_nearest_nics(struct topo *topo)
 
 int topo_load(struct topo *topo, const char *xml_path, struct dt_err *err)
 {
+    return topo_load_ex(topo, xml_path, false, err);
+}
+
+int topo_load_ex(struct topo *topo, const char *xml_path, bool this_system, struct dt_err *err)
+{
     memset(topo, 0, sizeof *topo);
     snprintf(topo->source, sizeof topo->source, "%s", xml_path ? xml_path : "this machine");
     if (xml_path && access(xml_path, R_OK) < 0)
@@ -253,6 +258,11 @@ int topo_load(struct topo *topo, const char *xml_path, struct dt_err *err)
         topo_free(topo);
         return dt_fail(err, "topology file %s is not an hwloc XML export (%s)", xml_path, strerror(errno));
     }
+    /* A cached export of this very machine: binding works, and the cpus and memory this process
+     * may use come from the OS now (its Slurm cgroup), not from whoever wrote the cache. */
+    if (xml_path && this_system)
+        hwloc_topology_set_flags(topo->hw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
+                                               HWLOC_TOPOLOGY_FLAG_THISSYSTEM_ALLOWED_RESOURCES);
     if (hwloc_topology_load(topo->hw) < 0) {
         int saved = errno;
         topo_free(topo);
