@@ -212,20 +212,7 @@ static void test_plans_match_the_topologies_readme(void **state)
             continue;
         }
         char *cell[12];
-        int n = 0;
-        for (char *p = strchr(line, '|'); p && n < 12;) {
-            char *next = strchr(p + 1, '|');
-            if (!next)
-                break;
-            *next = '\0';
-            cell[n] = p + 1;
-            while (*cell[n] == ' ')
-                cell[n]++;
-            for (size_t len = strlen(cell[n]); len && cell[n][len - 1] == ' ';)
-                cell[n][--len] = '\0';
-            n++;
-            p = next;
-        }
+        int n = tu_split_row(line, cell, 12);
         /* GPU rows have 10 cells and a vendor:device (class) third cell with a GPU class */
         if (n != 10 || cell[0][0] < '0' || cell[0][0] > '9' || !strchr(cell[9], '(') || num_rows == TOPO_MAX_GPUS)
             continue;
@@ -276,7 +263,7 @@ static void test_gpu_hca_pairs_plan(void **state)
     /* Cores split in whole cores: 16 PUs = 8 cores of 2; 3 ranks get 2, 3 and 3 cores. */
     int one[] = {0, 0, 0};
     req = (struct plan_request){.ranks = 3, .gpus_per_node = 3, .step_gpus = one, .num_step_gpus = 3};
-    assert_int_equal(plan_build(&topo, &req, &plan, &err), -0);
+    assert_int_equal(plan_build(&topo, &req, &plan, &err), 0);
     for (int r = 0; r < 3; r++)
         assert_int_equal(hwloc_bitmap_weight(plan.ranks[r].cpuset) % 2, 0);   /* SMT siblings together */
     plan_free(&plan);

@@ -25,32 +25,6 @@ static const char *readme_tier(enum topo_tier tier)
     return names[tier];
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ')
-        s++;
-    size_t len = strlen(s);
-    while (len && (s[len - 1] == ' ' || s[len - 1] == '\n'))
-        s[--len] = '\0';
-    return s;
-}
-
-/* Splits a Markdown table row into cells; returns the count. */
-static int split_row(char *line, char **cells, int max)
-{
-    int n = 0;
-    char *p = strchr(line, '|');
-    while (p && n < max) {
-        char *next = strchr(p + 1, '|');
-        if (!next)
-            break;
-        *next = '\0';
-        cells[n++] = trim(p + 1);
-        p = next;
-    }
-    return n;
-}
-
 static void load_or_fail(struct topo *topo, const char *path)
 {
     struct dt_err err;
@@ -133,7 +107,7 @@ static void test_shared_topologies_match_their_readme(void **state)
         if (loaded && strncmp(line, "NICs (", 6) == 0)
             in_gpus = false;
         char *cell[16];
-        if (!in_gpus || line[0] != '|' || split_row(line, cell, 16) != 10 || cell[0][0] < '0' || cell[0][0] > '9')
+        if (!in_gpus || line[0] != '|' || tu_split_row(line, cell, 16) != 10 || cell[0][0] < '0' || cell[0][0] > '9')
             continue;
         check_gpu_row(file, &topo, cell);
         gpus++;

@@ -41,6 +41,9 @@ void tu_env_free(struct tu_env *env);
  * expression is rejected. The caller frees the string. */
 char *tu_expand_joined(const char *expr);
 
+/* Splits a Markdown table row "| a | b |" in place into trimmed cells; returns how many. */
+int tu_split_row(char *line, char **cells, int max);
+
 /* Does `haystack` contain `needle`? (cmocka's assert gives poor messages for strstr). */
 bool tu_contains(const char *haystack, const char *needle);
 
