@@ -13,12 +13,14 @@ FUZZ_TIME ?= 60
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Icommon -Ilauncher -Itopology
+DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Icommon -Ilauncher -Itopology -Itrainer -Ilogs
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
+ENGINE_SRC := trainer/nn.c trainer/models.c trainer/backend_ref.c trainer/backend_cpu.c
+ENGINE_LIBS := -lopenblas -lm
 
 # tool name -> its sources
 dtrain_SRC := launcher/dtrain.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
@@ -39,8 +41,10 @@ test_topo_SRC := tests/test_topo.c tests/testutil.c $(TOPOLOGY_SRC) $(COMMON_SRC
 test_topo_LIBS := -lhwloc
 test_plan_SRC := tests/test_plan.c tests/testutil.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_plan_LIBS := -lhwloc -ljansson
+test_nn_SRC := tests/test_nn.c $(ENGINE_SRC) $(COMMON_SRC)
+test_nn_LIBS := $(ENGINE_LIBS)
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_fuzz_replay
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_fuzz_replay
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin

@@ -1,0 +1,338 @@
+/* test_nn.c - the engine: parameter counts, every layer's backward against central differences,
+ * the fast CPU backend against the reference. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "nn.h"
+#include "nn_build.h"
+#include "rng.h"
+
+static void build_or_fail(struct model *m, const char *name, int c, int h, int w, int classes)
+{
+    struct dt_err err;
+    int rc = model_build(m, name, c, h, w, classes, &err);
+    if (rc < 0)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+}
+
+static void test_parameter_counts(void **state)
+{
+    (void)state;
+    static const struct { const char *name; int c, h, classes; size_t params; } known[] = {
+        {"mlp", 1, 28, 10, 535818},     /* 784*512+512 + 512*256+256 + 256*10+10 */
+        {"lenet", 1, 28, 10, 44426},
+        {"cnn", 1, 28, 10, 421642},
+        /* torchvision.models.resnetNN() with the ImageNet stem and 1000 classes */
+        {"resnet18", 3, 224, 1000, 11689512}, {"resnet34", 3, 224, 1000, 21797672},
+        {"resnet50", 3, 224, 1000, 25557032}, {"resnet101", 3, 224, 1000, 44549160},
+        /* the same with a 3x3 one-channel stem and 10 classes (MNIST): -9408+576 in the stem,
+         * fc 512*10+10 (2048*10+10) instead of 512*1000+1000 (2048*1000+1000) */
+        {"resnet18", 1, 28, 10, 11172810}, {"resnet50", 1, 28, 10, 23519690},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        struct model m;
+        build_or_fail(&m, known[i].name, known[i].c, known[i].h, known[i].h, known[i].classes);
+        if (m.num_params != known[i].params)
+            print_error("%s %dx%d: %zu parameters, want %zu\n", known[i].name, known[i].h, known[i].h, m.num_params,
+                        known[i].params);
+        assert_int_equal(m.num_params, known[i].params);
+        model_free(&m);
+    }
+    struct model m;
+    struct dt_err err;
+    assert_int_equal(model_build(&m, "vgg", 1, 28, 28, 10, &err), -1);
+    assert_non_null(strstr(err.msg, "unknown model \"vgg\""));
+    assert_int_equal(model_build(&m, "lenet", 3, 32, 32, 10, &err), -1);
+    assert_non_null(strstr(err.msg, "28x28x1"));
+}
+
+/* Small models, one per layer kind, built by hand. */
+static void tiny_model(struct model *m, int kind)
+{
+    switch (kind) {
+    case 0:   /* linear */
+        nn_begin(m, "linear", 12, 1, 1, 5);
+        m->logits = nn_linear(m, nn_relu(m, nn_linear(m, 0, 7)), 5);
+        break;
+    case 1:   /* conv with stride, padding, bias */
+        nn_begin(m, "conv", 2, 7, 7, 4);
+        m->logits = nn_linear(m, nn_relu(m, nn_conv(m, 0, 3, 3, 2, 1, true, NN_INIT_PYTORCH_DEFAULT)), 4);
+        break;
+    case 2:   /* batch norm (training mode), global average pool */
+        nn_begin(m, "bn", 3, 4, 4, 3);
+        m->logits = nn_linear(m, nn_avgpool(m, nn_relu(m, nn_batchnorm(m, nn_conv(m, 0, 4, 3, 1, 1, false,
+                                                                                   NN_INIT_KAIMING_FAN_OUT)))), 3);
+        break;
+    case 3:   /* max pool 2x2 and 3x3 stride 2 pad 1 */
+        nn_begin(m, "maxpool", 2, 8, 8, 3);
+        m->logits = nn_linear(m, nn_maxpool(m, nn_maxpool(m, nn_conv(m, 0, 3, 3, 1, 1, true, NN_INIT_PYTORCH_DEFAULT),
+                                                          2, 2, 0), 3, 2, 1), 3);
+        break;
+    default: { /* a residual block with a strided 1x1 downsample */
+        nn_begin(m, "residual", 3, 6, 6, 3);
+        int t = nn_relu(m, nn_batchnorm(m, nn_conv(m, 0, 4, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT)));
+        int a = nn_batchnorm(m, nn_conv(m, t, 6, 3, 2, 1, false, NN_INIT_KAIMING_FAN_OUT));
+        int b = nn_batchnorm(m, nn_conv(m, t, 6, 1, 2, 0, false, NN_INIT_KAIMING_FAN_OUT));
+        m->logits = nn_linear(m, nn_avgpool(m, nn_relu(m, nn_add(m, a, b))), 3);
+    }
+    }
+    assert_false(m->failed);
+}
+
+struct run {
+    float *params, *buffers, *grads, *x;
+    int *labels;
+    struct workspace ws;
+};
+
+static void setup_run(const struct model *m, struct run *r, int n, uint64_t seed)
+{
+    r->params = calloc(m->num_params, sizeof(float));
+    r->grads = calloc(m->num_params, sizeof(float));
+    r->buffers = calloc(m->num_buffers + 1, sizeof(float));
+    size_t in = tensor_size(m, 0) * (size_t)n;
+    r->x = malloc(in * sizeof(float));
+    r->labels = malloc((size_t)n * sizeof(int));
+    model_init_params(m, r->params, r->buffers, seed);
+    struct rng rng;
+    rng_seed(&rng, seed + 1);
+    for (size_t i = 0; i < in; i++)
+        r->x[i] = (float)rng_normal(&rng);
+    for (int i = 0; i < n; i++)
+        r->labels[i] = (int)rng_below(&rng, (uint64_t)m->classes);
+    assert_int_equal(workspace_create(&r->ws, m, n, NULL), 0);
+}
+
+static void free_run(const struct model *m, struct run *r)
+{
+    workspace_free(&r->ws, m);
+    free(r->params);
+    free(r->grads);
+    free(r->buffers);
+    free(r->x);
+    free(r->labels);
+}
+
+/* An independent forward pass in double precision over the same graph: the loss whose central
+ * differences (h = 1e-6, far from any ReLU or max-pool kink) the float gradients must match. */
+static double double_loss(const struct model *m, const double *p, const double *x, const int *labels, int n)
+{
+    double **act = calloc((size_t)m->num_tensors, sizeof *act);
+    act[0] = (double *)x;
+    for (int i = 0; i < m->num_ops; i++) {
+        const struct op *op = &m->ops[i];
+        struct tensor_shape s = m->tensors[op->in], o = m->tensors[op->out];
+        size_t in_size = tensor_size(m, op->in), out_size = tensor_size(m, op->out);
+        double *in = act[op->in], *out = act[op->out] = calloc(out_size * (size_t)n, sizeof(double));
+        for (int b = 0; b < n; b++) {
+            const double *xi = in + b * in_size;
+            double *yo = out + b * out_size;
+            if (op->kind == OP_LINEAR) {
+                for (int k = 0; k < op->c_out; k++) {
+                    yo[k] = p[op->b + k];
+                    for (size_t j = 0; j < in_size; j++)
+                        yo[k] += p[op->w + k * in_size + j] * xi[j];
+                }
+            } else if (op->kind == OP_CONV) {
+                for (int co = 0; co < op->c_out; co++)
+                    for (int oy = 0; oy < o.h; oy++)
+                        for (int ox = 0; ox < o.w; ox++) {
+                            double sum = op->bias ? p[op->b + co] : 0;
+                            for (int ci = 0; ci < s.c; ci++)
+                                for (int ky = 0; ky < op->k; ky++)
+                                    for (int kx = 0; kx < op->k; kx++) {
+                                        int iy = oy * op->stride - op->pad + ky, ix = ox * op->stride - op->pad + kx;
+                                        if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)
+                                            sum += p[op->w + ((co * s.c + ci) * op->k + ky) * op->k + kx] *
+                                                   xi[(ci * s.h + iy) * s.w + ix];
+                                    }
+                            yo[(co * o.h + oy) * o.w + ox] = sum;
+                        }
+            } else if (op->kind == OP_RELU) {
+                for (size_t j = 0; j < in_size; j++)
+                    yo[j] = xi[j] > 0 ? xi[j] : 0;
+            } else if (op->kind == OP_MAXPOOL) {
+                for (int c = 0; c < s.c; c++)
+                    for (int oy = 0; oy < o.h; oy++)
+                        for (int ox = 0; ox < o.w; ox++) {
+                            double best = -INFINITY;
+                            for (int ky = 0; ky < op->k; ky++)
+                                for (int kx = 0; kx < op->k; kx++) {
+                                    int iy = oy * op->stride - op->pad + ky, ix = ox * op->stride - op->pad + kx;
+                                    if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)
+                                        best = fmax(best, xi[(c * s.h + iy) * s.w + ix]);
+                                }
+                            yo[(c * o.h + oy) * o.w + ox] = best;
+                        }
+            } else if (op->kind == OP_AVGPOOL) {
+                for (int c = 0; c < s.c; c++) {
+                    for (int j = 0; j < s.h * s.w; j++)
+                        yo[c] += xi[c * s.h * s.w + j];
+                    yo[c] /= s.h * s.w;
+                }
+            } else if (op->kind == OP_ADD) {
+                for (size_t j = 0; j < in_size; j++)
+                    yo[j] = xi[j] + act[op->in2][b * in_size + j];
+            }
+        }
+        if (op->kind == OP_BATCHNORM) {   /* training mode: statistics over the batch */
+            int hw = s.h * s.w;
+            for (int c = 0; c < s.c; c++) {
+                double mean = 0, var = 0;
+                for (int b = 0; b < n; b++)
+                    for (int j = 0; j < hw; j++)
+                        mean += in[b * in_size + c * hw + j];
+                mean /= (double)n * hw;
+                for (int b = 0; b < n; b++)
+                    for (int j = 0; j < hw; j++)
+                        var += pow(in[b * in_size + c * hw + j] - mean, 2);
+                var /= (double)n * hw;
+                for (int b = 0; b < n; b++)
+                    for (int j = 0; j < hw; j++)
+                        out[b * in_size + c * hw + j] = p[op->w + c] * (in[b * in_size + c * hw + j] - mean) /
+                                                            sqrt(var + 1e-5) + p[op->b + c];
+            }
+        }
+    }
+    double loss = 0;
+    for (int b = 0; b < n; b++) {
+        const double *z = act[m->logits] + (size_t)b * m->classes;
+        double max = z[0], sum = 0;
+        for (int k = 1; k < m->classes; k++)
+            max = fmax(max, z[k]);
+        for (int k = 0; k < m->classes; k++)
+            sum += exp(z[k] - max);
+        loss += log(sum) - (z[labels[b]] - max);
+    }
+    for (int t = 1; t < m->num_tensors; t++)
+        free(act[t]);
+    free(act);
+    return loss / n;
+}
+
+static void test_backward_matches_central_differences(void **state)
+{
+    (void)state;
+    const int n = 3;
+    for (int kind = 0; kind < 5; kind++) {
+        struct model m;
+        tiny_model(&m, kind);
+        struct run r;
+        setup_run(&m, &r, n, 42 + (uint64_t)kind);
+        double float_loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, r.x, r.labels, n, true, NULL);
+        memset(r.grads, 0, m.num_params * sizeof(float));
+        model_backward(&m, backend_reference(), &r.ws, r.params, r.grads, n);
+        size_t in = tensor_size(&m, 0) * n;
+        double *p = malloc(m.num_params * sizeof(double)), *x = malloc(in * sizeof(double));
+        for (size_t i = 0; i < m.num_params; i++)
+            p[i] = r.params[i];
+        for (size_t i = 0; i < in; i++)
+            x[i] = r.x[i];
+        double loss = double_loss(&m, p, x, r.labels, n);
+        assert_true(fabs(loss - float_loss) <= 1e-5 * fabs(loss));   /* the two forward passes agree */
+        double worst = 0;
+        for (size_t i = 0; i < m.num_params; i++) {
+            const double h = 1e-6;
+            double saved = p[i];
+            p[i] = saved + h;
+            double up = double_loss(&m, p, x, r.labels, n);
+            p[i] = saved - h;
+            double down = double_loss(&m, p, x, r.labels, n);
+            p[i] = saved;
+            double numeric = (up - down) / (2 * h), analytic = r.grads[i];
+            double error = fabs(numeric - analytic) / fmax(fabs(numeric), 1e-3);
+            worst = fmax(worst, error);
+            if (error > 1e-3)
+                print_error("%s: parameter %zu: analytic %.8g, central difference %.8g\n", m.name, i, analytic, numeric);
+            assert_true(error <= 1e-3);
+        }
+        print_message("%-9s %5zu parameters, worst relative difference %.2e\n", m.name, m.num_params, worst);
+        free(p);
+        free(x);
+        free_run(&m, &r);
+        model_free(&m);
+    }
+}
+
+/* max |a - b| / max |b| over one buffer */
+static double relative_difference(const float *a, const float *b, size_t count)
+{
+    double diff = 0, scale = 1e-12;
+    for (size_t i = 0; i < count; i++) {
+        diff = fmax(diff, fabs((double)a[i] - b[i]));
+        scale = fmax(scale, fabs((double)b[i]));
+    }
+    return diff / scale;
+}
+
+static void compare_backends(struct model *m, int n, const char *label)
+{
+    struct backend *fast = backend_cpu_create(1);
+    assert_non_null(fast);
+    struct run ref, cpu;
+    setup_run(m, &ref, n, 7);
+    setup_run(m, &cpu, n, 7);
+    double ref_loss = model_forward(m, backend_reference(), &ref.ws, ref.params, ref.buffers, ref.x, ref.labels, n, true, NULL);
+    double cpu_loss = model_forward(m, fast, &cpu.ws, cpu.params, cpu.buffers, cpu.x, cpu.labels, n, true, NULL);
+    memset(ref.grads, 0, m->num_params * sizeof(float));
+    memset(cpu.grads, 0, m->num_params * sizeof(float));
+    model_backward(m, backend_reference(), &ref.ws, ref.params, ref.grads, n);
+    model_backward(m, fast, &cpu.ws, cpu.params, cpu.grads, n);
+    assert_false(backend_cpu_failed(fast));
+    double logits = relative_difference(cpu.ws.act[m->logits], ref.ws.act[m->logits], tensor_size(m, m->logits) * n);
+    double worst = 0;
+    for (int i = 0; i < m->num_ops; i++) {   /* per weight tensor */
+        const struct op *op = &m->ops[i];
+        if (op->kind != OP_CONV && op->kind != OP_LINEAR && op->kind != OP_BATCHNORM)
+            continue;
+        size_t count = op->kind == OP_BATCHNORM ? (size_t)m->tensors[op->in].c
+                       : op->kind == OP_LINEAR ? (size_t)op->c_out * tensor_size(m, op->in)
+                                               : (size_t)op->c_out * m->tensors[op->in].c * op->k * op->k;
+        worst = fmax(worst, relative_difference(cpu.grads + op->w, ref.grads + op->w, count));
+    }
+    print_message("%-10s loss %.6f vs %.6f, logits %.1e, gradients %.1e (relative)\n", label, cpu_loss, ref_loss, logits,
+                  worst);
+    assert_true(fabs(cpu_loss - ref_loss) <= 1e-4 * fabs(ref_loss));
+    assert_true(logits <= 1e-4);
+    assert_true(worst <= 1e-4);
+    free_run(m, &ref);
+    free_run(m, &cpu);
+    backend_cpu_destroy(fast);
+}
+
+static void test_fast_backend_matches_reference(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < 5; kind++) {
+        struct model m;
+        tiny_model(&m, kind);
+        compare_backends(&m, 4, m.name);
+        model_free(&m);
+    }
+    const char *models[] = {"mlp", "lenet", "cnn"};
+    for (int i = 0; i < 3; i++) {
+        struct model m;
+        build_or_fail(&m, models[i], 1, 28, 28, 10);
+        compare_backends(&m, 3, models[i]);
+        model_free(&m);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parameter_counts),
+        cmocka_unit_test(test_backward_matches_central_differences),
+        cmocka_unit_test(test_fast_backend_matches_reference),
+    };
+    return cmocka_run_group_tests_name("nn", tests, NULL, NULL);
+}

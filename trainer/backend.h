@@ -1,0 +1,87 @@
+/* backend.h - the kernels a model runs on, as a table a backend fills in.
+ *
+ * Tensors are float32, NCHW, contiguous. Weights are laid out as PyTorch's: linear [out][in],
+ * conv [c_out][c_in][kh][kw]. Every backward kernel ADDS into the gradients it produces (dx, dw,
+ * db): the caller zeroes them once per step, and a tensor consumed by two ops (a residual
+ * block's input) gets both contributions without special cases. dx may be NULL where the input
+ * needs no gradient (the model's input): the first layer then skips that work.
+ *
+ * backend_ref.c is the specification: plain loops, double accumulators where it matters. The fast
+ * CPU backend (backend_cpu.c) replaces the GEMM-shaped kernels and keeps the rest. */
+#ifndef BACKEND_H
+#define BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct conv_shape {
+    int n, c, h, w;          /* input */
+    int c_out, kh, kw;
+    int stride, pad;
+    int h_out, w_out;
+};
+
+/* Output size of a convolution or pooling window along one axis. */
+static inline int conv_out_size(int in, int k, int stride, int pad)
+{
+    return (in + 2 * pad - k) / stride + 1;
+}
+
+struct backend {
+    const char *name;
+    void *state;             /* backend-private: scratch buffers, thread counts */
+
+    /* y[n][out] = x[n][in] . w[out][in]^T + b */
+    void (*linear_forward)(void *state, const float *x, const float *w, const float *b, float *y, int n, int in, int out);
+    void (*linear_backward)(void *state, const float *x, const float *w, const float *dy, float *dx, float *dw, float *db,
+                            int n, int in, int out);
+
+    /* b may be NULL (ResNet convolutions have none); then db is NULL too. */
+    void (*conv_forward)(void *state, const struct conv_shape *s, const float *x, const float *w, const float *b, float *y);
+    void (*conv_backward)(void *state, const struct conv_shape *s, const float *x, const float *w, const float *dy,
+                          float *dx, float *dw, float *db);
+
+    /* Batch norm over (n, h, w) for each of c channels. Training: batch statistics, saved in
+     * save_mean/save_invstd for backward, and running statistics updated with `momentum`
+     * (unbiased variance, as PyTorch). Eval: running statistics. */
+    void (*batchnorm_forward)(void *state, const float *x, const float *gamma, const float *beta, float *running_mean,
+                              float *running_var, float *save_mean, float *save_invstd, float *y, int n, int c, int hw,
+                              bool training, float momentum, float eps);
+    void (*batchnorm_backward)(void *state, const float *x, const float *gamma, const float *save_mean,
+                               const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int n,
+                               int c, int hw);
+
+    void (*relu_forward)(void *state, const float *x, float *y, size_t count);
+    void (*relu_backward)(void *state, const float *y, const float *dy, float *dx, size_t count);
+
+    /* Max pooling k x k with stride and no padding; argmax remembers the winner per output. */
+    void (*maxpool_forward)(void *state, const float *x, float *y, int *argmax, int n, int c, int h, int w, int k,
+                            int stride, int pad);
+    void (*maxpool_backward)(void *state, const int *argmax, const float *dy, float *dx, int n, int c, int h, int w,
+                             int h_out, int w_out);
+
+    /* Global average pooling: [n][c][hw] -> [n][c]. */
+    void (*avgpool_forward)(void *state, const float *x, float *y, int n, int c, int hw);
+    void (*avgpool_backward)(void *state, const float *dy, float *dx, int n, int c, int hw);
+
+    /* y = a + b (residual); backward passes dy to both. */
+    void (*add_forward)(void *state, const float *a, const float *b, float *y, size_t count);
+    void (*add_backward)(void *state, const float *dy, float *da, float *db, size_t count);
+
+    /* Mean softmax cross-entropy over n rows of `classes` logits; writes dlogits (already divided
+     * by n) and returns the loss; *correct counts rows whose argmax is the label. */
+    double (*softmax_xent)(void *state, const float *logits, const int *labels, float *dlogits, int n, int classes,
+                           int *correct);
+};
+
+/* The reference backend: plain C, one thread. */
+const struct backend *backend_reference(void);
+
+/* The fast CPU backend (OpenBLAS GEMM, im2col) with `threads` threads; NULL with err on failure. */
+struct backend *backend_cpu_create(int threads);
+void backend_cpu_destroy(struct backend *backend);
+
+/* Did the fast CPU backend fail to allocate scratch memory since it was created? */
+bool backend_cpu_failed(const struct backend *backend);
+
+#endif

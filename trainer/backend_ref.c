@@ -1,0 +1,321 @@
+/* backend_ref.c - the reference kernels: plain C loops, the specification the other backends are
+ * tested against (see backend.h for the conventions). */
+#include "backend.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels.h"
+
+static void ref_linear_forward(void *state, const float *x, const float *w, const float *b, float *y, int n, int in,
+                               int out)
+{
+    (void)state;
+    for (int i = 0; i < n; i++)
+        for (int o = 0; o < out; o++) {
+            double sum = b ? b[o] : 0.0;
+            for (int k = 0; k < in; k++)
+                sum += (double)x[(size_t)i * in + k] * w[(size_t)o * in + k];
+            y[(size_t)i * out + o] = (float)sum;
+        }
+}
+
+static void ref_linear_backward(void *state, const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                float *db, int n, int in, int out)
+{
+    (void)state;
+    for (int i = 0; i < n && dx; i++)
+        for (int k = 0; k < in; k++) {
+            double sum = 0;
+            for (int o = 0; o < out; o++)
+                sum += (double)dy[(size_t)i * out + o] * w[(size_t)o * in + k];
+            dx[(size_t)i * in + k] += (float)sum;
+        }
+    for (int o = 0; o < out; o++) {
+        for (int k = 0; k < in; k++) {
+            double sum = 0;
+            for (int i = 0; i < n; i++)
+                sum += (double)dy[(size_t)i * out + o] * x[(size_t)i * in + k];
+            dw[(size_t)o * in + k] += (float)sum;
+        }
+        if (db) {
+            double sum = 0;
+            for (int i = 0; i < n; i++)
+                sum += dy[(size_t)i * out + o];
+            db[o] += (float)sum;
+        }
+    }
+}
+
+/* The input position a kernel tap reads, or -1 in the padding. */
+static inline int tap(int out, int k, int stride, int pad, int size)
+{
+    int at = out * stride - pad + k;
+    return at >= 0 && at < size ? at : -1;
+}
+
+static void ref_conv_forward(void *state, const struct conv_shape *s, const float *x, const float *w, const float *b,
+                             float *y)
+{
+    (void)state;
+    for (int i = 0; i < s->n; i++)
+        for (int co = 0; co < s->c_out; co++)
+            for (int oy = 0; oy < s->h_out; oy++)
+                for (int ox = 0; ox < s->w_out; ox++) {
+                    double sum = b ? b[co] : 0.0;
+                    for (int ci = 0; ci < s->c; ci++)
+                        for (int ky = 0; ky < s->kh; ky++) {
+                            int iy = tap(oy, ky, s->stride, s->pad, s->h);
+                            for (int kx = 0; kx < s->kw && iy >= 0; kx++) {
+                                int ix = tap(ox, kx, s->stride, s->pad, s->w);
+                                if (ix >= 0)
+                                    sum += (double)x[(((size_t)i * s->c + ci) * s->h + iy) * s->w + ix] *
+                                           w[(((size_t)co * s->c + ci) * s->kh + ky) * s->kw + kx];
+                            }
+                        }
+                    y[(((size_t)i * s->c_out + co) * s->h_out + oy) * s->w_out + ox] = (float)sum;
+                }
+}
+
+static void ref_conv_backward(void *state, const struct conv_shape *s, const float *x, const float *w, const float *dy,
+                              float *dx, float *dw, float *db)
+{
+    (void)state;
+    for (int i = 0; i < s->n; i++)
+        for (int co = 0; co < s->c_out; co++)
+            for (int oy = 0; oy < s->h_out; oy++)
+                for (int ox = 0; ox < s->w_out; ox++) {
+                    float g = dy[(((size_t)i * s->c_out + co) * s->h_out + oy) * s->w_out + ox];
+                    if (db)
+                        db[co] += g;
+                    for (int ci = 0; ci < s->c; ci++)
+                        for (int ky = 0; ky < s->kh; ky++) {
+                            int iy = tap(oy, ky, s->stride, s->pad, s->h);
+                            for (int kx = 0; kx < s->kw && iy >= 0; kx++) {
+                                int ix = tap(ox, kx, s->stride, s->pad, s->w);
+                                if (ix < 0)
+                                    continue;
+                                size_t xi = (((size_t)i * s->c + ci) * s->h + iy) * s->w + ix;
+                                size_t wi = (((size_t)co * s->c + ci) * s->kh + ky) * s->kw + kx;
+                                dw[wi] += g * x[xi];
+                                if (dx)
+                                    dx[xi] += g * w[wi];
+                            }
+                        }
+                }
+}
+
+/* ---------- the kernels every CPU backend shares (kernels.h) ---------- */
+
+void cpu_batchnorm_forward(void *state, const float *x, const float *gamma, const float *beta, float *running_mean,
+                           float *running_var, float *save_mean, float *save_invstd, float *y, int n, int c, int hw,
+                           bool training, float momentum, float eps)
+{
+    (void)state;
+    size_t count = (size_t)n * hw;
+    for (int ch = 0; ch < c; ch++) {
+        double mean, var;
+        if (training) {
+            double sum = 0, sumsq = 0;
+            for (int i = 0; i < n; i++) {
+                const float *p = x + ((size_t)i * c + ch) * hw;
+                for (int j = 0; j < hw; j++) {
+                    sum += p[j];
+                    sumsq += (double)p[j] * p[j];
+                }
+            }
+            mean = sum / count;
+            var = sumsq / count - mean * mean;
+            if (var < 0)
+                var = 0;
+            save_mean[ch] = (float)mean;
+            save_invstd[ch] = (float)(1.0 / sqrt(var + eps));
+            double unbiased = count > 1 ? var * count / (count - 1) : var;
+            running_mean[ch] = (float)((1 - momentum) * running_mean[ch] + momentum * mean);
+            running_var[ch] = (float)((1 - momentum) * running_var[ch] + momentum * unbiased);
+        } else {
+            mean = running_mean[ch];
+            var = running_var[ch];
+        }
+        float scale = (float)(gamma[ch] / sqrt(var + eps)), shift = (float)(beta[ch] - mean * scale);
+        for (int i = 0; i < n; i++) {
+            const float *p = x + ((size_t)i * c + ch) * hw;
+            float *q = y + ((size_t)i * c + ch) * hw;
+            for (int j = 0; j < hw; j++)
+                q[j] = p[j] * scale + shift;
+        }
+    }
+}
+
+void cpu_batchnorm_backward(void *state, const float *x, const float *gamma, const float *save_mean,
+                            const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int n,
+                            int c, int hw)
+{
+    (void)state;
+    size_t count = (size_t)n * hw;
+    for (int ch = 0; ch < c; ch++) {
+        double sum_dy = 0, sum_dy_xhat = 0;
+        float mean = save_mean[ch], invstd = save_invstd[ch];
+        for (int i = 0; i < n; i++) {
+            const float *p = x + ((size_t)i * c + ch) * hw, *g = dy + ((size_t)i * c + ch) * hw;
+            for (int j = 0; j < hw; j++) {
+                sum_dy += g[j];
+                sum_dy_xhat += (double)g[j] * (p[j] - mean) * invstd;
+            }
+        }
+        dgamma[ch] += (float)sum_dy_xhat;
+        dbeta[ch] += (float)sum_dy;
+        /* dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)) */
+        float k = gamma[ch] * invstd, mean_dy = (float)(sum_dy / count), mean_dy_xhat = (float)(sum_dy_xhat / count);
+        for (int i = 0; i < n; i++) {
+            const float *p = x + ((size_t)i * c + ch) * hw, *g = dy + ((size_t)i * c + ch) * hw;
+            float *q = dx + ((size_t)i * c + ch) * hw;
+            for (int j = 0; j < hw; j++)
+                q[j] += k * (g[j] - mean_dy - (p[j] - mean) * invstd * mean_dy_xhat);
+        }
+    }
+}
+
+void cpu_relu_forward(void *state, const float *x, float *y, size_t count)
+{
+    (void)state;
+    for (size_t i = 0; i < count; i++)
+        y[i] = x[i] > 0 ? x[i] : 0;
+}
+
+void cpu_relu_backward(void *state, const float *y, const float *dy, float *dx, size_t count)
+{
+    (void)state;
+    for (size_t i = 0; i < count; i++)
+        dx[i] += y[i] > 0 ? dy[i] : 0;
+}
+
+void cpu_maxpool_forward(void *state, const float *x, float *y, int *argmax, int n, int c, int h, int w, int k,
+                         int stride, int pad)
+{
+    (void)state;
+    int h_out = conv_out_size(h, k, stride, pad), w_out = conv_out_size(w, k, stride, pad);
+    for (size_t plane = 0; plane < (size_t)n * c; plane++) {
+        const float *p = x + plane * h * w;
+        for (int oy = 0; oy < h_out; oy++)
+            for (int ox = 0; ox < w_out; ox++) {
+                float best = -FLT_MAX;
+                int best_at = -1;
+                for (int ky = 0; ky < k; ky++) {
+                    int iy = tap(oy, ky, stride, pad, h);
+                    for (int kx = 0; kx < k && iy >= 0; kx++) {
+                        int ix = tap(ox, kx, stride, pad, w);
+                        if (ix >= 0 && (best_at < 0 || p[iy * w + ix] > best)) {
+                            best = p[iy * w + ix];
+                            best_at = iy * w + ix;
+                        }
+                    }
+                }
+                size_t o = plane * h_out * w_out + (size_t)oy * w_out + ox;
+                y[o] = best;
+                argmax[o] = best_at;
+            }
+    }
+}
+
+void cpu_maxpool_backward(void *state, const int *argmax, const float *dy, float *dx, int n, int c, int h, int w,
+                          int h_out, int w_out)
+{
+    (void)state;
+    size_t per_out = (size_t)h_out * w_out, per_in = (size_t)h * w;
+    for (size_t plane = 0; plane < (size_t)n * c; plane++)
+        for (size_t o = 0; o < per_out; o++)
+            dx[plane * per_in + argmax[plane * per_out + o]] += dy[plane * per_out + o];
+}
+
+void cpu_avgpool_forward(void *state, const float *x, float *y, int n, int c, int hw)
+{
+    (void)state;
+    for (size_t plane = 0; plane < (size_t)n * c; plane++) {
+        double sum = 0;
+        for (int j = 0; j < hw; j++)
+            sum += x[plane * hw + j];
+        y[plane] = (float)(sum / hw);
+    }
+}
+
+void cpu_avgpool_backward(void *state, const float *dy, float *dx, int n, int c, int hw)
+{
+    (void)state;
+    for (size_t plane = 0; plane < (size_t)n * c; plane++) {
+        float g = dy[plane] / hw;
+        for (int j = 0; j < hw; j++)
+            dx[plane * hw + j] += g;
+    }
+}
+
+void cpu_add_forward(void *state, const float *a, const float *b, float *y, size_t count)
+{
+    (void)state;
+    for (size_t i = 0; i < count; i++)
+        y[i] = a[i] + b[i];
+}
+
+void cpu_add_backward(void *state, const float *dy, float *da, float *db, size_t count)
+{
+    (void)state;
+    for (size_t i = 0; i < count; i++) {
+        da[i] += dy[i];
+        db[i] += dy[i];
+    }
+}
+
+double cpu_softmax_xent(void *state, const float *logits, const int *labels, float *dlogits, int n, int classes,
+                        int *correct)
+{
+    (void)state;
+    double loss = 0;
+    *correct = 0;
+    for (int i = 0; i < n; i++) {
+        const float *z = logits + (size_t)i * classes;
+        int best = 0;
+        float max = z[0];
+        for (int k = 1; k < classes; k++)
+            if (z[k] > max) {
+                max = z[k];
+                best = k;
+            }
+        *correct += best == labels[i];
+        double sum = 0;
+        for (int k = 0; k < classes; k++)
+            sum += exp((double)z[k] - max);
+        loss += log(sum) - ((double)z[labels[i]] - max);
+        if (!dlogits)
+            continue;
+        for (int k = 0; k < classes; k++) {
+            double p = exp((double)z[k] - max) / sum;
+            dlogits[(size_t)i * classes + k] = (float)((p - (k == labels[i])) / n);
+        }
+    }
+    return loss / n;
+}
+
+static const struct backend reference = {
+    .name = "reference",
+    .linear_forward = ref_linear_forward,
+    .linear_backward = ref_linear_backward,
+    .conv_forward = ref_conv_forward,
+    .conv_backward = ref_conv_backward,
+    .batchnorm_forward = cpu_batchnorm_forward,
+    .batchnorm_backward = cpu_batchnorm_backward,
+    .relu_forward = cpu_relu_forward,
+    .relu_backward = cpu_relu_backward,
+    .maxpool_forward = cpu_maxpool_forward,
+    .maxpool_backward = cpu_maxpool_backward,
+    .avgpool_forward = cpu_avgpool_forward,
+    .avgpool_backward = cpu_avgpool_backward,
+    .add_forward = cpu_add_forward,
+    .add_backward = cpu_add_backward,
+    .softmax_xent = cpu_softmax_xent,
+};
+
+const struct backend *backend_reference(void)
+{
+    return &reference;
+}

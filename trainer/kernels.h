@@ -1,0 +1,28 @@
+/* kernels.h - the plain-C kernels every CPU backend shares (defined in backend_ref.c): the ones
+ * that are memory-bound and gain nothing from BLAS. */
+#ifndef KERNELS_H
+#define KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+void cpu_batchnorm_forward(void *state, const float *x, const float *gamma, const float *beta, float *running_mean,
+                           float *running_var, float *save_mean, float *save_invstd, float *y, int n, int c, int hw,
+                           bool training, float momentum, float eps);
+void cpu_batchnorm_backward(void *state, const float *x, const float *gamma, const float *save_mean,
+                            const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int n,
+                            int c, int hw);
+void cpu_relu_forward(void *state, const float *x, float *y, size_t count);
+void cpu_relu_backward(void *state, const float *y, const float *dy, float *dx, size_t count);
+void cpu_maxpool_forward(void *state, const float *x, float *y, int *argmax, int n, int c, int h, int w, int k,
+                         int stride, int pad);
+void cpu_maxpool_backward(void *state, const int *argmax, const float *dy, float *dx, int n, int c, int h, int w,
+                          int h_out, int w_out);
+void cpu_avgpool_forward(void *state, const float *x, float *y, int n, int c, int hw);
+void cpu_avgpool_backward(void *state, const float *dy, float *dx, int n, int c, int hw);
+void cpu_add_forward(void *state, const float *a, const float *b, float *y, size_t count);
+void cpu_add_backward(void *state, const float *dy, float *da, float *db, size_t count);
+double cpu_softmax_xent(void *state, const float *logits, const int *labels, float *dlogits, int n, int classes,
+                        int *correct);
+
+#endif

@@ -1,0 +1,108 @@
+/* models.c - the model zoo: the three small networks the PyTorch peer defines, and torchvision's
+ * ResNets. */
+#include <string.h>
+
+#include "nn.h"
+#include "nn_build.h"
+
+static void build_mlp(struct model *m)
+{
+    int t = nn_linear(m, 0, 512);   /* 784-512-256-10 */
+    t = nn_relu(m, t);
+    t = nn_linear(m, t, 256);
+    t = nn_relu(m, t);
+    m->logits = nn_linear(m, t, m->classes);
+}
+
+static void build_lenet(struct model *m)
+{
+    int t = nn_relu(m, nn_conv(m, 0, 6, 5, 1, 0, true, NN_INIT_PYTORCH_DEFAULT));   /* 28 -> 24 */
+    t = nn_maxpool(m, t, 2, 2, 0);                                                    /* -> 12 */
+    t = nn_relu(m, nn_conv(m, t, 16, 5, 1, 0, true, NN_INIT_PYTORCH_DEFAULT));       /* -> 8 */
+    t = nn_maxpool(m, t, 2, 2, 0);                                                    /* -> 4: 256 */
+    t = nn_relu(m, nn_linear(m, t, 120));
+    t = nn_relu(m, nn_linear(m, t, 84));
+    m->logits = nn_linear(m, t, m->classes);
+}
+
+static void build_cnn(struct model *m)
+{
+    int t = nn_relu(m, nn_conv(m, 0, 32, 3, 1, 1, true, NN_INIT_PYTORCH_DEFAULT));
+    t = nn_maxpool(m, t, 2, 2, 0);                                                    /* 28 -> 14 */
+    t = nn_relu(m, nn_conv(m, t, 64, 3, 1, 1, true, NN_INIT_PYTORCH_DEFAULT));
+    t = nn_maxpool(m, t, 2, 2, 0);                                                    /* -> 7: 3136 */
+    t = nn_relu(m, nn_linear(m, t, 128));
+    m->logits = nn_linear(m, t, m->classes);
+}
+
+static int conv_bn(struct model *m, int in, int c_out, int k, int stride, int pad)
+{
+    return nn_batchnorm(m, nn_conv(m, in, c_out, k, stride, pad, false, NN_INIT_KAIMING_FAN_OUT));
+}
+
+/* torchvision's BasicBlock (expansion 1) or Bottleneck (expansion 4, stride on the 3x3 conv). */
+static int block(struct model *m, int in, int planes, int stride, bool bottleneck)
+{
+    int expansion = bottleneck ? 4 : 1, c_in = m->tensors[in].c;
+    int t;
+    if (bottleneck) {
+        t = nn_relu(m, conv_bn(m, in, planes, 1, 1, 0));
+        t = nn_relu(m, conv_bn(m, t, planes, 3, stride, 1));
+        t = conv_bn(m, t, planes * expansion, 1, 1, 0);
+    } else {
+        t = nn_relu(m, conv_bn(m, in, planes, 3, stride, 1));
+        t = conv_bn(m, t, planes, 3, 1, 1);
+    }
+    int identity = in;
+    if (stride != 1 || c_in != planes * expansion)
+        identity = conv_bn(m, in, planes * expansion, 1, stride, 0);
+    return nn_relu(m, nn_add(m, t, identity));
+}
+
+static void build_resnet(struct model *m, const int *layers, bool bottleneck)
+{
+    int t;
+    if (m->tensors[0].h < 64) {   /* small images: a 3x3 stride-1 stem, no max pool */
+        t = nn_relu(m, conv_bn(m, 0, 64, 3, 1, 1));
+    } else {                      /* ImageNet stem */
+        t = nn_relu(m, conv_bn(m, 0, 64, 7, 2, 3));
+        t = nn_maxpool(m, t, 3, 2, 1);
+    }
+    static const int planes[4] = {64, 128, 256, 512};
+    for (int stage = 0; stage < 4; stage++)
+        for (int b = 0; b < layers[stage]; b++)
+            t = block(m, t, planes[stage], b == 0 && stage > 0 ? 2 : 1, bottleneck);
+    m->logits = nn_linear(m, nn_avgpool(m, t), m->classes);
+}
+
+int model_build(struct model *m, const char *name, int c, int h, int w, int classes, struct dt_err *err)
+{
+    static const struct { const char *name; int layers[4]; bool bottleneck; } resnets[] = {
+        {"resnet18", {2, 2, 2, 2}, false}, {"resnet34", {3, 4, 6, 3}, false},
+        {"resnet50", {3, 4, 6, 3}, true}, {"resnet101", {3, 4, 23, 3}, true},
+    };
+    nn_begin(m, name, c, h, w, classes);
+    if (strcmp(name, "mlp") == 0) {
+        build_mlp(m);
+    } else if (strcmp(name, "lenet") == 0 || strcmp(name, "cnn") == 0) {
+        if (c != 1 || h != 28 || w != 28) {
+            model_free(m);
+            return dt_fail(err, "model %s takes 28x28x1 images (Fashion-MNIST), not %dx%dx%d", name, h, w, c);
+        }
+        (strcmp(name, "lenet") == 0 ? build_lenet : build_cnn)(m);
+    } else {
+        size_t i = 0;
+        while (i < sizeof resnets / sizeof resnets[0] && strcmp(resnets[i].name, name) != 0)
+            i++;
+        if (i == sizeof resnets / sizeof resnets[0]) {
+            model_free(m);
+            return dt_fail(err, "unknown model \"%s\" (mlp, lenet, cnn, resnet18, resnet34, resnet50, resnet101)", name);
+        }
+        build_resnet(m, resnets[i].layers, resnets[i].bottleneck);
+    }
+    if (m->failed) {
+        model_free(m);
+        return dt_fail(err, "out of memory building %s", name);
+    }
+    return 0;
+}

@@ -1,0 +1,366 @@
+/* nn.c - the model graph: building it, initial values, workspace, forward and backward passes. */
+#include "nn.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_build.h"
+#include "rng.h"
+
+/* BN defaults, as PyTorch's. */
+#define BN_MOMENTUM 0.1f
+#define BN_EPS 1e-5f
+
+size_t tensor_size(const struct model *m, int t)
+{
+    return (size_t)m->tensors[t].c * m->tensors[t].h * m->tensors[t].w;
+}
+
+/* ---------- building ---------- */
+
+static void *grow_array(struct model *m, void *array, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return array;
+    int new_cap = *cap ? *cap * 2 : 32;
+    while (new_cap < need)
+        new_cap *= 2;
+    void *bigger = realloc(array, (size_t)new_cap * elem);
+    if (!bigger) {
+        m->failed = true;
+        return array;
+    }
+    *cap = new_cap;
+    return bigger;
+}
+
+static int new_tensor(struct model *m, int c, int h, int w)
+{
+    m->tensors = grow_array(m, m->tensors, &m->caps[0], m->num_tensors + 1, sizeof *m->tensors);
+    if (m->failed)
+        return 0;
+    m->tensors[m->num_tensors] = (struct tensor_shape){c, h, w};
+    return m->num_tensors++;
+}
+
+static struct op *new_op(struct model *m, enum op_kind kind, int in)
+{
+    m->ops = grow_array(m, m->ops, &m->caps[1], m->num_ops + 1, sizeof *m->ops);
+    if (m->failed)
+        return NULL;
+    struct op *op = &m->ops[m->num_ops++];
+    memset(op, 0, sizeof *op);
+    op->kind = kind;
+    op->in = in;
+    op->slot = -1;
+    return op;
+}
+
+static size_t new_params(struct model *m, size_t count, enum init_kind kind, float scale)
+{
+    m->inits = grow_array(m, m->inits, &m->caps[2], m->num_inits + 1, sizeof *m->inits);
+    if (m->failed)
+        return 0;
+    m->inits[m->num_inits++] = (struct param_init){m->num_params, count, kind, scale};
+    m->num_params += count;
+    return m->num_params - count;
+}
+
+void nn_begin(struct model *m, const char *name, int c, int h, int w, int classes)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s", name);
+    m->classes = classes;
+    new_tensor(m, c, h, w);
+}
+
+int nn_conv(struct model *m, int in, int c_out, int k, int stride, int pad, bool bias, enum nn_conv_init init)
+{
+    struct tensor_shape s = m->tensors[in];
+    struct op *op = new_op(m, OP_CONV, in);
+    if (!op)
+        return 0;
+    op->c_out = c_out, op->k = k, op->stride = stride, op->pad = pad, op->bias = bias;
+    int fan_in = s.c * k * k, fan_out = c_out * k * k;
+    if (init == NN_INIT_KAIMING_FAN_OUT)   /* torchvision ResNets: kaiming_normal_(fan_out, relu) */
+        op->w = new_params(m, (size_t)c_out * fan_in, INIT_NORMAL, sqrtf(2.0f / fan_out));
+    else                                   /* PyTorch's default: kaiming_uniform_(a=sqrt(5)) */
+        op->w = new_params(m, (size_t)c_out * fan_in, INIT_UNIFORM, 1.0f / sqrtf((float)fan_in));
+    if (bias)
+        op->b = new_params(m, (size_t)c_out, INIT_UNIFORM, 1.0f / sqrtf((float)fan_in));
+    int out = new_tensor(m, c_out, conv_out_size(s.h, k, stride, pad), conv_out_size(s.w, k, stride, pad));
+    m->ops[m->num_ops - 1].out = out;
+    return out;
+}
+
+int nn_batchnorm(struct model *m, int in)
+{
+    struct tensor_shape s = m->tensors[in];
+    struct op *op = new_op(m, OP_BATCHNORM, in);
+    if (!op)
+        return 0;
+    op->w = new_params(m, (size_t)s.c, INIT_CONSTANT, 1.0f);
+    m->ops[m->num_ops - 1].b = new_params(m, (size_t)s.c, INIT_CONSTANT, 0.0f);
+    op = &m->ops[m->num_ops - 1];
+    op->running_mean = m->num_buffers;
+    op->running_var = m->num_buffers + (size_t)s.c;
+    m->num_buffers += 2 * (size_t)s.c;
+    op->slot = m->num_slots++;
+    int out = new_tensor(m, s.c, s.h, s.w);
+    m->ops[m->num_ops - 1].out = out;
+    return out;
+}
+
+int nn_relu(struct model *m, int in)
+{
+    struct tensor_shape s = m->tensors[in];
+    if (!new_op(m, OP_RELU, in))
+        return 0;
+    int out = new_tensor(m, s.c, s.h, s.w);
+    m->ops[m->num_ops - 1].out = out;
+    return out;
+}
+
+int nn_maxpool(struct model *m, int in, int k, int stride, int pad)
+{
+    struct tensor_shape s = m->tensors[in];
+    struct op *op = new_op(m, OP_MAXPOOL, in);
+    if (!op)
+        return 0;
+    op->k = k, op->stride = stride, op->pad = pad;
+    op->slot = m->num_slots++;
+    int out = new_tensor(m, s.c, conv_out_size(s.h, k, stride, pad), conv_out_size(s.w, k, stride, pad));
+    m->ops[m->num_ops - 1].out = out;
+    return out;
+}
+
+int nn_avgpool(struct model *m, int in)
+{
+    struct tensor_shape s = m->tensors[in];
+    if (!new_op(m, OP_AVGPOOL, in))
+        return 0;
+    int out = new_tensor(m, s.c, 1, 1);
+    m->ops[m->num_ops - 1].out = out;
+    return out;
+}
+
+int nn_linear(struct model *m, int in, int out_features)
+{
+    int in_features = (int)tensor_size(m, in);
+    struct op *op = new_op(m, OP_LINEAR, in);
+    if (!op)
+        return 0;
+    op->c_out = out_features;
+    op->bias = true;
+    float bound = 1.0f / sqrtf((float)in_features);
+    op->w = new_params(m, (size_t)out_features * in_features, INIT_UNIFORM, bound);
+    m->ops[m->num_ops - 1].b = new_params(m, (size_t)out_features, INIT_UNIFORM, bound);
+    int out = new_tensor(m, out_features, 1, 1);
+    m->ops[m->num_ops - 1].out = out;
+    return out;
+}
+
+int nn_add(struct model *m, int a, int b)
+{
+    struct tensor_shape s = m->tensors[a];
+    struct op *op = new_op(m, OP_ADD, a);
+    if (!op)
+        return 0;
+    op->in2 = b;
+    int out = new_tensor(m, s.c, s.h, s.w);
+    m->ops[m->num_ops - 1].out = out;
+    return out;
+}
+
+void model_free(struct model *m)
+{
+    free(m->tensors);
+    free(m->ops);
+    free(m->inits);
+    memset(m, 0, sizeof *m);
+}
+
+void model_init_params(const struct model *m, float *params, float *buffers, uint64_t seed)
+{
+    struct rng rng;
+    rng_seed(&rng, seed);
+    for (int i = 0; i < m->num_inits; i++) {
+        const struct param_init *init = &m->inits[i];
+        for (size_t j = 0; j < init->count; j++) {
+            float *p = &params[init->offset + j];
+            if (init->kind == INIT_UNIFORM)
+                *p = (float)((2.0 * rng_uniform(&rng) - 1.0) * init->scale);
+            else if (init->kind == INIT_NORMAL)
+                *p = (float)(rng_normal(&rng) * init->scale);
+            else
+                *p = init->scale;
+        }
+    }
+    for (int i = 0; i < m->num_ops; i++) {
+        const struct op *op = &m->ops[i];
+        if (op->kind != OP_BATCHNORM)
+            continue;
+        int c = m->tensors[op->in].c;
+        for (int ch = 0; ch < c; ch++) {
+            buffers[op->running_mean + ch] = 0.0f;
+            buffers[op->running_var + ch] = 1.0f;
+        }
+    }
+}
+
+/* ---------- workspace ---------- */
+
+int workspace_create(struct workspace *ws, const struct model *m, int max_batch, struct dt_err *err)
+{
+    memset(ws, 0, sizeof *ws);
+    ws->max_batch = max_batch;
+    ws->act = calloc((size_t)m->num_tensors, sizeof *ws->act);
+    ws->grad = calloc((size_t)m->num_tensors, sizeof *ws->grad);
+    ws->saved = calloc((size_t)(m->num_slots ? m->num_slots : 1), sizeof *ws->saved);
+    bool ok = ws->act && ws->grad && ws->saved;
+    for (int t = 1; t < m->num_tensors && ok; t++) {
+        size_t count = tensor_size(m, t) * (size_t)max_batch;
+        ws->act[t] = malloc(count * sizeof(float));
+        ws->grad[t] = malloc(count * sizeof(float));
+        ok = ws->act[t] && ws->grad[t];
+    }
+    for (int i = 0; i < m->num_ops && ok; i++) {
+        const struct op *op = &m->ops[i];
+        if (op->kind == OP_BATCHNORM)
+            ok = (ws->saved[op->slot] = malloc(2 * (size_t)m->tensors[op->in].c * sizeof(float))) != NULL;
+        else if (op->kind == OP_MAXPOOL)
+            ok = (ws->saved[op->slot] = malloc(tensor_size(m, op->out) * (size_t)max_batch * sizeof(int))) != NULL;
+    }
+    if (!ok) {
+        workspace_free(ws, m);
+        return dt_fail(err, "out of memory for the activations of %s at batch %d", m->name, max_batch);
+    }
+    return 0;
+}
+
+void workspace_free(struct workspace *ws, const struct model *m)
+{
+    for (int t = 0; ws->act && t < m->num_tensors; t++) {
+        free(ws->act[t]);
+        free(ws->grad[t]);
+    }
+    for (int s = 0; ws->saved && s < m->num_slots; s++)
+        free(ws->saved[s]);
+    free(ws->act);
+    free(ws->grad);
+    free(ws->saved);
+    memset(ws, 0, sizeof *ws);
+}
+
+/* ---------- passes ---------- */
+
+static const float *activation(const struct workspace *ws, int t)
+{
+    return t == 0 ? ws->input : ws->act[t];
+}
+
+static struct conv_shape conv_shape_of(const struct model *m, const struct op *op, int n)
+{
+    struct tensor_shape in = m->tensors[op->in], out = m->tensors[op->out];
+    return (struct conv_shape){.n = n, .c = in.c, .h = in.h, .w = in.w, .c_out = op->c_out, .kh = op->k,
+                               .kw = op->k, .stride = op->stride, .pad = op->pad, .h_out = out.h, .w_out = out.w};
+}
+
+double model_forward(const struct model *m, const struct backend *be, struct workspace *ws, const float *params,
+                     float *buffers, const float *x, const int *labels, int n, bool training, int *correct)
+{
+    ws->input = x;
+    void *st = be->state;
+    for (int i = 0; i < m->num_ops; i++) {
+        const struct op *op = &m->ops[i];
+        const float *in = activation(ws, op->in);
+        float *out = ws->act[op->out];
+        struct tensor_shape s = m->tensors[op->in];
+        size_t count = tensor_size(m, op->in) * (size_t)n;
+        switch (op->kind) {
+        case OP_LINEAR:
+            be->linear_forward(st, in, params + op->w, params + op->b, out, n, (int)tensor_size(m, op->in), op->c_out);
+            break;
+        case OP_CONV: {
+            struct conv_shape cs = conv_shape_of(m, op, n);
+            be->conv_forward(st, &cs, in, params + op->w, op->bias ? params + op->b : NULL, out);
+            break;
+        }
+        case OP_BATCHNORM: {
+            float *saved = ws->saved[op->slot];
+            be->batchnorm_forward(st, in, params + op->w, params + op->b, buffers + op->running_mean,
+                                  buffers + op->running_var, saved, saved + s.c, out, n, s.c, s.h * s.w, training,
+                                  BN_MOMENTUM, BN_EPS);
+            break;
+        }
+        case OP_RELU:
+            be->relu_forward(st, in, out, count);
+            break;
+        case OP_MAXPOOL:
+            be->maxpool_forward(st, in, out, (int *)ws->saved[op->slot], n, s.c, s.h, s.w, op->k, op->stride, op->pad);
+            break;
+        case OP_AVGPOOL:
+            be->avgpool_forward(st, in, out, n, s.c, s.h * s.w);
+            break;
+        case OP_ADD:
+            be->add_forward(st, in, activation(ws, op->in2), out, count);
+            break;
+        }
+    }
+    int right = 0;
+    double loss = be->softmax_xent(st, ws->act[m->logits], labels, training ? ws->grad[m->logits] : NULL, n,
+                                   m->classes, &right);
+    if (correct)
+        *correct = right;
+    return loss;
+}
+
+void model_backward(const struct model *m, const struct backend *be, struct workspace *ws, const float *params,
+                    float *grads, int n)
+{
+    void *st = be->state;
+    for (int t = 1; t < m->num_tensors; t++)
+        if (t != m->logits)
+            memset(ws->grad[t], 0, tensor_size(m, t) * (size_t)n * sizeof(float));
+    for (int i = m->num_ops - 1; i >= 0; i--) {
+        const struct op *op = &m->ops[i];
+        const float *in = activation(ws, op->in);
+        float *din = op->in == 0 ? NULL : ws->grad[op->in];
+        const float *dout = ws->grad[op->out];
+        struct tensor_shape s = m->tensors[op->in];
+        size_t count = tensor_size(m, op->in) * (size_t)n;
+        switch (op->kind) {
+        case OP_LINEAR:
+            be->linear_backward(st, in, params + op->w, dout, din, grads + op->w, grads + op->b, n,
+                                (int)tensor_size(m, op->in), op->c_out);
+            break;
+        case OP_CONV: {
+            struct conv_shape cs = conv_shape_of(m, op, n);
+            be->conv_backward(st, &cs, in, params + op->w, dout, din, grads + op->w, op->bias ? grads + op->b : NULL);
+            break;
+        }
+        case OP_BATCHNORM: {
+            const float *saved = ws->saved[op->slot];
+            be->batchnorm_backward(st, in, params + op->w, saved, saved + s.c, dout, din, grads + op->w, grads + op->b,
+                                   n, s.c, s.h * s.w);
+            break;
+        }
+        case OP_RELU:
+            be->relu_backward(st, ws->act[op->out], dout, din, count);
+            break;
+        case OP_MAXPOOL: {
+            struct tensor_shape o = m->tensors[op->out];
+            be->maxpool_backward(st, (const int *)ws->saved[op->slot], dout, din, n, s.c, s.h, s.w, o.h, o.w);
+            break;
+        }
+        case OP_AVGPOOL:
+            be->avgpool_backward(st, dout, din, n, s.c, s.h * s.w);
+            break;
+        case OP_ADD:
+            be->add_backward(st, dout, din, ws->grad[op->in2], count);
+            break;
+        }
+    }
+}

@@ -1,0 +1,93 @@
+/* nn.h - a model as a list of ops over numbered tensors, with its parameters, gradients and
+ * batch-norm statistics each in one flat float buffer (what data parallelism averages and
+ * checkpoints save), and forward/backward passes over any backend.
+ *
+ * Tensor 0 is the input. Every op reads one tensor (two for a residual add) and writes a new one,
+ * so the graph is also the order of the forward pass; backward walks it in reverse. */
+#ifndef NN_H
+#define NN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "dt_error.h"
+
+enum op_kind { OP_LINEAR, OP_CONV, OP_BATCHNORM, OP_RELU, OP_MAXPOOL, OP_AVGPOOL, OP_ADD };
+
+struct tensor_shape {
+    int c, h, w;              /* per sample; a linear layer reads c*h*w features */
+};
+
+struct op {
+    enum op_kind kind;
+    int in, in2, out;         /* tensors; in2 only for OP_ADD */
+    int c_out, k, stride, pad;
+    bool bias;
+    size_t w, b;              /* offsets of weights and bias (or BN gamma and beta) in params */
+    size_t running_mean, running_var;   /* BN: offsets in buffers */
+    int slot;                 /* BN: saved statistics; maxpool: argmax storage (index into the workspace) */
+};
+
+/* How a parameter range starts out. */
+enum init_kind { INIT_UNIFORM, INIT_NORMAL, INIT_CONSTANT };
+struct param_init {
+    size_t offset, count;
+    enum init_kind kind;
+    float scale;              /* uniform: bound; normal: std; constant: value */
+};
+
+struct model {
+    char name[32];
+    int classes;
+    struct tensor_shape *tensors;
+    int num_tensors;
+    struct op *ops;
+    int num_ops;
+    struct param_init *inits;
+    int num_inits;
+    size_t num_params;        /* trainable: weights, biases, BN gamma and beta */
+    size_t num_buffers;       /* BN running mean and variance */
+    int num_slots;
+    int logits;               /* the tensor holding the class scores */
+    int caps[3];              /* allocated lengths of tensors, ops, inits */
+    bool failed;              /* out of memory while building */
+};
+
+/* Builds a model by name: mlp, lenet, cnn (the exact shapes the PyTorch peer uses), resnet18,
+ * resnet34, resnet50, resnet101 (torchvision's blocks; inputs under 64x64 get a 3x3 stride-1 stem
+ * and no max pool, larger ones the ImageNet stem). Returns 0, or -1 with err. */
+int model_build(struct model *m, const char *name, int c, int h, int w, int classes, struct dt_err *err);
+void model_free(struct model *m);
+
+/* Fills params with the initial values (PyTorch's defaults; torchvision's for ResNets) from a
+ * seeded generator, and buffers with BN's initial running statistics. */
+void model_init_params(const struct model *m, float *params, float *buffers, uint64_t seed);
+
+/* Activations, their gradients and per-op scratch for batches of up to max_batch samples. */
+struct workspace {
+    int max_batch;
+    const float *input;       /* the batch being processed (not owned) */
+    float **act, **grad;      /* per tensor; act[0] and grad[0] unused */
+    float **saved;            /* per slot: BN mean and invstd (2c floats), or maxpool argmax */
+};
+
+int workspace_create(struct workspace *ws, const struct model *m, int max_batch, struct dt_err *err);
+void workspace_free(struct workspace *ws, const struct model *m);
+
+/* Forward pass over n <= max_batch samples x (n x c x h x w). Returns the mean cross-entropy
+ * loss; *correct counts right answers. training: batch statistics (updating the running ones in
+ * buffers), and the loss gradient kept for backward. */
+double model_forward(const struct model *m, const struct backend *be, struct workspace *ws, const float *params,
+                     float *buffers, const float *x, const int *labels, int n, bool training, int *correct);
+
+/* Backward pass of the last training forward: ADDS the parameter gradients into grads (zero it
+ * first). */
+void model_backward(const struct model *m, const struct backend *be, struct workspace *ws, const float *params,
+                    float *grads, int n);
+
+/* Elements one sample of tensor t holds. */
+size_t tensor_size(const struct model *m, int t);
+
+#endif

@@ -1,0 +1,24 @@
+/* nn_build.h - appending ops to a model (nn.c); used by the model zoo (models.c) and tests. Each
+ * call returns the new op's output tensor. */
+#ifndef NN_BUILD_H
+#define NN_BUILD_H
+
+#include <stdbool.h>
+
+#include "nn.h"
+
+enum nn_conv_init {
+    NN_INIT_PYTORCH_DEFAULT,   /* uniform(+-1/sqrt(fan_in)), as nn.Conv2d */
+    NN_INIT_KAIMING_FAN_OUT,   /* normal(0, sqrt(2/fan_out)), as torchvision's ResNets */
+};
+
+void nn_begin(struct model *m, const char *name, int c, int h, int w, int classes);
+int nn_conv(struct model *m, int in, int c_out, int k, int stride, int pad, bool bias, enum nn_conv_init init);
+int nn_batchnorm(struct model *m, int in);
+int nn_relu(struct model *m, int in);
+int nn_maxpool(struct model *m, int in, int k, int stride, int pad);
+int nn_avgpool(struct model *m, int in);
+int nn_linear(struct model *m, int in, int out_features);
+int nn_add(struct model *m, int a, int b);
+
+#endif
