@@ -21,6 +21,8 @@ LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/pla
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
 ENGINE_SRC := trainer/nn.c trainer/models.c trainer/backend_ref.c trainer/backend_cpu.c
 ENGINE_LIBS := -lopenblas -lm
+TRAINER_SRC := $(ENGINE_SRC) trainer/optim.c trainer/data.c trainer/loader.c trainer/train.c logs/seedlog.c
+TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread
 
 # tool name -> its sources
 dtrain_SRC := launcher/dtrain.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
@@ -29,7 +31,9 @@ dtrain-hostlist_SRC := common/dtrain_hostlist.c $(COMMON_SRC)
 dtrain-rankinfo_SRC := launcher/dtrain_rankinfo.c
 dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
 dtrain-topo_LIBS := -lhwloc -ljansson
-TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo
+dtrain-train_SRC := trainer/dtrain_train.c $(TRAINER_SRC) $(COMMON_SRC)
+dtrain-train_LIBS := $(TRAINER_LIBS)
+TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train
 
 # test name -> its sources (cmocka)
 test_hostlist_SRC := tests/test_hostlist.c tests/testutil.c $(COMMON_SRC)
@@ -43,8 +47,10 @@ test_plan_SRC := tests/test_plan.c tests/testutil.c $(LAUNCHER_SRC) $(TOPOLOGY_S
 test_plan_LIBS := -lhwloc -ljansson
 test_nn_SRC := tests/test_nn.c $(ENGINE_SRC) $(COMMON_SRC)
 test_nn_LIBS := $(ENGINE_LIBS)
+test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
+test_train_LIBS := $(TRAINER_LIBS)
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_fuzz_replay
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_fuzz_replay
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin

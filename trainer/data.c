@@ -1,0 +1,260 @@
+/* data.c - IDX loading, synthetic samples, bigMNIST deformations (see data.h). */
+#include "data.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "rng.h"
+
+/* Samples in the synthetic sets, the size of (Fashion-)MNIST's. */
+#define SYNTHETIC_TRAIN 60000
+#define SYNTHETIC_TEST 10000
+/* Largest image a synthetic spec may ask for: 4096x4096x4. */
+#define SYNTHETIC_MAX_SIDE 4096
+
+/* Reads exactly len bytes at the current offset of a (possibly gzipped) file. */
+static int read_exact(gzFile f, const char *path, void *buf, size_t len, long offset, const char *what, struct dt_err *err)
+{
+    size_t done = 0;
+    while (done < len) {
+        unsigned chunk = len - done > (1u << 30) ? 1u << 30 : (unsigned)(len - done);
+        int n = gzread(f, (char *)buf + done, chunk);
+        if (n < 0) {
+            int code;
+            const char *msg = gzerror(f, &code);
+            return dt_fail(err, "%s: offset %ld: cannot read %s: %s", path, offset + (long)done, what, msg);
+        }
+        if (n == 0)
+            return dt_fail(err, "%s: truncated at offset %ld: expected %zu bytes of %s, the file ends after %zu",
+                           path, offset + (long)done, len, what, done);
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+static uint32_t big_endian(const uint8_t *b)
+{
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+int idx_read(const char *path, int dims, uint32_t *sizes, uint8_t **data, long *count, struct dt_err *err)
+{
+    *data = NULL;
+    gzFile f = gzopen(path, "rb");   /* reads plain files unchanged, so .gz is optional */
+    if (!f)
+        return dt_fail(err, "%s: %s", path, errno ? strerror(errno) : "cannot open");
+    uint8_t header[4 + 4 * 3];
+    int rc = read_exact(f, path, header, 4 + 4 * (size_t)dims, 0, "IDX header", err);
+    uint32_t magic = rc == 0 ? big_endian(header) : 0;
+    if (rc == 0 && magic != 0x00000800u + (uint32_t)dims)
+        rc = dt_fail(err, "%s: offset 0: expected the IDX magic 0x%08x (unsigned bytes, %d dimension%s), found 0x%08x",
+                     path, 0x00000800u + (uint32_t)dims, dims, dims > 1 ? "s" : "", magic);
+    size_t total = 1;
+    for (int d = 0; rc == 0 && d < dims; d++) {
+        sizes[d] = big_endian(header + 4 + 4 * d);
+        if (sizes[d] == 0 || sizes[d] > (d == 0 ? 100000000u : 65536u))
+            rc = dt_fail(err, "%s: offset %d: dimension %d is %u, not a plausible size", path, 4 + 4 * d, d, sizes[d]);
+        total *= sizes[d];
+    }
+    if (rc == 0 && !(*data = malloc(total)))
+        rc = dt_fail(err, "%s: out of memory for %zu bytes", path, total);
+    if (rc == 0) {
+        char what[96];
+        if (dims == 1)
+            snprintf(what, sizeof what, "labels (%u of them)", sizes[0]);
+        else
+            snprintf(what, sizeof what, "pixels (%u images of %ux%u)", sizes[0], sizes[1], sizes[2]);
+        rc = read_exact(f, path, *data, total, 4 + 4 * dims, what, err);
+    }
+    gzclose(f);
+    if (rc < 0) {
+        free(*data);
+        *data = NULL;
+        return -1;
+    }
+    *count = (long)sizes[0];
+    return 0;
+}
+
+/* The first of the usual names of an IDX file that exists in dir. */
+static void find_idx(const char *dir, const char *prefix, const char *kind, char *path, size_t size)
+{
+    static const char *const patterns[] = {"%s/%s-%s-idx%d-ubyte.gz", "%s/%s-%s-idx%d-ubyte", "%s/%s-%s.idx%d-ubyte"};
+    int dims = strcmp(kind, "images") == 0 ? 3 : 1;
+    for (size_t i = 0; i < sizeof patterns / sizeof patterns[0]; i++) {
+        snprintf(path, size, patterns[i], dir, prefix, kind, dims);
+        if (access(path, R_OK) == 0)
+            return;
+    }
+    snprintf(path, size, patterns[0], dir, prefix, kind, dims);   /* the one to name in the error */
+}
+
+static int load_idx_pair(struct dataset *ds, const char *dir, const char *prefix, struct dt_err *err)
+{
+    char images[4096], labels[4096];
+    find_idx(dir, prefix, "images", images, sizeof images);
+    find_idx(dir, prefix, "labels", labels, sizeof labels);
+    uint32_t isize[3], lsize[1];
+    long n_images, n_labels;
+    if (idx_read(images, 3, isize, &ds->pixels, &n_images, err) < 0 ||
+        idx_read(labels, 1, lsize, &ds->labels, &n_labels, err) < 0)
+        return -1;
+    if (n_images != n_labels)
+        return dt_fail(err, "%s has %ld images but %s has %ld labels", images, n_images, labels, n_labels);
+    ds->count = ds->base_count = n_images;
+    ds->c = 1, ds->h = (int)isize[1], ds->w = (int)isize[2], ds->classes = 10;
+    for (long i = 0; i < n_labels; i++)
+        if (ds->labels[i] >= ds->classes)
+            return dt_fail(err, "%s: offset %ld: label %u is not a class from 0 to %d", labels, 8 + i, ds->labels[i],
+                           ds->classes - 1);
+    return 0;
+}
+
+/* Mean and standard deviation of all training pixels (scaled to [0, 1]). */
+static void pixel_stats(struct dataset *ds)
+{
+    double sum = 0, sumsq = 0;
+    size_t total = (size_t)ds->base_count * ds->h * ds->w;
+    for (size_t i = 0; i < total; i++) {
+        double v = ds->pixels[i] / 255.0;
+        sum += v;
+        sumsq += v * v;
+    }
+    double mean = sum / total;
+    ds->mean = (float)mean;
+    ds->std = (float)sqrt(sumsq / total - mean * mean);
+}
+
+static int parse_synthetic(const char *spec, struct dataset *ds, struct dt_err *err)
+{
+    ds->h = ds->w = 28, ds->c = 1;
+    const char *shape = strchr(spec, ':');
+    if (shape) {
+        char extra;
+        if (sscanf(shape + 1, "%dx%dx%d%c", &ds->h, &ds->w, &ds->c, &extra) != 3 || ds->h < 1 || ds->w < 1 ||
+            ds->c < 1 || ds->h > SYNTHETIC_MAX_SIDE || ds->w > SYNTHETIC_MAX_SIDE || ds->c > 4)
+            return dt_fail(err, "--dataset %s: expected synthetic:HxWxC, e.g. synthetic:224x224x3", spec);
+    }
+    ds->kind = DATASET_SYNTHETIC;
+    ds->classes = 10;
+    ds->mean = 0.0f, ds->std = 1.0f;
+    return 0;
+}
+
+int dataset_open(const char *spec, const char *dir, struct dataset *train, struct dataset *test, struct dt_err *err)
+{
+    memset(train, 0, sizeof *train);
+    memset(test, 0, sizeof *test);
+    snprintf(train->name, sizeof train->name, "%s", spec);
+    snprintf(test->name, sizeof test->name, "%s", spec);
+    if (strncmp(spec, "synthetic", 9) == 0 && (spec[9] == '\0' || spec[9] == ':')) {
+        if (parse_synthetic(spec, train, err) < 0)
+            return -1;
+        *test = *train;
+        train->count = SYNTHETIC_TRAIN, train->seed = 0x5eed;
+        test->count = SYNTHETIC_TEST, test->seed = 0x7e57;
+        return 0;
+    }
+    int factor = 0;
+    if (strncmp(spec, "bigmnist", 8) == 0 && (spec[8] == '\0' || spec[8] == ':')) {
+        factor = DATA_BIGMNIST_FACTOR;
+        char extra;
+        if (spec[8] == ':' && (sscanf(spec + 9, "%d%c", &factor, &extra) != 1 || factor < 1 || factor > 100000))
+            return dt_fail(err, "--dataset %s: expected bigmnist:K with K from 1 to 100000", spec);
+    } else if (strcmp(spec, "fashion-mnist") != 0 && strcmp(spec, "mnist") != 0) {
+        return dt_fail(err, "unknown dataset \"%s\" (fashion-mnist, mnist, synthetic[:HxWxC], bigmnist[:K])", spec);
+    }
+    if (load_idx_pair(train, dir, "train", err) < 0 || load_idx_pair(test, dir, "t10k", err) < 0) {
+        dataset_free(train);
+        dataset_free(test);
+        return -1;
+    }
+    if (test->h != train->h || test->w != train->w) {
+        dataset_free(train);
+        dataset_free(test);
+        return dt_fail(err, "%s: the test images are %dx%d but the training images %dx%d", dir, test->h, test->w,
+                       train->h, train->w);
+    }
+    pixel_stats(train);
+    test->mean = train->mean, test->std = train->std;
+    if (factor) {
+        train->kind = DATASET_BIGMNIST;
+        train->count = train->base_count * factor;
+        train->seed = 0xb16;
+    }
+    return 0;
+}
+
+void dataset_free(struct dataset *ds)
+{
+    free(ds->pixels);
+    free(ds->labels);
+    ds->pixels = ds->labels = NULL;
+}
+
+/* bigMNIST: a random affine map (rotation +-12 deg, scale 0.9-1.1, shear +-0.15, shift +-2 px)
+ * and a smooth elastic ripple, drawn from the sample's own seed, sampled bilinearly. Variant 0
+ * of each image is the image itself. */
+static void deformed_sample(const struct dataset *ds, long index, float *out)
+{
+    long base = index % ds->base_count, variant = index / ds->base_count;
+    const uint8_t *img = ds->pixels + (size_t)base * ds->h * ds->w;
+    float inv255 = 1.0f / 255.0f;
+    if (variant == 0) {
+        for (int i = 0; i < ds->h * ds->w; i++)
+            out[i] = (img[i] * inv255 - ds->mean) / ds->std;
+        return;
+    }
+    struct rng r;
+    rng_seed(&r, ds->seed ^ (uint64_t)index * 0x9e3779b97f4a7c15ULL);
+    double angle = (rng_uniform(&r) * 2 - 1) * 0.2094, scale = 0.9 + 0.2 * rng_uniform(&r);
+    double shear = (rng_uniform(&r) * 2 - 1) * 0.15, tx = (rng_uniform(&r) * 2 - 1) * 2, ty = (rng_uniform(&r) * 2 - 1) * 2;
+    double amp = rng_uniform(&r) * 1.0, wave = 6 + 6 * rng_uniform(&r), phase = rng_uniform(&r) * 6.2832;
+    double ca = cos(angle) / scale, sa = sin(angle) / scale, cy = (ds->h - 1) / 2.0, cx = (ds->w - 1) / 2.0;
+    for (int y = 0; y < ds->h; y++)
+        for (int x = 0; x < ds->w; x++) {
+            /* output pixel -> source position (inverse map) */
+            double dx = x - cx - tx, dy = y - cy - ty;
+            dx += amp * sin(6.2832 * dy / wave + phase);
+            double sx = ca * dx + (sa + shear) * dy + cx, sy = -sa * dx + ca * dy + cy;
+            int x0 = (int)floor(sx), y0 = (int)floor(sy);
+            double fx = sx - x0, fy = sy - y0, v = 0;
+            for (int k = 0; k < 4; k++) {
+                int xi = x0 + (k & 1), yi = y0 + (k >> 1);
+                if (xi >= 0 && xi < ds->w && yi >= 0 && yi < ds->h)
+                    v += ((k & 1) ? fx : 1 - fx) * ((k >> 1) ? fy : 1 - fy) * img[yi * ds->w + xi];
+            }
+            out[y * ds->w + x] = ((float)v * inv255 - ds->mean) / ds->std;
+        }
+}
+
+void dataset_sample(const struct dataset *ds, long index, float *out, int *label)
+{
+    size_t size = (size_t)ds->c * ds->h * ds->w;
+    switch (ds->kind) {
+    case DATASET_IDX: {
+        const uint8_t *img = ds->pixels + (size_t)index * size;
+        for (size_t i = 0; i < size; i++)
+            out[i] = (img[i] / 255.0f - ds->mean) / ds->std;
+        *label = ds->labels[index];
+        break;
+    }
+    case DATASET_BIGMNIST:
+        deformed_sample(ds, index, out);
+        *label = ds->labels[index % ds->base_count];
+        break;
+    case DATASET_SYNTHETIC: {
+        struct rng r;
+        rng_seed(&r, ds->seed ^ (uint64_t)index * 0x9e3779b97f4a7c15ULL);
+        *label = (int)rng_below(&r, (uint64_t)ds->classes);
+        for (size_t i = 0; i < size; i++)
+            out[i] = (float)(rng_uniform(&r) * 2 - 1);
+        break;
+    }
+    }
+}

@@ -1,0 +1,48 @@
+/* data.h - datasets: MNIST-format IDX files (Fashion-MNIST by default), synthetic inputs of any
+ * shape for speed runs, and bigMNIST, the training set enlarged by deterministic per-sample
+ * deformations computed on the fly (nothing is stored). */
+#ifndef DATA_H
+#define DATA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dt_error.h"
+
+/* Where Debian's dataset-fashion-mnist puts its IDX files. */
+#define DATA_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
+
+/* bigMNIST's default factor: 60000 x 120 = 7.2 M samples, the seeds' 140626 steps of 512 for 10
+ * epochs. */
+#define DATA_BIGMNIST_FACTOR 120
+
+enum dataset_kind { DATASET_IDX, DATASET_SYNTHETIC, DATASET_BIGMNIST };
+
+struct dataset {
+    enum dataset_kind kind;
+    char name[64];
+    long count;                /* samples */
+    int c, h, w, classes;
+    uint8_t *pixels;           /* IDX and bigMNIST: count_base x h x w bytes */
+    uint8_t *labels;
+    long base_count;           /* bigMNIST: the images deformed */
+    float mean, std;           /* pixel normalisation, from the training images */
+    uint64_t seed;             /* synthetic and bigMNIST: what the samples are derived from */
+};
+
+/* Opens the training and test sets of a dataset spec:
+ *   fashion-mnist, mnist   IDX files in dir (train-images-idx3-ubyte[.gz] and friends)
+ *   synthetic[:HxWxC]      random inputs (default 28x28x1), 60000 + 10000 samples
+ *   bigmnist[:K]           the IDX training set x K (default 120) deformed; the plain test set
+ * Returns 0, or -1 with err naming the file, the byte offset and what was expected. */
+int dataset_open(const char *spec, const char *dir, struct dataset *train, struct dataset *test, struct dt_err *err);
+void dataset_free(struct dataset *ds);
+
+/* Sample `index` (0 <= index < count), normalised, into out (c x h x w floats); its class into *label. */
+void dataset_sample(const struct dataset *ds, long index, float *out, int *label);
+
+/* Reads one IDX file of `dims` dimensions (magic 0x0000080N); *data holds the bytes. Exposed for
+ * tests. Returns 0 or -1 with err. */
+int idx_read(const char *path, int dims, uint32_t *sizes, uint8_t **data, long *count, struct dt_err *err);
+
+#endif

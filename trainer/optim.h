@@ -1,0 +1,28 @@
+/* optim.h - optimizers over the flat parameter buffer, with PyTorch's update rules (torch.optim.SGD
+ * and torch.optim.Adam), so runs compare with the PyTorch peer step for step. */
+#ifndef OPTIM_H
+#define OPTIM_H
+
+#include <stddef.h>
+
+#include "dt_error.h"
+
+enum optim_kind { OPTIM_SGD, OPTIM_ADAM };
+
+struct optimizer {
+    enum optim_kind kind;
+    float lr, momentum, weight_decay;   /* momentum: SGD only */
+    float beta1, beta2, eps;            /* Adam only */
+    long step;                          /* steps taken: Adam's bias correction */
+    size_t count;
+    float *m, *v;                       /* SGD: m = momentum buffer; Adam: first and second moments */
+};
+
+/* "sgd" or "adam"; lr and friends are set by the caller afterwards. Returns 0 or -1 with err. */
+int optim_create(struct optimizer *opt, const char *name, size_t count, struct dt_err *err);
+void optim_free(struct optimizer *opt);
+
+/* One update of params from grads. */
+void optim_step(struct optimizer *opt, float *params, const float *grads);
+
+#endif

@@ -1,0 +1,37 @@
+/* train.h - one training run: data, model, backend and optimizer put together, the seed-format
+ * log lines on the way, the final numbers at the end. */
+#ifndef TRAIN_H
+#define TRAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dt_error.h"
+
+struct train_config {
+    const char *model, *dataset, *data_dir, *optimizer, *backend;
+    int batch, epochs, threads, log_every, eval_every;
+    long max_steps;            /* 0: no limit */
+    double lr, momentum, weight_decay;
+    bool lr_scale_linear;      /* lr x world size, as the seeds (0.01 x world_size) */
+    uint64_t seed;
+    int rank, world;           /* this process in the data-parallel job (0 of 1 alone) */
+    bool progress;             /* an ETA line on stderr with each Step line */
+};
+
+struct train_result {
+    long steps;
+    int epochs_done;
+    double seconds;            /* training time, evaluation excluded */
+    double peak_rate, final_rate;   /* samples/s of all ranks */
+    double final_accuracy;     /* of the last evaluation; -1 if none ran */
+    double final_loss;
+    size_t params;
+};
+
+/* Runs the training described by cfg, writing Step and Epoch lines to out. Returns 0, or -1 with
+ * err (bad input, a loss that is not finite, out of memory). */
+int train_run(const struct train_config *cfg, FILE *out, struct train_result *result, struct dt_err *err);
+
+#endif
