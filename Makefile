@@ -62,10 +62,14 @@ all: $(addprefix $(BIN)/,$(TOOLS))
 # Release objects and sanitized test objects live apart, so `make && make test` rebuilds nothing twice.
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(DT_CFLAGS) -c $< -o $@
+	$(CC) $(DT_CFLAGS) $(HOT) -c $< -o $@
 $(BUILD)/test/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(DT_CFLAGS) $(SANITIZE) -c $< -o $@
+	$(CC) $(DT_CFLAGS) $(HOT) $(SANITIZE) -c $< -o $@
+
+# The trainer's kernels: GCC 12's -O2 vectorises only loops that need no alias check, and
+# errno-setting sqrtf never; its elementwise loops run 4-8x faster with these.
+$(BUILD)/obj/trainer/%.o $(BUILD)/test/obj/trainer/%.o: HOT := -O3 -fno-math-errno
 
 define tool_rules
 $(BIN)/$(1): $(call obj,$(BUILD)/obj,$($(1)_SRC))

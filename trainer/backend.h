@@ -19,7 +19,16 @@ struct conv_shape {
     int c_out, kh, kw;
     int stride, pad;
     int h_out, w_out;
+    /* Optional, for backends that lower convolutions to GEMM: a buffer of c*kh*kw x n*h_out*w_out
+     * floats where forward leaves its im2col columns and backward reuses them; NULL: rebuilt. */
+    float *cols;
 };
+
+/* Elements of the im2col matrix of a convolution over n images. */
+static inline size_t conv_cols_size(const struct conv_shape *s)
+{
+    return (size_t)s->c * s->kh * s->kw * s->n * s->h_out * s->w_out;
+}
 
 /* Output size of a convolution or pooling window along one axis. */
 static inline int conv_out_size(int in, int k, int stride, int pad)

@@ -66,56 +66,71 @@ static int chunk_images(const struct conv_shape *s)
     return images > (size_t)s->n ? s->n : (int)images;
 }
 
+/* The output columns [*lo, *hi) whose input column ox*stride - pad + kx is inside the image. */
+static void valid_span(const struct conv_shape *s, int kx, int *lo, int *hi)
+{
+    int first = s->pad - kx;   /* smallest ox*stride that lands on column 0 */
+    *lo = first <= 0 ? 0 : (first + s->stride - 1) / s->stride;
+    int last = s->w - 1 + s->pad - kx;   /* largest ox*stride that lands on column w-1 */
+    *hi = last < 0 ? 0 : last / s->stride + 1;
+    if (*hi > s->w_out)
+        *hi = s->w_out;
+    if (*lo > *hi)
+        *lo = *hi;
+}
+
 /* cols[(ci*kh+ky)*kw+kx][img*hw_out + oy*w_out + ox] = x[first+img][ci][iy][ix] (0 in the padding) */
-static void im2col(const struct conv_shape *s, const float *x, int first, int images, float *cols)
+static void im2col(const struct conv_shape *s, const float *restrict x, int first, int images, float *restrict cols)
 {
     size_t hw_out = (size_t)s->h_out * s->w_out, row_len = hw_out * images;
     for (int ci = 0; ci < s->c; ci++)
         for (int ky = 0; ky < s->kh; ky++)
             for (int kx = 0; kx < s->kw; kx++) {
                 float *row = cols + ((size_t)(ci * s->kh + ky) * s->kw + kx) * row_len;
+                int lo, hi;
+                valid_span(s, kx, &lo, &hi);
                 for (int img = 0; img < images; img++) {
                     const float *plane = x + ((size_t)(first + img) * s->c + ci) * s->h * s->w;
-                    float *dst = row + img * hw_out;
                     for (int oy = 0; oy < s->h_out; oy++) {
                         int iy = oy * s->stride - s->pad + ky;
-                        float *d = dst + (size_t)oy * s->w_out;
+                        float *d = row + img * hw_out + (size_t)oy * s->w_out;
                         if (iy < 0 || iy >= s->h) {
                             memset(d, 0, sizeof(float) * s->w_out);
                             continue;
                         }
-                        const float *src = plane + (size_t)iy * s->w;
-                        for (int ox = 0; ox < s->w_out; ox++) {
-                            int ix = ox * s->stride - s->pad + kx;
-                            d[ox] = ix >= 0 && ix < s->w ? src[ix] : 0.0f;
-                        }
+                        const float *src = plane + (size_t)iy * s->w - s->pad + kx;   /* src[ox*stride] */
+                        memset(d, 0, sizeof(float) * lo);
+                        if (s->stride == 1)
+                            memcpy(d + lo, src + lo, sizeof(float) * (hi - lo));
+                        else
+                            for (int ox = lo; ox < hi; ox++)
+                                d[ox] = src[ox * s->stride];
+                        memset(d + hi, 0, sizeof(float) * (s->w_out - hi));
                     }
                 }
             }
 }
 
 /* The inverse scatter: dx[first+img][ci][iy][ix] += dcols[...] */
-static void col2im(const struct conv_shape *s, const float *dcols, int first, int images, float *dx)
+static void col2im(const struct conv_shape *s, const float *restrict dcols, int first, int images, float *restrict dx)
 {
     size_t hw_out = (size_t)s->h_out * s->w_out, row_len = hw_out * images;
     for (int ci = 0; ci < s->c; ci++)
         for (int ky = 0; ky < s->kh; ky++)
             for (int kx = 0; kx < s->kw; kx++) {
                 const float *row = dcols + ((size_t)(ci * s->kh + ky) * s->kw + kx) * row_len;
+                int lo, hi;
+                valid_span(s, kx, &lo, &hi);
                 for (int img = 0; img < images; img++) {
                     float *plane = dx + ((size_t)(first + img) * s->c + ci) * s->h * s->w;
-                    const float *src = row + img * hw_out;
                     for (int oy = 0; oy < s->h_out; oy++) {
                         int iy = oy * s->stride - s->pad + ky;
                         if (iy < 0 || iy >= s->h)
                             continue;
-                        float *d = plane + (size_t)iy * s->w;
-                        const float *g = src + (size_t)oy * s->w_out;
-                        for (int ox = 0; ox < s->w_out; ox++) {
-                            int ix = ox * s->stride - s->pad + kx;
-                            if (ix >= 0 && ix < s->w)
-                                d[ix] += g[ox];
-                        }
+                        float *d = plane + (size_t)iy * s->w - s->pad + kx;
+                        const float *g = row + img * hw_out + (size_t)oy * s->w_out;
+                        for (int ox = lo; ox < hi; ox++)
+                            d[ox * s->stride] += g[ox];
                     }
                 }
             }
@@ -128,7 +143,8 @@ static void cpu_conv_forward(void *state, const struct conv_shape *s, const floa
     int per_chunk = chunk_images(s);
     int k = s->c * s->kh * s->kw;
     size_t hw_out = (size_t)s->h_out * s->w_out;
-    float *cols = scratch(st, &st->cols, &st->cols_cap, (size_t)k * hw_out * per_chunk);
+    bool keep = s->cols && per_chunk == s->n;   /* one chunk: backward can reuse the columns */
+    float *cols = keep ? s->cols : scratch(st, &st->cols, &st->cols_cap, (size_t)k * hw_out * per_chunk);
     float *out = scratch(st, &st->out, &st->out_cap, (size_t)s->c_out * hw_out * per_chunk);
     if (st->failed)
         return;
@@ -157,7 +173,8 @@ static void cpu_conv_backward(void *state, const struct conv_shape *s, const flo
     int per_chunk = chunk_images(s);
     int k = s->c * s->kh * s->kw;
     size_t hw_out = (size_t)s->h_out * s->w_out;
-    float *cols = scratch(st, &st->cols, &st->cols_cap, (size_t)k * hw_out * per_chunk);
+    bool kept = s->cols && per_chunk == s->n;   /* the forward pass left the columns there */
+    float *cols = kept ? s->cols : scratch(st, &st->cols, &st->cols_cap, (size_t)k * hw_out * per_chunk);
     float *dyc = scratch(st, &st->out, &st->out_cap, (size_t)s->c_out * hw_out * per_chunk);
     float *dcols = scratch(st, &st->dcols, &st->dcols_cap, (size_t)k * hw_out * per_chunk);
     if (st->failed)
@@ -177,7 +194,8 @@ static void cpu_conv_backward(void *state, const struct conv_shape *s, const flo
                     sum += dyc[(size_t)co * cols_n + p];
                 db[co] += (float)sum;
             }
-        im2col(s, x, first, images, cols);
+        if (!kept)
+            im2col(s, x, first, images, cols);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->c_out, k, cols_n, 1.0f, dyc, cols_n, cols, cols_n, 1.0f,
                     dw, k);
         if (!dx)

@@ -146,6 +146,19 @@ static int parse_synthetic(const char *spec, struct dataset *ds, struct dt_err *
     return 0;
 }
 
+static int make_pool(struct dataset *ds, struct dt_err *err)
+{
+    size_t size = (size_t)ds->c * ds->h * ds->w;
+    ds->pool = malloc(size * DATA_SYNTHETIC_POOL * sizeof(float));
+    if (!ds->pool)
+        return dt_fail(err, "out of memory for %d synthetic samples of %zu values", DATA_SYNTHETIC_POOL, size);
+    struct rng r;
+    rng_seed(&r, ds->seed);
+    for (size_t i = 0; i < size * DATA_SYNTHETIC_POOL; i++)
+        ds->pool[i] = (float)(rng_uniform(&r) * 2 - 1);
+    return 0;
+}
+
 int dataset_open(const char *spec, const char *dir, struct dataset *train, struct dataset *test, struct dt_err *err)
 {
     memset(train, 0, sizeof *train);
@@ -158,6 +171,11 @@ int dataset_open(const char *spec, const char *dir, struct dataset *train, struc
         *test = *train;
         train->count = SYNTHETIC_TRAIN, train->seed = 0x5eed;
         test->count = SYNTHETIC_TEST, test->seed = 0x7e57;
+        if (make_pool(train, err) < 0 || make_pool(test, err) < 0) {
+            dataset_free(train);
+            dataset_free(test);
+            return -1;
+        }
         return 0;
     }
     int factor = 0;
@@ -194,7 +212,9 @@ void dataset_free(struct dataset *ds)
 {
     free(ds->pixels);
     free(ds->labels);
+    free(ds->pool);
     ds->pixels = ds->labels = NULL;
+    ds->pool = NULL;
 }
 
 /* bigMNIST: a random affine map (rotation +-12 deg, scale 0.9-1.1, shear +-0.15, shift +-2 px)
@@ -252,8 +272,7 @@ void dataset_sample(const struct dataset *ds, long index, float *out, int *label
         struct rng r;
         rng_seed(&r, ds->seed ^ (uint64_t)index * 0x9e3779b97f4a7c15ULL);
         *label = (int)rng_below(&r, (uint64_t)ds->classes);
-        for (size_t i = 0; i < size; i++)
-            out[i] = (float)(rng_uniform(&r) * 2 - 1);
+        memcpy(out, ds->pool + (size_t)(index % DATA_SYNTHETIC_POOL) * size, size * sizeof(float));
         break;
     }
     }

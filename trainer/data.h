@@ -28,7 +28,12 @@ struct dataset {
     long base_count;           /* bigMNIST: the images deformed */
     float mean, std;           /* pixel normalisation, from the training images */
     uint64_t seed;             /* synthetic and bigMNIST: what the samples are derived from */
+    float *pool;               /* synthetic: DATA_SYNTHETIC_POOL random samples, reused */
 };
+
+/* Distinct synthetic samples: speed runs measure training, not a random-number generator, so
+ * samples are copies from a pool made once (labels still differ per index). */
+#define DATA_SYNTHETIC_POOL 256
 
 /* Opens the training and test sets of a dataset spec:
  *   fashion-mnist, mnist   IDX files in dir (train-images-idx3-ubyte[.gz] and friends)

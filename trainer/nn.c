@@ -219,7 +219,19 @@ int workspace_create(struct workspace *ws, const struct model *m, int max_batch,
     ws->act = calloc((size_t)m->num_tensors, sizeof *ws->act);
     ws->grad = calloc((size_t)m->num_tensors, sizeof *ws->grad);
     ws->saved = calloc((size_t)(m->num_slots ? m->num_slots : 1), sizeof *ws->saved);
-    bool ok = ws->act && ws->grad && ws->saved;
+    ws->cols = calloc((size_t)(m->num_ops ? m->num_ops : 1), sizeof *ws->cols);
+    bool ok = ws->act && ws->grad && ws->saved && ws->cols;
+    size_t kept = 0;
+    for (int i = 0; i < m->num_ops && ok; i++) {
+        if (m->ops[i].kind != OP_CONV)
+            continue;
+        struct tensor_shape in = m->tensors[m->ops[i].in], out = m->tensors[m->ops[i].out];
+        size_t size = (size_t)in.c * m->ops[i].k * m->ops[i].k * out.h * out.w * max_batch;
+        if (size > NN_COLS_MAX_ONE || kept + size > NN_COLS_BUDGET)
+            continue;
+        ok = (ws->cols[i] = malloc(size * sizeof(float))) != NULL;
+        kept += size;
+    }
     for (int t = 1; t < m->num_tensors && ok; t++) {
         size_t count = tensor_size(m, t) * (size_t)max_batch;
         ws->act[t] = malloc(count * sizeof(float));
@@ -248,6 +260,9 @@ void workspace_free(struct workspace *ws, const struct model *m)
     }
     for (int s = 0; ws->saved && s < m->num_slots; s++)
         free(ws->saved[s]);
+    for (int i = 0; ws->cols && i < m->num_ops; i++)
+        free(ws->cols[i]);
+    free(ws->cols);
     free(ws->act);
     free(ws->grad);
     free(ws->saved);
@@ -285,6 +300,7 @@ double model_forward(const struct model *m, const struct backend *be, struct wor
             break;
         case OP_CONV: {
             struct conv_shape cs = conv_shape_of(m, op, n);
+            cs.cols = training ? ws->cols[i] : NULL;
             be->conv_forward(st, &cs, in, params + op->w, op->bias ? params + op->b : NULL, out);
             break;
         }
@@ -338,6 +354,7 @@ void model_backward(const struct model *m, const struct backend *be, struct work
             break;
         case OP_CONV: {
             struct conv_shape cs = conv_shape_of(m, op, n);
+            cs.cols = ws->cols[i];
             be->conv_backward(st, &cs, in, params + op->w, dout, din, grads + op->w, op->bias ? grads + op->b : NULL);
             break;
         }

@@ -71,7 +71,15 @@ struct workspace {
     const float *input;       /* the batch being processed (not owned) */
     float **act, **grad;      /* per tensor; act[0] and grad[0] unused */
     float **saved;            /* per slot: BN mean and invstd (2c floats), or maxpool argmax */
+    float **cols;             /* per op: a convolution's im2col columns kept from forward to backward
+                                 (NULL where they would not fit NN_COLS_BUDGET) */
 };
+
+/* Floats of im2col columns a workspace keeps between forward and backward: 64 Mi (256 MiB). Small
+ * networks (LeNet, the CNN) fit whole; ResNets' large layers rebuild theirs. */
+#define NN_COLS_BUDGET ((size_t)64 << 20)
+/* One convolution's columns are kept only up to this size (the fast backend's chunk). */
+#define NN_COLS_MAX_ONE ((size_t)8 << 20)
 
 int workspace_create(struct workspace *ws, const struct model *m, int max_batch, struct dt_err *err);
 void workspace_free(struct workspace *ws, const struct model *m);
