@@ -19,8 +19,9 @@ SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
-ENGINE_SRC := trainer/nn.c trainer/models.c trainer/backend_ref.c trainer/backend_cpu.c
-ENGINE_LIBS := -lopenblas -lm
+ENGINE_SRC := trainer/nn.c trainer/models.c trainer/backend_ref.c trainer/backend_cpu.c trainer/conv_direct.c \
+              trainer/conv_dnnl.c
+ENGINE_LIBS := -ldnnl -lopenblas -fopenmp -lm
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim.c trainer/data.c trainer/loader.c trainer/train.c logs/seedlog.c
 TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread
 
@@ -107,12 +108,20 @@ demo: deps
 	@sh tests/demo.sh $(BIN)
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/launch_overhead
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/launch_overhead $(BUILD)/bench/conv_layers
 	@$(BUILD)/bench/launch_overhead $(BIN)/dtrain
+	@echo
+	@taskset -c 0 $(BUILD)/bench/conv_layers
+	@echo
+	@sh bench/train_vs_torch.sh $(BIN) 1
 
 $(BUILD)/bench/launch_overhead: bench/launch_overhead.c
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $< -o $@
+
+$(BUILD)/bench/conv_layers: $(call obj,$(BUILD)/obj,bench/conv_layers.c $(ENGINE_SRC) common/dt_error.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(DT_CFLAGS) $^ -o $@ $(ENGINE_LIBS)
 
 # libFuzzer needs clang; the same target also builds with gcc as a corpus replayer (test_fuzz_replay).
 $(BUILD)/fuzz/fuzz_hostlist: tests/fuzz/fuzz_hostlist.c $(COMMON_SRC)

@@ -274,10 +274,11 @@ static double relative_difference(const float *a, const float *b, size_t count)
     return diff / scale;
 }
 
-static void compare_backends(struct model *m, int n, const char *label)
+static void compare_backends(struct model *m, int n, const char *label, enum cpu_conv_mode mode)
 {
     struct backend *fast = backend_cpu_create(1);
     assert_non_null(fast);
+    backend_cpu_set_conv_mode(fast, mode);
     struct run ref, cpu;
     setup_run(m, &ref, n, 7);
     setup_run(m, &cpu, n, 7);
@@ -299,8 +300,9 @@ static void compare_backends(struct model *m, int n, const char *label)
                                                : (size_t)op->c_out * m->tensors[op->in].c * op->k * op->k;
         worst = fmax(worst, relative_difference(cpu.grads + op->w, ref.grads + op->w, count));
     }
-    print_message("%-10s loss %.6f vs %.6f, logits %.1e, gradients %.1e (relative)\n", label, cpu_loss, ref_loss, logits,
-                  worst);
+    static const char *const modes[] = {"auto", "gemm", "direct", "dnnl"};
+    print_message("%-9s %-6s loss %.6f vs %.6f, logits %.1e, gradients %.1e (relative)\n", label, modes[mode], cpu_loss,
+                  ref_loss, logits, worst);
     assert_true(fabs(cpu_loss - ref_loss) <= 1e-4 * fabs(ref_loss));
     assert_true(logits <= 1e-4);
     assert_true(worst <= 1e-4);
@@ -312,18 +314,20 @@ static void compare_backends(struct model *m, int n, const char *label)
 static void test_fast_backend_matches_reference(void **state)
 {
     (void)state;
-    for (int kind = 0; kind < 5; kind++) {
-        struct model m;
-        tiny_model(&m, kind);
-        compare_backends(&m, 4, m.name);
-        model_free(&m);
-    }
-    const char *models[] = {"mlp", "lenet", "cnn"};
-    for (int i = 0; i < 3; i++) {
-        struct model m;
-        build_or_fail(&m, models[i], 1, 28, 28, 10);
-        compare_backends(&m, 3, models[i]);
-        model_free(&m);
+    for (enum cpu_conv_mode mode = CPU_CONV_AUTO; mode <= CPU_CONV_DNNL; mode++) {
+        for (int kind = 0; kind < 5; kind++) {
+            struct model m;
+            tiny_model(&m, kind);
+            compare_backends(&m, 4, m.name, mode);
+            model_free(&m);
+        }
+        const char *models[] = {"mlp", "lenet", "cnn"};
+        for (int i = 0; i < 3; i++) {
+            struct model m;
+            build_or_fail(&m, models[i], 1, 28, 28, 10);
+            compare_backends(&m, 3, models[i], mode);
+            model_free(&m);
+        }
     }
 }
 

@@ -120,6 +120,8 @@ static void test_idx_files_and_their_errors(void **state)
     assert_true(tu_contains(err.msg, "synthetic:HxWxC"));
     assert_int_equal(dataset_open("synthetic:224x224x3", DATA_DEFAULT_DIR, &train, &test, &err), 0);
     assert_int_equal(train.c * train.h * train.w, 224 * 224 * 3);
+    dataset_free(&train);
+    dataset_free(&test);
 }
 
 static void test_bigmnist_is_deterministic_and_deformed(void **state)
@@ -212,6 +214,8 @@ static void test_loader_shards_cover_each_epoch(void **state)
     loader_stop(&solo);
     loader_stop(&ranks[0]);
     loader_stop(&ranks[1]);
+    dataset_free(&train);
+    dataset_free(&test);
 }
 
 static void test_short_training_run_learns_fashion_mnist(void **state)

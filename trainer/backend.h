@@ -90,6 +90,12 @@ const struct backend *backend_reference(void);
 struct backend *backend_cpu_create(int threads);
 void backend_cpu_destroy(struct backend *backend);
 
+/* How the fast CPU backend computes convolutions: by shape (the default), or always im2col + GEMM,
+ * directly (wherever the stride is 1), or with oneDNN. The last three are for tests and
+ * bench/conv_layers. */
+enum cpu_conv_mode { CPU_CONV_AUTO, CPU_CONV_GEMM, CPU_CONV_DIRECT, CPU_CONV_DNNL };
+void backend_cpu_set_conv_mode(struct backend *backend, enum cpu_conv_mode mode);
+
 /* Did the fast CPU backend fail to allocate scratch memory since it was created? */
 bool backend_cpu_failed(const struct backend *backend);
 

@@ -167,6 +167,8 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     if (r.fast && backend_cpu_failed(r.fast))
         rc = dt_fail(err, "the cpu backend ran out of memory for its im2col buffers");
     res->seconds = trained;
+    if (res->peak_rate < res->final_rate && res->steps < cfg->log_every)
+        res->peak_rate = res->final_rate;   /* no Step line was printed: the only rate there is */
     run_free(&r);
     return rc;
 }
