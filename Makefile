@@ -107,17 +107,25 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@sh tests/demo.sh $(BIN)
 
+# Benchmarks need the PyTorch peer too (deps/bench-packages.txt), which make test never installs.
 bench: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/launch_overhead $(BUILD)/bench/conv_layers
+	@sh deps/install.sh deps/bench-packages.txt
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/launch_overhead $(BUILD)/bench/conv_layers $(BUILD)/bench/sgemm_peak
 	@$(BUILD)/bench/launch_overhead $(BIN)/dtrain
+	@echo
+	@taskset -c 0 $(BUILD)/bench/sgemm_peak | tee $(BUILD)/bench/peak.txt
 	@echo
 	@taskset -c 0 $(BUILD)/bench/conv_layers
 	@echo
-	@sh bench/train_vs_torch.sh $(BIN) 1
+	@PEAK=$$(sed -n 's/.*: \([0-9.]*\) GFLOP.*/\1/p' $(BUILD)/bench/peak.txt) sh bench/train_vs_torch.sh $(BIN) 1
 
 $(BUILD)/bench/launch_overhead: bench/launch_overhead.c
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $< -o $@
+
+$(BUILD)/bench/sgemm_peak: bench/sgemm_peak.c
+	@mkdir -p $(dir $@)
+	$(CC) $(DT_CFLAGS) $< -o $@ -lopenblas
 
 $(BUILD)/bench/conv_layers: $(call obj,$(BUILD)/obj,bench/conv_layers.c $(ENGINE_SRC) common/dt_error.c)
 	@mkdir -p $(dir $@)

@@ -76,7 +76,7 @@ def step():
     optimizer.step()
 
 
-for _ in range(3):  # warm up allocators and oneDNN's primitive caches
+for _ in range(3):  # warm up allocators and oneDNN's primitive caches (dtrain's side skips 3 too)
     step()
 start = time.perf_counter()
 for _ in range(steps):

@@ -1,8 +1,9 @@
 #!/bin/sh
-# deps/install.sh - install the Debian packages in deps/packages.txt that are missing.
-# Silent when nothing is missing. Not root: prints the exact apt-get line and exits 1.
+# deps/install.sh - install the Debian packages of a list (default deps/packages.txt) that are
+# missing. Silent when nothing is missing. Not root: prints the exact apt-get line and exits 1.
+# Usage: deps/install.sh [LIST]
 set -eu
-list="$(dirname "$0")/packages.txt"
+list=${1:-"$(dirname "$0")/packages.txt"}
 wanted=$(sed -e 's/#.*//' "$list" | tr -s ' \t' '\n' | grep -v '^$')
 missing=""
 for pkg in $wanted; do

@@ -79,6 +79,16 @@ static void axpy4(size_t len, const float *restrict src, float w0, float w1, flo
 }
 
 HOT_LOOP
+static void axpy2(size_t len, const float *restrict src, float w0, float w1, float *restrict a0, float *restrict a1)
+{
+    for (size_t q = 0; q < len; q++) {
+        float v = src[q];
+        a0[q] += w0 * v;
+        a1[q] += w1 * v;
+    }
+}
+
+HOT_LOOP
 static void axpy1(size_t len, const float *restrict src, float w, float *restrict acc)
 {
     for (size_t q = 0; q < len; q++)
@@ -99,6 +109,23 @@ static float dot(size_t len, const float *restrict a, const float *restrict b)
         sum += part[l];
     for (; q < len; q++)
         sum += a[q] * b[q];
+    return sum;
+}
+
+/* sum of a plane, LANES partial sums */
+HOT_LOOP
+static float plane_sum(size_t len, const float *restrict a)
+{
+    float part[LANES] = {0};
+    size_t q = 0;
+    for (; q + LANES <= len; q += LANES)
+        for (int l = 0; l < LANES; l++)
+            part[l] += a[q + l];
+    float sum = 0;
+    for (int l = 0; l < LANES; l++)
+        sum += part[l];
+    for (; q < len; q++)
+        sum += a[q];
     return sum;
 }
 
@@ -127,9 +154,10 @@ void conv_direct_forward(const struct conv_shape *s, const float *x, const float
                             axpy4(g.len, src, w[(co + 0) * per_co + tap], w[(co + 1) * per_co + tap],
                                   w[(co + 2) * per_co + tap], w[(co + 3) * per_co + tap], acc, acc + g.len,
                                   acc + 2 * g.len, acc + 3 * g.len);
-                        else
-                            for (int j = 0; j < group; j++)
-                                axpy1(g.len, src, w[(co + j) * per_co + tap], acc + j * g.len);
+                        else if (group >= 2)
+                            axpy2(g.len, src, w[co * per_co + tap], w[(co + 1) * per_co + tap], acc, acc + g.len);
+                        if (group == 3 || group == 1)
+                            axpy1(g.len, src, w[(co + group - 1) * per_co + tap], acc + (group - 1) * g.len);
                     }
             for (int j = 0; j < group; j++)
                 for (int oy = 0; oy < s->h_out; oy++)
@@ -151,15 +179,13 @@ void conv_direct_backward(const struct conv_shape *s, const float *x, const floa
         for (int co = 0; co < s->c_out; co++) {
             float *d = wide + co * g.len;
             const float *src = dy + ((size_t)n * s->c_out + co) * out_plane;
-            memset(d, 0, g.len * sizeof(float));
-            float sum = 0;
-            for (int oy = 0; oy < s->h_out; oy++)
-                for (int ox = 0; ox < s->w_out; ox++) {
-                    d[(size_t)oy * g.wp + ox] = src[oy * s->w_out + ox];
-                    sum += src[oy * s->w_out + ox];
-                }
+            for (int oy = 0; oy < s->h_out; oy++) {
+                memcpy(d + (size_t)oy * g.wp, src + (size_t)oy * s->w_out, s->w_out * sizeof(float));
+                if (oy + 1 < s->h_out)
+                    memset(d + (size_t)oy * g.wp + s->w_out, 0, (g.wp - s->w_out) * sizeof(float));
+            }
             if (db)
-                db[co] += sum;
+                db[co] += plane_sum(out_plane, src);
         }
         pad_planes(s, &g, x + n * in_size, padded);
         for (int co = 0; co < s->c_out; co++)

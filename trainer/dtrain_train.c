@@ -33,7 +33,8 @@ static const char usage_text[] =
     "  -t, --threads N         threads of the cpu backend (1)\n"
     "      --backend NAME      cpu (OpenBLAS) or reference (plain C, slow) (cpu)\n"
     "      --log-every N       steps between Step lines (200)\n"
-    "      --eval-every N      epochs between evaluations (1); the last epoch is always evaluated\n"
+    "      --eval-every N      epochs between evaluations (1); the last epoch is always\n"
+    "                          evaluated; 0: never (speed runs)\n"
     "  -q, --quiet             no ETA lines\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
@@ -98,8 +99,8 @@ static int parse(int argc, char **argv, struct train_config *cfg)
                 return bad("--log-every", optarg, "a number from 1");
             break;
         case O_EVAL:
-            if (dt_parse_int(optarg, 1, 1 << 20, &cfg->eval_every) < 0)
-                return bad("--eval-every", optarg, "a number from 1");
+            if (dt_parse_int(optarg, 0, 1 << 20, &cfg->eval_every) < 0)
+                return bad("--eval-every", optarg, "a number from 0");
             break;
         case O_MAX_STEPS:
             if (dt_parse_long(optarg, 1, 1L << 40, &cfg->max_steps) < 0)
@@ -148,7 +149,8 @@ int main(int argc, char **argv)
         /* a run that trained and then failed is a failure (1); one that never started is bad input (2) */
         return result.steps > 0 ? 1 : 2;
     }
-    fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f), final test accuracy %.5f\n",
-            result.steps, result.seconds, result.final_rate, result.peak_rate, result.final_accuracy);
+    fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f), %.1f GFLOP/s, final test accuracy "
+            "%.5f\n", result.steps, result.seconds, result.final_rate, result.peak_rate,
+            result.final_rate * result.flops_per_sample / 1e9, result.final_accuracy);
     return 0;
 }

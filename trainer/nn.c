@@ -381,3 +381,20 @@ void model_backward(const struct model *m, const struct backend *be, struct work
         }
     }
 }
+
+double model_train_flops(const struct model *m)
+{
+    double flops = 0;
+    for (int i = 0; i < m->num_ops; i++) {
+        const struct op *op = &m->ops[i];
+        double macs;
+        if (op->kind == OP_LINEAR)
+            macs = (double)tensor_size(m, op->in) * op->c_out;
+        else if (op->kind == OP_CONV)
+            macs = (double)m->tensors[op->in].c * op->k * op->k * tensor_size(m, op->out);
+        else
+            continue;
+        flops += 2 * macs * (op->in == 0 ? 2 : 3);
+    }
+    return flops;
+}

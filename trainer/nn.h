@@ -95,6 +95,12 @@ double model_forward(const struct model *m, const struct backend *be, struct wor
 void model_backward(const struct model *m, const struct backend *be, struct workspace *ws, const float *params,
                     float *grads, int n);
 
+/* Floating-point operations of one training step per sample: each convolution and linear layer
+ * counts 2 x multiply-adds forward, the same for the weight gradient and for the input gradient
+ * (none for the model's input). Elementwise layers are left out: this is the arithmetic a GEMM
+ * or convolution kernel must do, the figure to set against the machine's SGEMM peak. */
+double model_train_flops(const struct model *m);
+
 /* Elements one sample of tensor t holds. */
 size_t tensor_size(const struct model *m, int t);
 

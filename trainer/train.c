@@ -115,6 +115,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         return -1;
     }
     res->params = r.model.num_params;
+    res->flops_per_sample = model_train_flops(&r.model);
     long per_epoch = r.loader.steps_per_epoch, total = per_epoch * cfg->epochs;
     if (cfg->max_steps > 0 && cfg->max_steps < total)
         total = cfg->max_steps;
@@ -154,7 +155,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
             continue;
         int epoch = (int)((step - 1) / per_epoch);
         double train_sec = now_sec() - epoch_start;
-        if ((epoch + 1) % cfg->eval_every == 0 || step == total) {
+        if (cfg->eval_every > 0 && ((epoch + 1) % cfg->eval_every == 0 || step == total)) {
             double e0 = now_sec();
             res->final_accuracy = evaluate(&r, cfg->batch);
             double test_sec = now_sec() - e0;

@@ -11,7 +11,8 @@
 
 struct train_config {
     const char *model, *dataset, *data_dir, *optimizer, *backend;
-    int batch, epochs, threads, log_every, eval_every;
+    int batch, epochs, threads, log_every;
+    int eval_every;            /* epochs between evaluations; 0: none at all */
     long max_steps;            /* 0: no limit */
     double lr, momentum, weight_decay;
     bool lr_scale_linear;      /* lr x world size, as the seeds (0.01 x world_size) */
@@ -28,6 +29,7 @@ struct train_result {
     double final_accuracy;     /* of the last evaluation; -1 if none ran */
     double final_loss;
     size_t params;
+    double flops_per_sample;   /* of a training step: model_train_flops */
 };
 
 /* Runs the training described by cfg, writing Step and Epoch lines to out. Returns 0, or -1 with
