@@ -188,9 +188,9 @@ static void test_loader_shards_cover_each_epoch(void **state)
     assert_int_equal(dataset_open("synthetic:2x2x1", DATA_DEFAULT_DIR, &train, &test, &err), 0);
     train.count = 1000;   /* a small epoch */
     struct loader solo, ranks[2];
-    assert_int_equal(loader_start(&solo, &train, 64, 0, 1, 9, 0, &err), 0);
-    assert_int_equal(loader_start(&ranks[0], &train, 32, 0, 2, 9, 0, &err), 0);
-    assert_int_equal(loader_start(&ranks[1], &train, 32, 1, 2, 9, 0, &err), 0);
+    assert_int_equal(loader_init(&solo, &train, 64, 0, 1, 9, &err), 0);
+    assert_int_equal(loader_init(&ranks[0], &train, 32, 0, 2, 9, &err), 0);
+    assert_int_equal(loader_init(&ranks[1], &train, 32, 1, 2, 9, &err), 0);
     assert_int_equal(solo.steps_per_epoch, 16);   /* ceil(1000 / 64) */
     assert_int_equal(ranks[0].steps_per_epoch, 16);
     float xs[64 * 4], xr[2][32 * 4];
@@ -204,6 +204,7 @@ static void test_loader_shards_cover_each_epoch(void **state)
         assert_memory_equal(xs + 32 * 4, xr[1], sizeof xr[1]);
     }
     /* the background thread hands out exactly what loader_fill computes, step after step */
+    assert_int_equal(loader_start(&solo, 0, &err), 0);
     for (long step = 0; step < 20; step++) {
         const float *x;
         const int *y;
@@ -263,6 +264,56 @@ static void test_diverging_loss_stops_the_run(void **state)
     assert_true(tu_contains(err.msg, "smaller --lr"));
 }
 
+/* Same seed, same thread count: the same losses, bitwise (part 2's checkpoint test relies on it). */
+static void test_runs_are_deterministic(void **state)
+{
+    (void)state;
+    const char *models[] = {"lenet", "cnn"};
+    for (int m = 0; m < 2; m++) {
+        double loss[2];
+        for (int run = 0; run < 2; run++) {
+            struct train_config cfg = {.model = models[m], .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
+                                       .optimizer = "adam", .backend = "cpu", .batch = 32, .epochs = 1, .threads = 2,
+                                       .log_every = 1000, .eval_every = 0, .max_steps = 15, .lr = 0.01, .seed = 7,
+                                       .rank = 0, .world = 1};
+            struct train_result res;
+            struct dt_err err;
+            FILE *out = fopen("/dev/null", "w");
+            assert_int_equal(train_run(&cfg, out, &res, &err), 0);
+            fclose(out);
+            loss[run] = res.final_loss;
+        }
+        print_message("%s: final loss %.17g and %.17g\n", models[m], loss[0], loss[1]);
+        assert_memory_equal(&loss[0], &loss[1], sizeof(double));
+    }
+}
+
+/* The ResNets train end to end on small synthetic images (their speed is measured in bench/). */
+static void test_resnets_train(void **state)
+{
+    (void)state;
+    const char *models[] = {"resnet18", "resnet50"};
+    for (int m = 0; m < 2; m++) {
+        struct train_config cfg = {.model = models[m], .dataset = "synthetic:16x16x3", .data_dir = DATA_DEFAULT_DIR,
+                                   .optimizer = "sgd", .backend = "cpu", .batch = 4, .epochs = 1, .threads = 1,
+                                   .log_every = 1, .eval_every = 0, .max_steps = 2, .lr = 0.01, .momentum = 0.9,
+                                   .seed = 1, .rank = 0, .world = 1};
+        struct train_result res;
+        struct dt_err err;
+        char *log = NULL;
+        size_t size = 0;
+        FILE *out = open_memstream(&log, &size);
+        int rc = train_run(&cfg, out, &res, &err);
+        fclose(out);
+        if (rc < 0)
+            print_error("%s: %s\n", models[m], err.msg);
+        assert_int_equal(rc, 0);
+        assert_true(tu_contains(log, "Step2: "));
+        assert_true(isfinite(res.final_loss));
+        free(log);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +323,8 @@ int main(void)
         cmocka_unit_test(test_loader_shards_cover_each_epoch),
         cmocka_unit_test(test_short_training_run_learns_fashion_mnist),
         cmocka_unit_test(test_diverging_loss_stops_the_run),
+        cmocka_unit_test(test_runs_are_deterministic),
+        cmocka_unit_test(test_resnets_train),
     };
     return cmocka_run_group_tests_name("train", tests, NULL, NULL);
 }

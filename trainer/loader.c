@@ -56,8 +56,8 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int loader_start(struct loader *l, const struct dataset *ds, int batch, int rank, int world, uint64_t seed,
-                 long first_step, struct dt_err *err)
+int loader_init(struct loader *l, const struct dataset *ds, int batch, int rank, int world, uint64_t seed,
+                struct dt_err *err)
 {
     memset(l, 0, sizeof *l);
     l->ds = ds, l->batch = batch, l->rank = rank, l->world = world, l->seed = seed;
@@ -74,6 +74,11 @@ int loader_start(struct loader *l, const struct dataset *ds, int batch, int rank
         loader_stop(l);
         return dt_fail(err, "out of memory for batches of %d samples", batch);
     }
+    return 0;
+}
+
+int loader_start(struct loader *l, long first_step, struct dt_err *err)
+{
     l->next_step = first_step;
     pthread_mutex_init(&l->mutex, NULL);
     pthread_cond_init(&l->cond, NULL);

@@ -31,16 +31,22 @@ struct loader {
     int filling;              /* which buffer the worker writes */
 };
 
-/* Starts a loader at global step `first_step` (resuming mid-epoch works). Returns 0 or -1 with err. */
-int loader_start(struct loader *l, const struct dataset *ds, int batch, int rank, int world, uint64_t seed,
-                 long first_step, struct dt_err *err);
+/* Sets a loader up, without its thread. Returns 0 or -1 with err. */
+int loader_init(struct loader *l, const struct dataset *ds, int batch, int rank, int world, uint64_t seed,
+                struct dt_err *err);
+
+/* Fills one batch directly: step `step`'s slice for this rank. Only while no thread runs (the
+ * thread owns the epoch order once started). */
+void loader_fill(struct loader *l, long step, float *x, int *y);
+
+/* Starts the prefetching thread at global step `first_step` (resuming mid-epoch works). Returns 0
+ * or -1 with err. */
+int loader_start(struct loader *l, long first_step, struct dt_err *err);
 
 /* Waits for the next batch; *x and *y stay valid until the following call. */
 void loader_next(struct loader *l, const float **x, const int **y);
 
+/* Stops the thread, if any, and frees everything. */
 void loader_stop(struct loader *l);
-
-/* Fills one batch directly (no thread): step `step`'s slice for this rank. For tests and eval. */
-void loader_fill(struct loader *l, long step, float *x, int *y);
 
 #endif

@@ -79,7 +79,9 @@ static int setup(struct run *r, const struct train_config *cfg, struct dt_err *e
     r->opt.lr = (float)(cfg->lr * (cfg->lr_scale_linear ? cfg->world : 1));
     r->opt.momentum = (float)cfg->momentum;
     r->opt.weight_decay = (float)cfg->weight_decay;
-    return loader_start(&r->loader, &r->train, cfg->batch, cfg->rank, cfg->world, cfg->seed, 0, err);
+    if (loader_init(&r->loader, &r->train, cfg->batch, cfg->rank, cfg->world, cfg->seed, err) < 0)
+        return -1;
+    return loader_start(&r->loader, 0, err);
 }
 
 /* Accuracy over the whole test set, in eval mode (running BN statistics). */
