@@ -86,6 +86,7 @@ static void tiny_model(struct model *m, int kind)
     }
     }
     assert_false(m->failed);
+    assert_int_equal(nn_finish(m), 0);
 }
 
 struct run {

@@ -1,10 +1,12 @@
 /* backend.h - the kernels a model runs on, as a table a backend fills in.
  *
  * Tensors are float32, NCHW, contiguous. Weights are laid out as PyTorch's: linear [out][in],
- * conv [c_out][c_in][kh][kw]. Every backward kernel ADDS into the gradients it produces (dx, dw,
- * db): the caller zeroes them once per step, and a tensor consumed by two ops (a residual
- * block's input) gets both contributions without special cases. dx may be NULL where the input
- * needs no gradient (the model's input): the first layer then skips that work.
+ * conv [c_out][c_in][kh][kw]. Backward kernels ADD into the weight gradients (dw, db; the caller
+ * zeroes them once per step). The input gradient dx is added to when `accumulate` is true (a
+ * tensor read by two ops, such as a residual block's input, gets both contributions) and
+ * overwritten when false, which spares zeroing the gradient of every tensor read by one op only.
+ * dx may be NULL where the input needs no gradient (the model's input): the first layer then
+ * skips that work.
  *
  * backend_ref.c is the specification: plain loops, double accumulators where it matters. The fast
  * CPU backend (backend_cpu.c) replaces the GEMM-shaped kernels and keeps the rest. */
@@ -43,12 +45,12 @@ struct backend {
     /* y[n][out] = x[n][in] . w[out][in]^T + b */
     void (*linear_forward)(void *state, const float *x, const float *w, const float *b, float *y, int n, int in, int out);
     void (*linear_backward)(void *state, const float *x, const float *w, const float *dy, float *dx, float *dw, float *db,
-                            int n, int in, int out);
+                            int n, int in, int out, bool accumulate);
 
     /* b may be NULL (ResNet convolutions have none); then db is NULL too. */
     void (*conv_forward)(void *state, const struct conv_shape *s, const float *x, const float *w, const float *b, float *y);
     void (*conv_backward)(void *state, const struct conv_shape *s, const float *x, const float *w, const float *dy,
-                          float *dx, float *dw, float *db);
+                          float *dx, float *dw, float *db, bool accumulate);
 
     /* Batch norm over (n, h, w) for each of c channels. Training: batch statistics, saved in
      * save_mean/save_invstd for backward, and running statistics updated with `momentum`
@@ -58,22 +60,22 @@ struct backend {
                               bool training, float momentum, float eps);
     void (*batchnorm_backward)(void *state, const float *x, const float *gamma, const float *save_mean,
                                const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int n,
-                               int c, int hw);
+                               int c, int hw, bool accumulate);
 
     void (*relu_forward)(void *state, const float *x, float *y, size_t count);
-    void (*relu_backward)(void *state, const float *y, const float *dy, float *dx, size_t count);
+    void (*relu_backward)(void *state, const float *y, const float *dy, float *dx, size_t count, bool accumulate);
 
     /* Max pooling k x k with stride and no padding; argmax remembers the winner per output. */
     void (*maxpool_forward)(void *state, const float *x, float *y, int *argmax, int n, int c, int h, int w, int k,
                             int stride, int pad);
     void (*maxpool_backward)(void *state, const int *argmax, const float *dy, float *dx, int n, int c, int h, int w,
-                             int h_out, int w_out);
+                             int h_out, int w_out, int k, int stride, int pad, bool accumulate);
 
     /* Global average pooling: [n][c][hw] -> [n][c]. */
     void (*avgpool_forward)(void *state, const float *x, float *y, int n, int c, int hw);
-    void (*avgpool_backward)(void *state, const float *dy, float *dx, int n, int c, int hw);
+    void (*avgpool_backward)(void *state, const float *dy, float *dx, int n, int c, int hw, bool accumulate);
 
-    /* y = a + b (residual); backward passes dy to both. */
+    /* y = a + b (residual); backward ADDS dy to both (always accumulating). */
     void (*add_forward)(void *state, const float *a, const float *b, float *y, size_t count);
     void (*add_backward)(void *state, const float *dy, float *da, float *db, size_t count);
 

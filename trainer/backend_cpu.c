@@ -51,11 +51,12 @@ static void cpu_linear_forward(void *state, const float *x, const float *w, cons
 }
 
 static void cpu_linear_backward(void *state, const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                float *db, int n, int in, int out)
+                                float *db, int n, int in, int out, bool accumulate)
 {
     (void)state;
     if (dx)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, w, in, 1.0f, dx, in);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, w, in, accumulate ? 1.0f : 0.0f,
+                    dx, in);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, dy, out, x, in, 1.0f, dw, in);
     if (db)
         for (int i = 0; i < n; i++)
@@ -194,17 +195,19 @@ static void cpu_conv_forward(void *state, const struct conv_shape *s, const floa
 }
 
 static void cpu_conv_backward(void *state, const struct conv_shape *s, const float *x, const float *w, const float *dy,
-                              float *dx, float *dw, float *db)
+                              float *dx, float *dw, float *db, bool accumulate)
 {
     struct cpu_state *st = state;
     if (use_direct(st, s)) {
         float *work = scratch(st, &st->direct, &st->direct_cap, conv_direct_scratch(s));
         if (!st->failed)
-            conv_direct_backward(s, x, w, dy, dx, dw, db, work);
+            conv_direct_backward(s, x, w, dy, dx, dw, db, work, accumulate);
         return;
     }
-    if (use_dnnl(st) && conv_dnnl_backward(st->dnnl, s, x, w, dy, dx, dw, db) == 0)
+    if (use_dnnl(st) && conv_dnnl_backward(st->dnnl, s, x, w, dy, dx, dw, db, accumulate) == 0)
         return;
+    if (dx && !accumulate)   /* col2im scatters: start from zero */
+        memset(dx, 0, (size_t)s->n * s->c * s->h * s->w * sizeof(float));
     int per_chunk = chunk_images(s);
     int k = s->c * s->kh * s->kw;
     size_t hw_out = (size_t)s->h_out * s->w_out;

@@ -168,7 +168,7 @@ void conv_direct_forward(const struct conv_shape *s, const float *x, const float
 }
 
 void conv_direct_backward(const struct conv_shape *s, const float *x, const float *w, const float *dy, float *dx,
-                          float *dw, float *db, float *scratch)
+                          float *dw, float *db, float *scratch, bool accumulate)
 {
     struct geometry g = geometry_of(s);
     float *padded = scratch, *dpadded = scratch + (size_t)s->c * g.plane, *wide = dpadded + (size_t)s->c * g.plane;
@@ -210,7 +210,7 @@ void conv_direct_backward(const struct conv_shape *s, const float *x, const floa
                 const float *src = dpadded + ci * g.plane + (size_t)(yy + s->pad) * g.wp + s->pad;
                 float *d = dxn + ((size_t)ci * s->h + yy) * s->w;
                 for (int xx = 0; xx < s->w; xx++)
-                    d[xx] += src[xx];
+                    d[xx] = (accumulate ? d[xx] : 0.0f) + src[xx];
             }
     }
 }

@@ -17,6 +17,6 @@ size_t conv_direct_scratch(const struct conv_shape *s);
 void conv_direct_forward(const struct conv_shape *s, const float *x, const float *w, const float *b, float *y,
                          float *scratch);
 void conv_direct_backward(const struct conv_shape *s, const float *x, const float *w, const float *dy, float *dx,
-                          float *dw, float *db, float *scratch);
+                          float *dw, float *db, float *scratch, bool accumulate);
 
 #endif

@@ -281,7 +281,7 @@ static void add_into(float *restrict to, const float *restrict from, size_t coun
 }
 
 int conv_dnnl_backward(struct conv_dnnl *cd, const struct conv_shape *s, const float *x, const float *w,
-                       const float *dy, float *dx, float *dw, float *db)
+                       const float *dy, float *dx, float *dw, float *db, bool accumulate)
 {
     struct entry *en = find(cd, s, db != NULL);
     if (!en)
@@ -303,15 +303,16 @@ int conv_dnnl_backward(struct conv_dnnl *cd, const struct conv_shape *s, const f
         add_into(db, tmp_b, (size_t)s->c_out);
     if (!dx)
         return 0;
-    /* data: the same, into the input's gradient */
+    /* data: written straight into dx unless it must be added to */
     if (edge_in(cd, &en->d_ddst, dy) < 0 || edge_in(cd, &en->d_wei, w) < 0)
         return -1;
-    edge_target(cd, &en->d_dsrc, tmp_x);
+    edge_target(cd, &en->d_dsrc, accumulate ? tmp_x : dx);
     dnnl_exec_arg_t dargs[3] = {{DNNL_ARG_DIFF_DST, en->d_ddst.prim}, {DNNL_ARG_WEIGHTS, en->d_wei.prim},
                                 {DNNL_ARG_DIFF_SRC, en->d_dsrc.prim}};
     if (dnnl_primitive_execute(en->bwd_data, cd->stream, 3, dargs) != dnnl_success || edge_out(cd, &en->d_dsrc) < 0 ||
         dnnl_stream_wait(cd->stream) != dnnl_success)
         return -1;
-    add_into(dx, tmp_x, (size_t)s->n * s->c * s->h * s->w);
+    if (accumulate)
+        add_into(dx, tmp_x, (size_t)s->n * s->c * s->h * s->w);
     return 0;
 }

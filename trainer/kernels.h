@@ -11,15 +11,16 @@ void cpu_batchnorm_forward(void *state, const float *x, const float *gamma, cons
                            bool training, float momentum, float eps);
 void cpu_batchnorm_backward(void *state, const float *x, const float *gamma, const float *save_mean,
                             const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int n,
-                            int c, int hw);
+                            int c, int hw, bool accumulate);
 void cpu_relu_forward(void *state, const float *restrict x, float *restrict y, size_t count);
-void cpu_relu_backward(void *state, const float *restrict y, const float *restrict dy, float *restrict dx, size_t count);
+void cpu_relu_backward(void *state, const float *restrict y, const float *restrict dy, float *restrict dx, size_t count,
+                       bool accumulate);
 void cpu_maxpool_forward(void *state, const float *x, float *y, int *argmax, int n, int c, int h, int w, int k,
                          int stride, int pad);
 void cpu_maxpool_backward(void *state, const int *argmax, const float *dy, float *dx, int n, int c, int h, int w,
-                          int h_out, int w_out);
+                          int h_out, int w_out, int k, int stride, int pad, bool accumulate);
 void cpu_avgpool_forward(void *state, const float *x, float *y, int n, int c, int hw);
-void cpu_avgpool_backward(void *state, const float *dy, float *dx, int n, int c, int hw);
+void cpu_avgpool_backward(void *state, const float *dy, float *dx, int n, int c, int hw, bool accumulate);
 void cpu_add_forward(void *state, const float *restrict a, const float *restrict b, float *restrict y, size_t count);
 void cpu_add_backward(void *state, const float *restrict dy, float *restrict da, float *restrict db, size_t count);
 double cpu_softmax_xent(void *state, const float *logits, const int *labels, float *dlogits, int n, int classes,

@@ -100,7 +100,7 @@ int model_build(struct model *m, const char *name, int c, int h, int w, int clas
         }
         build_resnet(m, resnets[i].layers, resnets[i].bottleneck);
     }
-    if (m->failed) {
+    if (m->failed || nn_finish(m) < 0) {
         model_free(m);
         return dt_fail(err, "out of memory building %s", name);
     }

@@ -174,8 +174,24 @@ int nn_add(struct model *m, int a, int b)
     return out;
 }
 
+/* Counts each tensor's readers: backward overwrites the gradient of a tensor read once (no zeroing)
+ * and accumulates into those read twice. */
+int nn_finish(struct model *m)
+{
+    m->readers = calloc((size_t)m->num_tensors, sizeof *m->readers);
+    if (!m->readers)
+        return -1;
+    for (int i = 0; i < m->num_ops; i++) {
+        m->readers[m->ops[i].in]++;
+        if (m->ops[i].kind == OP_ADD)
+            m->readers[m->ops[i].in2]++;
+    }
+    return 0;
+}
+
 void model_free(struct model *m)
 {
+    free(m->readers);
     free(m->tensors);
     free(m->ops);
     free(m->inits);
@@ -337,8 +353,10 @@ void model_backward(const struct model *m, const struct backend *be, struct work
                     float *grads, int n)
 {
     void *st = be->state;
+    /* Tensors read once get their gradient written by that reader; the rest (several readers, or
+     * a residual add's inputs) start from zero and are added to. */
     for (int t = 1; t < m->num_tensors; t++)
-        if (t != m->logits)
+        if (t != m->logits && m->readers[t] != 1)
             memset(ws->grad[t], 0, tensor_size(m, t) * (size_t)n * sizeof(float));
     for (int i = m->num_ops - 1; i >= 0; i--) {
         const struct op *op = &m->ops[i];
@@ -347,35 +365,42 @@ void model_backward(const struct model *m, const struct backend *be, struct work
         const float *dout = ws->grad[op->out];
         struct tensor_shape s = m->tensors[op->in];
         size_t count = tensor_size(m, op->in) * (size_t)n;
+        bool acc = m->readers[op->in] != 1;
+        if (op->kind == OP_ADD && !acc)   /* add only accumulates: its lone-read inputs were not zeroed */
+            memset(din, 0, count * sizeof(float));
         switch (op->kind) {
         case OP_LINEAR:
             be->linear_backward(st, in, params + op->w, dout, din, grads + op->w, grads + op->b, n,
-                                (int)tensor_size(m, op->in), op->c_out);
+                                (int)tensor_size(m, op->in), op->c_out, acc);
             break;
         case OP_CONV: {
             struct conv_shape cs = conv_shape_of(m, op, n);
             cs.cols = ws->cols[i];
-            be->conv_backward(st, &cs, in, params + op->w, dout, din, grads + op->w, op->bias ? grads + op->b : NULL);
+            be->conv_backward(st, &cs, in, params + op->w, dout, din, grads + op->w, op->bias ? grads + op->b : NULL,
+                              acc);
             break;
         }
         case OP_BATCHNORM: {
             const float *saved = ws->saved[op->slot];
             be->batchnorm_backward(st, in, params + op->w, saved, saved + s.c, dout, din, grads + op->w, grads + op->b,
-                                   n, s.c, s.h * s.w);
+                                   n, s.c, s.h * s.w, acc);
             break;
         }
         case OP_RELU:
-            be->relu_backward(st, ws->act[op->out], dout, din, count);
+            be->relu_backward(st, ws->act[op->out], dout, din, count, acc);
             break;
         case OP_MAXPOOL: {
             struct tensor_shape o = m->tensors[op->out];
-            be->maxpool_backward(st, (const int *)ws->saved[op->slot], dout, din, n, s.c, s.h, s.w, o.h, o.w);
+            be->maxpool_backward(st, (const int *)ws->saved[op->slot], dout, din, n, s.c, s.h, s.w, o.h, o.w, op->k,
+                                 op->stride, op->pad, acc);
             break;
         }
         case OP_AVGPOOL:
-            be->avgpool_backward(st, dout, din, n, s.c, s.h * s.w);
+            be->avgpool_backward(st, dout, din, n, s.c, s.h * s.w, acc);
             break;
         case OP_ADD:
+            if (m->readers[op->in2] == 1)
+                memset(ws->grad[op->in2], 0, count * sizeof(float));
             be->add_backward(st, dout, din, ws->grad[op->in2], count);
             break;
         }

@@ -51,6 +51,7 @@ struct model {
     size_t num_buffers;       /* BN running mean and variance */
     int num_slots;
     int logits;               /* the tensor holding the class scores */
+    int *readers;             /* per tensor: how many ops read it (filled by model_build) */
     int caps[3];              /* allocated lengths of tensors, ops, inits */
     bool failed;              /* out of memory while building */
 };

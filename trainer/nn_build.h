@@ -21,4 +21,7 @@ int nn_avgpool(struct model *m, int in);
 int nn_linear(struct model *m, int in, int out_features);
 int nn_add(struct model *m, int a, int b);
 
+/* Ends building: counts each tensor's readers. Returns 0, or -1 out of memory. */
+int nn_finish(struct model *m);
+
 #endif
