@@ -22,8 +22,12 @@ TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
 ENGINE_SRC := trainer/nn.c trainer/models.c trainer/backend_ref.c trainer/backend_cpu.c trainer/conv_direct.c \
               trainer/conv_dnnl.c
 ENGINE_LIBS := -ldnnl -lopenblas -fopenmp -lm
-TRAINER_SRC := $(ENGINE_SRC) trainer/optim.c trainer/data.c trainer/loader.c trainer/train.c logs/seedlog.c
+TRAINER_SRC := $(ENGINE_SRC) trainer/optim.c trainer/data.c trainer/loader.c trainer/train.c trainer/comm_single.c \
+               logs/seedlog.c
 TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread
+# Only dtrain-train links MPI (the launcher never does, and tests of the loop use comm_single).
+MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS := $(shell pkg-config --libs ompi-c 2>/dev/null)
 
 # tool name -> its sources
 dtrain_SRC := launcher/dtrain.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
@@ -32,8 +36,8 @@ dtrain-hostlist_SRC := common/dtrain_hostlist.c $(COMMON_SRC)
 dtrain-rankinfo_SRC := launcher/dtrain_rankinfo.c
 dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
 dtrain-topo_LIBS := -lhwloc -ljansson
-dtrain-train_SRC := trainer/dtrain_train.c $(TRAINER_SRC) $(COMMON_SRC)
-dtrain-train_LIBS := $(TRAINER_LIBS)
+dtrain-train_SRC := trainer/dtrain_train.c trainer/comm_mpi.c $(TRAINER_SRC) $(COMMON_SRC)
+dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS)
 TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train
 
 # test name -> its sources (cmocka)
@@ -50,8 +54,10 @@ test_nn_SRC := tests/test_nn.c $(ENGINE_SRC) $(COMMON_SRC)
 test_nn_LIBS := $(ENGINE_LIBS)
 test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_train_LIBS := $(TRAINER_LIBS)
+test_mpi_SRC := tests/test_mpi.c tests/testutil.c $(COMMON_SRC)
+test_mpi_LIBS := -lm
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_fuzz_replay
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_mpi test_fuzz_replay
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
@@ -71,6 +77,7 @@ $(BUILD)/test/obj/%.o: %.c
 # The trainer's kernels: GCC 12's -O2 vectorises only loops that need no alias check, and
 # errno-setting sqrtf never; its elementwise loops run 4-8x faster with these.
 $(BUILD)/obj/trainer/%.o $(BUILD)/test/obj/trainer/%.o: HOT := -O3 -fno-math-errno
+$(BUILD)/obj/trainer/comm_mpi.o $(BUILD)/test/obj/trainer/comm_mpi.o: HOT := $(MPI_CFLAGS)
 
 define tool_rules
 $(BIN)/$(1): $(call obj,$(BUILD)/obj,$($(1)_SRC))

@@ -228,8 +228,7 @@ static void test_short_training_run_learns_fashion_mnist(void **state)
     }
     struct train_config cfg = {.model = "lenet", .dataset = "fashion-mnist", .data_dir = DATA_DEFAULT_DIR,
                                .optimizer = "adam", .backend = "cpu", .batch = 64, .epochs = 1, .threads = 1,
-                               .log_every = 200, .eval_every = 1, .max_steps = 600, .lr = 0.002, .seed = 1,
-                               .rank = 0, .world = 1};
+                               .log_every = 200, .eval_every = 1, .max_steps = 600, .lr = 0.002, .seed = 1};
     struct train_result res;
     struct dt_err err;
     char *log = NULL;
@@ -254,7 +253,7 @@ static void test_diverging_loss_stops_the_run(void **state)
     struct train_config cfg = {.model = "mlp", .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
                                .optimizer = "sgd", .backend = "cpu", .batch = 16, .epochs = 1, .threads = 1,
                                .log_every = 1000, .eval_every = 1, .max_steps = 200, .lr = 900, .momentum = 0.9,
-                               .seed = 1, .rank = 0, .world = 1};
+                               .seed = 1};
     struct train_result res;
     struct dt_err err;
     FILE *out = fopen("/dev/null", "w");
@@ -274,8 +273,7 @@ static void test_runs_are_deterministic(void **state)
         for (int run = 0; run < 2; run++) {
             struct train_config cfg = {.model = models[m], .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
                                        .optimizer = "adam", .backend = "cpu", .batch = 32, .epochs = 1, .threads = 2,
-                                       .log_every = 1000, .eval_every = 0, .max_steps = 15, .lr = 0.01, .seed = 7,
-                                       .rank = 0, .world = 1};
+                                       .log_every = 1000, .eval_every = 0, .max_steps = 15, .lr = 0.01, .seed = 7};
             struct train_result res;
             struct dt_err err;
             FILE *out = fopen("/dev/null", "w");
@@ -297,7 +295,7 @@ static void test_resnets_train(void **state)
         struct train_config cfg = {.model = models[m], .dataset = "synthetic:16x16x3", .data_dir = DATA_DEFAULT_DIR,
                                    .optimizer = "sgd", .backend = "cpu", .batch = 4, .epochs = 1, .threads = 1,
                                    .log_every = 1, .eval_every = 0, .max_steps = 2, .lr = 0.01, .momentum = 0.9,
-                                   .seed = 1, .rank = 0, .world = 1};
+                                   .seed = 1};
         struct train_result res;
         struct dt_err err;
         char *log = NULL;

@@ -244,13 +244,34 @@ int topo_load(struct topo *topo, const char *xml_path, struct dt_err *err)
     return topo_load_ex(topo, xml_path, false, err);
 }
 
+/* hwloc's plug-ins from Debian's libhwloc-plugins (which Open MPI pulls in) that dtrain has no
+ * use for: PCI devices come from sysfs through hwloc's Linux backend without libpciaccess (which
+ * also leaks), GPUs are found as PCI devices, and OpenCL/OpenGL probing is slow. Only hwloc's own
+ * variable controls this, read when its components start (the first hwloc_topology_init), so it
+ * is set around that and removed again: the program dtrain execs must not inherit it. A
+ * blacklist the user set is left alone. */
+#define TOPO_PLUGINS_BLACKLIST "hwloc_pci,hwloc_gl,hwloc_opencl"
+
+static int init_without_plugins(hwloc_topology_t *hw)
+{
+    bool ours = getenv("HWLOC_PLUGINS_BLACKLIST") == NULL;
+    if (ours)
+        setenv("HWLOC_PLUGINS_BLACKLIST", TOPO_PLUGINS_BLACKLIST, 1);
+    int rc = hwloc_topology_init(hw);
+    int saved = errno;
+    if (ours)
+        unsetenv("HWLOC_PLUGINS_BLACKLIST");
+    errno = saved;
+    return rc;
+}
+
 int topo_load_ex(struct topo *topo, const char *xml_path, bool this_system, struct dt_err *err)
 {
     memset(topo, 0, sizeof *topo);
     snprintf(topo->source, sizeof topo->source, "%s", xml_path ? xml_path : "this machine");
     if (xml_path && access(xml_path, R_OK) < 0)
         return dt_fail(err, "topology file %s: %s", xml_path, strerror(errno));
-    if (hwloc_topology_init(&topo->hw) < 0)
+    if (init_without_plugins(&topo->hw) < 0)
         return dt_fail(err, "hwloc cannot start: %s", strerror(errno));
     /* Before load, or hwloc drops every bridge, PCI device and OS device: no GPUs, no NICs. */
     hwloc_topology_set_io_types_filter(topo->hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);

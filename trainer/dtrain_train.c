@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm.h"
 #include "data.h"
 #include "dt_parse.h"
 #include "train.h"
@@ -35,12 +36,21 @@ static const char usage_text[] =
     "      --log-every N       steps between Step lines (200)\n"
     "      --eval-every N      epochs between evaluations (1); the last epoch is always\n"
     "                          evaluated; 0: never (speed runs)\n"
+    "      --comm METHOD       gradient exchange: allreduce (BSP, MPI_Allreduce of the whole\n"
+    "                          gradient buffer; the default and, for now, the only one)\n"
+    "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
+    "      --params-out PREFIX write the final parameters to PREFIX.rankR (raw float32)\n"
     "  -q, --quiet             no ETA lines\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
     "\n"
+    "Data parallel: start it with srun --mpi=pmix or mpirun (through dtrain, which binds each\n"
+    "rank); each rank trains on its own shard of every epoch, gradients are averaged every step,\n"
+    "and rank 0 prints the lines, with data/sec counting the samples of all ranks.\n"
+    "\n"
     "Examples:\n"
     "  dtrain-train --model lenet --epochs 5\n"
+    "  mpirun -np 2 dtrain --gpus-per-node 0 -- dtrain-train --model lenet --lr-scale linear\n"
     "  dtrain-train --model resnet18 --dataset bigmnist --batch-size 512 --epochs 10\n"
     "  dtrain-train --model resnet50 --dataset synthetic:224x224x3 --max-steps 50 --threads 16\n"
     "\n"
@@ -54,7 +64,8 @@ static int bad(const char *option, const char *value, const char *what)
 
 static int parse(int argc, char **argv, struct train_config *cfg)
 {
-    enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL };
+    enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
+           O_COMM, O_CHECK, O_PARAMS_OUT };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'}, {"dataset", required_argument, NULL, 'd'},
         {"data", required_argument, NULL, O_DATA}, {"batch-size", required_argument, NULL, 'b'},
@@ -64,13 +75,15 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"weight-decay", required_argument, NULL, O_WD}, {"seed", required_argument, NULL, O_SEED},
         {"threads", required_argument, NULL, 't'}, {"backend", required_argument, NULL, O_BACKEND},
         {"log-every", required_argument, NULL, O_LOG}, {"eval-every", required_argument, NULL, O_EVAL},
+        {"comm", required_argument, NULL, O_COMM}, {"check-replicas", no_argument, NULL, O_CHECK},
+        {"params-out", required_argument, NULL, O_PARAMS_OUT},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     *cfg = (struct train_config){.model = "lenet", .dataset = "fashion-mnist", .data_dir = DATA_DEFAULT_DIR,
                                  .optimizer = "adam", .backend = "cpu", .batch = 128, .epochs = 1, .threads = 1,
                                  .log_every = 200, .eval_every = 1, .lr = 0.01, .momentum = 0.9, .seed = 1,
-                                 .rank = 0, .world = 1, .progress = true};
+                                 .progress = true};
     int opt;
     long value;
     char *end;
@@ -82,6 +95,12 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         case O_OPTIMIZER: cfg->optimizer = optarg; break;
         case O_BACKEND: cfg->backend = optarg; break;
         case 'q': cfg->progress = false; break;
+        case O_CHECK: cfg->check_replicas = true; break;
+        case O_PARAMS_OUT: cfg->params_out = optarg; break;
+        case O_COMM:
+            if (strcmp(optarg, "allreduce") != 0)
+                return bad("--comm", optarg, "allreduce (PS, WFBP, MG-WFBP and ByteScheduler are not built yet)");
+            break;
         case 'b':
             if (dt_parse_int(optarg, 1, 1 << 20, &cfg->batch) < 0)
                 return bad("--batch-size", optarg, "a number from 1");
@@ -142,15 +161,28 @@ int main(int argc, char **argv)
     int rc = parse(argc, argv, &cfg);
     if (rc != 0)
         return rc;
-    struct train_result result;
     struct dt_err err;
-    if (train_run(&cfg, stdout, &result, &err) < 0) {
+    struct comm *comm = comm_mpi_init(&argc, &argv, &err);
+    if (!comm) {
         fprintf(stderr, "dtrain-train: %s\n", err.msg);
-        /* a run that trained and then failed is a failure (1); one that never started is bad input (2) */
-        return result.steps > 0 ? 1 : 2;
+        return 2;
     }
-    fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f), %.1f GFLOP/s, final test accuracy "
-            "%.5f\n", result.steps, result.seconds, result.final_rate, result.peak_rate,
-            result.final_rate * result.flops_per_sample / 1e9, result.final_accuracy);
+    cfg.comm = comm;
+    struct train_result result;
+    if (train_run(&cfg, stdout, &result, &err) < 0) {
+        fprintf(stderr, "dtrain-train: rank %d on %s: %s\n", comm->rank, comm->hostname, err.msg);
+        /* a run that trained and then failed is a failure (1); one that never started is bad input
+         * (2); either way the other ranks must not wait for this one: end the whole job */
+        int status = result.steps > 0 ? 1 : 2;
+        if (comm->world > 1)
+            comm->abort(comm, status);
+        comm->finalize(comm);
+        return status;
+    }
+    if (comm->rank == 0)
+        fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f), %.1f GFLOP/s, final test "
+                "accuracy %.5f\n", result.steps, result.seconds, result.final_rate, result.peak_rate,
+                result.final_rate * result.flops_per_sample / 1e9, result.final_accuracy);
+    comm->finalize(comm);
     return 0;
 }

@@ -2,6 +2,7 @@
 #include "train.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,7 +51,7 @@ static void run_free(struct run *r)
     free(r->eval_y);
 }
 
-static int setup(struct run *r, const struct train_config *cfg, struct dt_err *err)
+static int setup(struct run *r, const struct train_config *cfg, struct comm *comm, struct dt_err *err)
 {
     memset(r, 0, sizeof *r);
     if (dataset_open(cfg->dataset, cfg->data_dir, &r->train, &r->test, err) < 0 ||
@@ -74,30 +75,68 @@ static int setup(struct run *r, const struct train_config *cfg, struct dt_err *e
     if (!r->params || !r->grads || !r->buffers || !r->eval_x || !r->eval_y)
         return dt_fail(err, "out of memory for %zu parameters", n);
     model_init_params(&r->model, r->params, r->buffers, cfg->seed);
+    /* Every rank starts from rank 0's values, whatever its own seed or generator did. */
+    if (comm->broadcast(comm, r->params, n * sizeof(float), 0, err) < 0 ||
+        comm->broadcast(comm, r->buffers, r->model.num_buffers * sizeof(float), 0, err) < 0)
+        return -1;
     if (workspace_create(&r->ws, &r->model, cfg->batch, err) < 0 || optim_create(&r->opt, cfg->optimizer, n, err) < 0)
         return -1;
-    r->opt.lr = (float)(cfg->lr * (cfg->lr_scale_linear ? cfg->world : 1));
+    r->opt.lr = (float)(cfg->lr * (cfg->lr_scale_linear ? comm->world : 1));
     r->opt.momentum = (float)cfg->momentum;
     r->opt.weight_decay = (float)cfg->weight_decay;
-    if (loader_init(&r->loader, &r->train, cfg->batch, cfg->rank, cfg->world, cfg->seed, err) < 0)
+    if (loader_init(&r->loader, &r->train, cfg->batch, comm->rank, comm->world, cfg->seed, err) < 0)
         return -1;
     return loader_start(&r->loader, 0, err);
 }
 
-/* Accuracy over the whole test set, in eval mode (running BN statistics). */
-static double evaluate(struct run *r, int batch)
+/* Accuracy over the whole test set in eval mode (running BN statistics, rank 0's: each rank
+ * gathered its own), each rank evaluating its share. Returns -1 with err if a collective fails. */
+static double evaluate(struct run *r, int batch, struct comm *comm, struct dt_err *err)
 {
+    if (comm->broadcast(comm, r->buffers, r->model.num_buffers * sizeof(float), 0, err) < 0)
+        return -1;
     size_t sample = (size_t)r->test.c * r->test.h * r->test.w;
+    long begin = r->test.count * comm->rank / comm->world, end = r->test.count * (comm->rank + 1) / comm->world;
     long correct = 0;
-    for (long first = 0; first < r->test.count; first += batch) {
-        int n = r->test.count - first < batch ? (int)(r->test.count - first) : batch;
+    for (long first = begin; first < end; first += batch) {
+        int n = end - first < batch ? (int)(end - first) : batch;
         for (int i = 0; i < n; i++)
             dataset_sample(&r->test, first + i, r->eval_x + i * sample, &r->eval_y[i]);
         int right = 0;
         model_forward(&r->model, r->be, &r->ws, r->params, r->buffers, r->eval_x, r->eval_y, n, false, &right);
         correct += right;
     }
+    if (comm->sum_long(comm, &correct, err) < 0)
+        return -1;
     return (double)correct / r->test.count;
+}
+
+/* A fingerprint of the parameters' exact bits (FNV-1a over the buffer). */
+static unsigned long long params_fingerprint(const float *params, size_t count)
+{
+    const unsigned char *p = (const unsigned char *)params;
+    unsigned long long h = 1469598103934665603ULL;
+    for (size_t i = 0; i < count * sizeof(float); i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* Writes the parameters, raw float32, to PREFIX.rankR, atomically (temp file, rename). */
+static int write_params(const char *prefix, int rank, const float *params, size_t count, struct dt_err *err)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s.rank%d", prefix, rank);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return dt_fail(err, "--params-out: cannot write %s", tmp);
+    bool ok = fwrite(params, sizeof(float), count, f) == count;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) < 0) {
+        remove(tmp);
+        return dt_fail(err, "--params-out: cannot write %s", path);
+    }
+    return 0;
 }
 
 static void print_eta(long step, long total, double elapsed, double loss)
@@ -111,8 +150,10 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
 {
     memset(res, 0, sizeof *res);
     res->final_accuracy = -1;
+    struct comm *comm = cfg->comm ? cfg->comm : comm_single();
+    bool leader = comm->rank == 0;   /* only rank 0 prints the log lines */
     struct run r;
-    if (setup(&r, cfg, err) < 0) {
+    if (setup(&r, cfg, comm, err) < 0) {
         run_free(&r);
         return -1;
     }
@@ -121,12 +162,15 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     long per_epoch = r.loader.steps_per_epoch, total = per_epoch * cfg->epochs;
     if (cfg->max_steps > 0 && cfg->max_steps < total)
         total = cfg->max_steps;
-    fprintf(stderr, "dtrain-train: model %s (%zu parameters), dataset %s (%ld train, %ld test), backend %s, %d thread%s, "
-            "batch %d x %d rank%s, %s lr %g, %ld steps (%ld per epoch)\n", cfg->model, r.model.num_params, cfg->dataset,
-            r.train.count, r.test.count, r.be->name, cfg->threads, cfg->threads > 1 ? "s" : "", cfg->batch, cfg->world,
-            cfg->world > 1 ? "s" : "", cfg->optimizer, r.opt.lr, total, per_epoch);
-    /* Rates count wall time since training started, evaluations left out, data waits included. */
-    double samples_per_step = (double)cfg->batch * cfg->world, start = now_sec(), eval_time = 0, trained = 0;
+    if (leader)
+        fprintf(stderr, "dtrain-train: model %s (%zu parameters), dataset %s (%ld train, %ld test), backend %s, "
+                "%d thread%s, batch %d x %d rank%s (%s), %s lr %g, %ld steps (%ld per epoch)\n", cfg->model,
+                r.model.num_params, cfg->dataset, r.train.count, r.test.count, r.be->name, cfg->threads,
+                cfg->threads > 1 ? "s" : "", cfg->batch, comm->world, comm->world > 1 ? "s" : "", comm->name,
+                cfg->optimizer, r.opt.lr, total, per_epoch);
+    /* Rates count wall time since training started, evaluations left out, data waits included;
+     * samples are all ranks': speedup = data/sec(W) / data/sec(1), as in the seeds. */
+    double samples_per_step = (double)cfg->batch * comm->world, start = now_sec(), eval_time = 0, trained = 0;
     double epoch_start = start;
     int rc = 0;
     for (long step = 1; step <= total; step++) {
@@ -140,16 +184,28 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         }
         memset(r.grads, 0, r.model.num_params * sizeof(float));
         model_backward(&r.model, r.be, &r.ws, r.params, r.grads, cfg->batch);
+        if (comm->allreduce_mean(comm, r.grads, r.model.num_params, err) < 0) {
+            rc = dt_wrap(err, "step %ld", step);
+            break;
+        }
         optim_step(&r.opt, r.params, r.grads);
+        if (cfg->check_replicas) {
+            unsigned long long lo, hi, mine = params_fingerprint(r.params, r.model.num_params);
+            if (comm->min_max_u64(comm, mine, &lo, &hi, err) < 0 || lo != hi) {
+                rc = lo != hi ? dt_fail(err, "step %ld: the ranks' parameters differ (replicas diverged)", step) : -1;
+                break;
+            }
+        }
         trained = now_sec() - start - eval_time;
         res->steps = step;
         res->final_loss = loss;
         res->final_rate = step * samples_per_step / trained;
         if (step % cfg->log_every == 0) {
-            seedlog_step(out, step, res->final_rate);
+            if (leader)
+                seedlog_step(out, step, res->final_rate);
             if (res->final_rate > res->peak_rate)
                 res->peak_rate = res->final_rate;
-            if (cfg->progress)
+            if (cfg->progress && leader)
                 print_eta(step, total, trained, loss);
         }
         bool epoch_end = step % per_epoch == 0 || step == total;
@@ -159,16 +215,23 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         double train_sec = now_sec() - epoch_start;
         if (cfg->eval_every > 0 && ((epoch + 1) % cfg->eval_every == 0 || step == total)) {
             double e0 = now_sec();
-            res->final_accuracy = evaluate(&r, cfg->batch);
+            res->final_accuracy = evaluate(&r, cfg->batch, comm, err);
+            if (res->final_accuracy < 0) {
+                rc = -1;
+                break;
+            }
             double test_sec = now_sec() - e0;
             eval_time += test_sec;
-            seedlog_epoch(out, epoch, train_sec, test_sec, res->final_accuracy);
+            if (leader)
+                seedlog_epoch(out, epoch, train_sec, test_sec, res->final_accuracy);
         }
         res->epochs_done = epoch + 1;
         epoch_start = now_sec();
     }
     if (r.fast && backend_cpu_failed(r.fast))
         rc = dt_fail(err, "the cpu backend ran out of memory for its im2col buffers");
+    if (rc == 0 && cfg->params_out)
+        rc = write_params(cfg->params_out, comm->rank, r.params, r.model.num_params, err);
     res->seconds = trained;
     if (res->peak_rate < res->final_rate && res->steps < cfg->log_every)
         res->peak_rate = res->final_rate;   /* no Step line was printed: the only rate there is */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "comm.h"
 #include "dt_error.h"
 
 struct train_config {
@@ -17,8 +18,10 @@ struct train_config {
     double lr, momentum, weight_decay;
     bool lr_scale_linear;      /* lr x world size, as the seeds (0.01 x world_size) */
     uint64_t seed;
-    int rank, world;           /* this process in the data-parallel job (0 of 1 alone) */
-    bool progress;             /* an ETA line on stderr with each Step line */
+    struct comm *comm;         /* the data-parallel job; NULL: this process alone */
+    bool progress;             /* an ETA line on stderr with each Step line (rank 0) */
+    bool check_replicas;       /* after every step, check that all ranks hold the same parameters */
+    const char *params_out;    /* write the final parameters to PREFIX.rankR (raw float32) */
 };
 
 struct train_result {
