@@ -3,9 +3,20 @@
 set -eu
 bin=$1
 fixtures="$(dirname "$0")/fixtures"
+if [ "$(id -u)" -eq 0 ]; then   # Open MPI refuses root unless told twice
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
 echo "== dtrain launches a real training run: LeNet on Fashion-MNIST, one epoch, bound to its cores"
 echo "\$ dtrain --gpus-per-node 0 --report-bindings -- dtrain-train --model lenet --epochs 1 --log-every 100"
 "$bin/dtrain" --gpus-per-node 0 --report-bindings -- "$bin/dtrain-train" --model lenet --epochs 1 --log-every 100 --quiet
+echo
+echo "== the same model data-parallel: 1 rank, then 2 ranks with MPI (mpirun starts them, dtrain binds"
+echo "   each to its own cores); data/sec counts the samples of all ranks"
+for ranks in 1 2; do
+    echo "\$ mpirun -np $ranks dtrain --gpus-per-node 0 -- dtrain-train --model lenet --batch-size 64 --max-steps 300"
+    mpirun --oversubscribe --mca btl self,vader -np "$ranks" "$bin/dtrain" --gpus-per-node 0 --report-bindings -- \
+        "$bin/dtrain-train" --model lenet --batch-size 64 --lr-scale linear --lr 0.001 --max-steps 300 --log-every 100 --quiet
+done
 echo
 echo "== how 4 GPU ranks would be bound on a 2-socket node with 8 GPU+HCA pairs under PCIe switches"
 echo "\$ dtrain --plan --gpus-per-node 4 --topology tests/fixtures/topo/2s-8gpu-8hca-pcie-switches.xml"
