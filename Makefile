@@ -36,8 +36,8 @@ dtrain-hostlist_SRC := common/dtrain_hostlist.c $(COMMON_SRC)
 dtrain-rankinfo_SRC := launcher/dtrain_rankinfo.c
 dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
 dtrain-topo_LIBS := -lhwloc -ljansson
-dtrain-train_SRC := trainer/dtrain_train.c trainer/comm_mpi.c $(TRAINER_SRC) $(COMMON_SRC)
-dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS)
+dtrain-train_SRC := trainer/dtrain_train.c trainer/comm_mpi.c logs/record.c $(TRAINER_SRC) $(COMMON_SRC)
+dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train
 
 # test name -> its sources (cmocka)
@@ -54,10 +54,12 @@ test_nn_SRC := tests/test_nn.c $(ENGINE_SRC) $(COMMON_SRC)
 test_nn_LIBS := $(ENGINE_LIBS)
 test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_train_LIBS := $(TRAINER_LIBS)
-test_mpi_SRC := tests/test_mpi.c tests/testutil.c $(COMMON_SRC)
-test_mpi_LIBS := -lm
+test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c $(COMMON_SRC)
+test_record_LIBS := -ljansson
+test_mpi_SRC := tests/test_mpi.c tests/testutil.c logs/record.c $(COMMON_SRC)
+test_mpi_LIBS := -lm -ljansson
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_mpi test_fuzz_replay
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_record test_mpi test_fuzz_replay
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin

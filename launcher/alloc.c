@@ -314,6 +314,8 @@ int alloc_from_env(struct allocation *alloc, char *const *envp, struct dt_err *e
         alloc->in_slurm_job = true;
         snprintf(alloc->job_id, sizeof alloc->job_id, "%s", value);
     }
+    if ((value = lookup_either(envp, "SLURM_JOB_NAME", NULL, &var)))
+        snprintf(alloc->job_name, sizeof alloc->job_name, "%s", value);
     bool in_step = false;
     if ((value = lookup_either(envp, "SLURM_STEP_ID", "SLURM_STEPID", &var))) {
         in_step = alloc->in_slurm_job;

@@ -27,6 +27,7 @@ struct allocation {
     bool in_slurm_job;            /* SLURM_JOB_ID is set */
     char job_id[32];              /* "" outside Slurm */
     char step_id[32];             /* "" outside an srun step */
+    char job_name[256];           /* SLURM_JOB_NAME; "" outside Slurm */
     char hostname[256];           /* SLURMD_NODENAME, else gethostname() */
 
     /* The nodes of the step (of the job under mpirun), as Slurm wrote them and expanded. */

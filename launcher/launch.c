@@ -187,8 +187,13 @@ void launch_exports(const struct launch_request *req, const struct allocation *a
     add(out, envp, "DTRAIN_NODES", "%d", place->num_nodes);
     if (a->hosts.count > 0 && a->source != ALLOC_LOCAL)
         add(out, envp, "DTRAIN_NODELIST", "%s", a->nodelist);
-    if (a->in_slurm_job)
+    if (a->in_slurm_job) {
         add(out, envp, "DTRAIN_JOB_ID", "%s", a->job_id);
+        if (a->job_name[0])
+            add(out, envp, "DTRAIN_JOB_NAME", "%s", a->job_name);
+        if (a->step_id[0])
+            add(out, envp, "DTRAIN_STEP_ID", "%s", a->step_id);
+    }
     add(out, envp, "DTRAIN_GPUS_PER_NODE", "%d", req->gpus_per_node > 0 ? req->gpus_per_node : 0);
 }
 

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "record.h"
 #include "testutil.h"
 
 static char dir[] = "/tmp/dtrain-test-mpi-XXXXXX";
@@ -98,7 +99,9 @@ static void test_two_ranks_match_one_rank_with_twice_the_batch(void **state)
     }
     struct tu_result one, two;
     train(1, "64", "one", "", &one);
-    train(2, "32", "two", "--check-replicas", &two);
+    char record_opt[256];
+    snprintf(record_opt, sizeof record_opt, "--check-replicas --record %s/runs.jsonl", dir);
+    train(2, "32", "two", record_opt, &two);
     /* rank 0 prints the lines, once, with the samples of both ranks */
     assert_true(tu_contains(two.out, "Step12: "));
     assert_null(strstr(strstr(two.out, "Step12: ") + 1, "Step12: "));
@@ -117,6 +120,27 @@ static void test_two_ranks_match_one_rank_with_twice_the_batch(void **state)
                   scale);
     assert_true(diff <= 1e-4 * scale);   /* the same samples, summed in another order */
     free(p1), free(p2), free(p3);
+    /* rank 0 wrote one record: both ranks, their hosts, the steps */
+    char path[4200], line[65536];
+    snprintf(path, sizeof path, "%s/runs.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_null(fgets(line + strlen(line), (int)(sizeof line - strlen(line)), f));   /* one line only */
+    fclose(f);
+    struct run_record rec;
+    struct dt_err err;
+    int parsed = record_parse(line, &rec, &err);
+    if (parsed < 0)
+        print_error("%s\n", err.msg);
+    assert_int_equal(parsed, 0);
+    assert_int_equal(rec.world_size, 2);
+    assert_int_equal(rec.nodes, 1);
+    assert_int_equal(rec.steps_per_rank, 12);
+    assert_int_equal(rec.batch_per_replica, 32);
+    assert_string_equal(rec.exit_state, "completed");
+    assert_string_equal(rec.hostnames[0], rec.hostnames[1]);
+    record_free(&rec);
     tu_result_free(&one);
     tu_result_free(&two);
 }

@@ -244,6 +244,7 @@ static void test_short_training_run_learns_fashion_mnist(void **state)
     assert_true(tu_contains(log, "Step600: "));
     assert_true(tu_contains(log, "Epoch 0 in "));
     assert_true(res.final_accuracy >= 0.80);
+    train_result_free(&res);
     free(log);
 }
 
@@ -258,6 +259,7 @@ static void test_diverging_loss_stops_the_run(void **state)
     struct dt_err err;
     FILE *out = fopen("/dev/null", "w");
     assert_int_equal(train_run(&cfg, out, &res, &err), -1);
+    train_result_free(&res);
     fclose(out);
     assert_true(tu_contains(err.msg, "the loss is"));
     assert_true(tu_contains(err.msg, "smaller --lr"));
@@ -280,6 +282,7 @@ static void test_runs_are_deterministic(void **state)
             assert_int_equal(train_run(&cfg, out, &res, &err), 0);
             fclose(out);
             loss[run] = res.final_loss;
+            train_result_free(&res);
         }
         print_message("%s: final loss %.17g and %.17g\n", models[m], loss[0], loss[1]);
         assert_memory_equal(&loss[0], &loss[1], sizeof(double));
@@ -308,6 +311,7 @@ static void test_resnets_train(void **state)
         assert_int_equal(rc, 0);
         assert_true(tu_contains(log, "Step2: "));
         assert_true(isfinite(res.final_loss));
+        train_result_free(&res);
         free(log);
     }
 }

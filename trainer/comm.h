@@ -18,6 +18,8 @@ struct comm {
     int (*allreduce_mean)(struct comm *c, float *buf, size_t count, struct dt_err *err);
     /* Every rank's buf = root's. */
     int (*broadcast)(struct comm *c, void *buf, size_t bytes, int root, struct dt_err *err);
+    /* all[r * bytes ...] = rank r's mine, on every rank. */
+    int (*allgather)(struct comm *c, const void *mine, size_t bytes, void *all, struct dt_err *err);
     /* *value = the sum over ranks. */
     int (*sum_long)(struct comm *c, long *value, struct dt_err *err);
     /* *lo, *hi = the least and greatest value over ranks (replica checks). */

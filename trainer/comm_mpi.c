@@ -44,6 +44,15 @@ static int mpi_broadcast(struct comm *c, void *buf, size_t bytes, int root, stru
     return 0;
 }
 
+static int mpi_allgather(struct comm *c, const void *mine, size_t bytes, void *all, struct dt_err *err)
+{
+    (void)c;
+    if (bytes > INT_MAX)
+        return dt_fail(err, "allgather of %zu bytes per rank is too large", bytes);
+    int rc = MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? 0 : mpi_error(err, "MPI_Allgather", rc);
+}
+
 static int mpi_sum_long(struct comm *c, long *value, struct dt_err *err)
 {
     (void)c;
@@ -78,7 +87,7 @@ static void mpi_finalize(struct comm *c)
 struct comm *comm_mpi_init(int *argc, char ***argv, struct dt_err *err)
 {
     static struct comm mpi = {
-        .name = "mpi", .allreduce_mean = mpi_allreduce_mean, .broadcast = mpi_broadcast,
+        .name = "mpi", .allreduce_mean = mpi_allreduce_mean, .broadcast = mpi_broadcast, .allgather = mpi_allgather,
         .sum_long = mpi_sum_long, .min_max_u64 = mpi_min_max, .abort = mpi_abort, .finalize = mpi_finalize,
     };
     int rc = MPI_Init(argc, argv);

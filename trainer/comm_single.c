@@ -17,6 +17,13 @@ static int single_broadcast(struct comm *c, void *buf, size_t bytes, int root, s
     return 0;
 }
 
+static int single_allgather(struct comm *c, const void *mine, size_t bytes, void *all, struct dt_err *err)
+{
+    (void)c, (void)err;
+    memcpy(all, mine, bytes);
+    return 0;
+}
+
 static int single_sum_long(struct comm *c, long *value, struct dt_err *err)
 {
     (void)c, (void)value, (void)err;
@@ -46,7 +53,7 @@ struct comm *comm_single(void)
 {
     static struct comm single = {
         .name = "single", .rank = 0, .world = 1, .allreduce_mean = single_allreduce_mean,
-        .broadcast = single_broadcast, .sum_long = single_sum_long, .min_max_u64 = single_min_max,
+        .broadcast = single_broadcast, .allgather = single_allgather, .sum_long = single_sum_long, .min_max_u64 = single_min_max,
         .abort = single_abort, .finalize = single_finalize,
     };
     if (!single.hostname[0] && gethostname(single.hostname, sizeof single.hostname - 1) < 0)

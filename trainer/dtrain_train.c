@@ -3,9 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "comm.h"
 #include "data.h"
+#include "hostlist.h"
+#include "record.h"
 #include "dt_parse.h"
 #include "train.h"
 #include "version.h"
@@ -40,6 +43,7 @@ static const char usage_text[] =
     "                          gradient buffer; the default and, for now, the only one)\n"
     "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
     "      --params-out PREFIX write the final parameters to PREFIX.rankR (raw float32)\n"
+    "      --record FILE       append this run's record, one JSON line (logs/FORMAT.md), to FILE\n"
     "  -q, --quiet             no ETA lines\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
@@ -56,6 +60,8 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0; 1 when training fails (a diverging loss); 2 for bad options or input files.\n";
 
+static const char *record_path;
+
 static int bad(const char *option, const char *value, const char *what)
 {
     fprintf(stderr, "dtrain-train: %s \"%s\": expected %s\n", option, value, what);
@@ -65,7 +71,7 @@ static int bad(const char *option, const char *value, const char *what)
 static int parse(int argc, char **argv, struct train_config *cfg)
 {
     enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
-           O_COMM, O_CHECK, O_PARAMS_OUT };
+           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'}, {"dataset", required_argument, NULL, 'd'},
         {"data", required_argument, NULL, O_DATA}, {"batch-size", required_argument, NULL, 'b'},
@@ -76,7 +82,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"threads", required_argument, NULL, 't'}, {"backend", required_argument, NULL, O_BACKEND},
         {"log-every", required_argument, NULL, O_LOG}, {"eval-every", required_argument, NULL, O_EVAL},
         {"comm", required_argument, NULL, O_COMM}, {"check-replicas", no_argument, NULL, O_CHECK},
-        {"params-out", required_argument, NULL, O_PARAMS_OUT},
+        {"params-out", required_argument, NULL, O_PARAMS_OUT}, {"record", required_argument, NULL, O_RECORD},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -97,6 +103,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         case 'q': cfg->progress = false; break;
         case O_CHECK: cfg->check_replicas = true; break;
         case O_PARAMS_OUT: cfg->params_out = optarg; break;
+        case O_RECORD: record_path = optarg; break;
         case O_COMM:
             if (strcmp(optarg, "allreduce") != 0)
                 return bad("--comm", optarg, "allreduce (PS, WFBP, MG-WFBP and ByteScheduler are not built yet)");
@@ -155,6 +162,59 @@ static int parse(int argc, char **argv, struct train_config *cfg)
     return 0;
 }
 
+static void copy_env(const char *name, char *out, size_t size)
+{
+    snprintf(out, size, "%s", getenv(name) ? getenv(name) : "");
+}
+
+/* Every rank's host name, then rank 0 appends the record. The launcher (dtrain) hands over the
+ * job's facts through DTRAIN_* variables: the trainer never reads Slurm's own. */
+static int write_record(struct comm *comm, const struct train_config *cfg, const struct train_result *res,
+                        long start, const char *error, struct dt_err *err)
+{
+    struct run_record rec = {.world_size = comm->world, .batch_per_replica = cfg->batch, .epochs = cfg->epochs,
+                             .threads = cfg->threads, .lr = cfg->lr, .steps_per_rank = res->steps,
+                             .runtime_seconds = res->seconds, .peak_data_per_sec = res->peak_rate,
+                             .final_data_per_sec = res->final_rate, .epochs_done = res->epochs_done,
+                             .epoch_seconds = res->epoch_seconds, .epoch_accuracy = res->epoch_accuracy};
+    rec.hostnames = calloc((size_t)comm->world, sizeof *rec.hostnames);
+    if (!rec.hostnames)
+        return dt_fail(err, "out of memory");
+    char mine[256];
+    snprintf(mine, sizeof mine, "%s", comm->hostname);
+    int rc = comm->allgather(comm, mine, sizeof mine, rec.hostnames, err);
+    if (rc == 0 && comm->rank == 0) {
+        struct hostlist nodes;   /* distinct hosts, in rank order */
+        hostlist_init(&nodes);
+        for (int r = 0; r < comm->world && rc == 0; r++)
+            if (hostlist_find(&nodes, rec.hostnames[r]) < 0)
+                rc = hostlist_push(&nodes, rec.hostnames[r], strlen(rec.hostnames[r]), err);
+        char *folded = rc == 0 ? hostlist_compress(&nodes) : NULL;
+        snprintf(rec.nodelist, sizeof rec.nodelist, "%s", folded ? folded : "");
+        rec.nodes = (int)nodes.count;
+        free(folded);
+        hostlist_free(&nodes);
+        copy_env("DTRAIN_JOB_ID", rec.job_id, sizeof rec.job_id);
+        copy_env("DTRAIN_JOB_NAME", rec.job_name, sizeof rec.job_name);
+        copy_env("DTRAIN_STEP_ID", rec.step_id, sizeof rec.step_id);
+        rec.gpus_per_node = getenv("DTRAIN_GPUS_PER_NODE") ? atoi(getenv("DTRAIN_GPUS_PER_NODE")) : 0;
+        snprintf(rec.model, sizeof rec.model, "%s", cfg->model);
+        snprintf(rec.dataset, sizeof rec.dataset, "%s", cfg->dataset);
+        snprintf(rec.optimizer, sizeof rec.optimizer, "%s", cfg->optimizer);
+        snprintf(rec.backend, sizeof rec.backend, "%s", cfg->backend);
+        snprintf(rec.comm, sizeof rec.comm, "allreduce");
+        snprintf(rec.version, sizeof rec.version, "%s", DTRAIN_VERSION);
+        snprintf(rec.exit_state, sizeof rec.exit_state, "%s", error ? "failed" : "completed");
+        snprintf(rec.error, sizeof rec.error, "%s", error ? error : "");
+        record_time(start, rec.start_time);
+        record_time((long)time(NULL), rec.end_time);
+        if (rc == 0)
+            rc = record_append(record_path, &rec, err);
+    }
+    free(rec.hostnames);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct train_config cfg;
@@ -168,9 +228,14 @@ int main(int argc, char **argv)
         return 2;
     }
     cfg.comm = comm;
+    long start = (long)time(NULL);
     struct train_result result;
     if (train_run(&cfg, stdout, &result, &err) < 0) {
         fprintf(stderr, "dtrain-train: rank %d on %s: %s\n", comm->rank, comm->hostname, err.msg);
+        struct dt_err record_err;
+        if (record_path && comm->world == 1 && write_record(comm, &cfg, &result, start, err.msg, &record_err) < 0)
+            fprintf(stderr, "dtrain-train: %s\n", record_err.msg);   /* (with several ranks the job is aborted) */
+        train_result_free(&result);
         /* a run that trained and then failed is a failure (1); one that never started is bad input
          * (2); either way the other ranks must not wait for this one: end the whole job */
         int status = result.steps > 0 ? 1 : 2;
@@ -183,6 +248,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f), %.1f GFLOP/s, final test "
                 "accuracy %.5f\n", result.steps, result.seconds, result.final_rate, result.peak_rate,
                 result.final_rate * result.flops_per_sample / 1e9, result.final_accuracy);
+    rc = 0;
+    if (record_path && write_record(comm, &cfg, &result, start, NULL, &err) < 0) {
+        fprintf(stderr, "dtrain-train: rank %d: %s\n", comm->rank, err.msg);
+        rc = 1;
+    }
+    train_result_free(&result);
     comm->finalize(comm);
-    return 0;
+    return rc;
 }

@@ -146,10 +146,21 @@ static void print_eta(long step, long total, double elapsed, double loss)
             (int)(left / 60), (int)left % 60);
 }
 
+void train_result_free(struct train_result *res)
+{
+    free(res->epoch_seconds);
+    free(res->epoch_accuracy);
+    res->epoch_seconds = res->epoch_accuracy = NULL;
+}
+
 int train_run(const struct train_config *cfg, FILE *out, struct train_result *res, struct dt_err *err)
 {
     memset(res, 0, sizeof *res);
     res->final_accuracy = -1;
+    res->epoch_seconds = calloc((size_t)cfg->epochs, sizeof(double));
+    res->epoch_accuracy = calloc((size_t)cfg->epochs, sizeof(double));
+    if (!res->epoch_seconds || !res->epoch_accuracy)
+        return dt_fail(err, "out of memory");
     struct comm *comm = cfg->comm ? cfg->comm : comm_single();
     bool leader = comm->rank == 0;   /* only rank 0 prints the log lines */
     struct run r;
@@ -213,6 +224,8 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
             continue;
         int epoch = (int)((step - 1) / per_epoch);
         double train_sec = now_sec() - epoch_start;
+        res->epoch_seconds[epoch] = train_sec;
+        res->epoch_accuracy[epoch] = -1;
         if (cfg->eval_every > 0 && ((epoch + 1) % cfg->eval_every == 0 || step == total)) {
             double e0 = now_sec();
             res->final_accuracy = evaluate(&r, cfg->batch, comm, err);
@@ -222,6 +235,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
             }
             double test_sec = now_sec() - e0;
             eval_time += test_sec;
+            res->epoch_accuracy[epoch] = res->final_accuracy;
             if (leader)
                 seedlog_epoch(out, epoch, train_sec, test_sec, res->final_accuracy);
         }

@@ -33,7 +33,11 @@ struct train_result {
     double final_loss;
     size_t params;
     double flops_per_sample;   /* of a training step: model_train_flops */
+    double *epoch_seconds;     /* epochs_done of each (free with train_result_free) */
+    double *epoch_accuracy;    /* -1 where the epoch was not evaluated */
 };
+
+void train_result_free(struct train_result *result);
 
 /* Runs the training described by cfg, writing Step and Epoch lines to out. Returns 0, or -1 with
  * err (bad input, a loss that is not finite, out of memory). */

@@ -1,0 +1,48 @@
+/* record.h - the run record: one JSON object per training run, one line, appended to a file
+ * that collects a study's runs (logs/FORMAT.md defines it; the analyzer reads exactly this). */
+#ifndef RECORD_H
+#define RECORD_H
+
+#include <stddef.h>
+
+#include "dt_error.h"
+
+/* Bumped whenever a field changes meaning or disappears (adding fields does not). */
+#define RECORD_VERSION 1
+
+/* A record line is at most this long: 1 MiB holds thousands of ranks' host names. */
+#define RECORD_MAX_LINE (1 << 20)
+
+struct run_record {
+    char job_id[64], job_name[256], step_id[64];
+    char nodelist[4096];          /* compressed, Slurm's form: gn[01-02] */
+    int nodes, gpus_per_node, world_size;
+    char (*hostnames)[256];       /* world_size of them, rank order */
+    char model[64], dataset[64], optimizer[16], backend[16], comm[16];
+    int batch_per_replica, epochs, threads, resumed;
+    double lr;
+    long steps_per_rank;
+    double runtime_seconds, peak_data_per_sec, final_data_per_sec;
+    int epochs_done;
+    double *epoch_seconds;        /* epochs_done of each */
+    double *epoch_accuracy;       /* -1 where the epoch was not evaluated */
+    char start_time[32], end_time[32];   /* ISO 8601, UTC */
+    char exit_state[16];          /* completed, failed */
+    char error[512];              /* why, when failed */
+    char version[32];             /* dtrain's */
+};
+
+/* Appends the record as one line, with a single write() to a file opened O_APPEND, so lines of
+ * concurrent writers never interleave. Returns 0, or -1 with err naming the file. */
+int record_append(const char *path, const struct run_record *rec, struct dt_err *err);
+
+/* Parses one line. The caller frees with record_free. Returns 0, or -1 with err naming the field
+ * that is missing or of the wrong type. */
+int record_parse(const char *line, struct run_record *rec, struct dt_err *err);
+
+void record_free(struct run_record *rec);
+
+/* "2026-11-21T09:30:00Z" for a time_t. */
+void record_time(long seconds_since_epoch, char out[32]);
+
+#endif
