@@ -23,6 +23,7 @@ ENGINE_SRC := trainer/nn.c trainer/models.c trainer/backend_ref.c trainer/backen
               trainer/conv_dnnl.c
 ENGINE_LIBS := -ldnnl -lopenblas -fopenmp -lm
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim.c trainer/data.c trainer/loader.c trainer/train.c trainer/comm_single.c \
+               trainer/checkpoint.c \
                logs/seedlog.c
 TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread
 # Only dtrain-train links MPI (the launcher never does, and tests of the loop use comm_single).
@@ -56,10 +57,12 @@ test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SR
 test_train_LIBS := $(TRAINER_LIBS)
 test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c $(COMMON_SRC)
 test_record_LIBS := -ljansson
+test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c $(COMMON_SRC)
+test_checkpoint_LIBS := -ljansson
 test_mpi_SRC := tests/test_mpi.c tests/testutil.c logs/record.c $(COMMON_SRC)
 test_mpi_LIBS := -lm -ljansson
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_record test_mpi test_fuzz_replay
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_record test_checkpoint test_mpi test_fuzz_replay
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin

@@ -27,7 +27,7 @@ struct run_record {
     double *epoch_seconds;        /* epochs_done of each */
     double *epoch_accuracy;       /* -1 where the epoch was not evaluated */
     char start_time[32], end_time[32];   /* ISO 8601, UTC */
-    char exit_state[16];          /* completed, failed */
+    char exit_state[16];          /* completed, interrupted, failed */
     char error[512];              /* why, when failed */
     char version[32];             /* dtrain's */
 };

@@ -44,6 +44,10 @@ static const char usage_text[] =
     "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
     "      --params-out PREFIX write the final parameters to PREFIX.rankR (raw float32)\n"
     "      --record FILE       append this run's record, one JSON line (logs/FORMAT.md), to FILE\n"
+    "      --checkpoint DIR    save checkpoints in DIR: every --checkpoint-every steps, and when\n"
+    "                          SIGTERM or SIGUSR1 arrives (then stop; #SBATCH --signal=USR1@120)\n"
+    "      --checkpoint-every N  steps between checkpoints (0: only on a signal; default 0)\n"
+    "      --resume            continue from the newest valid checkpoint in DIR, if there is one\n"
     "  -q, --quiet             no ETA lines\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
@@ -71,7 +75,7 @@ static int bad(const char *option, const char *value, const char *what)
 static int parse(int argc, char **argv, struct train_config *cfg)
 {
     enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
-           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD };
+           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'}, {"dataset", required_argument, NULL, 'd'},
         {"data", required_argument, NULL, O_DATA}, {"batch-size", required_argument, NULL, 'b'},
@@ -83,6 +87,8 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"log-every", required_argument, NULL, O_LOG}, {"eval-every", required_argument, NULL, O_EVAL},
         {"comm", required_argument, NULL, O_COMM}, {"check-replicas", no_argument, NULL, O_CHECK},
         {"params-out", required_argument, NULL, O_PARAMS_OUT}, {"record", required_argument, NULL, O_RECORD},
+        {"checkpoint", required_argument, NULL, O_CKPT}, {"checkpoint-every", required_argument, NULL, O_CKPT_EVERY},
+        {"resume", no_argument, NULL, O_RESUME},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -104,6 +110,12 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         case O_CHECK: cfg->check_replicas = true; break;
         case O_PARAMS_OUT: cfg->params_out = optarg; break;
         case O_RECORD: record_path = optarg; break;
+        case O_CKPT: cfg->checkpoint_dir = optarg; break;
+        case O_RESUME: cfg->resume = true; break;
+        case O_CKPT_EVERY:
+            if (dt_parse_long(optarg, 0, 1L << 40, &cfg->checkpoint_every) < 0)
+                return bad("--checkpoint-every", optarg, "a number from 0");
+            break;
         case O_COMM:
             if (strcmp(optarg, "allreduce") != 0)
                 return bad("--comm", optarg, "allreduce (PS, WFBP, MG-WFBP and ByteScheduler are not built yet)");
@@ -159,6 +171,8 @@ static int parse(int argc, char **argv, struct train_config *cfg)
     }
     if (optind < argc)
         return fprintf(stderr, "dtrain-train: unexpected argument \"%s\" (try --help)\n", argv[optind]), 2;
+    if ((cfg->resume || cfg->checkpoint_every) && !cfg->checkpoint_dir)
+        return fprintf(stderr, "dtrain-train: --resume and --checkpoint-every need --checkpoint DIR\n"), 2;
     return 0;
 }
 
@@ -176,7 +190,8 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
                              .threads = cfg->threads, .lr = cfg->lr, .steps_per_rank = res->steps,
                              .runtime_seconds = res->seconds, .peak_data_per_sec = res->peak_rate,
                              .final_data_per_sec = res->final_rate, .epochs_done = res->epochs_done,
-                             .epoch_seconds = res->epoch_seconds, .epoch_accuracy = res->epoch_accuracy};
+                             .epoch_seconds = res->epoch_seconds, .epoch_accuracy = res->epoch_accuracy,
+                             .resumed = res->resumed};
     rec.hostnames = calloc((size_t)comm->world, sizeof *rec.hostnames);
     if (!rec.hostnames)
         return dt_fail(err, "out of memory");
@@ -204,7 +219,8 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
         snprintf(rec.backend, sizeof rec.backend, "%s", cfg->backend);
         snprintf(rec.comm, sizeof rec.comm, "allreduce");
         snprintf(rec.version, sizeof rec.version, "%s", DTRAIN_VERSION);
-        snprintf(rec.exit_state, sizeof rec.exit_state, "%s", error ? "failed" : "completed");
+        snprintf(rec.exit_state, sizeof rec.exit_state, "%s",
+                 error ? "failed" : res->stop_signal ? "interrupted" : "completed");
         snprintf(rec.error, sizeof rec.error, "%s", error ? error : "");
         record_time(start, rec.start_time);
         record_time((long)time(NULL), rec.end_time);
@@ -253,7 +269,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "dtrain-train: rank %d: %s\n", comm->rank, err.msg);
         rc = 1;
     }
+    int stopped = result.stop_signal;
     train_result_free(&result);
     comm->finalize(comm);
-    return rc;
+    /* stopped by Slurm's signal after a checkpoint: the shell's status for that signal */
+    return rc ? rc : stopped ? 128 + stopped : 0;
 }

@@ -7,12 +7,23 @@
 #include <string.h>
 #include <time.h>
 
+#include <signal.h>
+
 #include "backend.h"
+#include "checkpoint.h"
 #include "data.h"
 #include "loader.h"
 #include "nn.h"
 #include "optim.h"
 #include "seedlog.h"
+
+/* Set by SIGTERM or SIGUSR1 (Slurm's time-limit and preemption warnings): checkpoint and stop. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    stop_signal = sig;
+}
 
 static double now_sec(void)
 {
@@ -84,9 +95,54 @@ static int setup(struct run *r, const struct train_config *cfg, struct comm *com
     r->opt.lr = (float)(cfg->lr * (cfg->lr_scale_linear ? comm->world : 1));
     r->opt.momentum = (float)cfg->momentum;
     r->opt.weight_decay = (float)cfg->weight_decay;
-    if (loader_init(&r->loader, &r->train, cfg->batch, comm->rank, comm->world, cfg->seed, err) < 0)
+    return loader_init(&r->loader, &r->train, cfg->batch, comm->rank, comm->world, cfg->seed, err);
+}
+
+static uint64_t run_fingerprint(const struct train_config *cfg, const struct model *m, int world)
+{
+    char text[512];
+    snprintf(text, sizeof text, "%s|%s|%s|%d|%d|%llu|%zu|%zu", cfg->model, cfg->dataset, cfg->optimizer, cfg->batch,
+             world, (unsigned long long)cfg->seed, m->num_params, m->num_buffers);
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = text; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    return h;
+}
+
+static struct checkpoint checkpoint_view(struct run *r, const struct train_config *cfg, int world)
+{
+    return (struct checkpoint){.fingerprint = run_fingerprint(cfg, &r->model, world),
+                               .num_params = r->model.num_params, .num_buffers = r->model.num_buffers,
+                               .params = r->params, .buffers = r->buffers, .opt_m = r->opt.m, .opt_v = r->opt.v,
+                               .opt_step = r->opt.step};
+}
+
+/* Rank 0 reads the newest valid checkpoint and every rank takes its values. Returns the step to
+ * continue after (0: none found) or -1 with err. */
+static long resume(struct run *r, const struct train_config *cfg, struct comm *comm, int *resumed, struct dt_err *err)
+{
+    struct checkpoint ck = checkpoint_view(r, cfg, comm->world);
+    long found = 0;
+    if (comm->rank == 0) {
+        int rc = checkpoint_load_newest(cfg->checkpoint_dir, &ck, err);
+        if (rc < 0)
+            found = -1;
+        else if (rc == 1)
+            found = 1;
+    }
+    if (comm->broadcast(comm, &found, sizeof found, 0, err) < 0 || found < 0)
         return -1;
-    return loader_start(&r->loader, 0, err);
+    if (!found)
+        return 0;
+    long state[3] = {ck.step, ck.opt_step, ck.resumed};
+    size_t n = r->model.num_params * sizeof(float);
+    if (comm->broadcast(comm, state, sizeof state, 0, err) < 0 || comm->broadcast(comm, r->params, n, 0, err) < 0 ||
+        comm->broadcast(comm, r->buffers, r->model.num_buffers * sizeof(float), 0, err) < 0 ||
+        comm->broadcast(comm, r->opt.m, n, 0, err) < 0 || (r->opt.v && comm->broadcast(comm, r->opt.v, n, 0, err) < 0))
+        return -1;
+    r->opt.step = state[1];
+    *resumed = (int)state[2] + 1;
+    return state[0];
 }
 
 /* Accuracy over the whole test set in eval mode (running BN statistics, rank 0's: each rank
@@ -170,9 +226,28 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     }
     res->params = r.model.num_params;
     res->flops_per_sample = model_train_flops(&r.model);
+    long first = 0;
+    if (cfg->checkpoint_dir && cfg->resume && (first = resume(&r, cfg, comm, &res->resumed, err)) < 0) {
+        run_free(&r);
+        return -1;
+    }
+    if (loader_start(&r.loader, first, err) < 0) {
+        run_free(&r);
+        return -1;
+    }
+    if (cfg->checkpoint_dir) {
+        stop_signal = 0;
+        struct sigaction sa = {.sa_handler = on_stop_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGUSR1, &sa, NULL);
+    }
     long per_epoch = r.loader.steps_per_epoch, total = per_epoch * cfg->epochs;
     if (cfg->max_steps > 0 && cfg->max_steps < total)
         total = cfg->max_steps;
+    if (leader && first > 0)
+        fprintf(stderr, "dtrain-train: resumed at step %ld from %s (resume %d)\n", first, cfg->checkpoint_dir,
+                res->resumed);
     if (leader)
         fprintf(stderr, "dtrain-train: model %s (%zu parameters), dataset %s (%ld train, %ld test), backend %s, "
                 "%d thread%s, batch %d x %d rank%s (%s), %s lr %g, %ld steps (%ld per epoch)\n", cfg->model,
@@ -184,7 +259,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     double samples_per_step = (double)cfg->batch * comm->world, start = now_sec(), eval_time = 0, trained = 0;
     double epoch_start = start;
     int rc = 0;
-    for (long step = 1; step <= total; step++) {
+    for (long step = first + 1; step <= total; step++) {
         const float *x;
         const int *y;
         loader_next(&r.loader, &x, &y);
@@ -210,7 +285,33 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         trained = now_sec() - start - eval_time;
         res->steps = step;
         res->final_loss = loss;
-        res->final_rate = step * samples_per_step / trained;
+        res->final_rate = (step - first) * samples_per_step / trained;
+        if (cfg->checkpoint_dir) {
+            /* every rank stops at the same step: the signal may reach them a step apart */
+            long stop = stop_signal;
+            if (comm->sum_long(comm, &stop, err) < 0) {
+                rc = -1;
+                break;
+            }
+            bool due = cfg->checkpoint_every > 0 && step % cfg->checkpoint_every == 0;
+            if (stop || due) {
+                struct checkpoint ck = checkpoint_view(&r, cfg, comm->world);
+                ck.step = step;
+                ck.opt_step = r.opt.step;
+                ck.resumed = res->resumed;
+                if (leader && checkpoint_save(cfg->checkpoint_dir, &ck, err) < 0) {
+                    rc = -1;
+                    break;
+                }
+            }
+            if (stop) {
+                res->stop_signal = stop_signal ? stop_signal : SIGTERM;
+                if (leader)
+                    fprintf(stderr, "dtrain-train: stopped by a signal at step %ld; checkpoint saved in %s\n", step,
+                            cfg->checkpoint_dir);
+                break;
+            }
+        }
         if (step % cfg->log_every == 0) {
             if (leader)
                 seedlog_step(out, step, res->final_rate);
@@ -247,6 +348,10 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     if (rc == 0 && cfg->params_out)
         rc = write_params(cfg->params_out, comm->rank, r.params, r.model.num_params, err);
     res->seconds = trained;
+    if (cfg->checkpoint_dir) {
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGUSR1, SIG_DFL);
+    }
     if (res->peak_rate < res->final_rate && res->steps < cfg->log_every)
         res->peak_rate = res->final_rate;   /* no Step line was printed: the only rate there is */
     run_free(&r);

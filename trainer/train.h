@@ -22,6 +22,9 @@ struct train_config {
     bool progress;             /* an ETA line on stderr with each Step line (rank 0) */
     bool check_replicas;       /* after every step, check that all ranks hold the same parameters */
     const char *params_out;    /* write the final parameters to PREFIX.rankR (raw float32) */
+    const char *checkpoint_dir;   /* save checkpoints here (NULL: none) */
+    long checkpoint_every;     /* steps between checkpoints; 0: only when SIGTERM or SIGUSR1 arrives */
+    bool resume;               /* continue from the newest valid checkpoint in checkpoint_dir */
 };
 
 struct train_result {
@@ -33,7 +36,10 @@ struct train_result {
     double final_loss;
     size_t params;
     double flops_per_sample;   /* of a training step: model_train_flops */
-    double *epoch_seconds;     /* epochs_done of each (free with train_result_free) */
+    int resumed;               /* times this run has been resumed, this one included */
+    int stop_signal;           /* SIGTERM or SIGUSR1 stopped it after a checkpoint; 0 otherwise */
+    double *epoch_seconds;     /* epochs_done of each (free with train_result_free); epochs run
+                                  before a resume have 0 seconds and no accuracy */
     double *epoch_accuracy;    /* -1 where the epoch was not evaluated */
 };
 

@@ -1,0 +1,131 @@
+/* test_checkpoint.c - interrupted by SIGUSR1 (Slurm's warning) and resumed, a run ends with exactly
+ * the parameters of an uninterrupted one; a torn checkpoint is passed over. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "record.h"
+#include "testutil.h"
+
+static char dir[] = "/tmp/dtrain-test-ckpt-XXXXXX";
+
+#define TRAIN "--model lenet --dataset synthetic --max-steps 40 --log-every 5 --eval-every 0 --quiet --batch-size 32"
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void shell(const char *script, struct tu_result *r)
+{
+    char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    /* the sanitized trainer is MPI-initialised alone: MPI's plug-ins' memory is not ours to check */
+    tu_env_set(&env, "ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0");
+    assert_int_equal(tu_run(argv, env.vars, r), 0);
+    tu_env_free(&env);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cmp -s %s/%s %s/%s", dir, a, dir, b);
+    return system(cmd) == 0;
+}
+
+static void test_interrupted_and_resumed_equals_uninterrupted(void **state)
+{
+    (void)state;
+    const char *bin = tu_bin("dtrain-train");
+    char script[4096];
+    struct tu_result r;
+    snprintf(script, sizeof script, "%s " TRAIN " --params-out %s/full", bin, dir);
+    shell(script, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+
+    /* SIGUSR1 once training is under way: checkpoint, stop, 128 + SIGUSR1 */
+    snprintf(script, sizeof script,
+             "%s " TRAIN " --checkpoint %s/ck --record %s/runs.jsonl > %s/out & pid=$!; "
+             "while ! grep -q Step %s/out; do sleep 0.01; done; kill -USR1 $pid; wait $pid; echo \"status $?\"",
+             bin, dir, dir, dir, dir);
+    shell(script, &r);
+    assert_true(tu_contains(r.out, "status 138"));
+    assert_true(tu_contains(r.err, "stopped by a signal at step"));
+    tu_result_free(&r);
+
+    snprintf(script, sizeof script, "%s " TRAIN " --checkpoint %s/ck --resume --record %s/runs.jsonl --params-out %s/resumed",
+             bin, dir, dir, dir);
+    shell(script, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.err, "resumed at step"));
+    tu_result_free(&r);
+    assert_true(same_file("full.rank0", "resumed.rank0"));   /* bitwise */
+
+    /* the two records: interrupted, then completed with one resume */
+    char path[4200], line[2][65536];
+    snprintf(path, sizeof path, "%s/runs.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line[0], sizeof line[0], f));
+    assert_non_null(fgets(line[1], sizeof line[1], f));
+    fclose(f);
+    struct run_record first, second;
+    struct dt_err err;
+    assert_int_equal(record_parse(line[0], &first, &err), 0);
+    assert_int_equal(record_parse(line[1], &second, &err), 0);
+    assert_string_equal(first.exit_state, "interrupted");
+    assert_int_equal(first.resumed, 0);
+    assert_string_equal(second.exit_state, "completed");
+    assert_int_equal(second.resumed, 1);
+    assert_int_equal(second.steps_per_rank, 40);
+    record_free(&first);
+    record_free(&second);
+}
+
+static void test_torn_checkpoint_is_passed_over(void **state)
+{
+    (void)state;
+    const char *bin = tu_bin("dtrain-train");
+    char script[4096];
+    struct tu_result r;
+    /* checkpoints at 10 and 20; the newest is then cut short, as by a crash mid-write */
+    snprintf(script, sizeof script,
+             "%s " TRAIN " --max-steps 20 --checkpoint %s/torn --checkpoint-every 10 > /dev/null && "
+             "truncate -s -100 %s/torn/ckpt-20.dtc && "
+             "%s " TRAIN " --checkpoint %s/torn --resume --params-out %s/after-torn",
+             bin, dir, dir, bin, dir, dir);
+    shell(script, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.err, "skipping"));
+    assert_true(tu_contains(r.err, "ckpt-20.dtc: torn, damaged or of another run"));
+    assert_true(tu_contains(r.err, "resumed at step 10"));
+    tu_result_free(&r);
+    assert_true(same_file("full.rank0", "after-torn.rank0"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_interrupted_and_resumed_equals_uninterrupted),
+        cmocka_unit_test(test_torn_checkpoint_is_passed_over),
+    };
+    return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
+}
