@@ -145,10 +145,48 @@ static void test_two_ranks_match_one_rank_with_twice_the_batch(void **state)
     tu_result_free(&two);
 }
 
+/* A rank killed mid-run (OOM killer, node failure): the job ends, non-zero, within seconds. */
+static void test_a_killed_rank_ends_the_job(void **state)
+{
+    (void)state;
+    if (!find_mpirun()) {
+        print_message("SKIP: mpirun missing\n");
+        skip();
+    }
+    char script[8192];
+    snprintf(script, sizeof script,
+             "%s --oversubscribe -np 2 %s --gpus-per-node 0 -- %s --model lenet --dataset synthetic --epochs 1000 "
+             "--log-every 5 --eval-every 0 --quiet > %s/long.out 2> %s/long.err & job=$!; "
+             "while ! grep -q Step %s/long.out; do sleep 0.02; done; "
+             "victim=$(pgrep -x dtrain-train | tail -n 1); kill -KILL \"$victim\"; "
+             "start=$(date +%%s%%N); wait $job; status=$?; end=$(date +%%s%%N); "
+             "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
+             mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"), dir, dir, dir);
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    tu_env_set(&env, "OMPI_ALLOW_RUN_AS_ROOT", "1");
+    tu_env_set(&env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    tu_env_set(&env, "OMPI_MCA_btl", "self,vader");
+    tu_env_set(&env, "ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0");
+    struct tu_result r;
+    assert_int_equal(tu_run(argv, env.vars, &r), 0);
+    tu_env_free(&env);
+    int status = -1;
+    long ms = -1;
+    assert_int_equal(sscanf(strstr(r.out, "status ") ? strstr(r.out, "status ") : "", "status %d after %ld ms", &status,
+                            &ms), 2);
+    print_message("one of 2 ranks killed: the job ended with status %d after %ld ms\n", status, ms);
+    assert_true(status != 0);
+    assert_true(ms < 10000);
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_ranks_match_one_rank_with_twice_the_batch),
+        cmocka_unit_test(test_a_killed_rank_ends_the_job),
     };
     return cmocka_run_group_tests_name("mpi", tests, setup, teardown);
 }
