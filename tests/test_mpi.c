@@ -182,11 +182,49 @@ static void test_a_killed_rank_ends_the_job(void **state)
     tu_result_free(&r);
 }
 
+/* A rank that hangs (fault injected): the others would wait in MPI_Allreduce forever; the
+ * watchdog ends the job after --timeout with its message. */
+static void test_a_hung_rank_is_caught_by_the_watchdog(void **state)
+{
+    (void)state;
+    if (!find_mpirun()) {
+        print_message("SKIP: mpirun missing\n");
+        skip();
+    }
+    char script[8192];
+    snprintf(script, sizeof script,
+             "start=$(date +%%s%%N); DTRAIN_FAULT_HANG=1:5 %s --oversubscribe -np 2 -x DTRAIN_FAULT_HANG %s "
+             "--gpus-per-node 0 -- %s --model lenet --dataset synthetic --epochs 1000 --log-every 5 --eval-every 0 "
+             "--quiet --timeout 0.05; status=$?; end=$(date +%%s%%N); "
+             "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
+             mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"));
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    tu_env_set(&env, "OMPI_ALLOW_RUN_AS_ROOT", "1");
+    tu_env_set(&env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    tu_env_set(&env, "OMPI_MCA_btl", "self,vader");
+    tu_env_set(&env, "ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0");
+    struct tu_result r;
+    assert_int_equal(tu_run(argv, env.vars, &r), 0);
+    tu_env_free(&env);
+    int status = -1;
+    long ms = -1;
+    assert_int_equal(sscanf(strstr(r.out, "status ") ? strstr(r.out, "status ") : "", "status %d after %ld ms", &status,
+                            &ms), 2);
+    print_message("rank 1 hung at step 5, --timeout 3 s: the job ended with status %d after %ld ms\n", status, ms);
+    assert_true(status != 0);
+    assert_true(ms < 15000);
+    assert_true(tu_contains(r.err, "no step finished for"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_ranks_match_one_rank_with_twice_the_batch),
         cmocka_unit_test(test_a_killed_rank_ends_the_job),
+        cmocka_unit_test(test_a_hung_rank_is_caught_by_the_watchdog),
     };
     return cmocka_run_group_tests_name("mpi", tests, setup, teardown);
 }

@@ -48,6 +48,8 @@ static const char usage_text[] =
     "                          SIGTERM or SIGUSR1 arrives (then stop; #SBATCH --signal=USR1@120)\n"
     "      --checkpoint-every N  steps between checkpoints (0: only on a signal; default 0)\n"
     "      --resume            continue from the newest valid checkpoint in DIR, if there is one\n"
+    "      --timeout MIN       end the whole job when no step has finished for MIN minutes (a\n"
+    "                          hung rank or a dead network; default 30, 0 = never)\n"
     "  -q, --quiet             no ETA lines\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
@@ -75,7 +77,7 @@ static int bad(const char *option, const char *value, const char *what)
 static int parse(int argc, char **argv, struct train_config *cfg)
 {
     enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
-           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME };
+           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'}, {"dataset", required_argument, NULL, 'd'},
         {"data", required_argument, NULL, O_DATA}, {"batch-size", required_argument, NULL, 'b'},
@@ -88,14 +90,14 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"comm", required_argument, NULL, O_COMM}, {"check-replicas", no_argument, NULL, O_CHECK},
         {"params-out", required_argument, NULL, O_PARAMS_OUT}, {"record", required_argument, NULL, O_RECORD},
         {"checkpoint", required_argument, NULL, O_CKPT}, {"checkpoint-every", required_argument, NULL, O_CKPT_EVERY},
-        {"resume", no_argument, NULL, O_RESUME},
+        {"resume", no_argument, NULL, O_RESUME}, {"timeout", required_argument, NULL, O_TIMEOUT},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     *cfg = (struct train_config){.model = "lenet", .dataset = "fashion-mnist", .data_dir = DATA_DEFAULT_DIR,
                                  .optimizer = "adam", .backend = "cpu", .batch = 128, .epochs = 1, .threads = 1,
                                  .log_every = 200, .eval_every = 1, .lr = 0.01, .momentum = 0.9, .seed = 1,
-                                 .progress = true};
+                                 .progress = true, .timeout_minutes = 30};
     int opt;
     long value;
     char *end;
@@ -154,6 +156,13 @@ static int parse(int argc, char **argv, struct train_config *cfg)
                 return bad("--lr-scale", optarg, "none or linear");
             cfg->lr_scale_linear = strcmp(optarg, "linear") == 0;
             break;
+        case O_TIMEOUT: {
+            double minutes = strtod(optarg, &end);
+            if (end == optarg || *end || minutes < 0 || minutes > 1e6)
+                return bad("--timeout", optarg, "minutes, 0 or more");
+            cfg->timeout_minutes = minutes;
+            break;
+        }
         case O_LR:
         case O_MOMENTUM:
         case O_WD: {

@@ -7,7 +7,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "checkpoint.h"
@@ -30,6 +33,54 @@ static double now_sec(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The watchdog: a collective waits for the slowest rank, forever if one hung (a stuck NFS read,
+ * a dead NIC): when no step finished for the timeout, it ends the whole job with one message. */
+struct watchdog {
+    pthread_t thread;
+    struct comm *comm;
+    double timeout;            /* seconds */
+    _Atomic long progress_ms;  /* when the last step (or evaluation) finished */
+    _Atomic int stop;
+    long step;                 /* for the message; written by the training thread, read when firing */
+};
+
+static void *watchdog_main(void *arg)
+{
+    struct watchdog *wd = arg;
+    while (!atomic_load(&wd->stop)) {
+        usleep(200 * 1000);
+        double idle = now_sec() - atomic_load(&wd->progress_ms) / 1000.0;
+        if (idle < wd->timeout || atomic_load(&wd->stop))
+            continue;
+        fprintf(stderr, "dtrain-train: rank %d on %s: no step finished for %.0f s (after step %ld): a rank hung or "
+                "the network failed; ending the job (--timeout)\n", wd->comm->rank, wd->comm->hostname, idle, wd->step);
+        wd->comm->abort(wd->comm, 3);
+        _exit(3);   /* the single-process comm returns from abort only by exiting; MPI_Abort does not return */
+    }
+    return NULL;
+}
+
+static void watchdog_touch(struct watchdog *wd, long step)
+{
+    wd->step = step;
+    atomic_store(&wd->progress_ms, (long)(now_sec() * 1000));
+}
+
+/* Test-only fault injection: DTRAIN_FAULT_HANG=RANK:STEP makes that rank stop before that step. */
+static void maybe_hang(struct comm *comm, long step)
+{
+    static int rank = -2;
+    static long at;
+    if (rank == -2) {
+        const char *fault = getenv("DTRAIN_FAULT_HANG");
+        if (!fault || sscanf(fault, "%d:%ld", &rank, &at) != 2)
+            rank = -1;
+    }
+    if (rank == comm->rank && step == at)
+        for (;;)
+            pause();
 }
 
 /* Everything one run holds, so that cleanup is one function. */
@@ -242,6 +293,9 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGUSR1, &sa, NULL);
     }
+    struct watchdog wd = {.comm = comm, .timeout = cfg->timeout_minutes * 60};
+    watchdog_touch(&wd, first);
+    bool watching = cfg->timeout_minutes > 0 && pthread_create(&wd.thread, NULL, watchdog_main, &wd) == 0;
     long per_epoch = r.loader.steps_per_epoch, total = per_epoch * cfg->epochs;
     if (cfg->max_steps > 0 && cfg->max_steps < total)
         total = cfg->max_steps;
@@ -262,6 +316,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     for (long step = first + 1; step <= total; step++) {
         const float *x;
         const int *y;
+        maybe_hang(comm, step);
         loader_next(&r.loader, &x, &y);
         double loss = model_forward(&r.model, r.be, &r.ws, r.params, r.buffers, x, y, cfg->batch, true, NULL);
         if (!isfinite(loss)) {
@@ -283,6 +338,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
             }
         }
         trained = now_sec() - start - eval_time;
+        watchdog_touch(&wd, step);
         res->steps = step;
         res->final_loss = loss;
         res->final_rate = (step - first) * samples_per_step / trained;
@@ -336,6 +392,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
             }
             double test_sec = now_sec() - e0;
             eval_time += test_sec;
+            watchdog_touch(&wd, step);
             res->epoch_accuracy[epoch] = res->final_accuracy;
             if (leader)
                 seedlog_epoch(out, epoch, train_sec, test_sec, res->final_accuracy);
@@ -348,6 +405,10 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     if (rc == 0 && cfg->params_out)
         rc = write_params(cfg->params_out, comm->rank, r.params, r.model.num_params, err);
     res->seconds = trained;
+    if (watching) {
+        atomic_store(&wd.stop, 1);
+        pthread_join(wd.thread, NULL);
+    }
     if (cfg->checkpoint_dir) {
         signal(SIGTERM, SIG_DFL);
         signal(SIGUSR1, SIG_DFL);

@@ -25,6 +25,7 @@ struct train_config {
     const char *checkpoint_dir;   /* save checkpoints here (NULL: none) */
     long checkpoint_every;     /* steps between checkpoints; 0: only when SIGTERM or SIGUSR1 arrives */
     bool resume;               /* continue from the newest valid checkpoint in checkpoint_dir */
+    double timeout_minutes;    /* no step finished for this long: a rank hung; abort the job (0: never) */
 };
 
 struct train_result {
