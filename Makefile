@@ -130,6 +130,8 @@ bench: deps
 	@taskset -c 0 $(BUILD)/bench/conv_layers
 	@echo
 	@PEAK=$$(sed -n 's/.*: \([0-9.]*\) GFLOP.*/\1/p' $(BUILD)/bench/peak.txt) sh bench/train_vs_torch.sh $(BIN) 1
+	@echo
+	@sh bench/ddp_vs_mpi.sh $(BIN) mlp lenet cnn
 
 $(BUILD)/bench/launch_overhead: bench/launch_overhead.c
 	@mkdir -p $(dir $@)
