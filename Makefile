@@ -13,10 +13,11 @@ FUZZ_TIME ?= 60
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Icommon -Ilauncher -Itopology -Itrainer -Ilogs
+DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Icommon -Ilauncher -Itopology -Itrainer -Ilogs \
+             -Ianalysis
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c
+COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/duration.c
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
 ENGINE_SRC := trainer/nn.c trainer/models.c trainer/backend_ref.c trainer/backend_cpu.c trainer/conv_direct.c \
@@ -39,7 +40,9 @@ dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
 dtrain-topo_LIBS := -lhwloc -ljansson
 dtrain-train_SRC := trainer/dtrain_train.c trainer/comm_mpi.c logs/record.c $(TRAINER_SRC) $(COMMON_SRC)
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
-TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train
+dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/audit.c logs/table.c $(COMMON_SRC)
+dtrain-analyze_LIBS := -lm
+TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train dtrain-analyze
 
 # test name -> its sources (cmocka)
 test_hostlist_SRC := tests/test_hostlist.c tests/testutil.c $(COMMON_SRC)
@@ -57,12 +60,13 @@ test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SR
 test_train_LIBS := $(TRAINER_LIBS)
 test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c $(COMMON_SRC)
 test_record_LIBS := -ljansson
+test_analyze_SRC := tests/test_analyze.c tests/testutil.c $(COMMON_SRC)
 test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c $(COMMON_SRC)
 test_checkpoint_LIBS := -ljansson
 test_mpi_SRC := tests/test_mpi.c tests/testutil.c logs/record.c $(COMMON_SRC)
 test_mpi_LIBS := -lm -ljansson
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_record test_checkpoint test_mpi test_fuzz_replay
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_record test_checkpoint test_mpi test_analyze test_fuzz_replay
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin

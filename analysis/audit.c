@@ -1,0 +1,203 @@
+/* audit.c - what does not add up in a hand-made result table (see audit.h). */
+#include "audit.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "duration.h"
+#include "hostlist.h"
+
+static int add(struct audit *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int add(struct audit *a, int line, const char *fmt, ...)
+{
+    struct finding *bigger = realloc(a->items, (size_t)(a->count + 1) * sizeof *bigger);
+    if (!bigger)
+        return -1;
+    a->items = bigger;
+    struct finding *f = &a->items[a->count++];
+    f->line = line;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->text, sizeof f->text, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+void audit_free(struct audit *a)
+{
+    free(a->items);
+    a->items = NULL;
+    a->count = 0;
+}
+
+static int by_value(const void *x, const void *y)
+{
+    long a = *(const long *)x, b = *(const long *)y;
+    return (a > b) - (a < b);
+}
+
+static const char *plural(int n, const char *word)
+{
+    static char buf[4][32];
+    static int next;
+    char *out = buf[next++ % 4];
+    snprintf(out, sizeof buf[0], "%d %s%s", n, word, n == 1 ? "" : "s");
+    return out;
+}
+
+/* The runs an Avg row summarises: the rows above it of its configuration, back to the previous
+ * Avg row. Writes their indices; returns how many. */
+static int runs_of(const struct result_table *t, int avg, int *runs)
+{
+    int n = 0;
+    for (int i = avg - 1; i >= 0 && !t->rows[i].avg; i--)
+        if (t->rows[i].nodes == t->rows[avg].nodes && t->rows[i].gpus == t->rows[avg].gpus)
+            runs[n++] = i;
+    return n;
+}
+
+static int check_average(const struct result_table *t, int avg, struct audit *out)
+{
+    int runs[4096];
+    int n = runs_of(t, avg, runs);
+    if (n == 0)
+        return 0;
+    long times[4096];
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += times[i] = t->rows[runs[i]].runtime;
+    qsort(times, (size_t)n, sizeof times[0], by_value);
+    double mean = sum / n, median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2.0;
+    double given = t->rows[avg].runtime;
+    bool matches = fabs(given - mean) <= 1 || fabs(given - median) <= 1;
+    for (int k = 1; 2 * k < n && !matches; k++) {   /* drop the k fastest and k slowest */
+        double trimmed = 0;
+        for (int i = k; i < n - k; i++)
+            trimmed += times[i];
+        matches = fabs(given - trimmed / (n - 2 * k)) <= 1;
+    }
+    if (matches)
+        return 0;
+    char m[24], md[24];
+    duration_format(mean, m);
+    duration_format(median, md);
+    return add(out, t->rows[avg].line,
+               "Avg runtime %s of %s x %s is not the mean of its %d runs (%s), nor their median (%s) or any trimmed "
+               "mean", t->rows[avg].runtime_text, plural(t->rows[avg].nodes, "node"), plural(t->rows[avg].gpus, "GPU"),
+               n, m, md);
+}
+
+/* Half a unit in the last place the speedup was printed with ("1.6": 0.05, "3.58": 0.005). */
+static double printed_tolerance(double value)
+{
+    for (int decimals = 0; decimals < 6; decimals++) {
+        double scale = pow(10, decimals);
+        if (fabs(value * scale - round(value * scale)) < 1e-6)
+            return 0.5 / scale + 1e-9;
+    }
+    return 5e-7;
+}
+
+static int check_speedups(const struct result_table *t, struct audit *out)
+{
+    bool has_avg = false;
+    for (int i = 0; i < t->count; i++)
+        has_avg |= t->rows[i].avg;
+    /* the baseline: the 1 x 1 Avg row, or the 1 x 1 run where the table has no Avg rows */
+    const struct result_row *base = NULL;
+    for (int i = 0; i < t->count && !base; i++)
+        if (t->rows[i].nodes == 1 && t->rows[i].gpus == 1 && t->rows[i].avg == has_avg)
+            base = &t->rows[i];
+    if (!base)
+        return 0;
+    for (int i = 0; i < t->count; i++) {
+        const struct result_row *r = &t->rows[i];
+        if (isnan(r->speedup) || r->avg != has_avg || r->runtime <= 0)
+            continue;
+        double computed = (double)base->runtime / r->runtime;
+        if (fabs(r->speedup - computed) <= printed_tolerance(r->speedup))
+            continue;
+        if (add(out, r->line, "speedup %g of %s x %s does not follow from the runtimes: %s / %s = %.2f", r->speedup,
+                plural(r->nodes, "node"), plural(r->gpus, "GPU"), base->runtime_text, r->runtime_text, computed) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int check_nodelist(const struct result_row *r, struct audit *out)
+{
+    struct hostlist hosts;
+    hostlist_init(&hosts);
+    struct dt_err err;
+    int rc = 0;
+    if (hostlist_expand(r->nodelist, &hosts, &err) < 0)
+        rc = add(out, r->line, "node list is malformed: %s", err.msg);
+    else if ((int)hosts.count != r->nodes)
+        rc = add(out, r->line, "%s, but the node list %s names %zu", plural(r->nodes, "node"), r->nodelist, hosts.count);
+    hostlist_free(&hosts);
+    return rc;
+}
+
+/* The value most rows of a configuration have. */
+static long usual(const struct result_table *t, int nodes, int gpus, bool epochs)
+{
+    long best = 0;
+    int best_count = 0;
+    for (int i = 0; i < t->count; i++) {
+        if (t->rows[i].nodes != nodes || t->rows[i].gpus != gpus)
+            continue;
+        long v = epochs ? t->rows[i].epoch : t->rows[i].steps;
+        int count = 0;
+        for (int j = 0; j < t->count; j++)
+            count += t->rows[j].nodes == nodes && t->rows[j].gpus == gpus &&
+                     (epochs ? t->rows[j].epoch : t->rows[j].steps) == v;
+        if (count > best_count)
+            best = v, best_count = count;
+    }
+    return best;
+}
+
+static long dataset_size(const char *title)
+{
+    if (strcasestr(title, "bigMNIST"))
+        return 60000L * 120;
+    if (strcasestr(title, "MNIST"))
+        return 60000;
+    return 0;
+}
+
+static int check_counts(const struct result_table *t, const struct result_row *r, struct audit *out)
+{
+    long epochs = usual(t, r->nodes, r->gpus, true), steps = usual(t, r->nodes, r->gpus, false);
+    const char *config = plural(r->nodes, "node"), *gpus = plural(r->gpus, "GPU");
+    if (r->epoch != epochs && add(out, r->line, "Epoch %d, but the other runs of %s x %s have %ld", r->epoch, config,
+                                  gpus, epochs) < 0)
+        return -1;
+    if (r->steps != steps && add(out, r->line, "%ld steps, but the other runs of %s x %s have %ld", r->steps, config,
+                                 gpus, steps) < 0)
+        return -1;
+    long size = dataset_size(t->title), per_step = (long)r->batch * r->nodes * r->gpus;
+    if (!size || r->steps != steps)
+        return 0;
+    long per_epoch = (size + per_step - 1) / per_step, total = (epochs * size + per_step - 1) / per_step;
+    /* a table counts steps per epoch or in all; either way to within one (a counter's convention) */
+    if (labs(r->steps - per_epoch) <= 1 || labs(r->steps - total) <= 1)
+        return 0;
+    return add(out, r->line, "%ld steps, but %ld samples / (batch %d x %ld GPUs) make %ld an epoch (%ld in %ld epochs)",
+               r->steps, size, r->batch, (long)r->nodes * r->gpus, per_epoch, total, epochs);
+}
+
+int audit_table(const struct result_table *t, struct audit *out)
+{
+    for (int i = 0; i < t->count; i++) {
+        const struct result_row *r = &t->rows[i];
+        if ((r->avg ? check_average(t, i, out) : check_nodelist(r, out)) < 0 || check_counts(t, r, out) < 0)
+            return -1;
+    }
+    return check_speedups(t, out);
+}

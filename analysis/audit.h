@@ -1,0 +1,31 @@
+/* audit.h - recomputing a hand-made result table and listing what does not add up. */
+#ifndef AUDIT_H
+#define AUDIT_H
+
+#include <stdio.h>
+
+#include "table.h"
+
+struct finding {
+    int line;
+    char text[512];
+};
+
+struct audit {
+    struct finding *items;
+    int count;
+};
+
+/* Checks one table:
+ *   - each Avg row against the mean, the median and every trimmed mean of its runs;
+ *   - each speedup against baseline runtime / runtime (1 node x 1 GPU is the baseline), to the
+ *     precision it is printed with;
+ *   - each run's node list: well-formed, and naming #Nodes hosts;
+ *   - epochs and steps: the same within a configuration, and steps matching the dataset size
+ *     (MNIST 60,000, bigMNIST 7,200,000, from the title) over batch x GPUs, within 1.
+ * Appends findings to out. Returns 0, or -1 out of memory. */
+int audit_table(const struct result_table *table, struct audit *out);
+
+void audit_free(struct audit *a);
+
+#endif

@@ -1,0 +1,43 @@
+/* table.h - hand-made result tables in the seeds' form (../shared/seeds/003_*.txt): Markdown
+ * tables with the columns #Nodes, #GPUs, Epoch, Batchsize, Steps, Runtime, Speedup, Node(s), one
+ * row per run and bold Avg rows, under a "# Title" heading. Parsed with every row's line number,
+ * so an audit can point at it. */
+#ifndef TABLE_H
+#define TABLE_H
+
+#include <stdbool.h>
+
+#include "dt_error.h"
+
+struct result_row {
+    int line;                 /* 1-based, in the file */
+    int nodes, gpus, epoch, batch;
+    long steps;
+    long runtime;             /* seconds */
+    char runtime_text[24];
+    double speedup;           /* NAN when the cell is "-" or empty */
+    char nodelist[256];       /* as written; "Avg" rows have none */
+    bool avg;                 /* the row summarises the runs above it */
+};
+
+struct result_table {
+    char title[256];          /* the nearest "#" heading above it */
+    int line;                 /* of its header row */
+    struct result_row *rows;
+    int count;
+};
+
+struct table_set {
+    struct result_table *tables;
+    int count;
+    int rows_read, lines_skipped;
+    char skipped[8][160];     /* the first few skipped lines, "file:line: why" */
+};
+
+/* Appends the tables of a file. Rows that cannot be read are counted and described, not dropped
+ * silently. Returns 0, or -1 with err when the file cannot be read. */
+int table_parse_file(const char *path, struct table_set *set, struct dt_err *err);
+
+void table_set_free(struct table_set *set);
+
+#endif
