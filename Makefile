@@ -66,7 +66,12 @@ test_checkpoint_LIBS := -ljansson
 test_mpi_SRC := tests/test_mpi.c tests/testutil.c logs/record.c $(COMMON_SRC)
 test_mpi_LIBS := -lm -ljansson
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_record test_checkpoint test_mpi test_analyze test_fuzz_replay
+test_fuzz_table_SRC := tests/fuzz/fuzz_table.c tests/fuzz/replay.c logs/table.c analysis/audit.c $(COMMON_SRC)
+test_fuzz_table_LIBS := -lm
+test_fuzz_record_SRC := tests/fuzz/fuzz_record.c tests/fuzz/replay.c logs/record.c $(COMMON_SRC)
+test_fuzz_record_LIBS := -ljansson
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
+         test_fuzz_table test_fuzz_record
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
@@ -103,10 +108,7 @@ $(TBIN)/$(1): $(call obj,$(BUILD)/test/obj,$($(1)_SRC))
 	@mkdir -p $$(dir $$@)
 	$(CC) $(DT_CFLAGS) $(SANITIZE) $$^ -o $$@ -lcmocka $($(1)_LIBS)
 endef
-$(foreach t,$(filter-out test_fuzz_replay,$(TESTS)),$(eval $(call test_rules,$(t))))
-$(TBIN)/test_fuzz_replay: $(call obj,$(BUILD)/test/obj,$(test_fuzz_replay_SRC))
-	@mkdir -p $(dir $@)
-	$(CC) $(DT_CFLAGS) $(SANITIZE) $^ -o $@
+$(foreach t,$(TESTS),$(eval $(call test_rules,$(t))))
 
 deps:
 	@sh deps/install.sh
@@ -114,7 +116,7 @@ deps:
 # The suite runs the sanitized tools and ends with a short libFuzzer run (clang, from make deps).
 test: deps
 	@$(MAKE) --no-print-directory test-build
-	@if command -v clang >/dev/null; then $(MAKE) --no-print-directory $(BUILD)/fuzz/fuzz_hostlist; fi
+	@if command -v clang >/dev/null; then $(MAKE) --no-print-directory $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS)); fi
 	@FUZZ_TIME=15 sh tests/run.sh $(TBIN) $(TESTS)
 
 test-build: $(addprefix $(TBIN)/,$(TOOLS) $(TESTS))
@@ -149,15 +151,25 @@ $(BUILD)/bench/conv_layers: $(call obj,$(BUILD)/obj,bench/conv_layers.c $(ENGINE
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $^ -o $@ $(ENGINE_LIBS)
 
-# libFuzzer needs clang; the same target also builds with gcc as a corpus replayer (test_fuzz_replay).
-$(BUILD)/fuzz/fuzz_hostlist: tests/fuzz/fuzz_hostlist.c $(COMMON_SRC)
-	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -fsanitize=fuzzer,address,undefined $^ -o $@
+# libFuzzer targets, one per parser; they need clang. The same sources also build with gcc as
+# corpus replayers (test_fuzz_*), so every sanitized run replays the corpora.
+FUZZERS := hostlist table record
+fuzz_hostlist_SRC := tests/fuzz/fuzz_hostlist.c $(COMMON_SRC)
+fuzz_table_SRC := tests/fuzz/fuzz_table.c logs/table.c analysis/audit.c $(COMMON_SRC)
+fuzz_record_SRC := tests/fuzz/fuzz_record.c logs/record.c $(COMMON_SRC)
+fuzz_record_LIBS := -ljansson
+define fuzz_rules
+$(BUILD)/fuzz/fuzz_$(1): $(fuzz_$(1)_SRC)
+	@mkdir -p $$(dir $$@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Ilogs -Ianalysis -fsanitize=fuzzer,address,undefined $$^ -o $$@ \
+	    $(fuzz_$(1)_LIBS) -lm
+endef
+$(foreach f,$(FUZZERS),$(eval $(call fuzz_rules,$(f))))
 
-fuzz: $(BUILD)/fuzz/fuzz_hostlist
-	@mkdir -p $(BUILD)/fuzz/corpus-hostlist
-	$(BUILD)/fuzz/fuzz_hostlist -max_total_time=$(FUZZ_TIME) -max_len=256 -print_final_stats=1 \
-	    $(BUILD)/fuzz/corpus-hostlist tests/fuzz/corpus/hostlist 2>&1 | tail -n 12
+fuzz: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS))
+	@for f in $(FUZZERS); do mkdir -p $(BUILD)/fuzz/corpus-$$f; \
+	    $(BUILD)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_TIME) -max_len=4096 -print_final_stats=1 \
+	        $(BUILD)/fuzz/corpus-$$f tests/fuzz/corpus/$$f 2>&1 | tail -n 3; done
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin

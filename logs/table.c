@@ -127,6 +127,13 @@ int table_parse_file(const char *path, struct table_set *set, struct dt_err *err
     FILE *f = fopen(path, "r");
     if (!f)
         return dt_fail(err, "%s: %s", path, strerror(errno));
+    int rc = table_parse_stream(f, path, set, err);
+    fclose(f);
+    return rc;
+}
+
+int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct dt_err *err)
+{
     char line[8192], title[256] = "";
     int number = 0, at[COLS], rc = 0;
     struct result_table *table = NULL;
@@ -166,7 +173,6 @@ int table_parse_file(const char *path, struct table_set *set, struct dt_err *err
             rc = dt_fail(err, "out of memory");
         set->rows_read++;
     }
-    fclose(f);
     return rc;
 }
 

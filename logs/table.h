@@ -6,6 +6,7 @@
 #define TABLE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "dt_error.h"
 
@@ -37,6 +38,9 @@ struct table_set {
 /* Appends the tables of a file. Rows that cannot be read are counted and described, not dropped
  * silently. Returns 0, or -1 with err when the file cannot be read. */
 int table_parse_file(const char *path, struct table_set *set, struct dt_err *err);
+
+/* The same from an open stream; name is what messages call it. */
+int table_parse_stream(FILE *f, const char *name, struct table_set *set, struct dt_err *err);
 
 void table_set_free(struct table_set *set);
 

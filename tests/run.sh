@@ -30,6 +30,7 @@ count() {   # count LOG: add the cmocka summary of one program to the totals
 for t in "$@"; do
     case $t in
         test_fuzz_replay) args="$top/tests/fuzz/corpus/hostlist" ;;
+        test_fuzz_*) args="$top/tests/fuzz/corpus/${t#test_fuzz_}" ;;
         *) args="" ;;
     esac
     # shellcheck disable=SC2086
@@ -37,7 +38,7 @@ for t in "$@"; do
     rc=$?
     cat "$log"
     case $t in
-        test_fuzz_replay)
+        test_fuzz_*)
             if [ $rc -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
         *)
             count "$log"
@@ -48,24 +49,27 @@ for t in "$@"; do
     esac
 done
 
-fuzzer="$top/build/fuzz/fuzz_hostlist"
-if [ -x "$fuzzer" ]; then
+# libFuzzer, one target per parser; the hostlist parser gets the larger share of the time
+for target in hostlist:$((fuzz_time / 2)) table:$((fuzz_time / 4)) record:$((fuzz_time / 4)); do
+    name=${target%%:*} seconds=${target#*:}
+    fuzzer="$top/build/fuzz/fuzz_$name"
+    if [ ! -x "$fuzzer" ]; then
+        echo "SKIP: libFuzzer run of the $name parser (clang with libFuzzer not available)"
+        skipped=$((skipped + 1))
+        continue
+    fi
     corpus=$(mktemp -d)
-    if "$fuzzer" -max_total_time="$fuzz_time" -max_len=256 -print_final_stats=1 "$corpus" "$top/tests/fuzz/corpus/hostlist" >"$log" 2>&1; then
-        echo "fuzz_hostlist: $(grep -c . "$log") lines of libFuzzer output, $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -n 1 || true)"
-        tail -n 1 "$log"
-        echo "[ OK ] libFuzzer on the hostlist parser for ${fuzz_time} s"
+    if "$fuzzer" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 "$corpus" \
+        "$top/tests/fuzz/corpus/$name" >"$log" 2>&1; then
+        echo "[ OK ] libFuzzer on the $name parser for $seconds s, $(grep -o 'number_of_executed_units: [0-9]*' "$log" | tail -n 1 | sed 's/.*: //') inputs"
         passed=$((passed + 1))
     else
         cat "$log"
-        echo "[ FAILED ] libFuzzer found a crash in the hostlist parser (see above)"
+        echo "[ FAILED ] libFuzzer found a crash in the $name parser (see above)"
         failed=$((failed + 1))
     fi
     rm -rf "$corpus"
-else
-    echo "SKIP: libFuzzer run (clang with libFuzzer not available)"
-    skipped=$((skipped + 1))
-fi
+done
 
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
