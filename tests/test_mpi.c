@@ -44,6 +44,31 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The environment every mpirun of these tests needs. */
+static void mpi_environment(struct tu_env *env)
+{
+    tu_env_basics(env);
+    tu_env_set(env, "OMPI_ALLOW_RUN_AS_ROOT", "1");           /* CI runs as root */
+    tu_env_set(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    tu_env_set(env, "OMPI_MCA_btl", "self,vader");             /* one machine: shared memory only */
+    /* Open MPI's and PMIx's plug-ins keep allocations until exit and are unloaded before the leak
+     * check can name them; the trainer's own memory is leak-checked in-process by test_train.
+     * Address and undefined-behaviour checks stay on. */
+    tu_env_set(env, "ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0");
+}
+
+/* Runs a shell script that ends by printing "status S after M ms"; returns S and M. */
+static void run_timed(const char *script, struct tu_result *r, int *status, long *ms)
+{
+    char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+    struct tu_env env = {0};
+    mpi_environment(&env);
+    assert_int_equal(tu_run(argv, env.vars, r), 0);
+    tu_env_free(&env);
+    const char *at = strstr(r->out, "status ");
+    assert_int_equal(sscanf(at ? at : "", "status %d after %ld ms", status, ms), 2);
+}
+
 /* Runs dtrain-train (through mpirun when ranks > 1) with common training options plus extra. */
 static void train(int ranks, const char *batch, const char *out, const char *extra, struct tu_result *r)
 {
@@ -59,14 +84,7 @@ static void train(int ranks, const char *batch, const char *out, const char *ext
                  batch, dir, out, extra);
     char *argv[] = {"/bin/sh", "-c", cmd, NULL};
     struct tu_env env = {0};
-    tu_env_basics(&env);
-    tu_env_set(&env, "OMPI_ALLOW_RUN_AS_ROOT", "1");           /* CI runs as root */
-    tu_env_set(&env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    tu_env_set(&env, "OMPI_MCA_btl", "self,vader");             /* one machine: shared memory only */
-    /* Open MPI's and PMIx's plug-ins keep allocations until exit and are unloaded before the leak
-     * check can name them; the trainer's own memory is leak-checked in-process by test_train.
-     * Address and undefined-behaviour checks stay on. */
-    tu_env_set(&env, "ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0");
+    mpi_environment(&env);
     assert_int_equal(tu_run(argv, env.vars, r), 0);
     tu_env_free(&env);
     if (r->status != 0)
@@ -162,20 +180,10 @@ static void test_a_killed_rank_ends_the_job(void **state)
              "start=$(date +%%s%%N); wait $job; status=$?; end=$(date +%%s%%N); "
              "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
              mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"), dir, dir, dir);
-    char *argv[] = {"/bin/sh", "-c", script, NULL};
-    struct tu_env env = {0};
-    tu_env_basics(&env);
-    tu_env_set(&env, "OMPI_ALLOW_RUN_AS_ROOT", "1");
-    tu_env_set(&env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    tu_env_set(&env, "OMPI_MCA_btl", "self,vader");
-    tu_env_set(&env, "ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0");
     struct tu_result r;
-    assert_int_equal(tu_run(argv, env.vars, &r), 0);
-    tu_env_free(&env);
     int status = -1;
     long ms = -1;
-    assert_int_equal(sscanf(strstr(r.out, "status ") ? strstr(r.out, "status ") : "", "status %d after %ld ms", &status,
-                            &ms), 2);
+    run_timed(script, &r, &status, &ms);
     print_message("one of 2 ranks killed: the job ended with status %d after %ld ms\n", status, ms);
     assert_true(status != 0);
     assert_true(ms < 10000);
@@ -198,20 +206,10 @@ static void test_a_hung_rank_is_caught_by_the_watchdog(void **state)
              "--quiet --timeout 0.05; status=$?; end=$(date +%%s%%N); "
              "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
              mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"));
-    char *argv[] = {"/bin/sh", "-c", script, NULL};
-    struct tu_env env = {0};
-    tu_env_basics(&env);
-    tu_env_set(&env, "OMPI_ALLOW_RUN_AS_ROOT", "1");
-    tu_env_set(&env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    tu_env_set(&env, "OMPI_MCA_btl", "self,vader");
-    tu_env_set(&env, "ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0");
     struct tu_result r;
-    assert_int_equal(tu_run(argv, env.vars, &r), 0);
-    tu_env_free(&env);
     int status = -1;
     long ms = -1;
-    assert_int_equal(sscanf(strstr(r.out, "status ") ? strstr(r.out, "status ") : "", "status %d after %ld ms", &status,
-                            &ms), 2);
+    run_timed(script, &r, &status, &ms);
     print_message("rank 1 hung at step 5, --timeout 3 s: the job ended with status %d after %ld ms\n", status, ms);
     assert_true(status != 0);
     assert_true(ms < 15000);
