@@ -40,8 +40,9 @@ dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
 dtrain-topo_LIBS := -lhwloc -ljansson
 dtrain-train_SRC := trainer/dtrain_train.c trainer/comm_mpi.c logs/record.c $(TRAINER_SRC) $(COMMON_SRC)
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
-dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/audit.c logs/table.c $(COMMON_SRC)
-dtrain-analyze_LIBS := -lm
+dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/audit.c analysis/speedup.c logs/table.c logs/record.c \
+                      $(COMMON_SRC)
+dtrain-analyze_LIBS := -lm -ljansson
 TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train dtrain-analyze
 
 # test name -> its sources (cmocka)

@@ -1,11 +1,16 @@
 /* dtrain_analyze.c - `dtrain-analyze`: turn result documents into findings (and, with the rest of
  * the analyzer issue, into tables and plots). */
+#include <ftw.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "audit.h"
+#include "dt_parse.h"
+#include "record.h"
+#include "speedup.h"
 #include "table.h"
 #include "version.h"
 
@@ -13,6 +18,16 @@ static const char usage_text[] =
     "Usage: dtrain-analyze COMMAND [options] FILE...\n"
     "\n"
     "Commands:\n"
+    "  table [options] FILE|DIR...\n"
+    "                  run records (dtrain-train --record; JSON lines, directories read\n"
+    "                  recursively) as the seeds' speedup table: one row per completed run,\n"
+    "                  then a bold Avg row per (#Nodes, #GPUs) group; Runtime H:MM:SS;\n"
+    "                  Speedup = the baseline group's average runtime / the group's\n"
+    "      --baseline NxG     the baseline configuration (1x1)\n"
+    "      --stat mean|median how a group's runtimes are averaged (mean)\n"
+    "      --format md|csv|json  (md)\n"
+    "      --extra            also efficiency (speedup / GPUs) and spread (std, min-max)\n"
+    "                  #GPUs is GPUs per node, or ranks per node for CPU runs.\n"
     "  audit FILE...   recompute hand-made result tables (the seeds' form: #Nodes, #GPUs, Epoch,\n"
     "                  Batchsize, Steps, Runtime, Speedup, Node(s), bold Avg rows) and report,\n"
     "                  with its line, every Avg row that is not the mean, median or a trimmed\n"
@@ -21,13 +36,15 @@ static const char usage_text[] =
     "                  #Nodes hosts; epochs or steps that differ within a configuration or do not\n"
     "                  match the dataset (MNIST, bigMNIST) over batch x GPUs.\n"
     "\n"
-    "The table, throughput and plot commands of the analyzer issue are not in this version.\n"
+    "The throughput and plot commands of the analyzer issue are not in this version.\n"
     "\n"
     "Options:\n"
     "  -h, --help      this text\n"
     "  -V, --version   the version\n"
     "\n"
-    "Example:\n"
+    "Examples:\n"
+    "  dtrain-analyze table runs/ > speedup.md\n"
+    "  dtrain-analyze table --baseline 1x2 --stat median --extra runs.jsonl\n"
     "  dtrain-analyze audit results/bigmnist.md\n"
     "\n"
     "Exit status: 0 nothing found; 1 findings; 2 bad usage, an unreadable file, or no table.\n";
@@ -79,6 +96,122 @@ static int audit_files(int argc, char **argv)
     return findings ? 1 : 0;
 }
 
+/* ---------- table ---------- */
+
+struct record_set {
+    struct run_record *runs;
+    int count, cap, lines_skipped, not_completed;
+};
+
+static void read_records(const char *path, struct record_set *set)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "dtrain-analyze: %s: cannot open\n", path);
+        set->lines_skipped++;
+        return;
+    }
+    char *line = NULL;
+    size_t size = 0;
+    int number = 0;
+    while (getline(&line, &size, f) > 0) {
+        number++;
+        if (line[strspn(line, " \t\r\n")] == '\0')
+            continue;
+        struct run_record r;
+        struct dt_err err;
+        if (record_parse(line, &r, &err) < 0) {
+            if (set->lines_skipped++ < 8)
+                fprintf(stderr, "dtrain-analyze: skipped %s:%d: %s\n", path, number, err.msg);
+            continue;
+        }
+        if (strcmp(r.exit_state, "completed") != 0) {
+            set->not_completed++;
+            record_free(&r);
+            continue;
+        }
+        if (set->count == set->cap) {
+            set->cap = set->cap ? set->cap * 2 : 64;
+            set->runs = realloc(set->runs, (size_t)set->cap * sizeof *set->runs);
+        }
+        set->runs[set->count++] = r;
+    }
+    free(line);
+    fclose(f);
+}
+
+static struct record_set *walk_set;
+
+static int walk_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    if (type == FTW_F)
+        read_records(path, walk_set);
+    return 0;
+}
+
+static int table_command(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"baseline", required_argument, NULL, 'b'}, {"stat", required_argument, NULL, 's'},
+        {"format", required_argument, NULL, 'f'}, {"extra", no_argument, NULL, 'x'}, {NULL, 0, NULL, 0}};
+    struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
+    int c;
+    char extra;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "b:s:f:x", options, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            if (sscanf(optarg, "%dx%d%c", &opt.base_nodes, &opt.base_gpus, &extra) != 2 || opt.base_nodes < 1 ||
+                opt.base_gpus < 1)
+                return fprintf(stderr, "dtrain-analyze: --baseline \"%s\": expected NxG, e.g. 1x1\n", optarg), 2;
+            break;
+        case 's':
+            if (strcmp(optarg, "mean") && strcmp(optarg, "median"))
+                return fprintf(stderr, "dtrain-analyze: --stat \"%s\": mean or median\n", optarg), 2;
+            opt.stat = strcmp(optarg, "median") == 0 ? STAT_MEDIAN : STAT_MEAN;
+            break;
+        case 'f':
+            if (strcmp(optarg, "md") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
+                return fprintf(stderr, "dtrain-analyze: --format \"%s\": md, csv or json\n", optarg), 2;
+            opt.format = optarg[0] == 'm' ? FORMAT_MD : optarg[0] == 'c' ? FORMAT_CSV : FORMAT_JSON;
+            break;
+        case 'x': opt.extra = 1; break;
+        default: return 2;
+        }
+    }
+    if (optind >= argc)
+        return fputs("dtrain-analyze: table needs record files or directories\n", stderr), 2;
+    struct record_set set = {0};
+    walk_set = &set;
+    for (int i = optind; i < argc; i++) {
+        struct stat st;
+        if (stat(argv[i], &st) < 0) {
+            fprintf(stderr, "dtrain-analyze: %s: no such file or directory\n", argv[i]);
+            return 2;
+        }
+        if (S_ISDIR(st.st_mode))
+            nftw(argv[i], walk_file, 16, FTW_PHYS);
+        else
+            read_records(argv[i], &set);
+    }
+    fprintf(stderr, "table: %d runs read, %d not completed (left out), %d lines skipped\n", set.count,
+            set.not_completed, set.lines_skipped);
+    int rc = 0;
+    struct dt_err err;
+    if (set.count == 0) {
+        fputs("dtrain-analyze: no completed run in the input\n", stderr);
+        rc = 2;
+    } else if (speedup_table(stdout, set.runs, set.count, &opt, &err) < 0) {
+        fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
+        rc = 2;
+    }
+    for (int i = 0; i < set.count; i++)
+        record_free(&set.runs[i]);
+    free(set.runs);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -96,8 +229,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *command = argv[optind];
+    if (strcmp(command, "table") == 0)
+        return table_command(argc - optind, argv + optind);
     if (strcmp(command, "audit") != 0) {
-        fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: audit)\n", command);
+        fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, audit)\n", command);
         return 2;
     }
     if (optind + 1 >= argc) {

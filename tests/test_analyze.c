@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -114,12 +115,84 @@ static void test_audit_of_own_tables(void **state)
     tu_result_free(&r);
 }
 
+static void run_analyze(char **args, struct tu_result *r)
+{
+    char *argv[16] = {(char *)tu_bin("dtrain-analyze")};
+    for (int i = 0; args[i] && i < 14; i++)
+        argv[i + 1] = args[i];
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    assert_int_equal(tu_run(argv, env.vars, r), 0);
+    tu_env_free(&env);
+}
+
+static void test_table_of_records(void **state)
+{
+    (void)state;
+    char dir[4096], file[4200];
+    const char *fixtures = getenv("DTRAIN_FIXTURES");
+    snprintf(dir, sizeof dir, "%s/records", fixtures ? fixtures : "tests/fixtures");
+    snprintf(file, sizeof file, "%s/runs.jsonl", dir);
+    struct tu_result r;
+    run_analyze((char *[]){"table", dir, NULL}, &r);   /* a directory, read recursively */
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| 1 | 1 | 2 | 64 | 1876 | 0:01:40 | - | gn01 |"));
+    assert_true(tu_contains(r.out, "| **1** | **1** | **2** | **64** | **1876** | **0:01:50** | **1.00** | **Avg** |"));
+    assert_true(tu_contains(r.out, "| **2** | **1** | **2** | **64** | **938** | **0:00:55** | **2.00** | **Avg** |"));
+    assert_null(strstr(r.out, "0:00:10"));   /* the failed run is left out ... */
+    assert_true(tu_contains(r.err, "5 runs read, 1 not completed (left out), 1 lines skipped"));   /* ... and said */
+    assert_true(tu_contains(r.err, "runs.jsonl:4: field"));
+    tu_result_free(&r);
+
+    run_analyze((char *[]){"table", "--stat", "median", "--baseline", "2x1", "--format", "json", file, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "\"baseline\": \"2x1\", \"stat\": \"median\""));
+    assert_true(tu_contains(r.out, "\"nodes\": 1, \"gpus\": 1, \"runs\": 3, \"runtime_seconds\": 110.000, \"speedup\": 0.5000"));
+    tu_result_free(&r);
+
+    run_analyze((char *[]){"table", "--extra", "--format", "csv", file, NULL}, &r);
+    assert_true(tu_contains(r.out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Efficiency,Std,Min,Max"));
+    assert_true(tu_contains(r.out, "2,1,2,64,938,0:00:55,2.00,\"Avg\",1.00,0:00:07,0:00:50,0:01:00"));
+    tu_result_free(&r);
+
+    run_analyze((char *[]){"table", "--baseline", "4x4", file, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "no run of the baseline, 4 nodes x 4 GPUs"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"table", "--stat", "mode", file, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    tu_result_free(&r);
+}
+
+/* What the analyzer writes, its audit finds nothing wrong with. */
+static void test_written_table_passes_the_audit(void **state)
+{
+    (void)state;
+    char file[4200], out[] = "/tmp/dtrain-test-table-XXXXXX";
+    const char *fixtures = getenv("DTRAIN_FIXTURES");
+    snprintf(file, sizeof file, "%s/records/runs.jsonl", fixtures ? fixtures : "tests/fixtures");
+    struct tu_result r;
+    run_analyze((char *[]){"table", file, NULL}, &r);
+    int fd = mkstemp(out);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, r.out, strlen(r.out)), (ssize_t)strlen(r.out));
+    close(fd);
+    tu_result_free(&r);
+    audit(out, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings"));
+    tu_result_free(&r);
+    unlink(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_audit_finds_every_error_of_the_seeds_bigmnist_table),
         cmocka_unit_test(test_audit_of_own_tables),
+        cmocka_unit_test(test_table_of_records),
+        cmocka_unit_test(test_written_table_passes_the_audit),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }

@@ -1,0 +1,162 @@
+/* speedup.c - the speedup table of a set of runs (see speedup.h). */
+#include "speedup.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duration.h"
+
+int speedup_gpus_of(const struct run_record *r)
+{
+    if (r->gpus_per_node > 0)
+        return r->gpus_per_node;
+    return r->nodes > 0 ? r->world_size / r->nodes : r->world_size;
+}
+
+struct group {
+    int nodes, gpus;
+    int first, count;            /* into the sorted order */
+    double average, std, min, max, speedup;
+};
+
+static const struct run_record *sort_runs;
+
+/* By configuration; within one, in the order the runs were read. */
+static int by_config(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    const struct run_record *x = &sort_runs[i], *y = &sort_runs[j];
+    if (x->nodes != y->nodes)
+        return x->nodes - y->nodes;
+    if (speedup_gpus_of(x) != speedup_gpus_of(y))
+        return speedup_gpus_of(x) - speedup_gpus_of(y);
+    return i - j;
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void summarise(const struct run_record *runs, const int *order, struct group *g, enum speedup_stat stat)
+{
+    double *t = malloc((size_t)g->count * sizeof *t), sum = 0, sq = 0;
+    for (int i = 0; i < g->count; i++) {
+        t[i] = runs[order[g->first + i]].runtime_seconds;
+        sum += t[i];
+    }
+    qsort(t, (size_t)g->count, sizeof *t, by_double);
+    double mean = sum / g->count;
+    for (int i = 0; i < g->count; i++)
+        sq += (t[i] - mean) * (t[i] - mean);
+    g->std = g->count > 1 ? sqrt(sq / (g->count - 1)) : 0;
+    g->min = t[0], g->max = t[g->count - 1];
+    g->average = stat == STAT_MEAN ? mean
+                 : g->count % 2 ? t[g->count / 2] : (t[g->count / 2 - 1] + t[g->count / 2]) / 2;
+    free(t);
+}
+
+static void print_row(FILE *out, const struct speedup_options *opt, bool avg, const struct run_record *r,
+                      const struct group *g)
+{
+    char runtime[24], std[24], lo[24], hi[24], speedup[16] = "-", eff[16] = "-";
+    duration_format(avg ? g->average : r->runtime_seconds, runtime);
+    if (avg) {
+        snprintf(speedup, sizeof speedup, "%.2f", g->speedup);
+        snprintf(eff, sizeof eff, "%.2f", g->speedup / (g->nodes * g->gpus));
+    }
+    duration_format(g->std, std);
+    duration_format(g->min, lo);
+    duration_format(g->max, hi);
+    const char *nodes = avg ? "Avg" : r->nodelist;
+    if (opt->format == FORMAT_CSV) {
+        fprintf(out, "%d,%d,%d,%d,%ld,%s,%s,\"%s\"", g->nodes, g->gpus, r->epochs, r->batch_per_replica,
+                r->steps_per_rank, runtime, avg ? speedup : "", nodes);
+        if (opt->extra)
+            fprintf(out, ",%s,%s,%s,%s", avg ? eff : "", avg ? std : "", avg ? lo : "", avg ? hi : "");
+        fputc('\n', out);
+        return;
+    }
+    const char *b = avg ? "**" : "";   /* the seeds' bold Avg rows */
+    fprintf(out, "| %s%d%s | %s%d%s | %s%d%s | %s%d%s | %s%ld%s | %s%s%s | %s%s%s | %s%s%s |", b, g->nodes, b, b, g->gpus,
+            b, b, r->epochs, b, b, r->batch_per_replica, b, b, r->steps_per_rank, b, b, runtime, b, b, speedup, b, b,
+            nodes, b);
+    if (opt->extra)
+        fprintf(out, avg ? " **%s** | **%s** | **%s-%s** |" : " - | - | - |", eff, std, lo, hi);
+    fputc('\n', out);
+}
+
+static void print_json(FILE *out, const struct run_record *runs, const int *order, const struct group *groups, int ng,
+                       const struct speedup_options *opt)
+{
+    fprintf(out, "{\"baseline\": \"%dx%d\", \"stat\": \"%s\", \"groups\": [", opt->base_nodes, opt->base_gpus,
+            opt->stat == STAT_MEAN ? "mean" : "median");
+    for (int k = 0; k < ng; k++) {
+        const struct group *g = &groups[k];
+        fprintf(out, "%s\n  {\"nodes\": %d, \"gpus\": %d, \"runs\": %d, \"runtime_seconds\": %.3f, \"speedup\": %.4f, "
+                "\"efficiency\": %.4f, \"std_seconds\": %.3f, \"min_seconds\": %.3f, \"max_seconds\": %.3f, \"nodelists\": [",
+                k ? "," : "", g->nodes, g->gpus, g->count, g->average, g->speedup, g->speedup / (g->nodes * g->gpus),
+                g->std, g->min, g->max);
+        for (int i = 0; i < g->count; i++)
+            fprintf(out, "%s\"%s\"", i ? ", " : "", runs[order[g->first + i]].nodelist);
+        fputs("]}", out);
+    }
+    fputs("\n]}\n", out);
+}
+
+int speedup_table(FILE *out, const struct run_record *runs, int n, const struct speedup_options *opt,
+                  struct dt_err *err)
+{
+    int *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+    struct group *groups = calloc((size_t)(n ? n : 1), sizeof *groups);
+    if (!order || !groups) {
+        free(order), free(groups);
+        return dt_fail(err, "out of memory");
+    }
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    sort_runs = runs;
+    qsort(order, (size_t)n, sizeof *order, by_config);
+    int ng = 0;
+    const struct group *base = NULL;
+    for (int i = 0; i < n; i++) {
+        const struct run_record *r = &runs[order[i]];
+        if (ng == 0 || groups[ng - 1].nodes != r->nodes || groups[ng - 1].gpus != speedup_gpus_of(r))
+            groups[ng++] = (struct group){.nodes = r->nodes, .gpus = speedup_gpus_of(r), .first = i};
+        groups[ng - 1].count++;
+    }
+    for (int k = 0; k < ng; k++) {
+        summarise(runs, order, &groups[k], opt->stat);
+        if (groups[k].nodes == opt->base_nodes && groups[k].gpus == opt->base_gpus)
+            base = &groups[k];
+    }
+    if (!base) {
+        free(order), free(groups);
+        return dt_fail(err, "no run of the baseline, %d node%s x %d GPU%s (choose another with --baseline NxG)",
+                       opt->base_nodes, opt->base_nodes == 1 ? "" : "s", opt->base_gpus, opt->base_gpus == 1 ? "" : "s");
+    }
+    for (int k = 0; k < ng; k++)
+        groups[k].speedup = base->average / groups[k].average;
+    if (opt->format == FORMAT_JSON) {
+        print_json(out, runs, order, groups, ng, opt);
+    } else {
+        if (opt->format == FORMAT_CSV)
+            fprintf(out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s)%s\n",
+                    opt->extra ? ",Efficiency,Std,Min,Max" : "");
+        else
+            fprintf(out, "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) |%s\n"
+                    "|--------|-------|-------|-----------|-------|---------|---------|---------|%s\n",
+                    opt->extra ? " Efficiency | Std | Min-Max |" : "", opt->extra ? "---|---|---|" : "");
+        for (int k = 0; k < ng; k++) {
+            for (int i = 0; i < groups[k].count; i++)
+                print_row(out, opt, false, &runs[order[groups[k].first + i]], &groups[k]);
+            print_row(out, opt, true, &runs[order[groups[k].first]], &groups[k]);
+        }
+    }
+    free(order);
+    free(groups);
+    return 0;
+}

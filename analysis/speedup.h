@@ -1,0 +1,29 @@
+/* speedup.h - run records grouped by configuration into the seeds' speedup table: one row per
+ * run, then a bold Avg row per (#Nodes, #GPUs) group, Runtime as H:MM:SS, Speedup = the baseline
+ * group's average runtime / the group's, 2 decimals. */
+#ifndef SPEEDUP_H
+#define SPEEDUP_H
+
+#include <stdio.h>
+
+#include "record.h"
+
+enum speedup_stat { STAT_MEAN, STAT_MEDIAN };
+enum speedup_format { FORMAT_MD, FORMAT_CSV, FORMAT_JSON };
+
+struct speedup_options {
+    int base_nodes, base_gpus;   /* the baseline configuration (1 x 1 by default) */
+    enum speedup_stat stat;
+    enum speedup_format format;
+    int extra;                   /* also efficiency (speedup / GPUs) and spread (std, min-max) */
+};
+
+/* #GPUs of a run: GPUs per node, or for CPU ranks the ranks per node. */
+int speedup_gpus_of(const struct run_record *r);
+
+/* Prints the table of runs[0..n). Returns 0, or -1 with err when there is no run of the baseline
+ * configuration. */
+int speedup_table(FILE *out, const struct run_record *runs, int n, const struct speedup_options *opt,
+                  struct dt_err *err);
+
+#endif
