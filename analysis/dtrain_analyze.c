@@ -1,5 +1,5 @@
-/* dtrain_analyze.c - `dtrain-analyze`: turn result documents into findings (and, with the rest of
- * the analyzer issue, into tables and plots). */
+/* dtrain_analyze.c - `dtrain-analyze`: turn result documents into findings and tables: run
+ * records into the seeds' speedup table, hand-made tables into an audit of what does not add up. */
 #include <ftw.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -154,12 +154,13 @@ static int table_command(int argc, char **argv)
 {
     static const struct option options[] = {
         {"baseline", required_argument, NULL, 'b'}, {"stat", required_argument, NULL, 's'},
-        {"format", required_argument, NULL, 'f'}, {"extra", no_argument, NULL, 'x'}, {NULL, 0, NULL, 0}};
+        {"format", required_argument, NULL, 'f'}, {"extra", no_argument, NULL, 'x'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
     int c;
     char extra;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "b:s:f:x", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:s:f:xh", options, NULL)) != -1) {
         switch (c) {
         case 'b':
             if (sscanf(optarg, "%dx%d%c", &opt.base_nodes, &opt.base_gpus, &extra) != 2 || opt.base_nodes < 1 ||
@@ -177,7 +178,8 @@ static int table_command(int argc, char **argv)
             opt.format = optarg[0] == 'm' ? FORMAT_MD : optarg[0] == 'c' ? FORMAT_CSV : FORMAT_JSON;
             break;
         case 'x': opt.extra = 1; break;
-        default: return 2;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: fputs("Try 'dtrain-analyze --help'.\n", stderr); return 2;
         }
     }
     if (optind >= argc)
@@ -234,6 +236,10 @@ int main(int argc, char **argv)
     if (strcmp(command, "audit") != 0) {
         fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, audit)\n", command);
         return 2;
+    }
+    if (optind + 1 < argc && (strcmp(argv[optind + 1], "--help") == 0 || strcmp(argv[optind + 1], "-h") == 0)) {
+        fputs(usage_text, stdout);
+        return 0;
     }
     if (optind + 1 >= argc) {
         fputs("dtrain-analyze: audit needs at least one FILE\n", stderr);

@@ -162,6 +162,10 @@ static void test_table_of_records(void **state)
     run_analyze((char *[]){"table", "--stat", "mode", file, NULL}, &r);
     assert_int_equal(r.status, 2);
     tu_result_free(&r);
+    run_analyze((char *[]){"table", "--help", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "--baseline NxG"));
+    tu_result_free(&r);
 }
 
 /* What the analyzer writes, its audit finds nothing wrong with. */
