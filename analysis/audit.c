@@ -37,7 +37,7 @@ void audit_free(struct audit *a)
 
 static int by_value(const void *x, const void *y)
 {
-    long a = *(const long *)x, b = *(const long *)y;
+    double a = *(const double *)x, b = *(const double *)y;
     return (a > b) - (a < b);
 }
 
@@ -67,25 +67,27 @@ static int check_average(const struct result_table *t, int avg, struct audit *ou
     int n = runs_of(t, avg, runs);
     if (n == 0)
         return 0;
-    long times[4096];
+    double times[4096];
     double sum = 0;
     for (int i = 0; i < n; i++)
         sum += times[i] = t->rows[runs[i]].runtime;
     qsort(times, (size_t)n, sizeof times[0], by_value);
     double mean = sum / n, median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2.0;
     double given = t->rows[avg].runtime;
-    bool matches = fabs(given - mean) <= 1 || fabs(given - median) <= 1;
+    double unit = duration_unit(t->rows[avg].runtime_text);   /* the runs are rounded too */
+    bool matches = fabs(given - mean) <= unit || fabs(given - median) <= unit;
     for (int k = 1; 2 * k < n && !matches; k++) {   /* drop the k fastest and k slowest */
         double trimmed = 0;
         for (int i = k; i < n - k; i++)
             trimmed += times[i];
-        matches = fabs(given - trimmed / (n - 2 * k)) <= 1;
+        matches = fabs(given - trimmed / (n - 2 * k)) <= unit;
     }
     if (matches)
         return 0;
-    char m[24], md[24];
-    duration_format(mean, m);
-    duration_format(median, md);
+    char m[32], md[32];
+    int decimals = unit < 1 ? (unit < 0.01 ? 3 : unit < 0.1 ? 2 : 1) : 0;
+    duration_format(mean, decimals, m);
+    duration_format(median, decimals, md);
     return add(out, t->rows[avg].line,
                "Avg runtime %s of %s x %s is not the mean of its %d runs (%s), nor their median (%s) or any trimmed "
                "mean", t->rows[avg].runtime_text, plural(t->rows[avg].nodes, "node"), plural(t->rows[avg].gpus, "GPU"),
@@ -119,8 +121,11 @@ static int check_speedups(const struct result_table *t, struct audit *out)
         const struct result_row *r = &t->rows[i];
         if (isnan(r->speedup) || r->avg != has_avg || r->runtime <= 0)
             continue;
-        double computed = (double)base->runtime / r->runtime;
-        if (fabs(r->speedup - computed) <= printed_tolerance(r->speedup))
+        double computed = base->runtime / r->runtime;
+        /* both runtimes were rounded to their last digit before the division */
+        double runtime_error = computed * (0.5 * duration_unit(base->runtime_text) / base->runtime +
+                                           0.5 * duration_unit(r->runtime_text) / r->runtime);
+        if (fabs(r->speedup - computed) <= printed_tolerance(r->speedup) + runtime_error)
             continue;
         if (add(out, r->line, "speedup %g of %s x %s does not follow from the runtimes: %s / %s = %.2f", r->speedup,
                 plural(r->nodes, "node"), plural(r->gpus, "GPU"), base->runtime_text, r->runtime_text, computed) < 0)

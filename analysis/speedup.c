@@ -59,18 +59,18 @@ static void summarise(const struct run_record *runs, const int *order, struct gr
     free(t);
 }
 
-static void print_row(FILE *out, const struct speedup_options *opt, bool avg, const struct run_record *r,
-                      const struct group *g)
+static void print_row(FILE *out, const struct speedup_options *opt, int decimals, bool avg,
+                      const struct run_record *r, const struct group *g)
 {
-    char runtime[24], std[24], lo[24], hi[24], speedup[16] = "-", eff[16] = "-";
-    duration_format(avg ? g->average : r->runtime_seconds, runtime);
+    char runtime[32], std[32], lo[32], hi[32], speedup[16] = "-", eff[16] = "-";
+    duration_format(avg ? g->average : r->runtime_seconds, decimals, runtime);
     if (avg) {
         snprintf(speedup, sizeof speedup, "%.2f", g->speedup);
         snprintf(eff, sizeof eff, "%.2f", g->speedup / (g->nodes * g->gpus));
     }
-    duration_format(g->std, std);
-    duration_format(g->min, lo);
-    duration_format(g->max, hi);
+    duration_format(g->std, decimals, std);
+    duration_format(g->min, decimals, lo);
+    duration_format(g->max, decimals, hi);
     const char *nodes = avg ? "Avg" : r->nodelist;
     if (opt->format == FORMAT_CSV) {
         fprintf(out, "%d,%d,%d,%d,%ld,%s,%s,\"%s\"", g->nodes, g->gpus, r->epochs, r->batch_per_replica,
@@ -150,10 +150,15 @@ int speedup_table(FILE *out, const struct run_record *runs, int n, const struct 
             fprintf(out, "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) |%s\n"
                     "|--------|-------|-------|-----------|-------|---------|---------|---------|%s\n",
                     opt->extra ? " Efficiency | Std | Min-Max |" : "", opt->extra ? "---|---|---|" : "");
+        /* whole seconds cannot tell a 2.4 s run from a 1.6 s one */
+        double shortest = groups[0].min;
+        for (int k = 1; k < ng; k++)
+            shortest = groups[k].min < shortest ? groups[k].min : shortest;
+        int decimals = shortest < 10 ? 2 : 0;
         for (int k = 0; k < ng; k++) {
             for (int i = 0; i < groups[k].count; i++)
-                print_row(out, opt, false, &runs[order[groups[k].first + i]], &groups[k]);
-            print_row(out, opt, true, &runs[order[groups[k].first]], &groups[k]);
+                print_row(out, opt, decimals, false, &runs[order[groups[k].first + i]], &groups[k]);
+            print_row(out, opt, decimals, true, &runs[order[groups[k].first]], &groups[k]);
         }
     }
     free(order);

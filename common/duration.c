@@ -1,11 +1,22 @@
-/* duration.c - H:MM:SS parsing and formatting (see duration.h). */
+/* duration.c - H:MM:SS[.fff] parsing and formatting (see duration.h). */
 #include "duration.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-long duration_parse(const char *text)
+/* Digits after the seconds' '.', or -1 when what follows is not ".digits" or nothing. */
+static int fraction_digits(const char *after_seconds)
+{
+    if (after_seconds[0] == '\0')
+        return 0;
+    if (after_seconds[0] != '.')
+        return -1;
+    size_t n = strspn(after_seconds + 1, "0123456789");
+    return n == 0 || n > 9 || after_seconds[1 + n] != '\0' ? -1 : (int)n;
+}
+
+double duration_parse(const char *text)
 {
     long h = 0;
     int i = 0;
@@ -14,18 +25,41 @@ long duration_parse(const char *text)
     for (; isdigit((unsigned char)text[i]) && i < 9; i++)
         h = h * 10 + (text[i] - '0');
     const char *rest = text + i;
-    if (strlen(rest) != 6 || rest[0] != ':' || rest[3] != ':' || !isdigit((unsigned char)rest[1]) ||
+    if (strlen(rest) < 6 || rest[0] != ':' || rest[3] != ':' || !isdigit((unsigned char)rest[1]) ||
         !isdigit((unsigned char)rest[2]) || !isdigit((unsigned char)rest[4]) || !isdigit((unsigned char)rest[5]))
         return -1;
+    int digits = fraction_digits(rest + 6);
     int m = (rest[1] - '0') * 10 + rest[2] - '0', s = (rest[4] - '0') * 10 + rest[5] - '0';
-    if (m > 59 || s > 59)
+    if (digits < 0 || m > 59 || s > 59)
         return -1;
-    return h * 3600 + m * 60 + s;
+    double fraction = 0, scale = 1;
+    for (int d = 0; d < digits; d++) {
+        scale /= 10;
+        fraction += (rest[7 + d] - '0') * scale;
+    }
+    return (double)(h * 3600 + m * 60 + s) + fraction;
 }
 
-void duration_format(double seconds, char *out)
+double duration_unit(const char *text)
 {
-    unsigned long t = seconds > 0 ? (unsigned long)(seconds + 0.5) : 0;   /* rounded, without libm */
+    const char *dot = strchr(text, '.');
+    double unit = 1;
+    for (size_t n = dot ? strlen(dot + 1) : 0; n > 0; n--)
+        unit /= 10;
+    return unit;
+}
+
+void duration_format(double seconds, int decimals, char *out)
+{
+    static const unsigned long scales[] = {1, 10, 100, 1000};
+    if (decimals < 0 || decimals > 3)
+        decimals = 0;
+    unsigned long per_second = scales[decimals];
+    /* rounded in whole units of the last digit, without libm */
+    unsigned long units = seconds > 0 ? (unsigned long)(seconds * (double)per_second + 0.5) : 0;
+    unsigned long t = units / per_second;
     unsigned m = (unsigned)(t % 3600 / 60), s = (unsigned)(t % 60);
-    snprintf(out, 24, "%lu:%02u:%02u", t / 3600 % 1000000000UL, m % 60, s % 60);
+    int n = snprintf(out, 32, "%lu:%02u:%02u", t / 3600 % 1000000000UL, m % 60, s % 60);
+    if (decimals > 0)
+        snprintf(out + n, (size_t)(32 - n), ".%0*lu", decimals, units % per_second);
 }

@@ -1,12 +1,17 @@
-/* duration.h - run times as the seeds' tables write them: H:MM:SS. */
+/* duration.h - run times as the seeds' tables write them: H:MM:SS, with a fraction of a second
+ * (H:MM:SS.ss) where runs are too short for whole seconds to tell them apart. */
 #ifndef DURATION_H
 #define DURATION_H
 
-/* Parses "H:MM:SS" (hours of any length, minutes and seconds two digits below 60). Returns the
- * seconds, or -1 when the text is not such a duration. */
-long duration_parse(const char *text);
+/* Parses "H:MM:SS" or "H:MM:SS.fff" (hours of any length, minutes and seconds two digits below
+ * 60). Returns the seconds, or -1 when the text is not such a duration. */
+double duration_parse(const char *text);
 
-/* Writes seconds (rounded) as "H:MM:SS" into out (at least 24 bytes). */
-void duration_format(double seconds, char *out);
+/* The unit of the last digit text was written with: 1 for "0:51:27", 0.01 for "0:00:02.43". */
+double duration_unit(const char *text);
+
+/* Writes seconds rounded to `decimals` places (0-3) as "H:MM:SS[.fff]" into out (at least 32
+ * bytes). */
+void duration_format(double seconds, int decimals, char *out);
 
 #endif

@@ -14,8 +14,8 @@ struct result_row {
     int line;                 /* 1-based, in the file */
     int nodes, gpus, epoch, batch;
     long steps;
-    long runtime;             /* seconds */
-    char runtime_text[24];
+    double runtime;           /* seconds */
+    char runtime_text[32];
     double speedup;           /* NAN when the cell is "-" or empty */
     char nodelist[256];       /* as written; "Avg" rows have none */
     bool avg;                 /* the row summarises the runs above it */

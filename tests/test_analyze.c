@@ -35,12 +35,20 @@ static void test_durations(void **state)
     assert_int_equal(duration_parse("14:36:52"), 14 * 3600 + 36 * 60 + 52);
     assert_int_equal(duration_parse("0:51:27"), 51 * 60 + 27);
     assert_int_equal(duration_parse("123:00:01"), 123 * 3600 + 1);
-    const char *bad[] = {"", "1:2:3", "1:60:00", "1:00:60", "x:00:00", "1:00", "1:00:00 ", "-1:00:00"};
+    assert_float_equal(duration_parse("0:00:02.43"), 2.43, 1e-9);
+    assert_float_equal(duration_unit("0:00:02.43"), 0.01, 1e-12);
+    assert_float_equal(duration_unit("0:51:27"), 1, 0);
+    const char *bad[] = {"", "1:2:3", "1:60:00", "1:00:60", "x:00:00", "1:00", "1:00:00 ", "-1:00:00",
+                         "1:00:00.", "1:00:00.5x", "1:00:00,5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(duration_parse(bad[i]), -1);
-    char out[24];
-    duration_format(15 * 3600 + 20 * 60 + 10.4, out);
+    char out[32];
+    duration_format(15 * 3600 + 20 * 60 + 10.4, 0, out);
     assert_string_equal(out, "15:20:10");
+    duration_format(59.996, 2, out);   /* the carry reaches the minutes */
+    assert_string_equal(out, "0:01:00.00");
+    duration_format(2.434, 2, out);
+    assert_string_equal(out, "0:00:02.43");
 }
 
 static void test_audit_finds_every_error_of_the_seeds_bigmnist_table(void **state)
@@ -169,14 +177,14 @@ static void test_table_of_records(void **state)
 }
 
 /* What the analyzer writes, its audit finds nothing wrong with. */
-static void test_written_table_passes_the_audit(void **state)
+static void audit_written_table(const char *records, const char *summary)
 {
-    (void)state;
     char file[4200], out[] = "/tmp/dtrain-test-table-XXXXXX";
     const char *fixtures = getenv("DTRAIN_FIXTURES");
-    snprintf(file, sizeof file, "%s/records/runs.jsonl", fixtures ? fixtures : "tests/fixtures");
+    snprintf(file, sizeof file, "%s/%s", fixtures ? fixtures : "tests/fixtures", records);
     struct tu_result r;
     run_analyze((char *[]){"table", file, NULL}, &r);
+    assert_int_equal(r.status, 0);
     int fd = mkstemp(out);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, r.out, strlen(r.out)), (ssize_t)strlen(r.out));
@@ -184,9 +192,25 @@ static void test_written_table_passes_the_audit(void **state)
     tu_result_free(&r);
     audit(out, &r);
     assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings"));
+    assert_true(tu_contains(r.out, summary));
     tu_result_free(&r);
     unlink(out);
+}
+
+/* What the analyzer writes, its audit finds nothing wrong with: runs of minutes in whole seconds,
+ * runs of seconds to the hundredth (rounded runtimes, speedups from the unrounded ones). */
+static void test_written_table_passes_the_audit(void **state)
+{
+    (void)state;
+    audit_written_table("records/runs.jsonl", "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings");
+    audit_written_table("short-runs.jsonl", "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings");
+    char file[4200];
+    const char *fixtures = getenv("DTRAIN_FIXTURES");
+    snprintf(file, sizeof file, "%s/short-runs.jsonl", fixtures ? fixtures : "tests/fixtures");
+    struct tu_result r;
+    run_analyze((char *[]){"table", file, NULL}, &r);
+    assert_true(tu_contains(r.out, "| **1** | **1** | **2** | **64** | **1876** | **0:00:02.46** | **1.00** | **Avg** |"));
+    tu_result_free(&r);
 }
 
 int main(void)
