@@ -10,18 +10,19 @@ echo "== dtrain launches a real training run: LeNet on Fashion-MNIST, one epoch,
 echo "\$ dtrain --gpus-per-node 0 --report-bindings -- dtrain-train --model lenet --epochs 1 --log-every 100"
 "$bin/dtrain" --gpus-per-node 0 --report-bindings -- "$bin/dtrain-train" --model lenet --epochs 1 --log-every 100 --quiet
 echo
-echo "== the same model data-parallel: 1 rank, then 2 ranks with MPI (mpirun starts them, dtrain binds"
-echo "   each to its own cores); data/sec counts the samples of all ranks"
+echo "== the same epoch data-parallel: 1 rank, then 2 ranks with MPI (mpirun starts them, dtrain binds"
+echo "   each to its own cores); each run appends a record (one JSON line, logs/FORMAT.md)"
 records=$(mktemp -d)/runs.jsonl
 for ranks in 1 2; do
-    echo "\$ mpirun -np $ranks dtrain --gpus-per-node 0 -- dtrain-train --model lenet --batch-size 64 --max-steps 300 --record runs.jsonl"
+    echo "\$ mpirun -np $ranks dtrain --gpus-per-node 0 -- dtrain-train --model lenet --epochs 1 --record runs.jsonl"
     mpirun --oversubscribe --mca btl self,vader -np "$ranks" "$bin/dtrain" --gpus-per-node 0 --report-bindings -- \
-        "$bin/dtrain-train" --model lenet --batch-size 64 --lr-scale linear --lr 0.001 --max-steps 300 --log-every 100 \
+        "$bin/dtrain-train" --model lenet --batch-size 64 --lr-scale linear --lr 0.001 --epochs 1 --log-every 400 \
         --quiet --record "$records"
 done
 echo
-echo "== the two runs' records (one JSON line each, logs/FORMAT.md), key fields:"
-sed -e 's/.*"nodelist":"\([^"]*\)".*"world_size":\([0-9]*\).*"final_data_per_sec":\([0-9.]*\).*"exit_state":"\([a-z]*\)".*/  nodes \1, world size \2, final data\/sec \3, \4/' "$records"
+echo "== the records as the seeds' speedup table (#GPUs counts CPU ranks here)"
+echo "\$ dtrain-analyze table --extra runs.jsonl"
+"$bin/dtrain-analyze" table --extra "$records"
 rm -rf "$(dirname "$records")"
 echo
 echo "== how 4 GPU ranks would be bound on a 2-socket node with 8 GPU+HCA pairs under PCIe switches"
