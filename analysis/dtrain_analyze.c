@@ -12,6 +12,7 @@
 #include "record.h"
 #include "speedup.h"
 #include "table.h"
+#include "throughput.h"
 #include "version.h"
 
 static const char usage_text[] =
@@ -28,6 +29,10 @@ static const char usage_text[] =
     "      --format md|csv|json  (md)\n"
     "      --extra            also efficiency (speedup / GPUs) and spread (std, min-max)\n"
     "                  #GPUs is GPUs per node, or ranks per node for CPU runs.\n"
+    "  throughput FILE|DIR...\n"
+    "                  trainer logs in the seeds' format (Step/Epoch lines, Markdown notebooks,\n"
+    "                  slurm-%j.out files) as one row per run: peak data/sec (the largest Step\n"
+    "                  value), epochs, final test accuracy; a Markdown heading starts a run.\n"
     "  audit FILE...   recompute hand-made result tables (the seeds' form: #Nodes, #GPUs, Epoch,\n"
     "                  Batchsize, Steps, Runtime, Speedup, Node(s), bold Avg rows) and report,\n"
     "                  with its line, every Avg row that is not the mean, median or a trimmed\n"
@@ -36,7 +41,8 @@ static const char usage_text[] =
     "                  #Nodes hosts; epochs or steps that differ within a configuration or do not\n"
     "                  match the dataset (MNIST, bigMNIST) over batch x GPUs.\n"
     "\n"
-    "The throughput and plot commands of the analyzer issue are not in this version.\n"
+    "Not in this version: throughput's speedups against 1-GPU baselines and method tables\n"
+    "(mean +- std), and plots.\n"
     "\n"
     "Options:\n"
     "  -h, --help      this text\n"
@@ -45,6 +51,7 @@ static const char usage_text[] =
     "Examples:\n"
     "  dtrain-analyze table runs/ > speedup.md\n"
     "  dtrain-analyze table --baseline 1x2 --stat median --extra runs.jsonl\n"
+    "  dtrain-analyze throughput slurm-1234.out notebook.md\n"
     "  dtrain-analyze audit results/bigmnist.md\n"
     "\n"
     "Exit status: 0 nothing found; 1 findings; 2 bad usage, an unreadable file, or no table.\n";
@@ -140,14 +147,67 @@ static void read_records(const char *path, struct record_set *set)
     fclose(f);
 }
 
-static struct record_set *walk_set;
+static void read_log(const char *path, struct log_runs *set)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "dtrain-analyze: %s: cannot open\n", path);
+        return;
+    }
+    if (throughput_read(f, path, set) < 0)
+        fprintf(stderr, "dtrain-analyze: %s: out of memory\n", path);
+    fclose(f);
+}
+
+/* nftw passes no context, so the file reader and its set wait here. */
+static void (*walk_reader)(const char *path, void *set);
+static void *walk_set;
 
 static int walk_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
     (void)st, (void)ftw;
     if (type == FTW_F)
-        read_records(path, walk_set);
+        walk_reader(path, walk_set);
     return 0;
+}
+
+/* Each FILE read, each DIR walked recursively. Returns 0, or 2 for a path that does not exist. */
+static int read_inputs(char **paths, int count, void (*reader)(const char *, void *), void *set)
+{
+    walk_reader = reader, walk_set = set;
+    for (int i = 0; i < count; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) < 0) {
+            fprintf(stderr, "dtrain-analyze: %s: no such file or directory\n", paths[i]);
+            return 2;
+        }
+        if (S_ISDIR(st.st_mode))
+            nftw(paths[i], walk_file, 16, FTW_PHYS);
+        else
+            reader(paths[i], set);
+    }
+    return 0;
+}
+
+static void records_reader(const char *path, void *set) { read_records(path, set); }
+static void log_reader(const char *path, void *set) { read_log(path, set); }
+
+static int throughput_command(int argc, char **argv)
+{
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+        return fputs(usage_text, stdout), 0;
+    if (argc < 2)
+        return fputs("dtrain-analyze: throughput needs log files or directories\n", stderr), 2;
+    struct log_runs set = {0};
+    int rc = read_inputs(argv + 1, argc - 1, log_reader, &set);
+    if (rc == 0 && set.count == 0) {
+        fputs("dtrain-analyze: no Step or Epoch line in the input\n", stderr);
+        rc = 2;
+    }
+    if (rc == 0)
+        throughput_print(stdout, &set);
+    free(set.runs);
+    return rc;
 }
 
 static int table_command(int argc, char **argv)
@@ -185,17 +245,11 @@ static int table_command(int argc, char **argv)
     if (optind >= argc)
         return fputs("dtrain-analyze: table needs record files or directories\n", stderr), 2;
     struct record_set set = {0};
-    walk_set = &set;
-    for (int i = optind; i < argc; i++) {
-        struct stat st;
-        if (stat(argv[i], &st) < 0) {
-            fprintf(stderr, "dtrain-analyze: %s: no such file or directory\n", argv[i]);
-            return 2;
-        }
-        if (S_ISDIR(st.st_mode))
-            nftw(argv[i], walk_file, 16, FTW_PHYS);
-        else
-            read_records(argv[i], &set);
+    if (read_inputs(argv + optind, argc - optind, records_reader, &set) != 0) {
+        for (int i = 0; i < set.count; i++)
+            record_free(&set.runs[i]);
+        free(set.runs);
+        return 2;
     }
     fprintf(stderr, "table: %d runs read, %d not completed (left out), %d lines skipped\n", set.count,
             set.not_completed, set.lines_skipped);
@@ -233,8 +287,10 @@ int main(int argc, char **argv)
     const char *command = argv[optind];
     if (strcmp(command, "table") == 0)
         return table_command(argc - optind, argv + optind);
+    if (strcmp(command, "throughput") == 0)
+        return throughput_command(argc - optind, argv + optind);
     if (strcmp(command, "audit") != 0) {
-        fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, audit)\n", command);
+        fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, throughput, audit)\n", command);
         return 2;
     }
     if (optind + 1 < argc && (strcmp(argv[optind + 1], "--help") == 0 || strcmp(argv[optind + 1], "-h") == 0)) {

@@ -13,4 +13,19 @@ void seedlog_step(FILE *out, long step, double samples_per_sec);
 
 void seedlog_epoch(FILE *out, int epoch, double train_sec, double test_sec, double test_accuracy);
 
+/* Reading them back, in every spelling the seeds have: "Step200: 100.71 data/sec" and
+ * "Step 1600 60.44 data/sec"; "test accuracy: 0.88", "test accuracy:0.9", ". Test accuracy 0.97";
+ * after a Markdown bullet ("- ") or an srun --label prefix ("3: "). */
+enum seedlog_kind { SEEDLOG_OTHER, SEEDLOG_STEP, SEEDLOG_EPOCH };
+
+struct seedlog_line {
+    enum seedlog_kind kind;
+    long step;                 /* SEEDLOG_STEP */
+    double data_per_sec;
+    int epoch;                 /* SEEDLOG_EPOCH */
+    double train_sec, test_sec, accuracy;   /* accuracy is NAN when the line has none */
+};
+
+enum seedlog_kind seedlog_parse(const char *line, struct seedlog_line *out);
+
 #endif

@@ -213,6 +213,41 @@ static void test_written_table_passes_the_audit(void **state)
     tu_result_free(&r);
 }
 
+static void test_throughput_of_logs(void **state)
+{
+    (void)state;
+    char dir[4200];
+    const char *fixtures = getenv("DTRAIN_FIXTURES");
+    snprintf(dir, sizeof dir, "%s/logs", fixtures ? fixtures : "tests/fixtures");
+    struct tu_result r;
+    run_analyze((char *[]){"throughput", dir, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    /* srun --label prefixes, both Step spellings, ". Test accuracy", peak not the last Step */
+    assert_true(tu_contains(r.out, "slurm-1234.out:2 | - | 4 | 113.32 | 2 | 0.9186 |"));
+    /* the path of headings names the run; a heading without log lines is no run */
+    assert_true(tu_contains(r.out, "notebook.md:3 | Single node, MNIST / ResNet18-2x2080ti-128batch_size / "
+                                   "lm1-160.70-1.96x, baseline: 81.84 | 2 | 160.70 | 1 | 0.8801 |"));
+    assert_null(strstr(r.out, "no-log-lines"));
+    assert_true(tu_contains(r.out, "notebook.md:8 | Single node, MNIST / ResNet50-2x2080ti-128batch_size | 1 | 60.44 | 0 | - |"));
+    tu_result_free(&r);
+
+    char seed[4200];
+    const char *shared = getenv("DTRAIN_SHARED");
+    snprintf(seed, sizeof seed, "%s/seeds/000_685292da7d634812.txt", shared ? shared : "../shared");
+    if (shared) {   /* the seeds' notebook: each heading's figure is its peak Step value */
+        run_analyze((char *[]){"throughput", seed, NULL}, &r);
+        assert_true(tu_contains(r.out, "ResNet18-2080ti / lm6-120.7 | 9 | 120.70 | 4 | 0.9352 |"));
+        assert_true(tu_contains(r.out, "ResNet101 / lm1-41.82-1.92x, baseline: 21.73 | 9 | 41.82 | 4 | 0.9703 |"));
+        tu_result_free(&r);
+    } else {
+        print_message("SKIP: ../shared/seeds not present\n");
+    }
+    run_analyze((char *[]){"throughput", "/nonexistent.log", NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "/nonexistent.log: no such file or directory"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_audit_of_own_tables),
         cmocka_unit_test(test_table_of_records),
         cmocka_unit_test(test_written_table_passes_the_audit),
+        cmocka_unit_test(test_throughput_of_logs),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }
