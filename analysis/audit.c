@@ -2,6 +2,7 @@
 #include "audit.h"
 
 #include <math.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -205,4 +206,71 @@ int audit_table(const struct result_table *t, struct audit *out)
             return -1;
     }
     return check_speedups(t, out);
+}
+
+/* ---------- notebooks ---------- */
+
+/* Half a unit in the last place of a number as written ("241.8": 0.05). */
+static double half_unit(const char *text, regoff_t length)
+{
+    const char *dot = memchr(text, '.', (size_t)length);
+    double unit = 1;
+    for (regoff_t n = dot ? length - (regoff_t)(dot - text) - 1 : 0; n > 0; n--)
+        unit /= 10;
+    return unit / 2;
+}
+
+static int check_notebook_run(const struct log_run *r, const regmatch_t *m, bool with_speedup, struct audit *out)
+{
+    const char *t = r->title;
+    double figure = strtod(t + m[1].rm_so, NULL);
+    if (r->steps_logged > 0 && fabs(figure - r->peak_data_per_sec) > half_unit(t + m[1].rm_so, m[1].rm_eo - m[1].rm_so) + 1e-9 &&
+        add(out, r->line, "headline %.*s of \"%s\" is not the peak of its %d Step lines (%.2f)",
+            (int)(m[1].rm_eo - m[1].rm_so), t + m[1].rm_so, t, r->steps_logged, r->peak_data_per_sec) < 0)
+        return -1;
+    if (!with_speedup)
+        return 0;
+    double speedup = strtod(t + m[2].rm_so, NULL), baseline = strtod(t + m[3].rm_so, NULL);
+    if (baseline <= 0)
+        return 0;
+    double computed = figure / baseline;
+    double rounding = computed * (half_unit(t + m[1].rm_so, m[1].rm_eo - m[1].rm_so) / figure +
+                                  half_unit(t + m[3].rm_so, m[3].rm_eo - m[3].rm_so) / baseline);
+    if (fabs(speedup - computed) > half_unit(t + m[2].rm_so, m[2].rm_eo - m[2].rm_so) + rounding &&
+        add(out, r->line, "speedup %.*sx of \"%s\" does not follow from its figures: %.*s / %.*s = %.3f",
+            (int)(m[2].rm_eo - m[2].rm_so), t + m[2].rm_so, t, (int)(m[1].rm_eo - m[1].rm_so), t + m[1].rm_so,
+            (int)(m[3].rm_eo - m[3].rm_so), t + m[3].rm_so, computed) < 0)
+        return -1;
+    return 0;
+}
+
+int audit_notebook(const struct log_runs *runs, struct audit *out)
+{
+    /* "...-198.38-1.648x, baseline: 120.7" and "..., 140.88-1.72x, Baseline:81.84"; or "lm6-120.7" */
+    static const char with_speedup[] = "([0-9]+(\\.[0-9]+)?)-([0-9]+(\\.[0-9]+)?)x, *baseline: *([0-9]+(\\.[0-9]+)?) *$";
+    static const char figure_only[] = "-([0-9]+(\\.[0-9]+)?) *$";
+    regex_t speedup_re, figure_re;
+    if (regcomp(&speedup_re, with_speedup, REG_EXTENDED | REG_ICASE) != 0)
+        return -1;
+    if (regcomp(&figure_re, figure_only, REG_EXTENDED) != 0) {
+        regfree(&speedup_re);
+        return -1;
+    }
+    int with_figure = 0, rc = 0;
+    for (int i = 0; i < runs->count && rc == 0; i++) {
+        regmatch_t m[7], picked[4];
+        if (regexec(&speedup_re, runs->runs[i].title, 7, m, 0) == 0) {
+            picked[1] = m[1], picked[2] = m[3], picked[3] = m[5];
+            rc = check_notebook_run(&runs->runs[i], picked, true, out);
+        } else if (regexec(&figure_re, runs->runs[i].title, 3, m, 0) == 0) {
+            picked[1] = m[1];
+            rc = check_notebook_run(&runs->runs[i], picked, false, out);
+        } else {
+            continue;
+        }
+        with_figure++;
+    }
+    regfree(&speedup_re);
+    regfree(&figure_re);
+    return rc < 0 ? -1 : with_figure;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "table.h"
+#include "throughput.h"
 
 struct finding {
     int line;
@@ -25,6 +26,12 @@ struct audit {
  *     (MNIST 60,000, bigMNIST 7,200,000, from the title) over batch x GPUs, within 1.
  * Appends findings to out. Returns 0, or -1 out of memory. */
 int audit_table(const struct result_table *table, struct audit *out);
+
+/* Checks the runs of a notebook (the seeds' 000/001: "### lm1-160.70-1.96x, baseline: 81.84" over
+ * Step lines): the heading's figure against the peak of its Step lines, and its speedup against
+ * figure / baseline, each to the precision it is printed with. Returns the runs that carry a
+ * figure (0: not a notebook), or -1 out of memory. */
+int audit_notebook(const struct log_runs *runs, struct audit *out);
 
 void audit_free(struct audit *a);
 

@@ -39,7 +39,10 @@ static const char usage_text[] =
     "                  mean of its runs; every speedup that does not follow from the runtimes\n"
     "                  (baseline 1 node x 1 GPU); node lists that are malformed or do not name\n"
     "                  #Nodes hosts; epochs or steps that differ within a configuration or do not\n"
-    "                  match the dataset (MNIST, bigMNIST) over batch x GPUs.\n"
+    "                  match the dataset (MNIST, bigMNIST) over batch x GPUs. In notebooks (the\n"
+    "                  seeds' \"### lm1-160.70-1.96x, baseline: 81.84\" over Step lines): headline\n"
+    "                  figures that are not the peak of their Step lines, speedups that do not\n"
+    "                  follow from figure / baseline.\n"
     "\n"
     "Not in this version: throughput's speedups against 1-GPU baselines and method tables\n"
     "(mean +- std), and plots.\n"
@@ -61,9 +64,23 @@ static int by_line(const void *a, const void *b)
     return ((const struct finding *)a)->line - ((const struct finding *)b)->line;
 }
 
+/* The notebook runs of one file (headings with figures over Step lines) into a. Returns the runs
+ * with a figure, or -1. */
+static int audit_notebook_file(const char *path, struct audit *a)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;   /* table_parse_file has said why already */
+    struct log_runs runs = {0};
+    int n = throughput_read(f, path, &runs) < 0 ? -1 : audit_notebook(&runs, a);
+    fclose(f);
+    free(runs.runs);
+    return n;
+}
+
 static int audit_files(int argc, char **argv)
 {
-    int tables = 0, rows = 0, skipped = 0, findings = 0;
+    int tables = 0, rows = 0, notebook_runs = 0, skipped = 0, findings = 0;
     for (int i = 0; i < argc; i++) {
         struct table_set set = {0};
         struct dt_err err;
@@ -74,30 +91,36 @@ static int audit_files(int argc, char **argv)
         }
         for (int s = 0; s < set.lines_skipped && s < 8; s++)
             fprintf(stderr, "dtrain-analyze: skipped %s\n", set.skipped[s]);
-        for (int t = 0; t < set.count; t++) {
-            struct audit a = {0};
-            if (audit_table(&set.tables[t], &a) < 0) {
-                fprintf(stderr, "dtrain-analyze: out of memory\n");
-                table_set_free(&set);
-                return 2;
-            }
-            if (a.count > 0)   /* qsort must not see the NULL of an empty list */
-                qsort(a.items, (size_t)a.count, sizeof a.items[0], by_line);
-            for (int f = 0; f < a.count; f++)
-                printf("%s:%d: %s\n", argv[i], a.items[f].line, a.items[f].text);
-            findings += a.count;
+        struct audit a = {0};
+        int failed = 0, in_notebook;
+        for (int t = 0; t < set.count && !failed; t++)
+            failed = audit_table(&set.tables[t], &a) < 0;
+        if (failed || (in_notebook = audit_notebook_file(argv[i], &a)) < 0) {
+            fprintf(stderr, "dtrain-analyze: out of memory\n");
             audit_free(&a);
+            table_set_free(&set);
+            return 2;
         }
+        if (a.count > 0)   /* qsort must not see the NULL of an empty list */
+            qsort(a.items, (size_t)a.count, sizeof a.items[0], by_line);
+        for (int f = 0; f < a.count; f++)
+            printf("%s:%d: %s\n", argv[i], a.items[f].line, a.items[f].text);
+        findings += a.count;
+        audit_free(&a);
         tables += set.count;
         rows += set.rows_read;
+        notebook_runs += in_notebook;
         skipped += set.lines_skipped;
         table_set_free(&set);
     }
-    printf("audit: %d table%s, %d rows read, %d lines skipped; %d finding%s\n", tables, tables == 1 ? "" : "s", rows,
-           skipped, findings, findings == 1 ? "" : "s");
-    if (tables == 0) {
+    printf("audit: %d table%s, %d rows read, ", tables, tables == 1 ? "" : "s", rows);
+    if (notebook_runs > 0)
+        printf("%d notebook run%s, ", notebook_runs, notebook_runs == 1 ? "" : "s");
+    printf("%d lines skipped; %d finding%s\n", skipped, findings, findings == 1 ? "" : "s");
+    if (tables == 0 && notebook_runs == 0) {
         fprintf(stderr, "dtrain-analyze: no result table (a header with #Nodes, #GPUs, Epoch, Batchsize, Steps, "
-                "Runtime, Speedup, Node(s)) in the input\n");
+                "Runtime, Speedup, Node(s)) and no notebook run (a heading with its figure over Step lines) in "
+                "the input\n");
         return 2;
     }
     return findings ? 1 : 0;

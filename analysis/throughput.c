@@ -7,7 +7,8 @@
 
 #include "seedlog.h"
 
-static struct log_run *open_run(struct log_runs *set, const char *source, int line, const char *heading)
+static struct log_run *open_run(struct log_runs *set, const char *source, int line, const char *heading,
+                                const char *title)
 {
     if (set->count == set->cap) {
         int cap = set->cap ? set->cap * 2 : 32;
@@ -20,12 +21,13 @@ static struct log_run *open_run(struct log_runs *set, const char *source, int li
     *r = (struct log_run){.line = line, .final_accuracy = NAN};
     snprintf(r->source, sizeof r->source, "%s", source);
     snprintf(r->heading, sizeof r->heading, "%s", heading);
+    snprintf(r->title, sizeof r->title, "%s", title);
     return r;
 }
 
 /* The run's name is the path of headings above it ("ResNet18-2080ti / lm6-120.7"): a seeds'
  * notebook names the model in one level and the node in the next. */
-static void enter_heading(const char *line, char levels[6][128], char *path, size_t size)
+static const char *enter_heading(const char *line, char levels[6][128], char *path, size_t size)
 {
     size_t depth = strspn(line, "#");
     line += depth;
@@ -42,18 +44,20 @@ static void enter_heading(const char *line, char levels[6][128], char *path, siz
     for (size_t d = 0; d < 6 && used < size; d++)
         if (levels[d][0])
             used += (size_t)snprintf(path + used, size - used, "%s%s", used ? " / " : "", levels[d]);
+    return levels[depth - 1];
 }
 
 int throughput_read(FILE *in, const char *source, struct log_runs *set)
 {
     char *text = NULL, heading[sizeof set->runs->heading] = "", levels[6][128] = {{0}};
+    const char *title = "";
     size_t size = 0;
     int number = 0, heading_line = 0;
     struct log_run *run = NULL;   /* the run the current lines belong to */
     while (getline(&text, &size, in) > 0) {
         number++;
         if (text[0] == '#') {
-            enter_heading(text, levels, heading, sizeof heading);
+            title = enter_heading(text, levels, heading, sizeof heading);
             heading_line = number;
             run = NULL;
             continue;
@@ -61,7 +65,7 @@ int throughput_read(FILE *in, const char *source, struct log_runs *set)
         struct seedlog_line l;
         if (seedlog_parse(text, &l) == SEEDLOG_OTHER)
             continue;
-        if (!run && !(run = open_run(set, source, heading_line ? heading_line : number, heading))) {
+        if (!run && !(run = open_run(set, source, heading_line ? heading_line : number, heading, title))) {
             free(text);
             return -1;
         }

@@ -11,6 +11,7 @@ struct log_run {
     char source[256];          /* the file */
     int line;                  /* of its heading, or of its first log line */
     char heading[400];         /* the headings above it, "" when the file has none */
+    char title[128];           /* the nearest of them: "lm6-198.38-1.648x, baseline: 120.7" */
     int steps_logged, epochs;
     double peak_data_per_sec, final_accuracy;   /* final_accuracy: NAN when no epoch had one */
 };

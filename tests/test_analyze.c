@@ -84,6 +84,39 @@ static void test_audit_finds_every_error_of_the_seeds_bigmnist_table(void **stat
     tu_result_free(&r);
 }
 
+static void test_audit_of_notebooks(void **state)
+{
+    (void)state;
+    char path[4096];
+    struct tu_result r;
+    fixture(path, sizeof path, "notebook.md");   /* two planted errors, two right runs */
+    audit(path, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "notebook.md:12: headline 241.8 of \"lm1-241.8-2.95x, baseline: 81.84\" is not the "
+                                   "peak of its 2 Step lines (241.89)"));
+    assert_true(tu_contains(r.out, "notebook.md:16: speedup 3.95x of \"lm1-320.29-3.95x, baseline: 81.84\" does not "
+                                   "follow from its figures: 320.29 / 81.84 = 3.914"));
+    assert_true(tu_contains(r.out, "audit: 0 tables, 0 rows read, 4 notebook runs, 0 lines skipped; 2 findings"));
+    tu_result_free(&r);
+
+    const char *shared = getenv("DTRAIN_SHARED");
+    if (!shared) {
+        print_message("SKIP: ../shared/seeds not present\n");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/seeds/001_3998dbd99d4aa271.txt", shared);
+    audit(path, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, ":97: speedup 1.648x of \"lm6-198.38-1.648x, baseline: 120.7\" does not follow "
+                                   "from its figures: 198.38 / 120.7 = 1.644"));
+    assert_true(tu_contains(r.out, ":128: headline 241.8 of"));
+    assert_true(tu_contains(r.out, ":378: headline 122.25 of"));
+    assert_true(tu_contains(r.out, ":507: headline 231.64 of"));
+    assert_true(tu_contains(r.out, ":520: speedup 3.73x of"));
+    assert_true(tu_contains(r.out, "audit: 0 tables, 0 rows read, 36 notebook runs, 0 lines skipped; 5 findings"));
+    tu_result_free(&r);
+}
+
 static void test_audit_of_own_tables(void **state)
 {
     (void)state;
@@ -254,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_audit_finds_every_error_of_the_seeds_bigmnist_table),
         cmocka_unit_test(test_audit_of_own_tables),
+        cmocka_unit_test(test_audit_of_notebooks),
         cmocka_unit_test(test_table_of_records),
         cmocka_unit_test(test_written_table_passes_the_audit),
         cmocka_unit_test(test_throughput_of_logs),
