@@ -72,8 +72,11 @@ test_fuzz_table_SRC := tests/fuzz/fuzz_table.c tests/fuzz/replay.c logs/table.c 
 test_fuzz_table_LIBS := -lm
 test_fuzz_record_SRC := tests/fuzz/fuzz_record.c tests/fuzz/replay.c logs/record.c $(COMMON_SRC)
 test_fuzz_record_LIBS := -ljansson
+test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughput.c analysis/audit.c logs/seedlog.c \
+                     $(COMMON_SRC)
+test_fuzz_log_LIBS := -lm
 TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
-         test_fuzz_table test_fuzz_record
+         test_fuzz_table test_fuzz_record test_fuzz_log
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
@@ -155,11 +158,12 @@ $(BUILD)/bench/conv_layers: $(call obj,$(BUILD)/obj,bench/conv_layers.c $(ENGINE
 
 # libFuzzer targets, one per parser; they need clang. The same sources also build with gcc as
 # corpus replayers (test_fuzz_*), so every sanitized run replays the corpora.
-FUZZERS := hostlist table record
+FUZZERS := hostlist table record log
 fuzz_hostlist_SRC := tests/fuzz/fuzz_hostlist.c $(COMMON_SRC)
 fuzz_table_SRC := tests/fuzz/fuzz_table.c logs/table.c analysis/audit.c $(COMMON_SRC)
 fuzz_record_SRC := tests/fuzz/fuzz_record.c logs/record.c $(COMMON_SRC)
 fuzz_record_LIBS := -ljansson
+fuzz_log_SRC := tests/fuzz/fuzz_log.c analysis/throughput.c analysis/audit.c logs/seedlog.c $(COMMON_SRC)
 define fuzz_rules
 $(BUILD)/fuzz/fuzz_$(1): $(fuzz_$(1)_SRC)
 	@mkdir -p $$(dir $$@)

@@ -50,7 +50,7 @@ for t in "$@"; do
 done
 
 # libFuzzer, one target per parser; the hostlist parser gets the larger share of the time
-for target in hostlist:$((fuzz_time / 2)) table:$((fuzz_time / 4)) record:$((fuzz_time / 4)); do
+for target in hostlist:$((fuzz_time / 3)) table:$((fuzz_time / 5)) record:$((fuzz_time / 5)) log:$((fuzz_time / 5)); do
     name=${target%%:*} seconds=${target#*:}
     fuzzer="$top/build/fuzz/fuzz_$name"
     if [ ! -x "$fuzzer" ]; then
