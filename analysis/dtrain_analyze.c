@@ -10,6 +10,7 @@
 #include "audit.h"
 #include "dt_parse.h"
 #include "record.h"
+#include "plot.h"
 #include "speedup.h"
 #include "table.h"
 #include "throughput.h"
@@ -33,6 +34,13 @@ static const char usage_text[] =
     "                  trainer logs in the seeds' format (Step/Epoch lines, Markdown notebooks,\n"
     "                  slurm-%j.out files) as one row per run: peak data/sec (the largest Step\n"
     "                  value), epochs, final test accuracy; a Markdown heading starts a run.\n"
+    "  plot [options] FILE|DIR...\n"
+    "                  run records as pictures drawn by gnuplot: speedup against GPUs with the\n"
+    "                  ideal line, and data/sec against GPUs, one series per GPUs-per-node;\n"
+    "                  PREFIX-speedup.png/.svg, PREFIX-throughput.png/.svg, beside the data\n"
+    "                  (PREFIX.dat) and script (PREFIX.gp) to restyle them\n"
+    "      -o, --output PREFIX   (dtrain-plot)\n"
+    "      --baseline NxG        as for table\n"
     "  audit FILE...   recompute hand-made result tables (the seeds' form: #Nodes, #GPUs, Epoch,\n"
     "                  Batchsize, Steps, Runtime, Speedup, Node(s), bold Avg rows) and report,\n"
     "                  with its line, every Avg row that is not the mean, median or a trimmed\n"
@@ -45,7 +53,7 @@ static const char usage_text[] =
     "                  follow from figure / baseline.\n"
     "\n"
     "Not in this version: throughput's speedups against 1-GPU baselines and method tables\n"
-    "(mean +- std), and plots.\n"
+    "(mean +- std).\n"
     "\n"
     "Options:\n"
     "  -h, --help      this text\n"
@@ -54,6 +62,7 @@ static const char usage_text[] =
     "Examples:\n"
     "  dtrain-analyze table runs/ > speedup.md\n"
     "  dtrain-analyze table --baseline 1x2 --stat median --extra runs.jsonl\n"
+    "  dtrain-analyze plot -o results/scaling runs/\n"
     "  dtrain-analyze throughput slurm-1234.out notebook.md\n"
     "  dtrain-analyze audit results/bigmnist.md\n"
     "\n"
@@ -291,6 +300,66 @@ static int table_command(int argc, char **argv)
     return rc;
 }
 
+/* ---------- plot ---------- */
+
+static void free_records(struct record_set *set)
+{
+    for (int i = 0; i < set->count; i++)
+        record_free(&set->runs[i]);
+    free(set->runs);
+}
+
+static int plot_command(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"output", required_argument, NULL, 'o'}, {"baseline", required_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
+    const char *prefix = "dtrain-plot";
+    char extra;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:b:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'o': prefix = optarg; break;
+        case 'b':
+            if (sscanf(optarg, "%dx%d%c", &opt.base_nodes, &opt.base_gpus, &extra) != 2 || opt.base_nodes < 1 ||
+                opt.base_gpus < 1)
+                return fprintf(stderr, "dtrain-analyze: --baseline \"%s\": expected NxG, e.g. 1x1\n", optarg), 2;
+            break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: fputs("Try 'dtrain-analyze --help'.\n", stderr); return 2;
+        }
+    }
+    if (optind >= argc)
+        return fputs("dtrain-analyze: plot needs record files or directories\n", stderr), 2;
+    struct record_set set = {0};
+    int rc = read_inputs(argv + optind, argc - optind, records_reader, &set);
+    fprintf(stderr, "plot: %d runs read, %d not completed (left out), %d lines skipped\n", set.count,
+            set.not_completed, set.lines_skipped);
+    struct speedup_result result = {0};
+    struct dt_err err;
+    char title[160];
+    if (rc == 0 && set.count == 0) {
+        fputs("dtrain-analyze: no completed run in the input\n", stderr);
+        rc = 2;
+    }
+    if (rc == 0) {
+        snprintf(title, sizeof title, "%s on %s", set.runs[0].model, set.runs[0].dataset);
+        if (speedup_compute(set.runs, set.count, &opt, &result, &err) < 0 ||
+            plot_write(prefix, title, &result, &err) < 0 || plot_render(prefix, &err) < 0) {
+            fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
+            rc = 2;
+        } else {
+            printf("%s-speedup.png %s-speedup.svg %s-throughput.png %s-throughput.svg (from %s.dat, %s.gp)\n",
+                   prefix, prefix, prefix, prefix, prefix, prefix);
+        }
+    }
+    speedup_result_free(&result);
+    free_records(&set);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -310,10 +379,12 @@ int main(int argc, char **argv)
     const char *command = argv[optind];
     if (strcmp(command, "table") == 0)
         return table_command(argc - optind, argv + optind);
+    if (strcmp(command, "plot") == 0)
+        return plot_command(argc - optind, argv + optind);
     if (strcmp(command, "throughput") == 0)
         return throughput_command(argc - optind, argv + optind);
     if (strcmp(command, "audit") != 0) {
-        fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, throughput, audit)\n", command);
+        fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, throughput, plot, audit)\n", command);
         return 2;
     }
     if (optind + 1 < argc && (strcmp(argv[optind + 1], "--help") == 0 || strcmp(argv[optind + 1], "-h") == 0)) {

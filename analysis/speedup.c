@@ -15,12 +15,6 @@ int speedup_gpus_of(const struct run_record *r)
     return r->nodes > 0 ? r->world_size / r->nodes : r->world_size;
 }
 
-struct group {
-    int nodes, gpus;
-    int first, count;            /* into the sorted order */
-    double average, std, min, max, speedup;
-};
-
 static const struct run_record *sort_runs;
 
 /* By configuration; within one, in the order the runs were read. */
@@ -41,11 +35,12 @@ static int by_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void summarise(const struct run_record *runs, const int *order, struct group *g, enum speedup_stat stat)
+static void summarise(const struct run_record *runs, const int *order, struct speedup_group *g, enum speedup_stat stat)
 {
     double *t = malloc((size_t)g->count * sizeof *t), sum = 0, sq = 0;
     for (int i = 0; i < g->count; i++) {
         t[i] = runs[order[g->first + i]].runtime_seconds;
+        g->data_per_sec += runs[order[g->first + i]].peak_data_per_sec / g->count;
         sum += t[i];
     }
     qsort(t, (size_t)g->count, sizeof *t, by_double);
@@ -60,7 +55,7 @@ static void summarise(const struct run_record *runs, const int *order, struct gr
 }
 
 static void print_row(FILE *out, const struct speedup_options *opt, int decimals, bool avg,
-                      const struct run_record *r, const struct group *g)
+                      const struct run_record *r, const struct speedup_group *g)
 {
     char runtime[32], std[32], lo[32], hi[32], speedup[16] = "-", eff[16] = "-";
     duration_format(avg ? g->average : r->runtime_seconds, decimals, runtime);
@@ -89,13 +84,13 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
     fputc('\n', out);
 }
 
-static void print_json(FILE *out, const struct run_record *runs, const int *order, const struct group *groups, int ng,
+static void print_json(FILE *out, const struct run_record *runs, const int *order, const struct speedup_group *groups, int ng,
                        const struct speedup_options *opt)
 {
     fprintf(out, "{\"baseline\": \"%dx%d\", \"stat\": \"%s\", \"groups\": [", opt->base_nodes, opt->base_gpus,
             opt->stat == STAT_MEAN ? "mean" : "median");
     for (int k = 0; k < ng; k++) {
-        const struct group *g = &groups[k];
+        const struct speedup_group *g = &groups[k];
         fprintf(out, "%s\n  {\"nodes\": %d, \"gpus\": %d, \"runs\": %d, \"runtime_seconds\": %.3f, \"speedup\": %.4f, "
                 "\"efficiency\": %.4f, \"std_seconds\": %.3f, \"min_seconds\": %.3f, \"max_seconds\": %.3f, \"nodelists\": [",
                 k ? "," : "", g->nodes, g->gpus, g->count, g->average, g->speedup, g->speedup / (g->nodes * g->gpus),
@@ -107,11 +102,11 @@ static void print_json(FILE *out, const struct run_record *runs, const int *orde
     fputs("\n]}\n", out);
 }
 
-int speedup_table(FILE *out, const struct run_record *runs, int n, const struct speedup_options *opt,
-                  struct dt_err *err)
+int speedup_compute(const struct run_record *runs, int n, const struct speedup_options *opt,
+                    struct speedup_result *out, struct dt_err *err)
 {
     int *order = malloc((size_t)(n ? n : 1) * sizeof *order);
-    struct group *groups = calloc((size_t)(n ? n : 1), sizeof *groups);
+    struct speedup_group *groups = calloc((size_t)(n ? n : 1), sizeof *groups);
     if (!order || !groups) {
         free(order), free(groups);
         return dt_fail(err, "out of memory");
@@ -121,11 +116,11 @@ int speedup_table(FILE *out, const struct run_record *runs, int n, const struct 
     sort_runs = runs;
     qsort(order, (size_t)n, sizeof *order, by_config);
     int ng = 0;
-    const struct group *base = NULL;
+    const struct speedup_group *base = NULL;
     for (int i = 0; i < n; i++) {
         const struct run_record *r = &runs[order[i]];
         if (ng == 0 || groups[ng - 1].nodes != r->nodes || groups[ng - 1].gpus != speedup_gpus_of(r))
-            groups[ng++] = (struct group){.nodes = r->nodes, .gpus = speedup_gpus_of(r), .first = i};
+            groups[ng++] = (struct speedup_group){.nodes = r->nodes, .gpus = speedup_gpus_of(r), .first = i};
         groups[ng - 1].count++;
     }
     for (int k = 0; k < ng; k++) {
@@ -140,6 +135,25 @@ int speedup_table(FILE *out, const struct run_record *runs, int n, const struct 
     }
     for (int k = 0; k < ng; k++)
         groups[k].speedup = base->average / groups[k].average;
+    *out = (struct speedup_result){.order = order, .groups = groups, .count = ng};
+    return 0;
+}
+
+void speedup_result_free(struct speedup_result *result)
+{
+    free(result->order);
+    free(result->groups);
+    *result = (struct speedup_result){0};
+}
+
+int speedup_table(FILE *out, const struct run_record *runs, int n, const struct speedup_options *opt,
+                  struct dt_err *err)
+{
+    struct speedup_result result;
+    if (speedup_compute(runs, n, opt, &result, err) < 0)
+        return -1;
+    const struct speedup_group *groups = result.groups;
+    const int *order = result.order, ng = result.count;
     if (opt->format == FORMAT_JSON) {
         print_json(out, runs, order, groups, ng, opt);
     } else {
@@ -161,7 +175,6 @@ int speedup_table(FILE *out, const struct run_record *runs, int n, const struct 
             print_row(out, opt, decimals, true, &runs[order[groups[k].first]], &groups[k]);
         }
     }
-    free(order);
-    free(groups);
+    speedup_result_free(&result);
     return 0;
 }

@@ -18,8 +18,29 @@ struct speedup_options {
     int extra;                   /* also efficiency (speedup / GPUs) and spread (std, min-max) */
 };
 
+/* One (#Nodes, #GPUs) configuration of a set of runs. */
+struct speedup_group {
+    int nodes, gpus;
+    int first, count;            /* into speedup_result.order */
+    double average, std, min, max, speedup;   /* runtimes in seconds */
+    double data_per_sec;         /* the mean of the runs' peak data/sec */
+};
+
+struct speedup_result {
+    int *order;                  /* run indices, grouped by configuration */
+    struct speedup_group *groups;
+    int count;
+};
+
 /* #GPUs of a run: GPUs per node, or for CPU ranks the ranks per node. */
 int speedup_gpus_of(const struct run_record *r);
+
+/* Groups runs[0..n) by configuration and computes each group's average and speedup. Returns 0,
+ * or -1 with err when there is no run of the baseline configuration. */
+int speedup_compute(const struct run_record *runs, int n, const struct speedup_options *opt,
+                    struct speedup_result *out, struct dt_err *err);
+
+void speedup_result_free(struct speedup_result *result);
 
 /* Prints the table of runs[0..n). Returns 0, or -1 with err when there is no run of the baseline
  * configuration. */

@@ -23,6 +23,10 @@ echo
 echo "== the records as the seeds' speedup table (#GPUs counts CPU ranks here)"
 echo "\$ dtrain-analyze table --extra runs.jsonl"
 "$bin/dtrain-analyze" table --extra "$records"
+pictures="$(dirname "$bin")/demo"
+mkdir -p "$pictures"
+echo "\$ dtrain-analyze plot -o $pictures/scaling runs.jsonl"
+"$bin/dtrain-analyze" plot -o "$pictures/scaling" "$records" 2>/dev/null
 rm -rf "$(dirname "$records")"
 echo
 echo "== how 4 GPU ranks would be bound on a 2-socket node with 8 GPU+HCA pairs under PCIe switches"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -281,6 +282,73 @@ static void test_throughput_of_logs(void **state)
     tu_result_free(&r);
 }
 
+static char *read_whole(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *text = calloc(1, 1 << 20);
+    if (text)
+        text[fread(text, 1, (1 << 20) - 1, f)] = '\0';
+    fclose(f);
+    return text;
+}
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* A real PNG: its signature, the 800x500 the script asks for, and more bytes than a blank canvas
+ * compresses to (about 2 KB); the SVG holds the ideal line and the series. */
+static void test_plot_renders_pictures(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-plot-XXXXXX", prefix[64], path[128], records[4200];
+    assert_non_null(mkdtemp(dir));
+    snprintf(prefix, sizeof prefix, "%s/scaling", dir);
+    const char *fixtures = getenv("DTRAIN_FIXTURES");
+    snprintf(records, sizeof records, "%s/records", fixtures ? fixtures : "tests/fixtures");
+    struct tu_result r;
+    run_analyze((char *[]){"plot", "--output", prefix, records, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    const char *pictures[] = {"speedup.png", "throughput.png"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s-%s", prefix, pictures[i]);
+        unsigned char head[24];
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        assert_int_equal(fread(head, 1, sizeof head, f), sizeof head);
+        fclose(f);
+        assert_memory_equal(head, "\x89PNG\r\n\x1a\n", 8);
+        assert_int_equal((head[16] << 24) | (head[17] << 16) | (head[18] << 8) | head[19], 800);
+        assert_int_equal((head[20] << 24) | (head[21] << 16) | (head[22] << 8) | head[23], 500);
+        assert_true(file_size(path) > 8000);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s-speedup.svg", prefix);
+    char *svg = read_whole(path);
+    assert_non_null(svg);
+    assert_true(tu_contains(svg, "ideal") && tu_contains(svg, "1 GPU per node") && tu_contains(svg, "<path"));
+    free(svg);
+    const char *leftovers[] = {"speedup.svg", "throughput.svg"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s-%s", prefix, leftovers[i]);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s.dat", prefix);
+    char *data = read_whole(path);
+    assert_non_null(data);
+    assert_true(tu_contains(data, "# 1 GPU per node\n1 1.0000 1000.00 1\n2 2.0000 1000.00 2\n"));
+    free(data);
+    unlink(path);
+    snprintf(path, sizeof path, "%s.gp", prefix);
+    unlink(path);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_table_of_records),
         cmocka_unit_test(test_written_table_passes_the_audit),
         cmocka_unit_test(test_throughput_of_logs),
+        cmocka_unit_test(test_plot_renders_pictures),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }
