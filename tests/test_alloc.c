@@ -369,9 +369,8 @@ static void test_master_port_is_the_same_on_every_rank(void **state)
 static void test_fixtures_match_the_recorded_cluster_notes(void **state)
 {
     (void)state;
-    const char *shared = getenv("DTRAIN_SHARED");
     char path[4096];
-    snprintf(path, sizeof path, "%s/notes/slurm-cluster.md", shared ? shared : "");
+    bool shared = tu_shared(path, sizeof path, "notes/slurm-cluster.md");
     FILE *notes = shared ? fopen(path, "r") : NULL;
     if (!notes) {
         print_message("SKIP: %s not present\n", shared ? path : "../shared/notes/slurm-cluster.md");

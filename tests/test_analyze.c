@@ -26,8 +26,9 @@ static void audit(const char *file, struct tu_result *r)
 
 static void fixture(char *path, size_t size, const char *name)
 {
-    const char *dir = getenv("DTRAIN_FIXTURES");
-    snprintf(path, size, "%s/tables/%s", dir ? dir : "tests/fixtures", name);
+    char relative[512];
+    snprintf(relative, sizeof relative, "tables/%s", name);
+    tu_fixture(path, size, relative);
 }
 
 static void test_durations(void **state)
@@ -55,13 +56,11 @@ static void test_durations(void **state)
 static void test_audit_finds_every_error_of_the_seeds_bigmnist_table(void **state)
 {
     (void)state;
-    const char *shared = getenv("DTRAIN_SHARED");
-    if (!shared) {
+    char path[4096];
+    if (!tu_shared(path, sizeof path, "seeds/003_b04018c01c393b57.txt")) {
         print_message("SKIP: ../shared/seeds not present\n");
         skip();
     }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/seeds/003_b04018c01c393b57.txt", shared);
     struct tu_result r;
     audit(path, &r);
     assert_int_equal(r.status, 1);
@@ -100,12 +99,10 @@ static void test_audit_of_notebooks(void **state)
     assert_true(tu_contains(r.out, "audit: 0 tables, 0 rows read, 4 notebook runs, 0 lines skipped; 2 findings"));
     tu_result_free(&r);
 
-    const char *shared = getenv("DTRAIN_SHARED");
-    if (!shared) {
+    if (!tu_shared(path, sizeof path, "seeds/001_3998dbd99d4aa271.txt")) {
         print_message("SKIP: ../shared/seeds not present\n");
         return;
     }
-    snprintf(path, sizeof path, "%s/seeds/001_3998dbd99d4aa271.txt", shared);
     audit(path, &r);
     assert_int_equal(r.status, 1);
     assert_true(tu_contains(r.out, ":97: speedup 1.648x of \"lm6-198.38-1.648x, baseline: 120.7\" does not follow "
@@ -172,9 +169,8 @@ static void test_table_of_records(void **state)
 {
     (void)state;
     char dir[4096], file[4200];
-    const char *fixtures = getenv("DTRAIN_FIXTURES");
-    snprintf(dir, sizeof dir, "%s/records", fixtures ? fixtures : "tests/fixtures");
-    snprintf(file, sizeof file, "%s/runs.jsonl", dir);
+    tu_fixture(dir, sizeof dir, "records");
+    tu_fixture(file, sizeof file, "records/runs.jsonl");
     struct tu_result r;
     run_analyze((char *[]){"table", dir, NULL}, &r);   /* a directory, read recursively */
     assert_int_equal(r.status, 0);
@@ -214,8 +210,7 @@ static void test_table_of_records(void **state)
 static void audit_written_table(const char *records, const char *summary)
 {
     char file[4200], out[] = "/tmp/dtrain-test-table-XXXXXX";
-    const char *fixtures = getenv("DTRAIN_FIXTURES");
-    snprintf(file, sizeof file, "%s/%s", fixtures ? fixtures : "tests/fixtures", records);
+    tu_fixture(file, sizeof file, records);
     struct tu_result r;
     run_analyze((char *[]){"table", file, NULL}, &r);
     assert_int_equal(r.status, 0);
@@ -239,8 +234,7 @@ static void test_written_table_passes_the_audit(void **state)
     audit_written_table("records/runs.jsonl", "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings");
     audit_written_table("short-runs.jsonl", "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings");
     char file[4200];
-    const char *fixtures = getenv("DTRAIN_FIXTURES");
-    snprintf(file, sizeof file, "%s/short-runs.jsonl", fixtures ? fixtures : "tests/fixtures");
+    tu_fixture(file, sizeof file, "short-runs.jsonl");
     struct tu_result r;
     run_analyze((char *[]){"table", file, NULL}, &r);
     assert_true(tu_contains(r.out, "| **1** | **1** | **2** | **64** | **1876** | **0:00:02.46** | **1.00** | **Avg** |"));
@@ -251,8 +245,7 @@ static void test_throughput_of_logs(void **state)
 {
     (void)state;
     char dir[4200];
-    const char *fixtures = getenv("DTRAIN_FIXTURES");
-    snprintf(dir, sizeof dir, "%s/logs", fixtures ? fixtures : "tests/fixtures");
+    tu_fixture(dir, sizeof dir, "logs");
     struct tu_result r;
     run_analyze((char *[]){"throughput", dir, NULL}, &r);
     assert_int_equal(r.status, 0);
@@ -266,9 +259,7 @@ static void test_throughput_of_logs(void **state)
     tu_result_free(&r);
 
     char seed[4200];
-    const char *shared = getenv("DTRAIN_SHARED");
-    snprintf(seed, sizeof seed, "%s/seeds/000_685292da7d634812.txt", shared ? shared : "../shared");
-    if (shared) {   /* the seeds' notebook: each heading's figure is its peak Step value */
+    if (tu_shared(seed, sizeof seed, "seeds/000_685292da7d634812.txt")) {   /* the seeds' notebook: each heading's figure is its peak Step value */
         run_analyze((char *[]){"throughput", seed, NULL}, &r);
         assert_true(tu_contains(r.out, "ResNet18-2080ti / lm6-120.7 | 9 | 120.70 | 4 | 0.9352 |"));
         assert_true(tu_contains(r.out, "ResNet101 / lm1-41.82-1.92x, baseline: 21.73 | 9 | 41.82 | 4 | 0.9703 |"));
@@ -308,8 +299,7 @@ static void test_plot_renders_pictures(void **state)
     char dir[] = "/tmp/dtrain-test-plot-XXXXXX", prefix[64], path[128], records[4200];
     assert_non_null(mkdtemp(dir));
     snprintf(prefix, sizeof prefix, "%s/scaling", dir);
-    const char *fixtures = getenv("DTRAIN_FIXTURES");
-    snprintf(records, sizeof records, "%s/records", fixtures ? fixtures : "tests/fixtures");
+    tu_fixture(records, sizeof records, "records");
     struct tu_result r;
     run_analyze((char *[]){"plot", "--output", prefix, records, NULL}, &r);
     assert_int_equal(r.status, 0);

@@ -41,9 +41,9 @@ static char *fixture_topology(const char *name)
 {
     static char paths[4][4096];
     static int next;
-    const char *dir = getenv("DTRAIN_FIXTURES");
-    char *path = paths[next++ % 4];
-    snprintf(path, sizeof paths[0], "%s/topo/%s", dir ? dir : "tests/fixtures", name);
+    char *path = paths[next++ % 4], relative[512];
+    snprintf(relative, sizeof relative, "topo/%s", name);
+    tu_fixture(path, sizeof paths[0], relative);
     return path;
 }
 

@@ -25,10 +25,11 @@ static const char *const own_files[] = {"2s-8gpu-8hca-pcie-switches.xml", "2s-cp
 
 static bool topology_path(char *path, size_t size, const char *name, bool shared)
 {
-    const char *dir = getenv(shared ? "DTRAIN_SHARED" : "DTRAIN_FIXTURES");
-    if (shared && !dir)
-        return false;
-    snprintf(path, size, shared ? "%s/topologies/%s" : "%s/topo/%s", dir ? dir : "tests/fixtures", name);
+    char relative[512];
+    snprintf(relative, sizeof relative, shared ? "topologies/%s" : "topo/%s", name);
+    if (shared)
+        return tu_shared(path, size, relative);
+    tu_fixture(path, size, relative);
     return true;
 }
 
@@ -156,10 +157,8 @@ static void test_invariants_on_every_topology(void **state)
 static void test_plans_match_the_topologies_readme(void **state)
 {
     (void)state;
-    const char *shared = getenv("DTRAIN_SHARED");
     char path[4096];
-    snprintf(path, sizeof path, "%s/topologies/README.md", shared ? shared : "");
-    FILE *readme = shared ? fopen(path, "r") : NULL;
+    FILE *readme = tu_shared(path, sizeof path, "topologies/README.md") ? fopen(path, "r") : NULL;
     if (!readme) {
         print_message("SKIP: ../shared/topologies not present\n");
         skip();
@@ -172,7 +171,9 @@ static void test_plans_match_the_topologies_readme(void **state)
     while (more) {
         more = fgets(line, sizeof line, readme) != NULL;
         if ((!more || strncmp(line, "### `", 5) == 0) && file[0] && num_rows > 0) {
-            snprintf(path, sizeof path, "%s/topologies/%s", shared, file);
+            char relative[600];
+            snprintf(relative, sizeof relative, "topologies/%s", file);
+            tu_shared(path, sizeof path, relative);
             struct topo topo;
             load(&topo, path);
             int sizes[] = {1, 2, 4, num_rows};

@@ -74,10 +74,8 @@ static void check_gpu_row(const char *file, const struct topo *topo, char **cell
 static void test_shared_topologies_match_their_readme(void **state)
 {
     (void)state;
-    const char *shared = getenv("DTRAIN_SHARED");
     char path[4096];
-    snprintf(path, sizeof path, "%s/topologies/README.md", shared ? shared : "");
-    FILE *readme = shared ? fopen(path, "r") : NULL;
+    FILE *readme = tu_shared(path, sizeof path, "topologies/README.md") ? fopen(path, "r") : NULL;
     if (!readme) {
         print_message("SKIP: ../shared/topologies not present\n");
         skip();
@@ -93,7 +91,9 @@ static void test_shared_topologies_match_their_readme(void **state)
                 topo_free(&topo);
             }
             snprintf(file, sizeof file, "%.*s", (int)strcspn(line + 5, "`"), line + 5);
-            snprintf(path, sizeof path, "%s/topologies/%s", shared, file);
+            char relative[600];
+            snprintf(relative, sizeof relative, "topologies/%s", file);
+            tu_shared(path, sizeof path, relative);
             load_or_fail(&topo, path);
             loaded = true;
             in_gpus = false;
@@ -125,15 +125,13 @@ static void test_shared_topologies_match_their_readme(void **state)
 static void test_nic_names_ports_and_kinds(void **state)
 {
     (void)state;
-    const char *shared = getenv("DTRAIN_SHARED");
-    if (!shared) {
+    char path[4096];
+    if (!tu_shared(path, sizeof path, "topologies/juwels-booster-2s-epyc7402-nps4-4a100-4hdr.xml")) {
         print_message("SKIP: ../shared/topologies not present\n");
         skip();
     }
-    char path[4096];
     struct dt_err err;
     struct topo topo;
-    snprintf(path, sizeof path, "%s/topologies/juwels-booster-2s-epyc7402-nps4-4a100-4hdr.xml", shared);
     assert_int_equal(topo_load(&topo, path, &err), 0);
     /* mlx5 names do not follow bus order: 0000:04:00.0 is mlx5_1. */
     assert_string_equal(topo.nics[0].busid, "0000:04:00.0");
@@ -144,7 +142,7 @@ static void test_nic_names_ports_and_kinds(void **state)
     assert_false(topo.nics[4].rdma);   /* the Ethernet ports */
     topo_free(&topo);
 
-    snprintf(path, sizeof path, "%s/topologies/tioga-1s-epyc7a53-nps4-8mi250x-gcd-4slingshot.xml", shared);
+    tu_shared(path, sizeof path, "topologies/tioga-1s-epyc7a53-nps4-8mi250x-gcd-4slingshot.xml");
     assert_int_equal(topo_load(&topo, path, &err), 0);
     assert_int_equal(topo.num_gpus, 8);
     assert_int_equal(topo.nics[1].kind, TOPO_NIC_SLINGSHOT);
@@ -153,13 +151,13 @@ static void test_nic_names_ports_and_kinds(void **state)
     assert_string_equal(topo.gpus[0].osdevs, "rsmi0");
     topo_free(&topo);
 
-    snprintf(path, sizeof path, "%s/topologies/aws-g4dn-metal-2s-8t4-efa-noib.xml", shared);
+    tu_shared(path, sizeof path, "topologies/aws-g4dn-metal-2s-8t4-efa-noib.xml");
     assert_int_equal(topo_load(&topo, path, &err), 0);
     assert_int_equal(topo.nics[0].kind, TOPO_NIC_EFA);
     assert_string_equal(topo.nics[0].rdma_device, "rdmap197s0");
     topo_free(&topo);
 
-    snprintf(path, sizeof path, "%s/topologies/dgx2h-2s-16v100-nvswitch-trimmed-nonic.xml", shared);
+    tu_shared(path, sizeof path, "topologies/dgx2h-2s-16v100-nvswitch-trimmed-nonic.xml");
     assert_int_equal(topo_load(&topo, path, &err), 0);
     assert_int_equal(topo.num_gpus, 16);   /* the 12 NVSwitches are not GPUs */
     assert_int_equal(topo.num_nics, 0);
@@ -169,8 +167,9 @@ static void test_nic_names_ports_and_kinds(void **state)
 
 static void fixture_path(char *path, size_t size, const char *name)
 {
-    const char *fixtures = getenv("DTRAIN_FIXTURES");
-    snprintf(path, size, "%s/topo/%s", fixtures ? fixtures : "tests/fixtures", name);
+    char relative[512];
+    snprintf(relative, sizeof relative, "topo/%s", name);
+    tu_fixture(path, size, relative);
 }
 
 /* The project's own fixture: 8 GPU+HCA pairs, each pair under its own PCIe switch. */
@@ -232,8 +231,7 @@ static void test_bad_topology_files(void **state)
     assert_int_equal(topo_load(&topo, "/nonexistent/node.xml", &err), -1);
     assert_true(tu_contains(err.msg, "topology file /nonexistent/node.xml: No such file or directory"));
     char path[4096];
-    const char *fixtures = getenv("DTRAIN_FIXTURES");
-    snprintf(path, sizeof path, "%s/env/srun_N2x2_task0.env", fixtures ? fixtures : "tests/fixtures");
+    tu_fixture(path, sizeof path, "env/srun_N2x2_task0.env");
     assert_int_equal(topo_load(&topo, path, &err), -1);   /* exists, but not XML */
     assert_true(tu_contains(err.msg, path));
 }

@@ -132,11 +132,25 @@ void tu_env_unset(struct tu_env *env, const char *name)
     env->count--;
 }
 
-void tu_env_load(struct tu_env *env, const char *fixture)
+void tu_fixture(char *path, size_t size, const char *relative)
 {
     const char *dir = getenv("DTRAIN_FIXTURES");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/env/%s", dir ? dir : "tests/fixtures", fixture);
+    snprintf(path, size, "%s/%s", dir ? dir : "tests/fixtures", relative);
+}
+
+bool tu_shared(char *path, size_t size, const char *relative)
+{
+    const char *dir = getenv("DTRAIN_SHARED");
+    if (dir)
+        snprintf(path, size, "%s/%s", dir, relative);
+    return dir != NULL;
+}
+
+void tu_env_load(struct tu_env *env, const char *fixture)
+{
+    char path[4096], relative[512];
+    snprintf(relative, sizeof relative, "env/%s", fixture);
+    tu_fixture(path, sizeof path, relative);
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "tu_env_load: cannot open %s: %s\n", path, strerror(errno));

@@ -44,6 +44,14 @@ char *tu_expand_joined(const char *expr);
 /* Splits a Markdown table row "| a | b |" in place into trimmed cells; returns how many. */
 int tu_split_row(char *line, char **cells, int max);
 
+/* The path of a file below the project's fixtures: tests/fixtures, or $DTRAIN_FIXTURES when the
+ * suite runs from elsewhere. */
+void tu_fixture(char *path, size_t size, const char *relative);
+
+/* The path of a file below the shared documents (../shared, exported by tests/run.sh as
+ * $DTRAIN_SHARED); false when they are not beside the checkout. */
+bool tu_shared(char *path, size_t size, const char *relative);
+
 /* Does `haystack` contain `needle`? (cmocka's assert gives poor messages for strstr). */
 bool tu_contains(const char *haystack, const char *needle);
 
