@@ -170,13 +170,28 @@ static void read_records(const char *path, struct record_set *set)
             continue;
         }
         if (set->count == set->cap) {
-            set->cap = set->cap ? set->cap * 2 : 64;
-            set->runs = realloc(set->runs, (size_t)set->cap * sizeof *set->runs);
+            int cap = set->cap ? set->cap * 2 : 64;
+            struct run_record *grown = realloc(set->runs, (size_t)cap * sizeof *grown);
+            if (!grown) {
+                fprintf(stderr, "dtrain-analyze: %s:%d: out of memory, the rest of the file is not read\n", path,
+                        number);
+                set->lines_skipped++;
+                record_free(&r);
+                break;
+            }
+            set->runs = grown, set->cap = cap;
         }
         set->runs[set->count++] = r;
     }
     free(line);
     fclose(f);
+}
+
+static void free_records(struct record_set *set)
+{
+    for (int i = 0; i < set->count; i++)
+        record_free(&set->runs[i]);
+    free(set->runs);
 }
 
 static void read_log(const char *path, struct log_runs *set)
@@ -224,6 +239,31 @@ static int read_inputs(char **paths, int count, void (*reader)(const char *, voi
 static void records_reader(const char *path, void *set) { read_records(path, set); }
 static void log_reader(const char *path, void *set) { read_log(path, set); }
 
+/* The completed runs of the record files and directories paths[0..count), with the summary line
+ * every command ends with. Returns 0, or 2 when there is nothing to work on; the caller frees set
+ * either way. */
+static int load_records(const char *command, char **paths, int count, struct record_set *set)
+{
+    if (count == 0)
+        return fprintf(stderr, "dtrain-analyze: %s needs record files or directories\n", command), 2;
+    if (read_inputs(paths, count, records_reader, set) != 0)
+        return 2;
+    fprintf(stderr, "%s: %d runs read, %d not completed (left out), %d lines skipped\n", command, set->count,
+            set->not_completed, set->lines_skipped);
+    if (set->count == 0)
+        return fputs("dtrain-analyze: no completed run in the input\n", stderr), 2;
+    return 0;
+}
+
+static int parse_baseline(const char *text, struct speedup_options *opt)
+{
+    char extra;
+    if (sscanf(text, "%dx%d%c", &opt->base_nodes, &opt->base_gpus, &extra) != 2 || opt->base_nodes < 1 ||
+        opt->base_gpus < 1)
+        return fprintf(stderr, "dtrain-analyze: --baseline \"%s\": expected NxG, e.g. 1x1\n", text), 2;
+    return 0;
+}
+
 static int throughput_command(int argc, char **argv)
 {
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
@@ -250,14 +290,12 @@ static int table_command(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
     int c;
-    char extra;
     optind = 1;
     while ((c = getopt_long(argc, argv, "b:s:f:xh", options, NULL)) != -1) {
         switch (c) {
         case 'b':
-            if (sscanf(optarg, "%dx%d%c", &opt.base_nodes, &opt.base_gpus, &extra) != 2 || opt.base_nodes < 1 ||
-                opt.base_gpus < 1)
-                return fprintf(stderr, "dtrain-analyze: --baseline \"%s\": expected NxG, e.g. 1x1\n", optarg), 2;
+            if (parse_baseline(optarg, &opt) != 0)
+                return 2;
             break;
         case 's':
             if (strcmp(optarg, "mean") && strcmp(optarg, "median"))
@@ -274,40 +312,18 @@ static int table_command(int argc, char **argv)
         default: fputs("Try 'dtrain-analyze --help'.\n", stderr); return 2;
         }
     }
-    if (optind >= argc)
-        return fputs("dtrain-analyze: table needs record files or directories\n", stderr), 2;
     struct record_set set = {0};
-    if (read_inputs(argv + optind, argc - optind, records_reader, &set) != 0) {
-        for (int i = 0; i < set.count; i++)
-            record_free(&set.runs[i]);
-        free(set.runs);
-        return 2;
-    }
-    fprintf(stderr, "table: %d runs read, %d not completed (left out), %d lines skipped\n", set.count,
-            set.not_completed, set.lines_skipped);
-    int rc = 0;
+    int rc = load_records("table", argv + optind, argc - optind, &set);
     struct dt_err err;
-    if (set.count == 0) {
-        fputs("dtrain-analyze: no completed run in the input\n", stderr);
-        rc = 2;
-    } else if (speedup_table(stdout, set.runs, set.count, &opt, &err) < 0) {
+    if (rc == 0 && speedup_table(stdout, set.runs, set.count, &opt, &err) < 0) {
         fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
         rc = 2;
     }
-    for (int i = 0; i < set.count; i++)
-        record_free(&set.runs[i]);
-    free(set.runs);
+    free_records(&set);
     return rc;
 }
 
 /* ---------- plot ---------- */
-
-static void free_records(struct record_set *set)
-{
-    for (int i = 0; i < set->count; i++)
-        record_free(&set->runs[i]);
-    free(set->runs);
-}
 
 static int plot_command(int argc, char **argv)
 {
@@ -316,34 +332,24 @@ static int plot_command(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
     const char *prefix = "dtrain-plot";
-    char extra;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:b:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': prefix = optarg; break;
         case 'b':
-            if (sscanf(optarg, "%dx%d%c", &opt.base_nodes, &opt.base_gpus, &extra) != 2 || opt.base_nodes < 1 ||
-                opt.base_gpus < 1)
-                return fprintf(stderr, "dtrain-analyze: --baseline \"%s\": expected NxG, e.g. 1x1\n", optarg), 2;
+            if (parse_baseline(optarg, &opt) != 0)
+                return 2;
             break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs("Try 'dtrain-analyze --help'.\n", stderr); return 2;
         }
     }
-    if (optind >= argc)
-        return fputs("dtrain-analyze: plot needs record files or directories\n", stderr), 2;
     struct record_set set = {0};
-    int rc = read_inputs(argv + optind, argc - optind, records_reader, &set);
-    fprintf(stderr, "plot: %d runs read, %d not completed (left out), %d lines skipped\n", set.count,
-            set.not_completed, set.lines_skipped);
+    int rc = load_records("plot", argv + optind, argc - optind, &set);
     struct speedup_result result = {0};
     struct dt_err err;
     char title[160];
-    if (rc == 0 && set.count == 0) {
-        fputs("dtrain-analyze: no completed run in the input\n", stderr);
-        rc = 2;
-    }
     if (rc == 0) {
         snprintf(title, sizeof title, "%s on %s", set.runs[0].model, set.runs[0].dataset);
         if (speedup_compute(set.runs, set.count, &opt, &result, &err) < 0 ||
