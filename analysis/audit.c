@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dt_parse.h"
 #include "duration.h"
 #include "hostlist.h"
 
@@ -86,7 +87,8 @@ static int check_average(const struct result_table *t, int avg, struct audit *ou
     if (matches)
         return 0;
     char m[32], md[32];
-    int decimals = unit < 1 ? (unit < 0.01 ? 3 : unit < 0.1 ? 2 : 1) : 0;
+    int decimals = dt_decimals(t->rows[avg].runtime_text, strlen(t->rows[avg].runtime_text));
+    decimals = decimals > 3 ? 3 : decimals;   /* as far as duration_format goes */
     duration_format(mean, decimals, m);
     duration_format(median, decimals, md);
     return add(out, t->rows[avg].line,
@@ -210,36 +212,40 @@ int audit_table(const struct result_table *t, struct audit *out)
 
 /* ---------- notebooks ---------- */
 
-/* Half a unit in the last place of a number as written ("241.8": 0.05). */
-static double half_unit(const char *text, regoff_t length)
+/* A number as a heading prints it: its value, its text, and what it may be off by from rounding. */
+struct printed {
+    double value, half_unit;
+    const char *text;
+    int length;
+};
+
+static struct printed printed_at(const char *heading, regmatch_t m)
 {
-    const char *dot = memchr(text, '.', (size_t)length);
-    double unit = 1;
-    for (regoff_t n = dot ? length - (regoff_t)(dot - text) - 1 : 0; n > 0; n--)
-        unit /= 10;
-    return unit / 2;
+    struct printed p = {.text = heading + m.rm_so, .length = (int)(m.rm_eo - m.rm_so)};
+    p.value = strtod(p.text, NULL);
+    p.half_unit = dt_last_digit_unit(p.text, (size_t)p.length) / 2;
+    return p;
 }
 
+/* m[1]: the figure; with_speedup: m[2] the speedup, m[3] the baseline. */
 static int check_notebook_run(const struct log_run *r, const regmatch_t *m, bool with_speedup, struct audit *out)
 {
     const char *t = r->title;
-    double figure = strtod(t + m[1].rm_so, NULL);
-    if (r->steps_logged > 0 && fabs(figure - r->peak_data_per_sec) > half_unit(t + m[1].rm_so, m[1].rm_eo - m[1].rm_so) + 1e-9 &&
-        add(out, r->line, "headline %.*s of \"%s\" is not the peak of its %d Step lines (%.2f)",
-            (int)(m[1].rm_eo - m[1].rm_so), t + m[1].rm_so, t, r->steps_logged, r->peak_data_per_sec) < 0)
+    struct printed figure = printed_at(t, m[1]);
+    if (r->steps_logged > 0 && fabs(figure.value - r->peak_data_per_sec) > figure.half_unit + 1e-9 &&
+        add(out, r->line, "headline %.*s of \"%s\" is not the peak of its %d Step lines (%.2f)", figure.length,
+            figure.text, t, r->steps_logged, r->peak_data_per_sec) < 0)
         return -1;
     if (!with_speedup)
         return 0;
-    double speedup = strtod(t + m[2].rm_so, NULL), baseline = strtod(t + m[3].rm_so, NULL);
-    if (baseline <= 0)
+    struct printed speedup = printed_at(t, m[2]), baseline = printed_at(t, m[3]);
+    if (baseline.value <= 0 || figure.value <= 0)
         return 0;
-    double computed = figure / baseline;
-    double rounding = computed * (half_unit(t + m[1].rm_so, m[1].rm_eo - m[1].rm_so) / figure +
-                                  half_unit(t + m[3].rm_so, m[3].rm_eo - m[3].rm_so) / baseline);
-    if (fabs(speedup - computed) > half_unit(t + m[2].rm_so, m[2].rm_eo - m[2].rm_so) + rounding &&
+    double computed = figure.value / baseline.value;
+    double rounding = computed * (figure.half_unit / figure.value + baseline.half_unit / baseline.value);
+    if (fabs(speedup.value - computed) > speedup.half_unit + rounding &&
         add(out, r->line, "speedup %.*sx of \"%s\" does not follow from its figures: %.*s / %.*s = %.3f",
-            (int)(m[2].rm_eo - m[2].rm_so), t + m[2].rm_so, t, (int)(m[1].rm_eo - m[1].rm_so), t + m[1].rm_so,
-            (int)(m[3].rm_eo - m[3].rm_so), t + m[3].rm_so, computed) < 0)
+            speedup.length, speedup.text, t, figure.length, figure.text, baseline.length, baseline.text, computed) < 0)
         return -1;
     return 0;
 }

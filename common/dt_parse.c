@@ -1,6 +1,8 @@
 /* dt_parse.c - strict number parsing (see dt_parse.h). */
 #include "dt_parse.h"
 
+#include <string.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -30,4 +32,18 @@ int dt_parse_int(const char *text, int min, int max, int *out)
         return -1;
     *out = (int)value;
     return 0;
+}
+
+int dt_decimals(const char *text, size_t length)
+{
+    const char *dot = memchr(text, '.', length);
+    return dot ? (int)(length - (size_t)(dot - text) - 1) : 0;
+}
+
+double dt_last_digit_unit(const char *text, size_t length)
+{
+    double unit = 1;
+    for (int decimals = dt_decimals(text, length); decimals > 0; decimals--)
+        unit /= 10;
+    return unit;
 }

@@ -1,6 +1,8 @@
 /* duration.c - H:MM:SS[.fff] parsing and formatting (see duration.h). */
 #include "duration.h"
 
+#include "dt_parse.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,11 +44,7 @@ double duration_parse(const char *text)
 
 double duration_unit(const char *text)
 {
-    const char *dot = strchr(text, '.');
-    double unit = 1;
-    for (size_t n = dot ? strlen(dot + 1) : 0; n > 0; n--)
-        unit /= 10;
-    return unit;
+    return dt_last_digit_unit(text, strlen(text));
 }
 
 void duration_format(double seconds, int decimals, char *out)
