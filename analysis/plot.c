@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
+
 /* The GPUs-per-node values present, ascending; one series each. */
 static int series_of(const struct speedup_result *result, int *gpus, int cap)
 {
@@ -25,88 +27,63 @@ static int series_of(const struct speedup_result *result, int *gpus, int cap)
     return n;
 }
 
-static int write_data(FILE *f, const struct speedup_result *result, const int *gpus, int series)
+/* What the data file and the script are written from. */
+struct plot {
+    const struct speedup_result *result;
+    const char *name, *title;    /* name: the prefix's last part, as the script refers to its files */
+    int gpus[64], series, max_gpus;
+};
+
+/* atomic_write fills: they return 0, as atomic_write checks the stream's error flag itself. */
+static int write_data(FILE *f, const void *arg)
 {
+    const struct plot *p = arg;
     fputs("# dtrain-analyze plot data: one block per GPUs-per-node series\n"
           "# total_gpus speedup data_per_sec nodes\n", f);
-    for (int s = 0; s < series; s++) {
-        fprintf(f, "%s# %d GPU%s per node\n", s ? "\n\n" : "", gpus[s], gpus[s] == 1 ? "" : "s");
-        for (int k = 0; k < result->count; k++) {   /* groups come sorted by nodes */
-            const struct speedup_group *g = &result->groups[k];
-            if (g->gpus == gpus[s])
+    for (int s = 0; s < p->series; s++) {
+        fprintf(f, "%s# %d GPU%s per node\n", s ? "\n\n" : "", p->gpus[s], p->gpus[s] == 1 ? "" : "s");
+        for (int k = 0; k < p->result->count; k++) {   /* groups come sorted by nodes */
+            const struct speedup_group *g = &p->result->groups[k];
+            if (g->gpus == p->gpus[s])
                 fprintf(f, "%d %.4f %.2f %d\n", g->nodes * g->gpus, g->speedup, g->data_per_sec, g->nodes);
         }
-    }
-    return ferror(f) ? -1 : 0;
-}
-
-static void write_figure(FILE *f, const char *name, const char *terminal, const char *ext, const char *what,
-                         int column, int with_ideal, const int *gpus, int series)
-{
-    fprintf(f, "set terminal %s\nset output '%s-%s.%s'\nset ylabel '%s'\nplot ", terminal, name, what, ext,
-            column == 2 ? "speedup over the baseline" : "data/sec (mean peak of the runs)");
-    if (with_ideal)
-        fputs("x with lines dashtype 2 linecolor rgb 'gray' title 'ideal', ", f);
-    for (int s = 0; s < series; s++)
-        fprintf(f, "%s'%s.dat' index %d using 1:%d with linespoints pointtype 7 title '%d GPU%s per node'",
-                s ? ", " : "", name, s, column, gpus[s], gpus[s] == 1 ? "" : "s");
-    fputs("\n", f);
-}
-
-static int write_script(FILE *f, const char *name, const char *title, const int *gpus, int series, int max_gpus)
-{
-    fprintf(f, "# dtrain-analyze plot script: gnuplot %s.gp (restyle freely)\n"
-               "set title '%s'\nset xlabel 'GPUs (nodes x GPUs per node)'\nset grid\nset key top left\n"
-               "set xrange [0.5:%d.5]\nset yrange [0:*]\nset xtics 1\n",
-            name, title, max_gpus);
-    static const char *terminals[][2] = {{"pngcairo size 800,500", "png"}, {"svg size 800,500", "svg"}};
-    for (int t = 0; t < 2; t++) {
-        write_figure(f, name, terminals[t][0], terminals[t][1], "speedup", 2, 1, gpus, series);
-        write_figure(f, name, terminals[t][0], terminals[t][1], "throughput", 3, 0, gpus, series);
-    }
-    return ferror(f) ? -1 : 0;
-}
-
-/* path written whole or not at all */
-static int write_atomically(const char *path, int (*fill)(FILE *, const void *), const void *arg, struct dt_err *err)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return dt_fail(err, "%s: cannot write: %s", tmp, strerror(errno));
-    int failed = fill(f, arg) < 0;
-    failed |= fclose(f) != 0;
-    if (failed || rename(tmp, path) < 0) {
-        unlink(tmp);
-        return dt_fail(err, "%s: cannot write", path);
     }
     return 0;
 }
 
-struct plot_args {
-    const struct speedup_result *result;
-    const char *name, *title;
-    int gpus[64], series, max_gpus;
-};
-
-static int fill_data(FILE *f, const void *arg)
+static void write_figure(FILE *f, const struct plot *p, const char *terminal, const char *ext, const char *what,
+                         int column, int with_ideal)
 {
-    const struct plot_args *a = arg;
-    return write_data(f, a->result, a->gpus, a->series);
+    fprintf(f, "set terminal %s\nset output '%s-%s.%s'\nset ylabel '%s'\nplot ", terminal, p->name, what, ext,
+            column == 2 ? "speedup over the baseline" : "data/sec (mean peak of the runs)");
+    if (with_ideal)
+        fputs("x with lines dashtype 2 linecolor rgb 'gray' title 'ideal', ", f);
+    for (int s = 0; s < p->series; s++)
+        fprintf(f, "%s'%s.dat' index %d using 1:%d with linespoints pointtype 7 title '%d GPU%s per node'",
+                s ? ", " : "", p->name, s, column, p->gpus[s], p->gpus[s] == 1 ? "" : "s");
+    fputs("\n", f);
 }
 
-static int fill_script(FILE *f, const void *arg)
+static int write_script(FILE *f, const void *arg)
 {
-    const struct plot_args *a = arg;
-    return write_script(f, a->name, a->title, a->gpus, a->series, a->max_gpus);
+    const struct plot *p = arg;
+    fprintf(f, "# dtrain-analyze plot script: gnuplot %s.gp (restyle freely)\n"
+               "set title '%s'\nset xlabel 'GPUs (nodes x GPUs per node)'\nset grid\nset key top left\n"
+               "set xrange [0.5:%d.5]\nset yrange [0:*]\nset xtics 1\n",
+            p->name, p->title, p->max_gpus);
+    static const char *terminals[][2] = {{"pngcairo size 800,500", "png"}, {"svg size 800,500", "svg"}};
+    for (int t = 0; t < 2; t++) {
+        write_figure(f, p, terminals[t][0], terminals[t][1], "speedup", 2, 1);
+        write_figure(f, p, terminals[t][0], terminals[t][1], "throughput", 3, 0);
+    }
+    return 0;
 }
 
 int plot_write(const char *prefix, const char *title, const struct speedup_result *result, struct dt_err *err)
 {
     char copy[4096], path[4200];
     snprintf(copy, sizeof copy, "%s", prefix);
-    struct plot_args a = {.result = result, .name = basename(copy), .title = title};
+    struct plot a = {.result = result, .name = basename(copy), .title = title};
     if (strchr(a.name, '\'') || strchr(title, '\''))
         return dt_fail(err, "plot prefix or title \"%s\" has a quote gnuplot would misread", prefix);
     a.series = series_of(result, a.gpus, 64);
@@ -114,10 +91,10 @@ int plot_write(const char *prefix, const char *title, const struct speedup_resul
         if (result->groups[k].nodes * result->groups[k].gpus > a.max_gpus)
             a.max_gpus = result->groups[k].nodes * result->groups[k].gpus;
     snprintf(path, sizeof path, "%s.dat", prefix);
-    if (write_atomically(path, fill_data, &a, err) < 0)
+    if (atomic_write(path, write_data, &a, err) < 0)
         return -1;
     snprintf(path, sizeof path, "%s.gp", prefix);
-    return write_atomically(path, fill_script, &a, err);
+    return atomic_write(path, write_script, &a, err);
 }
 
 int plot_render(const char *prefix, struct dt_err *err)

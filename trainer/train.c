@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "backend.h"
 #include "checkpoint.h"
 #include "data.h"
@@ -228,21 +229,26 @@ static unsigned long long params_fingerprint(const float *params, size_t count)
     return h;
 }
 
-/* Writes the parameters, raw float32, to PREFIX.rankR, atomically (temp file, rename). */
+struct params_out {
+    const float *params;
+    size_t count;
+};
+
+static int fill_params(FILE *out, const void *arg)
+{
+    const struct params_out *p = arg;
+    return fwrite(p->params, sizeof(float), p->count, out) == p->count ? 0 : -1;
+}
+
+/* Writes the parameters, raw float32, to PREFIX.rankR, atomically. */
 static int write_params(const char *prefix, int rank, const float *params, size_t count, struct dt_err *err)
 {
-    char path[4096], tmp[4200];
+    char path[4096];
     snprintf(path, sizeof path, "%s.rank%d", prefix, rank);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return dt_fail(err, "--params-out: cannot write %s", tmp);
-    bool ok = fwrite(params, sizeof(float), count, f) == count;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) < 0) {
-        remove(tmp);
-        return dt_fail(err, "--params-out: cannot write %s", path);
-    }
+    struct params_out p = {params, count};
+    struct dt_err inner;
+    if (atomic_write(path, fill_params, &p, &inner) < 0)
+        return dt_fail(err, "--params-out: %s", inner.msg);
     return 0;
 }
 

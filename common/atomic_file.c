@@ -1,0 +1,22 @@
+/* atomic_file.c - whole-or-nothing file writes (see atomic_file.h). */
+#include "atomic_file.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+int atomic_write(const char *path, atomic_fill fill, const void *arg, struct dt_err *err)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return dt_fail(err, "cannot write %s: %s", tmp, strerror(errno));
+    int failed = fill(f, arg) < 0 || ferror(f);
+    failed |= fclose(f) != 0;
+    if (failed || rename(tmp, path) < 0) {
+        unlink(tmp);
+        return dt_fail(err, "cannot write %s", path);
+    }
+    return 0;
+}

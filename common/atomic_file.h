@@ -1,0 +1,17 @@
+/* atomic_file.h - a file written whole or not at all: into PATH.tmp, then renamed over PATH, so a
+ * reader (or a crash) sees the old file or the complete new one, never half of it. Checkpoints
+ * (trainer/checkpoint.c) add fsyncs on top and keep their own path. */
+#ifndef ATOMIC_FILE_H
+#define ATOMIC_FILE_H
+
+#include <stdio.h>
+
+#include "dt_error.h"
+
+/* Writes the content to out; 0, or -1 when a write failed. */
+typedef int (*atomic_fill)(FILE *out, const void *arg);
+
+/* Returns 0, or -1 with err naming the file (PATH.tmp is removed). */
+int atomic_write(const char *path, atomic_fill fill, const void *arg, struct dt_err *err);
+
+#endif
