@@ -142,29 +142,30 @@ int record_parse(const char *line, struct run_record *r, struct dt_err *err)
     int rc = get_int(o, "record_version", &version, err);
     if (rc == 0 && version != RECORD_VERSION)
         rc = dt_fail(err, "record_version %ld is not %d (a newer dtrain wrote it?)", version, RECORD_VERSION);
+    /* || stops at the first wrong field, so err names that one (| named the last) */
     if (rc == 0)
-        rc = get_string(o, "dtrain_version", r->version, sizeof r->version, err) |
-             get_string(o, "job_id", r->job_id, sizeof r->job_id, err) |
-             get_string(o, "job_name", r->job_name, sizeof r->job_name, err) |
-             get_string(o, "step_id", r->step_id, sizeof r->step_id, err) |
-             get_string(o, "nodelist", r->nodelist, sizeof r->nodelist, err) |
-             get_string(o, "model", r->model, sizeof r->model, err) |
-             get_string(o, "dataset", r->dataset, sizeof r->dataset, err) |
-             get_string(o, "optimizer", r->optimizer, sizeof r->optimizer, err) |
-             get_string(o, "comm", r->comm, sizeof r->comm, err) |
-             get_string(o, "backend", r->backend, sizeof r->backend, err) |
-             get_string(o, "start_time", r->start_time, sizeof r->start_time, err) |
-             get_string(o, "end_time", r->end_time, sizeof r->end_time, err) |
-             get_string(o, "exit_state", r->exit_state, sizeof r->exit_state, err) |
-             get_string(o, "error", r->error, sizeof r->error, err);
+        rc = (get_string(o, "dtrain_version", r->version, sizeof r->version, err) ||
+             get_string(o, "job_id", r->job_id, sizeof r->job_id, err) ||
+             get_string(o, "job_name", r->job_name, sizeof r->job_name, err) ||
+             get_string(o, "step_id", r->step_id, sizeof r->step_id, err) ||
+             get_string(o, "nodelist", r->nodelist, sizeof r->nodelist, err) ||
+             get_string(o, "model", r->model, sizeof r->model, err) ||
+             get_string(o, "dataset", r->dataset, sizeof r->dataset, err) ||
+             get_string(o, "optimizer", r->optimizer, sizeof r->optimizer, err) ||
+             get_string(o, "comm", r->comm, sizeof r->comm, err) ||
+             get_string(o, "backend", r->backend, sizeof r->backend, err) ||
+             get_string(o, "start_time", r->start_time, sizeof r->start_time, err) ||
+             get_string(o, "end_time", r->end_time, sizeof r->end_time, err) ||
+             get_string(o, "exit_state", r->exit_state, sizeof r->exit_state, err) ||
+             get_string(o, "error", r->error, sizeof r->error, err)) ? -1 : 0;
     if (rc == 0)
-        rc = get_int(o, "nodes", &nodes, err) | get_int(o, "gpus_per_node", &gpus, err) |
-             get_int(o, "world_size", &world, err) | get_int(o, "batch_per_replica", &batch, err) |
-             get_int(o, "epochs", &epochs, err) | get_int(o, "steps_per_rank", &steps, err) |
-             get_int(o, "threads", &threads, err) | get_int(o, "resumed", &resumed, err) |
-             get_number(o, "lr", &r->lr, err) | get_number(o, "runtime_seconds", &r->runtime_seconds, err) |
-             get_number(o, "peak_data_per_sec", &r->peak_data_per_sec, err) |
-             get_number(o, "final_data_per_sec", &r->final_data_per_sec, err);
+        rc = (get_int(o, "nodes", &nodes, err) || get_int(o, "gpus_per_node", &gpus, err) ||
+             get_int(o, "world_size", &world, err) || get_int(o, "batch_per_replica", &batch, err) ||
+             get_int(o, "epochs", &epochs, err) || get_int(o, "steps_per_rank", &steps, err) ||
+             get_int(o, "threads", &threads, err) || get_int(o, "resumed", &resumed, err) ||
+             get_number(o, "lr", &r->lr, err) || get_number(o, "runtime_seconds", &r->runtime_seconds, err) ||
+             get_number(o, "peak_data_per_sec", &r->peak_data_per_sec, err) ||
+             get_number(o, "final_data_per_sec", &r->final_data_per_sec, err)) ? -1 : 0;
     if (rc == 0 && (world < 1 || nodes < 1 || nodes > world))
         rc = dt_fail(err, "world_size %ld and nodes %ld do not make a job", world, nodes);
     r->nodes = (int)nodes, r->gpus_per_node = (int)gpus, r->world_size = (int)world, r->batch_per_replica = (int)batch;
