@@ -227,8 +227,30 @@ static struct printed printed_at(const char *heading, regmatch_t m)
     return p;
 }
 
+/* The baseline a heading states against the 1-GPU run it names: the same model on the same node
+ * (for a mix of nodes, any of theirs is accepted: the seeds take the slowest). */
+static int check_stated_baseline(const struct log_runs *runs, const struct log_run *r, struct printed stated,
+                                 struct audit *out)
+{
+    if (!r->baseline)
+        return 0;
+    for (int i = 0; i < runs->count; i++) {
+        const struct log_run *b = &runs->runs[i];
+        if (b->id.gpus != 1 || b->id.node_count != 1 || strcmp(b->id.model, r->id.model) != 0)
+            continue;
+        for (int n = 0; n < r->id.node_count; n++)
+            if (strcmp(b->id.node[0], r->id.node[n]) == 0 &&
+                fabs(stated.value - b->peak_data_per_sec) <= stated.half_unit + 1e-9)
+                return 0;
+    }
+    return add(out, r->line, "baseline %.*s of \"%s\" is not the peak of the 1-GPU run of %s on %s (line %d: %.2f)",
+               stated.length, stated.text, r->title, r->id.model, r->baseline->id.node[0], r->baseline->line,
+               r->baseline->peak_data_per_sec);
+}
+
 /* m[1]: the figure; with_speedup: m[2] the speedup, m[3] the baseline. */
-static int check_notebook_run(const struct log_run *r, const regmatch_t *m, bool with_speedup, struct audit *out)
+static int check_notebook_run(const struct log_runs *runs, const struct log_run *r, const regmatch_t *m,
+                              bool with_speedup, struct audit *out)
 {
     const char *t = r->title;
     struct printed figure = printed_at(t, m[1]);
@@ -239,6 +261,8 @@ static int check_notebook_run(const struct log_run *r, const regmatch_t *m, bool
     if (!with_speedup)
         return 0;
     struct printed speedup = printed_at(t, m[2]), baseline = printed_at(t, m[3]);
+    if (check_stated_baseline(runs, r, baseline, out) < 0)
+        return -1;
     if (baseline.value <= 0 || figure.value <= 0)
         return 0;
     double computed = figure.value / baseline.value;
@@ -247,6 +271,30 @@ static int check_notebook_run(const struct log_run *r, const regmatch_t *m, bool
         add(out, r->line, "speedup %.*sx of \"%s\" does not follow from its figures: %.*s / %.*s = %.3f",
             speedup.length, speedup.text, t, figure.length, figure.text, baseline.length, baseline.text, computed) < 0)
         return -1;
+    return 0;
+}
+
+/* Copies (a run's lines pasted under another configuration's heading) and misplaced headings. */
+static int check_notebook_structure(const struct log_runs *runs, int i, struct audit *out)
+{
+    const struct log_run *r = &runs->runs[i];
+    if (r->heading_level != r->read_level &&
+        add(out, r->line, "run heading \"%s\" is at level %d, the level of the model headings; read as a run of %s "
+            "(level %d, like the runs beside it)", r->title, r->heading_level, r->id.model[0] ? r->id.model : "-",
+            r->read_level) < 0)
+        return -1;
+    for (int j = 0; j < i; j++) {
+        const struct log_run *first = &runs->runs[j];
+        if (r->steps_logged == 0 || first->fingerprint != r->fingerprint || first->steps_logged != r->steps_logged ||
+            first->epochs != r->epochs)
+            continue;
+        char nodes[128];
+        runid_nodes(&r->id, nodes, sizeof nodes);
+        return add(out, r->line, "the %d Step and %d Epoch lines of \"%s\" (%s, %d GPU%s on %s) are those of line %d "
+                   "(\"%s\", %d GPU%s): a copy, not a measurement", r->steps_logged, r->epochs, r->title, r->id.model,
+                   r->id.gpus, r->id.gpus == 1 ? "" : "s", nodes, first->line, first->title, first->id.gpus,
+                   first->id.gpus == 1 ? "" : "s");
+    }
     return 0;
 }
 
@@ -267,15 +315,17 @@ int audit_notebook(const struct log_runs *runs, struct audit *out)
         regmatch_t m[7], picked[4];
         if (regexec(&speedup_re, runs->runs[i].title, 7, m, 0) == 0) {
             picked[1] = m[1], picked[2] = m[3], picked[3] = m[5];
-            rc = check_notebook_run(&runs->runs[i], picked, true, out);
+            rc = check_notebook_run(runs, &runs->runs[i], picked, true, out);
         } else if (regexec(&figure_re, runs->runs[i].title, 3, m, 0) == 0) {
             picked[1] = m[1];
-            rc = check_notebook_run(&runs->runs[i], picked, false, out);
+            rc = check_notebook_run(runs, &runs->runs[i], picked, false, out);
         } else {
             continue;
         }
         with_figure++;
     }
+    for (int i = 0; i < runs->count && rc == 0; i++)
+        rc = check_notebook_structure(runs, i, out);
     regfree(&speedup_re);
     regfree(&figure_re);
     return rc < 0 ? -1 : with_figure;

@@ -32,8 +32,10 @@ static const char usage_text[] =
     "                  #GPUs is GPUs per node, or ranks per node for CPU runs.\n"
     "  throughput FILE|DIR...\n"
     "                  trainer logs in the seeds' format (Step/Epoch lines, Markdown notebooks,\n"
-    "                  slurm-%j.out files) as one row per run: peak data/sec (the largest Step\n"
-    "                  value), epochs, final test accuracy; a Markdown heading starts a run.\n"
+    "                  slurm-%j.out files) as one row per run: model, node(s) and GPUs named by\n"
+    "                  its headings, peak data/sec (the largest Step value), speedup against\n"
+    "                  the 1-GPU run of the same model on the same node (for a mix of nodes, the\n"
+    "                  slowest one's), efficiency (speedup / GPUs), epochs, final accuracy.\n"
     "  plot [options] FILE|DIR...\n"
     "                  run records as pictures drawn by gnuplot: speedup against GPUs with the\n"
     "                  ideal line, and data/sec against GPUs, one series per GPUs-per-node;\n"
@@ -50,10 +52,11 @@ static const char usage_text[] =
     "                  match the dataset (MNIST, bigMNIST) over batch x GPUs. In notebooks (the\n"
     "                  seeds' \"### lm1-160.70-1.96x, baseline: 81.84\" over Step lines): headline\n"
     "                  figures that are not the peak of their Step lines, speedups that do not\n"
-    "                  follow from figure / baseline.\n"
+    "                  follow from figure / baseline, baselines that are not the peak of the\n"
+    "                  1-GPU run of that model and node, runs whose lines copy another run's,\n"
+    "                  run headings written at their model heading's level.\n"
     "\n"
-    "Not in this version: throughput's speedups against 1-GPU baselines and method tables\n"
-    "(mean +- std).\n"
+    "Not in this version: method tables (mean +- std).\n"
     "\n"
     "Options:\n"
     "  -h, --help      this text\n"
@@ -81,7 +84,11 @@ static int audit_notebook_file(const char *path, struct audit *a)
     if (!f)
         return 0;   /* table_parse_file has said why already */
     struct log_runs runs = {0};
-    int n = throughput_read(f, path, &runs) < 0 ? -1 : audit_notebook(&runs, a);
+    int n = throughput_read(f, path, &runs);
+    if (n == 0) {
+        throughput_baselines(&runs);
+        n = audit_notebook(&runs, a);
+    }
     fclose(f);
     free(runs.runs);
     return n;
@@ -276,8 +283,10 @@ static int throughput_command(int argc, char **argv)
         fputs("dtrain-analyze: no Step or Epoch line in the input\n", stderr);
         rc = 2;
     }
-    if (rc == 0)
+    if (rc == 0) {
+        throughput_baselines(&set);
         throughput_print(stdout, &set);
+    }
     free(set.runs);
     return rc;
 }

@@ -7,8 +7,16 @@
 
 #include "seedlog.h"
 
-static struct log_run *open_run(struct log_runs *set, const char *source, int line, const char *heading,
-                                const char *title)
+/* Where a log's reader stands: the headings above the current line. */
+struct heading_state {
+    char levels[6][128];
+    int depth;            /* of the current heading, 1..6; 0 before the first */
+    int written_depth;    /* as the author wrote it */
+    int run_depth;        /* of the last run heading in this section; 0 when none yet */
+    char path[400];       /* "ResNet18-2080ti / lm6-120.7" */
+};
+
+static struct log_run *open_run(struct log_runs *set, const char *source, int line, const struct heading_state *h)
 {
     if (set->count == set->cap) {
         int cap = set->cap ? set->cap * 2 : 32;
@@ -18,16 +26,20 @@ static struct log_run *open_run(struct log_runs *set, const char *source, int li
         set->runs = grown, set->cap = cap;
     }
     struct log_run *r = &set->runs[set->count++];
-    *r = (struct log_run){.line = line, .final_accuracy = NAN};
+    *r = (struct log_run){.line = line, .final_accuracy = NAN, .heading_level = h->written_depth, .read_level = h->depth,
+                          .fingerprint = 14695981039346656037ULL, .speedup = NAN, .efficiency = NAN};
     snprintf(r->source, sizeof r->source, "%s", source);
-    snprintf(r->heading, sizeof r->heading, "%s", heading);
-    snprintf(r->title, sizeof r->title, "%s", title);
+    snprintf(r->heading, sizeof r->heading, "%s", h->path);
+    snprintf(r->title, sizeof r->title, "%s", h->depth ? h->levels[h->depth - 1] : "");
+    runid_from_headings((const char(*)[128])h->levels, &r->id);
     return r;
 }
 
 /* The run's name is the path of headings above it ("ResNet18-2080ti / lm6-120.7"): a seeds'
- * notebook names the model in one level and the node in the next. */
-static const char *enter_heading(const char *line, char levels[6][128], char *path, size_t size)
+ * notebook names the model in one level and the node in the next. A run heading written at the
+ * level of the model headings above it ("## lm1-41.9" after "### lm6-60.44") would replace its
+ * model; it is read at its siblings' level, and heading_level keeps what was written. */
+static void enter_heading(const char *line, struct heading_state *h)
 {
     size_t depth = strspn(line, "#");
     line += depth;
@@ -36,28 +48,60 @@ static const char *enter_heading(const char *line, char levels[6][128], char *pa
     while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
         n--;
     depth = depth > 6 ? 6 : depth;
-    snprintf(levels[depth - 1], 128, "%.*s", (int)n, line);
+    char text[128];
+    snprintf(text, sizeof text, "%.*s", (int)n, line);
+    h->written_depth = (int)depth;
+    if (depth == 1)
+        h->run_depth = 0;
+    bool is_run = runid_is_run_heading(text);
+    if (is_run && h->run_depth > (int)depth && h->levels[depth - 1][0] && !runid_is_run_heading(h->levels[depth - 1]))
+        depth = (size_t)h->run_depth;
+    if (is_run)
+        h->run_depth = (int)depth;
+    snprintf(h->levels[depth - 1], 128, "%s", text);
     for (size_t d = depth; d < 6; d++)
-        levels[d][0] = '\0';
+        h->levels[d][0] = '\0';
+    h->depth = (int)depth;
     size_t used = 0;
-    path[0] = '\0';
-    for (size_t d = 0; d < 6 && used < size; d++)
-        if (levels[d][0])
-            used += (size_t)snprintf(path + used, size - used, "%s%s", used ? " / " : "", levels[d]);
-    return levels[depth - 1];
+    h->path[0] = '\0';
+    for (size_t d = 0; d < 6 && used < sizeof h->path; d++)
+        if (h->levels[d][0])
+            used += (size_t)snprintf(h->path + used, sizeof h->path - used, "%s%s", used ? " / " : "", h->levels[d]);
+}
+
+static void fingerprint(uint64_t *hash, const void *bytes, size_t size)
+{
+    for (size_t i = 0; i < size; i++)
+        *hash = (*hash ^ ((const unsigned char *)bytes)[i]) * 1099511628211ULL;
+}
+
+static void add_line(struct log_run *run, const struct seedlog_line *l)
+{
+    if (l->kind == SEEDLOG_STEP) {
+        run->steps_logged++;
+        run->peak_data_per_sec = fmax(run->peak_data_per_sec, l->data_per_sec);
+        fingerprint(&run->fingerprint, &l->step, sizeof l->step);
+        fingerprint(&run->fingerprint, &l->data_per_sec, sizeof l->data_per_sec);
+        return;
+    }
+    run->epochs++;
+    if (!isnan(l->accuracy))
+        run->final_accuracy = l->accuracy;
+    double numbers[] = {l->epoch, l->train_sec, l->test_sec, isnan(l->accuracy) ? -1 : l->accuracy};
+    fingerprint(&run->fingerprint, numbers, sizeof numbers);
 }
 
 int throughput_read(FILE *in, const char *source, struct log_runs *set)
 {
-    char *text = NULL, heading[sizeof set->runs->heading] = "", levels[6][128] = {{0}};
-    const char *title = "";
+    struct heading_state headings = {0};
+    char *text = NULL;
     size_t size = 0;
     int number = 0, heading_line = 0;
     struct log_run *run = NULL;   /* the run the current lines belong to */
     while (getline(&text, &size, in) > 0) {
         number++;
         if (text[0] == '#') {
-            title = enter_heading(text, levels, heading, sizeof heading);
+            enter_heading(text, &headings);
             heading_line = number;
             run = NULL;
             continue;
@@ -65,34 +109,73 @@ int throughput_read(FILE *in, const char *source, struct log_runs *set)
         struct seedlog_line l;
         if (seedlog_parse(text, &l) == SEEDLOG_OTHER)
             continue;
-        if (!run && !(run = open_run(set, source, heading_line ? heading_line : number, heading, title))) {
+        if (!run && !(run = open_run(set, source, heading_line ? heading_line : number, &headings))) {
             free(text);
             return -1;
         }
-        if (l.kind == SEEDLOG_STEP) {
-            run->steps_logged++;
-            run->peak_data_per_sec = fmax(run->peak_data_per_sec, l.data_per_sec);
-        } else {
-            run->epochs++;
-            if (!isnan(l.accuracy))
-                run->final_accuracy = l.accuracy;
-        }
+        add_line(run, &l);
     }
     free(text);
     return 0;
 }
 
+/* The same notebook's first, as its author meant; another file's when it has none. */
+static const struct log_run *one_gpu_run(const struct log_runs *set, const struct log_run *of, const char *node)
+{
+    const struct log_run *elsewhere = NULL;
+    for (int i = 0; i < set->count; i++) {
+        const struct log_run *r = &set->runs[i];
+        if (r->id.gpus == 1 && r->id.node_count == 1 && r->steps_logged > 0 && strcmp(r->id.model, of->id.model) == 0 &&
+            strcmp(r->id.node[0], node) == 0) {
+            if (strcmp(r->source, of->source) == 0)
+                return r;
+            if (!elsewhere)
+                elsewhere = r;
+        }
+    }
+    return elsewhere;
+}
+
+void throughput_baselines(struct log_runs *set)
+{
+    for (int i = 0; i < set->count; i++) {
+        struct log_run *r = &set->runs[i];
+        r->baseline = NULL;
+        for (int n = 0; n < r->id.node_count; n++) {
+            const struct log_run *b = one_gpu_run(set, r, r->id.node[n]);
+            if (!b) {   /* a node without a baseline leaves the mix without one */
+                r->baseline = NULL;
+                break;
+            }
+            if (!r->baseline || b->peak_data_per_sec < r->baseline->peak_data_per_sec)
+                r->baseline = b;
+        }
+        if (r->baseline && r->baseline->peak_data_per_sec > 0 && r->steps_logged > 0) {
+            r->speedup = r->peak_data_per_sec / r->baseline->peak_data_per_sec;
+            r->efficiency = r->speedup / r->id.gpus;
+        }
+    }
+}
+
 void throughput_print(FILE *out, const struct log_runs *set)
 {
-    fputs("| Log | Run | Steps logged | Peak data/sec | Epochs | Final accuracy |\n"
-          "|-----|-----|--------------|---------------|--------|----------------|\n",
+    fputs("| Log | Run | Model | Node(s) | GPUs | Steps logged | Peak data/sec | Speedup | Efficiency | Epochs | "
+          "Final accuracy |\n"
+          "|-----|-----|-------|---------|------|--------------|---------------|---------|------------|--------|"
+          "----------------|\n",
           out);
     for (int i = 0; i < set->count; i++) {
         const struct log_run *r = &set->runs[i];
-        char accuracy[32] = "-";
+        char accuracy[32] = "-", speedup[32] = "-", efficiency[32] = "-", nodes[128];
         if (!isnan(r->final_accuracy))
             snprintf(accuracy, sizeof accuracy, "%.4f", r->final_accuracy);
-        fprintf(out, "| %s:%d | %s | %d | %.2f | %d | %s |\n", r->source, r->line, r->heading[0] ? r->heading : "-",
-                r->steps_logged, r->peak_data_per_sec, r->epochs, accuracy);
+        if (!isnan(r->speedup)) {
+            snprintf(speedup, sizeof speedup, "%.2fx", r->speedup);
+            snprintf(efficiency, sizeof efficiency, "%.1f%%", 100 * r->efficiency);
+        }
+        runid_nodes(&r->id, nodes, sizeof nodes);
+        fprintf(out, "| %s:%d | %s | %s | %s | %d | %d | %.2f | %s | %s | %d | %s |\n", r->source, r->line,
+                r->heading[0] ? r->heading : "-", r->id.model[0] ? r->id.model : "-", nodes, r->id.gpus,
+                r->steps_logged, r->peak_data_per_sec, speedup, efficiency, r->epochs, accuracy);
     }
 }

@@ -1,11 +1,15 @@
 /* throughput.h - trainer logs in the seeds' format (logs/seedlog.h) into one summary per run: the
  * peak data/sec (the seeds' headline figure is the largest Step value), the last test accuracy
  * and the epochs logged. A Markdown heading (the seeds' notebooks: "### lm6-120.7") starts a
- * new run; a file without headings (a slurm-%j.out) is one run. */
+ * new run; a file without headings (a slurm-%j.out) is one run. The headings name the model, the
+ * node and the GPUs (runid.h), so each run gets its speedup against its own 1-GPU baseline. */
 #ifndef THROUGHPUT_H
 #define THROUGHPUT_H
 
+#include <stdint.h>
 #include <stdio.h>
+
+#include "runid.h"
 
 struct log_run {
     char source[256];          /* the file */
@@ -14,6 +18,14 @@ struct log_run {
     char title[128];           /* the nearest of them: "lm6-198.38-1.648x, baseline: 120.7" */
     int steps_logged, epochs;
     double peak_data_per_sec, final_accuracy;   /* final_accuracy: NAN when no epoch had one */
+    struct run_identity id;    /* from the headings */
+    int heading_level, read_level;   /* as written, and as read: a run heading written at its model's
+                                        level ("## lm1-41.9") is read at its siblings' ("###") */
+    uint64_t fingerprint;      /* of every number of its Step and Epoch lines: copies share it */
+    /* From throughput_baselines: the 1-GPU run of the same model on the same node (for several
+     * nodes, the slowest of their 1-GPU runs: what the mix must beat); NULL when there is none. */
+    const struct log_run *baseline;
+    double speedup, efficiency;   /* NAN without a baseline */
 };
 
 struct log_runs {
@@ -23,6 +35,9 @@ struct log_runs {
 
 /* Appends the runs of one log to set. Returns 0, or -1 when out of memory. */
 int throughput_read(FILE *in, const char *source, struct log_runs *set);
+
+/* Finds each run's baseline and computes its speedup and efficiency (speedup / GPUs). */
+void throughput_baselines(struct log_runs *set);
 
 void throughput_print(FILE *out, const struct log_runs *set);
 

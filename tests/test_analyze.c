@@ -96,7 +96,15 @@ static void test_audit_of_notebooks(void **state)
                                    "peak of its 2 Step lines (241.89)"));
     assert_true(tu_contains(r.out, "notebook.md:16: speedup 3.95x of \"lm1-320.29-3.95x, baseline: 81.84\" does not "
                                    "follow from its figures: 320.29 / 81.84 = 3.914"));
-    assert_true(tu_contains(r.out, "audit: 0 tables, 0 rows read, 4 notebook runs, 0 lines skipped; 2 findings"));
+    /* a run heading at its model's level, a baseline that is no 1-GPU run's peak, a pasted copy */
+    assert_true(tu_contains(r.out, "notebook.md:23: run heading \"lm1-41.9\" is at level 2, the level of the model "
+                                   "headings; read as a run of ResNet50 (level 3, like the runs beside it)"));
+    assert_true(tu_contains(r.out, "notebook.md:30: baseline 61.44 of \"lm6-105.51-1.72x, baseline: 61.44\" is not the "
+                                   "peak of the 1-GPU run of ResNet50 on lm6 (line 20: 60.44)"));
+    assert_true(tu_contains(r.out, "notebook.md:34: the 2 Step and 0 Epoch lines of \"lm1-81.71-1.95x, baseline: 41.9\" "
+                                   "(ResNet50, 3 GPUs on lm1) are those of line 27 (\"lm1-81.71-1.95x, baseline: 41.9\", "
+                                   "2 GPUs): a copy, not a measurement"));
+    assert_true(tu_contains(r.out, "audit: 0 tables, 0 rows read, 9 notebook runs, 0 lines skipped; 5 findings"));
     tu_result_free(&r);
 
     if (!tu_shared(path, sizeof path, "seeds/001_3998dbd99d4aa271.txt")) {
@@ -111,7 +119,13 @@ static void test_audit_of_notebooks(void **state)
     assert_true(tu_contains(r.out, ":378: headline 122.25 of"));
     assert_true(tu_contains(r.out, ":507: headline 231.64 of"));
     assert_true(tu_contains(r.out, ":520: speedup 3.73x of"));
-    assert_true(tu_contains(r.out, "audit: 0 tables, 0 rows read, 36 notebook runs, 0 lines skipped; 5 findings"));
+    /* ResNet-101's 3- and 4-GPU lm6 runs are the 2-GPU run pasted twice */
+    assert_true(tu_contains(r.out, ":254: the 9 Step and 4 Epoch lines of \"lm6-50.71-1.61x, baseline: 31.51\" "
+                                   "(ResNet101, 3 GPUs on lm6) are those of line 223"));
+    assert_true(tu_contains(r.out, ":285: the 9 Step and 4 Epoch lines of"));
+    assert_true(tu_contains(r.out, ":49: run heading \"lm1-41.9\" is at level 2"));
+    assert_true(tu_contains(r.out, ":79: run heading \"lm1-21.73\" is at level 2"));
+    assert_true(tu_contains(r.out, "audit: 0 tables, 0 rows read, 36 notebook runs, 0 lines skipped; 9 findings"));
     tu_result_free(&r);
 }
 
@@ -250,19 +264,35 @@ static void test_throughput_of_logs(void **state)
     run_analyze((char *[]){"throughput", dir, NULL}, &r);
     assert_int_equal(r.status, 0);
     /* srun --label prefixes, both Step spellings, ". Test accuracy", peak not the last Step */
-    assert_true(tu_contains(r.out, "slurm-1234.out:2 | - | 4 | 113.32 | 2 | 0.9186 |"));
+    assert_true(tu_contains(r.out, "slurm-1234.out:2 | - | - | - | 1 | 4 | 113.32 | - | - | 2 | 0.9186 |"));
     /* the path of headings names the run; a heading without log lines is no run */
     assert_true(tu_contains(r.out, "notebook.md:3 | Single node, MNIST / ResNet18-2x2080ti-128batch_size / "
-                                   "lm1-160.70-1.96x, baseline: 81.84 | 2 | 160.70 | 1 | 0.8801 |"));
+                                   "lm1-160.70-1.96x, baseline: 81.84 | ResNet18 | lm1 | 2 | 2 | 160.70 | - | - | 1 | 0.8801 |"));
     assert_null(strstr(r.out, "no-log-lines"));
-    assert_true(tu_contains(r.out, "notebook.md:8 | Single node, MNIST / ResNet50-2x2080ti-128batch_size | 1 | 60.44 | 0 | - |"));
+    assert_true(tu_contains(r.out, "notebook.md:8 | Single node, MNIST / ResNet50-2x2080ti-128batch_size | ResNet50 | - | 2 | 1 | 60.44 | - | - | 0 | - |"));
     tu_result_free(&r);
 
     char seed[4200];
     if (tu_shared(seed, sizeof seed, "seeds/000_685292da7d634812.txt")) {   /* the seeds' notebook: each heading's figure is its peak Step value */
         run_analyze((char *[]){"throughput", seed, NULL}, &r);
-        assert_true(tu_contains(r.out, "ResNet18-2080ti / lm6-120.7 | 9 | 120.70 | 4 | 0.9352 |"));
-        assert_true(tu_contains(r.out, "ResNet101 / lm1-41.82-1.92x, baseline: 21.73 | 9 | 41.82 | 4 | 0.9703 |"));
+        assert_true(tu_contains(r.out, "ResNet18-2080ti / lm6-120.7 | ResNet18 | lm6 | 1 | 9 | 120.70 | 1.00x | 100.0% | 4 | 0.9352 |"));
+        /* "## lm1-41.9" sits at the model's level: still ResNet50's lm1 baseline */
+        assert_true(tu_contains(r.out, "ResNet50-2080ti / lm1-41.9 | ResNet50 | lm1 | 1 | 9 | 41.90 | 1.00x |"));
+        /* "# Single node 2 GPUs / ## ResNet101 / ### lm1-...": speedup against lm1's own 1-GPU run */
+        assert_true(tu_contains(r.out, "ResNet101 / lm1-41.82-1.92x, baseline: 21.73 | ResNet101 | lm1 | 2 | 9 | 41.82 | "
+                                       "1.92x | 96.2% | 4 | 0.9703 |"));
+        assert_true(tu_contains(r.out, "lm6-198.38-1.648x, baseline: 120.7 | ResNet18 | lm6 | 2 | 9 | 198.38 | 1.64x | 82.2% |"));
+        tu_result_free(&r);
+    } else {
+        print_message("SKIP: ../shared/seeds not present\n");
+    }
+    if (tu_shared(seed, sizeof seed, "seeds/001_3998dbd99d4aa271.txt")) {   /* node mixes; the Transformer's own baselines */
+        run_analyze((char *[]){"throughput", seed, NULL}, &r);
+        assert_true(tu_contains(r.out, "| ResNet18 | lm1 | 3 | 9 | 241.89 | 2.96x | 98.5% |"));
+        assert_true(tu_contains(r.out, "128batch_size, 339.75-4.15x, baseline: 81.84 | ResNet18 | lm1+lm6 | 5 | 9 | 339.75 | "
+                                       "4.15x | 83.0% |"));
+        assert_true(tu_contains(r.out, "lm1-305.78-3.73x, baseline: 81.82 | Transformer 6 layer | lm1 | 4 | 9 | 305.78 | "
+                                       "3.74x | 93.4% |"));
         tu_result_free(&r);
     } else {
         print_message("SKIP: ../shared/seeds not present\n");
