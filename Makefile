@@ -40,7 +40,7 @@ dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
 dtrain-topo_LIBS := -lhwloc -ljansson
 dtrain-train_SRC := trainer/dtrain_train.c trainer/comm_mpi.c logs/record.c $(TRAINER_SRC) $(COMMON_SRC)
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
-dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/audit.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/plot.c \
+dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/audit.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c \
                       logs/table.c logs/record.c logs/seedlog.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson

@@ -1,6 +1,7 @@
 /* dtrain_analyze.c - `dtrain-analyze`: turn result documents into findings and tables: run
  * records into the seeds' speedup table, hand-made tables into an audit of what does not add up. */
 #include <ftw.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "plot.h"
 #include "speedup.h"
 #include "table.h"
+#include "methods.h"
 #include "throughput.h"
 #include "version.h"
 
@@ -30,12 +32,15 @@ static const char usage_text[] =
     "      --format md|csv|json  (md)\n"
     "      --extra            also efficiency (speedup / GPUs) and spread (std, min-max)\n"
     "                  #GPUs is GPUs per node, or ranks per node for CPU runs.\n"
-    "  throughput FILE|DIR...\n"
+    "  throughput [--format md|csv] FILE|DIR...\n"
     "                  trainer logs in the seeds' format (Step/Epoch lines, Markdown notebooks,\n"
     "                  slurm-%j.out files) as one row per run: model, node(s) and GPUs named by\n"
     "                  its headings, peak data/sec (the largest Step value), speedup against\n"
     "                  the 1-GPU run of the same model on the same node (for a mix of nodes, the\n"
     "                  slowest one's), efficiency (speedup / GPUs), epochs, final accuracy.\n"
+    "                  Run records (files of JSON lines) make the seeds' method table instead:\n"
+    "                  a row per model, batch, tag and method, a column per GPU (rank) count,\n"
+    "                  mean +- std of the repeats' data/sec, and the 1-GPU Baseline.\n"
     "  plot [options] FILE|DIR...\n"
     "                  run records as pictures drawn by gnuplot: speedup against GPUs with the\n"
     "                  ideal line, and data/sec against GPUs, one series per GPUs-per-node;\n"
@@ -44,7 +49,8 @@ static const char usage_text[] =
     "      -o, --output PREFIX   (dtrain-plot)\n"
     "      --baseline NxG        as for table\n"
     "  audit FILE...   recompute hand-made result tables (the seeds' form: #Nodes, #GPUs, Epoch,\n"
-    "                  Batchsize, Steps, Runtime, Speedup, Node(s), bold Avg rows) and report,\n"
+    "                  Batchsize, Steps, Runtime, Speedup, Node(s), bold Avg rows; Markdown or\n"
+    "                  CSV) and report,\n"
     "                  with its line, every Avg row that is not the mean, median or a trimmed\n"
     "                  mean of its runs; every speedup that does not follow from the runtimes\n"
     "                  (baseline 1 node x 1 GPU); node lists that are malformed or do not name\n"
@@ -56,8 +62,7 @@ static const char usage_text[] =
     "                  1-GPU run of that model and node, runs whose lines copy another run's,\n"
     "                  run headings written at their model heading's level.\n"
     "\n"
-    "Not in this version: method tables (mean +- std).\n"
-    "\n"
+
     "Options:\n"
     "  -h, --help      this text\n"
     "  -V, --version   the version\n"
@@ -244,7 +249,6 @@ static int read_inputs(char **paths, int count, void (*reader)(const char *, voi
 }
 
 static void records_reader(const char *path, void *set) { read_records(path, set); }
-static void log_reader(const char *path, void *set) { read_log(path, set); }
 
 /* The completed runs of the record files and directories paths[0..count), with the summary line
  * every command ends with. Returns 0, or 2 when there is nothing to work on; the caller frees set
@@ -271,23 +275,73 @@ static int parse_baseline(const char *text, struct speedup_options *opt)
     return 0;
 }
 
+/* Logs and records together: a file whose first non-blank character is '{' holds records. */
+struct throughput_inputs {
+    struct log_runs logs;
+    struct record_set records;
+};
+
+static bool holds_records(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int c = ' ';
+    while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\r' || c == '\n'))
+        ;
+    if (f)
+        fclose(f);
+    return c == '{';
+}
+
+static void throughput_reader(const char *path, void *set)
+{
+    struct throughput_inputs *in = set;
+    if (holds_records(path))
+        read_records(path, &in->records);
+    else
+        read_log(path, &in->logs);
+}
+
 static int throughput_command(int argc, char **argv)
 {
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
-        return fputs(usage_text, stdout), 0;
-    if (argc < 2)
-        return fputs("dtrain-analyze: throughput needs log files or directories\n", stderr), 2;
-    struct log_runs set = {0};
-    int rc = read_inputs(argv + 1, argc - 1, log_reader, &set);
-    if (rc == 0 && set.count == 0) {
-        fputs("dtrain-analyze: no Step or Epoch line in the input\n", stderr);
-        rc = 2;
+    static const struct option options[] = {
+        {"format", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    enum methods_format format = METHODS_MD;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:h", options, NULL)) != -1) {
+        if (c == 'h')
+            return fputs(usage_text, stdout), 0;
+        if (c == 'f' && (strcmp(optarg, "md") == 0 || strcmp(optarg, "csv") == 0))
+            format = strcmp(optarg, "md") == 0 ? METHODS_MD : METHODS_CSV;
+        else
+            return c == 'f' ? fprintf(stderr, "dtrain-analyze: --format \"%s\": expected md or csv\n", optarg), 2 : 2;
     }
+    if (optind >= argc)
+        return fputs("dtrain-analyze: throughput needs log or record files, or directories\n", stderr), 2;
+    struct throughput_inputs in = {0};
+    int rc = read_inputs(argv + optind, argc - optind, throughput_reader, &in);
     if (rc == 0) {
-        throughput_baselines(&set);
-        throughput_print(stdout, &set);
+        fprintf(stderr, "throughput: %d log runs, %d records read, %d not completed (left out), %d lines skipped\n",
+                in.logs.count, in.records.count, in.records.not_completed, in.records.lines_skipped);
+        if (in.logs.count == 0 && in.records.count == 0) {
+            fputs("dtrain-analyze: no Step or Epoch line and no completed run record in the input\n", stderr);
+            rc = 2;
+        }
     }
-    free(set.runs);
+    if (rc == 0 && in.logs.count > 0) {
+        throughput_baselines(&in.logs);
+        throughput_print(stdout, &in.logs);
+    }
+    if (rc == 0 && in.records.count > 0) {
+        if (in.logs.count > 0)
+            fputc('\n', stdout);
+        if (methods_table(stdout, in.records.runs, in.records.count, format) < 0) {
+            fputs("dtrain-analyze: out of memory\n", stderr);
+            rc = 2;
+        }
+    }
+    free(in.logs.runs);
+    free_records(&in.records);
     return rc;
 }
 

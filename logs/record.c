@@ -41,6 +41,7 @@ static json_t *to_json(const struct run_record *r)
                                         "final_data_per_sec", r->final_data_per_sec, "epochs_run", epochs,
                                         "start_time", r->start_time, "end_time", r->end_time, "exit_state",
                                         r->exit_state, "error", r->error, "resumed", r->resumed));
+    json_object_set_new(o, "tag", json_string(r->tag));
     return o;
 }
 
@@ -172,6 +173,9 @@ int record_parse(const char *line, struct run_record *r, struct dt_err *err)
     r->epochs = (int)epochs, r->steps_per_rank = steps, r->threads = (int)threads, r->resumed = (int)resumed;
     if (rc == 0)
         rc = parse_lists(o, r, err);
+    /* tag came after version 1's first records: absent means none */
+    if (rc == 0 && json_object_get(o, "tag"))
+        rc = get_string(o, "tag", r->tag, sizeof r->tag, err);
     json_decref(o);
     if (rc < 0)
         record_free(r);

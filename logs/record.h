@@ -30,6 +30,7 @@ struct run_record {
     char exit_state[16];          /* completed, interrupted, failed */
     char error[512];              /* why, when failed */
     char version[32];             /* dtrain's */
+    char tag[128];                /* the user's label of the run (dtrain-train --tag: "1gbit"); "" when none */
 };
 
 /* Appends the record as one line, with a single write() to a file opened O_APPEND, so lines of

@@ -14,8 +14,45 @@
 
 enum column { COL_NODES, COL_GPUS, COL_EPOCH, COL_BATCH, COL_STEPS, COL_RUNTIME, COL_SPEEDUP, COL_NODELIST, COLS };
 
-/* Splits a Markdown row into trimmed cells with bold markers removed; returns the count. */
-static int cells_of(char *line, char **cells, int max)
+/* Trims blanks and bold markers off both ends of a cell, in place. */
+static char *trim_cell(char *c)
+{
+    while (*c == ' ' || *c == '*' || *c == '\t')
+        c++;
+    size_t len = strlen(c);
+    while (len && strchr(" *\t\r\n", c[len - 1]))
+        c[--len] = '\0';
+    return c;
+}
+
+/* A CSV line into trimmed cells: "a","b ""c""" quoting as RFC 4180 has it, in place. */
+static int csv_cells(char *line, char **cells, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        char *start = p, *out = p;
+        if (*p == '"') {   /* quoted: "" is a quote, a comma is text */
+            for (p++; *p && !(*p == '"' && p[1] != '"'); p++)
+                *out++ = *p == '"' ? *++p : *p;
+            if (*p == '"')
+                p++;
+            p += strcspn(p, ",");
+        } else {
+            p += strcspn(p, ",");
+            out = p;
+        }
+        char end = *p;
+        *out = '\0';
+        cells[n++] = trim_cell(start);
+        if (end != ',')
+            break;
+        p++;
+    }
+    return n;
+}
+
+int table_cells(char *line, char **cells, int max)
 {
     int n = 0;
     char *p = strchr(line, '|');
@@ -24,13 +61,7 @@ static int cells_of(char *line, char **cells, int max)
         if (!next)
             break;
         *next = '\0';
-        char *c = p + 1;
-        while (*c == ' ' || *c == '*')
-            c++;
-        size_t len = strlen(c);
-        while (len && (c[len - 1] == ' ' || c[len - 1] == '*' || c[len - 1] == '\n' || c[len - 1] == '\r'))
-            c[--len] = '\0';
-        cells[n++] = c;
+        cells[n++] = trim_cell(p + 1);
         p = next;
     }
     return n;
@@ -136,28 +167,34 @@ int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct 
 {
     char line[8192], title[256] = "";
     int number = 0, at[COLS], rc = 0;
+    bool csv = false;   /* the current table is comma-separated, not a Markdown one */
     struct result_table *table = NULL;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         number++;
-        if (line[0] == '#') {
+        size_t hashes = strspn(line, "#");
+        if (hashes > 0 && strchr(" \t\r\n", line[hashes])) {   /* a heading; "#Nodes,..." is a CSV header */
             snprintf(title, sizeof title, "%s", line + strspn(line, "# "));
             title[strcspn(title, "\r\n\t")] = '\0';
             table = NULL;
             continue;
         }
-        if (line[0] != '|') {
-            if (line[strspn(line, " \t\r\n")] != '\0')
-                table = NULL;   /* prose ends a table */
+        if (line[strspn(line, " \t\r\n")] == '\0') {
+            if (csv)
+                table = NULL;   /* a blank line ends a CSV table */
             continue;
         }
         char *cells[32];
-        int n = cells_of(line, cells, 32), header[COLS];
+        bool comma_line = line[0] != '|';
+        int n = comma_line ? csv_cells(line, cells, 32) : table_cells(line, cells, 32), header[COLS];
         if (header_of(cells, n, header)) {   /* a header row starts a table with its column order */
             memcpy(at, header, sizeof at);
+            csv = comma_line;
             if (!(table = new_table(set, title, number)))
                 rc = dt_fail(err, "out of memory");
             continue;
         }
+        if (comma_line && !csv)
+            table = NULL;   /* prose ends a Markdown table */
         if (!table || n == 0 || strspn(cells[0], "-: ") == strlen(cells[0]))
             continue;   /* outside a result table, or its |---| line */
         int needed = 0;

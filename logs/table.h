@@ -1,7 +1,8 @@
 /* table.h - hand-made result tables in the seeds' form (../shared/seeds/003_*.txt): Markdown
  * tables with the columns #Nodes, #GPUs, Epoch, Batchsize, Steps, Runtime, Speedup, Node(s), one
- * row per run and bold Avg rows, under a "# Title" heading. Parsed with every row's line number,
- * so an audit can point at it. */
+ * row per run and bold Avg rows, under a "# Title" heading; or the same columns as CSV (a header
+ * line "#Nodes,#GPUs,...", rows until a blank line; Avg in Node(s) marks an Avg row). Parsed with
+ * every row's line number, so an audit can point at it. */
 #ifndef TABLE_H
 #define TABLE_H
 
@@ -43,5 +44,9 @@ int table_parse_file(const char *path, struct table_set *set, struct dt_err *err
 int table_parse_stream(FILE *f, const char *name, struct table_set *set, struct dt_err *err);
 
 void table_set_free(struct table_set *set);
+
+/* Splits a Markdown row ("| a | **b** |") into trimmed cells, bold markers removed, in place.
+ * Returns the count (at most max). */
+int table_cells(char *line, char **cells, int max);
 
 #endif

@@ -157,6 +157,21 @@ static void test_audit_of_own_tables(void **state)
     assert_true(tu_contains(r.err, "broken.md:16: Runtime is not H:MM:SS"));   /* skipped, and said */
     tu_result_free(&r);
 
+    /* the same columns as CSV: "#Nodes,..." is a header, not a heading; a quoted "gn[03,05]" */
+    fixture(path, sizeof path, "clean.csv");
+    audit(path, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings"));
+    tu_result_free(&r);
+    fixture(path, sizeof path, "broken.csv");
+    audit(path, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "broken.csv:10: speedup 2.5 of 2 nodes x 1 GPU does not follow from the runtimes: "
+                                   "1:00:00 / 0:30:00 = 2.00"));
+    assert_true(tu_contains(r.out, "audit: 1 table, 7 rows read, 1 lines skipped; 1 finding"));
+    assert_true(tu_contains(r.err, "broken.csv:5: Runtime is not H:MM:SS"));
+    tu_result_free(&r);
+
     audit("/nonexistent/table.md", &r);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "/nonexistent/table.md: No such file or directory"));
@@ -221,12 +236,12 @@ static void test_table_of_records(void **state)
 }
 
 /* What the analyzer writes, its audit finds nothing wrong with. */
-static void audit_written_table(const char *records, const char *summary)
+static void audit_written_table(const char *records, const char *format, const char *summary)
 {
     char file[4200], out[] = "/tmp/dtrain-test-table-XXXXXX";
     tu_fixture(file, sizeof file, records);
     struct tu_result r;
-    run_analyze((char *[]){"table", file, NULL}, &r);
+    run_analyze((char *[]){"table", "--format", (char *)format, file, NULL}, &r);
     assert_int_equal(r.status, 0);
     int fd = mkstemp(out);
     assert_true(fd >= 0);
@@ -245,8 +260,9 @@ static void audit_written_table(const char *records, const char *summary)
 static void test_written_table_passes_the_audit(void **state)
 {
     (void)state;
-    audit_written_table("records/runs.jsonl", "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings");
-    audit_written_table("short-runs.jsonl", "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings");
+    audit_written_table("records/runs.jsonl", "md", "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings");
+    audit_written_table("short-runs.jsonl", "md", "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings");
+    audit_written_table("records/runs.jsonl", "csv", "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings");
     char file[4200];
     tu_fixture(file, sizeof file, "short-runs.jsonl");
     struct tu_result r;
@@ -297,6 +313,25 @@ static void test_throughput_of_logs(void **state)
     } else {
         print_message("SKIP: ../shared/seeds not present\n");
     }
+    /* records: the method table, mean +- sample std of each model/batch/tag/method at each rank count */
+    tu_fixture(dir, sizeof dir, "methods");
+    run_analyze((char *[]){"throughput", dir, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| Model | BS | Tag | Method | Baseline | 1 GPU | 2 GPUs | 4 GPUs |"));
+    assert_true(tu_contains(r.out, "| lenet | 64 | 1gbit | allreduce | 1005.0 | 1005.000 +- 7.07 | 1950.000 +- 50.00 | "
+                                   "2500.000 +- 0.00 |"));
+    assert_true(tu_contains(r.out, "| lenet | 64 | 10gbit | allreduce | 1020.0 | 1020.000 +- 0.00 | 1990.000 +- 0.00 | "
+                                   "3920.000 +- 28.28 |"));
+    assert_true(tu_contains(r.err, "throughput: 0 log runs, 10 records read, 0 not completed (left out), 0 lines skipped"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"throughput", "--format", "csv", dir, NULL}, &r);
+    assert_true(tu_contains(r.out, "lenet,64,1gbit,allreduce,1005.0,1005.000 +- 7.07,1950.000 +- 50.00,2500.000 +- 0.00\n"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"throughput", "--format", "xml", dir, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--format \"xml\": expected md or csv"));
+    tu_result_free(&r);
+
     run_analyze((char *[]){"throughput", "/nonexistent.log", NULL}, &r);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "/nonexistent.log: no such file or directory"));

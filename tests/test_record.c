@@ -37,6 +37,7 @@ static void sample(struct run_record *r, int world, char (*hosts)[256], double *
     memset(r, 0, sizeof *r);
     snprintf(r->job_id, sizeof r->job_id, "4711");
     snprintf(r->job_name, sizeof r->job_name, "sweep \"quoted\" name");
+    snprintf(r->tag, sizeof r->tag, "1gbit");
     snprintf(r->step_id, sizeof r->step_id, "0");
     snprintf(r->nodelist, sizeof r->nodelist, "gn[01-02]");
     r->nodes = (world + 1) / 2, r->gpus_per_node = 2, r->world_size = world;
@@ -93,6 +94,7 @@ static void test_record_round_trip(void **state)
     assert_int_equal(parsed, 0);
     assert_string_equal(back.job_name, "sweep \"quoted\" name");
     assert_string_equal(back.nodelist, "gn[01-02]");
+    assert_string_equal(back.tag, "1gbit");
     assert_int_equal(back.world_size, 4);
     assert_string_equal(back.hostnames[3], "gn02");
     assert_int_equal(back.steps_per_rank, 35158);

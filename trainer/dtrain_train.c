@@ -44,6 +44,8 @@ static const char usage_text[] =
     "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
     "      --params-out PREFIX write the final parameters to PREFIX.rankR (raw float32)\n"
     "      --record FILE       append this run's record, one JSON line (logs/FORMAT.md), to FILE\n"
+    "      --tag TEXT          a label kept in the record (e.g. the link: 1gbit); dtrain-analyze\n"
+    "                          throughput tables runs per model, batch, tag and method\n"
     "      --checkpoint DIR    save checkpoints in DIR: every --checkpoint-every steps, and when\n"
     "                          SIGTERM or SIGUSR1 arrives (then stop; #SBATCH --signal=USR1@120)\n"
     "      --checkpoint-every N  steps between checkpoints (0: only on a signal; default 0)\n"
@@ -66,7 +68,7 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0; 1 when training fails (a diverging loss); 2 for bad options or input files.\n";
 
-static const char *record_path;
+static const char *record_path, *record_tag = "";
 
 static int bad(const char *option, const char *value, const char *what)
 {
@@ -77,7 +79,7 @@ static int bad(const char *option, const char *value, const char *what)
 static int parse(int argc, char **argv, struct train_config *cfg)
 {
     enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
-           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT };
+           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'}, {"dataset", required_argument, NULL, 'd'},
         {"data", required_argument, NULL, O_DATA}, {"batch-size", required_argument, NULL, 'b'},
@@ -91,6 +93,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"params-out", required_argument, NULL, O_PARAMS_OUT}, {"record", required_argument, NULL, O_RECORD},
         {"checkpoint", required_argument, NULL, O_CKPT}, {"checkpoint-every", required_argument, NULL, O_CKPT_EVERY},
         {"resume", no_argument, NULL, O_RESUME}, {"timeout", required_argument, NULL, O_TIMEOUT},
+        {"tag", required_argument, NULL, O_TAG},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -112,6 +115,12 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         case O_CHECK: cfg->check_replicas = true; break;
         case O_PARAMS_OUT: cfg->params_out = optarg; break;
         case O_RECORD: record_path = optarg; break;
+        case O_TAG:
+            /* it becomes a table cell (Markdown, CSV) */
+            if (strlen(optarg) >= sizeof ((struct run_record *)0)->tag || strpbrk(optarg, ",|\"\n"))
+                return bad("--tag", optarg, "at most 127 characters, without , | \" or a newline");
+            record_tag = optarg;
+            break;
         case O_CKPT: cfg->checkpoint_dir = optarg; break;
         case O_RESUME: cfg->resume = true; break;
         case O_CKPT_EVERY:
@@ -227,6 +236,7 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
         snprintf(rec.optimizer, sizeof rec.optimizer, "%s", cfg->optimizer);
         snprintf(rec.backend, sizeof rec.backend, "%s", cfg->backend);
         snprintf(rec.comm, sizeof rec.comm, "allreduce");
+        snprintf(rec.tag, sizeof rec.tag, "%s", record_tag);
         snprintf(rec.version, sizeof rec.version, "%s", DTRAIN_VERSION);
         snprintf(rec.exit_state, sizeof rec.exit_state, "%s",
                  error ? "failed" : res->stop_signal ? "interrupted" : "completed");
