@@ -40,7 +40,7 @@ dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
 dtrain-topo_LIBS := -lhwloc -ljansson
 dtrain-train_SRC := trainer/dtrain_train.c trainer/comm_mpi.c logs/record.c $(TRAINER_SRC) $(COMMON_SRC)
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
-dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/audit.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c \
+dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/audit.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c \
                       logs/table.c logs/record.c logs/seedlog.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson
@@ -68,11 +68,11 @@ test_checkpoint_LIBS := -ljansson
 test_mpi_SRC := tests/test_mpi.c tests/testutil.c logs/record.c $(COMMON_SRC)
 test_mpi_LIBS := -lm -ljansson
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-test_fuzz_table_SRC := tests/fuzz/fuzz_table.c tests/fuzz/replay.c logs/table.c analysis/audit.c analysis/runid.c $(COMMON_SRC)
+test_fuzz_table_SRC := tests/fuzz/fuzz_table.c tests/fuzz/replay.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c $(COMMON_SRC)
 test_fuzz_table_LIBS := -lm
 test_fuzz_record_SRC := tests/fuzz/fuzz_record.c tests/fuzz/replay.c logs/record.c $(COMMON_SRC)
 test_fuzz_record_LIBS := -ljansson
-test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/seedlog.c \
+test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/seedlog.c \
                      $(COMMON_SRC)
 test_fuzz_log_LIBS := -lm
 TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
@@ -160,10 +160,10 @@ $(BUILD)/bench/conv_layers: $(call obj,$(BUILD)/obj,bench/conv_layers.c $(ENGINE
 # corpus replayers (test_fuzz_*), so every sanitized run replays the corpora.
 FUZZERS := hostlist table record log
 fuzz_hostlist_SRC := tests/fuzz/fuzz_hostlist.c $(COMMON_SRC)
-fuzz_table_SRC := tests/fuzz/fuzz_table.c logs/table.c analysis/audit.c analysis/runid.c $(COMMON_SRC)
+fuzz_table_SRC := tests/fuzz/fuzz_table.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c $(COMMON_SRC)
 fuzz_record_SRC := tests/fuzz/fuzz_record.c logs/record.c $(COMMON_SRC)
 fuzz_record_LIBS := -ljansson
-fuzz_log_SRC := tests/fuzz/fuzz_log.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/seedlog.c $(COMMON_SRC)
+fuzz_log_SRC := tests/fuzz/fuzz_log.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/seedlog.c $(COMMON_SRC)
 define fuzz_rules
 $(BUILD)/fuzz/fuzz_$(1): $(fuzz_$(1)_SRC)
 	@mkdir -p $$(dir $$@)

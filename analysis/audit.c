@@ -330,3 +330,90 @@ int audit_notebook(const struct log_runs *runs, struct audit *out)
     regfree(&figure_re);
     return rc < 0 ? -1 : with_figure;
 }
+
+/* ---------- method tables ---------- */
+
+/* The GPU count of a row's value k when the values sit shift columns right of where written. */
+static int gpus_at(const struct method_table *t, const struct method_row *r, int k, int shift)
+{
+    int column = k + (r->values < t->columns ? shift : 0);
+    return column < t->columns ? t->gpus[column] : 0;
+}
+
+/* Whether value k is more than GPUs x Baseline even less its std: faster than linear scaling. */
+static bool superlinear(const struct method_table *t, const struct method_row *r, int k, int shift)
+{
+    int gpus = gpus_at(t, r, k, shift);
+    return gpus > 0 && !isnan(r->baseline) && r->cell[k].mean - r->cell[k].std > gpus * r->baseline * (1 + 1e-9);
+}
+
+static int count_superlinear(const struct method_table *t, int shift, int *first_row)
+{
+    int count = 0;
+    *first_row = -1;
+    for (int i = 0; i < t->count; i++)
+        for (int k = 0; k < t->rows[i].values; k++)
+            if (superlinear(t, &t->rows[i], k, shift) && count++ == 0)
+                *first_row = i;
+    return count;
+}
+
+/* A header with more GPU columns than the rows have values: which reading the Baselines support.
+ * Returns the shift to read the values with (0: as written), or -1 out of memory. */
+static int check_columns(const struct method_table *t, struct audit *out)
+{
+    int short_rows = 0, values = t->columns;
+    for (int i = 0; i < t->count; i++)
+        if (t->rows[i].values < t->columns)
+            short_rows++, values = t->rows[i].values;
+    if (short_rows == 0)
+        return 0;
+    int shift = t->columns - values, written_row, shifted_row;
+    int written = count_superlinear(t, 0, &written_row), shifted = count_superlinear(t, shift, &shifted_row);
+    char why[256] = "";
+    if (written > shifted && written_row >= 0) {
+        const struct method_row *r = &t->rows[written_row];
+        snprintf(why, sizeof why, "; read as written, %d values beat GPUs x Baseline (line %d: %s under %d GPU%s is "
+                 "%.2fx its Baseline %g), read %d column%s to the right, %d do: the first GPU column is the extra one",
+                 written, r->line, r->cell[0].text, t->gpus[0], t->gpus[0] == 1 ? "" : "s",
+                 r->cell[0].mean / r->baseline, r->baseline, shift, shift == 1 ? "" : "s", shifted);
+    }
+    if (add(out, t->line, "the header has %d GPU columns, but %d of the %d rows have %d values: a value is not under "
+            "the GPU count it was measured at%s", t->columns, short_rows, t->count, values, why) < 0)
+        return -1;
+    return written > shifted ? shift : 0;
+}
+
+static int check_method_row(const struct method_table *t, int i, int shift, struct audit *out)
+{
+    const struct method_row *r = &t->rows[i];
+    for (int k = 0; k < r->values; k++) {
+        int gpus = gpus_at(t, r, k, shift);
+        if (superlinear(t, r, k, shift) &&
+            add(out, r->line, "%s at %d GPUs is more than %d x its Baseline %g (%.1f) by more than its std: "
+                "%.1f%% efficiency (%s)", r->cell[k].text, gpus, gpus, r->baseline, gpus * r->baseline,
+                100 * r->cell[k].mean / (gpus * r->baseline), r->label) < 0)
+            return -1;
+        if (r->cell[k].std == 0 && add(out, r->line, "%s at %d GPUs: a spread of zero, repeats identical to the "
+                                       "last digit (%s)", r->cell[k].text, gpus, r->label) < 0)
+            return -1;
+    }
+    for (int j = 0; j < i; j++) {
+        const struct method_row *o = &t->rows[j];
+        bool same = o->values == r->values;
+        for (int k = 0; k < r->values && same; k++)
+            same = strcmp(o->cell[k].text, r->cell[k].text) == 0;
+        if (same)
+            return add(out, r->line, "the values of %s are those of line %d (%s): a copy", r->label, o->line, o->label);
+    }
+    return 0;
+}
+
+int audit_method_table(const struct method_table *t, struct audit *out)
+{
+    int shift = check_columns(t, out);
+    for (int i = 0; i < t->count && shift >= 0; i++)
+        if (check_method_row(t, i, shift, out) < 0)
+            return -1;
+    return shift < 0 ? -1 : 0;
+}

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "method_table.h"
 #include "table.h"
 #include "throughput.h"
 
@@ -32,6 +33,12 @@ int audit_table(const struct result_table *table, struct audit *out);
  * figure / baseline, each to the precision it is printed with. Returns the runs that carry a
  * figure (0: not a notebook), or -1 out of memory. */
 int audit_notebook(const struct log_runs *runs, struct audit *out);
+
+/* Checks a method comparison table (the seeds' 004): a header with more GPU columns than its rows
+ * have values (and which reading the Baselines support), values faster than GPUs x Baseline by
+ * more than their std, spreads of zero, rows whose values copy another's. Returns 0, or -1 out of
+ * memory. */
+int audit_method_table(const struct method_table *table, struct audit *out);
 
 void audit_free(struct audit *a);
 

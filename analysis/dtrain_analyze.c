@@ -60,7 +60,10 @@ static const char usage_text[] =
     "                  figures that are not the peak of their Step lines, speedups that do not\n"
     "                  follow from figure / baseline, baselines that are not the peak of the\n"
     "                  1-GPU run of that model and node, runs whose lines copy another run's,\n"
-    "                  run headings written at their model heading's level.\n"
+    "                  run headings written at their model heading's level. In method tables\n"
+    "                  (the seeds' 004: METHOD, Baseline, \"N GPUs\" columns of \"mean +- std\"):\n"
+    "                  a header with more GPU columns than the rows have values, values faster\n"
+    "                  than GPUs x Baseline by more than their std, zero spreads, copied rows.\n"
     "\n"
 
     "Options:\n"
@@ -99,6 +102,25 @@ static int audit_notebook_file(const char *path, struct audit *a)
     return n;
 }
 
+/* The method tables of one file (the seeds' 004) into a; adds to the counts. Returns 0, or -1. */
+static int audit_method_file(const char *path, struct audit *a, int *tables, int *rows, int *skipped)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;   /* table_parse_file has said why already */
+    struct method_set set = {0};
+    struct dt_err err;
+    int rc = method_table_parse(f, path, &set, &err);
+    fclose(f);
+    for (int s = 0; s < set.lines_skipped && s < 8; s++)
+        fprintf(stderr, "dtrain-analyze: skipped %s\n", set.skipped[s]);
+    for (int t = 0; t < set.count && rc == 0; t++)
+        rc = audit_method_table(&set.tables[t], a);
+    *tables += set.count, *rows += set.rows_read, *skipped += set.lines_skipped;
+    method_set_free(&set);
+    return rc;
+}
+
 static int audit_files(int argc, char **argv)
 {
     int tables = 0, rows = 0, notebook_runs = 0, skipped = 0, findings = 0;
@@ -116,7 +138,8 @@ static int audit_files(int argc, char **argv)
         int failed = 0, in_notebook;
         for (int t = 0; t < set.count && !failed; t++)
             failed = audit_table(&set.tables[t], &a) < 0;
-        if (failed || (in_notebook = audit_notebook_file(argv[i], &a)) < 0) {
+        if (failed || (in_notebook = audit_notebook_file(argv[i], &a)) < 0 ||
+            audit_method_file(argv[i], &a, &tables, &rows, &skipped) < 0) {
             fprintf(stderr, "dtrain-analyze: out of memory\n");
             audit_free(&a);
             table_set_free(&set);
@@ -140,8 +163,8 @@ static int audit_files(int argc, char **argv)
     printf("%d lines skipped; %d finding%s\n", skipped, findings, findings == 1 ? "" : "s");
     if (tables == 0 && notebook_runs == 0) {
         fprintf(stderr, "dtrain-analyze: no result table (a header with #Nodes, #GPUs, Epoch, Batchsize, Steps, "
-                "Runtime, Speedup, Node(s)) and no notebook run (a heading with its figure over Step lines) in "
-                "the input\n");
+                "Runtime, Speedup, Node(s)), no method table (METHOD and \"N GPUs\" columns) and no notebook run "
+                "(a heading with its figure over Step lines) in the input\n");
         return 2;
     }
     return findings ? 1 : 0;

@@ -129,6 +129,52 @@ static void test_audit_of_notebooks(void **state)
     tu_result_free(&r);
 }
 
+/* The seeds' method comparison (004) and the project's own method tables. */
+static void test_audit_of_method_tables(void **state)
+{
+    (void)state;
+    char path[4096];
+    struct tu_result r;
+    fixture(path, sizeof path, "methods-clean.md");
+    audit(path, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "audit: 1 table, 2 rows read, 0 lines skipped; 0 findings"));
+    tu_result_free(&r);
+
+    fixture(path, sizeof path, "methods-broken.md");
+    audit(path, &r);
+    assert_int_equal(r.status, 1);
+    const char *expected[] = {
+        "methods-broken.md:3: the header has 4 GPU columns, but 3 of the 3 rows have 3 values: a value is not under the "
+        "GPU count it was measured at; read as written, 9 values beat GPUs x Baseline (line 5: 1890.500 +- 4.00 under "
+        "1 GPU is 1.89x its Baseline 1000), read 1 column to the right, 1 do: the first GPU column is the extra one",
+        "methods-broken.md:6: 4100.000 +- 12.00 at 4 GPUs is more than 4 x its Baseline 1000 (4000.0) by more than its "
+        "std: 102.5% efficiency (LeNet, 64, 10GbE, WFBP-A2A)",
+        "methods-broken.md:6: 7500.000 +- 0.00 at 8 GPUs: a spread of zero",
+        "methods-broken.md:7: the values of LeNet, 64, 10GbE, MG-WFBP are those of line 5 (LeNet, 64, 10GbE, BSP-A2A): a copy",
+        "audit: 1 table, 3 rows read, 1 lines skipped; 4 findings",
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        assert_true(tu_contains(r.out, expected[i]));
+    assert_true(tu_contains(r.err, "methods-broken.md:8: a value cell is not \"mean +- std\""));
+    tu_result_free(&r);
+
+    if (!tu_shared(path, sizeof path, "seeds/004_fa976a34413c7ab4.txt")) {
+        print_message("SKIP: ../shared/seeds not present\n");
+        return;
+    }
+    audit(path, &r);
+    assert_int_equal(r.status, 1);
+    /* the seeds' README says it: the header has one column more than the rows */
+    assert_true(tu_contains(r.out, ":3: the header has 5 GPU columns, but 63 of the 63 rows have 4 values"));
+    assert_true(tu_contains(r.out, "(line 5: 925.020 +- 4.42 under 1 GPU is 3.65x its Baseline 253.1), read 1 column "
+                                   "to the right, 8 do: the first GPU column is the extra one"));
+    assert_true(tu_contains(r.out, ":6: 1015.400 +- 1.26 at 4 GPUs is more than 4 x its Baseline 253.1 (1012.4)"));
+    assert_true(tu_contains(r.out, ":15: 30.400 +- 0.00 at 8 GPUs: a spread of zero"));
+    assert_true(tu_contains(r.out, "audit: 1 table, 63 rows read, 0 lines skipped; 15 findings"));
+    tu_result_free(&r);
+}
+
 static void test_audit_of_own_tables(void **state)
 {
     (void)state;
@@ -411,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_audit_finds_every_error_of_the_seeds_bigmnist_table),
         cmocka_unit_test(test_audit_of_own_tables),
         cmocka_unit_test(test_audit_of_notebooks),
+        cmocka_unit_test(test_audit_of_method_tables),
         cmocka_unit_test(test_table_of_records),
         cmocka_unit_test(test_written_table_passes_the_audit),
         cmocka_unit_test(test_throughput_of_logs),
