@@ -43,11 +43,15 @@ static const char usage_text[] =
     "                  mean +- std of the repeats' data/sec, and the 1-GPU Baseline.\n"
     "  plot [options] FILE|DIR...\n"
     "                  run records as pictures drawn by gnuplot: speedup against GPUs with the\n"
-    "                  ideal line, and data/sec against GPUs, one series per GPUs-per-node;\n"
+    "                  ideal line, and data/sec against GPUs, one line per series;\n"
     "                  PREFIX-speedup.png/.svg, PREFIX-throughput.png/.svg, beside the data\n"
     "                  (PREFIX.dat) and script (PREFIX.gp) to restyle them\n"
     "      -o, --output PREFIX   (dtrain-plot)\n"
     "      --baseline NxG        as for table\n"
+    "      --series gpus-per-node|tag|method\n"
+    "                            one line per GPUs-per-node value (default), per tag (e.g.\n"
+    "                            the link speed of a sweep) or per method, each of the latter\n"
+    "                            against its own baseline runs\n"
     "  audit FILE...   recompute hand-made result tables (the seeds' form: #Nodes, #GPUs, Epoch,\n"
     "                  Batchsize, Steps, Runtime, Speedup, Node(s), bold Avg rows; Markdown or\n"
     "                  CSV) and report,\n"
@@ -415,14 +419,27 @@ static int plot_command(int argc, char **argv)
 {
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'}, {"baseline", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+        {"series", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
     const char *prefix = "dtrain-plot";
+    enum plot_by by = PLOT_BY_GPUS_PER_NODE;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:b:h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:b:s:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': prefix = optarg; break;
+        case 's':
+            if (strcmp(optarg, "gpus-per-node") == 0)
+                by = PLOT_BY_GPUS_PER_NODE;
+            else if (strcmp(optarg, "tag") == 0)
+                by = PLOT_BY_TAG;
+            else if (strcmp(optarg, "method") == 0)
+                by = PLOT_BY_METHOD;
+            else
+                return fprintf(stderr, "dtrain-analyze: --series \"%s\": expected gpus-per-node, tag or method\n",
+                               optarg), 2;
+            break;
         case 'b':
             if (parse_baseline(optarg, &opt) != 0)
                 return 2;
@@ -433,13 +450,14 @@ static int plot_command(int argc, char **argv)
     }
     struct record_set set = {0};
     int rc = load_records("plot", argv + optind, argc - optind, &set);
-    struct speedup_result result = {0};
+    struct plot_series *series = NULL;
+    int count = 0;
     struct dt_err err;
     char title[160];
     if (rc == 0) {
         snprintf(title, sizeof title, "%s on %s", set.runs[0].model, set.runs[0].dataset);
-        if (speedup_compute(set.runs, set.count, &opt, &result, &err) < 0 ||
-            plot_write(prefix, title, &result, &err) < 0 || plot_render(prefix, &err) < 0) {
+        if ((count = plot_series_of(set.runs, set.count, &opt, by, &series, &err)) < 0 ||
+            plot_write(prefix, title, series, count, &err) < 0 || plot_render(prefix, &err) < 0) {
             fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
             rc = 2;
         } else {
@@ -447,7 +465,7 @@ static int plot_command(int argc, char **argv)
                    prefix, prefix, prefix, prefix, prefix, prefix);
         }
     }
-    speedup_result_free(&result);
+    plot_series_free(series, count > 0 ? count : 0);
     free_records(&set);
     return rc;
 }

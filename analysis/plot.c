@@ -11,41 +11,131 @@
 
 #include "atomic_file.h"
 
-/* The GPUs-per-node values present, ascending; one series each. */
-static int series_of(const struct speedup_result *result, int *gpus, int cap)
+/* A series' points from the groups of one speedup result, those with gpus == only (0: all). */
+static int add_points(struct plot_series *series, const struct speedup_result *result, int only)
 {
-    int n = 0;
     for (int k = 0; k < result->count; k++) {
-        int g = result->groups[k].gpus, at = 0;
-        while (at < n && gpus[at] < g)
-            at++;
-        if ((at < n && gpus[at] == g) || n == cap)
+        const struct speedup_group *g = &result->groups[k];
+        if (only && g->gpus != only)
             continue;
-        memmove(gpus + at + 1, gpus + at, (size_t)(n - at) * sizeof *gpus);
-        gpus[at] = g, n++;
+        struct plot_point *bigger = realloc(series->points, (size_t)(series->count + 1) * sizeof *bigger);
+        if (!bigger)
+            return -1;
+        series->points = bigger;
+        struct plot_point p = {.total_gpus = g->nodes * g->gpus, .nodes = g->nodes, .speedup = g->speedup,
+                               .data_per_sec = g->data_per_sec};
+        int at = series->count++;
+        while (at > 0 && series->points[at - 1].total_gpus > p.total_gpus) {   /* groups come sorted by nodes */
+            series->points[at] = series->points[at - 1];
+            at--;
+        }
+        series->points[at] = p;
     }
-    return n;
+    return 0;
+}
+
+static struct plot_series *new_series(struct plot_series **list, int *count, const char *label)
+{
+    struct plot_series *bigger = realloc(*list, (size_t)(*count + 1) * sizeof *bigger);
+    if (!bigger)
+        return NULL;
+    *list = bigger;
+    struct plot_series *s = &bigger[(*count)++];
+    *s = (struct plot_series){0};
+    snprintf(s->label, sizeof s->label, "%s", label);
+    return s;
+}
+
+static const char *key_of(const struct run_record *r, enum plot_by by)
+{
+    return by == PLOT_BY_TAG ? (r->tag[0] ? r->tag : "untagged") : r->comm;
+}
+
+/* One series per tag or method, each with its own speedup result. */
+static int series_by_key(const struct run_record *runs, int n, const struct speedup_options *opt, enum plot_by by,
+                         struct plot_series **out, int *count, struct dt_err *err)
+{
+    struct run_record *subset = malloc((size_t)n * sizeof *subset);
+    if (!subset)
+        return dt_fail(err, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = strcmp(key_of(&runs[j], by), key_of(&runs[i], by)) == 0;
+        if (seen)
+            continue;
+        int m = 0;
+        for (int j = i; j < n; j++)
+            if (strcmp(key_of(&runs[j], by), key_of(&runs[i], by)) == 0)
+                subset[m++] = runs[j];   /* a shallow copy: speedup_compute only reads */
+        struct speedup_result result = {0};
+        struct plot_series *s = NULL;
+        if (speedup_compute(subset, m, opt, &result, err) < 0)
+            rc = dt_fail(err, "%s %s: %s", by == PLOT_BY_TAG ? "tag" : "method", key_of(&runs[i], by), err->msg);
+        else if (!(s = new_series(out, count, key_of(&runs[i], by))) || add_points(s, &result, 0) < 0)
+            rc = dt_fail(err, "out of memory");
+        speedup_result_free(&result);
+    }
+    free(subset);
+    return rc;
+}
+
+int plot_series_of(const struct run_record *runs, int n, const struct speedup_options *opt, enum plot_by by,
+                   struct plot_series **out, struct dt_err *err)
+{
+    int count = 0, rc = 0;
+    *out = NULL;
+    if (by != PLOT_BY_GPUS_PER_NODE) {
+        rc = series_by_key(runs, n, opt, by, out, &count, err);
+    } else {
+        struct speedup_result result = {0};
+        rc = speedup_compute(runs, n, opt, &result, err);
+        for (int per_node = 1; rc == 0 && per_node <= 1 << 16; per_node++) {   /* ascending, each present value */
+            int present = 0;
+            for (int k = 0; k < result.count && !present; k++)
+                present = result.groups[k].gpus == per_node;
+            char label[64];
+            snprintf(label, sizeof label, "%d GPU%s per node", per_node, per_node == 1 ? "" : "s");
+            struct plot_series *s;
+            if (present && (!(s = new_series(out, &count, label)) || add_points(s, &result, per_node) < 0))
+                rc = dt_fail(err, "out of memory");
+        }
+        speedup_result_free(&result);
+    }
+    if (rc < 0) {
+        plot_series_free(*out, count);
+        *out = NULL;
+        return -1;
+    }
+    return count;
+}
+
+void plot_series_free(struct plot_series *series, int count)
+{
+    for (int i = 0; i < count; i++)
+        free(series[i].points);
+    free(series);
 }
 
 /* What the data file and the script are written from. */
 struct plot {
-    const struct speedup_result *result;
+    const struct plot_series *series;
+    int count, max_gpus;
     const char *name, *title;    /* name: the prefix's last part, as the script refers to its files */
-    int gpus[64], series, max_gpus;
 };
 
 /* atomic_write fills: they return 0, as atomic_write checks the stream's error flag itself. */
 static int write_data(FILE *f, const void *arg)
 {
     const struct plot *p = arg;
-    fputs("# dtrain-analyze plot data: one block per GPUs-per-node series\n"
+    fputs("# dtrain-analyze plot data: one block per series\n"
           "# total_gpus speedup data_per_sec nodes\n", f);
-    for (int s = 0; s < p->series; s++) {
-        fprintf(f, "%s# %d GPU%s per node\n", s ? "\n\n" : "", p->gpus[s], p->gpus[s] == 1 ? "" : "s");
-        for (int k = 0; k < p->result->count; k++) {   /* groups come sorted by nodes */
-            const struct speedup_group *g = &p->result->groups[k];
-            if (g->gpus == p->gpus[s])
-                fprintf(f, "%d %.4f %.2f %d\n", g->nodes * g->gpus, g->speedup, g->data_per_sec, g->nodes);
+    for (int s = 0; s < p->count; s++) {
+        fprintf(f, "%s# %s\n", s ? "\n\n" : "", p->series[s].label);
+        for (int k = 0; k < p->series[s].count; k++) {
+            const struct plot_point *pt = &p->series[s].points[k];
+            fprintf(f, "%d %.4f %.2f %d\n", pt->total_gpus, pt->speedup, pt->data_per_sec, pt->nodes);
         }
     }
     return 0;
@@ -58,9 +148,9 @@ static void write_figure(FILE *f, const struct plot *p, const char *terminal, co
             column == 2 ? "speedup over the baseline" : "data/sec (mean peak of the runs)");
     if (with_ideal)
         fputs("x with lines dashtype 2 linecolor rgb 'gray' title 'ideal', ", f);
-    for (int s = 0; s < p->series; s++)
-        fprintf(f, "%s'%s.dat' index %d using 1:%d with linespoints pointtype 7 title '%d GPU%s per node'",
-                s ? ", " : "", p->name, s, column, p->gpus[s], p->gpus[s] == 1 ? "" : "s");
+    for (int s = 0; s < p->count; s++)
+        fprintf(f, "%s'%s.dat' index %d using 1:%d with linespoints pointtype 7 title '%s'", s ? ", " : "", p->name, s,
+                column, p->series[s].label);
     fputs("\n", f);
 }
 
@@ -79,17 +169,21 @@ static int write_script(FILE *f, const void *arg)
     return 0;
 }
 
-int plot_write(const char *prefix, const char *title, const struct speedup_result *result, struct dt_err *err)
+int plot_write(const char *prefix, const char *title, const struct plot_series *series, int count,
+               struct dt_err *err)
 {
     char copy[4096], path[4200];
     snprintf(copy, sizeof copy, "%s", prefix);
-    struct plot a = {.result = result, .name = basename(copy), .title = title};
+    struct plot a = {.series = series, .count = count, .name = basename(copy), .title = title};
     if (strchr(a.name, '\'') || strchr(title, '\''))
         return dt_fail(err, "plot prefix or title \"%s\" has a quote gnuplot would misread", prefix);
-    a.series = series_of(result, a.gpus, 64);
-    for (int k = 0; k < result->count; k++)
-        if (result->groups[k].nodes * result->groups[k].gpus > a.max_gpus)
-            a.max_gpus = result->groups[k].nodes * result->groups[k].gpus;
+    for (int s = 0; s < count; s++) {
+        if (strchr(series[s].label, '\''))
+            return dt_fail(err, "series \"%s\" has a quote gnuplot would misread", series[s].label);
+        for (int k = 0; k < series[s].count; k++)
+            if (series[s].points[k].total_gpus > a.max_gpus)
+                a.max_gpus = series[s].points[k].total_gpus;
+    }
     snprintf(path, sizeof path, "%s.dat", prefix);
     if (atomic_write(path, write_data, &a, err) < 0)
         return -1;

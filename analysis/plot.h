@@ -7,9 +7,32 @@
 #include "dt_error.h"
 #include "speedup.h"
 
-/* Writes PREFIX.dat (one block per GPUs-per-node series: total GPUs, speedup, data/sec) and
- * PREFIX.gp. title names the runs (the model and dataset). Returns 0, or -1 with err. */
-int plot_write(const char *prefix, const char *title, const struct speedup_result *result, struct dt_err *err);
+/* What one line of the pictures is drawn from. */
+enum plot_by { PLOT_BY_GPUS_PER_NODE, PLOT_BY_TAG, PLOT_BY_METHOD };
+
+struct plot_point {
+    int total_gpus, nodes;
+    double speedup, data_per_sec;
+};
+
+struct plot_series {
+    char label[160];             /* "2 GPUs per node", "tag 1gbit", "allreduce" */
+    struct plot_point *points;   /* ascending total GPUs */
+    int count;
+};
+
+/* The series of runs[0..n): per GPUs-per-node value (speedups against one baseline), or per tag
+ * or method (each against its own baseline configuration, so a slow link is compared with itself).
+ * Returns how many, or -1 with err (no baseline run in a series, out of memory). */
+int plot_series_of(const struct run_record *runs, int n, const struct speedup_options *opt, enum plot_by by,
+                   struct plot_series **out, struct dt_err *err);
+
+void plot_series_free(struct plot_series *series, int count);
+
+/* Writes PREFIX.dat (one block per series: total GPUs, speedup, data/sec, nodes) and PREFIX.gp.
+ * title names the runs (the model and dataset). Returns 0, or -1 with err. */
+int plot_write(const char *prefix, const char *title, const struct plot_series *series, int count,
+               struct dt_err *err);
 
 /* Runs gnuplot on PREFIX.gp in PREFIX's directory. Returns 0, or -1 with err (gnuplot missing or
  * failing, with its exit status). */

@@ -447,6 +447,29 @@ static void test_plot_renders_pictures(void **state)
     unlink(path);
     snprintf(path, sizeof path, "%s.gp", prefix);
     unlink(path);
+
+    /* one line per tag (two link speeds), each against its own 1-rank runs */
+    snprintf(prefix, sizeof prefix, "%s/links", dir);
+    tu_fixture(records, sizeof records, "methods");
+    run_analyze((char *[]){"plot", "--series", "tag", "--output", prefix, records, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    snprintf(path, sizeof path, "%s.dat", prefix);
+    data = read_whole(path);
+    assert_non_null(data);
+    assert_true(tu_contains(data, "# 1gbit\n1 1.0000 1015.05 1\n2 1.9395 1969.50 2\n4 2.4876 2525.00 4\n"));
+    assert_true(tu_contains(data, "# 10gbit\n1 1.0000 1030.20 1\n2 1.9510 2009.90 2\n4 3.8430 3959.20 4\n"));
+    free(data);
+    const char *made[] = {".dat", ".gp", "-speedup.png", "-speedup.svg", "-throughput.png", "-throughput.svg"};
+    for (int i = 0; i < 6; i++) {
+        snprintf(path, sizeof path, "%s%s", prefix, made[i]);
+        assert_true(file_size(path) > 0);
+        unlink(path);
+    }
+    run_analyze((char *[]){"plot", "--series", "color", "--output", prefix, records, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--series \"color\": expected gpus-per-node, tag or method"));
+    tu_result_free(&r);
     assert_int_equal(rmdir(dir), 0);
 }
 
