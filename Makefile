@@ -82,7 +82,7 @@ BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
-.PHONY: all test demo bench fuzz install deps clean
+.PHONY: all test demo bench bench-analyze fuzz install deps clean
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 # Release objects and sanitized test objects live apart, so `make && make test` rebuilds nothing twice.
@@ -143,6 +143,14 @@ bench: deps
 	@PEAK=$$(sed -n 's/.*: \([0-9.]*\) GFLOP.*/\1/p' $(BUILD)/bench/peak.txt) sh bench/train_vs_torch.sh $(BIN) 1
 	@echo
 	@sh bench/ddp_vs_mpi.sh $(BIN) mlp lenet cnn
+	@echo
+	@sh bench/analyze_corpus.sh $(BIN) $(BUILD)/bench/corpus
+
+# The analyzer's part of make bench alone: a 10,000-run study (~575 MB) parsed into tables.
+bench-analyze: deps
+	@sh deps/install.sh deps/bench-packages.txt
+	@$(MAKE) --no-print-directory all
+	@sh bench/analyze_corpus.sh $(BIN) $(BUILD)/bench/corpus
 
 $(BUILD)/bench/launch_overhead: bench/launch_overhead.c
 	@mkdir -p $(dir $@)
