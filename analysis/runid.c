@@ -123,6 +123,40 @@ void runid_from_headings(const char levels[6][128], struct run_identity *id)
         id->node_gpus[0] = id->gpus;
 }
 
+void runid_headline(const char *title, char *out, int size)
+{
+    char text[128];
+    snprintf(text, sizeof text, "%s", title);
+    out[0] = '\0';
+    char *baseline = strcasestr(text, "baseline");
+    if (baseline) {   /* ", baseline: 81.84" follows the figure and its speedup */
+        *baseline = '\0';
+        char *comma = strrchr(text, ',');
+        if (!comma)
+            return;
+        *comma = '\0';
+    }
+    size_t n = strlen(text);
+    while (n > 0 && text[n - 1] == ' ')
+        text[--n] = '\0';
+    if (n > 0 && text[n - 1] == 'x') {   /* "-2.95x": the speedup */
+        char *dash = strrchr(text, '-');
+        if (!dash)
+            return;
+        *dash = '\0';
+        n = strlen(text);
+    }
+    char *start = text + n;
+    while (start > text && (isdigit((unsigned char)start[-1]) || start[-1] == '.'))
+        start--;
+    if (start == text + n || start == text || !strchr("- ,", start[-1]) || !isdigit((unsigned char)*start))
+        return;
+    char *end;
+    strtod(start, &end);
+    if (*end == '\0')
+        snprintf(out, (size_t)size, "%s", start);
+}
+
 void runid_nodes(const struct run_identity *id, char *out, int size)
 {
     int used = 0;

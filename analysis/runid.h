@@ -26,6 +26,11 @@ void runid_from_headings(const char levels[6][128], struct run_identity *id);
 /* "lm6-120.7", "lm1:2x2080ti, lm6:...": a heading that names a run rather than a model or section. */
 bool runid_is_run_heading(const char *heading);
 
+/* The figure a run heading states: "241.8" of "lm1-241.8-2.95x, baseline: 81.84", "120.7" of
+ * "lm6-120.7", "339.75" of "ResNet18-lm1:3x2080ti, ..., 339.75-4.15x, baseline: 81.84"; "" when it
+ * states none. As printed, so a reader knows its precision. */
+void runid_headline(const char *title, char *out, int size);
+
 /* "lm1+lm6" */
 void runid_nodes(const struct run_identity *id, char *out, int size);
 

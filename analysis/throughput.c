@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dt_parse.h"
 #include "seedlog.h"
 
 /* Where a log's reader stands: the headings above the current line. */
@@ -157,16 +158,32 @@ void throughput_baselines(struct log_runs *set)
     }
 }
 
+/* The heading's figure, as printed, and whether it is the peak to its precision: "241.8, not the
+ * peak" when it is not. */
+static void headline_cell(const struct log_run *r, char *out, int size)
+{
+    char figure[32];
+    runid_headline(r->title, figure, sizeof figure);
+    if (!figure[0] || r->steps_logged == 0) {
+        snprintf(out, (size_t)size, "-");
+        return;
+    }
+    double half_unit = dt_last_digit_unit(figure, strlen(figure)) / 2;
+    bool is_peak = fabs(strtod(figure, NULL) - r->peak_data_per_sec) <= half_unit + 1e-9;
+    snprintf(out, (size_t)size, "%s%s", figure, is_peak ? "" : ", not the peak");
+}
+
 void throughput_print(FILE *out, const struct log_runs *set)
 {
-    fputs("| Log | Run | Model | Node(s) | GPUs | Steps logged | Peak data/sec | Speedup | Efficiency | Epochs | "
-          "Final accuracy |\n"
-          "|-----|-----|-------|---------|------|--------------|---------------|---------|------------|--------|"
-          "----------------|\n",
+    fputs("| Log | Run | Model | Node(s) | GPUs | Steps logged | Peak data/sec | Headline | Speedup | Efficiency | "
+          "Epochs | Final accuracy |\n"
+          "|-----|-----|-------|---------|------|--------------|---------------|----------|---------|------------|"
+          "--------|----------------|\n",
           out);
     for (int i = 0; i < set->count; i++) {
         const struct log_run *r = &set->runs[i];
-        char accuracy[32] = "-", speedup[32] = "-", efficiency[32] = "-", nodes[128];
+        char accuracy[32] = "-", speedup[32] = "-", efficiency[32] = "-", nodes[128], headline[64];
+        headline_cell(r, headline, sizeof headline);
         if (!isnan(r->final_accuracy))
             snprintf(accuracy, sizeof accuracy, "%.4f", r->final_accuracy);
         if (!isnan(r->speedup)) {
@@ -174,8 +191,8 @@ void throughput_print(FILE *out, const struct log_runs *set)
             snprintf(efficiency, sizeof efficiency, "%.1f%%", 100 * r->efficiency);
         }
         runid_nodes(&r->id, nodes, sizeof nodes);
-        fprintf(out, "| %s:%d | %s | %s | %s | %d | %d | %.2f | %s | %s | %d | %s |\n", r->source, r->line,
+        fprintf(out, "| %s:%d | %s | %s | %s | %d | %d | %.2f | %s | %s | %s | %d | %s |\n", r->source, r->line,
                 r->heading[0] ? r->heading : "-", r->id.model[0] ? r->id.model : "-", nodes, r->id.gpus,
-                r->steps_logged, r->peak_data_per_sec, speedup, efficiency, r->epochs, accuracy);
+                r->steps_logged, r->peak_data_per_sec, headline, speedup, efficiency, r->epochs, accuracy);
     }
 }
