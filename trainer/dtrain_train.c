@@ -279,10 +279,14 @@ int main(int argc, char **argv)
         comm->finalize(comm);
         return status;
     }
-    if (comm->rank == 0)
+    if (comm->rank == 0) {
+        char accuracy[32] = "not evaluated";   /* --eval-every 0 */
+        if (result.final_accuracy >= 0)
+            snprintf(accuracy, sizeof accuracy, "%.5f", result.final_accuracy);
         fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f), %.1f GFLOP/s, final test "
-                "accuracy %.5f\n", result.steps, result.seconds, result.final_rate, result.peak_rate,
-                result.final_rate * result.flops_per_sample / 1e9, result.final_accuracy);
+                "accuracy %s\n", result.steps, result.seconds, result.final_rate, result.peak_rate,
+                result.final_rate * result.flops_per_sample / 1e9, accuracy);
+    }
     rc = 0;
     if (record_path && write_record(comm, &cfg, &result, start, NULL, &err) < 0) {
         fprintf(stderr, "dtrain-train: rank %d: %s\n", comm->rank, err.msg);

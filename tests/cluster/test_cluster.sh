@@ -1,0 +1,140 @@
+#!/bin/sh
+# tests/cluster/test_cluster.sh BINDIR - end-to-end tests on a real Slurm cluster: brings one up
+# (up.sh), submits the project's sbatch template and sweep to it, checks what comes back, brings
+# it down (down.sh; also when a test fails or the script is interrupted). Prints one
+# "[ OK ]"/"[FAIL]" line per test and "cluster tests: P passed, F failed"; exit 1 when any failed.
+# Needs root; without it, or without Slurm's daemons, it prints a SKIP line and exits 0.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+bin=$(cd "${1:-$top/build/bin}" && pwd)
+. "$here/cluster.conf.sh"
+
+if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null; then
+    echo "SKIP: cluster tests need root and slurmctld/slurmd (make deps installs them)"
+    exit 0
+fi
+
+work=$(mktemp -d /tmp/dtrain-cluster-test.XXXXXX)
+passed=0 failed=0
+finish() {
+    [ "$failed" -gt 0 ] && export DTRAIN_CLUSTER_KEEP=1 && echo "cluster logs kept in $DTC_DIR/log, jobs in $work"
+    "$here/down.sh"
+    [ "$failed" -gt 0 ] || rm -rf "$work"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+start=$(date +%s)
+at() { echo "at $(($(date +%s) - start)) s"; }
+ok() { echo "[ OK ] $1 ($(at))"; passed=$((passed + 1)); }
+bad() { echo "[FAIL] $1 ($(at))"; failed=$((failed + 1)); }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }   # check NAME CONDITION
+
+"$here/down.sh"   # leftovers of an interrupted run
+t0=$(date +%s.%N)
+if ! "$here/up.sh" >"$work/up.log" 2>&1; then
+    cat "$work/up.log"
+    bad "cluster up"
+    exit 1
+fi
+echo "[ OK ] cluster up: 4 idle nodes in $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-4) s"
+export SLURM_CONF="$DTC_DIR/etc/slurm.conf" PATH="$DTC_DIR/bin:$PATH" DTRAIN_BIN="$bin" DTRAIN_THREADS=1
+cd "$work" || exit 1
+
+state() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+# wait_job ID SECONDS: until the job has ended; prints its final state
+wait_job() {
+    n=0
+    while :; do
+        s=$(state "$1")
+        case "$s" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE) echo "$s"; return ;; esac
+        n=$((n + 1))
+        [ $n -lt $(($2 * 10)) ] || { echo "STILL-$s"; return; }
+        sleep 0.1
+    done
+}
+# wait_for FILE PATTERN SECONDS: until FILE has a line matching PATTERN
+wait_for() {
+    n=0
+    until grep -q "$2" "$1" 2>/dev/null; do
+        n=$((n + 1)); [ $n -lt $(($3 * 10)) ] || return 1; sleep 0.1
+    done
+}
+field() { sed -n "s/.*\"$2\":\"\\{0,1\\}\\([^,\"]*\\).*/\\1/p" "$1"; }   # field RECORDLINEFILE NAME
+template=$top/sbatch/dtrain.sbatch
+# word-split on purpose where it is used: dtrain-train's options
+train="--model lenet --log-every 10 --eval-every 0 -q"
+
+# (1) the template, 2 nodes x 2 CPU ranks: completes, the record names gn[01-02] and 4 ranks, and
+# each rank's reported binding is the plan dtrain prints for that node
+mkdir t1 && cd t1 || exit 1
+id=$(sbatch --parsable -N2 --ntasks-per-node=2 --gpus-per-node=0 "$template" $train --max-steps 30)
+s=$(wait_job "$id" 120)
+check "template: 2 nodes x 2 CPU ranks completes (job $id: $s)" '[ "$s" = COMPLETED ]'
+tail -n 1 runs/records.jsonl >last.json 2>/dev/null
+check "template: record names gn[01-02], 4 ranks, completed" \
+    '[ "$(field last.json nodelist)" = "gn[01-02]" ] && [ "$(field last.json world_size)" = 4 ] &&
+     [ "$(field last.json exit_state)" = completed ]'
+plan_ok=1
+for node in gn01 gn02; do
+    srun -N1 -n2 -w "$node" "$bin/dtrain" --nodes 1 --gpus-per-node 0 --plan >"plan-$node" 2>&1 || plan_ok=0
+    for local in 0 1; do
+        want=$(awk -v l="$local" '$1 == l { print "numa " $6 " cpus " $7; exit }' "plan-$node")
+        got=$(sed -n "s/^dtrain: $node rank [0-9]* local $local: .* \\(numa .*\\)$/\\1/p" "dtrain-$id.out")
+        [ -n "$want" ] && [ "$want" = "$got" ] || { plan_ok=0; echo "  $node local $local: plan '$want', rank '$got'"; }
+    done
+done
+check "template: the ranks' bindings are dtrain --plan's" '[ $plan_ok = 1 ]'
+cd "$work"
+
+# (5) a wrong --nodes: the job fails at once, with dtrain's message in its output
+mkdir t5 && cd t5 || exit 1
+t0=$(date +%s)
+id=$(DTRAIN_NODES=3 sbatch --parsable -N2 --ntasks-per-node=1 --gpus-per-node=0 "$template" $train --max-steps 30)
+s=$(wait_job "$id" 60)
+took=$(($(date +%s) - t0))
+check "wrong --nodes: job $id $s in ${took} s" '[ "$s" = FAILED ] && [ $took -le 15 ]'
+check "wrong --nodes: dtrain's message in dtrain-$id.out" \
+    'grep -q "^dtrain: --nodes 3, but this step runs on 2 nodes" "dtrain-$id.out"'
+cd "$work"
+
+# (4) one rank killed: the job ends FAILED within seconds, nothing left running
+mkdir t4 && cd t4 || exit 1
+id=$(sbatch --parsable -N2 --ntasks-per-node=2 --gpus-per-node=0 "$template" $train --max-steps 100000)
+if wait_for "dtrain-$id.out" '^Step' 60; then
+    victim=$(for p in $(ip netns pids "$DTC_PREFIX-gn02"); do
+                 [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dtrain-train ] && echo "$p"; done | head -n 1)
+    t0=$(date +%s.%N)
+    kill -KILL "$victim"
+    s=$(wait_job "$id" 60)
+    took=$(echo "$(date +%s.%N) - $t0" | bc)
+    left=$(for ns in $DTC_NODES; do for p in $(ip netns pids "$DTC_PREFIX-$ns"); do
+               [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dtrain-train ] && echo "$p"; done; done)
+    check "rank killed: job $id $s after $(echo "$took" | cut -c1-4) s, no rank left" \
+        '[ "$s" = FAILED ] && [ "$(echo "$took < 15" | bc)" = 1 ] && [ -z "$left" ]'
+else
+    bad "rank killed: job $id never logged a step"
+fi
+cd "$work"
+
+# (3) scontrol requeue of a running job: it comes back, resumes from its checkpoint, and its
+# final record says so
+mkdir t3 && cd t3 || exit 1
+id=$(sbatch --parsable -N2 --ntasks-per-node=1 --gpus-per-node=0 "$template" $train --max-steps 200 \
+         --checkpoint-every 40)
+if wait_for "dtrain-$id.out" '^Step80:' 90; then
+    scontrol requeue "$id"
+    s=$(wait_job "$id" 180)
+    grep '"exit_state":"completed"' runs/records.jsonl | tail -n 1 >last.json
+    check "requeue: job $id $s after a restart" \
+        '[ "$s" = COMPLETED ] && grep -q "restart 1" "dtrain-$id.out"'
+    check "requeue: the final record says it resumed and reached step 200" \
+        '[ "$(field last.json resumed)" = 1 ] && [ "$(field last.json steps_per_rank)" = 200 ]'
+else
+    bad "requeue: job $id never reached step 80"
+fi
+cd "$work"
+
+echo "cluster tests: $passed passed, $failed failed"
+[ "$failed" = 0 ]
