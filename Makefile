@@ -82,7 +82,7 @@ BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
-.PHONY: all test demo bench bench-analyze fuzz install deps clean
+.PHONY: all test cluster-test cluster-demo demo bench bench-analyze fuzz install deps clean
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 # Release objects and sanitized test objects live apart, so `make && make test` rebuilds nothing twice.
@@ -123,6 +123,15 @@ test: deps
 	@$(MAKE) --no-print-directory test-build
 	@if command -v clang >/dev/null; then $(MAKE) --no-print-directory $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS)); fi
 	@FUZZ_TIME=15 sh tests/run.sh $(TBIN) $(TESTS)
+	@$(MAKE) --no-print-directory cluster-test
+
+# End to end on a real Slurm cluster this machine starts and stops (tests/cluster/); the jobs run
+# the optimised tools (the sanitized ones would report Open MPI's own leaks).
+cluster-test: all
+	@sh tests/cluster/test_cluster.sh $(BIN)
+
+cluster-demo: deps all
+	@sh tests/cluster/demo.sh $(BIN)
 
 test-build: $(addprefix $(TBIN)/,$(TOOLS) $(TESTS))
 

@@ -177,9 +177,22 @@ static int audit_files(int argc, char **argv)
 
 /* ---------- table ---------- */
 
+/* A file whose first non-blank character is '{' holds run records. */
+static bool holds_records(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int c = ' ';
+    while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\r' || c == '\n'))
+        ;
+    if (f)
+        fclose(f);
+    return c == '{';
+}
+
 struct record_set {
     struct run_record *runs;
     int count, cap, lines_skipped, not_completed;
+    int other_files;   /* files of a walked directory that hold no records (job outputs, tables) */
 };
 
 static void read_records(const char *path, struct record_set *set)
@@ -249,6 +262,7 @@ static void read_log(const char *path, struct log_runs *set)
 /* nftw passes no context, so the file reader and its set wait here. */
 static void (*walk_reader)(const char *path, void *set);
 static void *walk_set;
+static bool walking;   /* the file came from a directory, not from the command line */
 
 static int walk_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
@@ -268,15 +282,26 @@ static int read_inputs(char **paths, int count, void (*reader)(const char *, voi
             fprintf(stderr, "dtrain-analyze: %s: no such file or directory\n", paths[i]);
             return 2;
         }
-        if (S_ISDIR(st.st_mode))
+        if (S_ISDIR(st.st_mode)) {
+            walking = true;
             nftw(paths[i], walk_file, 16, FTW_PHYS);
+            walking = false;
+        }
         else
             reader(paths[i], set);
     }
     return 0;
 }
 
-static void records_reader(const char *path, void *set) { read_records(path, set); }
+/* In a directory, only the files that hold records: a sweep's directory also has its jobs' outputs. */
+static void records_reader(const char *path, void *set)
+{
+    struct record_set *records = set;
+    if (walking && !holds_records(path))
+        records->other_files++;
+    else
+        read_records(path, records);
+}
 
 /* The completed runs of the record files and directories paths[0..count), with the summary line
  * every command ends with. Returns 0, or 2 when there is nothing to work on; the caller frees set
@@ -287,8 +312,11 @@ static int load_records(const char *command, char **paths, int count, struct rec
         return fprintf(stderr, "dtrain-analyze: %s needs record files or directories\n", command), 2;
     if (read_inputs(paths, count, records_reader, set) != 0)
         return 2;
-    fprintf(stderr, "%s: %d runs read, %d not completed (left out), %d lines skipped\n", command, set->count,
+    fprintf(stderr, "%s: %d runs read, %d not completed (left out), %d lines skipped", command, set->count,
             set->not_completed, set->lines_skipped);
+    if (set->other_files)
+        fprintf(stderr, "; %d files without records passed over", set->other_files);
+    fputc('\n', stderr);
     if (set->count == 0)
         return fputs("dtrain-analyze: no completed run in the input\n", stderr), 2;
     return 0;
@@ -309,16 +337,6 @@ struct throughput_inputs {
     struct record_set records;
 };
 
-static bool holds_records(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    int c = ' ';
-    while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\r' || c == '\n'))
-        ;
-    if (f)
-        fclose(f);
-    return c == '{';
-}
 
 static void throughput_reader(const char *path, void *set)
 {

@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2034  # sourced: the variables are its output
 # tests/cluster/cluster.conf.sh - where the test cluster lives; sourced by up.sh, down.sh, env.sh.
 # DTRAIN_CLUSTER_DIR holds everything it writes (configs, munge key and socket, state, logs, the
 # client wrappers); the namespaces are named dtc-ctl (slurmctld, the login node) and dtc-gn01..04.

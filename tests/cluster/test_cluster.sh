@@ -4,12 +4,23 @@
 # it down (down.sh; also when a test fails or the script is interrupted). Prints one
 # "[ OK ]"/"[FAIL]" line per test and "cluster tests: P passed, F failed"; exit 1 when any failed.
 # Needs root; without it, or without Slurm's daemons, it prints a SKIP line and exits 0.
+# check's conditions are eval'd later (single quotes on purpose, their variables used there);
+# $train is word-split on purpose.
+# shellcheck disable=SC2016,SC2034,SC2086
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 bin=$(cd "${1:-$top/build/bin}" && pwd)
 . "$here/cluster.conf.sh"
 
+# The scripts users run must pass shellcheck (it needs no cluster).
+if command -v shellcheck >/dev/null; then
+    if (cd "$top" && shellcheck -x sbatch/sweep sbatch/dtrain.sbatch tests/cluster/*.sh); then
+        echo "[ OK ] shellcheck: sbatch/sweep, sbatch/dtrain.sbatch, tests/cluster/*.sh"
+    else
+        echo "[FAIL] shellcheck"; echo "cluster tests: 0 passed, 1 failed"; exit 1
+    fi
+fi
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null; then
     echo "SKIP: cluster tests need root and slurmctld/slurmd (make deps installs them)"
     exit 0
@@ -82,11 +93,14 @@ for node in gn01 gn02; do
     for local in 0 1; do
         want=$(awk -v l="$local" '$1 == l { print "numa " $6 " cpus " $7; exit }' "plan-$node")
         got=$(sed -n "s/^dtrain: $node rank [0-9]* local $local: .* \\(numa .*\\)$/\\1/p" "dtrain-$id.out")
-        [ -n "$want" ] && [ "$want" = "$got" ] || { plan_ok=0; echo "  $node local $local: plan '$want', rank '$got'"; }
+        if [ -z "$want" ] || [ "$want" != "$got" ]; then
+            plan_ok=0
+            echo "  $node local $local: plan '$want', rank '$got'"
+        fi
     done
 done
 check "template: the ranks' bindings are dtrain --plan's" '[ $plan_ok = 1 ]'
-cd "$work"
+cd "$work" || exit 1
 
 # (5) a wrong --nodes: the job fails at once, with dtrain's message in its output
 mkdir t5 && cd t5 || exit 1
@@ -97,7 +111,7 @@ took=$(($(date +%s) - t0))
 check "wrong --nodes: job $id $s in ${took} s" '[ "$s" = FAILED ] && [ $took -le 15 ]'
 check "wrong --nodes: dtrain's message in dtrain-$id.out" \
     'grep -q "^dtrain: --nodes 3, but this step runs on 2 nodes" "dtrain-$id.out"'
-cd "$work"
+cd "$work" || exit 1
 
 # (4) one rank killed: the job ends FAILED within seconds, nothing left running
 mkdir t4 && cd t4 || exit 1
@@ -116,7 +130,7 @@ if wait_for "dtrain-$id.out" '^Step' 60; then
 else
     bad "rank killed: job $id never logged a step"
 fi
-cd "$work"
+cd "$work" || exit 1
 
 # (3) scontrol requeue of a running job: it comes back, resumes from its checkpoint, and its
 # final record says so
@@ -134,7 +148,28 @@ if wait_for "dtrain-$id.out" '^Step80:' 90; then
 else
     bad "requeue: job $id never reached step 80"
 fi
-cd "$work"
+cd "$work" || exit 1
+
+# (2) the sweep: 1-4 nodes x 1-2 ranks, 2 repeats, short runs, ends in a table with every
+# configuration and an Avg row each; a configuration's repeats run on different nodes
+mkdir t2 && cd t2 || exit 1
+"$top/sbatch/sweep" --nodes 1,2,3,4 --ranks-per-node 1,2 --repeats 2 --out sweep --wait -- $train --max-steps 20 \
+    >table.md 2>sweep.log
+rows_ok=1
+for n in 1 2 3 4; do
+    for r in 1 2; do
+        runs=$(grep -c "^| $n | $r | " table.md)
+        avg=$(grep -c "^| \*\*$n\*\* | \*\*$r\*\* | .*\*\*Avg\*\*" table.md)
+        if [ "$runs" != 2 ] || [ "$avg" != 1 ]; then
+            rows_ok=0
+            echo "  $n x $r: $runs runs, $avg Avg rows"
+        fi
+    done
+done
+check "sweep: 16 runs, every configuration with its Avg row" '[ $rows_ok = 1 ] && [ "$(grep -c "Avg" table.md)" = 8 ]'
+check "sweep: repeats on different nodes (1 node: gn01, then gn02)" \
+    'grep -q "^| 1 | 1 | .* | gn01 |" table.md && grep -q "^| 1 | 1 | .* | gn02 |" table.md'
+cd "$work" || exit 1
 
 echo "cluster tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]
