@@ -21,6 +21,20 @@ if command -v shellcheck >/dev/null; then
         echo "[FAIL] shellcheck"; echo "cluster tests: 0 passed, 1 failed"; exit 1
     fi
 fi
+# The sweep's plan without a cluster: --dry-run with a node list prints the sbatch lines.
+export DTRAIN_BIN="$bin"
+dry=$("$top/sbatch/sweep" --dry-run --nodelist 'gn[01-03]' --nodes 1,2 --ranks-per-node 2 --repeats 2 --gpus \
+          --out /tmp/sweep-plan -- --model lenet 2>&1)
+if [ "$(echo "$dry" | grep -c '^sbatch ')" = 5 ] &&
+   echo "$dry" | grep -q -- '-N 2 --ntasks-per-node=2 --gpus-per-node=2 --exclusive -w gn\[01,03\] -J sweep-2x2-1 .*--dependency=afterany:JOB3 .*dtrain.sbatch --model lenet' &&
+   echo "$dry" | grep -q -- '--dependency=afterany:JOB1:JOB2:JOB3:JOB4 .*--wrap' &&
+   "$top/sbatch/sweep" --dry-run --nodelist gn01 --nodes 2 2>&1 | grep -q "2 nodes asked, the node list gn01 has 1" &&
+   "$top/sbatch/sweep" --dry-run --nodelist gn01 --repeats x 2>&1 | grep -q '"x" is not a count'; then
+    echo "[ OK ] sweep --dry-run: 4 runs and the table job, repeats rotated, bad counts refused"
+else
+    echo "$dry"
+    echo "[FAIL] sweep --dry-run"; echo "cluster tests: 1 passed, 1 failed"; exit 1
+fi
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null; then
     echo "SKIP: cluster tests need root and slurmctld/slurmd (make deps installs them)"
     exit 0
