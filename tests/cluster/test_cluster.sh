@@ -26,7 +26,7 @@ export DTRAIN_BIN="$bin"
 dry=$("$top/sbatch/sweep" --dry-run --nodelist 'gn[01-03]' --nodes 1,2 --ranks-per-node 2 --repeats 2 --gpus \
           --out /tmp/sweep-plan -- --model lenet 2>&1)
 if [ "$(echo "$dry" | grep -c '^sbatch ')" = 5 ] &&
-   echo "$dry" | grep -q -- '-N 2 --ntasks-per-node=2 --gpus-per-node=2 --exclusive -w gn\[01,03\] -J sweep-2x2-1 .*--dependency=afterany:JOB3 .*dtrain.sbatch --model lenet' &&
+   echo "$dry" | grep -q -- '-N 2 --ntasks-per-node=2 --gpus-per-node=2 --exclusive -w .gn\[03,01\]. -J sweep-2x2-1 .*--dependency=afterany:JOB3 .*dtrain.sbatch --model lenet' &&
    echo "$dry" | grep -q -- '--dependency=afterany:JOB1:JOB2:JOB3:JOB4 .*--wrap' &&
    "$top/sbatch/sweep" --dry-run --nodelist gn01 --nodes 2 2>&1 | grep -q "2 nodes asked, the node list gn01 has 1" &&
    "$top/sbatch/sweep" --dry-run --nodelist gn01 --repeats x 2>&1 | grep -q '"x" is not a count'; then
@@ -161,6 +161,22 @@ if wait_for "dtrain-$id.out" '^Step80:' 90; then
         '[ "$(field last.json resumed)" = 1 ] && [ "$(field last.json steps_per_rank)" = 200 ]'
 else
     bad "requeue: job $id never reached step 80"
+fi
+cd "$work" || exit 1
+
+# (3b) USR1, what --signal=USR1@120 sends before the time limit: the ranks checkpoint and stop,
+# the template requeues the job, which resumes
+mkdir t3b && cd t3b || exit 1
+id=$(sbatch --parsable -N1 --ntasks-per-node=2 --gpus-per-node=0 "$template" $train --max-steps 200)
+if wait_for "dtrain-$id.out" '^Step60:' 90; then
+    scancel --signal=USR1 "$id"
+    s=$(wait_job "$id" 180)
+    grep '"exit_state":"completed"' runs/records.jsonl | tail -n 1 >last.json
+    check "USR1: job $id checkpoints, requeues itself, resumes and completes ($s)" \
+        '[ "$s" = COMPLETED ] && grep -q "requeueing job $id" "dtrain-$id.out" && grep -q "restart 1" "dtrain-$id.out" &&
+         [ "$(field last.json resumed)" = 1 ] && [ "$(field last.json steps_per_rank)" = 200 ]'
+else
+    bad "USR1: job $id never reached step 60"
 fi
 cd "$work" || exit 1
 
