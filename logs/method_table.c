@@ -77,10 +77,10 @@ static const char *read_row(char **cells, int n, const struct method_table *t, c
         if (end == cells[at->baseline] || *end || !(row->baseline > 0))
             return "Baseline is not a positive number";
     }
-    int used = 0;
-    for (int c = 0; c < at->first_value && c < n; c++)
+    size_t used = 0;   /* a label longer than the field is cut, never written past it */
+    for (int c = 0; c < at->first_value && c < n && used < sizeof row->label - 1; c++)
         if (c != at->baseline)
-            used += snprintf(row->label + used, sizeof row->label - (size_t)used, "%s%s", used ? ", " : "", cells[c]);
+            used += (size_t)snprintf(row->label + used, sizeof row->label - used, "%s%s", used ? ", " : "", cells[c]);
     row->values = n - at->first_value;
     if (row->values <= 0)
         return "no value cells";
