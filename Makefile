@@ -23,10 +23,25 @@ TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
 ENGINE_SRC := trainer/nn.c trainer/models.c trainer/backend_ref.c trainer/backend_cpu.c trainer/conv_direct.c \
               trainer/conv_dnnl.c
 ENGINE_LIBS := -ldnnl -lopenblas -fopenmp -lm
+# The GPU backend (cuDNN, cuBLAS, NCCL): built whenever nvcc is found; `make CUDA=0` leaves it out
+# (then --device cuda says so). Only the trainer links it; the launcher never does.
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)
+CUDA ?= $(if $(NVCC),1,0)
+NVCC_FLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror -Icommon -Itrainer \
+              -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+              -gencode arch=compute_90,code=compute_90
+ifeq ($(CUDA),1)
+GPU_SRC := trainer/backend_cuda.cu trainer/comm_nccl.c
+GPU_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lnccl -lcudart -lstdc++
+else
+GPU_SRC := trainer/backend_cuda_none.c
+GPU_LIBS :=
+endif
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim.c trainer/data.c trainer/loader.c trainer/train.c trainer/comm_single.c \
-               trainer/checkpoint.c \
+               trainer/checkpoint.c $(GPU_SRC) \
                logs/seedlog.c
-TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread
+TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread $(GPU_LIBS)
 # Only dtrain-train links MPI (the launcher never does, and tests of the loop use comm_single).
 MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS := $(shell pkg-config --libs ompi-c 2>/dev/null)
@@ -60,6 +75,8 @@ test_nn_SRC := tests/test_nn.c $(ENGINE_SRC) $(COMMON_SRC)
 test_nn_LIBS := $(ENGINE_LIBS)
 test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_train_LIBS := $(TRAINER_LIBS)
+test_cuda_SRC := tests/test_cuda.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
+test_cuda_LIBS := $(TRAINER_LIBS)
 test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c $(COMMON_SRC)
 test_record_LIBS := -ljansson
 test_analyze_SRC := tests/test_analyze.c tests/testutil.c $(COMMON_SRC)
@@ -75,12 +92,12 @@ test_fuzz_record_LIBS := -ljansson
 test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/seedlog.c \
                      $(COMMON_SRC)
 test_fuzz_log_LIBS := -lm
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_cuda test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
-obj = $(patsubst %.c,$(1)/%.o,$(2))
+obj = $(patsubst %.cu,$(1)/%.o,$(patsubst %.c,$(1)/%.o,$(2)))
 
 .PHONY: all test cluster-test cluster-demo demo bench bench-analyze fuzz install deps clean
 all: $(addprefix $(BIN)/,$(TOOLS))
@@ -92,11 +109,19 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/test/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $(HOT) $(SANITIZE) -c $< -o $@
+# Device code: nvcc, no sanitizers (they cannot see into kernels); one object serves both builds.
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+$(BUILD)/test/obj/trainer/backend_cuda.o: $(BUILD)/obj/trainer/backend_cuda.o
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 # The trainer's kernels: GCC 12's -O2 vectorises only loops that need no alias check, and
 # errno-setting sqrtf never; its elementwise loops run 4-8x faster with these.
 $(BUILD)/obj/trainer/%.o $(BUILD)/test/obj/trainer/%.o: HOT := -O3 -fno-math-errno
 $(BUILD)/obj/trainer/comm_mpi.o $(BUILD)/test/obj/trainer/comm_mpi.o: HOT := $(MPI_CFLAGS)
+$(BUILD)/obj/trainer/comm_nccl.o $(BUILD)/test/obj/trainer/comm_nccl.o: HOT := -I$(CUDA_HOME)/include
 
 define tool_rules
 $(BIN)/$(1): $(call obj,$(BUILD)/obj,$($(1)_SRC))

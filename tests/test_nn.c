@@ -110,12 +110,12 @@ static void setup_run(const struct model *m, struct run *r, int n, uint64_t seed
         r->x[i] = (float)rng_normal(&rng);
     for (int i = 0; i < n; i++)
         r->labels[i] = (int)rng_below(&rng, (uint64_t)m->classes);
-    assert_int_equal(workspace_create(&r->ws, m, n, NULL), 0);
+    assert_int_equal(workspace_create(&r->ws, m, backend_reference(), n, NULL), 0);
 }
 
 static void free_run(const struct model *m, struct run *r)
 {
-    workspace_free(&r->ws, m);
+    workspace_free(&r->ws, m, backend_reference());
     free(r->params);
     free(r->grads);
     free(r->buffers);

@@ -41,6 +41,13 @@ static inline int conv_out_size(int in, int k, int stride, int pad)
 struct backend {
     const char *name;
     void *state;             /* backend-private: scratch buffers, thread counts */
+    /* Every pointer the kernels take is the GPU's memory (backend_cuda.h allocates and copies it);
+     * false: host memory, as malloc gives. */
+    bool device_memory;
+    /* Where tensors live: NULL means malloc, free and memset (the CPU backends). */
+    void *(*alloc)(void *state, size_t bytes);
+    void (*release)(void *state, void *p);
+    void (*zero)(void *state, void *p, size_t bytes);
 
     /* y[n][out] = x[n][in] . w[out][in]^T + b */
     void (*linear_forward)(void *state, const float *x, const float *w, const float *b, float *y, int n, int in, int out);
@@ -84,6 +91,11 @@ struct backend {
     double (*softmax_xent)(void *state, const float *logits, const int *labels, float *dlogits, int n, int classes,
                            int *correct);
 };
+
+/* The memory a backend's kernels read and write (malloc, free, memset for CPU backends). */
+void *backend_alloc(const struct backend *be, size_t bytes);
+void backend_release(const struct backend *be, void *p);
+void backend_zero(const struct backend *be, void *p, size_t bytes);
 
 /* The reference backend: plain C, one thread. */
 const struct backend *backend_reference(void);

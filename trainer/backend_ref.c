@@ -4,6 +4,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -359,6 +360,27 @@ static const struct backend reference = {
     .add_backward = cpu_add_backward,
     .softmax_xent = cpu_softmax_xent,
 };
+
+void *backend_alloc(const struct backend *be, size_t bytes)
+{
+    return be->alloc ? be->alloc(be->state, bytes) : malloc(bytes ? bytes : 1);
+}
+
+void backend_release(const struct backend *be, void *p)
+{
+    if (be->release)
+        be->release(be->state, p);
+    else
+        free(p);
+}
+
+void backend_zero(const struct backend *be, void *p, size_t bytes)
+{
+    if (be->zero)
+        be->zero(be->state, p, bytes);
+    else
+        memset(p, 0, bytes);
+}
 
 const struct backend *backend_reference(void)
 {

@@ -35,7 +35,9 @@ static const char usage_text[] =
     "      --weight-decay X    L2 penalty (0)\n"
     "      --seed N            initial weights and data order (1)\n"
     "  -t, --threads N         threads of the cpu backend (1)\n"
-    "      --backend NAME      cpu (OpenBLAS) or reference (plain C, slow) (cpu)\n"
+    "      --backend NAME      cpu (OpenBLAS), reference (plain C, slow) or cuda (cpu)\n"
+    "      --device cpu|cuda   cuda: train on a GPU (cuDNN, cuBLAS; NCCL between ranks), the\n"
+    "                          one dtrain gave the rank (DTRAIN_GPU), else LOCAL_RANK, else 0\n"
     "      --log-every N       steps between Step lines (200)\n"
     "      --eval-every N      epochs between evaluations (1); the last epoch is always\n"
     "                          evaluated; 0: never (speed runs)\n"
@@ -79,7 +81,7 @@ static int bad(const char *option, const char *value, const char *what)
 static int parse(int argc, char **argv, struct train_config *cfg)
 {
     enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
-           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG };
+           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'}, {"dataset", required_argument, NULL, 'd'},
         {"data", required_argument, NULL, O_DATA}, {"batch-size", required_argument, NULL, 'b'},
@@ -93,7 +95,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"params-out", required_argument, NULL, O_PARAMS_OUT}, {"record", required_argument, NULL, O_RECORD},
         {"checkpoint", required_argument, NULL, O_CKPT}, {"checkpoint-every", required_argument, NULL, O_CKPT_EVERY},
         {"resume", no_argument, NULL, O_RESUME}, {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"tag", required_argument, NULL, O_TAG},
+        {"tag", required_argument, NULL, O_TAG}, {"device", required_argument, NULL, O_DEVICE},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -111,6 +113,11 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         case O_DATA: cfg->data_dir = optarg; break;
         case O_OPTIMIZER: cfg->optimizer = optarg; break;
         case O_BACKEND: cfg->backend = optarg; break;
+        case O_DEVICE:
+            if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
+                return bad("--device", optarg, "cpu or cuda");
+            cfg->backend = optarg;
+            break;
         case 'q': cfg->progress = false; break;
         case O_CHECK: cfg->check_replicas = true; break;
         case O_PARAMS_OUT: cfg->params_out = optarg; break;
@@ -250,6 +257,19 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
     return rc;
 }
 
+/* The rank's GPU: dtrain's choice (DTRAIN_GPU, an index among the visible devices), else the
+ * launcher's local rank, else the first. */
+static int gpu_of_rank(void)
+{
+    const char *names[] = {"DTRAIN_GPU", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        int value;
+        if (getenv(names[i]) && dt_parse_int(getenv(names[i]), 0, 1 << 16, &value) == 0)
+            return value;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct train_config cfg;
@@ -263,6 +283,7 @@ int main(int argc, char **argv)
         return 2;
     }
     cfg.comm = comm;
+    cfg.gpu = gpu_of_rank();
     long start = (long)time(NULL);
     struct train_result result;
     if (train_run(&cfg, stdout, &result, &err) < 0) {

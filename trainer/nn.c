@@ -228,7 +228,8 @@ void model_init_params(const struct model *m, float *params, float *buffers, uin
 
 /* ---------- workspace ---------- */
 
-int workspace_create(struct workspace *ws, const struct model *m, int max_batch, struct dt_err *err)
+int workspace_create(struct workspace *ws, const struct model *m, const struct backend *be, int max_batch,
+                     struct dt_err *err)
 {
     memset(ws, 0, sizeof *ws);
     ws->max_batch = max_batch;
@@ -238,7 +239,7 @@ int workspace_create(struct workspace *ws, const struct model *m, int max_batch,
     ws->cols = calloc((size_t)(m->num_ops ? m->num_ops : 1), sizeof *ws->cols);
     bool ok = ws->act && ws->grad && ws->saved && ws->cols;
     size_t kept = 0;
-    for (int i = 0; i < m->num_ops && ok; i++) {
+    for (int i = 0; i < m->num_ops && ok && !be->device_memory; i++) {
         if (m->ops[i].kind != OP_CONV)
             continue;
         struct tensor_shape in = m->tensors[m->ops[i].in], out = m->tensors[m->ops[i].out];
@@ -250,32 +251,36 @@ int workspace_create(struct workspace *ws, const struct model *m, int max_batch,
     }
     for (int t = 1; t < m->num_tensors && ok; t++) {
         size_t count = tensor_size(m, t) * (size_t)max_batch;
-        ws->act[t] = malloc(count * sizeof(float));
-        ws->grad[t] = malloc(count * sizeof(float));
+        ws->act[t] = backend_alloc(be, count * sizeof(float));
+        ws->grad[t] = backend_alloc(be, count * sizeof(float));
         ok = ws->act[t] && ws->grad[t];
     }
     for (int i = 0; i < m->num_ops && ok; i++) {
         const struct op *op = &m->ops[i];
         if (op->kind == OP_BATCHNORM)
-            ok = (ws->saved[op->slot] = malloc(2 * (size_t)m->tensors[op->in].c * sizeof(float))) != NULL;
+            ok = (ws->saved[op->slot] = backend_alloc(be, 2 * (size_t)m->tensors[op->in].c * sizeof(float))) != NULL;
         else if (op->kind == OP_MAXPOOL)
-            ok = (ws->saved[op->slot] = malloc(tensor_size(m, op->out) * (size_t)max_batch * sizeof(int))) != NULL;
+            ok = (ws->saved[op->slot] = backend_alloc(be, tensor_size(m, op->out) * (size_t)max_batch * sizeof(int))) !=
+                 NULL;
     }
     if (!ok) {
-        workspace_free(ws, m);
+        workspace_free(ws, m, be);
         return dt_fail(err, "out of memory for the activations of %s at batch %d", m->name, max_batch);
     }
     return 0;
 }
 
-void workspace_free(struct workspace *ws, const struct model *m)
+void workspace_free(struct workspace *ws, const struct model *m, const struct backend *be)
 {
     for (int t = 0; ws->act && t < m->num_tensors; t++) {
-        free(ws->act[t]);
-        free(ws->grad[t]);
+        if (ws->act[t])
+            backend_release(be, ws->act[t]);
+        if (ws->grad[t])
+            backend_release(be, ws->grad[t]);
     }
     for (int s = 0; ws->saved && s < m->num_slots; s++)
-        free(ws->saved[s]);
+        if (ws->saved[s])
+            backend_release(be, ws->saved[s]);
     for (int i = 0; ws->cols && i < m->num_ops; i++)
         free(ws->cols[i]);
     free(ws->cols);
@@ -357,7 +362,7 @@ void model_backward(const struct model *m, const struct backend *be, struct work
      * a residual add's inputs) start from zero and are added to. */
     for (int t = 1; t < m->num_tensors; t++)
         if (t != m->logits && m->readers[t] != 1)
-            memset(ws->grad[t], 0, tensor_size(m, t) * (size_t)n * sizeof(float));
+            backend_zero(be, ws->grad[t], tensor_size(m, t) * (size_t)n * sizeof(float));
     for (int i = m->num_ops - 1; i >= 0; i--) {
         const struct op *op = &m->ops[i];
         const float *in = activation(ws, op->in);
@@ -367,7 +372,7 @@ void model_backward(const struct model *m, const struct backend *be, struct work
         size_t count = tensor_size(m, op->in) * (size_t)n;
         bool acc = m->readers[op->in] != 1;
         if (op->kind == OP_ADD && !acc)   /* add only accumulates: its lone-read inputs were not zeroed */
-            memset(din, 0, count * sizeof(float));
+            backend_zero(be, din, count * sizeof(float));
         switch (op->kind) {
         case OP_LINEAR:
             be->linear_backward(st, in, params + op->w, dout, din, grads + op->w, grads + op->b, n,
@@ -400,7 +405,7 @@ void model_backward(const struct model *m, const struct backend *be, struct work
             break;
         case OP_ADD:
             if (m->readers[op->in2] == 1)
-                memset(ws->grad[op->in2], 0, count * sizeof(float));
+                backend_zero(be, ws->grad[op->in2], count * sizeof(float));
             be->add_backward(st, dout, din, ws->grad[op->in2], count);
             break;
         }

@@ -82,8 +82,10 @@ struct workspace {
 /* One convolution's columns are kept only up to this size (the fast backend's chunk). */
 #define NN_COLS_MAX_ONE ((size_t)8 << 20)
 
-int workspace_create(struct workspace *ws, const struct model *m, int max_batch, struct dt_err *err);
-void workspace_free(struct workspace *ws, const struct model *m);
+/* In the backend's memory (the GPU's for a device backend, which keeps no im2col columns). */
+int workspace_create(struct workspace *ws, const struct model *m, const struct backend *be, int max_batch,
+                     struct dt_err *err);
+void workspace_free(struct workspace *ws, const struct model *m, const struct backend *be);
 
 /* Forward pass over n <= max_batch samples x (n x c x h x w). Returns the mean cross-entropy
  * loss; *correct counts right answers. training: batch statistics (updating the running ones in

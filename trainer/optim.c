@@ -47,11 +47,17 @@ static void sgd_step(struct optimizer *opt, float *p, const float *grads)
     }
 }
 
+void optim_adam_scalars(const struct optimizer *opt, float *step_size, float *root2)
+{
+    double correction1 = 1.0 - pow(opt->beta1, (double)opt->step), correction2 = 1.0 - pow(opt->beta2, (double)opt->step);
+    *step_size = (float)(opt->lr / correction1);
+    *root2 = (float)sqrt(correction2);
+}
+
 static void adam_step(struct optimizer *opt, float *p, const float *grads)
 {
-    float b1 = opt->beta1, b2 = opt->beta2;
-    double correction1 = 1.0 - pow(b1, (double)opt->step), correction2 = 1.0 - pow(b2, (double)opt->step);
-    float step_size = (float)(opt->lr / correction1), root2 = (float)sqrt(correction2);
+    float b1 = opt->beta1, b2 = opt->beta2, step_size, root2;
+    optim_adam_scalars(opt, &step_size, &root2);
     for (size_t i = 0; i < opt->count; i++) {
         float g = grads[i] + opt->weight_decay * p[i];
         opt->m[i] = b1 * opt->m[i] + (1.0f - b1) * g;

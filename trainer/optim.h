@@ -25,4 +25,8 @@ void optim_free(struct optimizer *opt);
 /* One update of params from grads. */
 void optim_step(struct optimizer *opt, float *params, const float *grads);
 
+/* Adam's per-step constants after opt->step was counted: lr / (1 - beta1^step) and
+ * sqrt(1 - beta2^step) (a GPU update computes with the same two numbers). */
+void optim_adam_scalars(const struct optimizer *opt, float *step_size, float *root2);
+
 #endif

@@ -14,7 +14,9 @@
 
 #include "atomic_file.h"
 #include "backend.h"
+#include "backend_cuda.h"
 #include "checkpoint.h"
+#include "comm_nccl.h"
 #include "data.h"
 #include "loader.h"
 #include "nn.h"
@@ -84,26 +86,51 @@ static void maybe_hang(struct comm *comm, long step)
             pause();
 }
 
+/* On a GPU the model's state lives in device memory: params, grads, buffers and the optimizer's
+ * m and v of struct run stay the host copies that broadcasts, checkpoints and --params-out use,
+ * brought up to date (device_to_host) when one of those needs them. */
+struct device_state {
+    float *params, *grads, *buffers, *m, *v, *x;
+    int *y;
+    size_t x_bytes;
+};
+
 /* Everything one run holds, so that cleanup is one function. */
 struct run {
     struct dataset train, test;
     struct model model;
-    struct backend *fast;
+    struct backend *fast, *gpu;
     const struct backend *be;
     struct workspace ws;
     struct optimizer opt;
     struct loader loader;
     float *params, *grads, *buffers, *eval_x;
     int *eval_y;
+    struct device_state dev;   /* all NULL on the CPU */
+    struct comm *nccl;         /* the GPU ranks' gradient exchange, when there are several */
 };
+
+static void device_free(struct run *r)
+{
+    void *held[] = {r->dev.params, r->dev.grads, r->dev.buffers, r->dev.m, r->dev.v, r->dev.x, r->dev.y};
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        if (held[i])
+            backend_release(r->be, held[i]);
+    memset(&r->dev, 0, sizeof r->dev);
+}
 
 static void run_free(struct run *r)
 {
     loader_stop(&r->loader);
+    if (r->nccl)
+        comm_nccl_destroy(r->nccl);
+    if (r->gpu)
+        device_free(r);
     optim_free(&r->opt);
     if (r->ws.act)
-        workspace_free(&r->ws, &r->model);
+        workspace_free(&r->ws, &r->model, r->be);
     backend_cpu_destroy(r->fast);
+    backend_cuda_destroy(r->gpu);
     model_free(&r->model);
     dataset_free(&r->train);
     dataset_free(&r->test);
@@ -112,6 +139,104 @@ static void run_free(struct run *r)
     free(r->buffers);
     free(r->eval_x);
     free(r->eval_y);
+}
+
+static int gpu_failed(const struct run *r, struct dt_err *err)
+{
+    return dt_fail(err, "GPU: %s", backend_cuda_error(r->gpu) ? backend_cuda_error(r->gpu) : "failed");
+}
+
+/* The host copies into device memory (after setup's broadcast, or a resume). */
+static int host_to_device(struct run *r)
+{
+    size_t n = r->model.num_params * sizeof(float), b = r->model.num_buffers * sizeof(float);
+    return backend_cuda_upload(r->gpu, r->dev.params, r->params, n) < 0 ||
+                   backend_cuda_upload(r->gpu, r->dev.buffers, r->buffers, b) < 0 ||
+                   backend_cuda_upload(r->gpu, r->dev.m, r->opt.m, n) < 0 ||
+                   (r->opt.v && backend_cuda_upload(r->gpu, r->dev.v, r->opt.v, n) < 0) || backend_cuda_sync(r->gpu) < 0
+               ? -1 : 0;
+}
+
+/* The device's state into the host copies: before a checkpoint, an evaluation's broadcast, a
+ * replica check or --params-out. A no-op on the CPU. */
+static int device_to_host(struct run *r, struct dt_err *err)
+{
+    if (!r->gpu)
+        return 0;
+    size_t n = r->model.num_params * sizeof(float), b = r->model.num_buffers * sizeof(float);
+    if (backend_cuda_download(r->gpu, r->params, r->dev.params, n) < 0 ||
+        backend_cuda_download(r->gpu, r->buffers, r->dev.buffers, b) < 0 ||
+        backend_cuda_download(r->gpu, r->opt.m, r->dev.m, n) < 0 ||
+        (r->opt.v && backend_cuda_download(r->gpu, r->opt.v, r->dev.v, n) < 0))
+        return gpu_failed(r, err);
+    return 0;
+}
+
+/* Device copies of the model's state and a batch, and NCCL when there are several ranks. */
+static int device_setup(struct run *r, int batch, size_t sample, struct comm *comm, struct dt_err *err)
+{
+    size_t n = r->model.num_params * sizeof(float);
+    r->dev.x_bytes = (size_t)batch * sample * sizeof(float);
+    r->dev.params = backend_alloc(r->be, n);
+    r->dev.grads = backend_alloc(r->be, n);
+    r->dev.buffers = backend_alloc(r->be, (r->model.num_buffers + 1) * sizeof(float));
+    r->dev.m = backend_alloc(r->be, n);
+    r->dev.v = r->opt.v ? backend_alloc(r->be, n) : NULL;
+    r->dev.x = backend_alloc(r->be, r->dev.x_bytes);
+    r->dev.y = backend_alloc(r->be, (size_t)batch * sizeof(int));
+    if (!r->dev.params || !r->dev.grads || !r->dev.buffers || !r->dev.m || (r->opt.v && !r->dev.v) || !r->dev.x ||
+        !r->dev.y || host_to_device(r) < 0)
+        return gpu_failed(r, err);
+    if (comm->world > 1 && !(r->nccl = comm_nccl_create(comm, backend_cuda_stream(r->gpu), err)))
+        return dt_wrap(err, "NCCL");
+    return 0;
+}
+
+/* A batch where the backend reads it: the device's copy on a GPU. */
+static int batch_in(struct run *r, const float *x, const int *y, int n, const float **x_in, const int **y_in,
+                    struct dt_err *err)
+{
+    *x_in = x, *y_in = y;
+    if (!r->gpu)
+        return 0;
+    size_t sample = (size_t)r->train.c * r->train.h * r->train.w;
+    if (backend_cuda_upload(r->gpu, r->dev.x, x, (size_t)n * sample * sizeof(float)) < 0 ||
+        backend_cuda_upload(r->gpu, r->dev.y, y, (size_t)n * sizeof(int)) < 0)
+        return gpu_failed(r, err);
+    *x_in = r->dev.x, *y_in = r->dev.y;
+    return 0;
+}
+
+/* The arrays the backend computes on. */
+static float *work_params(struct run *r) { return r->gpu ? r->dev.params : r->params; }
+static float *work_grads(struct run *r) { return r->gpu ? r->dev.grads : r->grads; }
+static float *work_buffers(struct run *r) { return r->gpu ? r->dev.buffers : r->buffers; }
+
+/* The mean gradient of all ranks: NCCL on GPUs, the host comm otherwise. */
+static int average_gradients(struct run *r, struct comm *comm, struct dt_err *err)
+{
+    if (r->nccl)
+        return r->nccl->allreduce_mean(r->nccl, r->dev.grads, r->model.num_params, err);
+    return comm->allreduce_mean(comm, work_grads(r), r->model.num_params, err);   /* a GPU alone: world 1 */
+}
+
+static void optimizer_step(struct run *r)
+{
+    if (!r->gpu) {
+        optim_step(&r->opt, r->params, r->grads);
+        return;
+    }
+    struct optimizer *o = &r->opt;
+    o->step++;
+    if (o->kind == OPTIM_SGD) {
+        backend_cuda_sgd(r->gpu, r->dev.params, r->dev.grads, r->dev.m, o->count, o->lr, o->momentum, o->weight_decay,
+                         o->step == 1);
+    } else {
+        float step_size, root2;
+        optim_adam_scalars(o, &step_size, &root2);
+        backend_cuda_adam(r->gpu, r->dev.params, r->dev.grads, r->dev.m, r->dev.v, o->count, o->beta1, o->beta2, o->eps,
+                          o->weight_decay, step_size, root2);
+    }
 }
 
 static int setup(struct run *r, const struct train_config *cfg, struct comm *comm, struct dt_err *err)
@@ -126,8 +251,13 @@ static int setup(struct run *r, const struct train_config *cfg, struct comm *com
         if (!(r->fast = backend_cpu_create(cfg->threads)))
             return dt_fail(err, "out of memory for the cpu backend");
         r->be = r->fast;
+    } else if (strcmp(cfg->backend, "cuda") == 0) {
+        char why[512];
+        if (!(r->gpu = backend_cuda_create(cfg->gpu, why, sizeof why)))
+            return dt_fail(err, "--device cuda: %s", why);
+        r->be = r->gpu;
     } else {
-        return dt_fail(err, "unknown backend \"%s\" (cpu or reference)", cfg->backend);
+        return dt_fail(err, "unknown backend \"%s\" (cpu, reference or cuda)", cfg->backend);
     }
     size_t n = r->model.num_params, sample = (size_t)r->train.c * r->train.h * r->train.w;
     r->params = malloc(n * sizeof(float));
@@ -142,11 +272,13 @@ static int setup(struct run *r, const struct train_config *cfg, struct comm *com
     if (comm->broadcast(comm, r->params, n * sizeof(float), 0, err) < 0 ||
         comm->broadcast(comm, r->buffers, r->model.num_buffers * sizeof(float), 0, err) < 0)
         return -1;
-    if (workspace_create(&r->ws, &r->model, cfg->batch, err) < 0 || optim_create(&r->opt, cfg->optimizer, n, err) < 0)
+    if (workspace_create(&r->ws, &r->model, r->be, cfg->batch, err) < 0 || optim_create(&r->opt, cfg->optimizer, n, err) < 0)
         return -1;
     r->opt.lr = (float)(cfg->lr * (cfg->lr_scale_linear ? comm->world : 1));
     r->opt.momentum = (float)cfg->momentum;
     r->opt.weight_decay = (float)cfg->weight_decay;
+    if (r->gpu && device_setup(r, cfg->batch, sample, comm, err) < 0)
+        return -1;
     return loader_init(&r->loader, &r->train, cfg->batch, comm->rank, comm->world, cfg->seed, err);
 }
 
@@ -194,6 +326,8 @@ static long resume(struct run *r, const struct train_config *cfg, struct comm *c
         return -1;
     r->opt.step = state[1];
     *resumed = (int)state[2] + 1;
+    if (r->gpu && host_to_device(r) < 0)
+        return gpu_failed(r, err);
     return state[0];
 }
 
@@ -201,8 +335,10 @@ static long resume(struct run *r, const struct train_config *cfg, struct comm *c
  * gathered its own), each rank evaluating its share. Returns -1 with err if a collective fails. */
 static double evaluate(struct run *r, int batch, struct comm *comm, struct dt_err *err)
 {
-    if (comm->broadcast(comm, r->buffers, r->model.num_buffers * sizeof(float), 0, err) < 0)
+    if (device_to_host(r, err) < 0 || comm->broadcast(comm, r->buffers, r->model.num_buffers * sizeof(float), 0, err) < 0)
         return -1;
+    if (r->gpu && (backend_cuda_upload(r->gpu, r->dev.buffers, r->buffers, r->model.num_buffers * sizeof(float)) < 0))
+        return gpu_failed(r, err);
     size_t sample = (size_t)r->test.c * r->test.h * r->test.w;
     long begin = r->test.count * comm->rank / comm->world, end = r->test.count * (comm->rank + 1) / comm->world;
     long correct = 0;
@@ -211,7 +347,13 @@ static double evaluate(struct run *r, int batch, struct comm *comm, struct dt_er
         for (int i = 0; i < n; i++)
             dataset_sample(&r->test, first + i, r->eval_x + i * sample, &r->eval_y[i]);
         int right = 0;
-        model_forward(&r->model, r->be, &r->ws, r->params, r->buffers, r->eval_x, r->eval_y, n, false, &right);
+        const float *x;
+        const int *y;
+        if (batch_in(r, r->eval_x, r->eval_y, n, &x, &y, err) < 0)
+            return -1;
+        model_forward(&r->model, r->be, &r->ws, work_params(r), work_buffers(r), x, y, n, false, &right);
+        if (r->gpu && backend_cuda_error(r->gpu))
+            return gpu_failed(r, err);
         correct += right;
     }
     if (comm->sum_long(comm, &correct, err) < 0)
@@ -324,18 +466,31 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         const int *y;
         maybe_hang(comm, step);
         loader_next(&r.loader, &x, &y);
-        double loss = model_forward(&r.model, r.be, &r.ws, r.params, r.buffers, x, y, cfg->batch, true, NULL);
+        if (batch_in(&r, x, y, cfg->batch, &x, &y, err) < 0) {
+            rc = -1;
+            break;
+        }
+        double loss = model_forward(&r.model, r.be, &r.ws, work_params(&r), work_buffers(&r), x, y, cfg->batch, true,
+                                    NULL);
+        if (r.gpu && backend_cuda_error(r.gpu)) {
+            rc = gpu_failed(&r, err);
+            break;
+        }
         if (!isfinite(loss)) {
             rc = dt_fail(err, "step %ld: the loss is %f (diverged: try a smaller --lr)", step, loss);
             break;
         }
-        memset(r.grads, 0, r.model.num_params * sizeof(float));
-        model_backward(&r.model, r.be, &r.ws, r.params, r.grads, cfg->batch);
-        if (comm->allreduce_mean(comm, r.grads, r.model.num_params, err) < 0) {
+        backend_zero(r.be, work_grads(&r), r.model.num_params * sizeof(float));
+        model_backward(&r.model, r.be, &r.ws, work_params(&r), work_grads(&r), cfg->batch);
+        if (average_gradients(&r, comm, err) < 0) {
             rc = dt_wrap(err, "step %ld", step);
             break;
         }
-        optim_step(&r.opt, r.params, r.grads);
+        optimizer_step(&r);
+        if (cfg->check_replicas && device_to_host(&r, err) < 0) {
+            rc = -1;
+            break;
+        }
         if (cfg->check_replicas) {
             unsigned long long lo, hi, mine = params_fingerprint(r.params, r.model.num_params);
             if (comm->min_max_u64(comm, mine, &lo, &hi, err) < 0 || lo != hi) {
@@ -356,6 +511,10 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
                 break;
             }
             bool due = cfg->checkpoint_every > 0 && step % cfg->checkpoint_every == 0;
+            if ((stop || due) && device_to_host(&r, err) < 0) {
+                rc = -1;
+                break;
+            }
             if (stop || due) {
                 struct checkpoint ck = checkpoint_view(&r, cfg, comm->world);
                 ck.step = step;
@@ -408,8 +567,10 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     }
     if (r.fast && backend_cpu_failed(r.fast))
         rc = dt_fail(err, "the cpu backend ran out of memory for its im2col buffers");
+    if (rc == 0 && r.gpu && backend_cuda_sync(r.gpu) < 0)
+        rc = gpu_failed(&r, err);
     if (rc == 0 && cfg->params_out)
-        rc = write_params(cfg->params_out, comm->rank, r.params, r.model.num_params, err);
+        rc = device_to_host(&r, err) < 0 ? -1 : write_params(cfg->params_out, comm->rank, r.params, r.model.num_params, err);
     res->seconds = trained;
     if (watching) {
         atomic_store(&wd.stop, 1);

@@ -13,6 +13,7 @@
 struct train_config {
     const char *model, *dataset, *data_dir, *optimizer, *backend;
     int batch, epochs, threads, log_every;
+    int gpu;                   /* backend "cuda": the device, an index among those CUDA sees */
     int eval_every;            /* epochs between evaluations; 0: none at all */
     long max_steps;            /* 0: no limit */
     double lr, momentum, weight_decay;

@@ -1,0 +1,346 @@
+/* test_cuda.c - the GPU backend against the CPU reference (backend_ref.c): every kernel's forward
+ * and backward on the same random inputs, then a short training run whose losses follow the CPU
+ * run's. Without a GPU (or built with CUDA=0) every test prints a SKIP line and passes.
+ *
+ * Tolerances: the GPU may use TF32 tensor cores in convolutions and linear layers (10-bit
+ * mantissas, relative error up to ~1e-3 per product, sums of hundreds of them), so those compare
+ * with |gpu - ref| <= 2e-2 * (1 + |ref|) relative to the largest magnitude; elementwise kernels,
+ * pooling, batch norm statistics and the loss agree to 1e-4; the optimizers to 1e-6. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend.h"
+#include "backend_cuda.h"
+#include "data.h"
+#include "optim.h"
+#include "rng.h"
+#include "testutil.h"
+#include "train.h"
+
+static struct backend *gpu;
+
+static int setup(void **state)
+{
+    (void)state;
+    char why[512];
+    if (backend_cuda_devices() > 0 && !(gpu = backend_cuda_create(0, why, sizeof why)))
+        print_error("a GPU is there but the backend did not start: %s\n", why);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    backend_cuda_destroy(gpu);
+    return 0;
+}
+
+/* Ends the test as skipped, with a visible line, where there is no GPU. */
+static void require_gpu(void)
+{
+    if (gpu)
+        return;
+    print_message("SKIP: no GPU here (backend_cuda_devices() = %d): the CUDA backend is built, not run\n",
+                  backend_cuda_devices());
+    skip();
+}
+
+static float *random_floats(size_t n, uint64_t seed)
+{
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    struct rng rng;
+    rng_seed(&rng, seed);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)rng_normal(&rng);
+    return x;
+}
+
+/* A device copy of host data. */
+static void *up(const void *host, size_t bytes)
+{
+    void *d = backend_alloc(gpu, bytes);
+    assert_non_null(d);
+    assert_int_equal(backend_cuda_upload(gpu, d, host, bytes), 0);
+    return d;
+}
+
+/* The device's array back on the host (freed by the caller), after checking nothing failed. */
+static float *down(const void *device, size_t count)
+{
+    float *h = malloc((count ? count : 1) * sizeof *h);
+    assert_int_equal(backend_cuda_download(gpu, h, device, count * sizeof *h), 0);
+    assert_null(backend_cuda_error(gpu));
+    return h;
+}
+
+/* max |a - b| / (1 + max |b|) over count values, against tolerance. */
+static void assert_close(const char *what, const float *got, const float *want, size_t count, double tolerance)
+{
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < count; i++)
+        scale = fmax(scale, fabs(want[i]));
+    for (size_t i = 0; i < count; i++)
+        worst = fmax(worst, fabs((double)got[i] - want[i]) / (1 + scale));
+    print_message("%-28s max error %.2e (tolerance %.0e)\n", what, worst, tolerance);
+    assert_true(worst <= tolerance);
+}
+
+static void test_linear(void **state)
+{
+    (void)state;
+    require_gpu();
+    const struct backend *ref = backend_reference();
+    int n = 32, in = 300, out = 70;
+    float *x = random_floats((size_t)n * in, 1), *w = random_floats((size_t)out * in, 2), *b = random_floats(out, 3);
+    float *dy = random_floats((size_t)n * out, 4), *y = calloc((size_t)n * out, 4), *dx = random_floats((size_t)n * in, 5);
+    float *dw = calloc((size_t)out * in, 4), *db = calloc(out, 4);
+    float *gx = up(x, n * in * 4), *gw = up(w, out * in * 4), *gb = up(b, out * 4), *gdy = up(dy, n * out * 4);
+    float *gy = up(y, n * out * 4), *gdx = up(dx, n * in * 4), *gdw = up(dw, out * in * 4), *gdb = up(db, out * 4);
+    ref->linear_forward(NULL, x, w, b, y, n, in, out);
+    gpu->linear_forward(gpu->state, gx, gw, gb, gy, n, in, out);
+    ref->linear_backward(NULL, x, w, dy, dx, dw, db, n, in, out, true);   /* accumulate onto dx's values */
+    gpu->linear_backward(gpu->state, gx, gw, gdy, gdx, gdw, gdb, n, in, out, true);
+    float *hy = down(gy, n * out), *hdx = down(gdx, n * in), *hdw = down(gdw, out * in), *hdb = down(gdb, out);
+    assert_close("linear forward", hy, y, (size_t)n * out, 2e-2);
+    assert_close("linear input gradient", hdx, dx, (size_t)n * in, 2e-2);
+    assert_close("linear weight gradient", hdw, dw, (size_t)out * in, 2e-2);
+    assert_close("linear bias gradient", hdb, db, out, 1e-4);
+    void *held[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
+    for (int i = 0; i < 8; i++)
+        backend_release(gpu, held[i]);
+    free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
+    free(hy), free(hdx), free(hdw), free(hdb);
+}
+
+/* One convolution shape, with and without bias, overwriting and accumulating dx. */
+static void check_conv(struct conv_shape s, bool bias, bool accumulate)
+{
+    const struct backend *ref = backend_reference();
+    s.h_out = conv_out_size(s.h, s.kh, s.stride, s.pad), s.w_out = conv_out_size(s.w, s.kw, s.stride, s.pad);
+    size_t nx = (size_t)s.n * s.c * s.h * s.w, nw = (size_t)s.c_out * s.c * s.kh * s.kw;
+    size_t ny = (size_t)s.n * s.c_out * s.h_out * s.w_out;
+    float *x = random_floats(nx, 11), *w = random_floats(nw, 12), *b = random_floats(s.c_out, 13);
+    float *dy = random_floats(ny, 14), *y = calloc(ny, 4), *dx = random_floats(nx, 15), *dw = calloc(nw, 4);
+    float *db = calloc(s.c_out, 4);
+    float *gx = up(x, nx * 4), *gw = up(w, nw * 4), *gb = up(b, s.c_out * 4), *gdy = up(dy, ny * 4), *gy = up(y, ny * 4);
+    float *gdx = up(dx, nx * 4), *gdw = up(dw, nw * 4), *gdb = up(db, s.c_out * 4);
+    ref->conv_forward(NULL, &s, x, w, bias ? b : NULL, y);
+    gpu->conv_forward(gpu->state, &s, gx, gw, bias ? gb : NULL, gy);
+    ref->conv_backward(NULL, &s, x, w, dy, dx, dw, bias ? db : NULL, accumulate);
+    gpu->conv_backward(gpu->state, &s, gx, gw, gdy, gdx, gdw, bias ? gdb : NULL, accumulate);
+    float *hy = down(gy, ny), *hdx = down(gdx, nx), *hdw = down(gdw, nw), *hdb = down(gdb, s.c_out);
+    char what[96];
+    snprintf(what, sizeof what, "conv %d->%d %dx%d s%d p%d", s.c, s.c_out, s.kh, s.kw, s.stride, s.pad);
+    assert_close(what, hy, y, ny, 2e-2);
+    assert_close("  input gradient", hdx, dx, nx, 2e-2);
+    assert_close("  weight gradient", hdw, dw, nw, 2e-2);
+    if (bias)
+        assert_close("  bias gradient", hdb, db, s.c_out, 1e-3);
+    void *held[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
+    for (int i = 0; i < 8; i++)
+        backend_release(gpu, held[i]);
+    free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
+    free(hy), free(hdx), free(hdw), free(hdb);
+}
+
+static void test_convolutions(void **state)
+{
+    (void)state;
+    require_gpu();
+    check_conv((struct conv_shape){.n = 8, .c = 1, .h = 28, .w = 28, .c_out = 6, .kh = 5, .kw = 5, .stride = 1}, true,
+               false);
+    check_conv((struct conv_shape){.n = 8, .c = 16, .h = 14, .w = 14, .c_out = 32, .kh = 3, .kw = 3, .stride = 1,
+                                   .pad = 1}, false, true);
+    check_conv((struct conv_shape){.n = 4, .c = 32, .h = 15, .w = 15, .c_out = 64, .kh = 3, .kw = 3, .stride = 2,
+                                   .pad = 1}, false, false);
+    check_conv((struct conv_shape){.n = 4, .c = 64, .h = 8, .w = 8, .c_out = 128, .kh = 1, .kw = 1, .stride = 2},
+               false, true);
+}
+
+static void test_batchnorm(void **state)
+{
+    (void)state;
+    require_gpu();
+    const struct backend *ref = backend_reference();
+    int n = 16, c = 12, hw = 49;
+    size_t count = (size_t)n * c * hw;
+    float *x = random_floats(count, 21), *gamma = random_floats(c, 22), *beta = random_floats(c, 23);
+    float *dy = random_floats(count, 24), *y = calloc(count, 4), *dx = random_floats(count, 25);
+    float *mean = calloc(c, 4), *var = malloc(c * 4), *save = calloc(2 * c, 4), *dg = calloc(c, 4), *dbt = calloc(c, 4);
+    for (int i = 0; i < c; i++)
+        var[i] = 1;
+    float *gx = up(x, count * 4), *gg = up(gamma, c * 4), *gbt = up(beta, c * 4), *gdy = up(dy, count * 4);
+    float *gy = up(y, count * 4), *gdx = up(dx, count * 4), *gmean = up(mean, c * 4), *gvar = up(var, c * 4);
+    float *gsave = up(save, 2 * c * 4), *gdg = up(dg, c * 4), *gdbt = up(dbt, c * 4);
+    ref->batchnorm_forward(NULL, x, gamma, beta, mean, var, save, save + c, y, n, c, hw, true, 0.1f, 1e-5f);
+    gpu->batchnorm_forward(gpu->state, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, n, c, hw, true, 0.1f, 1e-5f);
+    ref->batchnorm_backward(NULL, x, gamma, save, save + c, dy, dx, dg, dbt, n, c, hw, false);
+    gpu->batchnorm_backward(gpu->state, gx, gg, gsave, gsave + c, gdy, gdx, gdg, gdbt, n, c, hw, false);
+    float *hy = down(gy, count), *hdx = down(gdx, count), *hm = down(gmean, c), *hv = down(gvar, c);
+    float *hdg = down(gdg, c), *hdb = down(gdbt, c);
+    assert_close("batchnorm forward (train)", hy, y, count, 1e-4);
+    assert_close("  running mean", hm, mean, c, 1e-4);
+    assert_close("  running variance (unbiased)", hv, var, c, 1e-4);
+    assert_close("  input gradient", hdx, dx, count, 1e-4);
+    assert_close("  gamma gradient", hdg, dg, c, 1e-3);
+    assert_close("  beta gradient", hdb, dbt, c, 1e-3);
+    ref->batchnorm_forward(NULL, x, gamma, beta, mean, var, save, save + c, y, n, c, hw, false, 0.1f, 1e-5f);
+    gpu->batchnorm_forward(gpu->state, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, n, c, hw, false, 0.1f, 1e-5f);
+    free(hy);
+    hy = down(gy, count);
+    assert_close("batchnorm forward (eval)", hy, y, count, 1e-4);
+    void *held[] = {gx, gg, gbt, gdy, gy, gdx, gmean, gvar, gsave, gdg, gdbt};
+    for (int i = 0; i < 11; i++)
+        backend_release(gpu, held[i]);
+    free(x), free(gamma), free(beta), free(dy), free(y), free(dx), free(mean), free(var), free(save), free(dg), free(dbt);
+    free(hy), free(hdx), free(hm), free(hv), free(hdg), free(hdb);
+}
+
+/* ReLU, residual add, both poolings and the loss: the reference's arithmetic. */
+static void test_elementwise_pooling_and_loss(void **state)
+{
+    (void)state;
+    require_gpu();
+    const struct backend *ref = backend_reference();
+    int n = 8, c = 5, h = 13, w = 13, k = 3, stride = 2, pad = 1;
+    int ho = conv_out_size(h, k, stride, pad), wo = conv_out_size(w, k, stride, pad);
+    size_t count = (size_t)n * c * h * w, pooled = (size_t)n * c * ho * wo;
+    float *x = random_floats(count, 31), *x2 = random_floats(count, 32), *dy = random_floats(count, 33);
+    float *y = calloc(count, 4), *dx = calloc(count, 4), *dx2 = calloc(count, 4);
+    float *gx = up(x, count * 4), *gx2 = up(x2, count * 4), *gdy = up(dy, count * 4), *gy = up(y, count * 4);
+    float *gdx = up(dx, count * 4), *gdx2 = up(dx2, count * 4);
+    ref->relu_forward(NULL, x, y, count), gpu->relu_forward(gpu->state, gx, gy, count);
+    ref->relu_backward(NULL, y, dy, dx, count, false), gpu->relu_backward(gpu->state, gy, gdy, gdx, count, false);
+    float *hy = down(gy, count), *hdx = down(gdx, count);
+    assert_close("relu forward", hy, y, count, 1e-6);
+    assert_close("relu backward", hdx, dx, count, 1e-6);
+    free(hy), free(hdx);
+    ref->add_forward(NULL, x, x2, y, count), gpu->add_forward(gpu->state, gx, gx2, gy, count);
+    ref->add_backward(NULL, dy, dx, dx2, count), gpu->add_backward(gpu->state, gdy, gdx, gdx2, count);
+    hy = down(gy, count), hdx = down(gdx, count);
+    float *hdx2 = down(gdx2, count);
+    assert_close("add forward", hy, y, count, 1e-6);
+    assert_close("add backward", hdx, dx, count, 1e-6);
+    assert_close("add backward (second input)", hdx2, dx2, count, 1e-6);
+    free(hy), free(hdx), free(hdx2);
+    int *argmax = calloc(pooled, sizeof(int)), *gargmax = backend_alloc(gpu, pooled * sizeof(int));
+    ref->maxpool_forward(NULL, x, y, argmax, n, c, h, w, k, stride, pad);
+    gpu->maxpool_forward(gpu->state, gx, gy, gargmax, n, c, h, w, k, stride, pad);
+    ref->maxpool_backward(NULL, argmax, dy, dx, n, c, h, w, ho, wo, k, stride, pad, false);
+    gpu->maxpool_backward(gpu->state, gargmax, gdy, gdx, n, c, h, w, ho, wo, k, stride, pad, false);
+    hy = down(gy, pooled), hdx = down(gdx, count);
+    assert_close("maxpool 3x3 s2 p1 forward", hy, y, pooled, 1e-6);
+    assert_close("maxpool backward (overlapping)", hdx, dx, count, 1e-5);
+    free(hy), free(hdx);
+    ref->avgpool_forward(NULL, x, y, n, c, h * w), gpu->avgpool_forward(gpu->state, gx, gy, n, c, h * w);
+    ref->avgpool_backward(NULL, dy, dx, n, c, h * w, true), gpu->avgpool_backward(gpu->state, gdy, gdx, n, c, h * w, true);
+    hy = down(gy, (size_t)n * c), hdx = down(gdx, count);
+    assert_close("avgpool forward", hy, y, (size_t)n * c, 1e-5);
+    assert_close("avgpool backward", hdx, dx, count, 1e-5);
+    free(hy), free(hdx);
+    int rows = 64, classes = 10, labels[64], right_ref, right_gpu;
+    for (int i = 0; i < rows; i++)
+        labels[i] = (i * 7) % classes;
+    int *glabels = up(labels, sizeof labels);
+    double loss_ref = ref->softmax_xent(NULL, x, labels, dx, rows, classes, &right_ref);
+    double loss_gpu = gpu->softmax_xent(gpu->state, gx, glabels, gdx, rows, classes, &right_gpu);
+    hdx = down(gdx, (size_t)rows * classes);
+    print_message("softmax cross-entropy        loss %.6f vs %.6f, right %d vs %d\n", loss_gpu, loss_ref, right_gpu,
+                  right_ref);
+    assert_true(fabs(loss_gpu - loss_ref) <= 1e-5 * (1 + fabs(loss_ref)));
+    assert_int_equal(right_gpu, right_ref);
+    assert_close("softmax cross-entropy grad", hdx, dx, (size_t)rows * classes, 1e-6);
+    free(hdx);
+    void *held[] = {gx, gx2, gdy, gy, gdx, gdx2, gargmax, glabels};
+    for (int i = 0; i < 8; i++)
+        backend_release(gpu, held[i]);
+    free(x), free(x2), free(dy), free(y), free(dx), free(dx2), free(argmax);
+}
+
+/* Three Adam and three SGD steps on the GPU against optim.c. */
+static void test_optimizers(void **state)
+{
+    (void)state;
+    require_gpu();
+    const char *names[] = {"adam", "sgd"};
+    size_t count = 5000;
+    for (int k = 0; k < 2; k++) {
+        struct optimizer cpu, dev;
+        assert_int_equal(optim_create(&cpu, names[k], count, NULL), 0);
+        assert_int_equal(optim_create(&dev, names[k], count, NULL), 0);
+        cpu.lr = dev.lr = 0.01f, cpu.momentum = dev.momentum = 0.9f, cpu.weight_decay = dev.weight_decay = 1e-4f;
+        float *p = random_floats(count, 41), *gp = up(p, count * 4), *gm = up(cpu.m, count * 4);
+        float *gv = cpu.v ? up(cpu.v, count * 4) : NULL;
+        for (int step = 0; step < 3; step++) {
+            float *g = random_floats(count, 50 + (uint64_t)step), *gg = up(g, count * 4);
+            optim_step(&cpu, p, g);
+            dev.step++;
+            if (dev.kind == OPTIM_SGD) {
+                backend_cuda_sgd(gpu, gp, gg, gm, count, dev.lr, dev.momentum, dev.weight_decay, dev.step == 1);
+            } else {
+                float step_size, root2;
+                optim_adam_scalars(&dev, &step_size, &root2);
+                backend_cuda_adam(gpu, gp, gg, gm, gv, count, dev.beta1, dev.beta2, dev.eps, dev.weight_decay,
+                                  step_size, root2);
+            }
+            backend_release(gpu, gg);
+            free(g);
+        }
+        float *hp = down(gp, count);
+        assert_close(names[k], hp, p, count, 1e-6);
+        backend_release(gpu, gp), backend_release(gpu, gm);
+        if (gv)
+            backend_release(gpu, gv);
+        free(p), free(hp);
+        optim_free(&cpu), optim_free(&dev);
+    }
+}
+
+/* LeNet, 30 Adam steps on synthetic data, on the CPU and on the GPU: the same start (the same
+ * seed), so the losses follow each other (TF32 lets them drift apart slowly). */
+static void test_training_follows_the_cpu(void **state)
+{
+    (void)state;
+    require_gpu();
+    double final[2];
+    const char *backends[] = {"cpu", "cuda"};
+    for (int b = 0; b < 2; b++) {
+        struct train_config cfg = {.model = "lenet", .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
+                                   .optimizer = "adam", .backend = backends[b], .batch = 64, .epochs = 1,
+                                   .threads = 1, .log_every = 1000, .eval_every = 0, .max_steps = 30, .lr = 0.002,
+                                   .seed = 3};
+        struct train_result res;
+        struct dt_err err;
+        FILE *out = fopen("/dev/null", "w");
+        int rc = train_run(&cfg, out, &res, &err);
+        fclose(out);
+        if (rc < 0)
+            print_error("%s: %s\n", backends[b], err.msg);
+        assert_int_equal(rc, 0);
+        final[b] = res.final_loss;
+        print_message("%s: loss after 30 steps %.5f, %.0f samples/s\n", backends[b], res.final_loss, res.final_rate);
+        train_result_free(&res);
+    }
+    assert_true(fabs(final[1] - final[0]) <= 0.05 * (1 + final[0]));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_linear),
+        cmocka_unit_test(test_convolutions),
+        cmocka_unit_test(test_batchnorm),
+        cmocka_unit_test(test_elementwise_pooling_and_loss),
+        cmocka_unit_test(test_optimizers),
+        cmocka_unit_test(test_training_follows_the_cpu),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

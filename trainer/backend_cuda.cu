@@ -1,0 +1,762 @@
+/* backend_cuda.cu - the kernels of backend.h on an NVIDIA GPU: cuBLAS for linear layers, cuDNN for
+ * convolutions (algorithms chosen once per shape by cuDNN's heuristics and cached), batch norm,
+ * and small kernels of our own for ReLU, pooling, the residual add, the loss and the optimizer.
+ *
+ * Every pointer the table receives is device memory (the backend's alloc); all work goes on one
+ * stream, in order, so the table's functions return at once and only the loss waits for the GPU.
+ * Math: fp32 with TF32 tensor cores allowed (cuBLAS TF32 mode, cuDNN's default math), as PyTorch
+ * allows for convolutions. The CPU reference (backend_ref.c) is the specification;
+ * tests/test_cuda.c holds every kernel against it. A CUDA, cuBLAS or cuDNN failure is kept (the
+ * first one) and reported by backend_cuda_error: the functions of the table return nothing. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+#include "backend.h"
+#include "backend_cuda.h"
+}
+
+namespace {
+
+/* One convolution shape's descriptors and algorithms, found once. */
+struct conv_plan {
+    int n, c, h, w, c_out, k, stride, pad;
+    cudnnTensorDescriptor_t x, y, bias;
+    cudnnFilterDescriptor_t filter;
+    cudnnConvolutionDescriptor_t conv;
+    cudnnConvolutionFwdAlgo_t fwd;
+    cudnnConvolutionBwdDataAlgo_t bwd_data;
+    cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+};
+
+struct cuda_state {
+    struct backend table;
+    int device;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    cudnnHandle_t dnn;
+    conv_plan *plans;
+    int num_plans, cap_plans;
+    void *workspace;           /* cuDNN's scratch, grown to the largest a chosen algorithm needs */
+    size_t workspace_size;
+    float *row_loss;           /* softmax_xent: per row, on the device */
+    int *row_correct;
+    float *host_loss;          /* and their pinned host copies */
+    int *host_correct;
+    int rows_cap;
+    char error[512];           /* the first failure; "" while all is well */
+};
+
+cuda_state *state_of(void *s) { return static_cast<cuda_state *>(s); }
+
+bool failed(cuda_state *st) { return st->error[0] != '\0'; }
+
+void fail(cuda_state *st, const char *what, const char *why)
+{
+    if (!failed(st))
+        snprintf(st->error, sizeof st->error, "%s: %s", what, why);
+}
+
+bool cuda_ok(cuda_state *st, cudaError_t rc, const char *what)
+{
+    if (rc != cudaSuccess)
+        fail(st, what, cudaGetErrorString(rc));
+    return rc == cudaSuccess;
+}
+
+bool dnn_ok(cuda_state *st, cudnnStatus_t rc, const char *what)
+{
+    if (rc != CUDNN_STATUS_SUCCESS)
+        fail(st, what, cudnnGetErrorString(rc));
+    return rc == CUDNN_STATUS_SUCCESS;
+}
+
+bool blas_ok(cuda_state *st, cublasStatus_t rc, const char *what)
+{
+    if (rc != CUBLAS_STATUS_SUCCESS)
+        fail(st, what, cublasGetStatusString(rc));
+    return rc == CUBLAS_STATUS_SUCCESS;
+}
+
+constexpr int THREADS = 256;
+
+unsigned blocks_for(size_t count)
+{
+    size_t blocks = (count + THREADS - 1) / THREADS;
+    return (unsigned)(blocks < 65535 * 16 ? (blocks ? blocks : 1) : 65535 * 16);
+}
+
+/* ---------- elementwise kernels (grid-stride loops) ---------- */
+
+__global__ void k_fill_rows(float *y, const float *b, int n, int out)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (size_t)n * out; i += (size_t)gridDim.x * blockDim.x)
+        y[i] = b[i % out];
+}
+
+/* db[j] += sum over rows of dy[row][j] */
+__global__ void k_sum_rows(const float *dy, float *db, int n, int out)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= out)
+        return;
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += dy[(size_t)i * out + j];
+    db[j] += (float)sum;
+}
+
+__global__ void k_relu_forward(const float *x, float *y, size_t count)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+__global__ void k_relu_backward(const float *y, const float *dy, float *dx, size_t count, bool accumulate)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
+        float g = y[i] > 0.0f ? dy[i] : 0.0f;
+        dx[i] = accumulate ? dx[i] + g : g;
+    }
+}
+
+__global__ void k_add_forward(const float *a, const float *b, float *y, size_t count)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+        y[i] = a[i] + b[i];
+}
+
+__global__ void k_add_backward(const float *dy, float *da, float *db, size_t count)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
+        da[i] += dy[i];
+        db[i] += dy[i];
+    }
+}
+
+/* One thread per output: the window's largest value and where it was (the reference's order:
+ * the first of equal values wins). */
+__global__ void k_maxpool_forward(const float *x, float *y, int *argmax, size_t planes, int h, int w, int h_out,
+                                  int w_out, int k, int stride, int pad)
+{
+    size_t total = planes * h_out * w_out;
+    for (size_t o = blockIdx.x * (size_t)blockDim.x + threadIdx.x; o < total; o += (size_t)gridDim.x * blockDim.x) {
+        size_t plane = o / ((size_t)h_out * w_out);
+        int oy = (int)(o / w_out % h_out), ox = (int)(o % w_out);
+        const float *p = x + plane * h * w;
+        float best = -FLT_MAX;
+        int best_at = -1;
+        for (int ky = 0; ky < k; ky++) {
+            int iy = oy * stride - pad + ky;
+            if (iy < 0 || iy >= h)
+                continue;
+            for (int kx = 0; kx < k; kx++) {
+                int ix = ox * stride - pad + kx;
+                if (ix >= 0 && ix < w && (best_at < 0 || p[iy * w + ix] > best)) {
+                    best = p[iy * w + ix];
+                    best_at = iy * w + ix;
+                }
+            }
+        }
+        y[o] = best;
+        argmax[o] = best_at;
+    }
+}
+
+/* Windows may overlap (ResNet's 3x3 stride 2): the scatter adds atomically. */
+__global__ void k_maxpool_backward(const int *argmax, const float *dy, float *dx, size_t planes, size_t per_in,
+                                   size_t per_out)
+{
+    size_t total = planes * per_out;
+    for (size_t o = blockIdx.x * (size_t)blockDim.x + threadIdx.x; o < total; o += (size_t)gridDim.x * blockDim.x)
+        atomicAdd(&dx[o / per_out * per_in + argmax[o]], dy[o]);
+}
+
+/* One thread per (sample, channel). */
+__global__ void k_avgpool_forward(const float *x, float *y, size_t planes, int hw)
+{
+    for (size_t p = blockIdx.x * (size_t)blockDim.x + threadIdx.x; p < planes; p += (size_t)gridDim.x * blockDim.x) {
+        double sum = 0;
+        for (int i = 0; i < hw; i++)
+            sum += x[p * hw + i];
+        y[p] = (float)(sum / hw);
+    }
+}
+
+__global__ void k_avgpool_backward(const float *dy, float *dx, size_t planes, int hw, bool accumulate)
+{
+    size_t total = planes * hw;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
+        float g = dy[i / hw] / hw;
+        dx[i] = accumulate ? dx[i] + g : g;
+    }
+}
+
+/* One thread per row: the reference's arithmetic (double sums), its loss and right answer. */
+__global__ void k_softmax_xent(const float *logits, const int *labels, float *dlogits, float *row_loss,
+                               int *row_correct, int n, int classes)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const float *z = logits + (size_t)i * classes;
+    int best = 0;
+    float max = z[0];
+    for (int k = 1; k < classes; k++)
+        if (z[k] > max) {
+            max = z[k];
+            best = k;
+        }
+    double sum = 0;
+    for (int k = 0; k < classes; k++)
+        sum += exp((double)z[k] - max);
+    int label = labels[i];
+    row_loss[i] = (float)(log(sum) - ((double)z[label] - max));
+    row_correct[i] = best == label;
+    if (!dlogits)
+        return;
+    for (int k = 0; k < classes; k++) {
+        double p = exp((double)z[k] - max) / sum;
+        dlogits[(size_t)i * classes + k] = (float)((p - (k == label)) / n);
+    }
+}
+
+/* The optimizers of optim.c, elementwise, the same float arithmetic. */
+__global__ void k_sgd(float *p, const float *g, float *m, size_t count, float lr, float momentum, float weight_decay,
+                      bool first)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
+        float d = g[i] + weight_decay * p[i];
+        if (momentum != 0.0f) {
+            m[i] = first ? d : momentum * m[i] + d;
+            d = m[i];
+        }
+        p[i] -= lr * d;
+    }
+}
+
+__global__ void k_adam(float *p, const float *g, float *m, float *v, size_t count, float b1, float b2, float eps,
+                       float weight_decay, float step_size, float root2)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
+        float d = g[i] + weight_decay * p[i];
+        m[i] = b1 * m[i] + (1.0f - b1) * d;
+        v[i] = b2 * v[i] + (1.0f - b2) * d * d;
+        p[i] -= step_size * m[i] / (sqrtf(v[i]) / root2 + eps);
+    }
+}
+
+__global__ void k_scale(float *x, size_t count, float factor)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+        x[i] *= factor;
+}
+
+void launched(cuda_state *st, const char *what)
+{
+    cuda_ok(st, cudaGetLastError(), what);
+}
+
+/* ---------- linear: cuBLAS, row-major arrays read as column-major transposes ---------- */
+
+void cuda_linear_forward(void *s, const float *x, const float *w, const float *b, float *y, int n, int in, int out)
+{
+    cuda_state *st = state_of(s);
+    float one = 1.0f;
+    k_fill_rows<<<blocks_for((size_t)n * out), THREADS, 0, st->stream>>>(y, b, n, out);
+    launched(st, "linear bias");
+    /* y^T (out x n) = w (in x out, col-major)^T . x^T (in x n) */
+    blas_ok(st, cublasSgemm(st->blas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one, w, in, x, in, &one, y, out),
+            "cublasSgemm (linear forward)");
+}
+
+void cuda_linear_backward(void *s, const float *x, const float *w, const float *dy, float *dx, float *dw, float *db,
+                          int n, int in, int out, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    float one = 1.0f, zero = 0.0f;
+    /* dw (in x out, col-major) += x^T (in x n) . dy (n x out) */
+    blas_ok(st, cublasSgemm(st->blas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, in, dy, out, &one, dw, in),
+            "cublasSgemm (linear weight gradient)");
+    k_sum_rows<<<blocks_for((size_t)out), THREADS, 0, st->stream>>>(dy, db, n, out);
+    launched(st, "linear bias gradient");
+    if (dx)   /* dx^T (in x n) = w^T (in x out) . dy^T (out x n) */
+        blas_ok(st, cublasSgemm(st->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, w, in, dy, out,
+                                accumulate ? &one : &zero, dx, in),
+                "cublasSgemm (linear input gradient)");
+}
+
+/* ---------- convolution: cuDNN ---------- */
+
+bool grow_workspace(cuda_state *st, size_t bytes)
+{
+    if (bytes <= st->workspace_size)
+        return true;
+    cudaStreamSynchronize(st->stream);   /* the old scratch may still be in use */
+    cudaFree(st->workspace);
+    st->workspace = nullptr, st->workspace_size = 0;
+    if (!cuda_ok(st, cudaMalloc(&st->workspace, bytes), "cudaMalloc (cuDNN workspace)"))
+        return false;
+    st->workspace_size = bytes;
+    return true;
+}
+
+/* The fastest algorithm cuDNN's heuristics expect whose scratch we can allocate. */
+template <typename Perf, typename Getter>
+bool pick(cuda_state *st, Getter get, decltype(Perf::algo) *algo, size_t *bytes, const char *what)
+{
+    Perf perf[16];
+    int found = 0;
+    if (!dnn_ok(st, get(perf, 16, &found), what))
+        return false;
+    for (int i = 0; i < found; i++)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && grow_workspace(st, perf[i].memory)) {
+            *algo = perf[i].algo;
+            *bytes = perf[i].memory;
+            return true;
+        }
+    fail(st, what, "no usable algorithm");
+    return false;
+}
+
+conv_plan *plan_for(cuda_state *st, const struct conv_shape *s)
+{
+    for (int i = 0; i < st->num_plans; i++) {
+        conv_plan *p = &st->plans[i];
+        if (p->n == s->n && p->c == s->c && p->h == s->h && p->w == s->w && p->c_out == s->c_out && p->k == s->kh &&
+            p->stride == s->stride && p->pad == s->pad)
+            return p;
+    }
+    if (st->num_plans == st->cap_plans) {
+        int cap = st->cap_plans ? 2 * st->cap_plans : 32;
+        conv_plan *grown = static_cast<conv_plan *>(realloc(st->plans, cap * sizeof *grown));
+        if (!grown) {
+            fail(st, "convolution plans", "out of memory");
+            return nullptr;
+        }
+        st->plans = grown, st->cap_plans = cap;
+    }
+    conv_plan *p = &st->plans[st->num_plans];
+    *p = conv_plan{};
+    p->n = s->n, p->c = s->c, p->h = s->h, p->w = s->w, p->c_out = s->c_out, p->k = s->kh, p->stride = s->stride;
+    p->pad = s->pad;
+    bool ok = dnn_ok(st, cudnnCreateTensorDescriptor(&p->x), "cudnnCreateTensorDescriptor") &&
+              dnn_ok(st, cudnnCreateTensorDescriptor(&p->y), "cudnnCreateTensorDescriptor") &&
+              dnn_ok(st, cudnnCreateTensorDescriptor(&p->bias), "cudnnCreateTensorDescriptor") &&
+              dnn_ok(st, cudnnCreateFilterDescriptor(&p->filter), "cudnnCreateFilterDescriptor") &&
+              dnn_ok(st, cudnnCreateConvolutionDescriptor(&p->conv), "cudnnCreateConvolutionDescriptor");
+    ok = ok && dnn_ok(st, cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c, s->h, s->w),
+                      "cudnnSetTensor4dDescriptor (x)") &&
+         dnn_ok(st, cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c_out, s->h_out,
+                                               s->w_out), "cudnnSetTensor4dDescriptor (y)") &&
+         dnn_ok(st, cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->c_out, 1, 1),
+                "cudnnSetTensor4dDescriptor (bias)") &&
+         dnn_ok(st, cudnnSetFilter4dDescriptor(p->filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->c_out, s->c, s->kh,
+                                               s->kw), "cudnnSetFilter4dDescriptor") &&
+         dnn_ok(st, cudnnSetConvolution2dDescriptor(p->conv, s->pad, s->pad, s->stride, s->stride, 1, 1,
+                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                "cudnnSetConvolution2dDescriptor") &&
+         dnn_ok(st, cudnnSetConvolutionMathType(p->conv, CUDNN_DEFAULT_MATH), "cudnnSetConvolutionMathType");
+    size_t bytes;
+    ok = ok &&
+         pick<cudnnConvolutionFwdAlgoPerf_t>(st, [&](cudnnConvolutionFwdAlgoPerf_t *perf, int max, int *found) {
+             return cudnnGetConvolutionForwardAlgorithm_v7(st->dnn, p->x, p->filter, p->conv, p->y, max, found, perf);
+         }, &p->fwd, &bytes, "cudnnGetConvolutionForwardAlgorithm_v7") &&
+         pick<cudnnConvolutionBwdDataAlgoPerf_t>(st, [&](cudnnConvolutionBwdDataAlgoPerf_t *perf, int max, int *found) {
+             return cudnnGetConvolutionBackwardDataAlgorithm_v7(st->dnn, p->filter, p->y, p->conv, p->x, max, found,
+                                                                perf);
+         }, &p->bwd_data, &bytes, "cudnnGetConvolutionBackwardDataAlgorithm_v7") &&
+         pick<cudnnConvolutionBwdFilterAlgoPerf_t>(st, [&](cudnnConvolutionBwdFilterAlgoPerf_t *perf, int max,
+                                                         int *found) {
+             return cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->dnn, p->x, p->y, p->conv, p->filter, max, found,
+                                                                  perf);
+         }, &p->bwd_filter, &bytes, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    if (!ok)
+        return nullptr;
+    st->num_plans++;
+    return p;
+}
+
+void cuda_conv_forward(void *s, const struct conv_shape *shape, const float *x, const float *w, const float *b, float *y)
+{
+    cuda_state *st = state_of(s);
+    conv_plan *p = plan_for(st, shape);
+    if (!p)
+        return;
+    float one = 1.0f, zero = 0.0f;
+    dnn_ok(st, cudnnConvolutionForward(st->dnn, &one, p->x, x, p->filter, w, p->conv, p->fwd, st->workspace,
+                                       st->workspace_size, &zero, p->y, y), "cudnnConvolutionForward");
+    if (b)
+        dnn_ok(st, cudnnAddTensor(st->dnn, &one, p->bias, b, &one, p->y, y), "cudnnAddTensor (conv bias)");
+}
+
+void cuda_conv_backward(void *s, const struct conv_shape *shape, const float *x, const float *w, const float *dy,
+                        float *dx, float *dw, float *db, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    conv_plan *p = plan_for(st, shape);
+    if (!p)
+        return;
+    float one = 1.0f, zero = 0.0f;
+    dnn_ok(st, cudnnConvolutionBackwardFilter(st->dnn, &one, p->x, x, p->y, dy, p->conv, p->bwd_filter, st->workspace,
+                                              st->workspace_size, &one, p->filter, dw),
+           "cudnnConvolutionBackwardFilter");
+    if (db)
+        dnn_ok(st, cudnnConvolutionBackwardBias(st->dnn, &one, p->y, dy, &one, p->bias, db),
+               "cudnnConvolutionBackwardBias");
+    if (dx)
+        dnn_ok(st, cudnnConvolutionBackwardData(st->dnn, &one, p->filter, w, p->y, dy, p->conv, p->bwd_data,
+                                                st->workspace, st->workspace_size, accumulate ? &one : &zero, p->x, dx),
+               "cudnnConvolutionBackwardData");
+}
+
+/* ---------- batch norm: cuDNN's spatial mode, PyTorch's semantics ---------- */
+
+/* x as (n, c, hw, 1), and the per-channel descriptor derived from it. */
+bool bn_descriptors(cuda_state *st, int n, int c, int hw, cudnnTensorDescriptor_t *x, cudnnTensorDescriptor_t *param)
+{
+    *x = nullptr, *param = nullptr;
+    return dnn_ok(st, cudnnCreateTensorDescriptor(x), "cudnnCreateTensorDescriptor") &&
+           dnn_ok(st, cudnnCreateTensorDescriptor(param), "cudnnCreateTensorDescriptor") &&
+           dnn_ok(st, cudnnSetTensor4dDescriptor(*x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, hw, 1),
+                  "cudnnSetTensor4dDescriptor (batch norm)") &&
+           dnn_ok(st, cudnnDeriveBNTensorDescriptor(*param, *x, CUDNN_BATCHNORM_SPATIAL), "cudnnDeriveBNTensorDescriptor");
+}
+
+void bn_release(cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t param)
+{
+    if (x)
+        cudnnDestroyTensorDescriptor(x);
+    if (param)
+        cudnnDestroyTensorDescriptor(param);
+}
+
+void cuda_batchnorm_forward(void *s, const float *x, const float *gamma, const float *beta, float *running_mean,
+                            float *running_var, float *save_mean, float *save_invstd, float *y, int n, int c, int hw,
+                            bool training, float momentum, float eps)
+{
+    cuda_state *st = state_of(s);
+    cudnnTensorDescriptor_t xd, pd;
+    float one = 1.0f, zero = 0.0f;
+    if (bn_descriptors(st, n, c, hw, &xd, &pd)) {
+        /* cuDNN's running variance is the unbiased one and its average factor is PyTorch's momentum */
+        if (training)
+            dnn_ok(st, cudnnBatchNormalizationForwardTraining(st->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd, x, xd,
+                                                              y, pd, gamma, beta, momentum, running_mean, running_var,
+                                                              eps, save_mean, save_invstd),
+                   "cudnnBatchNormalizationForwardTraining");
+        else
+            dnn_ok(st, cudnnBatchNormalizationForwardInference(st->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd, x, xd,
+                                                               y, pd, gamma, beta, running_mean, running_var, eps),
+                   "cudnnBatchNormalizationForwardInference");
+    }
+    bn_release(xd, pd);
+}
+
+void cuda_batchnorm_backward(void *s, const float *x, const float *gamma, const float *save_mean,
+                             const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int n,
+                             int c, int hw, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    cudnnTensorDescriptor_t xd, pd;
+    float one = 1.0f, zero = 0.0f;
+    if (bn_descriptors(st, n, c, hw, &xd, &pd))
+        dnn_ok(st, cudnnBatchNormalizationBackward(st->dnn, CUDNN_BATCHNORM_SPATIAL, &one, accumulate ? &one : &zero,
+                                                   &one, &one, xd, x, xd, dy, xd, dx, pd, gamma, dgamma, dbeta,
+                                                   1e-5 /* unused: the saved statistics are given */, save_mean,
+                                                   save_invstd),
+               "cudnnBatchNormalizationBackward");
+    bn_release(xd, pd);
+}
+
+/* ---------- the rest: our kernels ---------- */
+
+void cuda_relu_forward(void *s, const float *x, float *y, size_t count)
+{
+    cuda_state *st = state_of(s);
+    k_relu_forward<<<blocks_for(count), THREADS, 0, st->stream>>>(x, y, count);
+    launched(st, "relu forward");
+}
+
+void cuda_relu_backward(void *s, const float *y, const float *dy, float *dx, size_t count, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    k_relu_backward<<<blocks_for(count), THREADS, 0, st->stream>>>(y, dy, dx, count, accumulate);
+    launched(st, "relu backward");
+}
+
+void cuda_maxpool_forward(void *s, const float *x, float *y, int *argmax, int n, int c, int h, int w, int k, int stride,
+                          int pad)
+{
+    cuda_state *st = state_of(s);
+    int h_out = conv_out_size(h, k, stride, pad), w_out = conv_out_size(w, k, stride, pad);
+    size_t planes = (size_t)n * c;
+    k_maxpool_forward<<<blocks_for(planes * h_out * w_out), THREADS, 0, st->stream>>>(x, y, argmax, planes, h, w, h_out,
+                                                                                      w_out, k, stride, pad);
+    launched(st, "maxpool forward");
+}
+
+void cuda_maxpool_backward(void *s, const int *argmax, const float *dy, float *dx, int n, int c, int h, int w,
+                           int h_out, int w_out, int k, int stride, int pad, bool accumulate)
+{
+    (void)k, (void)stride, (void)pad;
+    cuda_state *st = state_of(s);
+    size_t planes = (size_t)n * c, per_in = (size_t)h * w, per_out = (size_t)h_out * w_out;
+    if (!accumulate)
+        cuda_ok(st, cudaMemsetAsync(dx, 0, planes * per_in * sizeof(float), st->stream), "cudaMemsetAsync (maxpool)");
+    k_maxpool_backward<<<blocks_for(planes * per_out), THREADS, 0, st->stream>>>(argmax, dy, dx, planes, per_in,
+                                                                                 per_out);
+    launched(st, "maxpool backward");
+}
+
+void cuda_avgpool_forward(void *s, const float *x, float *y, int n, int c, int hw)
+{
+    cuda_state *st = state_of(s);
+    k_avgpool_forward<<<blocks_for((size_t)n * c), THREADS, 0, st->stream>>>(x, y, (size_t)n * c, hw);
+    launched(st, "avgpool forward");
+}
+
+void cuda_avgpool_backward(void *s, const float *dy, float *dx, int n, int c, int hw, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    k_avgpool_backward<<<blocks_for((size_t)n * c * hw), THREADS, 0, st->stream>>>(dy, dx, (size_t)n * c, hw,
+                                                                                   accumulate);
+    launched(st, "avgpool backward");
+}
+
+void cuda_add_forward(void *s, const float *a, const float *b, float *y, size_t count)
+{
+    cuda_state *st = state_of(s);
+    k_add_forward<<<blocks_for(count), THREADS, 0, st->stream>>>(a, b, y, count);
+    launched(st, "add forward");
+}
+
+void cuda_add_backward(void *s, const float *dy, float *da, float *db, size_t count)
+{
+    cuda_state *st = state_of(s);
+    k_add_backward<<<blocks_for(count), THREADS, 0, st->stream>>>(dy, da, db, count);
+    launched(st, "add backward");
+}
+
+bool grow_rows(cuda_state *st, int n)
+{
+    if (n <= st->rows_cap)
+        return true;
+    cudaStreamSynchronize(st->stream);
+    cudaFree(st->row_loss), cudaFree(st->row_correct), cudaFreeHost(st->host_loss), cudaFreeHost(st->host_correct);
+    st->row_loss = nullptr, st->row_correct = nullptr, st->host_loss = nullptr, st->host_correct = nullptr;
+    st->rows_cap = 0;
+    if (!cuda_ok(st, cudaMalloc(&st->row_loss, n * sizeof(float)), "cudaMalloc (loss rows)") ||
+        !cuda_ok(st, cudaMalloc(&st->row_correct, n * sizeof(int)), "cudaMalloc (loss rows)") ||
+        !cuda_ok(st, cudaMallocHost(&st->host_loss, n * sizeof(float)), "cudaMallocHost (loss rows)") ||
+        !cuda_ok(st, cudaMallocHost(&st->host_correct, n * sizeof(int)), "cudaMallocHost (loss rows)"))
+        return false;
+    st->rows_cap = n;
+    return true;
+}
+
+/* The one place the host waits for the GPU each step: the loss is needed to log it. */
+double cuda_softmax_xent(void *s, const float *logits, const int *labels, float *dlogits, int n, int classes,
+                         int *correct)
+{
+    cuda_state *st = state_of(s);
+    *correct = 0;
+    if (failed(st) || !grow_rows(st, n))
+        return NAN;
+    k_softmax_xent<<<blocks_for((size_t)n), THREADS, 0, st->stream>>>(logits, labels, dlogits, st->row_loss,
+                                                                      st->row_correct, n, classes);
+    launched(st, "softmax cross-entropy");
+    cuda_ok(st, cudaMemcpyAsync(st->host_loss, st->row_loss, n * sizeof(float), cudaMemcpyDeviceToHost, st->stream),
+            "cudaMemcpyAsync (loss)");
+    cuda_ok(st, cudaMemcpyAsync(st->host_correct, st->row_correct, n * sizeof(int), cudaMemcpyDeviceToHost, st->stream),
+            "cudaMemcpyAsync (loss)");
+    if (!cuda_ok(st, cudaStreamSynchronize(st->stream), "the step's kernels"))
+        return NAN;
+    double loss = 0;
+    for (int i = 0; i < n; i++) {
+        loss += st->host_loss[i];
+        *correct += st->host_correct[i];
+    }
+    return loss / n;
+}
+
+/* backend.h's memory hooks: tensors live in the GPU's memory, zeroed in stream order. */
+void *cuda_alloc(void *s, size_t bytes)
+{
+    void *p = nullptr;
+    return cuda_ok(state_of(s), cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc") ? p : nullptr;
+}
+
+void cuda_release(void *s, void *p)
+{
+    (void)s;
+    cudaFree(p);
+}
+
+void cuda_zero(void *s, void *p, size_t bytes)
+{
+    cuda_state *st = state_of(s);
+    cuda_ok(st, cudaMemsetAsync(p, 0, bytes, st->stream), "cudaMemsetAsync");
+}
+
+}  // namespace
+
+/* ---------- copies, the optimizer, the stream (backend_cuda.h) ---------- */
+
+extern "C" {
+
+int backend_cuda_upload(struct backend *be, void *device, const void *host, size_t bytes)
+{
+    cuda_state *st = state_of(be->state);
+    return cuda_ok(st, cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, st->stream), "cudaMemcpyAsync (up)")
+               ? 0 : -1;
+}
+
+int backend_cuda_download(struct backend *be, void *host, const void *device, size_t bytes)
+{
+    cuda_state *st = state_of(be->state);
+    bool ok = cuda_ok(st, cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, st->stream),
+                      "cudaMemcpyAsync (down)") &&
+              cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize");
+    return ok ? 0 : -1;
+}
+
+int backend_cuda_pin(struct backend *be, void *host, size_t bytes)
+{
+    cuda_state *st = state_of(be->state);
+    return cuda_ok(st, cudaHostRegister(host, bytes, cudaHostRegisterDefault), "cudaHostRegister") ? 0 : -1;
+}
+
+void backend_cuda_unpin(struct backend *be, void *host)
+{
+    (void)be;
+    cudaHostUnregister(host);
+}
+
+int backend_cuda_sync(struct backend *be)
+{
+    cuda_state *st = state_of(be->state);
+    return cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize") && !failed(st) ? 0 : -1;
+}
+
+void backend_cuda_sgd(struct backend *be, float *params, const float *grads, float *momentum_buf, size_t count, float lr,
+                      float momentum, float weight_decay, bool first)
+{
+    cuda_state *st = state_of(be->state);
+    k_sgd<<<blocks_for(count), THREADS, 0, st->stream>>>(params, grads, momentum_buf, count, lr, momentum, weight_decay,
+                                                         first);
+    launched(st, "sgd step");
+}
+
+void backend_cuda_adam(struct backend *be, float *params, const float *grads, float *m, float *v, size_t count,
+                       float beta1, float beta2, float eps, float weight_decay, float step_size, float root2)
+{
+    cuda_state *st = state_of(be->state);
+    k_adam<<<blocks_for(count), THREADS, 0, st->stream>>>(params, grads, m, v, count, beta1, beta2, eps, weight_decay,
+                                                          step_size, root2);
+    launched(st, "adam step");
+}
+
+void backend_cuda_scale(struct backend *be, float *x, size_t count, float factor)
+{
+    cuda_state *st = state_of(be->state);
+    k_scale<<<blocks_for(count), THREADS, 0, st->stream>>>(x, count, factor);
+    launched(st, "scale");
+}
+
+void *backend_cuda_stream(struct backend *be)
+{
+    return state_of(be->state)->stream;
+}
+
+const char *backend_cuda_error(const struct backend *be)
+{
+    const cuda_state *st = static_cast<const cuda_state *>(be->state);
+    return st->error[0] ? st->error : nullptr;
+}
+
+int backend_cuda_devices(void)
+{
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
+struct backend *backend_cuda_create(int device, char *why, size_t why_size)
+{
+    cuda_state *st = static_cast<cuda_state *>(calloc(1, sizeof *st));
+    if (!st) {
+        snprintf(why, why_size, "out of memory");
+        return nullptr;
+    }
+    st->device = device;
+    bool ok = cuda_ok(st, cudaSetDevice(device), "cudaSetDevice") &&
+              cuda_ok(st, cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking), "cudaStreamCreate") &&
+              blas_ok(st, cublasCreate(&st->blas), "cublasCreate") &&
+              blas_ok(st, cublasSetStream(st->blas, st->stream), "cublasSetStream") &&
+              blas_ok(st, cublasSetMathMode(st->blas, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode") &&
+              dnn_ok(st, cudnnCreate(&st->dnn), "cudnnCreate") &&
+              dnn_ok(st, cudnnSetStream(st->dnn, st->stream), "cudnnSetStream");
+    if (!ok) {
+        snprintf(why, why_size, "GPU %d: %s", device, st->error);
+        backend_cuda_destroy(&st->table);
+        return nullptr;
+    }
+    st->table = backend{};
+    st->table.name = "cuda";
+    st->table.state = st;
+    st->table.device_memory = true;
+    st->table.alloc = cuda_alloc;
+    st->table.release = cuda_release;
+    st->table.zero = cuda_zero;
+    st->table.linear_forward = cuda_linear_forward;
+    st->table.linear_backward = cuda_linear_backward;
+    st->table.conv_forward = cuda_conv_forward;
+    st->table.conv_backward = cuda_conv_backward;
+    st->table.batchnorm_forward = cuda_batchnorm_forward;
+    st->table.batchnorm_backward = cuda_batchnorm_backward;
+    st->table.relu_forward = cuda_relu_forward;
+    st->table.relu_backward = cuda_relu_backward;
+    st->table.maxpool_forward = cuda_maxpool_forward;
+    st->table.maxpool_backward = cuda_maxpool_backward;
+    st->table.avgpool_forward = cuda_avgpool_forward;
+    st->table.avgpool_backward = cuda_avgpool_backward;
+    st->table.add_forward = cuda_add_forward;
+    st->table.add_backward = cuda_add_backward;
+    st->table.softmax_xent = cuda_softmax_xent;
+    return &st->table;
+}
+
+void backend_cuda_destroy(struct backend *be)
+{
+    if (!be)
+        return;
+    /* a half-made backend has no state pointer yet: its table is the state's first member */
+    cuda_state *st = be->state ? state_of(be->state) : reinterpret_cast<cuda_state *>(be);
+    if (st->stream)
+        cudaStreamSynchronize(st->stream);
+    for (int i = 0; i < st->num_plans; i++) {
+        conv_plan *p = &st->plans[i];
+        cudnnDestroyTensorDescriptor(p->x), cudnnDestroyTensorDescriptor(p->y), cudnnDestroyTensorDescriptor(p->bias);
+        cudnnDestroyFilterDescriptor(p->filter);
+        cudnnDestroyConvolutionDescriptor(p->conv);
+    }
+    free(st->plans);
+    cudaFree(st->workspace);
+    cudaFree(st->row_loss), cudaFree(st->row_correct), cudaFreeHost(st->host_loss), cudaFreeHost(st->host_correct);
+    if (st->dnn)
+        cudnnDestroy(st->dnn);
+    if (st->blas)
+        cublasDestroy(st->blas);
+    if (st->stream)
+        cudaStreamDestroy(st->stream);
+    free(st);
+}
+
+}  // extern "C"

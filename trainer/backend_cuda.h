@@ -1,0 +1,44 @@
+/* backend_cuda.h - the GPU backend (backend_cuda.cu): the kernel table of backend.h over device
+ * memory, plus what a device backend needs besides kernels: memory, copies, the optimizer's
+ * update and a stream to order other libraries (NCCL) against. Built when nvcc is found
+ * (DTRAIN_CUDA); without it backend_cuda_create says so and the rest is never called. */
+#ifndef BACKEND_CUDA_H
+#define BACKEND_CUDA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backend.h"
+
+/* GPUs this process can use (0 without a driver or device, or without CUDA built in). */
+int backend_cuda_devices(void);
+
+/* The backend on GPU `device` (an index among the visible devices). NULL with why filled. */
+struct backend *backend_cuda_create(int device, char *why, size_t why_size);
+void backend_cuda_destroy(struct backend *be);
+
+/* The first CUDA, cuBLAS or cuDNN failure since creation, or NULL. The kernels of the table return
+ * nothing: callers check this (training does after every step). */
+const char *backend_cuda_error(const struct backend *be);
+
+/* Memory: backend_alloc, backend_release, backend_zero (backend.h). */
+/* Host to device, in stream order (asynchronous from pinned host memory). */
+int backend_cuda_upload(struct backend *be, void *device, const void *host, size_t bytes);
+/* Device to host; returns when the bytes are there. */
+int backend_cuda_download(struct backend *be, void *host, const void *device, size_t bytes);
+/* Page-locks host memory, so uploads from it overlap the host's work. */
+int backend_cuda_pin(struct backend *be, void *host, size_t bytes);
+void backend_cuda_unpin(struct backend *be, void *host);
+/* Waits for everything queued. -1 when something failed (backend_cuda_error says what). */
+int backend_cuda_sync(struct backend *be);
+/* The stream the backend's work runs on (a cudaStream_t). */
+void *backend_cuda_stream(struct backend *be);
+
+/* optim.c's updates on device buffers, the same arithmetic. */
+void backend_cuda_sgd(struct backend *be, float *params, const float *grads, float *momentum_buf, size_t count, float lr,
+                      float momentum, float weight_decay, bool first);
+void backend_cuda_adam(struct backend *be, float *params, const float *grads, float *m, float *v, size_t count,
+                       float beta1, float beta2, float eps, float weight_decay, float step_size, float root2);
+void backend_cuda_scale(struct backend *be, float *x, size_t count, float factor);
+
+#endif

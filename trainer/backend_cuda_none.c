@@ -1,0 +1,51 @@
+/* backend_cuda_none.c - the GPU entry points of a dtrain-train built without CUDA (no nvcc found,
+ * or make CUDA=0): there is no device, and asking for one says how to get it. Nothing else here
+ * is reached, since no cuda backend or NCCL comm can be created. */
+#include <stdio.h>
+
+#include "backend_cuda.h"
+#include "comm_nccl.h"
+
+static const char without[] = "this dtrain-train was built without CUDA (no nvcc at build time, or make CUDA=0)";
+
+int backend_cuda_devices(void) { return 0; }
+
+struct backend *backend_cuda_create(int device, char *why, size_t why_size)
+{
+    (void)device;
+    snprintf(why, why_size, "%s", without);
+    return NULL;
+}
+
+void backend_cuda_destroy(struct backend *be) { (void)be; }
+const char *backend_cuda_error(const struct backend *be) { return (void)be, without; }
+int backend_cuda_upload(struct backend *be, void *d, const void *h, size_t n) { return (void)be, (void)d, (void)h, (void)n, -1; }
+int backend_cuda_download(struct backend *be, void *h, const void *d, size_t n) { return (void)be, (void)d, (void)h, (void)n, -1; }
+int backend_cuda_pin(struct backend *be, void *h, size_t n) { return (void)be, (void)h, (void)n, -1; }
+void backend_cuda_unpin(struct backend *be, void *h) { (void)be, (void)h; }
+int backend_cuda_sync(struct backend *be) { return (void)be, -1; }
+void *backend_cuda_stream(struct backend *be) { return (void)be, NULL; }
+
+void backend_cuda_sgd(struct backend *be, float *p, const float *g, float *m, size_t count, float lr, float momentum,
+                      float weight_decay, bool first)
+{
+    (void)be, (void)p, (void)g, (void)m, (void)count, (void)lr, (void)momentum, (void)weight_decay, (void)first;
+}
+
+void backend_cuda_adam(struct backend *be, float *p, const float *g, float *m, float *v, size_t count, float beta1,
+                       float beta2, float eps, float weight_decay, float step_size, float root2)
+{
+    (void)be, (void)p, (void)g, (void)m, (void)v, (void)count, (void)beta1, (void)beta2, (void)eps, (void)weight_decay,
+        (void)step_size, (void)root2;
+}
+
+void backend_cuda_scale(struct backend *be, float *x, size_t count, float factor) { (void)be, (void)x, (void)count, (void)factor; }
+
+struct comm *comm_nccl_create(struct comm *host, void *compute_stream, struct dt_err *err)
+{
+    (void)host, (void)compute_stream;
+    dt_fail(err, "%s", without);
+    return NULL;
+}
+
+void comm_nccl_destroy(struct comm *c) { (void)c; }
