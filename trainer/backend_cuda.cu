@@ -253,12 +253,6 @@ __global__ void k_adam(float *p, const float *g, float *m, float *v, size_t coun
     }
 }
 
-__global__ void k_scale(float *x, size_t count, float factor)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
-        x[i] *= factor;
-}
-
 void launched(cuda_state *st, const char *what)
 {
     cuda_ok(st, cudaGetLastError(), what);
@@ -628,18 +622,6 @@ int backend_cuda_download(struct backend *be, void *host, const void *device, si
     return ok ? 0 : -1;
 }
 
-int backend_cuda_pin(struct backend *be, void *host, size_t bytes)
-{
-    cuda_state *st = state_of(be->state);
-    return cuda_ok(st, cudaHostRegister(host, bytes, cudaHostRegisterDefault), "cudaHostRegister") ? 0 : -1;
-}
-
-void backend_cuda_unpin(struct backend *be, void *host)
-{
-    (void)be;
-    cudaHostUnregister(host);
-}
-
 int backend_cuda_sync(struct backend *be)
 {
     cuda_state *st = state_of(be->state);
@@ -662,13 +644,6 @@ void backend_cuda_adam(struct backend *be, float *params, const float *grads, fl
     k_adam<<<blocks_for(count), THREADS, 0, st->stream>>>(params, grads, m, v, count, beta1, beta2, eps, weight_decay,
                                                           step_size, root2);
     launched(st, "adam step");
-}
-
-void backend_cuda_scale(struct backend *be, float *x, size_t count, float factor)
-{
-    cuda_state *st = state_of(be->state);
-    k_scale<<<blocks_for(count), THREADS, 0, st->stream>>>(x, count, factor);
-    launched(st, "scale");
 }
 
 void *backend_cuda_stream(struct backend *be)

@@ -26,9 +26,6 @@ const char *backend_cuda_error(const struct backend *be);
 int backend_cuda_upload(struct backend *be, void *device, const void *host, size_t bytes);
 /* Device to host; returns when the bytes are there. */
 int backend_cuda_download(struct backend *be, void *host, const void *device, size_t bytes);
-/* Page-locks host memory, so uploads from it overlap the host's work. */
-int backend_cuda_pin(struct backend *be, void *host, size_t bytes);
-void backend_cuda_unpin(struct backend *be, void *host);
 /* Waits for everything queued. -1 when something failed (backend_cuda_error says what). */
 int backend_cuda_sync(struct backend *be);
 /* The stream the backend's work runs on (a cudaStream_t). */
@@ -39,6 +36,5 @@ void backend_cuda_sgd(struct backend *be, float *params, const float *grads, flo
                       float momentum, float weight_decay, bool first);
 void backend_cuda_adam(struct backend *be, float *params, const float *grads, float *m, float *v, size_t count,
                        float beta1, float beta2, float eps, float weight_decay, float step_size, float root2);
-void backend_cuda_scale(struct backend *be, float *x, size_t count, float factor);
 
 #endif

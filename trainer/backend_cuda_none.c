@@ -21,8 +21,6 @@ void backend_cuda_destroy(struct backend *be) { (void)be; }
 const char *backend_cuda_error(const struct backend *be) { return (void)be, without; }
 int backend_cuda_upload(struct backend *be, void *d, const void *h, size_t n) { return (void)be, (void)d, (void)h, (void)n, -1; }
 int backend_cuda_download(struct backend *be, void *h, const void *d, size_t n) { return (void)be, (void)d, (void)h, (void)n, -1; }
-int backend_cuda_pin(struct backend *be, void *h, size_t n) { return (void)be, (void)h, (void)n, -1; }
-void backend_cuda_unpin(struct backend *be, void *h) { (void)be, (void)h; }
 int backend_cuda_sync(struct backend *be) { return (void)be, -1; }
 void *backend_cuda_stream(struct backend *be) { return (void)be, NULL; }
 
@@ -38,8 +36,6 @@ void backend_cuda_adam(struct backend *be, float *p, const float *g, float *m, f
     (void)be, (void)p, (void)g, (void)m, (void)v, (void)count, (void)beta1, (void)beta2, (void)eps, (void)weight_decay,
         (void)step_size, (void)root2;
 }
-
-void backend_cuda_scale(struct backend *be, float *x, size_t count, float factor) { (void)be, (void)x, (void)count, (void)factor; }
 
 struct comm *comm_nccl_create(struct comm *host, void *compute_stream, struct dt_err *err)
 {

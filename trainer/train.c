@@ -88,7 +88,7 @@ static void maybe_hang(struct comm *comm, long step)
 
 /* On a GPU the model's state lives in device memory: params, grads, buffers and the optimizer's
  * m and v of struct run stay the host copies that broadcasts, checkpoints and --params-out use,
- * brought up to date (device_to_host) when one of those needs them. */
+ * brought up to date (download, device_to_host) when one of those needs them. */
 struct device_state {
     float *params, *grads, *buffers, *m, *v, *x;
     int *y;
@@ -157,19 +157,22 @@ static int host_to_device(struct run *r)
                ? -1 : 0;
 }
 
-/* The device's state into the host copies: before a checkpoint, an evaluation's broadcast, a
- * replica check or --params-out. A no-op on the CPU. */
+/* One device array into its host copy; a no-op on the CPU, where the host array is the one. */
+static int download(struct run *r, float *host, const float *device, size_t count, struct dt_err *err)
+{
+    if (!r->gpu || count == 0)
+        return 0;
+    return backend_cuda_download(r->gpu, host, device, count * sizeof(float)) < 0 ? gpu_failed(r, err) : 0;
+}
+
+/* Everything a checkpoint saves, from the device into the host copies. */
 static int device_to_host(struct run *r, struct dt_err *err)
 {
-    if (!r->gpu)
-        return 0;
-    size_t n = r->model.num_params * sizeof(float), b = r->model.num_buffers * sizeof(float);
-    if (backend_cuda_download(r->gpu, r->params, r->dev.params, n) < 0 ||
-        backend_cuda_download(r->gpu, r->buffers, r->dev.buffers, b) < 0 ||
-        backend_cuda_download(r->gpu, r->opt.m, r->dev.m, n) < 0 ||
-        (r->opt.v && backend_cuda_download(r->gpu, r->opt.v, r->dev.v, n) < 0))
-        return gpu_failed(r, err);
-    return 0;
+    size_t n = r->model.num_params;
+    return download(r, r->params, r->dev.params, n, err) < 0 ||
+                   download(r, r->buffers, r->dev.buffers, r->model.num_buffers, err) < 0 ||
+                   download(r, r->opt.m, r->dev.m, n, err) < 0 || (r->opt.v && download(r, r->opt.v, r->dev.v, n, err) < 0)
+               ? -1 : 0;
 }
 
 /* Device copies of the model's state and a batch, and NCCL when there are several ranks. */
@@ -335,7 +338,8 @@ static long resume(struct run *r, const struct train_config *cfg, struct comm *c
  * gathered its own), each rank evaluating its share. Returns -1 with err if a collective fails. */
 static double evaluate(struct run *r, int batch, struct comm *comm, struct dt_err *err)
 {
-    if (device_to_host(r, err) < 0 || comm->broadcast(comm, r->buffers, r->model.num_buffers * sizeof(float), 0, err) < 0)
+    if (download(r, r->buffers, r->dev.buffers, r->model.num_buffers, err) < 0 ||
+        comm->broadcast(comm, r->buffers, r->model.num_buffers * sizeof(float), 0, err) < 0)
         return -1;
     if (r->gpu && (backend_cuda_upload(r->gpu, r->dev.buffers, r->buffers, r->model.num_buffers * sizeof(float)) < 0))
         return gpu_failed(r, err);
@@ -487,7 +491,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
             break;
         }
         optimizer_step(&r);
-        if (cfg->check_replicas && device_to_host(&r, err) < 0) {
+        if (cfg->check_replicas && download(&r, r.params, r.dev.params, r.model.num_params, err) < 0) {
             rc = -1;
             break;
         }
@@ -570,7 +574,8 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     if (rc == 0 && r.gpu && backend_cuda_sync(r.gpu) < 0)
         rc = gpu_failed(&r, err);
     if (rc == 0 && cfg->params_out)
-        rc = device_to_host(&r, err) < 0 ? -1 : write_params(cfg->params_out, comm->rank, r.params, r.model.num_params, err);
+        rc = download(&r, r.params, r.dev.params, r.model.num_params, err) < 0
+                 ? -1 : write_params(cfg->params_out, comm->rank, r.params, r.model.num_params, err);
     res->seconds = trained;
     if (watching) {
         atomic_store(&wd.stop, 1);
