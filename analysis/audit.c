@@ -234,14 +234,10 @@ static int check_stated_baseline(const struct log_runs *runs, const struct log_r
 {
     if (!r->baseline)
         return 0;
-    for (int i = 0; i < runs->count; i++) {
-        const struct log_run *b = &runs->runs[i];
-        if (b->id.gpus != 1 || b->id.node_count != 1 || strcmp(b->id.model, r->id.model) != 0)
-            continue;
-        for (int n = 0; n < r->id.node_count; n++)
-            if (strcmp(b->id.node[0], r->id.node[n]) == 0 &&
-                fabs(stated.value - b->peak_data_per_sec) <= stated.half_unit + 1e-9)
-                return 0;
+    for (int n = 0; n < r->id.node_count; n++) {
+        const struct log_run *b = throughput_one_gpu_run(runs, r, r->id.node[n]);
+        if (b && fabs(stated.value - b->peak_data_per_sec) <= stated.half_unit + 1e-9)
+            return 0;
     }
     return add(out, r->line, "baseline %.*s of \"%s\" is not the peak of the 1-GPU run of %s on %s (line %d: %.2f)",
                stated.length, stated.text, r->title, r->id.model, r->baseline->id.node[0], r->baseline->line,

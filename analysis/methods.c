@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
+
 static int same_row(const struct run_record *a, const struct run_record *b)
 {
     return strcmp(a->model, b->model) == 0 && a->batch_per_replica == b->batch_per_replica &&
@@ -47,18 +49,15 @@ static int counts_for(const struct run_record *o, const struct run_record *r, in
     return strcmp(o->model, r->model) == 0 && o->batch_per_replica == r->batch_per_replica && strcmp(o->tag, r->tag) == 0;
 }
 
-static struct cell cell_of(const struct run_record *runs, int n, const struct run_record *r, int world, int any_method)
+/* rates: room for n values, the cell's scratch. */
+static struct cell cell_of(const struct run_record *runs, int n, const struct run_record *r, int world, int any_method,
+                           double *rates)
 {
-    double sum = 0, squares = 0;
-    int count = 0;
+    struct cell c = {0};
     for (int i = 0; i < n; i++)
         if (runs[i].world_size == world && counts_for(&runs[i], r, any_method))
-            sum += runs[i].final_data_per_sec, count++;
-    struct cell c = {.repeats = count, .mean = count ? sum / count : NAN};
-    for (int i = 0; i < n && count > 1; i++)
-        if (runs[i].world_size == world && counts_for(&runs[i], r, any_method))
-            squares += (runs[i].final_data_per_sec - c.mean) * (runs[i].final_data_per_sec - c.mean);
-    c.std = count > 1 ? sqrt(squares / (count - 1)) : 0;
+            rates[c.repeats++] = runs[i].final_data_per_sec;
+    stats_mean_std(rates, c.repeats, &c.mean, &c.std);
     return c;
 }
 
@@ -82,6 +81,11 @@ int methods_table(FILE *out, const struct run_record *runs, int n, enum methods_
     int *sizes, columns = column_sizes(runs, n, &sizes), rows = 0;
     if (columns < 0)
         return -1;
+    double *rates = malloc((size_t)(n > 0 ? n : 1) * sizeof *rates);   /* one cell's repeats at a time */
+    if (!rates) {
+        free(sizes);
+        return -1;
+    }
     const char *sep = format == METHODS_MD ? " | " : ",";
     print_header(out, sizes, columns, format);
     for (int i = 0; i < n; i++) {
@@ -91,7 +95,7 @@ int methods_table(FILE *out, const struct run_record *runs, int n, enum methods_
         if (!first)
             continue;
         rows++;
-        struct cell base = cell_of(runs, n, &runs[i], 1, 1);
+        struct cell base = cell_of(runs, n, &runs[i], 1, 1, rates);
         fprintf(out, "%s%s%s%d%s%s%s%s%s", format == METHODS_MD ? "| " : "", runs[i].model, sep,
                 runs[i].batch_per_replica, sep, runs[i].tag[0] ? runs[i].tag : "-", sep, runs[i].comm, sep);
         if (base.repeats)
@@ -99,7 +103,7 @@ int methods_table(FILE *out, const struct run_record *runs, int n, enum methods_
         else
             fputs("-", out);
         for (int c = 0; c < columns; c++) {
-            struct cell cell = cell_of(runs, n, &runs[i], sizes[c], 0);
+            struct cell cell = cell_of(runs, n, &runs[i], sizes[c], 0, rates);
             if (cell.repeats)
                 fprintf(out, "%s%.3f +- %.2f", sep, cell.mean, cell.std);
             else
@@ -107,6 +111,7 @@ int methods_table(FILE *out, const struct run_record *runs, int n, enum methods_
         }
         fputs(format == METHODS_MD ? " |\n" : "\n", out);
     }
+    free(rates);
     free(sizes);
     return rows;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "stats.h"
 
 int speedup_gpus_of(const struct run_record *r)
 {
@@ -37,17 +38,13 @@ static int by_double(const void *a, const void *b)
 
 static void summarise(const struct run_record *runs, const int *order, struct speedup_group *g, enum speedup_stat stat)
 {
-    double *t = malloc((size_t)g->count * sizeof *t), sum = 0, sq = 0;
+    double *t = malloc((size_t)g->count * sizeof *t), mean;
     for (int i = 0; i < g->count; i++) {
         t[i] = runs[order[g->first + i]].runtime_seconds;
         g->data_per_sec += runs[order[g->first + i]].peak_data_per_sec / g->count;
-        sum += t[i];
     }
+    stats_mean_std(t, g->count, &mean, &g->std);
     qsort(t, (size_t)g->count, sizeof *t, by_double);
-    double mean = sum / g->count;
-    for (int i = 0; i < g->count; i++)
-        sq += (t[i] - mean) * (t[i] - mean);
-    g->std = g->count > 1 ? sqrt(sq / (g->count - 1)) : 0;
     g->min = t[0], g->max = t[g->count - 1];
     g->average = stat == STAT_MEAN ? mean
                  : g->count % 2 ? t[g->count / 2] : (t[g->count / 2 - 1] + t[g->count / 2]) / 2;

@@ -120,8 +120,7 @@ int throughput_read(FILE *in, const char *source, struct log_runs *set)
     return 0;
 }
 
-/* The same notebook's first, as its author meant; another file's when it has none. */
-static const struct log_run *one_gpu_run(const struct log_runs *set, const struct log_run *of, const char *node)
+const struct log_run *throughput_one_gpu_run(const struct log_runs *set, const struct log_run *of, const char *node)
 {
     const struct log_run *elsewhere = NULL;
     for (int i = 0; i < set->count; i++) {
@@ -143,7 +142,7 @@ void throughput_baselines(struct log_runs *set)
         struct log_run *r = &set->runs[i];
         r->baseline = NULL;
         for (int n = 0; n < r->id.node_count; n++) {
-            const struct log_run *b = one_gpu_run(set, r, r->id.node[n]);
+            const struct log_run *b = throughput_one_gpu_run(set, r, r->id.node[n]);
             if (!b) {   /* a node without a baseline leaves the mix without one */
                 r->baseline = NULL;
                 break;
