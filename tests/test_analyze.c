@@ -31,6 +31,18 @@ static void fixture(char *path, size_t size, const char *name)
     tu_fixture(path, size, relative);
 }
 
+/* Audits one of the project's table fixtures: the exit status, and every line of expected in the
+ * output. r keeps the result for further checks; the caller frees it. */
+static void audit_fixture(const char *name, int status, const char *const *expected, size_t count, struct tu_result *r)
+{
+    char path[4096];
+    fixture(path, sizeof path, name);
+    audit(path, r);
+    assert_int_equal(r->status, status);
+    for (size_t i = 0; i < count; i++)
+        assert_true(tu_contains(r->out, expected[i]));
+}
+
 static void test_durations(void **state)
 {
     (void)state;
@@ -89,7 +101,7 @@ static void test_audit_of_notebooks(void **state)
     (void)state;
     char path[4096];
     struct tu_result r;
-    fixture(path, sizeof path, "notebook.md");   /* two planted errors, two right runs */
+    fixture(path, sizeof path, "notebook.md");   /* five planted errors beside right runs */
     audit(path, &r);
     assert_int_equal(r.status, 1);
     assert_true(tu_contains(r.out, "notebook.md:12: headline 241.8 of \"lm1-241.8-2.95x, baseline: 81.84\" is not the "
@@ -135,15 +147,10 @@ static void test_audit_of_method_tables(void **state)
     (void)state;
     char path[4096];
     struct tu_result r;
-    fixture(path, sizeof path, "methods-clean.md");
-    audit(path, &r);
-    assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "audit: 1 table, 2 rows read, 0 lines skipped; 0 findings"));
+    const char *clean[] = {"audit: 1 table, 2 rows read, 0 lines skipped; 0 findings"};
+    audit_fixture("methods-clean.md", 0, clean, 1, &r);
     tu_result_free(&r);
 
-    fixture(path, sizeof path, "methods-broken.md");
-    audit(path, &r);
-    assert_int_equal(r.status, 1);
     const char *expected[] = {
         "methods-broken.md:3: the header has 4 GPU columns, but 3 of the 3 rows have 3 values: a value is not under the "
         "GPU count it was measured at; read as written, 9 values beat GPUs x Baseline (line 5: 1890.500 +- 4.00 under "
@@ -154,8 +161,7 @@ static void test_audit_of_method_tables(void **state)
         "methods-broken.md:7: the values of LeNet, 64, 10GbE, MG-WFBP are those of line 5 (LeNet, 64, 10GbE, BSP-A2A): a copy",
         "audit: 1 table, 3 rows read, 1 lines skipped; 4 findings",
     };
-    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
-        assert_true(tu_contains(r.out, expected[i]));
+    audit_fixture("methods-broken.md", 1, expected, sizeof expected / sizeof expected[0], &r);
     assert_true(tu_contains(r.err, "methods-broken.md:8: a value cell is not \"mean +- std\""));
     tu_result_free(&r);
 
@@ -180,15 +186,10 @@ static void test_audit_of_own_tables(void **state)
     (void)state;
     char path[4096];
     struct tu_result r;
-    fixture(path, sizeof path, "clean.md");
-    audit(path, &r);
-    assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings"));
+    const char *clean[] = {"audit: 1 table, 7 rows read, 0 lines skipped; 0 findings"};
+    audit_fixture("clean.md", 0, clean, 1, &r);
     tu_result_free(&r);
 
-    fixture(path, sizeof path, "broken.md");
-    audit(path, &r);
-    assert_int_equal(r.status, 1);
     const char *expected[] = {
         ".md:8: Avg runtime 0:58:00 of 1 node x 1 GPU is not the mean of its 3 runs (1:00:00)",
         ".md:9: Epoch 0, but the other runs of 2 nodes x 1 GPU have 2",
@@ -198,23 +199,18 @@ static void test_audit_of_own_tables(void **state)
         ".md:14: 625 steps, but 60000 samples / (batch 64 x 2 GPUs) make 469 an epoch",
         "audit: 1 table, 11 rows read, 1 lines skipped; 7 findings",
     };
-    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
-        assert_true(tu_contains(r.out, expected[i]));
+    audit_fixture("broken.md", 1, expected, sizeof expected / sizeof expected[0], &r);
     assert_true(tu_contains(r.err, "broken.md:16: Runtime is not H:MM:SS"));   /* skipped, and said */
     tu_result_free(&r);
 
     /* the same columns as CSV: "#Nodes,..." is a header, not a heading; a quoted "gn[03,05]" */
-    fixture(path, sizeof path, "clean.csv");
-    audit(path, &r);
-    assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "audit: 1 table, 7 rows read, 0 lines skipped; 0 findings"));
+    audit_fixture("clean.csv", 0, clean, 1, &r);
     tu_result_free(&r);
-    fixture(path, sizeof path, "broken.csv");
-    audit(path, &r);
-    assert_int_equal(r.status, 1);
-    assert_true(tu_contains(r.out, "broken.csv:10: speedup 2.5 of 2 nodes x 1 GPU does not follow from the runtimes: "
-                                   "1:00:00 / 0:30:00 = 2.00"));
-    assert_true(tu_contains(r.out, "audit: 1 table, 7 rows read, 1 lines skipped; 1 finding"));
+    const char *csv_expected[] = {
+        "broken.csv:10: speedup 2.5 of 2 nodes x 1 GPU does not follow from the runtimes: 1:00:00 / 0:30:00 = 2.00",
+        "audit: 1 table, 7 rows read, 1 lines skipped; 1 finding",
+    };
+    audit_fixture("broken.csv", 1, csv_expected, 2, &r);
     assert_true(tu_contains(r.err, "broken.csv:5: Runtime is not H:MM:SS"));
     tu_result_free(&r);
 

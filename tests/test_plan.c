@@ -12,6 +12,7 @@
 
 #include "launch.h"
 #include "plan.h"
+#include "table.h"
 #include "testutil.h"
 #include "topo.h"
 
@@ -213,7 +214,7 @@ static void test_plans_match_the_topologies_readme(void **state)
             continue;
         }
         char *cell[12];
-        int n = tu_split_row(line, cell, 12);
+        int n = table_cells(line, cell, 12);
         /* GPU rows have 10 cells and a vendor:device (class) third cell with a GPU class */
         if (n != 10 || cell[0][0] < '0' || cell[0][0] > '9' || !strchr(cell[9], '(') || num_rows == TOPO_MAX_GPUS)
             continue;

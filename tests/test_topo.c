@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "table.h"
 #include "testutil.h"
 #include "topo.h"
 
@@ -107,7 +108,7 @@ static void test_shared_topologies_match_their_readme(void **state)
         if (loaded && strncmp(line, "NICs (", 6) == 0)
             in_gpus = false;
         char *cell[16];
-        if (!in_gpus || line[0] != '|' || tu_split_row(line, cell, 16) != 10 || cell[0][0] < '0' || cell[0][0] > '9')
+        if (!in_gpus || line[0] != '|' || table_cells(line, cell, 16) != 10 || cell[0][0] < '0' || cell[0][0] > '9')
             continue;
         check_gpu_row(file, &topo, cell);
         gpus++;

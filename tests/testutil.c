@@ -209,27 +209,3 @@ char *tu_expand_joined(const char *expr)
     return joined;
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ')
-        s++;
-    size_t len = strlen(s);
-    while (len && (s[len - 1] == ' ' || s[len - 1] == '\n'))
-        s[--len] = '\0';
-    return s;
-}
-
-int tu_split_row(char *line, char **cells, int max)
-{
-    int n = 0;
-    char *p = strchr(line, '|');
-    while (p && n < max) {
-        char *next = strchr(p + 1, '|');
-        if (!next)
-            break;
-        *next = '\0';
-        cells[n++] = trim(p + 1);
-        p = next;
-    }
-    return n;
-}

@@ -41,9 +41,6 @@ void tu_env_free(struct tu_env *env);
  * expression is rejected. The caller frees the string. */
 char *tu_expand_joined(const char *expr);
 
-/* Splits a Markdown table row "| a | b |" in place into trimmed cells; returns how many. */
-int tu_split_row(char *line, char **cells, int max);
-
 /* The path of a file below the project's fixtures: tests/fixtures, or $DTRAIN_FIXTURES when the
  * suite runs from elsewhere. */
 void tu_fixture(char *path, size_t size, const char *relative);

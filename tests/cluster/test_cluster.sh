@@ -86,6 +86,13 @@ wait_for() {
         n=$((n + 1)); [ $n -lt $(($3 * 10)) ] || return 1; sleep 0.1
     done
 }
+trainers() {   # trainers NODE...: the pids of dtrain-train ranks running on these nodes
+    for node in "$@"; do
+        for p in $(ip netns pids "$DTC_PREFIX-$node"); do
+            [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dtrain-train ] && echo "$p"
+        done
+    done
+}
 field() { sed -n "s/.*\"$2\":\"\\{0,1\\}\\([^,\"]*\\).*/\\1/p" "$1"; }   # field RECORDLINEFILE NAME
 template=$top/sbatch/dtrain.sbatch
 # word-split on purpose where it is used: dtrain-train's options
@@ -131,14 +138,13 @@ cd "$work" || exit 1
 mkdir t4 && cd t4 || exit 1
 id=$(sbatch --parsable -N2 --ntasks-per-node=2 --gpus-per-node=0 "$template" $train --max-steps 100000)
 if wait_for "dtrain-$id.out" '^Step' 60; then
-    victim=$(for p in $(ip netns pids "$DTC_PREFIX-gn02"); do
-                 [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dtrain-train ] && echo "$p"; done | head -n 1)
+    victim=$(trainers gn02 | head -n 1)
     t0=$(date +%s.%N)
     kill -KILL "$victim"
     s=$(wait_job "$id" 60)
     took=$(echo "$(date +%s.%N) - $t0" | bc)
-    left=$(for ns in $DTC_NODES; do for p in $(ip netns pids "$DTC_PREFIX-$ns"); do
-               [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dtrain-train ] && echo "$p"; done; done)
+    # shellcheck disable=SC2086  # the node list
+    left=$(trainers $DTC_NODES)
     check "rank killed: job $id $s after $(echo "$took" | cut -c1-4) s, no rank left" \
         '[ "$s" = FAILED ] && [ "$(echo "$took < 15" | bc)" = 1 ] && [ -z "$left" ]'
 else
