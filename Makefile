@@ -99,7 +99,7 @@ BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
 obj = $(patsubst %.cu,$(1)/%.o,$(patsubst %.c,$(1)/%.o,$(2)))
 
-.PHONY: all test cluster-test cluster-demo demo bench bench-analyze fuzz install deps clean
+.PHONY: all test cluster-test cluster-demo demo bench bench-analyze gpu-bundle fuzz install deps clean
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 # Release objects and sanitized test objects live apart, so `make && make test` rebuilds nothing twice.
@@ -159,6 +159,16 @@ cluster-demo: deps all
 	@sh tests/cluster/demo.sh $(BIN)
 
 test-build: $(addprefix $(TBIN)/,$(TOOLS) $(TESTS))
+
+# For a GPU machine that lacks this one's packages: dtrain-train, the CUDA tests (optimised, no
+# sanitizers) and every library they load but the GPU's own, in .device/bundle.tar.xz; the
+# device runs bench/gpu_device_run.sh from it (see bench/README.md).
+$(BUILD)/gpu/test_cuda: $(call obj,$(BUILD)/obj,$(test_cuda_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(DT_CFLAGS) $^ -o $@ -lcmocka $(test_cuda_LIBS)
+
+gpu-bundle: all $(BUILD)/gpu/test_cuda
+	@sh bench/gpu_bundle.sh $(BUILD) .device
 
 demo: deps
 	@$(MAKE) --no-print-directory all

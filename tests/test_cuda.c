@@ -5,7 +5,9 @@
  * Tolerances: the GPU may use TF32 tensor cores in convolutions and linear layers (10-bit
  * mantissas, relative error up to ~1e-3 per product, sums of hundreds of them), so those compare
  * with |gpu - ref| <= 2e-2 * (1 + |ref|) relative to the largest magnitude; elementwise kernels,
- * pooling, batch norm statistics and the loss agree to 1e-4; the optimizers to 1e-6. */
+ * pooling, batch norm statistics and the loss agree to 1e-4; the optimizers to 1e-6. In bf16 mode
+ * (--precision bf16) GEMM and convolution operands are rounded to 8-bit mantissas (relative error
+ * 2^-9 each) and a convolution's result too: 4e-2 on the same measure. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,14 +27,19 @@
 #include "testutil.h"
 #include "train.h"
 
-static struct backend *gpu;
+static struct backend *gpu, *gpu_bf16;
+static struct backend *on;   /* the backend whose stream up() and down() use: gpu unless a test says */
 
 static int setup(void **state)
 {
     (void)state;
     char why[512];
-    if (backend_cuda_devices() > 0 && !(gpu = backend_cuda_create(0, why, sizeof why)))
+    struct cuda_options bf16 = {.bf16 = true, .find_algorithms = true};
+    if (backend_cuda_devices() > 0 && !(gpu = backend_cuda_create(0, NULL, why, sizeof why)))
         print_error("a GPU is there but the backend did not start: %s\n", why);
+    if (gpu && !(gpu_bf16 = backend_cuda_create(0, &bf16, why, sizeof why)))
+        print_error("the bf16 backend did not start: %s\n", why);
+    on = gpu;
     return 0;
 }
 
@@ -40,6 +47,7 @@ static int teardown(void **state)
 {
     (void)state;
     backend_cuda_destroy(gpu);
+    backend_cuda_destroy(gpu_bf16);
     return 0;
 }
 
@@ -66,9 +74,9 @@ static float *random_floats(size_t n, uint64_t seed)
 /* A device copy of host data. */
 static void *up(const void *host, size_t bytes)
 {
-    void *d = backend_alloc(gpu, bytes);
+    void *d = backend_alloc(on, bytes);
     assert_non_null(d);
-    assert_int_equal(backend_cuda_upload(gpu, d, host, bytes), 0);
+    assert_int_equal(backend_cuda_upload(on, d, host, bytes), 0);
     return d;
 }
 
@@ -76,8 +84,8 @@ static void *up(const void *host, size_t bytes)
 static float *down(const void *device, size_t count)
 {
     float *h = malloc((count ? count : 1) * sizeof *h);
-    assert_int_equal(backend_cuda_download(gpu, h, device, count * sizeof *h), 0);
-    assert_null(backend_cuda_error(gpu));
+    assert_int_equal(backend_cuda_download(on, h, device, count * sizeof *h), 0);
+    assert_null(backend_cuda_error(on));
     return h;
 }
 
@@ -93,10 +101,11 @@ static void assert_close(const char *what, const float *got, const float *want, 
     assert_true(worst <= tolerance);
 }
 
-static void test_linear(void **state)
+/* One linear layer's forward and backward on backend `be` (gpu or gpu_bf16). */
+static void check_linear(struct backend *be, double tolerance)
 {
-    (void)state;
-    require_gpu();
+    struct backend *gpu = be;   /* shadows the file's: this test's backend */
+    on = be;
     const struct backend *ref = backend_reference();
     int n = 32, in = 300, out = 70;
     float *x = random_floats((size_t)n * in, 1), *w = random_floats((size_t)out * in, 2), *b = random_floats(out, 3);
@@ -109,20 +118,32 @@ static void test_linear(void **state)
     ref->linear_backward(NULL, x, w, dy, dx, dw, db, n, in, out, true);   /* accumulate onto dx's values */
     gpu->linear_backward(gpu->state, gx, gw, gdy, gdx, gdw, gdb, n, in, out, true);
     float *hy = down(gy, n * out), *hdx = down(gdx, n * in), *hdw = down(gdw, out * in), *hdb = down(gdb, out);
-    assert_close("linear forward", hy, y, (size_t)n * out, 2e-2);
-    assert_close("linear input gradient", hdx, dx, (size_t)n * in, 2e-2);
-    assert_close("linear weight gradient", hdw, dw, (size_t)out * in, 2e-2);
+    print_message("%s:\n", be->name);
+    assert_close("linear forward", hy, y, (size_t)n * out, tolerance);
+    assert_close("linear input gradient", hdx, dx, (size_t)n * in, tolerance);
+    assert_close("linear weight gradient", hdw, dw, (size_t)out * in, tolerance);
     assert_close("linear bias gradient", hdb, db, out, 1e-4);
     void *held[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
     for (int i = 0; i < 8; i++)
         backend_release(gpu, held[i]);
     free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
     free(hy), free(hdx), free(hdw), free(hdb);
+    on = gpu;
 }
 
-/* One convolution shape, with and without bias, overwriting and accumulating dx. */
-static void check_conv(struct conv_shape s, bool bias, bool accumulate)
+static void test_linear(void **state)
 {
+    (void)state;
+    require_gpu();
+    check_linear(gpu, 2e-2);
+    check_linear(gpu_bf16, 4e-2);
+}
+
+/* One convolution shape on backend `be`, with and without bias, overwriting and accumulating dx. */
+static void check_conv(struct backend *be, struct conv_shape s, bool bias, bool accumulate, double tolerance)
+{
+    struct backend *gpu = be;
+    on = be;
     const struct backend *ref = backend_reference();
     s.h_out = conv_out_size(s.h, s.kh, s.stride, s.pad), s.w_out = conv_out_size(s.w, s.kw, s.stride, s.pad);
     size_t nx = (size_t)s.n * s.c * s.h * s.w, nw = (size_t)s.c_out * s.c * s.kh * s.kw;
@@ -138,10 +159,10 @@ static void check_conv(struct conv_shape s, bool bias, bool accumulate)
     gpu->conv_backward(gpu->state, &s, gx, gw, gdy, gdx, gdw, bias ? gdb : NULL, accumulate);
     float *hy = down(gy, ny), *hdx = down(gdx, nx), *hdw = down(gdw, nw), *hdb = down(gdb, s.c_out);
     char what[96];
-    snprintf(what, sizeof what, "conv %d->%d %dx%d s%d p%d", s.c, s.c_out, s.kh, s.kw, s.stride, s.pad);
-    assert_close(what, hy, y, ny, 2e-2);
-    assert_close("  input gradient", hdx, dx, nx, 2e-2);
-    assert_close("  weight gradient", hdw, dw, nw, 2e-2);
+    snprintf(what, sizeof what, "%s conv %d->%d %dx%d s%d p%d", be->name, s.c, s.c_out, s.kh, s.kw, s.stride, s.pad);
+    assert_close(what, hy, y, ny, tolerance);
+    assert_close("  input gradient", hdx, dx, nx, tolerance);
+    assert_close("  weight gradient", hdw, dw, nw, tolerance);
     if (bias)
         assert_close("  bias gradient", hdb, db, s.c_out, 1e-3);
     void *held[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
@@ -149,20 +170,54 @@ static void check_conv(struct conv_shape s, bool bias, bool accumulate)
         backend_release(gpu, held[i]);
     free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
     free(hy), free(hdx), free(hdw), free(hdb);
+    on = gpu;
 }
 
 static void test_convolutions(void **state)
 {
     (void)state;
     require_gpu();
-    check_conv((struct conv_shape){.n = 8, .c = 1, .h = 28, .w = 28, .c_out = 6, .kh = 5, .kw = 5, .stride = 1}, true,
-               false);
-    check_conv((struct conv_shape){.n = 8, .c = 16, .h = 14, .w = 14, .c_out = 32, .kh = 3, .kw = 3, .stride = 1,
-                                   .pad = 1}, false, true);
-    check_conv((struct conv_shape){.n = 4, .c = 32, .h = 15, .w = 15, .c_out = 64, .kh = 3, .kw = 3, .stride = 2,
-                                   .pad = 1}, false, false);
-    check_conv((struct conv_shape){.n = 4, .c = 64, .h = 8, .w = 8, .c_out = 128, .kh = 1, .kw = 1, .stride = 2},
-               false, true);
+    struct { struct backend *be; double tolerance; } modes[] = {{gpu, 2e-2}, {gpu_bf16, 4e-2}};
+    for (int m = 0; m < 2; m++) {
+        struct backend *be = modes[m].be;
+        double tol = modes[m].tolerance;
+        check_conv(be, (struct conv_shape){.n = 8, .c = 1, .h = 28, .w = 28, .c_out = 6, .kh = 5, .kw = 5, .stride = 1},
+                   true, false, tol);
+        check_conv(be, (struct conv_shape){.n = 8, .c = 16, .h = 14, .w = 14, .c_out = 32, .kh = 3, .kw = 3,
+                                           .stride = 1, .pad = 1}, false, true, tol);
+        check_conv(be, (struct conv_shape){.n = 4, .c = 32, .h = 15, .w = 15, .c_out = 64, .kh = 3, .kw = 3,
+                                           .stride = 2, .pad = 1}, false, false, tol);
+        check_conv(be, (struct conv_shape){.n = 4, .c = 64, .h = 8, .w = 8, .c_out = 128, .kh = 1, .kw = 1,
+                                           .stride = 2}, false, true, tol);
+    }
+}
+
+/* Batches staged alternately into two slots from pinned memory arrive whole, in order, while the
+ * compute stream keeps reading the other slot. */
+static void test_staged_uploads(void **state)
+{
+    (void)state;
+    require_gpu();
+    size_t count = 1 << 20;
+    float *host = malloc(count * sizeof *host);
+    assert_int_equal(backend_cuda_pin(gpu, host, count * sizeof *host), 0);
+    float *slot[2] = {backend_alloc(gpu, count * 4), backend_alloc(gpu, count * 4)};
+    float *sum = backend_alloc(gpu, count * 4);
+    backend_zero(gpu, sum, count * 4);
+    for (int step = 0; step < 6; step++) {
+        assert_int_equal(backend_cuda_staged(gpu), 0);   /* the last copy has read host */
+        for (size_t i = 0; i < count; i++)
+            host[i] = (float)(step + 1);
+        struct cuda_copy copy = {slot[step % 2], host, count * sizeof *host};
+        assert_int_equal(backend_cuda_stage(gpu, step % 2, &copy, 1), 0);
+        gpu->add_forward(gpu->state, sum, slot[step % 2], sum, count);   /* must see this step's values */
+    }
+    float *got = down(sum, count);
+    for (size_t i = 0; i < count; i += 4099)
+        assert_true(got[i] == 21.0f);   /* 1 + 2 + ... + 6 */
+    backend_cuda_unpin(gpu, host);
+    backend_release(gpu, slot[0]), backend_release(gpu, slot[1]), backend_release(gpu, sum);
+    free(host), free(got);
 }
 
 static void test_batchnorm(void **state)
@@ -310,26 +365,27 @@ static void test_training_follows_the_cpu(void **state)
 {
     (void)state;
     require_gpu();
-    double final[2];
-    const char *backends[] = {"cpu", "cuda"};
-    for (int b = 0; b < 2; b++) {
+    double final[3];
+    const char *backends[] = {"cpu", "cuda", "cuda"}, *labels[] = {"cpu", "cuda", "cuda bf16"};
+    for (int b = 0; b < 3; b++) {
         struct train_config cfg = {.model = "lenet", .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
                                    .optimizer = "adam", .backend = backends[b], .batch = 64, .epochs = 1,
                                    .threads = 1, .log_every = 1000, .eval_every = 0, .max_steps = 30, .lr = 0.002,
-                                   .seed = 3};
+                                   .seed = 3, .bf16 = b == 2};
         struct train_result res;
         struct dt_err err;
         FILE *out = fopen("/dev/null", "w");
         int rc = train_run(&cfg, out, &res, &err);
         fclose(out);
         if (rc < 0)
-            print_error("%s: %s\n", backends[b], err.msg);
+            print_error("%s: %s\n", labels[b], err.msg);
         assert_int_equal(rc, 0);
         final[b] = res.final_loss;
-        print_message("%s: loss after 30 steps %.5f, %.0f samples/s\n", backends[b], res.final_loss, res.final_rate);
+        print_message("%s: loss after 30 steps %.5f, %.0f samples/s\n", labels[b], res.final_loss, res.final_rate);
         train_result_free(&res);
     }
     assert_true(fabs(final[1] - final[0]) <= 0.05 * (1 + final[0]));
+    assert_true(fabs(final[2] - final[0]) <= 0.1 * (1 + final[0]));
 }
 
 int main(void)
@@ -340,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_batchnorm),
         cmocka_unit_test(test_elementwise_pooling_and_loss),
         cmocka_unit_test(test_optimizers),
+        cmocka_unit_test(test_staged_uploads),
         cmocka_unit_test(test_training_follows_the_cpu),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

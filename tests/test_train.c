@@ -265,6 +265,27 @@ static void test_diverging_loss_stops_the_run(void **state)
     assert_true(tu_contains(err.msg, "smaller --lr"));
 }
 
+/* The GPU-only options on a CPU backend: refused, naming the option, before any step. */
+static void test_gpu_options_need_the_gpu(void **state)
+{
+    (void)state;
+    struct train_config cfg = {.model = "mlp", .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
+                               .optimizer = "adam", .backend = "cpu", .batch = 16, .epochs = 1, .threads = 1,
+                               .log_every = 1000, .eval_every = 0, .max_steps = 2, .lr = 0.01, .seed = 1, .bf16 = true};
+    const char *want[] = {"--precision bf16 needs --device cuda", "--conv-algo find needs --device cuda"};
+    for (int i = 0; i < 2; i++) {
+        struct train_result res;
+        struct dt_err err;
+        FILE *out = fopen("/dev/null", "w");
+        assert_int_equal(train_run(&cfg, out, &res, &err), -1);
+        assert_int_equal(res.steps, 0);
+        train_result_free(&res);
+        fclose(out);
+        assert_true(tu_contains(err.msg, want[i]));
+        cfg.bf16 = false, cfg.find_algorithms = true;
+    }
+}
+
 /* Same seed, same thread count: the same losses, bitwise (part 2's checkpoint test relies on it). */
 static void test_runs_are_deterministic(void **state)
 {
@@ -325,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_loader_shards_cover_each_epoch),
         cmocka_unit_test(test_short_training_run_learns_fashion_mnist),
         cmocka_unit_test(test_diverging_loss_stops_the_run),
+        cmocka_unit_test(test_gpu_options_need_the_gpu),
         cmocka_unit_test(test_runs_are_deterministic),
         cmocka_unit_test(test_resnets_train),
     };

@@ -5,10 +5,14 @@
  * Every pointer the table receives is device memory (the backend's alloc); all work goes on one
  * stream, in order, so the table's functions return at once and only the loss waits for the GPU.
  * Math: fp32 with TF32 tensor cores allowed (cuBLAS TF32 mode, cuDNN's default math), as PyTorch
- * allows for convolutions. The CPU reference (backend_ref.c) is the specification;
+ * allows for convolutions; or, with cuda_options.bf16, PyTorch autocast's bf16: GEMMs and
+ * convolutions read bf16 copies of their operands (cast into scratch buffers just before) and
+ * accumulate in fp32, everything else stays fp32. Batches arrive on a copy stream of their own
+ * (backend_cuda_stage). The CPU reference (backend_ref.c) is the specification;
  * tests/test_cuda.c holds every kernel against it. A CUDA, cuBLAS or cuDNN failure is kept (the
  * first one) and reported by backend_cuda_error: the functions of the table return nothing. */
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
@@ -28,7 +32,8 @@ namespace {
 /* One convolution shape's descriptors and algorithms, found once. */
 struct conv_plan {
     int n, c, h, w, c_out, k, stride, pad;
-    cudnnTensorDescriptor_t x, y, bias;
+    cudnnTensorDescriptor_t x, y, bias;   /* x and y in the compute type (fp32 or bf16) */
+    cudnnTensorDescriptor_t y32;          /* y as the fp32 tensor it is stored in: for the bias */
     cudnnFilterDescriptor_t filter;
     cudnnConvolutionDescriptor_t conv;
     cudnnConvolutionFwdAlgo_t fwd;
@@ -36,10 +41,21 @@ struct conv_plan {
     cudnnConvolutionBwdFilterAlgo_t bwd_filter;
 };
 
+/* bf16 mode's scratch: the cast copies of a GEMM's or convolution's operands and its bf16 result. */
+enum { HALF_X, HALF_W, HALF_DY, HALF_OUT, HALF_SLOTS };
+
 struct cuda_state {
     struct backend table;
     int device;
+    bool bf16, find_algorithms;
     cudaStream_t stream;
+    cudaStream_t copy_stream;  /* batches' uploads (backend_cuda_stage) */
+    cudaEvent_t slot_free[2];  /* compute work that read slot i is done */
+    cudaEvent_t slot_ready[2]; /* slot i's upload is done */
+    bool slot_free_marked[2];
+    int last_slot;             /* the last staged, -1 before any */
+    __nv_bfloat16 *half[HALF_SLOTS];
+    size_t half_cap[HALF_SLOTS];
     cublasHandle_t blas;
     cudnnHandle_t dnn;
     conv_plan *plans;
@@ -253,38 +269,114 @@ __global__ void k_adam(float *p, const float *g, float *m, float *v, size_t coun
     }
 }
 
+/* bf16 mode: the casts around GEMMs and convolutions (round to nearest even, as PyTorch). */
+__global__ void k_to_bf16(const float *x, __nv_bfloat16 *y, size_t count)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+        y[i] = __float2bfloat16(x[i]);
+}
+
+__global__ void k_from_bf16(const __nv_bfloat16 *x, float *y, size_t count, bool accumulate)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+        y[i] = accumulate ? y[i] + __bfloat162float(x[i]) : __bfloat162float(x[i]);
+}
+
 void launched(cuda_state *st, const char *what)
 {
     cuda_ok(st, cudaGetLastError(), what);
 }
 
+/* ---------- bf16 mode: operands cast into scratch, results cast back ---------- */
+
+__nv_bfloat16 *half_buffer(cuda_state *st, int slot, size_t count)
+{
+    if (count > st->half_cap[slot]) {
+        cudaStreamSynchronize(st->stream);   /* the old buffer may still be read */
+        cudaFree(st->half[slot]);
+        st->half[slot] = nullptr, st->half_cap[slot] = 0;
+        if (!cuda_ok(st, cudaMalloc(&st->half[slot], count * sizeof(__nv_bfloat16)), "cudaMalloc (bf16 scratch)"))
+            return nullptr;
+        st->half_cap[slot] = count;
+    }
+    return st->half[slot];
+}
+
+/* What a GEMM or convolution reads for x: x itself in fp32 mode, its bf16 copy in bf16 mode. */
+const void *operand(cuda_state *st, int slot, const float *x, size_t count)
+{
+    if (!st->bf16)
+        return x;
+    __nv_bfloat16 *h = half_buffer(st, slot, count);
+    if (!h)
+        return nullptr;
+    k_to_bf16<<<blocks_for(count), THREADS, 0, st->stream>>>(x, h, count);
+    launched(st, "cast to bf16");
+    return h;
+}
+
+/* Where a convolution writes its result: out itself in fp32 mode, bf16 scratch (then land) in
+ * bf16 mode, where cuDNN writes the compute type. */
+void *result(cuda_state *st, float *out, size_t count)
+{
+    return st->bf16 ? static_cast<void *>(half_buffer(st, HALF_OUT, count)) : out;
+}
+
+/* The scale of what is already in out: 1 to accumulate in fp32 mode; in bf16 mode the scratch
+ * starts from zero and land adds. */
+const float *prior(cuda_state *st, bool accumulate)
+{
+    static const float one = 1.0f, zero = 0.0f;
+    return accumulate && !st->bf16 ? &one : &zero;
+}
+
+/* bf16 mode: the result from scratch into out (added when accumulating). */
+void land(cuda_state *st, float *out, size_t count, bool accumulate)
+{
+    if (!st->bf16)
+        return;
+    k_from_bf16<<<blocks_for(count), THREADS, 0, st->stream>>>(st->half[HALF_OUT], out, count, accumulate);
+    launched(st, "cast from bf16");
+}
+
 /* ---------- linear: cuBLAS, row-major arrays read as column-major transposes ---------- */
+
+/* C (m x n, col-major, fp32) = A . B + beta C, A and B fp32 (TF32 math) or their bf16 copies. */
+void gemm(cuda_state *st, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void *a, int lda,
+          const void *b, int ldb, bool accumulate, float *c, int ldc, const char *what)
+{
+    if (!a || !b)
+        return;   /* a failed cast, already reported */
+    float one = 1.0f, zero = 0.0f;
+    cudaDataType_t type = st->bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    cublasComputeType_t compute = st->bf16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+    blas_ok(st, cublasGemmEx(st->blas, op_a, op_b, m, n, k, &one, a, type, lda, b, type, ldb, accumulate ? &one : &zero,
+                             c, CUDA_R_32F, ldc, compute, CUBLAS_GEMM_DEFAULT), what);
+}
 
 void cuda_linear_forward(void *s, const float *x, const float *w, const float *b, float *y, int n, int in, int out)
 {
     cuda_state *st = state_of(s);
-    float one = 1.0f;
     k_fill_rows<<<blocks_for((size_t)n * out), THREADS, 0, st->stream>>>(y, b, n, out);
     launched(st, "linear bias");
     /* y^T (out x n) = w (in x out, col-major)^T . x^T (in x n) */
-    blas_ok(st, cublasSgemm(st->blas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one, w, in, x, in, &one, y, out),
-            "cublasSgemm (linear forward)");
+    gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, operand(st, HALF_W, w, (size_t)out * in), in,
+         operand(st, HALF_X, x, (size_t)n * in), in, true, y, out, "cublasGemmEx (linear forward)");
 }
 
 void cuda_linear_backward(void *s, const float *x, const float *w, const float *dy, float *dx, float *dw, float *db,
                           int n, int in, int out, bool accumulate)
 {
     cuda_state *st = state_of(s);
-    float one = 1.0f, zero = 0.0f;
+    const void *dy_op = operand(st, HALF_DY, dy, (size_t)n * out);
     /* dw (in x out, col-major) += x^T (in x n) . dy (n x out) */
-    blas_ok(st, cublasSgemm(st->blas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, in, dy, out, &one, dw, in),
-            "cublasSgemm (linear weight gradient)");
+    gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, operand(st, HALF_X, x, (size_t)n * in), in, dy_op, out, true, dw, in,
+         "cublasGemmEx (linear weight gradient)");
     k_sum_rows<<<blocks_for((size_t)out), THREADS, 0, st->stream>>>(dy, db, n, out);
     launched(st, "linear bias gradient");
     if (dx)   /* dx^T (in x n) = w^T (in x out) . dy^T (out x n) */
-        blas_ok(st, cublasSgemm(st->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, w, in, dy, out,
-                                accumulate ? &one : &zero, dx, in),
-                "cublasSgemm (linear input gradient)");
+        gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, operand(st, HALF_W, w, (size_t)out * in), in, dy_op, out,
+             accumulate, dx, in, "cublasGemmEx (linear input gradient)");
 }
 
 /* ---------- convolution: cuDNN ---------- */
@@ -302,7 +394,8 @@ bool grow_workspace(cuda_state *st, size_t bytes)
     return true;
 }
 
-/* The fastest algorithm cuDNN's heuristics expect whose scratch we can allocate. */
+/* The fastest algorithm, as cuDNN's heuristics expect or its timing found, whose scratch we can
+ * allocate (both lists come sorted fastest first). */
 template <typename Perf, typename Getter>
 bool pick(cuda_state *st, Getter get, decltype(Perf::algo) *algo, size_t *bytes, const char *what)
 {
@@ -318,6 +411,55 @@ bool pick(cuda_state *st, Getter get, decltype(Perf::algo) *algo, size_t *bytes,
         }
     fail(st, what, "no usable algorithm");
     return false;
+}
+
+bool ask_heuristics(cuda_state *st, conv_plan *p)
+{
+    size_t bytes;
+    return pick<cudnnConvolutionFwdAlgoPerf_t>(st, [&](cudnnConvolutionFwdAlgoPerf_t *perf, int max, int *found) {
+               return cudnnGetConvolutionForwardAlgorithm_v7(st->dnn, p->x, p->filter, p->conv, p->y, max, found, perf);
+           }, &p->fwd, &bytes, "cudnnGetConvolutionForwardAlgorithm_v7") &&
+           pick<cudnnConvolutionBwdDataAlgoPerf_t>(st, [&](cudnnConvolutionBwdDataAlgoPerf_t *perf, int max, int *found) {
+               return cudnnGetConvolutionBackwardDataAlgorithm_v7(st->dnn, p->filter, p->y, p->conv, p->x, max, found,
+                                                                  perf);
+           }, &p->bwd_data, &bytes, "cudnnGetConvolutionBackwardDataAlgorithm_v7") &&
+           pick<cudnnConvolutionBwdFilterAlgoPerf_t>(st, [&](cudnnConvolutionBwdFilterAlgoPerf_t *perf, int max,
+                                                           int *found) {
+               return cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->dnn, p->x, p->y, p->conv, p->filter, max, found,
+                                                                    perf);
+           }, &p->bwd_filter, &bytes, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+}
+
+/* Times every algorithm on scratch tensors cuDNN allocates itself; blocks, once per shape. */
+bool find_algorithms(cuda_state *st, conv_plan *p)
+{
+    size_t bytes;
+    if (!cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize (before cudnnFind)"))
+        return false;
+    return pick<cudnnConvolutionFwdAlgoPerf_t>(st, [&](cudnnConvolutionFwdAlgoPerf_t *perf, int max, int *found) {
+               return cudnnFindConvolutionForwardAlgorithm(st->dnn, p->x, p->filter, p->conv, p->y, max, found, perf);
+           }, &p->fwd, &bytes, "cudnnFindConvolutionForwardAlgorithm") &&
+           pick<cudnnConvolutionBwdDataAlgoPerf_t>(st, [&](cudnnConvolutionBwdDataAlgoPerf_t *perf, int max, int *found) {
+               return cudnnFindConvolutionBackwardDataAlgorithm(st->dnn, p->filter, p->y, p->conv, p->x, max, found,
+                                                                perf);
+           }, &p->bwd_data, &bytes, "cudnnFindConvolutionBackwardDataAlgorithm") &&
+           pick<cudnnConvolutionBwdFilterAlgoPerf_t>(st, [&](cudnnConvolutionBwdFilterAlgoPerf_t *perf, int max,
+                                                           int *found) {
+               return cudnnFindConvolutionBackwardFilterAlgorithm(st->dnn, p->x, p->y, p->conv, p->filter, max, found,
+                                                                  perf);
+           }, &p->bwd_filter, &bytes, "cudnnFindConvolutionBackwardFilterAlgorithm");
+}
+
+void plan_release(conv_plan *p)
+{
+    cudnnTensorDescriptor_t tensors[] = {p->x, p->y, p->y32, p->bias};
+    for (cudnnTensorDescriptor_t t : tensors)
+        if (t)
+            cudnnDestroyTensorDescriptor(t);
+    if (p->filter)
+        cudnnDestroyFilterDescriptor(p->filter);
+    if (p->conv)
+        cudnnDestroyConvolutionDescriptor(p->conv);
 }
 
 conv_plan *plan_for(cuda_state *st, const struct conv_shape *s)
@@ -341,39 +483,33 @@ conv_plan *plan_for(cuda_state *st, const struct conv_shape *s)
     *p = conv_plan{};
     p->n = s->n, p->c = s->c, p->h = s->h, p->w = s->w, p->c_out = s->c_out, p->k = s->kh, p->stride = s->stride;
     p->pad = s->pad;
+    cudnnDataType_t type = st->bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
     bool ok = dnn_ok(st, cudnnCreateTensorDescriptor(&p->x), "cudnnCreateTensorDescriptor") &&
               dnn_ok(st, cudnnCreateTensorDescriptor(&p->y), "cudnnCreateTensorDescriptor") &&
+              dnn_ok(st, cudnnCreateTensorDescriptor(&p->y32), "cudnnCreateTensorDescriptor") &&
               dnn_ok(st, cudnnCreateTensorDescriptor(&p->bias), "cudnnCreateTensorDescriptor") &&
               dnn_ok(st, cudnnCreateFilterDescriptor(&p->filter), "cudnnCreateFilterDescriptor") &&
               dnn_ok(st, cudnnCreateConvolutionDescriptor(&p->conv), "cudnnCreateConvolutionDescriptor");
-    ok = ok && dnn_ok(st, cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c, s->h, s->w),
+    ok = ok && dnn_ok(st, cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, type, s->n, s->c, s->h, s->w),
                       "cudnnSetTensor4dDescriptor (x)") &&
-         dnn_ok(st, cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c_out, s->h_out,
-                                               s->w_out), "cudnnSetTensor4dDescriptor (y)") &&
+         dnn_ok(st, cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, type, s->n, s->c_out, s->h_out, s->w_out),
+                "cudnnSetTensor4dDescriptor (y)") &&
+         dnn_ok(st, cudnnSetTensor4dDescriptor(p->y32, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c_out, s->h_out,
+                                               s->w_out), "cudnnSetTensor4dDescriptor (y, fp32)") &&
          dnn_ok(st, cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->c_out, 1, 1),
                 "cudnnSetTensor4dDescriptor (bias)") &&
-         dnn_ok(st, cudnnSetFilter4dDescriptor(p->filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->c_out, s->c, s->kh,
-                                               s->kw), "cudnnSetFilter4dDescriptor") &&
+         dnn_ok(st, cudnnSetFilter4dDescriptor(p->filter, type, CUDNN_TENSOR_NCHW, s->c_out, s->c, s->kh, s->kw),
+                "cudnnSetFilter4dDescriptor") &&
          dnn_ok(st, cudnnSetConvolution2dDescriptor(p->conv, s->pad, s->pad, s->stride, s->stride, 1, 1,
                                                     CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
                 "cudnnSetConvolution2dDescriptor") &&
-         dnn_ok(st, cudnnSetConvolutionMathType(p->conv, CUDNN_DEFAULT_MATH), "cudnnSetConvolutionMathType");
-    size_t bytes;
-    ok = ok &&
-         pick<cudnnConvolutionFwdAlgoPerf_t>(st, [&](cudnnConvolutionFwdAlgoPerf_t *perf, int max, int *found) {
-             return cudnnGetConvolutionForwardAlgorithm_v7(st->dnn, p->x, p->filter, p->conv, p->y, max, found, perf);
-         }, &p->fwd, &bytes, "cudnnGetConvolutionForwardAlgorithm_v7") &&
-         pick<cudnnConvolutionBwdDataAlgoPerf_t>(st, [&](cudnnConvolutionBwdDataAlgoPerf_t *perf, int max, int *found) {
-             return cudnnGetConvolutionBackwardDataAlgorithm_v7(st->dnn, p->filter, p->y, p->conv, p->x, max, found,
-                                                                perf);
-         }, &p->bwd_data, &bytes, "cudnnGetConvolutionBackwardDataAlgorithm_v7") &&
-         pick<cudnnConvolutionBwdFilterAlgoPerf_t>(st, [&](cudnnConvolutionBwdFilterAlgoPerf_t *perf, int max,
-                                                         int *found) {
-             return cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->dnn, p->x, p->y, p->conv, p->filter, max, found,
-                                                                  perf);
-         }, &p->bwd_filter, &bytes, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-    if (!ok)
+         dnn_ok(st, cudnnSetConvolutionMathType(p->conv, st->bf16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH),
+                "cudnnSetConvolutionMathType");
+    ok = ok && (st->find_algorithms ? find_algorithms(st, p) : ask_heuristics(st, p));
+    if (!ok) {
+        plan_release(p);
         return nullptr;
+    }
     st->num_plans++;
     return p;
 }
@@ -384,11 +520,19 @@ void cuda_conv_forward(void *s, const struct conv_shape *shape, const float *x, 
     conv_plan *p = plan_for(st, shape);
     if (!p)
         return;
-    float one = 1.0f, zero = 0.0f;
-    dnn_ok(st, cudnnConvolutionForward(st->dnn, &one, p->x, x, p->filter, w, p->conv, p->fwd, st->workspace,
-                                       st->workspace_size, &zero, p->y, y), "cudnnConvolutionForward");
+    float one = 1.0f;
+    size_t nx = (size_t)shape->n * shape->c * shape->h * shape->w;
+    size_t nw = (size_t)shape->c_out * shape->c * shape->kh * shape->kw;
+    size_t ny = (size_t)shape->n * shape->c_out * shape->h_out * shape->w_out;
+    const void *x_op = operand(st, HALF_X, x, nx), *w_op = operand(st, HALF_W, w, nw);
+    void *y_out = result(st, y, ny);
+    if (!x_op || !w_op || !y_out)
+        return;
+    dnn_ok(st, cudnnConvolutionForward(st->dnn, &one, p->x, x_op, p->filter, w_op, p->conv, p->fwd, st->workspace,
+                                       st->workspace_size, prior(st, false), p->y, y_out), "cudnnConvolutionForward");
+    land(st, y, ny, false);
     if (b)
-        dnn_ok(st, cudnnAddTensor(st->dnn, &one, p->bias, b, &one, p->y, y), "cudnnAddTensor (conv bias)");
+        dnn_ok(st, cudnnAddTensor(st->dnn, &one, p->bias, b, &one, p->y32, y), "cudnnAddTensor (conv bias)");
 }
 
 void cuda_conv_backward(void *s, const struct conv_shape *shape, const float *x, const float *w, const float *dy,
@@ -398,17 +542,31 @@ void cuda_conv_backward(void *s, const struct conv_shape *shape, const float *x,
     conv_plan *p = plan_for(st, shape);
     if (!p)
         return;
-    float one = 1.0f, zero = 0.0f;
-    dnn_ok(st, cudnnConvolutionBackwardFilter(st->dnn, &one, p->x, x, p->y, dy, p->conv, p->bwd_filter, st->workspace,
-                                              st->workspace_size, &one, p->filter, dw),
+    float one = 1.0f;
+    size_t nx = (size_t)shape->n * shape->c * shape->h * shape->w;
+    size_t nw = (size_t)shape->c_out * shape->c * shape->kh * shape->kw;
+    size_t ny = (size_t)shape->n * shape->c_out * shape->h_out * shape->w_out;
+    const void *x_op = operand(st, HALF_X, x, nx), *dy_op = operand(st, HALF_DY, dy, ny);
+    void *dw_out = result(st, dw, nw);
+    if (!x_op || !dy_op || !dw_out)
+        return;
+    dnn_ok(st, cudnnConvolutionBackwardFilter(st->dnn, &one, p->x, x_op, p->y, dy_op, p->conv, p->bwd_filter,
+                                              st->workspace, st->workspace_size, prior(st, true), p->filter, dw_out),
            "cudnnConvolutionBackwardFilter");
+    land(st, dw, nw, true);
     if (db)
-        dnn_ok(st, cudnnConvolutionBackwardBias(st->dnn, &one, p->y, dy, &one, p->bias, db),
+        dnn_ok(st, cudnnConvolutionBackwardBias(st->dnn, &one, p->y32, dy, &one, p->bias, db),
                "cudnnConvolutionBackwardBias");
-    if (dx)
-        dnn_ok(st, cudnnConvolutionBackwardData(st->dnn, &one, p->filter, w, p->y, dy, p->conv, p->bwd_data,
-                                                st->workspace, st->workspace_size, accumulate ? &one : &zero, p->x, dx),
-               "cudnnConvolutionBackwardData");
+    if (!dx)
+        return;
+    const void *w_op = operand(st, HALF_W, w, nw);
+    void *dx_out = result(st, dx, nx);   /* the same scratch as dw's: in stream order, after its landing */
+    if (!w_op || !dx_out)
+        return;
+    dnn_ok(st, cudnnConvolutionBackwardData(st->dnn, &one, p->filter, w_op, p->y, dy_op, p->conv, p->bwd_data,
+                                            st->workspace, st->workspace_size, prior(st, accumulate), p->x, dx_out),
+           "cudnnConvolutionBackwardData");
+    land(st, dx, nx, accumulate);
 }
 
 /* ---------- batch norm: cuDNN's spatial mode, PyTorch's semantics ---------- */
@@ -622,6 +780,44 @@ int backend_cuda_download(struct backend *be, void *host, const void *device, si
     return ok ? 0 : -1;
 }
 
+int backend_cuda_pin(struct backend *be, void *host, size_t bytes)
+{
+    cuda_state *st = state_of(be->state);
+    return cuda_ok(st, cudaHostRegister(host, bytes, cudaHostRegisterDefault), "cudaHostRegister") ? 0 : -1;
+}
+
+void backend_cuda_unpin(struct backend *be, void *host)
+{
+    (void)be;
+    cudaHostUnregister(host);
+}
+
+int backend_cuda_stage(struct backend *be, int slot, const struct cuda_copy *copies, int count)
+{
+    cuda_state *st = state_of(be->state);
+    int other = 1 - slot;
+    /* The compute work queued since the previous stage call read the other slot: mark its end. */
+    bool ok = cuda_ok(st, cudaEventRecord(st->slot_free[other], st->stream), "cudaEventRecord (slot free)");
+    if (ok && st->slot_free_marked[slot])
+        ok = cuda_ok(st, cudaStreamWaitEvent(st->copy_stream, st->slot_free[slot], 0), "cudaStreamWaitEvent (copy)");
+    st->slot_free_marked[other] = true;
+    for (int i = 0; i < count && ok; i++)
+        ok = cuda_ok(st, cudaMemcpyAsync(copies[i].device, copies[i].host, copies[i].bytes, cudaMemcpyHostToDevice,
+                                         st->copy_stream), "cudaMemcpyAsync (batch)");
+    ok = ok && cuda_ok(st, cudaEventRecord(st->slot_ready[slot], st->copy_stream), "cudaEventRecord (batch)") &&
+         cuda_ok(st, cudaStreamWaitEvent(st->stream, st->slot_ready[slot], 0), "cudaStreamWaitEvent (batch)");
+    st->last_slot = slot;
+    return ok ? 0 : -1;
+}
+
+int backend_cuda_staged(struct backend *be)
+{
+    cuda_state *st = state_of(be->state);
+    if (st->last_slot < 0)
+        return 0;
+    return cuda_ok(st, cudaEventSynchronize(st->slot_ready[st->last_slot]), "cudaEventSynchronize (batch)") ? 0 : -1;
+}
+
 int backend_cuda_sync(struct backend *be)
 {
     cuda_state *st = state_of(be->state);
@@ -663,7 +859,7 @@ int backend_cuda_devices(void)
     return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
 }
 
-struct backend *backend_cuda_create(int device, char *why, size_t why_size)
+struct backend *backend_cuda_create(int device, const struct cuda_options *options, char *why, size_t why_size)
 {
     cuda_state *st = static_cast<cuda_state *>(calloc(1, sizeof *st));
     if (!st) {
@@ -671,20 +867,26 @@ struct backend *backend_cuda_create(int device, char *why, size_t why_size)
         return nullptr;
     }
     st->device = device;
+    st->bf16 = options && options->bf16;
+    st->find_algorithms = options && options->find_algorithms;
+    st->last_slot = -1;
     bool ok = cuda_ok(st, cudaSetDevice(device), "cudaSetDevice") &&
               cuda_ok(st, cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking), "cudaStreamCreate") &&
+              cuda_ok(st, cudaStreamCreateWithFlags(&st->copy_stream, cudaStreamNonBlocking), "cudaStreamCreate") &&
               blas_ok(st, cublasCreate(&st->blas), "cublasCreate") &&
               blas_ok(st, cublasSetStream(st->blas, st->stream), "cublasSetStream") &&
-              blas_ok(st, cublasSetMathMode(st->blas, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode") &&
               dnn_ok(st, cudnnCreate(&st->dnn), "cudnnCreate") &&
               dnn_ok(st, cudnnSetStream(st->dnn, st->stream), "cudnnSetStream");
+    for (int i = 0; i < 2 && ok; i++)
+        ok = cuda_ok(st, cudaEventCreateWithFlags(&st->slot_free[i], cudaEventDisableTiming), "cudaEventCreate") &&
+             cuda_ok(st, cudaEventCreateWithFlags(&st->slot_ready[i], cudaEventDisableTiming), "cudaEventCreate");
     if (!ok) {
         snprintf(why, why_size, "GPU %d: %s", device, st->error);
         backend_cuda_destroy(&st->table);
         return nullptr;
     }
     st->table = backend{};
-    st->table.name = "cuda";
+    st->table.name = st->bf16 ? "cuda-bf16" : "cuda";
     st->table.state = st;
     st->table.device_memory = true;
     st->table.alloc = cuda_alloc;
@@ -716,13 +918,21 @@ void backend_cuda_destroy(struct backend *be)
     cuda_state *st = be->state ? state_of(be->state) : reinterpret_cast<cuda_state *>(be);
     if (st->stream)
         cudaStreamSynchronize(st->stream);
-    for (int i = 0; i < st->num_plans; i++) {
-        conv_plan *p = &st->plans[i];
-        cudnnDestroyTensorDescriptor(p->x), cudnnDestroyTensorDescriptor(p->y), cudnnDestroyTensorDescriptor(p->bias);
-        cudnnDestroyFilterDescriptor(p->filter);
-        cudnnDestroyConvolutionDescriptor(p->conv);
-    }
+    if (st->copy_stream)
+        cudaStreamSynchronize(st->copy_stream);
+    for (int i = 0; i < st->num_plans; i++)
+        plan_release(&st->plans[i]);
     free(st->plans);
+    for (int i = 0; i < HALF_SLOTS; i++)
+        cudaFree(st->half[i]);
+    for (int i = 0; i < 2; i++) {
+        if (st->slot_free[i])
+            cudaEventDestroy(st->slot_free[i]);
+        if (st->slot_ready[i])
+            cudaEventDestroy(st->slot_ready[i]);
+    }
+    if (st->copy_stream)
+        cudaStreamDestroy(st->copy_stream);
     cudaFree(st->workspace);
     cudaFree(st->row_loss), cudaFree(st->row_correct), cudaFreeHost(st->host_loss), cudaFreeHost(st->host_correct);
     if (st->dnn)

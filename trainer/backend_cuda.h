@@ -13,8 +13,21 @@
 /* GPUs this process can use (0 without a driver or device, or without CUDA built in). */
 int backend_cuda_devices(void);
 
-/* The backend on GPU `device` (an index among the visible devices). NULL with why filled. */
-struct backend *backend_cuda_create(int device, char *why, size_t why_size);
+/* How the backend computes. The zero value is the default: fp32 with TF32 tensor cores, cuDNN's
+ * heuristics choosing each convolution's algorithms. */
+struct cuda_options {
+    /* bf16 compute (as PyTorch's autocast): linear layers and convolutions read bf16 copies of
+     * their inputs and weights and accumulate in fp32; tensors, master weights, batch norm, the
+     * loss and the optimizer stay fp32. */
+    bool bf16;
+    /* Choose convolution algorithms by timing every candidate once per shape (cudnnFind*, as
+     * torch.backends.cudnn.benchmark) instead of asking cuDNN's heuristics. */
+    bool find_algorithms;
+};
+
+/* The backend on GPU `device` (an index among the visible devices); options may be NULL (the
+ * defaults). NULL with why filled. */
+struct backend *backend_cuda_create(int device, const struct cuda_options *options, char *why, size_t why_size);
 void backend_cuda_destroy(struct backend *be);
 
 /* The first CUDA, cuBLAS or cuDNN failure since creation, or NULL. The kernels of the table return
@@ -26,6 +39,25 @@ const char *backend_cuda_error(const struct backend *be);
 int backend_cuda_upload(struct backend *be, void *device, const void *host, size_t bytes);
 /* Device to host; returns when the bytes are there. */
 int backend_cuda_download(struct backend *be, void *host, const void *device, size_t bytes);
+/* Page-locks host memory the backend will copy from (cudaHostRegister), so that uploads from it
+ * run asynchronously; unpin before freeing it. */
+int backend_cuda_pin(struct backend *be, void *host, size_t bytes);
+void backend_cuda_unpin(struct backend *be, void *host);
+
+/* A batch's copies into one of two device buffer sets, `slot` 0 or 1, alternating. They run on a
+ * copy stream of their own, so the upload of step k+1 overlaps step k's backward pass; kernels
+ * queued after the call wait for them; and they wait for the kernels queued before the previous
+ * stage call, the last ones that read this slot. The host memory must stay as it is until
+ * backend_cuda_staged returns. */
+struct cuda_copy {
+    void *device;
+    const void *host;
+    size_t bytes;
+};
+int backend_cuda_stage(struct backend *be, int slot, const struct cuda_copy *copies, int count);
+/* Waits until the last staged copies have read their host memory. */
+int backend_cuda_staged(struct backend *be);
+
 /* Waits for everything queued. -1 when something failed (backend_cuda_error says what). */
 int backend_cuda_sync(struct backend *be);
 /* The stream the backend's work runs on (a cudaStream_t). */

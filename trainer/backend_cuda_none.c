@@ -10,9 +10,9 @@ static const char without[] = "this dtrain-train was built without CUDA (no nvcc
 
 int backend_cuda_devices(void) { return 0; }
 
-struct backend *backend_cuda_create(int device, char *why, size_t why_size)
+struct backend *backend_cuda_create(int device, const struct cuda_options *options, char *why, size_t why_size)
 {
-    (void)device;
+    (void)device, (void)options;
     snprintf(why, why_size, "%s", without);
     return NULL;
 }
@@ -22,6 +22,10 @@ const char *backend_cuda_error(const struct backend *be) { return (void)be, with
 int backend_cuda_upload(struct backend *be, void *d, const void *h, size_t n) { return (void)be, (void)d, (void)h, (void)n, -1; }
 int backend_cuda_download(struct backend *be, void *h, const void *d, size_t n) { return (void)be, (void)d, (void)h, (void)n, -1; }
 int backend_cuda_sync(struct backend *be) { return (void)be, -1; }
+int backend_cuda_pin(struct backend *be, void *h, size_t n) { return (void)be, (void)h, (void)n, -1; }
+void backend_cuda_unpin(struct backend *be, void *h) { (void)be, (void)h; }
+int backend_cuda_stage(struct backend *be, int slot, const struct cuda_copy *c, int n) { return (void)be, (void)slot, (void)c, (void)n, -1; }
+int backend_cuda_staged(struct backend *be) { return (void)be, -1; }
 void *backend_cuda_stream(struct backend *be) { return (void)be, NULL; }
 
 void backend_cuda_sgd(struct backend *be, float *p, const float *g, float *m, size_t count, float lr, float momentum,

@@ -38,6 +38,11 @@ static const char usage_text[] =
     "      --backend NAME      cpu (OpenBLAS), reference (plain C, slow) or cuda (cpu)\n"
     "      --device cpu|cuda   cuda: train on a GPU (cuDNN, cuBLAS; NCCL between ranks), the\n"
     "                          one dtrain gave the rank (DTRAIN_GPU), else LOCAL_RANK, else 0\n"
+    "      --precision fp32|bf16  on the GPU: fp32 with TF32 tensor cores (the default), or\n"
+    "                          bf16 GEMMs and convolutions with fp32 master weights (autocast)\n"
+    "      --conv-algo heuristic|find  on the GPU: cuDNN's convolution algorithms as its\n"
+    "                          heuristics rank them (default), or timed once per shape\n"
+    "                          (find: as torch.backends.cudnn.benchmark)\n"
     "      --log-every N       steps between Step lines (200)\n"
     "      --eval-every N      epochs between evaluations (1); the last epoch is always\n"
     "                          evaluated; 0: never (speed runs)\n"
@@ -81,7 +86,8 @@ static int bad(const char *option, const char *value, const char *what)
 static int parse(int argc, char **argv, struct train_config *cfg)
 {
     enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
-           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE };
+           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
+           O_PRECISION, O_CONV_ALGO };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'}, {"dataset", required_argument, NULL, 'd'},
         {"data", required_argument, NULL, O_DATA}, {"batch-size", required_argument, NULL, 'b'},
@@ -96,6 +102,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"checkpoint", required_argument, NULL, O_CKPT}, {"checkpoint-every", required_argument, NULL, O_CKPT_EVERY},
         {"resume", no_argument, NULL, O_RESUME}, {"timeout", required_argument, NULL, O_TIMEOUT},
         {"tag", required_argument, NULL, O_TAG}, {"device", required_argument, NULL, O_DEVICE},
+        {"precision", required_argument, NULL, O_PRECISION}, {"conv-algo", required_argument, NULL, O_CONV_ALGO},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -117,6 +124,16 @@ static int parse(int argc, char **argv, struct train_config *cfg)
             if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
                 return bad("--device", optarg, "cpu or cuda");
             cfg->backend = optarg;
+            break;
+        case O_PRECISION:
+            if (strcmp(optarg, "fp32") != 0 && strcmp(optarg, "bf16") != 0)
+                return bad("--precision", optarg, "fp32 or bf16");
+            cfg->bf16 = strcmp(optarg, "bf16") == 0;
+            break;
+        case O_CONV_ALGO:
+            if (strcmp(optarg, "heuristic") != 0 && strcmp(optarg, "find") != 0)
+                return bad("--conv-algo", optarg, "heuristic or find");
+            cfg->find_algorithms = strcmp(optarg, "find") == 0;
             break;
         case 'q': cfg->progress = false; break;
         case O_CHECK: cfg->check_replicas = true; break;
@@ -241,7 +258,7 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
         snprintf(rec.model, sizeof rec.model, "%s", cfg->model);
         snprintf(rec.dataset, sizeof rec.dataset, "%s", cfg->dataset);
         snprintf(rec.optimizer, sizeof rec.optimizer, "%s", cfg->optimizer);
-        snprintf(rec.backend, sizeof rec.backend, "%s", cfg->backend);
+        snprintf(rec.backend, sizeof rec.backend, "%s%s", cfg->backend, cfg->bf16 ? "-bf16" : "");
         snprintf(rec.comm, sizeof rec.comm, "allreduce");
         snprintf(rec.tag, sizeof rec.tag, "%s", record_tag);
         snprintf(rec.version, sizeof rec.version, "%s", DTRAIN_VERSION);

@@ -90,9 +90,13 @@ static void maybe_hang(struct comm *comm, long step)
  * m and v of struct run stay the host copies that broadcasts, checkpoints and --params-out use,
  * brought up to date (download, device_to_host) when one of those needs them. */
 struct device_state {
-    float *params, *grads, *buffers, *m, *v, *x;
-    int *y;
+    float *params, *grads, *buffers, *m, *v;
+    float *x[2];               /* two batches: one uploads while the other trains */
+    int *y[2];
+    int slot;                  /* the one the next batch goes to */
+    int batch;
     size_t x_bytes;
+    bool pinned;               /* the loader's and evaluation's host buffers are page-locked */
 };
 
 /* Everything one run holds, so that cleanup is one function. */
@@ -110,9 +114,46 @@ struct run {
     struct comm *nccl;         /* the GPU ranks' gradient exchange, when there are several */
 };
 
+/* The host buffers batches are uploaded from. */
+static void host_batches(struct run *r, void *buffers[6], size_t bytes[6])
+{
+    size_t x = r->dev.x_bytes, y = (size_t)r->dev.batch * sizeof(int);
+    void *b[6] = {r->loader.x[0], r->loader.x[1], r->loader.y[0], r->loader.y[1], r->eval_x, r->eval_y};
+    size_t n[6] = {x, x, y, y, x, y};
+    memcpy(buffers, b, sizeof b);
+    memcpy(bytes, n, sizeof n);
+}
+
+/* Page-locks the host batches so that their uploads are asynchronous (a pageable source makes
+ * cudaMemcpyAsync wait for the copy). */
+static int pin_batches(struct run *r)
+{
+    void *buffers[6];
+    size_t bytes[6];
+    host_batches(r, buffers, bytes);
+    for (int i = 0; i < 6; i++)
+        if (backend_cuda_pin(r->gpu, buffers[i], bytes[i]) < 0) {
+            while (i-- > 0)
+                backend_cuda_unpin(r->gpu, buffers[i]);
+            return -1;
+        }
+    r->dev.pinned = true;
+    return 0;
+}
+
 static void device_free(struct run *r)
 {
-    void *held[] = {r->dev.params, r->dev.grads, r->dev.buffers, r->dev.m, r->dev.v, r->dev.x, r->dev.y};
+    if (r->dev.pinned) {
+        void *buffers[6];
+        size_t bytes[6];
+        backend_cuda_sync(r->gpu);
+        backend_cuda_staged(r->gpu);
+        host_batches(r, buffers, bytes);
+        for (int i = 0; i < 6; i++)
+            backend_cuda_unpin(r->gpu, buffers[i]);
+    }
+    void *held[] = {r->dev.params, r->dev.grads, r->dev.buffers, r->dev.m, r->dev.v,
+                    r->dev.x[0], r->dev.x[1], r->dev.y[0], r->dev.y[1]};
     for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
         if (held[i])
             backend_release(r->be, held[i]);
@@ -121,11 +162,11 @@ static void device_free(struct run *r)
 
 static void run_free(struct run *r)
 {
-    loader_stop(&r->loader);
     if (r->nccl)
         comm_nccl_destroy(r->nccl);
     if (r->gpu)
-        device_free(r);
+        device_free(r);   /* before the loader frees the pinned buffers */
+    loader_stop(&r->loader);
     optim_free(&r->opt);
     if (r->ws.act)
         workspace_free(&r->ws, &r->model, r->be);
@@ -175,27 +216,33 @@ static int device_to_host(struct run *r, struct dt_err *err)
                ? -1 : 0;
 }
 
-/* Device copies of the model's state and a batch, and NCCL when there are several ranks. */
+/* Device copies of the model's state and two batches, and NCCL when there are several ranks.
+ * After loader_init: the loader's batches are pinned. */
 static int device_setup(struct run *r, int batch, size_t sample, struct comm *comm, struct dt_err *err)
 {
     size_t n = r->model.num_params * sizeof(float);
+    r->dev.batch = batch;
     r->dev.x_bytes = (size_t)batch * sample * sizeof(float);
     r->dev.params = backend_alloc(r->be, n);
     r->dev.grads = backend_alloc(r->be, n);
     r->dev.buffers = backend_alloc(r->be, (r->model.num_buffers + 1) * sizeof(float));
     r->dev.m = backend_alloc(r->be, n);
     r->dev.v = r->opt.v ? backend_alloc(r->be, n) : NULL;
-    r->dev.x = backend_alloc(r->be, r->dev.x_bytes);
-    r->dev.y = backend_alloc(r->be, (size_t)batch * sizeof(int));
-    if (!r->dev.params || !r->dev.grads || !r->dev.buffers || !r->dev.m || (r->opt.v && !r->dev.v) || !r->dev.x ||
-        !r->dev.y || host_to_device(r) < 0)
+    bool ok = r->dev.params && r->dev.grads && r->dev.buffers && r->dev.m && (!r->opt.v || r->dev.v);
+    for (int i = 0; i < 2; i++) {
+        r->dev.x[i] = backend_alloc(r->be, r->dev.x_bytes);
+        r->dev.y[i] = backend_alloc(r->be, (size_t)batch * sizeof(int));
+        ok = ok && r->dev.x[i] && r->dev.y[i];
+    }
+    if (!ok || host_to_device(r) < 0 || pin_batches(r) < 0)
         return gpu_failed(r, err);
     if (comm->world > 1 && !(r->nccl = comm_nccl_create(comm, backend_cuda_stream(r->gpu), err)))
         return dt_wrap(err, "NCCL");
     return 0;
 }
 
-/* A batch where the backend reads it: the device's copy on a GPU. */
+/* A batch where the backend reads it: on a GPU, the device's copy, uploaded on the copy stream
+ * into the slot the previous step is not reading. */
 static int batch_in(struct run *r, const float *x, const int *y, int n, const float **x_in, const int **y_in,
                     struct dt_err *err)
 {
@@ -203,10 +250,23 @@ static int batch_in(struct run *r, const float *x, const int *y, int n, const fl
     if (!r->gpu)
         return 0;
     size_t sample = (size_t)r->train.c * r->train.h * r->train.w;
-    if (backend_cuda_upload(r->gpu, r->dev.x, x, (size_t)n * sample * sizeof(float)) < 0 ||
-        backend_cuda_upload(r->gpu, r->dev.y, y, (size_t)n * sizeof(int)) < 0)
+    int slot = r->dev.slot;
+    struct cuda_copy copies[2] = {{r->dev.x[slot], x, (size_t)n * sample * sizeof(float)},
+                                  {r->dev.y[slot], y, (size_t)n * sizeof(int)}};
+    if (backend_cuda_stage(r->gpu, slot, copies, 2) < 0)
         return gpu_failed(r, err);
-    *x_in = r->dev.x, *y_in = r->dev.y;
+    r->dev.slot = 1 - slot;
+    *x_in = r->dev.x[slot], *y_in = r->dev.y[slot];
+    return 0;
+}
+
+/* The loader's next batch, once the upload of the last one has read its host memory (the loader
+ * refills that buffer). */
+static int next_batch(struct run *r, const float **x, const int **y, struct dt_err *err)
+{
+    if (r->gpu && backend_cuda_staged(r->gpu) < 0)
+        return gpu_failed(r, err);
+    loader_next(&r->loader, x, y);
     return 0;
 }
 
@@ -256,12 +316,16 @@ static int setup(struct run *r, const struct train_config *cfg, struct comm *com
         r->be = r->fast;
     } else if (strcmp(cfg->backend, "cuda") == 0) {
         char why[512];
-        if (!(r->gpu = backend_cuda_create(cfg->gpu, why, sizeof why)))
+        struct cuda_options options = {.bf16 = cfg->bf16, .find_algorithms = cfg->find_algorithms};
+        if (!(r->gpu = backend_cuda_create(cfg->gpu, &options, why, sizeof why)))
             return dt_fail(err, "--device cuda: %s", why);
         r->be = r->gpu;
     } else {
         return dt_fail(err, "unknown backend \"%s\" (cpu, reference or cuda)", cfg->backend);
     }
+    if (!r->gpu && (cfg->bf16 || cfg->find_algorithms))
+        return dt_fail(err, "%s needs --device cuda (the CPU backends compute in fp32 with their own kernels)",
+                       cfg->bf16 ? "--precision bf16" : "--conv-algo find");
     size_t n = r->model.num_params, sample = (size_t)r->train.c * r->train.h * r->train.w;
     r->params = malloc(n * sizeof(float));
     r->grads = malloc(n * sizeof(float));
@@ -280,9 +344,9 @@ static int setup(struct run *r, const struct train_config *cfg, struct comm *com
     r->opt.lr = (float)(cfg->lr * (cfg->lr_scale_linear ? comm->world : 1));
     r->opt.momentum = (float)cfg->momentum;
     r->opt.weight_decay = (float)cfg->weight_decay;
-    if (r->gpu && device_setup(r, cfg->batch, sample, comm, err) < 0)
+    if (loader_init(&r->loader, &r->train, cfg->batch, comm->rank, comm->world, cfg->seed, err) < 0)
         return -1;
-    return loader_init(&r->loader, &r->train, cfg->batch, comm->rank, comm->world, cfg->seed, err);
+    return r->gpu ? device_setup(r, cfg->batch, sample, comm, err) : 0;
 }
 
 static uint64_t run_fingerprint(const struct train_config *cfg, const struct model *m, int world)
@@ -348,6 +412,8 @@ static double evaluate(struct run *r, int batch, struct comm *comm, struct dt_er
     long correct = 0;
     for (long first = begin; first < end; first += batch) {
         int n = end - first < batch ? (int)(end - first) : batch;
+        if (r->gpu && backend_cuda_staged(r->gpu) < 0)   /* the last batch's upload has read eval_x */
+            return gpu_failed(r, err);
         for (int i = 0; i < n; i++)
             dataset_sample(&r->test, first + i, r->eval_x + i * sample, &r->eval_y[i]);
         int right = 0;
@@ -469,8 +535,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         const float *x;
         const int *y;
         maybe_hang(comm, step);
-        loader_next(&r.loader, &x, &y);
-        if (batch_in(&r, x, y, cfg->batch, &x, &y, err) < 0) {
+        if (next_batch(&r, &x, &y, err) < 0 || batch_in(&r, x, y, cfg->batch, &x, &y, err) < 0) {
             rc = -1;
             break;
         }

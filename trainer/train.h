@@ -14,6 +14,8 @@ struct train_config {
     const char *model, *dataset, *data_dir, *optimizer, *backend;
     int batch, epochs, threads, log_every;
     int gpu;                   /* backend "cuda": the device, an index among those CUDA sees */
+    bool bf16;                 /* backend "cuda": bf16 compute, fp32 master weights (--precision bf16) */
+    bool find_algorithms;      /* backend "cuda": time cuDNN's convolution algorithms (--conv-algo find) */
     int eval_every;            /* epochs between evaluations; 0: none at all */
     long max_steps;            /* 0: no limit */
     double lr, momentum, weight_decay;
