@@ -5,6 +5,7 @@
 #   make demo       Debian packages if missing, build, a small local run
 #   make bench      benchmarks against their peers (never part of make test)
 #   make fuzz       libFuzzer on the parsers for FUZZ_TIME seconds (clang)
+#   make gpu-bundle what a GPU machine needs to run the CUDA tests and GPU benchmark (.device/)
 #   make install PREFIX=/opt/dtrain
 
 PREFIX ?= /usr/local
@@ -162,7 +163,7 @@ test-build: $(addprefix $(TBIN)/,$(TOOLS) $(TESTS))
 
 # For a GPU machine that lacks this one's packages: dtrain-train, the CUDA tests (optimised, no
 # sanitizers) and every library they load but the GPU's own, in .device/bundle.tar.xz; the
-# device runs bench/gpu_device_run.sh from it (see bench/README.md).
+# device runs bench/gpu_device_run.sh from it (README.md, Benchmarks).
 $(BUILD)/gpu/test_cuda: $(call obj,$(BUILD)/obj,$(test_cuda_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $^ -o $@ -lcmocka $(test_cuda_LIBS)

@@ -381,16 +381,20 @@ void cuda_linear_backward(void *s, const float *x, const float *w, const float *
 
 /* ---------- convolution: cuDNN ---------- */
 
+/* Grows cuDNN's scratch to `bytes`. An algorithm whose scratch does not fit is not an error, only
+ * not a choice: the old scratch stays (plans made before need its size) and false comes back. */
 bool grow_workspace(cuda_state *st, size_t bytes)
 {
     if (bytes <= st->workspace_size)
         return true;
+    void *bigger = nullptr;
+    if (cudaMalloc(&bigger, bytes) != cudaSuccess) {
+        cudaGetLastError();   /* clears it: the next candidate may fit */
+        return false;
+    }
     cudaStreamSynchronize(st->stream);   /* the old scratch may still be in use */
     cudaFree(st->workspace);
-    st->workspace = nullptr, st->workspace_size = 0;
-    if (!cuda_ok(st, cudaMalloc(&st->workspace, bytes), "cudaMalloc (cuDNN workspace)"))
-        return false;
-    st->workspace_size = bytes;
+    st->workspace = bigger, st->workspace_size = bytes;
     return true;
 }
 

@@ -330,8 +330,8 @@ static int setup(struct run *r, const struct train_config *cfg, struct comm *com
     r->params = malloc(n * sizeof(float));
     r->grads = malloc(n * sizeof(float));
     r->buffers = malloc((r->model.num_buffers + 1) * sizeof(float));
-    r->eval_x = malloc(sample * cfg->batch * sizeof(float));
-    r->eval_y = malloc((size_t)cfg->batch * sizeof(int));
+    r->eval_x = loader_batch_alloc(sample * cfg->batch * sizeof(float));
+    r->eval_y = loader_batch_alloc((size_t)cfg->batch * sizeof(int));
     if (!r->params || !r->grads || !r->buffers || !r->eval_x || !r->eval_y)
         return dt_fail(err, "out of memory for %zu parameters", n);
     model_init_params(&r->model, r->params, r->buffers, cfg->seed);
