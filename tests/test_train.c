@@ -292,11 +292,12 @@ static void test_runs_are_deterministic(void **state)
     (void)state;
     const char *models[] = {"lenet", "cnn"};
     for (int m = 0; m < 2; m++) {
-        double loss[2];
+        double loss[2], curve[2][15];
         for (int run = 0; run < 2; run++) {
             struct train_config cfg = {.model = models[m], .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
                                        .optimizer = "adam", .backend = "cpu", .batch = 32, .epochs = 1, .threads = 2,
-                                       .log_every = 1000, .eval_every = 0, .max_steps = 15, .lr = 0.01, .seed = 7};
+                                       .log_every = 1000, .eval_every = 0, .max_steps = 15, .lr = 0.01, .seed = 7,
+                                       .loss_curve = curve[run]};
             struct train_result res;
             struct dt_err err;
             FILE *out = fopen("/dev/null", "w");
@@ -307,6 +308,8 @@ static void test_runs_are_deterministic(void **state)
         }
         print_message("%s: final loss %.17g and %.17g\n", models[m], loss[0], loss[1]);
         assert_memory_equal(&loss[0], &loss[1], sizeof(double));
+        assert_memory_equal(curve[0], curve[1], sizeof curve[0]);   /* every step, not only the last */
+        assert_true(curve[0][14] == loss[0] && curve[0][0] != curve[0][14]);
     }
 }
 

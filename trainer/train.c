@@ -571,6 +571,8 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         watchdog_touch(&wd, step);
         res->steps = step;
         res->final_loss = loss;
+        if (cfg->loss_curve && step <= cfg->max_steps)
+            cfg->loss_curve[step - 1] = loss;
         res->final_rate = (step - first) * samples_per_step / trained;
         if (cfg->checkpoint_dir) {
             /* every rank stops at the same step: the signal may reach them a step apart */

@@ -29,6 +29,7 @@ struct train_config {
     long checkpoint_every;     /* steps between checkpoints; 0: only when SIGTERM or SIGUSR1 arrives */
     bool resume;               /* continue from the newest valid checkpoint in checkpoint_dir */
     double timeout_minutes;    /* no step finished for this long: a rank hung; abort the job (0: never) */
+    double *loss_curve;        /* optional, max_steps long: step k's loss lands in loss_curve[k - 1] */
 };
 
 struct train_result {
