@@ -417,41 +417,33 @@ bool pick(cuda_state *st, Getter get, decltype(Perf::algo) *algo, size_t *bytes,
     return false;
 }
 
-bool ask_heuristics(cuda_state *st, conv_plan *p)
+/* The plan's three algorithms: ranked by cuDNN's heuristics, or (find_algorithms) timed on
+ * scratch tensors cuDNN allocates itself, which blocks, once per shape. */
+bool choose_algorithms(cuda_state *st, conv_plan *p)
 {
+    bool timed = st->find_algorithms;
     size_t bytes;
-    return pick<cudnnConvolutionFwdAlgoPerf_t>(st, [&](cudnnConvolutionFwdAlgoPerf_t *perf, int max, int *found) {
-               return cudnnGetConvolutionForwardAlgorithm_v7(st->dnn, p->x, p->filter, p->conv, p->y, max, found, perf);
-           }, &p->fwd, &bytes, "cudnnGetConvolutionForwardAlgorithm_v7") &&
-           pick<cudnnConvolutionBwdDataAlgoPerf_t>(st, [&](cudnnConvolutionBwdDataAlgoPerf_t *perf, int max, int *found) {
-               return cudnnGetConvolutionBackwardDataAlgorithm_v7(st->dnn, p->filter, p->y, p->conv, p->x, max, found,
-                                                                  perf);
-           }, &p->bwd_data, &bytes, "cudnnGetConvolutionBackwardDataAlgorithm_v7") &&
-           pick<cudnnConvolutionBwdFilterAlgoPerf_t>(st, [&](cudnnConvolutionBwdFilterAlgoPerf_t *perf, int max,
-                                                           int *found) {
-               return cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->dnn, p->x, p->y, p->conv, p->filter, max, found,
-                                                                    perf);
-           }, &p->bwd_filter, &bytes, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-}
-
-/* Times every algorithm on scratch tensors cuDNN allocates itself; blocks, once per shape. */
-bool find_algorithms(cuda_state *st, conv_plan *p)
-{
-    size_t bytes;
-    if (!cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize (before cudnnFind)"))
+    if (timed && !cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize (before cudnnFind)"))
         return false;
     return pick<cudnnConvolutionFwdAlgoPerf_t>(st, [&](cudnnConvolutionFwdAlgoPerf_t *perf, int max, int *found) {
-               return cudnnFindConvolutionForwardAlgorithm(st->dnn, p->x, p->filter, p->conv, p->y, max, found, perf);
-           }, &p->fwd, &bytes, "cudnnFindConvolutionForwardAlgorithm") &&
+               return timed ? cudnnFindConvolutionForwardAlgorithm(st->dnn, p->x, p->filter, p->conv, p->y, max, found,
+                                                                   perf)
+                            : cudnnGetConvolutionForwardAlgorithm_v7(st->dnn, p->x, p->filter, p->conv, p->y, max,
+                                                                     found, perf);
+           }, &p->fwd, &bytes, "choosing the forward convolution algorithm") &&
            pick<cudnnConvolutionBwdDataAlgoPerf_t>(st, [&](cudnnConvolutionBwdDataAlgoPerf_t *perf, int max, int *found) {
-               return cudnnFindConvolutionBackwardDataAlgorithm(st->dnn, p->filter, p->y, p->conv, p->x, max, found,
-                                                                perf);
-           }, &p->bwd_data, &bytes, "cudnnFindConvolutionBackwardDataAlgorithm") &&
+               return timed ? cudnnFindConvolutionBackwardDataAlgorithm(st->dnn, p->filter, p->y, p->conv, p->x, max,
+                                                                        found, perf)
+                            : cudnnGetConvolutionBackwardDataAlgorithm_v7(st->dnn, p->filter, p->y, p->conv, p->x, max,
+                                                                          found, perf);
+           }, &p->bwd_data, &bytes, "choosing the backward-data convolution algorithm") &&
            pick<cudnnConvolutionBwdFilterAlgoPerf_t>(st, [&](cudnnConvolutionBwdFilterAlgoPerf_t *perf, int max,
                                                            int *found) {
-               return cudnnFindConvolutionBackwardFilterAlgorithm(st->dnn, p->x, p->y, p->conv, p->filter, max, found,
-                                                                  perf);
-           }, &p->bwd_filter, &bytes, "cudnnFindConvolutionBackwardFilterAlgorithm");
+               return timed ? cudnnFindConvolutionBackwardFilterAlgorithm(st->dnn, p->x, p->y, p->conv, p->filter, max,
+                                                                          found, perf)
+                            : cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->dnn, p->x, p->y, p->conv, p->filter,
+                                                                            max, found, perf);
+           }, &p->bwd_filter, &bytes, "choosing the backward-filter convolution algorithm");
 }
 
 void plan_release(conv_plan *p)
@@ -509,7 +501,7 @@ conv_plan *plan_for(cuda_state *st, const struct conv_shape *s)
                 "cudnnSetConvolution2dDescriptor") &&
          dnn_ok(st, cudnnSetConvolutionMathType(p->conv, st->bf16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH),
                 "cudnnSetConvolutionMathType");
-    ok = ok && (st->find_algorithms ? find_algorithms(st, p) : ask_heuristics(st, p));
+    ok = ok && choose_algorithms(st, p);
     if (!ok) {
         plan_release(p);
         return nullptr;
@@ -518,6 +510,10 @@ conv_plan *plan_for(cuda_state *st, const struct conv_shape *s)
     return p;
 }
 
+size_t input_count(const struct conv_shape *s) { return (size_t)s->n * s->c * s->h * s->w; }
+size_t filter_count(const struct conv_shape *s) { return (size_t)s->c_out * s->c * s->kh * s->kw; }
+size_t output_count(const struct conv_shape *s) { return (size_t)s->n * s->c_out * s->h_out * s->w_out; }
+
 void cuda_conv_forward(void *s, const struct conv_shape *shape, const float *x, const float *w, const float *b, float *y)
 {
     cuda_state *st = state_of(s);
@@ -525,9 +521,7 @@ void cuda_conv_forward(void *s, const struct conv_shape *shape, const float *x, 
     if (!p)
         return;
     float one = 1.0f;
-    size_t nx = (size_t)shape->n * shape->c * shape->h * shape->w;
-    size_t nw = (size_t)shape->c_out * shape->c * shape->kh * shape->kw;
-    size_t ny = (size_t)shape->n * shape->c_out * shape->h_out * shape->w_out;
+    size_t nx = input_count(shape), nw = filter_count(shape), ny = output_count(shape);
     const void *x_op = operand(st, HALF_X, x, nx), *w_op = operand(st, HALF_W, w, nw);
     void *y_out = result(st, y, ny);
     if (!x_op || !w_op || !y_out)
@@ -547,9 +541,7 @@ void cuda_conv_backward(void *s, const struct conv_shape *shape, const float *x,
     if (!p)
         return;
     float one = 1.0f;
-    size_t nx = (size_t)shape->n * shape->c * shape->h * shape->w;
-    size_t nw = (size_t)shape->c_out * shape->c * shape->kh * shape->kw;
-    size_t ny = (size_t)shape->n * shape->c_out * shape->h_out * shape->w_out;
+    size_t nx = input_count(shape), nw = filter_count(shape), ny = output_count(shape);
     const void *x_op = operand(st, HALF_X, x, nx), *dy_op = operand(st, HALF_DY, dy, ny);
     void *dw_out = result(st, dw, nw);
     if (!x_op || !dy_op || !dw_out)
