@@ -9,13 +9,23 @@ its timed choice (cudnn.benchmark). One process runs every configuration given, 
 
 usage: gpu_peer.py STEPS WARMUP CONFIG...   CONFIG = MODEL:HxWxC:BATCH:fp32|bf16:heuristic|find
 prints one line per configuration: CONFIG IMAGES_PER_SEC
+(PEER_DEVICE=cpu runs it on the CPU, fp32 only: a check of this script where no GPU is.)
 """
+import os
 import sys
 import time
 
 import torch
 import torchvision
 from torch import nn
+
+
+DEVICE = os.environ.get("PEER_DEVICE", "cuda")
+
+
+def sync():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
 
 
 def build(model, channels, side):
@@ -25,7 +35,7 @@ def build(model, channels, side):
         net.maxpool = nn.Identity()
     elif channels != 3:
         net.conv1 = nn.Conv2d(channels, 64, 7, 2, 3, bias=False)
-    return net.cuda()
+    return net.to(DEVICE)
 
 
 def measure(config, steps, warmup):
@@ -38,15 +48,17 @@ def measure(config, steps, warmup):
     loss_fn = nn.CrossEntropyLoss()
     gen = torch.Generator().manual_seed(1)
     # two pinned host batches, alternated, as the loader's double buffer
-    host_x = [torch.rand(batch, c, h, w, generator=gen).mul_(2).sub_(1).pin_memory() for _ in range(2)]
-    host_y = [torch.randint(0, 10, (batch,), generator=gen).pin_memory() for _ in range(2)]
+    host_x = [torch.rand(batch, c, h, w, generator=gen).mul_(2).sub_(1) for _ in range(2)]
+    host_y = [torch.randint(0, 10, (batch,), generator=gen) for _ in range(2)]
+    if DEVICE == "cuda":
+        host_x, host_y = [t.pin_memory() for t in host_x], [t.pin_memory() for t in host_y]
     bf16 = precision == "bf16"
 
     def step(i):
-        x = host_x[i % 2].cuda(non_blocking=True)
-        y = host_y[i % 2].cuda(non_blocking=True)
+        x = host_x[i % 2].to(DEVICE, non_blocking=True)
+        y = host_y[i % 2].to(DEVICE, non_blocking=True)
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+        with torch.autocast(DEVICE, dtype=torch.bfloat16, enabled=bf16):
             loss = loss_fn(net(x), y)
         loss.backward()
         opt.step()
@@ -54,11 +66,11 @@ def measure(config, steps, warmup):
 
     for i in range(warmup):
         step(i)
-    torch.cuda.synchronize()
+    sync()
     start = time.perf_counter()
     for i in range(steps):
         step(i)
-    torch.cuda.synchronize()
+    sync()
     return steps * batch / (time.perf_counter() - start)
 
 
@@ -70,7 +82,8 @@ def main():
     torch.backends.cudnn.allow_tf32 = True
     for config in sys.argv[3:]:
         print(config, "%.1f" % measure(config, steps, warmup), flush=True)
-        torch.cuda.empty_cache()
+        if DEVICE == "cuda":
+            torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@
 # first calls): dtrain's rate comes from its cumulative Step lines (step k ends at k x batch /
 # rate_k seconds), PyTorch's from a timer around the later steps.
 # Usage: bench/gpu_vs_torch.sh BINDIR [PYTHON]    (env: STEPS, WARMUP, ROUNDS, CONFIGS)
+# CONFIGS: MODEL:HxWxC:BATCH:fp32|bf16:heuristic|find, blank-separated. Without a GPU the script
+# itself can be checked with PEER_DEVICE=cpu (gpu_peer.py on the CPU, needs python3-torchvision)
+# and a BINDIR whose dtrain-train drops --device, --precision and --conv-algo.
 set -eu
 bin=$1
 python=${2:-python3}
@@ -46,14 +49,15 @@ done
 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
 torch=$("$python" -c 'import torch; print(torch.__version__)')
-echo "GPU: ${gpu:-unknown}; PyTorch $torch eager; batch 128, Adam, best of $rounds rounds of $steps steps after $warmup"
+echo "GPU: ${gpu:-unknown}; PyTorch $torch eager; Adam; best of $rounds rounds of $steps steps after $warmup"
 echo
-echo "| model | input | precision | dtrain-train images/s | PyTorch images/s | ratio |"
-echo "|---|---|---|---|---|---|"
+echo "| model | input | batch | precision | cuDNN algorithms | dtrain-train images/s | PyTorch images/s | ratio |"
+echo "|---|---|---|---|---|---|---|---|"
 for config in $configs; do
     awk -v c="$config" '
         $2 == c && $3 > best[$1] { best[$1] = $3 }
         END { split(c, f, ":");
-              printf "| %s | %s | %s | %.1f | %.1f | %s |\n", f[1], f[2], f[4], best["ours"], best["theirs"],
-                     best["theirs"] > 0 ? sprintf("%.2fx", best["ours"] / best["theirs"]) : "-" }' "$results"
+              printf "| %s | %s | %s | %s | %s | %.1f | %.1f | %s |\n", f[1], f[2], f[3], f[4], f[5],
+                     best["ours"], best["theirs"],
+                     (best["theirs"] > 0 ? sprintf("%.2fx", best["ours"] / best["theirs"]) : "-") }' "$results"
 done
