@@ -343,8 +343,9 @@ static void test_optimizers(void **state)
             } else {
                 float step_size, root2;
                 optim_adam_scalars(&dev, &step_size, &root2);
-                backend_cuda_adam(gpu, gp, gg, gm, gv, count, dev.beta1, dev.beta2, dev.eps, dev.weight_decay,
-                                  step_size, root2);
+                backend_cuda_adam_scalars(gpu, step_size, root2);
+                backend_cuda_adam(gpu, gp, gg, gm, gv, count, dev.beta1, dev.beta2, dev.eps, dev.weight_decay);
+                assert_int_equal(backend_cuda_sync(gpu), 0);   /* the scalars are read before the next are set */
             }
             backend_release(gpu, gg);
             free(g);
@@ -360,19 +361,22 @@ static void test_optimizers(void **state)
 }
 
 /* LeNet, 30 Adam steps on synthetic data, on the CPU and on the GPU: the same start (the same
- * seed), so every step's loss follows the CPU's (TF32 and bf16 let them drift apart slowly). */
+ * seed), so every step's loss follows the CPU's (TF32 and bf16 let them drift apart slowly), and
+ * the steps replayed as CUDA graphs follow the eager GPU run's (the same kernels; only cuDNN's
+ * atomics may reorder sums). */
 static void test_training_follows_the_cpu(void **state)
 {
     (void)state;
     require_gpu();
     enum { STEPS = 30 };
-    double curve[3][STEPS];
-    const char *backends[] = {"cpu", "cuda", "cuda"}, *labels[] = {"cpu", "cuda", "cuda bf16"};
-    for (int b = 0; b < 3; b++) {
+    double curve[4][STEPS];
+    const char *backends[] = {"cpu", "cuda", "cuda", "cuda"};
+    const char *labels[] = {"cpu", "cuda", "cuda bf16", "cuda, CUDA graphs"};
+    for (int b = 0; b < 4; b++) {
         struct train_config cfg = {.model = "lenet", .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
                                    .optimizer = "adam", .backend = backends[b], .batch = 64, .epochs = 1,
                                    .threads = 1, .log_every = 1000, .eval_every = 0, .max_steps = 30, .lr = 0.002,
-                                   .seed = 3, .bf16 = b == 2, .loss_curve = curve[b]};
+                                   .seed = 3, .bf16 = b == 2, .cuda_graphs = b == 3, .loss_curve = curve[b]};
         struct train_result res;
         struct dt_err err;
         FILE *out = fopen("/dev/null", "w");
@@ -388,6 +392,7 @@ static void test_training_follows_the_cpu(void **state)
     for (int step = 0; step < STEPS; step++) {
         assert_true(fabs(curve[1][step] - curve[0][step]) <= 0.05 * (1 + curve[0][step]));
         assert_true(fabs(curve[2][step] - curve[0][step]) <= 0.1 * (1 + curve[0][step]));
+        assert_true(fabs(curve[3][step] - curve[1][step]) <= 0.02 * (1 + curve[1][step]));   /* replay = eager */
     }
 }
 

@@ -67,6 +67,13 @@ struct cuda_state {
     float *host_loss;          /* and their pinned host copies */
     int *host_correct;
     int rows_cap;
+    float *adam_scalars;       /* step size and sqrt(bias correction 2): set on the host each step, */
+    float *host_adam_scalars;  /* copied up by the step itself, so a captured step reads new ones */
+    void *blas_workspace;      /* cuBLAS's, fixed: a captured GEMM must not allocate */
+    /* CUDA graphs: one captured training step per batch slot */
+    bool capturing;            /* softmax_xent then queues the loss and returns 0 */
+    int deferred_rows;         /* rows of the loss the captured step copies to host_loss */
+    cudaGraphExec_t graphs[2];
     char error[512];           /* the first failure; "" while all is well */
 };
 
@@ -259,8 +266,9 @@ __global__ void k_sgd(float *p, const float *g, float *m, size_t count, float lr
 }
 
 __global__ void k_adam(float *p, const float *g, float *m, float *v, size_t count, float b1, float b2, float eps,
-                       float weight_decay, float step_size, float root2)
+                       float weight_decay, const float *scalars)
 {
+    float step_size = scalars[0], root2 = scalars[1];
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
         float d = g[i] + weight_decay * p[i];
         m[i] = b1 * m[i] + (1.0f - b1) * d;
@@ -289,10 +297,21 @@ void launched(cuda_state *st, const char *what)
 
 /* ---------- bf16 mode: operands cast into scratch, results cast back ---------- */
 
+/* A buffer is about to move: captured steps point into it, so they go (and are captured again). */
+void drop_graphs(cuda_state *st)
+{
+    for (cudaGraphExec_t &g : st->graphs)
+        if (g) {
+            cudaGraphExecDestroy(g);
+            g = nullptr;
+        }
+}
+
 __nv_bfloat16 *half_buffer(cuda_state *st, int slot, size_t count)
 {
     if (count > st->half_cap[slot]) {
         cudaStreamSynchronize(st->stream);   /* the old buffer may still be read */
+        drop_graphs(st);
         cudaFree(st->half[slot]);
         st->half[slot] = nullptr, st->half_cap[slot] = 0;
         if (!cuda_ok(st, cudaMalloc(&st->half[slot], count * sizeof(__nv_bfloat16)), "cudaMalloc (bf16 scratch)"))
@@ -393,6 +412,7 @@ bool grow_workspace(cuda_state *st, size_t bytes)
         return false;
     }
     cudaStreamSynchronize(st->stream);   /* the old scratch may still be in use */
+    drop_graphs(st);
     cudaFree(st->workspace);
     st->workspace = bigger, st->workspace_size = bytes;
     return true;
@@ -698,6 +718,7 @@ bool grow_rows(cuda_state *st, int n)
     if (n <= st->rows_cap)
         return true;
     cudaStreamSynchronize(st->stream);
+    drop_graphs(st);
     cudaFree(st->row_loss), cudaFree(st->row_correct), cudaFreeHost(st->host_loss), cudaFreeHost(st->host_correct);
     st->row_loss = nullptr, st->row_correct = nullptr, st->host_loss = nullptr, st->host_correct = nullptr;
     st->rows_cap = 0;
@@ -710,22 +731,25 @@ bool grow_rows(cuda_state *st, int n)
     return true;
 }
 
-/* The one place the host waits for the GPU each step: the loss is needed to log it. */
-double cuda_softmax_xent(void *s, const float *logits, const int *labels, float *dlogits, int n, int classes,
-                         int *correct)
+/* The per-row loss and right answers, computed and copied to pinned host memory, in stream order. */
+bool queue_loss(cuda_state *st, const float *logits, const int *labels, float *dlogits, int n, int classes)
 {
-    cuda_state *st = state_of(s);
-    *correct = 0;
     if (failed(st) || !grow_rows(st, n))
-        return NAN;
+        return false;
     k_softmax_xent<<<blocks_for((size_t)n), THREADS, 0, st->stream>>>(logits, labels, dlogits, st->row_loss,
                                                                       st->row_correct, n, classes);
     launched(st, "softmax cross-entropy");
-    cuda_ok(st, cudaMemcpyAsync(st->host_loss, st->row_loss, n * sizeof(float), cudaMemcpyDeviceToHost, st->stream),
-            "cudaMemcpyAsync (loss)");
-    cuda_ok(st, cudaMemcpyAsync(st->host_correct, st->row_correct, n * sizeof(int), cudaMemcpyDeviceToHost, st->stream),
-            "cudaMemcpyAsync (loss)");
-    if (!cuda_ok(st, cudaStreamSynchronize(st->stream), "the step's kernels"))
+    return cuda_ok(st, cudaMemcpyAsync(st->host_loss, st->row_loss, n * sizeof(float), cudaMemcpyDeviceToHost,
+                                       st->stream), "cudaMemcpyAsync (loss)") &&
+           cuda_ok(st, cudaMemcpyAsync(st->host_correct, st->row_correct, n * sizeof(int), cudaMemcpyDeviceToHost,
+                                       st->stream), "cudaMemcpyAsync (loss)");
+}
+
+/* Waits for the queued loss and sums it: the one place the host waits for the GPU each step. */
+double collect_loss(cuda_state *st, int n, int *correct)
+{
+    *correct = 0;
+    if (!cuda_ok(st, cudaStreamSynchronize(st->stream), "the step's kernels") || failed(st))
         return NAN;
     double loss = 0;
     for (int i = 0; i < n; i++) {
@@ -733,6 +757,21 @@ double cuda_softmax_xent(void *s, const float *logits, const int *labels, float 
         *correct += st->host_correct[i];
     }
     return loss / n;
+}
+
+/* Eager: the loss now. Captured: queued, and 0 (backend_cuda_deferred_loss reads it after a launch). */
+double cuda_softmax_xent(void *s, const float *logits, const int *labels, float *dlogits, int n, int classes,
+                         int *correct)
+{
+    cuda_state *st = state_of(s);
+    *correct = 0;
+    if (!queue_loss(st, logits, labels, dlogits, n, classes))
+        return NAN;
+    if (st->capturing) {
+        st->deferred_rows = n;
+        return 0;
+    }
+    return collect_loss(st, n, correct);
 }
 
 /* backend.h's memory hooks: tensors live in the GPU's memory, zeroed in stream order. */
@@ -829,13 +868,66 @@ void backend_cuda_sgd(struct backend *be, float *params, const float *grads, flo
     launched(st, "sgd step");
 }
 
-void backend_cuda_adam(struct backend *be, float *params, const float *grads, float *m, float *v, size_t count,
-                       float beta1, float beta2, float eps, float weight_decay, float step_size, float root2)
+void backend_cuda_adam_scalars(struct backend *be, float step_size, float root2)
 {
     cuda_state *st = state_of(be->state);
+    st->host_adam_scalars[0] = step_size, st->host_adam_scalars[1] = root2;
+}
+
+void backend_cuda_adam(struct backend *be, float *params, const float *grads, float *m, float *v, size_t count,
+                       float beta1, float beta2, float eps, float weight_decay)
+{
+    cuda_state *st = state_of(be->state);
+    /* copied in stream order, so the host may set the next step's once this step's loss is read */
+    cuda_ok(st, cudaMemcpyAsync(st->adam_scalars, st->host_adam_scalars, 2 * sizeof(float), cudaMemcpyHostToDevice,
+                                st->stream), "cudaMemcpyAsync (adam scalars)");
     k_adam<<<blocks_for(count), THREADS, 0, st->stream>>>(params, grads, m, v, count, beta1, beta2, eps, weight_decay,
-                                                          step_size, root2);
+                                                          st->adam_scalars);
     launched(st, "adam step");
+}
+
+int backend_cuda_capture_begin(struct backend *be)
+{
+    cuda_state *st = state_of(be->state);
+    if (!cuda_ok(st, cudaStreamBeginCapture(st->stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"))
+        return -1;
+    st->capturing = true;
+    return 0;
+}
+
+int backend_cuda_capture_end(struct backend *be, int slot)
+{
+    cuda_state *st = state_of(be->state);
+    cudaGraph_t graph = nullptr;
+    st->capturing = false;
+    bool ok = cuda_ok(st, cudaStreamEndCapture(st->stream, &graph), "capturing a training step (cudaStreamEndCapture)");
+    if (ok) {
+        if (st->graphs[slot])
+            cudaGraphExecDestroy(st->graphs[slot]);
+        st->graphs[slot] = nullptr;
+        ok = cuda_ok(st, cudaGraphInstantiate(&st->graphs[slot], graph, 0), "cudaGraphInstantiate");
+    }
+    if (graph)
+        cudaGraphDestroy(graph);
+    return ok && !failed(st) ? 0 : -1;
+}
+
+bool backend_cuda_graph_ready(const struct backend *be, int slot)
+{
+    return static_cast<const cuda_state *>(be->state)->graphs[slot] != nullptr;
+}
+
+int backend_cuda_graph_launch(struct backend *be, int slot)
+{
+    cuda_state *st = state_of(be->state);
+    return cuda_ok(st, cudaGraphLaunch(st->graphs[slot], st->stream), "cudaGraphLaunch") ? 0 : -1;
+}
+
+double backend_cuda_deferred_loss(struct backend *be)
+{
+    cuda_state *st = state_of(be->state);
+    int correct;
+    return collect_loss(st, st->deferred_rows, &correct);
 }
 
 void *backend_cuda_stream(struct backend *be)
@@ -873,6 +965,12 @@ struct backend *backend_cuda_create(int device, const struct cuda_options *optio
               blas_ok(st, cublasSetStream(st->blas, st->stream), "cublasSetStream") &&
               dnn_ok(st, cudnnCreate(&st->dnn), "cudnnCreate") &&
               dnn_ok(st, cudnnSetStream(st->dnn, st->stream), "cudnnSetStream");
+    /* 32 MiB: what cuBLAS asks for on Hopper; set once, so that no GEMM allocates (or may not, captured) */
+    size_t blas_bytes = 32u << 20;
+    ok = ok && cuda_ok(st, cudaMalloc(&st->blas_workspace, blas_bytes), "cudaMalloc (cuBLAS workspace)") &&
+         blas_ok(st, cublasSetWorkspace(st->blas, st->blas_workspace, blas_bytes), "cublasSetWorkspace") &&
+         cuda_ok(st, cudaMalloc(&st->adam_scalars, 2 * sizeof(float)), "cudaMalloc (adam scalars)") &&
+         cuda_ok(st, cudaMallocHost(&st->host_adam_scalars, 2 * sizeof(float)), "cudaMallocHost (adam scalars)");
     for (int i = 0; i < 2 && ok; i++)
         ok = cuda_ok(st, cudaEventCreateWithFlags(&st->slot_free[i], cudaEventDisableTiming), "cudaEventCreate") &&
              cuda_ok(st, cudaEventCreateWithFlags(&st->slot_ready[i], cudaEventDisableTiming), "cudaEventCreate");
@@ -929,8 +1027,10 @@ void backend_cuda_destroy(struct backend *be)
     }
     if (st->copy_stream)
         cudaStreamDestroy(st->copy_stream);
+    drop_graphs(st);
     cudaFree(st->workspace);
     cudaFree(st->row_loss), cudaFree(st->row_correct), cudaFreeHost(st->host_loss), cudaFreeHost(st->host_correct);
+    cudaFree(st->adam_scalars), cudaFreeHost(st->host_adam_scalars), cudaFree(st->blas_workspace);
     if (st->dnn)
         cudnnDestroy(st->dnn);
     if (st->blas)

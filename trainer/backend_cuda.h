@@ -66,7 +66,22 @@ void *backend_cuda_stream(struct backend *be);
 /* optim.c's updates on device buffers, the same arithmetic. */
 void backend_cuda_sgd(struct backend *be, float *params, const float *grads, float *momentum_buf, size_t count, float lr,
                       float momentum, float weight_decay, bool first);
+/* Adam's step size and sqrt(1 - beta2^t) for the next update (optim_adam_scalars); the update
+ * copies them to the device itself, so a captured step replays with the values set last. */
+void backend_cuda_adam_scalars(struct backend *be, float step_size, float root2);
 void backend_cuda_adam(struct backend *be, float *params, const float *grads, float *m, float *v, size_t count,
-                       float beta1, float beta2, float eps, float weight_decay, float step_size, float root2);
+                       float beta1, float beta2, float eps, float weight_decay);
+
+/* CUDA graphs (--cuda-graphs): a whole training step captured once per batch slot (the slot's
+ * device buffers are baked in) and replayed, one launch instead of hundreds. Between begin and
+ * end the table's calls are recorded, not run, and softmax_xent returns 0: the loss is read with
+ * backend_cuda_deferred_loss after a launch. A graph is dropped when a buffer it points into is
+ * reallocated (graph_ready then says false, and the caller captures again). */
+int backend_cuda_capture_begin(struct backend *be);
+int backend_cuda_capture_end(struct backend *be, int slot);
+bool backend_cuda_graph_ready(const struct backend *be, int slot);
+int backend_cuda_graph_launch(struct backend *be, int slot);
+/* Waits for the launched step; its mean loss (NAN after a failure). */
+double backend_cuda_deferred_loss(struct backend *be);
 
 #endif

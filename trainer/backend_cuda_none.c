@@ -1,6 +1,7 @@
 /* backend_cuda_none.c - the GPU entry points of a dtrain-train built without CUDA (no nvcc found,
  * or make CUDA=0): there is no device, and asking for one says how to get it. Nothing else here
  * is reached, since no cuda backend or NCCL comm can be created. */
+#include <math.h>
 #include <stdio.h>
 
 #include "backend_cuda.h"
@@ -34,12 +35,22 @@ void backend_cuda_sgd(struct backend *be, float *p, const float *g, float *m, si
     (void)be, (void)p, (void)g, (void)m, (void)count, (void)lr, (void)momentum, (void)weight_decay, (void)first;
 }
 
-void backend_cuda_adam(struct backend *be, float *p, const float *g, float *m, float *v, size_t count, float beta1,
-                       float beta2, float eps, float weight_decay, float step_size, float root2)
+void backend_cuda_adam_scalars(struct backend *be, float step_size, float root2)
 {
-    (void)be, (void)p, (void)g, (void)m, (void)v, (void)count, (void)beta1, (void)beta2, (void)eps, (void)weight_decay,
-        (void)step_size, (void)root2;
+    (void)be, (void)step_size, (void)root2;
 }
+
+void backend_cuda_adam(struct backend *be, float *p, const float *g, float *m, float *v, size_t count, float beta1,
+                       float beta2, float eps, float weight_decay)
+{
+    (void)be, (void)p, (void)g, (void)m, (void)v, (void)count, (void)beta1, (void)beta2, (void)eps, (void)weight_decay;
+}
+
+int backend_cuda_capture_begin(struct backend *be) { return (void)be, -1; }
+int backend_cuda_capture_end(struct backend *be, int slot) { return (void)be, (void)slot, -1; }
+bool backend_cuda_graph_ready(const struct backend *be, int slot) { return (void)be, (void)slot, false; }
+int backend_cuda_graph_launch(struct backend *be, int slot) { return (void)be, (void)slot, -1; }
+double backend_cuda_deferred_loss(struct backend *be) { return (void)be, NAN; }
 
 struct comm *comm_nccl_create(struct comm *host, void *compute_stream, struct dt_err *err)
 {

@@ -43,6 +43,8 @@ static const char usage_text[] =
     "      --conv-algo heuristic|find  on the GPU: cuDNN's convolution algorithms as its\n"
     "                          heuristics rank them (default), or timed once per shape\n"
     "                          (find: as torch.backends.cudnn.benchmark)\n"
+    "      --cuda-graphs       on one GPU: capture a training step once as a CUDA graph and\n"
+    "                          replay it (one launch a step instead of hundreds)\n"
     "      --log-every N       steps between Step lines (200)\n"
     "      --eval-every N      epochs between evaluations (1); the last epoch is always\n"
     "                          evaluated; 0: never (speed runs)\n"
@@ -87,7 +89,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
 {
     enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
            O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
-           O_PRECISION, O_CONV_ALGO };
+           O_PRECISION, O_CONV_ALGO, O_GRAPHS };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'}, {"dataset", required_argument, NULL, 'd'},
         {"data", required_argument, NULL, O_DATA}, {"batch-size", required_argument, NULL, 'b'},
@@ -103,6 +105,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"resume", no_argument, NULL, O_RESUME}, {"timeout", required_argument, NULL, O_TIMEOUT},
         {"tag", required_argument, NULL, O_TAG}, {"device", required_argument, NULL, O_DEVICE},
         {"precision", required_argument, NULL, O_PRECISION}, {"conv-algo", required_argument, NULL, O_CONV_ALGO},
+        {"cuda-graphs", no_argument, NULL, O_GRAPHS},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -135,6 +138,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
                 return bad("--conv-algo", optarg, "heuristic or find");
             cfg->find_algorithms = strcmp(optarg, "find") == 0;
             break;
+        case O_GRAPHS: cfg->cuda_graphs = true; break;
         case 'q': cfg->progress = false; break;
         case O_CHECK: cfg->check_replicas = true; break;
         case O_PARAMS_OUT: cfg->params_out = optarg; break;

@@ -278,28 +278,83 @@ static float *work_buffers(struct run *r) { return r->gpu ? r->dev.buffers : r->
 /* The mean gradient of all ranks: NCCL on GPUs, the host comm otherwise. */
 static int average_gradients(struct run *r, struct comm *comm, struct dt_err *err)
 {
+    if (comm->world == 1)
+        return 0;   /* nothing to average; and a GPU's gradients must never reach a host collective */
     if (r->nccl)
         return r->nccl->allreduce_mean(r->nccl, r->dev.grads, r->model.num_params, err);
-    return comm->allreduce_mean(comm, work_grads(r), r->model.num_params, err);   /* a GPU alone: world 1 */
+    return comm->allreduce_mean(comm, work_grads(r), r->model.num_params, err);
 }
 
-static void optimizer_step(struct run *r)
+/* The optimizer's step count and, for Adam on a GPU, the scalars of the coming update: host
+ * work, done every step, also when the update itself is a replayed CUDA graph. */
+static void advance_optimizer(struct run *r)
 {
-    if (!r->gpu) {
-        optim_step(&r->opt, r->params, r->grads);
-        return;
-    }
     struct optimizer *o = &r->opt;
     o->step++;
-    if (o->kind == OPTIM_SGD) {
-        backend_cuda_sgd(r->gpu, r->dev.params, r->dev.grads, r->dev.m, o->count, o->lr, o->momentum, o->weight_decay,
-                         o->step == 1);
-    } else {
+    if (o->kind == OPTIM_ADAM) {
         float step_size, root2;
         optim_adam_scalars(o, &step_size, &root2);
-        backend_cuda_adam(r->gpu, r->dev.params, r->dev.grads, r->dev.m, r->dev.v, o->count, o->beta1, o->beta2, o->eps,
-                          o->weight_decay, step_size, root2);
+        backend_cuda_adam_scalars(r->gpu, step_size, root2);
     }
+}
+
+/* The GPU's update, queued (SGD's first step starts its momentum buffer). */
+static void queue_update(struct run *r)
+{
+    struct optimizer *o = &r->opt;
+    if (o->kind == OPTIM_SGD)
+        backend_cuda_sgd(r->gpu, r->dev.params, r->dev.grads, r->dev.m, o->count, o->lr, o->momentum, o->weight_decay,
+                         o->step == 1);
+    else
+        backend_cuda_adam(r->gpu, r->dev.params, r->dev.grads, r->dev.m, r->dev.v, o->count, o->beta1, o->beta2, o->eps,
+                          o->weight_decay);
+}
+
+/* Forward, backward, gradient average and update of one batch that is where the backend reads
+ * it. Eager: *loss is the step's, and a loss that is not finite stops before the update
+ * (returns 1). Captured (a CUDA graph being recorded): nothing runs, *loss is 0. 0, or -1 with err. */
+static int queue_step(struct run *r, const float *x, const int *y, int batch, struct comm *comm, bool captured,
+                      double *loss, struct dt_err *err)
+{
+    *loss = model_forward(&r->model, r->be, &r->ws, work_params(r), work_buffers(r), x, y, batch, true, NULL);
+    if (r->gpu && backend_cuda_error(r->gpu))
+        return gpu_failed(r, err);
+    if (!captured && !isfinite(*loss))
+        return 1;
+    backend_zero(r->be, work_grads(r), r->model.num_params * sizeof(float));
+    model_backward(&r->model, r->be, &r->ws, work_params(r), work_grads(r), batch);
+    if (average_gradients(r, comm, err) < 0)
+        return -1;
+    if (!r->gpu) {
+        optim_step(&r->opt, r->params, r->grads);
+    } else {
+        if (!captured)
+            advance_optimizer(r);
+        queue_update(r);
+    }
+    return 0;
+}
+
+/* The step as a CUDA graph: captured the first time a batch slot is used (and again whenever a
+ * buffer it points into has moved), then replayed; the loss is read after the launch. */
+static int graph_step(struct run *r, const float *x, const int *y, int batch, struct comm *comm, double *loss,
+                      struct dt_err *err)
+{
+    int slot = x == r->dev.x[0] ? 0 : 1;
+    advance_optimizer(r);
+    if (!backend_cuda_graph_ready(r->gpu, slot)) {
+        if (backend_cuda_capture_begin(r->gpu) < 0)
+            return gpu_failed(r, err);
+        int rc = queue_step(r, x, y, batch, comm, true, loss, err);
+        if (backend_cuda_capture_end(r->gpu, slot) < 0 && rc == 0)
+            rc = gpu_failed(r, err);
+        if (rc != 0)
+            return rc;
+    }
+    if (backend_cuda_graph_launch(r->gpu, slot) < 0)
+        return gpu_failed(r, err);
+    *loss = backend_cuda_deferred_loss(r->gpu);
+    return backend_cuda_error(r->gpu) ? gpu_failed(r, err) : 0;
 }
 
 static int setup(struct run *r, const struct train_config *cfg, struct comm *comm, struct dt_err *err)
@@ -323,9 +378,12 @@ static int setup(struct run *r, const struct train_config *cfg, struct comm *com
     } else {
         return dt_fail(err, "unknown backend \"%s\" (cpu, reference or cuda)", cfg->backend);
     }
-    if (!r->gpu && (cfg->bf16 || cfg->find_algorithms))
+    if (!r->gpu && (cfg->bf16 || cfg->find_algorithms || cfg->cuda_graphs))
         return dt_fail(err, "%s needs --device cuda (the CPU backends compute in fp32 with their own kernels)",
-                       cfg->bf16 ? "--precision bf16" : "--conv-algo find");
+                       cfg->bf16 ? "--precision bf16" : cfg->find_algorithms ? "--conv-algo find" : "--cuda-graphs");
+    if (cfg->cuda_graphs && comm->world > 1)
+        return dt_fail(err, "--cuda-graphs runs one rank for now (%d here): NCCL inside a captured step is not built",
+                       comm->world);
     size_t n = r->model.num_params, sample = (size_t)r->train.c * r->train.h * r->train.w;
     r->params = malloc(n * sizeof(float));
     r->grads = malloc(n * sizeof(float));
@@ -539,23 +597,19 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
             rc = -1;
             break;
         }
-        double loss = model_forward(&r.model, r.be, &r.ws, work_params(&r), work_buffers(&r), x, y, cfg->batch, true,
-                                    NULL);
-        if (r.gpu && backend_cuda_error(r.gpu)) {
-            rc = gpu_failed(&r, err);
-            break;
-        }
-        if (!isfinite(loss)) {
-            rc = dt_fail(err, "step %ld: the loss is %f (diverged: try a smaller --lr)", step, loss);
-            break;
-        }
-        backend_zero(r.be, work_grads(&r), r.model.num_params * sizeof(float));
-        model_backward(&r.model, r.be, &r.ws, work_params(&r), work_grads(&r), cfg->batch);
-        if (average_gradients(&r, comm, err) < 0) {
+        /* the first step of a process runs eagerly: it makes the plans and buffers a graph points to */
+        double loss;
+        int stepped = cfg->cuda_graphs && step > first + 1
+                          ? graph_step(&r, x, y, cfg->batch, comm, &loss, err)
+                          : queue_step(&r, x, y, cfg->batch, comm, false, &loss, err);
+        if (stepped < 0) {
             rc = dt_wrap(err, "step %ld", step);
             break;
         }
-        optimizer_step(&r);
+        if (stepped > 0 || !isfinite(loss)) {
+            rc = dt_fail(err, "step %ld: the loss is %f (diverged: try a smaller --lr)", step, loss);
+            break;
+        }
         if (cfg->check_replicas && download(&r, r.params, r.dev.params, r.model.num_params, err) < 0) {
             rc = -1;
             break;
