@@ -39,7 +39,7 @@ def build(model, channels, side):
 
 
 def measure(config, steps, warmup):
-    model, shape, batch, precision, algo = config.split(":")
+    model, shape, batch, precision, algo = config.split(":")[:5]   # a 6th field is dtrain's alone
     h, w, c = (int(v) for v in shape.split("x"))
     batch = int(batch)
     torch.backends.cudnn.benchmark = algo == "find"
