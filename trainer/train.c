@@ -341,6 +341,10 @@ static int graph_step(struct run *r, const float *x, const int *y, int batch, st
                       struct dt_err *err)
 {
     int slot = x == r->dev.x[0] ? 0 : 1;
+    /* The last update may still be queued (after an eager step it is): it must read its Adam
+     * scalars before the host sets this step's. After a replay the stream is idle already. */
+    if (backend_cuda_sync(r->gpu) < 0)
+        return gpu_failed(r, err);
     advance_optimizer(r);
     if (!backend_cuda_graph_ready(r->gpu, slot)) {
         if (backend_cuda_capture_begin(r->gpu) < 0)
