@@ -58,6 +58,14 @@ static struct op *new_op(struct model *m, enum op_kind kind, int in)
     return op;
 }
 
+/* Gives the op just added (the last) its output tensor, of shape c x h x w; returns it. */
+static int output_of_last_op(struct model *m, int c, int h, int w)
+{
+    int out = new_tensor(m, c, h, w);
+    m->ops[m->num_ops - 1].out = out;
+    return out;
+}
+
 static size_t new_params(struct model *m, size_t count, enum init_kind kind, float scale)
 {
     m->inits = grow_array(m, m->inits, &m->caps[2], m->num_inits + 1, sizeof *m->inits);
@@ -90,9 +98,7 @@ int nn_conv(struct model *m, int in, int c_out, int k, int stride, int pad, bool
         op->w = new_params(m, (size_t)c_out * fan_in, INIT_UNIFORM, 1.0f / sqrtf((float)fan_in));
     if (bias)
         op->b = new_params(m, (size_t)c_out, INIT_UNIFORM, 1.0f / sqrtf((float)fan_in));
-    int out = new_tensor(m, c_out, conv_out_size(s.h, k, stride, pad), conv_out_size(s.w, k, stride, pad));
-    m->ops[m->num_ops - 1].out = out;
-    return out;
+    return output_of_last_op(m, c_out, conv_out_size(s.h, k, stride, pad), conv_out_size(s.w, k, stride, pad));
 }
 
 int nn_batchnorm(struct model *m, int in)
@@ -108,9 +114,7 @@ int nn_batchnorm(struct model *m, int in)
     op->running_var = m->num_buffers + (size_t)s.c;
     m->num_buffers += 2 * (size_t)s.c;
     op->slot = m->num_slots++;
-    int out = new_tensor(m, s.c, s.h, s.w);
-    m->ops[m->num_ops - 1].out = out;
-    return out;
+    return output_of_last_op(m, s.c, s.h, s.w);
 }
 
 int nn_relu(struct model *m, int in)
@@ -118,9 +122,7 @@ int nn_relu(struct model *m, int in)
     struct tensor_shape s = m->tensors[in];
     if (!new_op(m, OP_RELU, in))
         return 0;
-    int out = new_tensor(m, s.c, s.h, s.w);
-    m->ops[m->num_ops - 1].out = out;
-    return out;
+    return output_of_last_op(m, s.c, s.h, s.w);
 }
 
 int nn_maxpool(struct model *m, int in, int k, int stride, int pad)
@@ -131,9 +133,7 @@ int nn_maxpool(struct model *m, int in, int k, int stride, int pad)
         return 0;
     op->k = k, op->stride = stride, op->pad = pad;
     op->slot = m->num_slots++;
-    int out = new_tensor(m, s.c, conv_out_size(s.h, k, stride, pad), conv_out_size(s.w, k, stride, pad));
-    m->ops[m->num_ops - 1].out = out;
-    return out;
+    return output_of_last_op(m, s.c, conv_out_size(s.h, k, stride, pad), conv_out_size(s.w, k, stride, pad));
 }
 
 int nn_avgpool(struct model *m, int in)
@@ -141,9 +141,7 @@ int nn_avgpool(struct model *m, int in)
     struct tensor_shape s = m->tensors[in];
     if (!new_op(m, OP_AVGPOOL, in))
         return 0;
-    int out = new_tensor(m, s.c, 1, 1);
-    m->ops[m->num_ops - 1].out = out;
-    return out;
+    return output_of_last_op(m, s.c, 1, 1);
 }
 
 int nn_linear(struct model *m, int in, int out_features)
@@ -157,9 +155,7 @@ int nn_linear(struct model *m, int in, int out_features)
     float bound = 1.0f / sqrtf((float)in_features);
     op->w = new_params(m, (size_t)out_features * in_features, INIT_UNIFORM, bound);
     m->ops[m->num_ops - 1].b = new_params(m, (size_t)out_features, INIT_UNIFORM, bound);
-    int out = new_tensor(m, out_features, 1, 1);
-    m->ops[m->num_ops - 1].out = out;
-    return out;
+    return output_of_last_op(m, out_features, 1, 1);
 }
 
 int nn_add(struct model *m, int a, int b)
@@ -169,9 +165,7 @@ int nn_add(struct model *m, int a, int b)
     if (!op)
         return 0;
     op->in2 = b;
-    int out = new_tensor(m, s.c, s.h, s.w);
-    m->ops[m->num_ops - 1].out = out;
-    return out;
+    return output_of_last_op(m, s.c, s.h, s.w);
 }
 
 /* Counts each tensor's readers: backward overwrites the gradient of a tensor read once (no zeroing)
