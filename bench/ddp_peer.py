@@ -14,29 +14,16 @@ import time  # noqa: E402
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
-from torch import nn  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_models import MODELS  # noqa: E402
+from peer_models import MODELS, training_step  # noqa: E402
 
 torch.set_num_threads(threads)
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 torch.manual_seed(1)
-model = DistributedDataParallel(MODELS[model_name]())
-optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
-loss_fn = nn.CrossEntropyLoss()
-x = torch.randn(batch, 1, 28, 28)
-y = torch.randint(0, 10, (batch,))
-
-
-def step():
-    optimizer.zero_grad()
-    loss_fn(model(x), y).backward()
-    optimizer.step()
-
-
+step = training_step(DistributedDataParallel(MODELS[model_name]()), batch)
 for _ in range(3):
     step()
 dist.barrier()

@@ -49,6 +49,19 @@ def resnet18():
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 10))
 
 
-
-
 MODELS = {"mlp": mlp, "lenet": lenet, "cnn": cnn, "resnet18": resnet18}
+
+
+def training_step(model, batch):
+    """dtrain-train's step on a fixed synthetic 28x28 batch: forward, loss, backward, Adam (lr 0.01)."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    loss_fn = nn.CrossEntropyLoss()
+    x = torch.randn(batch, 1, 28, 28)
+    y = torch.randint(0, 10, (batch,))
+
+    def step():
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+    return step

@@ -13,28 +13,14 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import time  # noqa: E402
 
 import torch  # noqa: E402
-from torch import nn  # noqa: E402
 
 torch.set_num_threads(threads)
 torch.manual_seed(1)
 
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_models import MODELS  # noqa: E402
+from peer_models import MODELS, training_step  # noqa: E402
 
-model = MODELS[model_name]()
-optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
-loss_fn = nn.CrossEntropyLoss()
-x = torch.randn(batch, 1, 28, 28)
-y = torch.randint(0, 10, (batch,))
-
-
-def step():
-    optimizer.zero_grad()
-    loss_fn(model(x), y).backward()
-    optimizer.step()
-
-
+step = training_step(MODELS[model_name](), batch)
 for _ in range(3):  # warm up allocators and oneDNN's primitive caches (dtrain's side skips 3 too)
     step()
 start = time.perf_counter()

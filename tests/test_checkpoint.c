@@ -27,9 +27,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_remove_tree(dir);
 }
 
 static void shell(const char *script, struct tu_result *r)

@@ -286,9 +286,7 @@ static void test_signals_are_forwarded_to_every_rank(void **state)
     assert_true(tu_contains(r.out, "dtrain exited 0\n"));
     tu_result_free(&r);
     tu_env_free(&env);
-    char cleanup[512];
-    snprintf(cleanup, sizeof cleanup, "rm -rf %s", dir);
-    assert_int_equal(system(cleanup), 0);
+    assert_int_equal(tu_remove_tree(dir), 0);
 }
 
 static void test_local_mode_outside_slurm_rejects_several_nodes(void **state)

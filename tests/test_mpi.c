@@ -30,6 +30,15 @@ static bool find_mpirun(void)
     return false;
 }
 
+/* Ends the test as skipped, with a visible line, where Open MPI's mpirun is not installed. */
+static void require_mpirun(void)
+{
+    if (find_mpirun())
+        return;
+    print_message("SKIP: mpirun missing\n");
+    skip();
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -39,9 +48,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_remove_tree(dir);
 }
 
 /* The environment every mpirun of these tests needs. */
@@ -167,10 +174,7 @@ static void test_two_ranks_match_one_rank_with_twice_the_batch(void **state)
 static void test_a_killed_rank_ends_the_job(void **state)
 {
     (void)state;
-    if (!find_mpirun()) {
-        print_message("SKIP: mpirun missing\n");
-        skip();
-    }
+    require_mpirun();
     char script[8192];
     snprintf(script, sizeof script,
              "%s --oversubscribe -np 2 %s --gpus-per-node 0 -- %s --model lenet --dataset synthetic --epochs 1000 "
@@ -195,10 +199,7 @@ static void test_a_killed_rank_ends_the_job(void **state)
 static void test_a_hung_rank_is_caught_by_the_watchdog(void **state)
 {
     (void)state;
-    if (!find_mpirun()) {
-        print_message("SKIP: mpirun missing\n");
-        skip();
-    }
+    require_mpirun();
     char script[8192];
     snprintf(script, sizeof script,
              "start=$(date +%%s%%N); DTRAIN_FAULT_HANG=1:5 %s --oversubscribe -np 2 -x DTRAIN_FAULT_HANG %s "

@@ -266,8 +266,7 @@ static void test_topology_is_cached_per_node(void **state)
     assert_int_equal(topo_load_cached(&topo, dir, &from_cache, &err), 0);
     assert_true(from_cache);
     topo_free(&topo);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_remove_tree(dir), 0);
 }
 
 static void test_this_machine_loads(void **state)

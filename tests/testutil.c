@@ -185,6 +185,15 @@ void tu_env_free(struct tu_env *env)
     env->count = 0;
 }
 
+int tu_remove_tree(const char *dir)
+{
+    char *argv[] = {"/bin/rm", "-rf", "--", (char *)dir, NULL};
+    struct tu_result r;
+    int rc = tu_run(argv, NULL, &r) == 0 && r.status == 0 ? 0 : -1;
+    tu_result_free(&r);
+    return rc;
+}
+
 bool tu_contains(const char *haystack, const char *needle)
 {
     bool found = haystack && strstr(haystack, needle);

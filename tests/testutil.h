@@ -49,6 +49,9 @@ void tu_fixture(char *path, size_t size, const char *relative);
  * $DTRAIN_SHARED); false when they are not beside the checkout. */
 bool tu_shared(char *path, size_t size, const char *relative);
 
+/* Removes a test's scratch directory and everything in it (rm -rf); 0 when it is gone. */
+int tu_remove_tree(const char *dir);
+
 /* Does `haystack` contain `needle`? (cmocka's assert gives poor messages for strstr). */
 bool tu_contains(const char *haystack, const char *needle);
 
