@@ -54,10 +54,10 @@ dtrain-hostlist_SRC := common/dtrain_hostlist.c $(COMMON_SRC)
 dtrain-rankinfo_SRC := launcher/dtrain_rankinfo.c
 dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
 dtrain-topo_LIBS := -lhwloc -ljansson
-dtrain-train_SRC := trainer/dtrain_train.c trainer/comm_mpi.c logs/record.c $(TRAINER_SRC) $(COMMON_SRC)
+dtrain-train_SRC := trainer/dtrain_train.c trainer/comm_mpi.c logs/record.c logs/json_read.c $(TRAINER_SRC) $(COMMON_SRC)
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/audit.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c \
-                      logs/table.c logs/record.c logs/seedlog.c \
+                      logs/table.c logs/record.c logs/json_read.c logs/seedlog.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson
 TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train dtrain-analyze
@@ -78,17 +78,17 @@ test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SR
 test_train_LIBS := $(TRAINER_LIBS)
 test_cuda_SRC := tests/test_cuda.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_cuda_LIBS := $(TRAINER_LIBS)
-test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c $(COMMON_SRC)
+test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 test_record_LIBS := -ljansson
 test_analyze_SRC := tests/test_analyze.c tests/testutil.c $(COMMON_SRC)
-test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c $(COMMON_SRC)
+test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c logs/json_read.c $(COMMON_SRC)
 test_checkpoint_LIBS := -ljansson
-test_mpi_SRC := tests/test_mpi.c tests/testutil.c logs/record.c $(COMMON_SRC)
+test_mpi_SRC := tests/test_mpi.c tests/testutil.c logs/record.c logs/json_read.c $(COMMON_SRC)
 test_mpi_LIBS := -lm -ljansson
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
 test_fuzz_table_SRC := tests/fuzz/fuzz_table.c tests/fuzz/replay.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/seedlog.c $(COMMON_SRC)
 test_fuzz_table_LIBS := -lm
-test_fuzz_record_SRC := tests/fuzz/fuzz_record.c tests/fuzz/replay.c logs/record.c $(COMMON_SRC)
+test_fuzz_record_SRC := tests/fuzz/fuzz_record.c tests/fuzz/replay.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 test_fuzz_record_LIBS := -ljansson
 test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/seedlog.c \
                      $(COMMON_SRC)
@@ -214,7 +214,7 @@ $(BUILD)/bench/conv_layers: $(call obj,$(BUILD)/obj,bench/conv_layers.c $(ENGINE
 FUZZERS := hostlist table record log
 fuzz_hostlist_SRC := tests/fuzz/fuzz_hostlist.c $(COMMON_SRC)
 fuzz_table_SRC := tests/fuzz/fuzz_table.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/seedlog.c $(COMMON_SRC)
-fuzz_record_SRC := tests/fuzz/fuzz_record.c logs/record.c $(COMMON_SRC)
+fuzz_record_SRC := tests/fuzz/fuzz_record.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 fuzz_record_LIBS := -ljansson
 fuzz_log_SRC := tests/fuzz/fuzz_log.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/seedlog.c $(COMMON_SRC)
 define fuzz_rules

@@ -1,9 +1,12 @@
 /* record.c - write and read run records (see record.h and FORMAT.md). */
 #include "record.h"
 
+#include "json_read.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +32,7 @@ static json_t *to_json(const struct run_record *r)
                                                                                           : json_real(r->epoch_accuracy[e])));
     json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:o}", "record_version", RECORD_VERSION,
                           "dtrain_version", r->version, "job_id", r->job_id, "job_name", r->job_name, "step_id",
-                          r->step_id, "nodelist", r->nodelist, "nodes", r->nodes, "gpus_per_node", r->gpus_per_node,
+                          r->step_id, "nodelist", r->nodelist ? r->nodelist : "", "nodes", r->nodes, "gpus_per_node", r->gpus_per_node,
                           "world_size", r->world_size, "hostnames", hosts);
     json_object_update_new(o, json_pack("{s:s, s:s, s:s, s:f, s:i, s:i, s:I, s:s, s:s, s:i}", "model", r->model,
                                         "dataset", r->dataset, "optimizer", r->optimizer, "lr", r->lr,
@@ -74,116 +77,296 @@ int record_append(const char *path, const struct run_record *rec, struct dt_err 
     return rc;
 }
 
-static int get_string(json_t *o, const char *key, char *out, size_t size, struct dt_err *err)
+/* The fast reader: one pass over the line with json_read, each member's value going straight to
+ * its field. Members may come in any order; unknown ones are checked as JSON and passed over (a
+ * newer dtrain may add fields); a known one twice is an error, as jansson's REJECT_DUPLICATES was. */
+
+/* Integer fields are read into longs first: the record keeps some as int. */
+struct whole_fields {
+    long version, nodes, gpus, world, batch, epochs, steps, threads, resumed;
+};
+
+enum field_kind { FIELD_TEXT, FIELD_OWNED_TEXT, FIELD_WHOLE, FIELD_REAL, FIELD_HOSTS, FIELD_EPOCHS };
+
+struct field {
+    const char *name;
+    enum field_kind kind;
+    size_t offset, size;   /* into run_record (text, real) or whole_fields (whole) */
+    int optional;
+};
+
+#define TEXT(name, member) {name, FIELD_TEXT, offsetof(struct run_record, member), sizeof(((struct run_record *)0)->member), 0}
+#define WHOLE(name, member) {name, FIELD_WHOLE, offsetof(struct whole_fields, member), 0, 0}
+#define REAL(name, member) {name, FIELD_REAL, offsetof(struct run_record, member), 0, 0}
+
+/* In the order dtrain writes them (field_named's guess), which is also the order in which a
+ * missing one is reported. */
+static const struct field fields[] = {
+    WHOLE("record_version", version), TEXT("dtrain_version", version), TEXT("job_id", job_id),
+    TEXT("job_name", job_name), TEXT("step_id", step_id), {"nodelist", FIELD_OWNED_TEXT, offsetof(struct run_record, nodelist), 0, 0}, WHOLE("nodes", nodes),
+    WHOLE("gpus_per_node", gpus), WHOLE("world_size", world), {"hostnames", FIELD_HOSTS, 0, 0, 0},
+    TEXT("model", model), TEXT("dataset", dataset), TEXT("optimizer", optimizer), REAL("lr", lr),
+    WHOLE("batch_per_replica", batch), WHOLE("epochs", epochs), WHOLE("steps_per_rank", steps), TEXT("comm", comm),
+    TEXT("backend", backend), WHOLE("threads", threads), REAL("runtime_seconds", runtime_seconds),
+    REAL("peak_data_per_sec", peak_data_per_sec), REAL("final_data_per_sec", final_data_per_sec),
+    {"epochs_run", FIELD_EPOCHS, 0, 0, 0}, TEXT("start_time", start_time), TEXT("end_time", end_time),
+    TEXT("exit_state", exit_state), TEXT("error", error), WHOLE("resumed", resumed),
+    /* tag came after version 1's first records: absent means none */
+    {"tag", FIELD_TEXT, offsetof(struct run_record, tag), sizeof(((struct run_record *)0)->tag), 1},
+};
+enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
+
+static const char *kind_name(enum field_kind kind)
 {
-    json_t *v = json_object_get(o, key);
-    if (!json_is_string(v))
-        return dt_fail(err, "field \"%s\" is missing or not a string", key);
-    snprintf(out, size, "%s", json_string_value(v));
+    return kind == FIELD_TEXT || kind == FIELD_OWNED_TEXT ? "a string" : kind == FIELD_WHOLE ? "an integer" : kind == FIELD_REAL ? "a number" : "a list";
+}
+
+static int wrong_type(struct dt_err *err, const struct field *f)
+{
+    return dt_fail(err, "field \"%s\" is missing or not %s", f->name, kind_name(f->kind));
+}
+
+/* A string of any length, into memory of its own: the first reading measures it, the second
+ * copies it (strings are short; this spares a scratch buffer). */
+static int read_owned_string(struct json_reader *in, char **out)
+{
+    const char *start = in->at;
+    long length = json_read_string(in, NULL, 0);
+    if (length < 0)
+        return -1;
+    char *text = malloc((size_t)length + 1);
+    if (!text)
+        return dt_fail(in->err, "out of memory");
+    in->at = start;
+    json_read_string(in, text, (size_t)length + 1);
+    *out = text;
     return 0;
 }
 
-static int get_number(json_t *o, const char *key, double *out, struct dt_err *err)
+/* The host names, one per rank, as one block (record_keep_hostnames' layout), read the same way:
+ * checked and measured, then copied. Their count is held against world_size at the end. */
+static int read_hostnames(struct json_reader *in, struct run_record *r, int *count)
 {
-    json_t *v = json_object_get(o, key);
-    if (!json_is_number(v))
-        return dt_fail(err, "field \"%s\" is missing or not a number", key);
-    *out = json_number_value(v);
-    return 0;
-}
-
-static int get_int(json_t *o, const char *key, long *out, struct dt_err *err)
-{
-    json_t *v = json_object_get(o, key);
-    if (!json_is_integer(v))
-        return dt_fail(err, "field \"%s\" is missing or not an integer", key);
-    *out = (long)json_integer_value(v);
-    return 0;
-}
-
-static int parse_lists(json_t *o, struct run_record *r, struct dt_err *err)
-{
-    json_t *hosts = json_object_get(o, "hostnames"), *epochs = json_object_get(o, "epochs_run");
-    if (!json_is_array(hosts) || (int)json_array_size(hosts) != r->world_size)
-        return dt_fail(err, "field \"hostnames\" is not a list of world_size (%d) names", r->world_size);
-    if (!json_is_array(epochs))
-        return dt_fail(err, "field \"epochs_run\" is missing or not a list");
-    r->hostnames = calloc((size_t)r->world_size + 1, sizeof *r->hostnames);
-    r->epochs_done = (int)json_array_size(epochs);
-    r->epoch_seconds = calloc((size_t)r->epochs_done + 1, sizeof(double));
-    r->epoch_accuracy = calloc((size_t)r->epochs_done + 1, sizeof(double));
-    if (!r->hostnames || !r->epoch_seconds || !r->epoch_accuracy)
-        return dt_fail(err, "out of memory");
-    for (int i = 0; i < r->world_size; i++) {
-        if (!json_is_string(json_array_get(hosts, (size_t)i)))
-            return dt_fail(err, "field \"hostnames\": entry %d is not a string", i);
-        snprintf(r->hostnames[i], sizeof r->hostnames[i], "%s", json_string_value(json_array_get(hosts, (size_t)i)));
+    int index = 0, more;
+    size_t bytes = 0;
+    if (json_peek(in) != JSON_KIND_ARRAY)
+        return dt_fail(in->err, "field \"hostnames\" is not a list of host names");
+    const char *start = in->at;
+    json_array_begin(in);
+    while ((more = json_array_next(in, &index)) == 1) {
+        if (json_peek(in) != JSON_KIND_STRING)
+            return dt_fail(in->err, "field \"hostnames\": entry %d is not a string", index - 1);
+        long length = json_read_string(in, NULL, 0);
+        if (length < 0)
+            return -1;
+        bytes += (size_t)length + 1;
     }
-    for (int e = 0; e < r->epochs_done; e++) {
-        json_t *item = json_array_get(epochs, (size_t)e), *acc = json_object_get(item, "test_accuracy");
-        if (get_number(item, "seconds", &r->epoch_seconds[e], err) < 0)
-            return dt_wrap(err, "epochs_run[%d]", e);
-        if (!json_is_null(acc) && !json_is_number(acc))
-            return dt_fail(err, "epochs_run[%d]: field \"test_accuracy\" is not a number or null", e);
-        r->epoch_accuracy[e] = json_is_null(acc) ? -1 : json_number_value(acc);
+    if (more < 0)
+        return -1;
+    const char *end = in->at;
+    char **block = malloc((size_t)index * sizeof(char *) + bytes + 1);
+    if (!block)
+        return dt_fail(in->err, "out of memory");
+    char *next = (char *)(block + index);
+    in->at = start;
+    json_array_begin(in);
+    for (int i = 0; json_array_next(in, &i) == 1;) {
+        block[i - 1] = next;
+        next += json_read_string(in, next, bytes) + 1;
     }
+    in->at = end;
+    r->hostnames = block;
+    *count = index;
+    return 0;
+}
+
+/* One of epochs_run: {"epoch": E, "seconds": S, "test_accuracy": A or null}. */
+static int read_epoch(struct json_reader *in, double *seconds, double *accuracy)
+{
+    char key[32];
+    int index = 0, more, have_seconds = 0, have_accuracy = 0;
+    struct json_number number;
+    if (json_peek(in) != JSON_KIND_OBJECT)
+        return dt_fail(in->err, "field \"seconds\" is missing or not a number");
+    json_object_begin(in);
+    while ((more = json_object_next(in, &index, key, sizeof key)) == 1) {
+        int *seen = strcmp(key, "seconds") == 0 ? &have_seconds : strcmp(key, "test_accuracy") == 0 ? &have_accuracy : NULL;
+        if (seen && (*seen)++)
+            return dt_fail(in->err, "field \"%s\" given twice", key);
+        if (seen == &have_seconds) {
+            if (json_peek(in) != JSON_KIND_NUMBER)
+                return dt_fail(in->err, "field \"seconds\" is missing or not a number");
+            if (json_read_number(in, &number) < 0)
+                return -1;
+            *seconds = number.value;
+        } else if (seen == &have_accuracy && json_peek(in) == JSON_KIND_NULL) {
+            if (json_read_null(in) < 0)
+                return -1;
+            *accuracy = -1;
+        } else if (seen == &have_accuracy) {
+            if (json_peek(in) != JSON_KIND_NUMBER)
+                return dt_fail(in->err, "field \"test_accuracy\" is not a number or null");
+            if (json_read_number(in, &number) < 0)
+                return -1;
+            *accuracy = number.value;
+        } else if (json_skip_value(in) < 0) {
+            return -1;
+        }
+    }
+    if (more == 0 && !have_seconds)
+        return dt_fail(in->err, "field \"seconds\" is missing or not a number");
+    if (more == 0 && !have_accuracy)
+        return dt_fail(in->err, "field \"test_accuracy\" is not a number or null");
+    return more;
+}
+
+static int grow_epochs(struct run_record *r, int count)
+{
+    double *seconds = realloc(r->epoch_seconds, (size_t)count * sizeof(double));
+    if (seconds)
+        r->epoch_seconds = seconds;
+    double *accuracy = realloc(r->epoch_accuracy, (size_t)count * sizeof(double));
+    if (accuracy)
+        r->epoch_accuracy = accuracy;
+    return seconds && accuracy ? 0 : -1;
+}
+
+static int read_epochs(struct json_reader *in, struct run_record *r)
+{
+    int index = 0, more, cap = 0;
+    if (json_peek(in) != JSON_KIND_ARRAY)
+        return dt_fail(in->err, "field \"epochs_run\" is missing or not a list");
+    json_array_begin(in);
+    while ((more = json_array_next(in, &index)) == 1) {
+        if (index > cap && grow_epochs(r, cap = cap ? 2 * cap : 16) < 0)
+            return dt_fail(in->err, "out of memory");
+        if (read_epoch(in, &r->epoch_seconds[index - 1], &r->epoch_accuracy[index - 1]) < 0)
+            return dt_wrap(in->err, "epochs_run[%d]", index - 1);
+    }
+    r->epochs_done = index;
+    return more;
+}
+
+static int read_field(struct json_reader *in, const struct field *f, struct run_record *r, struct whole_fields *w,
+                      int *host_count)
+{
+    struct json_number number;
+    switch (f->kind) {
+    case FIELD_TEXT:
+        if (json_peek(in) != JSON_KIND_STRING)
+            return wrong_type(in->err, f);
+        return json_read_string(in, (char *)r + f->offset, f->size) < 0 ? -1 : 0;
+    case FIELD_OWNED_TEXT:
+        if (json_peek(in) != JSON_KIND_STRING)
+            return wrong_type(in->err, f);
+        return read_owned_string(in, (char **)((char *)r + f->offset));
+    case FIELD_WHOLE:
+    case FIELD_REAL:
+        if (json_peek(in) != JSON_KIND_NUMBER)
+            return wrong_type(in->err, f);
+        if (json_read_number(in, &number) < 0)
+            return -1;
+        if (f->kind == FIELD_REAL)
+            return *(double *)((char *)r + f->offset) = number.value, 0;
+        if (!number.is_integer)
+            return wrong_type(in->err, f);
+        *(long *)((char *)w + f->offset) = (long)number.integer;
+        if (f->offset == offsetof(struct whole_fields, version) && w->version != RECORD_VERSION)
+            return dt_fail(in->err, "record_version %ld is not %d (a newer dtrain wrote it?)", w->version, RECORD_VERSION);
+        return 0;
+    case FIELD_HOSTS: return read_hostnames(in, r, host_count);
+    case FIELD_EPOCHS: return read_epochs(in, r);
+    }
+    return -1;
+}
+
+/* The field of a key; dtrain writes them in one order, so the one after the last found is tried
+ * first. */
+static const struct field *field_named(const char *key, const struct field *last)
+{
+    if (last && last + 1 < fields + FIELD_COUNT && strcmp(last[1].name, key) == 0)
+        return last + 1;
+    for (int i = 0; i < FIELD_COUNT; i++)
+        if (strcmp(fields[i].name, key) == 0)
+            return &fields[i];
+    return NULL;
+}
+
+/* The record's members, each once; the whole-number fields land in w. */
+static int read_members(struct json_reader *in, struct run_record *r, struct whole_fields *w, int *host_count)
+{
+    char key[32];
+    int index = 0, more;
+    unsigned long seen = 0;
+    const struct field *last = NULL;
+    if (json_peek(in) != JSON_KIND_OBJECT)
+        return dt_fail(in->err, "not a JSON object (it starts at column %ld with '%.1s')", (long)(in->at - in->text) + 1,
+                       in->at);
+    json_object_begin(in);
+    while ((more = json_object_next(in, &index, key, sizeof key)) == 1) {
+        const struct field *f = field_named(key, last);
+        if (!f) {
+            if (json_skip_value(in) < 0)
+                return -1;
+            continue;
+        }
+        unsigned long bit = 1ul << (f - fields);
+        if (seen & bit)
+            return dt_fail(in->err, "field \"%s\" given twice", f->name);
+        seen |= bit, last = f;
+        if (read_field(in, f, r, w, host_count) < 0)
+            return -1;
+    }
+    if (more < 0 || json_read_end(in) < 0)
+        return -1;
+    for (int i = 0; i < FIELD_COUNT; i++)
+        if (!(seen & 1ul << i) && !fields[i].optional)
+            return wrong_type(in->err, &fields[i]);
     return 0;
 }
 
 int record_parse(const char *line, struct run_record *r, struct dt_err *err)
 {
     memset(r, 0, sizeof *r);
-    json_error_t jerr;
-    json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &jerr);
-    if (!json_is_object(o)) {
-        json_decref(o);
-        return dt_fail(err, "not a JSON object (%s at column %d)", jerr.text, jerr.column);
-    }
-    long version = 0, nodes = 0, gpus = 0, world = 0, batch = 0, epochs = 0, steps = 0, threads = 0, resumed = 0;
-    int rc = get_int(o, "record_version", &version, err);
-    if (rc == 0 && version != RECORD_VERSION)
-        rc = dt_fail(err, "record_version %ld is not %d (a newer dtrain wrote it?)", version, RECORD_VERSION);
-    /* || stops at the first wrong field, so err names that one (| named the last) */
-    if (rc == 0)
-        rc = (get_string(o, "dtrain_version", r->version, sizeof r->version, err) ||
-             get_string(o, "job_id", r->job_id, sizeof r->job_id, err) ||
-             get_string(o, "job_name", r->job_name, sizeof r->job_name, err) ||
-             get_string(o, "step_id", r->step_id, sizeof r->step_id, err) ||
-             get_string(o, "nodelist", r->nodelist, sizeof r->nodelist, err) ||
-             get_string(o, "model", r->model, sizeof r->model, err) ||
-             get_string(o, "dataset", r->dataset, sizeof r->dataset, err) ||
-             get_string(o, "optimizer", r->optimizer, sizeof r->optimizer, err) ||
-             get_string(o, "comm", r->comm, sizeof r->comm, err) ||
-             get_string(o, "backend", r->backend, sizeof r->backend, err) ||
-             get_string(o, "start_time", r->start_time, sizeof r->start_time, err) ||
-             get_string(o, "end_time", r->end_time, sizeof r->end_time, err) ||
-             get_string(o, "exit_state", r->exit_state, sizeof r->exit_state, err) ||
-             get_string(o, "error", r->error, sizeof r->error, err)) ? -1 : 0;
-    if (rc == 0)
-        rc = (get_int(o, "nodes", &nodes, err) || get_int(o, "gpus_per_node", &gpus, err) ||
-             get_int(o, "world_size", &world, err) || get_int(o, "batch_per_replica", &batch, err) ||
-             get_int(o, "epochs", &epochs, err) || get_int(o, "steps_per_rank", &steps, err) ||
-             get_int(o, "threads", &threads, err) || get_int(o, "resumed", &resumed, err) ||
-             get_number(o, "lr", &r->lr, err) || get_number(o, "runtime_seconds", &r->runtime_seconds, err) ||
-             get_number(o, "peak_data_per_sec", &r->peak_data_per_sec, err) ||
-             get_number(o, "final_data_per_sec", &r->final_data_per_sec, err)) ? -1 : 0;
-    if (rc == 0 && (world < 1 || nodes < 1 || nodes > world))
-        rc = dt_fail(err, "world_size %ld and nodes %ld do not make a job", world, nodes);
-    r->nodes = (int)nodes, r->gpus_per_node = (int)gpus, r->world_size = (int)world, r->batch_per_replica = (int)batch;
-    r->epochs = (int)epochs, r->steps_per_rank = steps, r->threads = (int)threads, r->resumed = (int)resumed;
-    if (rc == 0)
-        rc = parse_lists(o, r, err);
-    /* tag came after version 1's first records: absent means none */
-    if (rc == 0 && json_object_get(o, "tag"))
-        rc = get_string(o, "tag", r->tag, sizeof r->tag, err);
-    json_decref(o);
+    struct whole_fields w = {0};
+    struct json_reader in;
+    int host_count = 0;
+    json_reader_init(&in, line, err);
+    int rc = read_members(&in, r, &w, &host_count);
+    if (rc == 0 && (w.world < 1 || w.nodes < 1 || w.nodes > w.world))
+        rc = dt_fail(err, "world_size %ld and nodes %ld do not make a job", w.world, w.nodes);
+    if (rc == 0 && host_count != w.world)
+        rc = dt_fail(err, "field \"hostnames\" is not a list of world_size (%ld) names", w.world);
+    r->nodes = (int)w.nodes, r->gpus_per_node = (int)w.gpus, r->world_size = (int)w.world, r->batch_per_replica = (int)w.batch;
+    r->epochs = (int)w.epochs, r->steps_per_rank = w.steps, r->threads = (int)w.threads, r->resumed = (int)w.resumed;
     if (rc < 0)
         record_free(r);
-    return rc < 0 ? -1 : 0;
+    return rc;
+}
+
+int record_keep_hostnames(struct run_record *r, const char *const *names, int count)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < count; i++)
+        bytes += strlen(names[i]) + 1;
+    char **block = malloc((size_t)count * sizeof(char *) + bytes + 1);
+    if (!block)
+        return -1;
+    char *next = (char *)(block + count);
+    for (int i = 0; i < count; i++) {
+        size_t length = strlen(names[i]) + 1;
+        block[i] = memcpy(next, names[i], length);
+        next += length;
+    }
+    free(r->hostnames);
+    r->hostnames = block;
+    return 0;
 }
 
 void record_free(struct run_record *r)
 {
+    free(r->nodelist);
+    r->nodelist = NULL;
     free(r->hostnames);
     free(r->epoch_seconds);
     free(r->epoch_accuracy);

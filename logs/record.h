@@ -15,9 +15,9 @@
 
 struct run_record {
     char job_id[64], job_name[256], step_id[64];
-    char nodelist[4096];          /* compressed, Slurm's form: gn[01-02] */
+    char *nodelist;               /* compressed, Slurm's form: gn[01-02] */
     int nodes, gpus_per_node, world_size;
-    char (*hostnames)[256];       /* world_size of them, rank order */
+    char **hostnames;             /* world_size of them, rank order */
     char model[64], dataset[64], optimizer[16], backend[16], comm[16];
     int batch_per_replica, epochs, threads, resumed;
     double lr;
@@ -37,9 +37,19 @@ struct run_record {
  * concurrent writers never interleave. Returns 0, or -1 with err naming the file. */
 int record_append(const char *path, const struct run_record *rec, struct dt_err *err);
 
-/* Parses one line. The caller frees with record_free. Returns 0, or -1 with err naming the field
+/* Parses one line. The strings of any length (nodelist, hostnames) are the record's own: a parsed
+ * record's hostnames are one block, the pointers followed by the names. The caller frees with
+ * record_free. Returns 0, or -1 with err naming the field
  * that is missing or of the wrong type. */
 int record_parse(const char *line, struct run_record *rec, struct dt_err *err);
+
+/* The same, the plain way: jansson's tree, fields taken out of it (record_ref.c). The reference
+ * the tests and the fuzzer hold record_parse against; nothing else uses it. */
+int record_parse_reference(const char *line, struct run_record *rec, struct dt_err *err);
+
+/* For the two readers: rec->hostnames becomes one block of count pointers and the names' bytes.
+ * Returns 0, or -1 when out of memory. */
+int record_keep_hostnames(struct run_record *rec, const char *const *names, int count);
 
 void record_free(struct run_record *rec);
 

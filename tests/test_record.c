@@ -32,18 +32,19 @@ static int teardown(void **state)
 }
 
 /* A record of `world` ranks on hosts gn01.. (two ranks a host). */
-static void sample(struct run_record *r, int world, char (*hosts)[256], double *seconds, double *accuracy)
+static void sample(struct run_record *r, int world, char (*hosts)[256], char **names, double *seconds, double *accuracy)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->job_id, sizeof r->job_id, "4711");
     snprintf(r->job_name, sizeof r->job_name, "sweep \"quoted\" name");
     snprintf(r->tag, sizeof r->tag, "1gbit");
     snprintf(r->step_id, sizeof r->step_id, "0");
-    snprintf(r->nodelist, sizeof r->nodelist, "gn[01-02]");
+    static char nodelist[] = "gn[01-02]";
+    r->nodelist = nodelist;
     r->nodes = (world + 1) / 2, r->gpus_per_node = 2, r->world_size = world;
     for (int i = 0; i < world; i++)
-        snprintf(hosts[i], 256, "gn%02d", i / 2 + 1);
-    r->hostnames = hosts;
+        snprintf(hosts[i], 256, "gn%02d", i / 2 + 1), names[i] = hosts[i];
+    r->hostnames = names;
     snprintf(r->model, sizeof r->model, "resnet18");
     snprintf(r->dataset, sizeof r->dataset, "bigmnist");
     snprintf(r->optimizer, sizeof r->optimizer, "adam");
@@ -76,10 +77,10 @@ static char *read_file(void)
 static void test_record_round_trip(void **state)
 {
     (void)state;
-    char hosts[4][256];
+    char hosts[4][256], *names[4];
     double seconds[2], accuracy[2];
     struct run_record r, back;
-    sample(&r, 4, hosts, seconds, accuracy);
+    sample(&r, 4, hosts, names, seconds, accuracy);
     struct dt_err err;
     assert_int_equal(record_append(path, &r, &err), 0);
     assert_int_equal(record_append(path, &r, &err), 0);
@@ -116,9 +117,9 @@ static void test_bad_record_lines_name_the_field(void **state)
     assert_true(tu_contains(err.msg, "not a JSON object"));
     assert_int_equal(record_parse("{\"record_version\": 2}", &r, &err), -1);
     assert_true(tu_contains(err.msg, "record_version 2 is not 1"));
-    char hosts[2][256];
+    char hosts[2][256], *names[2];
     double seconds[2], accuracy[2];
-    sample(&r, 2, hosts, seconds, accuracy);
+    sample(&r, 2, hosts, names, seconds, accuracy);
     struct dt_err werr;
     assert_int_equal(record_append(path, &r, &werr), 0);
     char *text = read_file();
@@ -143,14 +144,119 @@ static void test_bad_record_lines_name_the_field(void **state)
     free(text);
 }
 
+/* text with the first `from` replaced by `to` (the caller frees). */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    assert_non_null(at);
+    char *out = calloc(1, strlen(text) + strlen(to) + 1);
+    memcpy(out, text, (size_t)(at - text));
+    strcat(out, to);
+    strcat(out, at + strlen(from));
+    return out;
+}
+
+/* Both readers take or refuse `line` alike, and take the same values. */
+static void assert_readers_agree(const char *line, int expect_ok)
+{
+    struct run_record fast, reference;
+    struct dt_err fast_err, reference_err;
+    int fast_rc = record_parse(line, &fast, &fast_err), reference_rc = record_parse_reference(line, &reference, &reference_err);
+    if (fast_rc != reference_rc || fast_rc != (expect_ok ? 0 : -1))
+        print_error("line %s\nfast: %d %s\nreference: %d %s\n", line, fast_rc, fast_rc ? fast_err.msg : "",
+                    reference_rc, reference_rc ? reference_err.msg : "");
+    assert_int_equal(fast_rc, reference_rc);
+    assert_int_equal(fast_rc, expect_ok ? 0 : -1);
+    if (fast_rc < 0)
+        return;
+    assert_string_equal(fast.job_name, reference.job_name);
+    assert_string_equal(fast.nodelist, reference.nodelist);
+    assert_string_equal(fast.tag, reference.tag);
+    assert_memory_equal(&fast.lr, &reference.lr, sizeof fast.lr);   /* the same double, bit for bit */
+    assert_int_equal(fast.world_size, reference.world_size);
+    for (int i = 0; i < fast.world_size; i++)
+        assert_string_equal(fast.hostnames[i], reference.hostnames[i]);
+    assert_int_equal(fast.epochs_done, reference.epochs_done);
+    assert_memory_equal(fast.epoch_accuracy, reference.epoch_accuracy, (size_t)fast.epochs_done * sizeof(double));
+    record_free(&fast);
+    record_free(&reference);
+}
+
+/* The fast reader (record.c, json_read.c) against jansson's (record_ref.c) on what JSON allows and
+ * refuses in strings, numbers and structure. */
+static void test_fast_reader_agrees_with_jansson(void **state)
+{
+    (void)state;
+    char hosts[2][256], *names[2];
+    double seconds[2], accuracy[2];
+    struct run_record r;
+    sample(&r, 2, hosts, names, seconds, accuracy);
+    struct dt_err err;
+    assert_int_equal(record_append(path, &r, &err), 0);
+    char *text = read_file();
+    static const struct { const char *job_name; int ok; } names_json[] = {
+        {"\"a \\\" b \\\\ c\"", 1}, {"\"\\u00e9\\u4E2D\\ud83d\\ude00\"", 1}, {"\"\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80\"", 1},
+        {"\"\\/\\b\\f\\n\\r\\t\"", 1}, {"\"\\ud83d\"", 0}, {"\"\\ud83d\\u0041\"", 0}, {"\"\\udc00\"", 0},
+        {"\"\\u0000\"", 0}, {"\"\\u12G4\"", 0}, {"\"\\x\"", 0}, {"\"\xc0\xaf\"", 0}, {"\"\xed\xa0\x80\"", 0},
+        {"\"\xf4\x90\x80\x80\"", 0}, {"\"\xe0\x80\xaf\"", 0}, {"\"\x80\"", 0}, {"\"tab\there\"", 0},
+        {"\"unclosed", 0}, {"null", 0},
+        {"\"a name longer than the record keeps: 0123456789012345678901234567890123456789012345678901234567890123"
+         "4567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456"
+         "78901234567890123456789012345678901234567890123456789012345678901234567890123456789\"", 1},
+    };
+    for (size_t i = 0; i < sizeof names_json / sizeof names_json[0]; i++) {
+        char *to = calloc(1, strlen(names_json[i].job_name) + 16);
+        sprintf(to, "\"job_name\":%s", names_json[i].job_name);
+        char *line = replaced(text, "\"job_name\":\"sweep \\\"quoted\\\" name\"", to);
+        assert_readers_agree(line, names_json[i].ok);
+        free(line), free(to);
+    }
+    static const struct { const char *lr; int ok; } numbers[] = {
+        {"0.01", 1}, {"1e-2", 1}, {"1E+2", 1}, {"-0.0", 1}, {"0", 1}, {"-0", 1}, {"9007199254740993", 1},
+        {"0.1234567890123456789", 1}, {"3.14159265358979323846", 1}, {"123456789012345.6", 1},
+        {"1.7976931348623157e308", 1}, {"2.2250738585072011e-308", 1}, {"4.9e-324", 1}, {"1e-400", 1},
+        {"1e22", 1}, {"1e23", 1}, {"8.5e-23", 1}, {"0.000000000000000000000001", 1}, {"12345678901234567890", 0},
+        {"1e309", 0}, {"-1e309", 0}, {"01", 0}, {"1.", 0}, {".5", 0}, {"-", 0}, {"+1", 0}, {"1e", 0},
+        {"0x10", 0}, {"NaN", 0}, {"Infinity", 0}, {"\"0.01\"", 0},
+    };
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        char to[64];
+        snprintf(to, sizeof to, "\"lr\":%s", numbers[i].lr);
+        char *line = replaced(text, "\"lr\":0.040000000000000001", to);
+        assert_readers_agree(line, numbers[i].ok);
+        free(line);
+    }
+    static const struct { const char *extra; int ok; } members[] = {
+        {",\"later\":{\"a\":[1,{\"b\":null},[]],\"c\":true,\"d\":false,\"e\":{}}", 1}, {" , \"x\" :\t[ ]\r\n", 1},
+        {",\"x\":[1,2,]", 0}, {",\"x\":{\"a\":1,}", 0}, {",\"x\":tru", 0}, {",\"x\":nul", 0}, {",\"x\"", 0},
+        {",\"x\":[1 2]", 0}, {",\"x\":{1:2}", 0}, {",\"record_version\":1", 0}, {",\"lr\":0.5", 0}, {",", 0},
+    };
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        char to[128];
+        snprintf(to, sizeof to, "\"resumed\":0%s", members[i].extra);
+        char *line = replaced(text, "\"resumed\":0", to);
+        assert_readers_agree(line, members[i].ok);
+        free(line);
+    }
+    char *spaced = replaced(text, "{", " \t{ ");
+    assert_readers_agree(spaced, 1);
+    char *trailing = replaced(text, "\n", " x\n");
+    assert_readers_agree(trailing, 0);
+    char *first_field_last = replaced(text, "\"record_version\":1,", "");
+    first_field_last[strlen(first_field_last) - 2] = '\0';   /* the closing brace and newline */
+    strcat(first_field_last, ",\"record_version\":1}");
+    assert_readers_agree(first_field_last, 1);
+    free(spaced), free(trailing), free(first_field_last), free(text);
+}
+
 static void test_concurrent_writers_never_tear_a_line(void **state)
 {
     (void)state;
     enum { WRITERS = 8, EACH = 40, WORLD = 1500 };   /* lines of ~20 KB */
-    static char hosts[WORLD][256];
+    static char hosts[WORLD][256], *names[WORLD];
     double seconds[2], accuracy[2];
     struct run_record r;
-    sample(&r, WORLD, hosts, seconds, accuracy);
+    sample(&r, WORLD, hosts, names, seconds, accuracy);
     for (int w = 0; w < WRITERS; w++) {
         pid_t pid = fork();
         assert_true(pid >= 0);
@@ -192,6 +298,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_record_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_record_lines_name_the_field, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fast_reader_agrees_with_jansson, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_writers_never_tear_a_line, setup, teardown),
     };
     return cmocka_run_group_tests_name("record", tests, NULL, NULL);

@@ -238,12 +238,15 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
                              .final_data_per_sec = res->final_rate, .epochs_done = res->epochs_done,
                              .epoch_seconds = res->epoch_seconds, .epoch_accuracy = res->epoch_accuracy,
                              .resumed = res->resumed};
+    char(*names)[256] = calloc((size_t)comm->world, sizeof *names);   /* the allgather's fixed rows */
     rec.hostnames = calloc((size_t)comm->world, sizeof *rec.hostnames);
-    if (!rec.hostnames)
-        return dt_fail(err, "out of memory");
+    if (!names || !rec.hostnames)
+        return free(names), free(rec.hostnames), dt_fail(err, "out of memory");
+    for (int r = 0; r < comm->world; r++)
+        rec.hostnames[r] = names[r];
     char mine[256];
     snprintf(mine, sizeof mine, "%s", comm->hostname);
-    int rc = comm->allgather(comm, mine, sizeof mine, rec.hostnames, err);
+    int rc = comm->allgather(comm, mine, sizeof mine, names, err);
     if (rc == 0 && comm->rank == 0) {
         struct hostlist nodes;   /* distinct hosts, in rank order */
         hostlist_init(&nodes);
@@ -251,9 +254,8 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
             if (hostlist_find(&nodes, rec.hostnames[r]) < 0)
                 rc = hostlist_push(&nodes, rec.hostnames[r], strlen(rec.hostnames[r]), err);
         char *folded = rc == 0 ? hostlist_compress(&nodes) : NULL;
-        snprintf(rec.nodelist, sizeof rec.nodelist, "%s", folded ? folded : "");
+        rec.nodelist = folded;
         rec.nodes = (int)nodes.count;
-        free(folded);
         hostlist_free(&nodes);
         copy_env("DTRAIN_JOB_ID", rec.job_id, sizeof rec.job_id);
         copy_env("DTRAIN_JOB_NAME", rec.job_name, sizeof rec.job_name);
@@ -273,8 +275,10 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
         record_time((long)time(NULL), rec.end_time);
         if (rc == 0)
             rc = record_append(record_path, &rec, err);
+        free(folded);
     }
     free(rec.hostnames);
+    free(names);
     return rc;
 }
 
