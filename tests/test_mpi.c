@@ -170,6 +170,40 @@ static void test_two_ranks_match_one_rank_with_twice_the_batch(void **state)
     tu_result_free(&two);
 }
 
+/* WFBP sends each layer's gradients as backward makes them; the sums are BSP's, element for
+ * element, so both methods end with the same parameters, bitwise (two ranks: each sum is a + b). */
+static void test_wfbp_ends_where_allreduce_ends(void **state)
+{
+    (void)state;
+    if (!find_mpirun() || access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) != 0) {
+        print_message("SKIP: mpirun or Fashion-MNIST missing (make deps installs both)\n");
+        skip();
+    }
+    struct tu_result bsp, wfbp;
+    char record_opt[256];
+    snprintf(record_opt, sizeof record_opt, "--comm wfbp --check-replicas --record %s/wfbp.jsonl", dir);
+    train(2, "32", "bsp", "", &bsp);
+    train(2, "32", "wfbp", record_opt, &wfbp);
+    size_t n1, n2;
+    float *p1 = read_params("bsp.rank0", &n1), *p2 = read_params("wfbp.rank1", &n2);
+    assert_int_equal(n2, n1);
+    assert_memory_equal(p1, p2, n1 * sizeof(float));
+    free(p1), free(p2);
+    char path[4200], line[65536];
+    snprintf(path, sizeof path, "%s/wfbp.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    struct run_record rec;
+    struct dt_err err;
+    assert_int_equal(record_parse(line, &rec, &err), 0);
+    assert_string_equal(rec.comm, "wfbp");
+    record_free(&rec);
+    tu_result_free(&bsp);
+    tu_result_free(&wfbp);
+}
+
 /* A rank killed mid-run (OOM killer, node failure): the job ends, non-zero, within seconds. */
 static void test_a_killed_rank_ends_the_job(void **state)
 {
@@ -222,6 +256,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_ranks_match_one_rank_with_twice_the_batch),
+        cmocka_unit_test(test_wfbp_ends_where_allreduce_ends),
         cmocka_unit_test(test_a_killed_rank_ends_the_job),
         cmocka_unit_test(test_a_hung_rank_is_caught_by_the_watchdog),
     };

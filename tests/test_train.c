@@ -287,6 +287,30 @@ static void test_gpu_options_need_the_gpu(void **state)
     }
 }
 
+/* --comm wfbp sends the gradient buffer from its end as backward completes it: every model must
+ * lay its parameters out in op order (setup refuses one that does not). */
+static void test_every_model_suits_wfbp(void **state)
+{
+    (void)state;
+    const char *models[] = {"mlp", "lenet", "cnn", "resnet18", "resnet50"};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        struct train_config cfg = {.model = models[i], .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
+                                   .optimizer = "adam", .backend = "cpu", .batch = 2, .epochs = 1, .threads = 1,
+                                   .log_every = 1000, .eval_every = 0, .max_steps = 1, .lr = 0.01, .seed = 1,
+                                   .wfbp = true};
+        struct train_result res;
+        struct dt_err err;
+        FILE *out = fopen("/dev/null", "w");
+        int rc = train_run(&cfg, out, &res, &err);
+        if (rc < 0)
+            print_error("%s: %s\n", models[i], err.msg);
+        assert_int_equal(rc, 0);
+        assert_int_equal(res.steps, 1);
+        train_result_free(&res);
+        fclose(out);
+    }
+}
+
 /* Same seed, same thread count: the same losses, bitwise (part 2's checkpoint test relies on it). */
 static void test_runs_are_deterministic(void **state)
 {
@@ -351,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_short_training_run_learns_fashion_mnist),
         cmocka_unit_test(test_diverging_loss_stops_the_run),
         cmocka_unit_test(test_gpu_options_need_the_gpu),
+        cmocka_unit_test(test_every_model_suits_wfbp),
         cmocka_unit_test(test_runs_are_deterministic),
         cmocka_unit_test(test_resnets_train),
     };

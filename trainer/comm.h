@@ -1,6 +1,6 @@
 /* comm.h - how the ranks of a data-parallel job talk: a small table of collectives the training
  * loop calls, filled by MPI (comm_mpi.c) or, for one process, by comm_single(). NCCL and the
- * other exchange methods (PS, WFBP, MG-WFBP, ByteScheduler) are further tables. */
+ * other exchange methods (PS, MG-WFBP, ByteScheduler) are further tables; WFBP uses start_sum. */
 #ifndef COMM_H
 #define COMM_H
 
@@ -16,6 +16,12 @@ struct comm {
 
     /* buf = the mean of every rank's buf (the BSP gradient exchange). */
     int (*allreduce_mean)(struct comm *c, float *buf, size_t count, struct dt_err *err);
+    /* WFBP's exchange, in pieces: start_sum begins buf = the sum of every rank's buf without
+     * waiting (ranks start the same pieces in the same order); progress lets those under way
+     * advance (MPI moves them only inside its calls); finish_sums waits for all of them. */
+    int (*start_sum)(struct comm *c, float *buf, size_t count, struct dt_err *err);
+    int (*progress)(struct comm *c, struct dt_err *err);
+    int (*finish_sums)(struct comm *c, struct dt_err *err);
     /* Every rank's buf = root's. */
     int (*broadcast)(struct comm *c, void *buf, size_t bytes, int root, struct dt_err *err);
     /* all[r * bytes ...] = rank r's mine, on every rank. */

@@ -31,6 +31,49 @@ static int mpi_allreduce_mean(struct comm *c, float *buf, size_t count, struct d
     return 0;
 }
 
+/* The MPI_Iallreduce requests of one backward pass (WFBP). */
+static struct {
+    MPI_Request *requests;
+    int count, cap;
+} sums;
+
+static int mpi_start_sum(struct comm *c, float *buf, size_t count, struct dt_err *err)
+{
+    (void)c;
+    for (size_t done = 0; done < count;) {
+        int n = count - done > INT_MAX ? INT_MAX : (int)(count - done);
+        if (sums.count == sums.cap) {
+            int cap = sums.cap ? 2 * sums.cap : 64;
+            MPI_Request *grown = realloc(sums.requests, (size_t)cap * sizeof *grown);
+            if (!grown)
+                return dt_fail(err, "out of memory");
+            sums.requests = grown, sums.cap = cap;
+        }
+        int rc = MPI_Iallreduce(MPI_IN_PLACE, buf + done, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                                &sums.requests[sums.count]);
+        if (rc != MPI_SUCCESS)
+            return mpi_error(err, "MPI_Iallreduce of a layer's gradients", rc);
+        sums.count++;
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+static int mpi_progress(struct comm *c, struct dt_err *err)
+{
+    (void)c;
+    int all_done, rc = sums.count ? MPI_Testall(sums.count, sums.requests, &all_done, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    return rc == MPI_SUCCESS ? 0 : mpi_error(err, "MPI_Testall of the gradient exchange", rc);
+}
+
+static int mpi_finish_sums(struct comm *c, struct dt_err *err)
+{
+    (void)c;
+    int rc = MPI_Waitall(sums.count, sums.requests, MPI_STATUSES_IGNORE);
+    sums.count = 0;
+    return rc == MPI_SUCCESS ? 0 : mpi_error(err, "MPI_Waitall of the gradient exchange", rc);
+}
+
 static int mpi_broadcast(struct comm *c, void *buf, size_t bytes, int root, struct dt_err *err)
 {
     (void)c;
@@ -81,13 +124,15 @@ static void mpi_abort(struct comm *c, int status)
 static void mpi_finalize(struct comm *c)
 {
     (void)c;
+    free(sums.requests);
     MPI_Finalize();
 }
 
 struct comm *comm_mpi_init(int *argc, char ***argv, struct dt_err *err)
 {
     static struct comm mpi = {
-        .name = "mpi", .allreduce_mean = mpi_allreduce_mean, .broadcast = mpi_broadcast, .allgather = mpi_allgather,
+        .name = "mpi", .allreduce_mean = mpi_allreduce_mean, .start_sum = mpi_start_sum, .progress = mpi_progress,
+        .finish_sums = mpi_finish_sums, .broadcast = mpi_broadcast, .allgather = mpi_allgather,
         .sum_long = mpi_sum_long, .min_max_u64 = mpi_min_max, .abort = mpi_abort, .finalize = mpi_finalize,
     };
     int rc = MPI_Init(argc, argv);

@@ -48,8 +48,10 @@ static const char usage_text[] =
     "      --log-every N       steps between Step lines (200)\n"
     "      --eval-every N      epochs between evaluations (1); the last epoch is always\n"
     "                          evaluated; 0: never (speed runs)\n"
-    "      --comm METHOD       gradient exchange: allreduce (BSP, MPI_Allreduce of the whole\n"
-    "                          gradient buffer; the default and, for now, the only one)\n"
+    "      --comm METHOD       gradient exchange: allreduce (BSP: one MPI_Allreduce of the whole\n"
+    "                          gradient buffer after backward; the default) or wfbp (each\n"
+    "                          layer's gradients sent, MPI_Iallreduce, as soon as backward has\n"
+    "                          them, overlapping the layers still computing; CPU ranks)\n"
     "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
     "      --params-out PREFIX write the final parameters to PREFIX.rankR (raw float32)\n"
     "      --record FILE       append this run's record, one JSON line (logs/FORMAT.md), to FILE\n"
@@ -156,8 +158,9 @@ static int parse(int argc, char **argv, struct train_config *cfg)
                 return bad("--checkpoint-every", optarg, "a number from 0");
             break;
         case O_COMM:
-            if (strcmp(optarg, "allreduce") != 0)
-                return bad("--comm", optarg, "allreduce (PS, WFBP, MG-WFBP and ByteScheduler are not built yet)");
+            if (strcmp(optarg, "allreduce") != 0 && strcmp(optarg, "wfbp") != 0)
+                return bad("--comm", optarg, "allreduce or wfbp (PS, MG-WFBP and ByteScheduler are not built yet)");
+            cfg->wfbp = strcmp(optarg, "wfbp") == 0;
             break;
         case 'b':
             if (dt_parse_int(optarg, 1, 1 << 20, &cfg->batch) < 0)
@@ -265,7 +268,7 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
         snprintf(rec.dataset, sizeof rec.dataset, "%s", cfg->dataset);
         snprintf(rec.optimizer, sizeof rec.optimizer, "%s", cfg->optimizer);
         snprintf(rec.backend, sizeof rec.backend, "%s%s", cfg->backend, cfg->bf16 ? "-bf16" : "");
-        snprintf(rec.comm, sizeof rec.comm, "allreduce");
+        snprintf(rec.comm, sizeof rec.comm, "%s", cfg->wfbp ? "wfbp" : "allreduce");
         snprintf(rec.tag, sizeof rec.tag, "%s", record_tag);
         snprintf(rec.version, sizeof rec.version, "%s", DTRAIN_VERSION);
         snprintf(rec.exit_state, sizeof rec.exit_state, "%s",

@@ -351,6 +351,12 @@ double model_forward(const struct model *m, const struct backend *be, struct wor
 void model_backward(const struct model *m, const struct backend *be, struct workspace *ws, const float *params,
                     float *grads, int n)
 {
+    model_backward_notify(m, be, ws, params, grads, n, NULL);
+}
+
+void model_backward_notify(const struct model *m, const struct backend *be, struct workspace *ws,
+                           const float *params, float *grads, int n, const struct grads_ready *ready)
+{
     void *st = be->state;
     /* Tensors read once get their gradient written by that reader; the rest (several readers, or
      * a residual add's inputs) start from zero and are added to. */
@@ -403,6 +409,9 @@ void model_backward(const struct model *m, const struct backend *be, struct work
             be->add_backward(st, dout, din, ws->grad[op->in2], count);
             break;
         }
+        bool owns_params = op->kind == OP_LINEAR || op->kind == OP_CONV || op->kind == OP_BATCHNORM;
+        if (ready && owns_params)
+            ready->call(ready->ctx, op->w);
     }
 }
 

@@ -98,6 +98,19 @@ double model_forward(const struct model *m, const struct backend *be, struct wor
 void model_backward(const struct model *m, const struct backend *be, struct workspace *ws, const float *params,
                     float *grads, int n);
 
+/* Told during a backward pass that the gradients from parameter `first` to the end of the buffer
+ * are final. Parameters lie in the order of the ops that own them, so backward completes them from
+ * the end towards the start; WFBP sends each layer's piece while the layers before it still
+ * compute. On a CPU backend "final" means computed; a GPU backend has only queued the work. */
+struct grads_ready {
+    void (*call)(void *ctx, size_t first);   /* an error is ctx's to keep: backward goes on */
+    void *ctx;
+};
+
+/* model_backward, calling ready after every op that owns parameters. */
+void model_backward_notify(const struct model *m, const struct backend *be, struct workspace *ws,
+                           const float *params, float *grads, int n, const struct grads_ready *ready);
+
 /* Floating-point operations of one training step per sample: each convolution and linear layer
  * counts 2 x multiply-adds forward, the same for the weight gradient and for the input gradient
  * (none for the model's input). Elementwise layers are left out: this is the arithmetic a GEMM

@@ -112,6 +112,7 @@ struct run {
     int *eval_y;
     struct device_state dev;   /* all NULL on the CPU */
     struct comm *nccl;         /* the GPU ranks' gradient exchange, when there are several */
+    bool wfbp;                 /* --comm wfbp */
 };
 
 /* The host buffers batches are uploaded from. */
@@ -285,6 +286,62 @@ static int average_gradients(struct run *r, struct comm *comm, struct dt_err *er
     return comm->allreduce_mean(comm, work_grads(r), r->model.num_params, err);
 }
 
+/* WFBP (wait-free backpropagation): a layer's gradients go out, MPI_Iallreduce, as soon as
+ * backward has computed them, while the layers before it still compute; the last layer's go first.
+ * The sums of all pieces are the BSP sum, element for element. */
+struct exchange {
+    struct comm *comm;
+    float *grads;
+    size_t unsent_end;   /* gradients [0, unsent_end) not yet sent */
+    int failed;
+    struct dt_err *err;
+};
+
+static void send_ready_grads(void *ctx, size_t first)
+{
+    struct exchange *x = ctx;
+    if (x->failed || first >= x->unsent_end)
+        return;
+    x->failed = x->comm->start_sum(x->comm, x->grads + first, x->unsent_end - first, x->err) < 0 ||
+                x->comm->progress(x->comm, x->err) < 0;
+    x->unsent_end = first;
+}
+
+static bool wfbp_on(const struct run *r, const struct comm *comm) { return r->wfbp && comm->world > 1; }
+
+static int backward_exchanging(struct run *r, struct comm *comm, int batch, struct dt_err *err)
+{
+    struct exchange x = {.comm = comm, .grads = r->grads, .unsent_end = r->model.num_params, .err = err};
+    struct grads_ready ready = {send_ready_grads, &x};
+    model_backward_notify(&r->model, r->be, &r->ws, r->params, r->grads, batch, &ready);
+    if (!x.failed && x.unsent_end > 0)
+        x.failed = comm->start_sum(comm, r->grads, x.unsent_end, err) < 0;
+    if (x.failed)
+        return -1;   /* the caller aborts the job: the other ranks' pieces need not be waited for */
+    if (comm->finish_sums(comm, err) < 0)
+        return -1;
+    float scale = 1.0f / (float)comm->world;
+    for (size_t i = 0; i < r->model.num_params; i++)
+        r->grads[i] *= scale;
+    return 0;
+}
+
+/* WFBP sends the gradient buffer from its end: that needs each op's parameters after the ones of
+ * the ops before it (model_build lays them out so). */
+static bool params_in_op_order(const struct model *m)
+{
+    size_t last = 0;
+    for (int i = 0; i < m->num_ops; i++) {
+        const struct op *op = &m->ops[i];
+        if (op->kind != OP_LINEAR && op->kind != OP_CONV && op->kind != OP_BATCHNORM)
+            continue;
+        if (op->w < last)
+            return false;
+        last = op->w;
+    }
+    return true;
+}
+
 /* The optimizer's step count and, for Adam on a GPU, the scalars of the coming update: host
  * work, done every step, also when the update itself is a replayed CUDA graph. */
 static void advance_optimizer(struct run *r)
@@ -322,9 +379,14 @@ static int queue_step(struct run *r, const float *x, const int *y, int batch, st
     if (!captured && !isfinite(*loss))
         return 1;
     backend_zero(r->be, work_grads(r), r->model.num_params * sizeof(float));
-    model_backward(&r->model, r->be, &r->ws, work_params(r), work_grads(r), batch);
-    if (average_gradients(r, comm, err) < 0)
-        return -1;
+    if (wfbp_on(r, comm)) {
+        if (backward_exchanging(r, comm, batch, err) < 0)
+            return -1;
+    } else {
+        model_backward(&r->model, r->be, &r->ws, work_params(r), work_grads(r), batch);
+        if (average_gradients(r, comm, err) < 0)
+            return -1;
+    }
     if (!r->gpu) {
         optim_step(&r->opt, r->params, r->grads);
     } else {
@@ -385,6 +447,11 @@ static int setup(struct run *r, const struct train_config *cfg, struct comm *com
     if (!r->gpu && (cfg->bf16 || cfg->find_algorithms || cfg->cuda_graphs))
         return dt_fail(err, "%s needs --device cuda (the CPU backends compute in fp32 with their own kernels)",
                        cfg->bf16 ? "--precision bf16" : cfg->find_algorithms ? "--conv-algo find" : "--cuda-graphs");
+    if (cfg->wfbp && r->gpu)
+        return dt_fail(err, "--comm wfbp runs on CPU ranks for now (NCCL per layer is not built): use --comm allreduce");
+    if (cfg->wfbp && !params_in_op_order(&r->model))
+        return dt_fail(err, "--comm wfbp: model %s has parameters out of op order", cfg->model);
+    r->wfbp = cfg->wfbp;
     if (cfg->cuda_graphs && comm->world > 1)
         return dt_fail(err, "--cuda-graphs runs one rank for now (%d here): NCCL inside a captured step is not built",
                        comm->world);

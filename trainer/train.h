@@ -23,6 +23,7 @@ struct train_config {
     bool lr_scale_linear;      /* lr x world size, as the seeds (0.01 x world_size) */
     uint64_t seed;
     struct comm *comm;         /* the data-parallel job; NULL: this process alone */
+    bool wfbp;                 /* --comm wfbp: each layer's gradients exchanged as backward makes them */
     bool progress;             /* an ETA line on stderr with each Step line (rank 0) */
     bool check_replicas;       /* after every step, check that all ranks hold the same parameters */
     const char *params_out;    /* write the final parameters to PREFIX.rankR (raw float32) */
