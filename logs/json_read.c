@@ -58,15 +58,11 @@ int json_array_begin(struct json_reader *r) { return open_container(r, '[', "exp
 static int next_element(struct json_reader *r, int *index, char closing)
 {
     skip_space(r);
-    if (*r->at == closing && *index == 0) {
+    if (*r->at == closing) {   /* after a ',' the caller has read a value: "[1,]" never gets here */
         r->at++, r->depth--;
         return 0;
     }
     if (*index > 0) {
-        if (*r->at == closing) {
-            r->at++, r->depth--;
-            return 0;
-        }
         if (*r->at != ',')
             return bad(r, closing == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
         r->at++;
