@@ -16,12 +16,13 @@ struct comm {
 
     /* buf = the mean of every rank's buf (the BSP gradient exchange). */
     int (*allreduce_mean)(struct comm *c, float *buf, size_t count, struct dt_err *err);
-    /* WFBP's exchange, in pieces: start_sum begins buf = the sum of every rank's buf without
-     * waiting (ranks start the same pieces in the same order); progress lets those under way
-     * advance (MPI moves them only inside its calls); finish_sums waits for all of them. */
+    /* WFBP's exchange, in pieces of buf: start_sum begins piece = the sum of every rank's piece
+     * without waiting (ranks start the same pieces in the same order); progress lets those under
+     * way advance (MPI moves them only inside its calls); finish_mean waits for all of them, every
+     * piece of buf[0, count) having been started, and divides buf by the world size. */
     int (*start_sum)(struct comm *c, float *buf, size_t count, struct dt_err *err);
     int (*progress)(struct comm *c, struct dt_err *err);
-    int (*finish_sums)(struct comm *c, struct dt_err *err);
+    int (*finish_mean)(struct comm *c, float *buf, size_t count, struct dt_err *err);
     /* Every rank's buf = root's. */
     int (*broadcast)(struct comm *c, void *buf, size_t bytes, int root, struct dt_err *err);
     /* all[r * bytes ...] = rank r's mine, on every rank. */

@@ -16,6 +16,13 @@ static int mpi_error(struct dt_err *err, const char *what, int code)
     return dt_fail(err, "%s failed: %.*s", what, len, text);
 }
 
+static void divide_by_world(const struct comm *c, float *buf, size_t count)
+{
+    float scale = 1.0f / (float)c->world;
+    for (size_t i = 0; i < count; i++)
+        buf[i] *= scale;
+}
+
 static int mpi_allreduce_mean(struct comm *c, float *buf, size_t count, struct dt_err *err)
 {
     for (size_t done = 0; done < count;) {
@@ -25,9 +32,7 @@ static int mpi_allreduce_mean(struct comm *c, float *buf, size_t count, struct d
             return mpi_error(err, "MPI_Allreduce of the gradients", rc);
         done += (size_t)n;
     }
-    float scale = 1.0f / (float)c->world;
-    for (size_t i = 0; i < count; i++)
-        buf[i] *= scale;
+    divide_by_world(c, buf, count);
     return 0;
 }
 
@@ -66,12 +71,14 @@ static int mpi_progress(struct comm *c, struct dt_err *err)
     return rc == MPI_SUCCESS ? 0 : mpi_error(err, "MPI_Testall of the gradient exchange", rc);
 }
 
-static int mpi_finish_sums(struct comm *c, struct dt_err *err)
+static int mpi_finish_mean(struct comm *c, float *buf, size_t count, struct dt_err *err)
 {
-    (void)c;
     int rc = MPI_Waitall(sums.count, sums.requests, MPI_STATUSES_IGNORE);
     sums.count = 0;
-    return rc == MPI_SUCCESS ? 0 : mpi_error(err, "MPI_Waitall of the gradient exchange", rc);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(err, "MPI_Waitall of the gradient exchange", rc);
+    divide_by_world(c, buf, count);
+    return 0;
 }
 
 static int mpi_broadcast(struct comm *c, void *buf, size_t bytes, int root, struct dt_err *err)
@@ -132,7 +139,7 @@ struct comm *comm_mpi_init(int *argc, char ***argv, struct dt_err *err)
 {
     static struct comm mpi = {
         .name = "mpi", .allreduce_mean = mpi_allreduce_mean, .start_sum = mpi_start_sum, .progress = mpi_progress,
-        .finish_sums = mpi_finish_sums, .broadcast = mpi_broadcast, .allgather = mpi_allgather,
+        .finish_mean = mpi_finish_mean, .broadcast = mpi_broadcast, .allgather = mpi_allgather,
         .sum_long = mpi_sum_long, .min_max_u64 = mpi_min_max, .abort = mpi_abort, .finalize = mpi_finalize,
     };
     int rc = MPI_Init(argc, argv);

@@ -65,7 +65,7 @@ struct comm *comm_single(void)
 {
     static struct comm single = {
         .name = "single", .rank = 0, .world = 1, .allreduce_mean = single_allreduce_mean,
-        .start_sum = single_start_sum, .progress = single_progress, .finish_sums = single_progress,
+        .start_sum = single_start_sum, .progress = single_progress, .finish_mean = single_allreduce_mean,
         .broadcast = single_broadcast, .allgather = single_allgather, .sum_long = single_sum_long, .min_max_u64 = single_min_max,
         .abort = single_abort, .finalize = single_finalize,
     };

@@ -348,6 +348,24 @@ double model_forward(const struct model *m, const struct backend *be, struct wor
     return loss;
 }
 
+static bool op_owns_params(const struct op *op)
+{
+    return op->kind == OP_LINEAR || op->kind == OP_CONV || op->kind == OP_BATCHNORM;
+}
+
+bool model_params_in_op_order(const struct model *m)
+{
+    size_t last = 0;
+    for (int i = 0; i < m->num_ops; i++) {
+        if (!op_owns_params(&m->ops[i]))
+            continue;
+        if (m->ops[i].w < last)
+            return false;
+        last = m->ops[i].w;
+    }
+    return true;
+}
+
 void model_backward(const struct model *m, const struct backend *be, struct workspace *ws, const float *params,
                     float *grads, int n)
 {
@@ -409,8 +427,7 @@ void model_backward_notify(const struct model *m, const struct backend *be, stru
             be->add_backward(st, dout, din, ws->grad[op->in2], count);
             break;
         }
-        bool owns_params = op->kind == OP_LINEAR || op->kind == OP_CONV || op->kind == OP_BATCHNORM;
-        if (ready && owns_params)
+        if (ready && op_owns_params(op))
             ready->call(ready->ctx, op->w);
     }
 }

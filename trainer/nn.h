@@ -111,6 +111,10 @@ struct grads_ready {
 void model_backward_notify(const struct model *m, const struct backend *be, struct workspace *ws,
                            const float *params, float *grads, int n, const struct grads_ready *ready);
 
+/* Whether each op's parameters lie after those of the ops before it, as grads_ready's "from
+ * first to the end" needs (model_build lays them out so). */
+bool model_params_in_op_order(const struct model *m);
+
 /* Floating-point operations of one training step per sample: each convolution and linear layer
  * counts 2 x multiply-adds forward, the same for the weight gradient and for the input gradient
  * (none for the model's input). Elementwise layers are left out: this is the arithmetic a GEMM

@@ -318,28 +318,7 @@ static int backward_exchanging(struct run *r, struct comm *comm, int batch, stru
         x.failed = comm->start_sum(comm, r->grads, x.unsent_end, err) < 0;
     if (x.failed)
         return -1;   /* the caller aborts the job: the other ranks' pieces need not be waited for */
-    if (comm->finish_sums(comm, err) < 0)
-        return -1;
-    float scale = 1.0f / (float)comm->world;
-    for (size_t i = 0; i < r->model.num_params; i++)
-        r->grads[i] *= scale;
-    return 0;
-}
-
-/* WFBP sends the gradient buffer from its end: that needs each op's parameters after the ones of
- * the ops before it (model_build lays them out so). */
-static bool params_in_op_order(const struct model *m)
-{
-    size_t last = 0;
-    for (int i = 0; i < m->num_ops; i++) {
-        const struct op *op = &m->ops[i];
-        if (op->kind != OP_LINEAR && op->kind != OP_CONV && op->kind != OP_BATCHNORM)
-            continue;
-        if (op->w < last)
-            return false;
-        last = op->w;
-    }
-    return true;
+    return comm->finish_mean(comm, r->grads, r->model.num_params, err);
 }
 
 /* The optimizer's step count and, for Adam on a GPU, the scalars of the coming update: host
@@ -449,7 +428,7 @@ static int setup(struct run *r, const struct train_config *cfg, struct comm *com
                        cfg->bf16 ? "--precision bf16" : cfg->find_algorithms ? "--conv-algo find" : "--cuda-graphs");
     if (cfg->wfbp && r->gpu)
         return dt_fail(err, "--comm wfbp runs on CPU ranks for now (NCCL per layer is not built): use --comm allreduce");
-    if (cfg->wfbp && !params_in_op_order(&r->model))
+    if (cfg->wfbp && !model_params_in_op_order(&r->model))
         return dt_fail(err, "--comm wfbp: model %s has parameters out of op order", cfg->model);
     r->wfbp = cfg->wfbp;
     if (cfg->cuda_graphs && comm->world > 1)
