@@ -39,6 +39,15 @@ static void require_mpirun(void)
     skip();
 }
 
+/* The same, also where Debian's Fashion-MNIST is not installed. */
+static void require_mpirun_and_fashion_mnist(void)
+{
+    if (find_mpirun() && access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) == 0)
+        return;
+    print_message("SKIP: mpirun or Fashion-MNIST missing (make deps installs both)\n");
+    skip();
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -118,10 +127,7 @@ static float *read_params(const char *name, size_t *count)
 static void test_two_ranks_match_one_rank_with_twice_the_batch(void **state)
 {
     (void)state;
-    if (!find_mpirun() || access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) != 0) {
-        print_message("SKIP: mpirun or Fashion-MNIST missing (make deps installs both)\n");
-        skip();
-    }
+    require_mpirun_and_fashion_mnist();
     struct tu_result one, two;
     train(1, "64", "one", "", &one);
     char record_opt[256];
@@ -175,10 +181,7 @@ static void test_two_ranks_match_one_rank_with_twice_the_batch(void **state)
 static void test_wfbp_ends_where_allreduce_ends(void **state)
 {
     (void)state;
-    if (!find_mpirun() || access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) != 0) {
-        print_message("SKIP: mpirun or Fashion-MNIST missing (make deps installs both)\n");
-        skip();
-    }
+    require_mpirun_and_fashion_mnist();
     struct tu_result bsp, wfbp;
     char record_opt[256];
     snprintf(record_opt, sizeof record_opt, "--comm wfbp --check-replicas --record %s/wfbp.jsonl", dir);
