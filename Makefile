@@ -14,34 +14,36 @@ FUZZ_TIME ?= 60
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Icommon -Ilauncher -Itopology -Itrainer -Ilogs \
-             -Ianalysis
+# The trainer's folders (trainer/README.md): one per concept, each on the include path.
+TRAINER_DIRS := nn backend comm exchange optim data loop
+TRAINER_INC := $(addprefix -Itrainer/,$(TRAINER_DIRS))
+DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Icommon -Ilauncher -Itopology -Ilogs -Ianalysis \
+             $(TRAINER_INC)
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/duration.c common/atomic_file.c
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
-ENGINE_SRC := trainer/nn.c trainer/models.c trainer/backend_ref.c trainer/backend_cpu.c trainer/conv_direct.c \
-              trainer/conv_dnnl.c
+ENGINE_SRC := trainer/nn/nn.c trainer/nn/models.c trainer/backend/backend_ref.c trainer/backend/backend_cpu.c \
+              trainer/backend/conv_direct.c trainer/backend/conv_dnnl.c
 ENGINE_LIBS := -ldnnl -lopenblas -fopenmp -lm
 # The GPU backend (cuDNN, cuBLAS, NCCL): built whenever nvcc is found; `make CUDA=0` leaves it out
 # (then --device cuda says so). Only the trainer links it; the launcher never does.
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)
 CUDA ?= $(if $(NVCC),1,0)
-NVCC_FLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror -Icommon -Itrainer \
+NVCC_FLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror -Icommon $(TRAINER_INC) \
               -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
               -gencode arch=compute_90,code=compute_90
 ifeq ($(CUDA),1)
-GPU_SRC := trainer/backend_cuda.cu trainer/comm_nccl.c
+GPU_SRC := trainer/backend/backend_cuda.cu trainer/comm/comm_nccl.c
 GPU_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lnccl -lcudart -lstdc++
 else
-GPU_SRC := trainer/backend_cuda_none.c
+GPU_SRC := trainer/backend/backend_cuda_none.c
 GPU_LIBS :=
 endif
-TRAINER_SRC := $(ENGINE_SRC) trainer/optim.c trainer/data.c trainer/loader.c trainer/train.c trainer/comm_single.c \
-               trainer/checkpoint.c $(GPU_SRC) \
-               logs/seedlog.c
+TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/loader.c trainer/loop/train.c \
+               trainer/comm/comm_single.c trainer/loop/checkpoint.c $(GPU_SRC) logs/seedlog.c
 TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread $(GPU_LIBS)
 # Only dtrain-train links MPI (the launcher never does, and tests of the loop use comm_single).
 MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
@@ -54,7 +56,7 @@ dtrain-hostlist_SRC := common/dtrain_hostlist.c $(COMMON_SRC)
 dtrain-rankinfo_SRC := launcher/dtrain_rankinfo.c
 dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
 dtrain-topo_LIBS := -lhwloc -ljansson
-dtrain-train_SRC := trainer/dtrain_train.c trainer/comm_mpi.c logs/record.c logs/json_read.c $(TRAINER_SRC) $(COMMON_SRC)
+dtrain-train_SRC := trainer/dtrain_train.c trainer/comm/comm_mpi.c logs/record.c logs/json_read.c $(TRAINER_SRC) $(COMMON_SRC)
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/audit.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c \
                       logs/table.c logs/record.c logs/json_read.c logs/seedlog.c \
@@ -114,15 +116,15 @@ $(BUILD)/test/obj/%.o: %.c
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
-$(BUILD)/test/obj/trainer/backend_cuda.o: $(BUILD)/obj/trainer/backend_cuda.o
+$(BUILD)/test/obj/trainer/backend/backend_cuda.o: $(BUILD)/obj/trainer/backend/backend_cuda.o
 	@mkdir -p $(dir $@)
 	cp $< $@
 
 # The trainer's kernels: GCC 12's -O2 vectorises only loops that need no alias check, and
 # errno-setting sqrtf never; its elementwise loops run 4-8x faster with these.
 $(BUILD)/obj/trainer/%.o $(BUILD)/test/obj/trainer/%.o: HOT := -O3 -fno-math-errno
-$(BUILD)/obj/trainer/comm_mpi.o $(BUILD)/test/obj/trainer/comm_mpi.o: HOT := $(MPI_CFLAGS)
-$(BUILD)/obj/trainer/comm_nccl.o $(BUILD)/test/obj/trainer/comm_nccl.o: HOT := -I$(CUDA_HOME)/include
+$(BUILD)/obj/trainer/comm/comm_mpi.o $(BUILD)/test/obj/trainer/comm/comm_mpi.o: HOT := $(MPI_CFLAGS)
+$(BUILD)/obj/trainer/comm/comm_nccl.o $(BUILD)/test/obj/trainer/comm/comm_nccl.o: HOT := -I$(CUDA_HOME)/include
 
 define tool_rules
 $(BIN)/$(1): $(call obj,$(BUILD)/obj,$($(1)_SRC))

@@ -30,7 +30,7 @@ def sync():
 
 def build(model, channels, side):
     net = getattr(torchvision.models, model)(num_classes=10)
-    if side < 64:   # dtrain's small-image stem (trainer/models.c)
+    if side < 64:   # dtrain's small-image stem (trainer/nn/models.c)
         net.conv1 = nn.Conv2d(channels, 64, 3, 1, 1, bias=False)
         net.maxpool = nn.Identity()
     elif channels != 3:

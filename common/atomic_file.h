@@ -1,6 +1,6 @@
 /* atomic_file.h - a file written whole or not at all: into PATH.tmp, then renamed over PATH, so a
  * reader (or a crash) sees the old file or the complete new one, never half of it. Checkpoints
- * (trainer/checkpoint.c) add fsyncs on top and keep their own path. */
+ * (trainer/loop/checkpoint.c) add fsyncs on top and keep their own path. */
 #ifndef ATOMIC_FILE_H
 #define ATOMIC_FILE_H
 
