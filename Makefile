@@ -24,7 +24,7 @@ SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/duration.c common/atomic_file.c
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
-ENGINE_SRC := trainer/nn/nn.c trainer/nn/models.c trainer/backend/backend_ref.c trainer/backend/backend_cpu.c \
+ENGINE_SRC := trainer/nn/nn.c trainer/nn/ops.c trainer/nn/models.c trainer/backend/backend_ref.c trainer/backend/backend_cpu.c \
               trainer/backend/conv_direct.c trainer/backend/conv_dnnl.c
 ENGINE_LIBS := -ldnnl -lopenblas -fopenmp -lm
 # The GPU backend (cuDNN, cuBLAS, NCCL): built whenever nvcc is found; `make CUDA=0` leaves it out
@@ -42,8 +42,11 @@ else
 GPU_SRC := trainer/backend/backend_cuda_none.c
 GPU_LIBS :=
 endif
-TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/loader.c trainer/loop/train.c \
-               trainer/comm/comm_single.c trainer/loop/checkpoint.c $(GPU_SRC) logs/seedlog.c
+EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/exchange/wfbp.c
+LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
+            trainer/loop/watchdog.c trainer/loop/checkpoint.c
+TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/loader.c $(LOOP_SRC) \
+               $(EXCHANGE_SRC) trainer/comm/comm_single.c $(GPU_SRC) logs/seedlog.c
 TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread $(GPU_LIBS)
 # Only dtrain-train links MPI (the launcher never does, and tests of the loop use comm_single).
 MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
@@ -87,6 +90,9 @@ test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c lo
 test_checkpoint_LIBS := -ljansson
 test_mpi_SRC := tests/test_mpi.c tests/testutil.c logs/record.c logs/json_read.c $(COMMON_SRC)
 test_mpi_LIBS := -lm -ljansson
+# An MPI program test_mpi runs under mpirun: the transport's split, non-blocking sums, send/recv.
+comm_check_SRC := tests/comm_check.c trainer/comm/comm_mpi.c common/dt_error.c
+comm_check_LIBS := $(MPI_LIBS)
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
 test_fuzz_table_SRC := tests/fuzz/fuzz_table.c tests/fuzz/replay.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/seedlog.c $(COMMON_SRC)
 test_fuzz_table_LIBS := -lm
@@ -142,6 +148,9 @@ $(TBIN)/$(1): $(call obj,$(BUILD)/test/obj,$($(1)_SRC))
 	$(CC) $(DT_CFLAGS) $(SANITIZE) $$^ -o $$@ -lcmocka $($(1)_LIBS)
 endef
 $(foreach t,$(TESTS),$(eval $(call test_rules,$(t))))
+$(TBIN)/comm_check: $(call obj,$(BUILD)/test/obj,$(comm_check_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(DT_CFLAGS) $(SANITIZE) $^ -o $@ $(comm_check_LIBS)
 
 deps:
 	@sh deps/install.sh
@@ -161,7 +170,7 @@ cluster-test: all
 cluster-demo: deps all
 	@sh tests/cluster/demo.sh $(BIN)
 
-test-build: $(addprefix $(TBIN)/,$(TOOLS) $(TESTS))
+test-build: $(addprefix $(TBIN)/,$(TOOLS) $(TESTS)) $(TBIN)/comm_check
 
 # For a GPU machine that lacks this one's packages: dtrain-train, the CUDA tests (optimised, no
 # sanitizers) and every library they load but the GPU's own, in .device/bundle.tar.xz; the

@@ -291,16 +291,17 @@ static void compare_backends(struct model *m, int n, const char *label, enum cpu
     model_backward(m, fast, &cpu.ws, cpu.params, cpu.grads, n);
     assert_false(backend_cpu_failed(fast));
     double logits = relative_difference(cpu.ws.act[m->logits], ref.ws.act[m->logits], tensor_size(m, m->logits) * n);
+    /* the whole gradient buffer, each parameter tensor (weights, biases, BN gamma and beta) against
+     * its own scale: the ranges the model was initialised by cover it end to end */
     double worst = 0;
-    for (int i = 0; i < m->num_ops; i++) {   /* per weight tensor */
-        const struct op *op = &m->ops[i];
-        if (op->kind != OP_CONV && op->kind != OP_LINEAR && op->kind != OP_BATCHNORM)
-            continue;
-        size_t count = op->kind == OP_BATCHNORM ? (size_t)m->tensors[op->in].c
-                       : op->kind == OP_LINEAR ? (size_t)op->c_out * tensor_size(m, op->in)
-                                               : (size_t)op->c_out * m->tensors[op->in].c * op->k * op->k;
-        worst = fmax(worst, relative_difference(cpu.grads + op->w, ref.grads + op->w, count));
+    size_t covered = 0;
+    for (int i = 0; i < m->num_inits; i++) {
+        const struct param_init *range = &m->inits[i];
+        assert_int_equal(range->offset, covered);
+        worst = fmax(worst, relative_difference(cpu.grads + range->offset, ref.grads + range->offset, range->count));
+        covered += range->count;
     }
+    assert_int_equal(covered, m->num_params);
     static const char *const modes[] = {"auto", "gemm", "direct", "dnnl"};
     print_message("%-9s %-6s loss %.6f vs %.6f, logits %.1e, gradients %.1e (relative)\n", label, modes[mode], cpu_loss,
                   ref_loss, logits, worst);

@@ -13,8 +13,11 @@
 
 #include <cmocka.h>
 
+#include "comm.h"
 #include "data.h"
+#include "exchange.h"
 #include "loader.h"
+#include "nn.h"
 #include "optim.h"
 #include "testutil.h"
 #include "train.h"
@@ -287,28 +290,138 @@ static void test_gpu_options_need_the_gpu(void **state)
     }
 }
 
-/* --comm wfbp sends the gradient buffer from its end as backward completes it: every model must
- * lay its parameters out in op order (setup refuses one that does not). */
-static void test_every_model_suits_wfbp(void **state)
+/* A transport of two ranks whose other rank is this one's twin: it holds the same values, so a sum
+ * is twice this rank's and every other collective an identity. The exchange methods run on it
+ * without MPI, as on a world of 2, and it counts what they hand it. */
+struct twin_counts {
+    long allreduces, iallreduces;
+    size_t floats;             /* elements handed to either */
+};
+static struct twin_counts twin_seen;
+
+static int twin_allreduce(struct comm *c, float *buf, size_t count, enum comm_op op, struct dt_err *err)
+{
+    (void)c, (void)err;
+    twin_seen.allreduces++;
+    twin_seen.floats += count;
+    for (size_t i = 0; op == COMM_SUM && i < count; i++)
+        buf[i] *= 2;
+    return 0;
+}
+
+static int twin_iallreduce_sum(struct comm *c, float *buf, size_t count, struct comm_request *req, struct dt_err *err)
+{
+    (void)c, (void)req, (void)err;
+    twin_seen.iallreduces++;
+    twin_seen.floats += count;
+    for (size_t i = 0; i < count; i++)
+        buf[i] *= 2;
+    return 0;
+}
+
+static int twin_test_all(struct comm *c, struct comm_request *reqs, int n, bool *done, struct dt_err *err)
+{
+    (void)c, (void)reqs, (void)n, (void)err;
+    *done = true;
+    return 0;
+}
+
+static int twin_wait_all(struct comm *c, struct comm_request *reqs, int n, struct dt_err *err)
+{
+    (void)c, (void)reqs, (void)n, (void)err;
+    return 0;
+}
+
+static int twin_broadcast(struct comm *c, void *buf, size_t bytes, int root, struct dt_err *err)
+{
+    (void)c, (void)buf, (void)bytes, (void)root, (void)err;
+    return 0;
+}
+
+static int twin_sum_long(struct comm *c, long *value, struct dt_err *err)
+{
+    (void)c, (void)err;
+    *value *= 2;
+    return 0;
+}
+
+static struct comm twin_comm(void)
+{
+    struct comm twin = *comm_single();   /* allgather, min_max, abort: as one process's */
+    twin.name = "twin";
+    twin.world = 2;
+    twin.allreduce = twin_allreduce;
+    twin.iallreduce_sum = twin_iallreduce_sum;
+    twin.test_all = twin_test_all;
+    twin.wait_all = twin_wait_all;
+    twin.broadcast = twin_broadcast;
+    twin.sum_long = twin_sum_long;
+    return twin;
+}
+
+/* Layers with parameters: WFBP sends each one's gradients as its own piece. */
+static int layers_with_params(const char *name)
+{
+    struct model m;
+    struct dt_err err;
+    assert_int_equal(model_build(&m, name, 1, 28, 28, 10, &err), 0);
+    int layers = 0;
+    for (int i = 0; i < m.num_ops; i++)
+        layers += m.ops[i].kind == OP_CONV || m.ops[i].kind == OP_LINEAR || m.ops[i].kind == OP_BATCHNORM;
+    model_free(&m);
+    return layers;
+}
+
+/* One step of each model with each exchange method on a world of 2: WFBP sends one piece per
+ * layer with parameters, BSP one allreduce, and between them every gradient exactly once. (A
+ * silent fallback from WFBP to BSP, or a model whose parameters WFBP cannot send in order, fails.) */
+static void test_every_model_suits_every_exchange(void **state)
 {
     (void)state;
     const char *models[] = {"mlp", "lenet", "cnn", "resnet18", "resnet50"};
-    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
-        struct train_config cfg = {.model = models[i], .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
-                                   .optimizer = "adam", .backend = "cpu", .batch = 2, .epochs = 1, .threads = 1,
-                                   .log_every = 1000, .eval_every = 0, .max_steps = 1, .lr = 0.01, .seed = 1,
-                                   .wfbp = true};
-        struct train_result res;
-        struct dt_err err;
-        FILE *out = fopen("/dev/null", "w");
-        int rc = train_run(&cfg, out, &res, &err);
-        if (rc < 0)
-            print_error("%s: %s\n", models[i], err.msg);
-        assert_int_equal(rc, 0);
-        assert_int_equal(res.steps, 1);
-        train_result_free(&res);
-        fclose(out);
+    for (int k = 0; k < exchange_method_count; k++) {
+        for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+            struct comm twin = twin_comm();
+            struct train_config cfg = {.model = models[i], .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
+                                       .optimizer = "adam", .backend = "cpu", .batch = 2, .epochs = 1, .threads = 1,
+                                       .log_every = 1000, .eval_every = 0, .max_steps = 1, .lr = 0.01, .seed = 1,
+                                       .comm = &twin, .exchange = exchange_methods[k]};
+            struct train_result res;
+            struct dt_err err;
+            FILE *out = fopen("/dev/null", "w");
+            memset(&twin_seen, 0, sizeof twin_seen);
+            int rc = train_run(&cfg, out, &res, &err);
+            if (rc < 0)
+                print_error("%s, %s: %s\n", models[i], exchange_methods[k]->name, err.msg);
+            assert_int_equal(rc, 0);
+            assert_int_equal(res.steps, 1);
+            assert_int_equal(res.exchange.steps, 1);
+            assert_true(res.exchange.floats == (double)res.params);
+            assert_int_equal(twin_seen.floats, res.params);
+            bool wfbp = exchange_methods[k] == &exchange_wfbp;
+            long pieces = wfbp ? layers_with_params(models[i]) : 1;
+            assert_int_equal(res.exchange.pieces, pieces);
+            assert_int_equal(wfbp ? twin_seen.iallreduces : twin_seen.allreduces, pieces);
+            assert_int_equal(wfbp ? twin_seen.allreduces : twin_seen.iallreduces, 0);
+            train_result_free(&res);
+            fclose(out);
+        }
     }
+}
+
+/* --comm's names: each method's own and its aliases, in any case; nothing else. */
+static void test_exchange_methods_are_found_by_name(void **state)
+{
+    (void)state;
+    assert_ptr_equal(exchange_find("allreduce"), &exchange_bsp);
+    assert_ptr_equal(exchange_find("BSP"), &exchange_bsp);
+    assert_ptr_equal(exchange_find("WfBp"), &exchange_wfbp);
+    assert_null(exchange_find("wfbp,"));
+    assert_null(exchange_find(""));
+    assert_null(exchange_find("ps"));
+    for (int k = 0; k < exchange_method_count; k++)
+        assert_ptr_equal(exchange_find(exchange_methods[k]->name), exchange_methods[k]);
+    assert_string_equal(exchange_names(), "allreduce, wfbp");
 }
 
 /* Same seed, same thread count: the same losses, bitwise (part 2's checkpoint test relies on it). */
@@ -375,7 +488,8 @@ int main(void)
         cmocka_unit_test(test_short_training_run_learns_fashion_mnist),
         cmocka_unit_test(test_diverging_loss_stops_the_run),
         cmocka_unit_test(test_gpu_options_need_the_gpu),
-        cmocka_unit_test(test_every_model_suits_wfbp),
+        cmocka_unit_test(test_every_model_suits_every_exchange),
+        cmocka_unit_test(test_exchange_methods_are_found_by_name),
         cmocka_unit_test(test_runs_are_deterministic),
         cmocka_unit_test(test_resnets_train),
     };

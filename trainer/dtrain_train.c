@@ -10,6 +10,7 @@
 #include "hostlist.h"
 #include "record.h"
 #include "dt_parse.h"
+#include "exchange.h"
 #include "train.h"
 #include "version.h"
 
@@ -48,10 +49,8 @@ static const char usage_text[] =
     "      --log-every N       steps between Step lines (200)\n"
     "      --eval-every N      epochs between evaluations (1); the last epoch is always\n"
     "                          evaluated; 0: never (speed runs)\n"
-    "      --comm METHOD       gradient exchange: allreduce (BSP: one MPI_Allreduce of the whole\n"
-    "                          gradient buffer after backward; the default) or wfbp (each\n"
-    "                          layer's gradients sent, MPI_Iallreduce, as soon as backward has\n"
-    "                          them, overlapping the layers still computing; CPU ranks)\n"
+    "      --comm METHOD       the gradient exchange (names ignore case):\n"
+    "%s"
     "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
     "      --params-out PREFIX write the final parameters to PREFIX.rankR (raw float32)\n"
     "      --record FILE       append this run's record, one JSON line (logs/FORMAT.md), to FILE\n"
@@ -81,17 +80,156 @@ static const char usage_text[] =
 
 static const char *record_path, *record_tag = "";
 
+/* --help, with the exchange methods from their table: each name, then its help in words
+ * wrapped under it. */
+static void print_usage(void)
+{
+    char methods[4096] = "";
+    size_t used = 0;
+    for (int i = 0; i < exchange_method_count && used < sizeof methods - 256; i++) {
+        const struct exchange_method *m = exchange_methods[i];
+        int column = snprintf(methods + used, sizeof methods - used, "%28s%s%s%s%s:", "", m->name,
+                              m->aliases[0] ? " (or " : "", m->aliases, m->aliases[0] ? ")" : "");
+        used += column;
+        for (const char *w = m->help; *w && used < sizeof methods - 128;) {
+            int len = (int)strcspn(w, " ");
+            if (column + 1 + len > 92)
+                used += snprintf(methods + used, sizeof methods - used, "\n%29s", ""), column = 29;
+            used += snprintf(methods + used, sizeof methods - used, " %.*s", len, w);
+            column += 1 + len;
+            w += len + (w[len] == ' ');
+        }
+        used += snprintf(methods + used, sizeof methods - used, "\n");
+    }
+    printf(usage_text, methods);
+}
+
 static int bad(const char *option, const char *value, const char *what)
 {
     fprintf(stderr, "dtrain-train: %s \"%s\": expected %s\n", option, value, what);
     return 2;
 }
 
+/* Long options without a short form. */
+enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
+       O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
+       O_PRECISION, O_CONV_ALGO, O_GRAPHS };
+
+/* The options that take a number: 0 when opt was one and its value good, 2 when the value is bad,
+ * 1 when opt is not one of them. */
+static int parse_number(int opt, struct train_config *cfg)
+{
+    long value;
+    char *end;
+    switch (opt) {
+    case O_CKPT_EVERY:
+        if (dt_parse_long(optarg, 0, 1L << 40, &cfg->checkpoint_every) < 0)
+            return bad("--checkpoint-every", optarg, "a number from 0");
+        break;
+    case 'b':
+        if (dt_parse_int(optarg, 1, 1 << 20, &cfg->batch) < 0)
+            return bad("--batch-size", optarg, "a number from 1");
+        break;
+    case 'e':
+        if (dt_parse_int(optarg, 1, 1 << 20, &cfg->epochs) < 0)
+            return bad("--epochs", optarg, "a number from 1");
+        break;
+    case 't':
+        if (dt_parse_int(optarg, 1, 1024, &cfg->threads) < 0)
+            return bad("--threads", optarg, "a number from 1 to 1024");
+        break;
+    case O_LOG:
+        if (dt_parse_int(optarg, 1, 1 << 30, &cfg->log_every) < 0)
+            return bad("--log-every", optarg, "a number from 1");
+        break;
+    case O_EVAL:
+        if (dt_parse_int(optarg, 0, 1 << 20, &cfg->eval_every) < 0)
+            return bad("--eval-every", optarg, "a number from 0");
+        break;
+    case O_MAX_STEPS:
+        if (dt_parse_long(optarg, 1, 1L << 40, &cfg->max_steps) < 0)
+            return bad("--max-steps", optarg, "a number from 1");
+        break;
+    case O_SEED:
+        if (dt_parse_long(optarg, 0, 1L << 62, &value) < 0)
+            return bad("--seed", optarg, "a number from 0");
+        cfg->seed = (uint64_t)value;
+        break;
+    case O_TIMEOUT: {
+        double minutes = strtod(optarg, &end);
+        if (end == optarg || *end || minutes < 0 || minutes > 1e6)
+            return bad("--timeout", optarg, "minutes, 0 or more");
+        cfg->timeout_minutes = minutes;
+        break;
+    }
+    case O_LR:
+    case O_MOMENTUM:
+    case O_WD: {
+        double x = strtod(optarg, &end);
+        if (end == optarg || *end || x < 0 || x > 1e3 || (opt == O_LR && x == 0))
+            return bad(opt == O_LR ? "--lr" : opt == O_MOMENTUM ? "--momentum" : "--weight-decay", optarg,
+                       "a number, not negative");
+        *(opt == O_LR ? &cfg->lr : opt == O_MOMENTUM ? &cfg->momentum : &cfg->weight_decay) = x;
+        break;
+    }
+    default: return 1;
+    }
+    return 0;
+}
+
+/* The options that name something or switch something on: as parse_number. */
+static int parse_choice(int opt, struct train_config *cfg)
+{
+    switch (opt) {
+    case 'm': cfg->model = optarg; break;
+    case 'd': cfg->dataset = optarg; break;
+    case O_DATA: cfg->data_dir = optarg; break;
+    case O_OPTIMIZER: cfg->optimizer = optarg; break;
+    case O_BACKEND: cfg->backend = optarg; break;
+    case O_DEVICE:
+        if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
+            return bad("--device", optarg, "cpu or cuda");
+        cfg->backend = optarg;
+        break;
+    case O_PRECISION:
+        if (strcmp(optarg, "fp32") != 0 && strcmp(optarg, "bf16") != 0)
+            return bad("--precision", optarg, "fp32 or bf16");
+        cfg->bf16 = strcmp(optarg, "bf16") == 0;
+        break;
+    case O_CONV_ALGO:
+        if (strcmp(optarg, "heuristic") != 0 && strcmp(optarg, "find") != 0)
+            return bad("--conv-algo", optarg, "heuristic or find");
+        cfg->find_algorithms = strcmp(optarg, "find") == 0;
+        break;
+    case O_GRAPHS: cfg->cuda_graphs = true; break;
+    case 'q': cfg->progress = false; break;
+    case O_CHECK: cfg->check_replicas = true; break;
+    case O_PARAMS_OUT: cfg->params_out = optarg; break;
+    case O_RECORD: record_path = optarg; break;
+    case O_TAG:
+        /* it becomes a table cell (Markdown, CSV) */
+        if (strlen(optarg) >= sizeof ((struct run_record *)0)->tag || strpbrk(optarg, ",|\"\n"))
+            return bad("--tag", optarg, "at most 127 characters, without , | \" or a newline");
+        record_tag = optarg;
+        break;
+    case O_CKPT: cfg->checkpoint_dir = optarg; break;
+    case O_RESUME: cfg->resume = true; break;
+    case O_COMM:
+        if (!(cfg->exchange = exchange_find(optarg)))
+            return bad("--comm", optarg, exchange_names());
+        break;
+    case O_LR_SCALE:
+        if (strcmp(optarg, "linear") && strcmp(optarg, "none"))
+            return bad("--lr-scale", optarg, "none or linear");
+        cfg->lr_scale_linear = strcmp(optarg, "linear") == 0;
+        break;
+    default: return 1;
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct train_config *cfg)
 {
-    enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
-           O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
-           O_PRECISION, O_CONV_ALGO, O_GRAPHS };
     static const struct option options[] = {
         {"model", required_argument, NULL, 'm'}, {"dataset", required_argument, NULL, 'd'},
         {"data", required_argument, NULL, O_DATA}, {"batch-size", required_argument, NULL, 'b'},
@@ -116,106 +254,18 @@ static int parse(int argc, char **argv, struct train_config *cfg)
                                  .log_every = 200, .eval_every = 1, .lr = 0.01, .momentum = 0.9, .seed = 1,
                                  .progress = true, .timeout_minutes = 30};
     int opt;
-    long value;
-    char *end;
     while ((opt = getopt_long(argc, argv, "m:d:b:e:t:qhV", options, NULL)) != -1) {
-        switch (opt) {
-        case 'm': cfg->model = optarg; break;
-        case 'd': cfg->dataset = optarg; break;
-        case O_DATA: cfg->data_dir = optarg; break;
-        case O_OPTIMIZER: cfg->optimizer = optarg; break;
-        case O_BACKEND: cfg->backend = optarg; break;
-        case O_DEVICE:
-            if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
-                return bad("--device", optarg, "cpu or cuda");
-            cfg->backend = optarg;
-            break;
-        case O_PRECISION:
-            if (strcmp(optarg, "fp32") != 0 && strcmp(optarg, "bf16") != 0)
-                return bad("--precision", optarg, "fp32 or bf16");
-            cfg->bf16 = strcmp(optarg, "bf16") == 0;
-            break;
-        case O_CONV_ALGO:
-            if (strcmp(optarg, "heuristic") != 0 && strcmp(optarg, "find") != 0)
-                return bad("--conv-algo", optarg, "heuristic or find");
-            cfg->find_algorithms = strcmp(optarg, "find") == 0;
-            break;
-        case O_GRAPHS: cfg->cuda_graphs = true; break;
-        case 'q': cfg->progress = false; break;
-        case O_CHECK: cfg->check_replicas = true; break;
-        case O_PARAMS_OUT: cfg->params_out = optarg; break;
-        case O_RECORD: record_path = optarg; break;
-        case O_TAG:
-            /* it becomes a table cell (Markdown, CSV) */
-            if (strlen(optarg) >= sizeof ((struct run_record *)0)->tag || strpbrk(optarg, ",|\"\n"))
-                return bad("--tag", optarg, "at most 127 characters, without , | \" or a newline");
-            record_tag = optarg;
-            break;
-        case O_CKPT: cfg->checkpoint_dir = optarg; break;
-        case O_RESUME: cfg->resume = true; break;
-        case O_CKPT_EVERY:
-            if (dt_parse_long(optarg, 0, 1L << 40, &cfg->checkpoint_every) < 0)
-                return bad("--checkpoint-every", optarg, "a number from 0");
-            break;
-        case O_COMM:
-            if (strcmp(optarg, "allreduce") != 0 && strcmp(optarg, "wfbp") != 0)
-                return bad("--comm", optarg, "allreduce or wfbp (PS, MG-WFBP and ByteScheduler are not built yet)");
-            cfg->wfbp = strcmp(optarg, "wfbp") == 0;
-            break;
-        case 'b':
-            if (dt_parse_int(optarg, 1, 1 << 20, &cfg->batch) < 0)
-                return bad("--batch-size", optarg, "a number from 1");
-            break;
-        case 'e':
-            if (dt_parse_int(optarg, 1, 1 << 20, &cfg->epochs) < 0)
-                return bad("--epochs", optarg, "a number from 1");
-            break;
-        case 't':
-            if (dt_parse_int(optarg, 1, 1024, &cfg->threads) < 0)
-                return bad("--threads", optarg, "a number from 1 to 1024");
-            break;
-        case O_LOG:
-            if (dt_parse_int(optarg, 1, 1 << 30, &cfg->log_every) < 0)
-                return bad("--log-every", optarg, "a number from 1");
-            break;
-        case O_EVAL:
-            if (dt_parse_int(optarg, 0, 1 << 20, &cfg->eval_every) < 0)
-                return bad("--eval-every", optarg, "a number from 0");
-            break;
-        case O_MAX_STEPS:
-            if (dt_parse_long(optarg, 1, 1L << 40, &cfg->max_steps) < 0)
-                return bad("--max-steps", optarg, "a number from 1");
-            break;
-        case O_SEED:
-            if (dt_parse_long(optarg, 0, 1L << 62, &value) < 0)
-                return bad("--seed", optarg, "a number from 0");
-            cfg->seed = (uint64_t)value;
-            break;
-        case O_LR_SCALE:
-            if (strcmp(optarg, "linear") && strcmp(optarg, "none"))
-                return bad("--lr-scale", optarg, "none or linear");
-            cfg->lr_scale_linear = strcmp(optarg, "linear") == 0;
-            break;
-        case O_TIMEOUT: {
-            double minutes = strtod(optarg, &end);
-            if (end == optarg || *end || minutes < 0 || minutes > 1e6)
-                return bad("--timeout", optarg, "minutes, 0 or more");
-            cfg->timeout_minutes = minutes;
-            break;
-        }
-        case O_LR:
-        case O_MOMENTUM:
-        case O_WD: {
-            double x = strtod(optarg, &end);
-            if (end == optarg || *end || x < 0 || x > 1e3 || (opt == O_LR && x == 0))
-                return bad(opt == O_LR ? "--lr" : opt == O_MOMENTUM ? "--momentum" : "--weight-decay", optarg,
-                           "a number, not negative");
-            *(opt == O_LR ? &cfg->lr : opt == O_MOMENTUM ? &cfg->momentum : &cfg->weight_decay) = x;
-            break;
-        }
-        case 'h': fputs(usage_text, stdout); exit(0);
-        case 'V': printf("dtrain-train %s\n", DTRAIN_VERSION); exit(0);
-        default: fputs("Try 'dtrain-train --help'.\n", stderr); return 2;
+        int rc = parse_choice(opt, cfg);
+        if (rc == 1)
+            rc = parse_number(opt, cfg);
+        if (rc == 2)
+            return 2;
+        if (rc == 1) {
+            switch (opt) {
+            case 'h': print_usage(); exit(0);
+            case 'V': printf("dtrain-train %s\n", DTRAIN_VERSION); exit(0);
+            default: fputs("Try 'dtrain-train --help'.\n", stderr); return 2;
+            }
         }
     }
     if (optind < argc)
@@ -268,7 +318,7 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
         snprintf(rec.dataset, sizeof rec.dataset, "%s", cfg->dataset);
         snprintf(rec.optimizer, sizeof rec.optimizer, "%s", cfg->optimizer);
         snprintf(rec.backend, sizeof rec.backend, "%s%s", cfg->backend, cfg->bf16 ? "-bf16" : "");
-        snprintf(rec.comm, sizeof rec.comm, "%s", cfg->wfbp ? "wfbp" : "allreduce");
+        snprintf(rec.comm, sizeof rec.comm, "%s", cfg->exchange ? cfg->exchange->name : exchange_bsp.name);
         snprintf(rec.tag, sizeof rec.tag, "%s", record_tag);
         snprintf(rec.version, sizeof rec.version, "%s", DTRAIN_VERSION);
         snprintf(rec.exit_state, sizeof rec.exit_state, "%s",
@@ -286,10 +336,11 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
 }
 
 /* The rank's GPU: dtrain's choice (DTRAIN_GPU, an index among the visible devices), else the
- * launcher's local rank, else the first. */
+ * local rank a launcher gave (torchrun's LOCAL_RANK, mpirun's), else the first. Never Slurm's own
+ * variables: the launcher hands over what the trainer needs (DESIGN.md). */
 static int gpu_of_rank(void)
 {
-    const char *names[] = {"DTRAIN_GPU", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"};
+    const char *names[] = {"DTRAIN_GPU", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         int value;
         if (getenv(names[i]) && dt_parse_int(getenv(names[i]), 0, 1 << 16, &value) == 0)
@@ -335,6 +386,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f), %.1f GFLOP/s, final test "
                 "accuracy %s\n", result.steps, result.seconds, result.final_rate, result.peak_rate,
                 result.final_rate * result.flops_per_sample / 1e9, accuracy);
+        if (result.exchange.steps > 0)
+            fprintf(stderr, "dtrain-train: gradient exchange %s: %ld steps, %.1f transfers a step, %.0f floats a step\n",
+                    cfg.exchange ? cfg.exchange->name : exchange_bsp.name, result.exchange.steps,
+                    (double)result.exchange.pieces / result.exchange.steps, result.exchange.floats / result.exchange.steps);
     }
     rc = 0;
     if (record_path && write_record(comm, &cfg, &result, start, NULL, &err) < 0) {

@@ -1,28 +1,45 @@
-/* comm.h - how the ranks of a data-parallel job talk: a small table of collectives the training
- * loop calls, filled by MPI (comm_mpi.c) or, for one process, by comm_single(). NCCL and the
- * other exchange methods (PS, MG-WFBP, ByteScheduler) are further tables; WFBP uses start_sum. */
+/* comm.h - the transport between the ranks of a job: collectives, non-blocking sums, point to
+ * point and sub-communicators, as a table filled by MPI (comm_mpi.c), NCCL for device buffers
+ * (comm_nccl.c) or, for one process, comm_single(). A transport knows nothing of gradients or
+ * methods: how gradients are exchanged (BSP, WFBP, ...) is exchange/'s. It keeps no file statics:
+ * each comm carries its own state, so several (a world and its splits) live side by side. */
 #ifndef COMM_H
 #define COMM_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dt_error.h"
 
+/* An allreduce's reduction. MPI has no average: its COMM_AVG is the sum, then comm_scale. */
+enum comm_op { COMM_SUM, COMM_AVG };
+
+/* A non-blocking operation under way, storage owned by the caller (an array of them costs no
+ * allocation per layer); the transport keeps its own handle inside. */
+struct comm_request {
+    uint64_t handle[2];
+};
+
 struct comm {
-    const char *name;              /* "mpi" or "single" */
+    const char *name;              /* "mpi", "nccl" or "single" */
     int rank, world;
     char hostname[256];
     void *state;
+    /* Where the float buffers of allreduce and iallreduce live: true for NCCL (device memory). */
+    bool device_buffers;
 
-    /* buf = the mean of every rank's buf (the BSP gradient exchange). */
-    int (*allreduce_mean)(struct comm *c, float *buf, size_t count, struct dt_err *err);
-    /* WFBP's exchange, in pieces of buf: start_sum begins piece = the sum of every rank's piece
-     * without waiting (ranks start the same pieces in the same order); progress lets those under
-     * way advance (MPI moves them only inside its calls); finish_mean waits for all of them, every
-     * piece of buf[0, count) having been started, and divides buf by the world size. */
-    int (*start_sum)(struct comm *c, float *buf, size_t count, struct dt_err *err);
-    int (*progress)(struct comm *c, struct dt_err *err);
-    int (*finish_mean)(struct comm *c, float *buf, size_t count, struct dt_err *err);
+    /* buf = op over every rank's buf, in place. */
+    int (*allreduce)(struct comm *c, float *buf, size_t count, enum comm_op op, struct dt_err *err);
+    /* Starts buf = the sum of every rank's buf without waiting; every rank starts the same
+     * operations in the same order. *req is the caller's until test_all or wait_all completes it.
+     * NULL where the transport has none (NCCL for now). */
+    int (*iallreduce_sum)(struct comm *c, float *buf, size_t count, struct comm_request *req, struct dt_err *err);
+    /* *done = whether all n have completed; lets those under way advance (MPI moves them only
+     * inside its calls). Completed ones may be tested again. */
+    int (*test_all)(struct comm *c, struct comm_request *reqs, int n, bool *done, struct dt_err *err);
+    /* Waits for all n. */
+    int (*wait_all)(struct comm *c, struct comm_request *reqs, int n, struct dt_err *err);
     /* Every rank's buf = root's. */
     int (*broadcast)(struct comm *c, void *buf, size_t bytes, int root, struct dt_err *err);
     /* all[r * bytes ...] = rank r's mine, on every rank. */
@@ -32,10 +49,27 @@ struct comm {
     /* *lo, *hi = the least and greatest value over ranks (replica checks). */
     int (*min_max_u64)(struct comm *c, unsigned long long value, unsigned long long *lo, unsigned long long *hi,
                        struct dt_err *err);
+    /* Point to point, blocking: bytes from this rank to peer / into buf from peer, matched by tag. */
+    int (*send)(struct comm *c, const void *buf, size_t bytes, int peer, int tag, struct dt_err *err);
+    int (*recv)(struct comm *c, void *buf, size_t bytes, int peer, int tag, struct dt_err *err);
+    /* A new comm of the ranks that passed the same color, ranked by key (MPI_Comm_split); every
+     * rank of c must call it. Free it with destroy. */
+    int (*split)(struct comm *c, int color, int key, struct comm **sub, struct dt_err *err);
+    /* Frees a comm made by split (the world is ended by finalize). */
+    void (*destroy)(struct comm *c);
     /* Ends the whole job now, every rank, with this status. */
     void (*abort)(struct comm *c, int status);
     void (*finalize)(struct comm *c);
 };
+
+/* buf *= 1 / world: the average from a sum, as every host-side mean in dtrain computes it (one
+ * rounding, the same on every rank). */
+static inline void comm_scale(float *buf, size_t count, int world)
+{
+    float scale = 1.0f / (float)world;
+    for (size_t i = 0; i < count; i++)
+        buf[i] *= scale;
+}
 
 /* One process, no launcher: collectives are identities. */
 struct comm *comm_single(void);

@@ -1,5 +1,5 @@
-/* comm_mpi.c - the collectives over MPI (see comm.h). Gradients are averaged with one
- * MPI_Allreduce over the whole flat buffer (the BSP method); counts above INT_MAX go in pieces. */
+/* comm_mpi.c - the transport over MPI (see comm.h). Each comm holds its own MPI_Comm (the world's
+ * is MPI_COMM_WORLD, a split's its own); counts above INT_MAX go in pieces. */
 #include "comm.h"
 
 #include <limits.h>
@@ -7,6 +7,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert(sizeof(MPI_Request) <= sizeof(((struct comm_request *)0)->handle), "an MPI_Request fits a comm_request");
+
+struct mpi_state {
+    MPI_Comm comm;
+};
+
+static MPI_Comm mpi_comm_of(const struct comm *c)
+{
+    return ((const struct mpi_state *)c->state)->comm;
+}
 
 static int mpi_error(struct dt_err *err, const char *what, int code)
 {
@@ -16,77 +27,76 @@ static int mpi_error(struct dt_err *err, const char *what, int code)
     return dt_fail(err, "%s failed: %.*s", what, len, text);
 }
 
-static void divide_by_world(const struct comm *c, float *buf, size_t count)
+/* The largest piece of the rest of count that one MPI call takes. */
+static int piece(size_t count, size_t done)
 {
-    float scale = 1.0f / (float)c->world;
-    for (size_t i = 0; i < count; i++)
-        buf[i] *= scale;
+    return count - done > INT_MAX ? INT_MAX : (int)(count - done);
 }
 
-static int mpi_allreduce_mean(struct comm *c, float *buf, size_t count, struct dt_err *err)
+static int mpi_allreduce(struct comm *c, float *buf, size_t count, enum comm_op op, struct dt_err *err)
 {
     for (size_t done = 0; done < count;) {
-        int n = count - done > INT_MAX ? INT_MAX : (int)(count - done);
-        int rc = MPI_Allreduce(MPI_IN_PLACE, buf + done, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        int n = piece(count, done);
+        int rc = MPI_Allreduce(MPI_IN_PLACE, buf + done, n, MPI_FLOAT, MPI_SUM, mpi_comm_of(c));
         if (rc != MPI_SUCCESS)
-            return mpi_error(err, "MPI_Allreduce of the gradients", rc);
+            return mpi_error(err, "MPI_Allreduce", rc);
         done += (size_t)n;
     }
-    divide_by_world(c, buf, count);
+    if (op == COMM_AVG)
+        comm_scale(buf, count, c->world);
     return 0;
 }
 
-/* The MPI_Iallreduce requests of one backward pass (WFBP). */
-static struct {
-    MPI_Request *requests;
-    int count, cap;
-} sums;
-
-static int mpi_start_sum(struct comm *c, float *buf, size_t count, struct dt_err *err)
+/* One request per call: a buffer above INT_MAX floats (8 GiB) is refused rather than split, so
+ * that a request stays one MPI_Request. */
+static int mpi_iallreduce_sum(struct comm *c, float *buf, size_t count, struct comm_request *req, struct dt_err *err)
 {
-    (void)c;
-    for (size_t done = 0; done < count;) {
-        int n = count - done > INT_MAX ? INT_MAX : (int)(count - done);
-        if (sums.count == sums.cap) {
-            int cap = sums.cap ? 2 * sums.cap : 64;
-            MPI_Request *grown = realloc(sums.requests, (size_t)cap * sizeof *grown);
-            if (!grown)
-                return dt_fail(err, "out of memory");
-            sums.requests = grown, sums.cap = cap;
-        }
-        int rc = MPI_Iallreduce(MPI_IN_PLACE, buf + done, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                                &sums.requests[sums.count]);
-        if (rc != MPI_SUCCESS)
-            return mpi_error(err, "MPI_Iallreduce of a layer's gradients", rc);
-        sums.count++;
-        done += (size_t)n;
-    }
-    return 0;
-}
-
-static int mpi_progress(struct comm *c, struct dt_err *err)
-{
-    (void)c;
-    int all_done, rc = sums.count ? MPI_Testall(sums.count, sums.requests, &all_done, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
-    return rc == MPI_SUCCESS ? 0 : mpi_error(err, "MPI_Testall of the gradient exchange", rc);
-}
-
-static int mpi_finish_mean(struct comm *c, float *buf, size_t count, struct dt_err *err)
-{
-    int rc = MPI_Waitall(sums.count, sums.requests, MPI_STATUSES_IGNORE);
-    sums.count = 0;
+    if (count > INT_MAX)
+        return dt_fail(err, "MPI_Iallreduce of %zu floats: more than one call takes", count);
+    MPI_Request r;
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, mpi_comm_of(c), &r);
     if (rc != MPI_SUCCESS)
-        return mpi_error(err, "MPI_Waitall of the gradient exchange", rc);
-    divide_by_world(c, buf, count);
+        return mpi_error(err, "MPI_Iallreduce", rc);
+    memset(req, 0, sizeof *req);
+    memcpy(req->handle, &r, sizeof r);
+    return 0;
+}
+
+static int mpi_test_all(struct comm *c, struct comm_request *reqs, int n, bool *done, struct dt_err *err)
+{
+    (void)c;
+    int flag = 1, rc = MPI_SUCCESS;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+        MPI_Request r;
+        int one;
+        memcpy(&r, reqs[i].handle, sizeof r);
+        rc = MPI_Test(&r, &one, MPI_STATUS_IGNORE);   /* a completed one becomes MPI_REQUEST_NULL */
+        memcpy(reqs[i].handle, &r, sizeof r);
+        flag = flag && one;
+    }
+    *done = flag;
+    return rc == MPI_SUCCESS ? 0 : mpi_error(err, "MPI_Test", rc);
+}
+
+static int mpi_wait_all(struct comm *c, struct comm_request *reqs, int n, struct dt_err *err)
+{
+    (void)c;
+    for (int i = 0; i < n; i++) {
+        MPI_Request r;
+        memcpy(&r, reqs[i].handle, sizeof r);
+        int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        memcpy(reqs[i].handle, &r, sizeof r);
+        if (rc != MPI_SUCCESS)
+            return mpi_error(err, "MPI_Wait", rc);
+    }
     return 0;
 }
 
 static int mpi_broadcast(struct comm *c, void *buf, size_t bytes, int root, struct dt_err *err)
 {
-    (void)c;
     for (size_t done = 0; done < bytes;) {
-        int n = bytes - done > INT_MAX ? INT_MAX : (int)(bytes - done);
-        int rc = MPI_Bcast((char *)buf + done, n, MPI_BYTE, root, MPI_COMM_WORLD);
+        int n = piece(bytes, done);
+        int rc = MPI_Bcast((char *)buf + done, n, MPI_BYTE, root, mpi_comm_of(c));
         if (rc != MPI_SUCCESS)
             return mpi_error(err, "MPI_Bcast", rc);
         done += (size_t)n;
@@ -96,28 +106,49 @@ static int mpi_broadcast(struct comm *c, void *buf, size_t bytes, int root, stru
 
 static int mpi_allgather(struct comm *c, const void *mine, size_t bytes, void *all, struct dt_err *err)
 {
-    (void)c;
     if (bytes > INT_MAX)
         return dt_fail(err, "allgather of %zu bytes per rank is too large", bytes);
-    int rc = MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+    int rc = MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, mpi_comm_of(c));
     return rc == MPI_SUCCESS ? 0 : mpi_error(err, "MPI_Allgather", rc);
 }
 
 static int mpi_sum_long(struct comm *c, long *value, struct dt_err *err)
 {
-    (void)c;
-    int rc = MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_LONG, MPI_SUM, mpi_comm_of(c));
     return rc == MPI_SUCCESS ? 0 : mpi_error(err, "MPI_Allreduce", rc);
 }
 
 static int mpi_min_max(struct comm *c, unsigned long long value, unsigned long long *lo, unsigned long long *hi,
                        struct dt_err *err)
 {
-    (void)c;
-    int rc = MPI_Allreduce(&value, lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    int rc = MPI_Allreduce(&value, lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, mpi_comm_of(c));
     if (rc == MPI_SUCCESS)
-        rc = MPI_Allreduce(&value, hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        rc = MPI_Allreduce(&value, hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, mpi_comm_of(c));
     return rc == MPI_SUCCESS ? 0 : mpi_error(err, "MPI_Allreduce", rc);
+}
+
+static int mpi_send(struct comm *c, const void *buf, size_t bytes, int peer, int tag, struct dt_err *err)
+{
+    for (size_t done = 0; done < bytes;) {
+        int n = piece(bytes, done);
+        int rc = MPI_Send((const char *)buf + done, n, MPI_BYTE, peer, tag, mpi_comm_of(c));
+        if (rc != MPI_SUCCESS)
+            return mpi_error(err, "MPI_Send", rc);
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+static int mpi_recv(struct comm *c, void *buf, size_t bytes, int peer, int tag, struct dt_err *err)
+{
+    for (size_t done = 0; done < bytes;) {
+        int n = piece(bytes, done);
+        int rc = MPI_Recv((char *)buf + done, n, MPI_BYTE, peer, tag, mpi_comm_of(c), MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_error(err, "MPI_Recv", rc);
+        done += (size_t)n;
+    }
+    return 0;
 }
 
 static void mpi_abort(struct comm *c, int status)
@@ -125,23 +156,65 @@ static void mpi_abort(struct comm *c, int status)
     (void)c;
     fflush(stdout);
     fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, status);
+    MPI_Abort(MPI_COMM_WORLD, status);   /* the whole job, whichever comm saw the failure */
+}
+
+static int mpi_split(struct comm *c, int color, int key, struct comm **sub, struct dt_err *err);
+
+static void mpi_destroy(struct comm *c)
+{
+    if (!c)
+        return;
+    struct mpi_state *s = c->state;
+    if (s->comm != MPI_COMM_WORLD)
+        MPI_Comm_free(&s->comm);
+    free(c);   /* the comm and its state are one allocation */
 }
 
 static void mpi_finalize(struct comm *c)
 {
-    (void)c;
-    free(sums.requests);
+    mpi_destroy(c);
     MPI_Finalize();
+}
+
+/* A comm over mpi_comm, with its state in the same allocation. */
+static struct comm *mpi_wrap(MPI_Comm mpi_comm, const char *hostname)
+{
+    struct {
+        struct comm table;
+        struct mpi_state state;
+    } *both = calloc(1, sizeof *both);
+    if (!both)
+        return NULL;
+    both->state.comm = mpi_comm;
+    struct comm *c = &both->table;
+    *c = (struct comm){.name = "mpi", .state = &both->state, .allreduce = mpi_allreduce,
+                       .iallreduce_sum = mpi_iallreduce_sum, .test_all = mpi_test_all, .wait_all = mpi_wait_all,
+                       .broadcast = mpi_broadcast, .allgather = mpi_allgather, .sum_long = mpi_sum_long,
+                       .min_max_u64 = mpi_min_max, .send = mpi_send, .recv = mpi_recv, .split = mpi_split,
+                       .destroy = mpi_destroy, .abort = mpi_abort, .finalize = mpi_finalize};
+    MPI_Comm_rank(mpi_comm, &c->rank);
+    MPI_Comm_size(mpi_comm, &c->world);
+    snprintf(c->hostname, sizeof c->hostname, "%s", hostname);
+    return c;
+}
+
+static int mpi_split(struct comm *c, int color, int key, struct comm **sub, struct dt_err *err)
+{
+    MPI_Comm part;
+    int rc = MPI_Comm_split(mpi_comm_of(c), color, key, &part);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(err, "MPI_Comm_split", rc);
+    MPI_Comm_set_errhandler(part, MPI_ERRORS_RETURN);
+    if (!(*sub = mpi_wrap(part, c->hostname))) {
+        MPI_Comm_free(&part);
+        return dt_fail(err, "out of memory");
+    }
+    return 0;
 }
 
 struct comm *comm_mpi_init(int *argc, char ***argv, struct dt_err *err)
 {
-    static struct comm mpi = {
-        .name = "mpi", .allreduce_mean = mpi_allreduce_mean, .start_sum = mpi_start_sum, .progress = mpi_progress,
-        .finish_mean = mpi_finish_mean, .broadcast = mpi_broadcast, .allgather = mpi_allgather,
-        .sum_long = mpi_sum_long, .min_max_u64 = mpi_min_max, .abort = mpi_abort, .finalize = mpi_finalize,
-    };
     int rc = MPI_Init(argc, argv);
     if (rc != MPI_SUCCESS) {
         dt_fail(err, "MPI_Init failed (under srun, Debian's Open MPI needs --mpi=pmix)");
@@ -149,11 +222,14 @@ struct comm *comm_mpi_init(int *argc, char ***argv, struct dt_err *err)
     }
     /* Errors come back as codes, so a failing collective can name itself before aborting the job. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(MPI_COMM_WORLD, &mpi.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &mpi.world);
     int len = 0;
-    char name[MPI_MAX_PROCESSOR_NAME];
+    char name[MPI_MAX_PROCESSOR_NAME + 1];
     MPI_Get_processor_name(name, &len);
-    snprintf(mpi.hostname, sizeof mpi.hostname, "%.*s", len, name);
-    return &mpi;
+    name[len] = '\0';
+    struct comm *world = mpi_wrap(MPI_COMM_WORLD, name);
+    if (!world) {
+        dt_fail(err, "out of memory");
+        MPI_Finalize();
+    }
+    return world;
 }

@@ -24,8 +24,8 @@ static int cuda_fail(struct dt_err *err, const char *what, cudaError_t rc)
     return dt_fail(err, "%s: %s", what, cudaGetErrorString(rc));
 }
 
-/* The backward pass's kernels finish, NCCL averages on its stream, the optimizer waits for it. */
-static int nccl_allreduce_mean(struct comm *c, float *buf, size_t count, struct dt_err *err)
+/* The backward pass's kernels finish, NCCL reduces on its stream, the optimizer waits for it. */
+static int nccl_allreduce(struct comm *c, float *buf, size_t count, enum comm_op op, struct dt_err *err)
 {
     struct nccl_state *s = c->state;
     cudaError_t crc;
@@ -33,7 +33,7 @@ static int nccl_allreduce_mean(struct comm *c, float *buf, size_t count, struct 
     if ((crc = cudaEventRecord(s->grads_ready, s->compute)) != cudaSuccess ||
         (crc = cudaStreamWaitEvent(s->stream, s->grads_ready, 0)) != cudaSuccess)
         return cuda_fail(err, "ordering the gradient exchange", crc);
-    if ((nrc = ncclAllReduce(buf, buf, count, ncclFloat, ncclAvg, s->comm, s->stream)) != ncclSuccess)
+    if ((nrc = ncclAllReduce(buf, buf, count, ncclFloat, op == COMM_AVG ? ncclAvg : ncclSum, s->comm, s->stream)) != ncclSuccess)
         return nccl_fail(err, "ncclAllReduce", nrc);
     if ((crc = cudaEventRecord(s->averaged, s->stream)) != cudaSuccess ||
         (crc = cudaStreamWaitEvent(s->compute, s->averaged, 0)) != cudaSuccess)
@@ -64,6 +64,18 @@ static int host_min_max(struct comm *c, unsigned long long value, unsigned long 
 {
     struct nccl_state *s = c->state;
     return s->host->min_max_u64(s->host, value, lo, hi, err);
+}
+
+static int host_send(struct comm *c, const void *buf, size_t bytes, int peer, int tag, struct dt_err *err)
+{
+    struct nccl_state *s = c->state;
+    return s->host->send(s->host, buf, bytes, peer, tag, err);
+}
+
+static int host_recv(struct comm *c, void *buf, size_t bytes, int peer, int tag, struct dt_err *err)
+{
+    struct nccl_state *s = c->state;
+    return s->host->recv(s->host, buf, bytes, peer, tag, err);
 }
 
 static void host_abort(struct comm *c, int status)
@@ -111,9 +123,11 @@ struct comm *comm_nccl_create(struct comm *host, void *compute_stream, struct dt
         comm_nccl_destroy(&s->table);
         return NULL;
     }
+    /* No iallreduce, test/wait or split yet (NCCL per layer and ncclCommSplit are not built). */
     s->table = (struct comm){.name = "nccl", .rank = host->rank, .world = host->world, .state = s,
-                             .allreduce_mean = nccl_allreduce_mean, .broadcast = host_broadcast,
+                             .device_buffers = true, .allreduce = nccl_allreduce, .broadcast = host_broadcast,
                              .allgather = host_allgather, .sum_long = host_sum_long, .min_max_u64 = host_min_max,
+                             .send = host_send, .recv = host_recv, .destroy = comm_nccl_destroy,
                              .abort = host_abort, .finalize = nccl_finalize};
     memcpy(s->table.hostname, host->hostname, sizeof s->table.hostname);
     return &s->table;

@@ -9,6 +9,7 @@
 
 #include "comm.h"
 #include "dt_error.h"
+#include "exchange.h"
 
 struct train_config {
     const char *model, *dataset, *data_dir, *optimizer, *backend;
@@ -23,7 +24,7 @@ struct train_config {
     bool lr_scale_linear;      /* lr x world size, as the seeds (0.01 x world_size) */
     uint64_t seed;
     struct comm *comm;         /* the data-parallel job; NULL: this process alone */
-    bool wfbp;                 /* --comm wfbp: each layer's gradients exchanged as backward makes them */
+    const struct exchange_method *exchange;   /* --comm: how gradients are averaged (NULL: BSP) */
     bool progress;             /* an ETA line on stderr with each Step line (rank 0) */
     bool check_replicas;       /* after every step, check that all ranks hold the same parameters */
     const char *params_out;    /* write the final parameters to PREFIX.rankR (raw float32) */
@@ -48,6 +49,7 @@ struct train_result {
     double *epoch_seconds;     /* epochs_done of each (free with train_result_free); epochs run
                                   before a resume have 0 seconds and no accuracy */
     double *epoch_accuracy;    /* -1 where the epoch was not evaluated */
+    struct exchange_stats exchange;   /* what the gradient exchange did (nothing in a world of one) */
 };
 
 void train_result_free(struct train_result *result);

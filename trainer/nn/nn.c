@@ -7,11 +7,8 @@
 #include <string.h>
 
 #include "nn_build.h"
+#include "ops.h"
 #include "rng.h"
-
-/* BN defaults, as PyTorch's. */
-#define BN_MOMENTUM 0.1f
-#define BN_EPS 1e-5f
 
 size_t tensor_size(const struct model *m, int t)
 {
@@ -177,7 +174,7 @@ int nn_finish(struct model *m)
         return -1;
     for (int i = 0; i < m->num_ops; i++) {
         m->readers[m->ops[i].in]++;
-        if (m->ops[i].kind == OP_ADD)
+        if (op_type_of(&m->ops[i])->inputs == 2)
             m->readers[m->ops[i].in2]++;
     }
     return 0;
@@ -208,16 +205,9 @@ void model_init_params(const struct model *m, float *params, float *buffers, uin
                 *p = init->scale;
         }
     }
-    for (int i = 0; i < m->num_ops; i++) {
-        const struct op *op = &m->ops[i];
-        if (op->kind != OP_BATCHNORM)
-            continue;
-        int c = m->tensors[op->in].c;
-        for (int ch = 0; ch < c; ch++) {
-            buffers[op->running_mean + ch] = 0.0f;
-            buffers[op->running_var + ch] = 1.0f;
-        }
-    }
+    for (int i = 0; i < m->num_ops; i++)
+        if (op_type_of(&m->ops[i])->init_buffers)
+            op_type_of(&m->ops[i])->init_buffers(m, &m->ops[i], buffers);
 }
 
 /* ---------- workspace ---------- */
@@ -234,10 +224,9 @@ int workspace_create(struct workspace *ws, const struct model *m, const struct b
     bool ok = ws->act && ws->grad && ws->saved && ws->cols;
     size_t kept = 0;
     for (int i = 0; i < m->num_ops && ok && !be->device_memory; i++) {
-        if (m->ops[i].kind != OP_CONV)
+        if (!op_type_of(&m->ops[i])->column_floats)
             continue;
-        struct tensor_shape in = m->tensors[m->ops[i].in], out = m->tensors[m->ops[i].out];
-        size_t size = (size_t)in.c * m->ops[i].k * m->ops[i].k * out.h * out.w * max_batch;
+        size_t size = op_type_of(&m->ops[i])->column_floats(m, &m->ops[i], max_batch);
         if (size > NN_COLS_MAX_ONE || kept + size > NN_COLS_BUDGET)
             continue;
         ok = (ws->cols[i] = malloc(size * sizeof(float))) != NULL;
@@ -251,11 +240,8 @@ int workspace_create(struct workspace *ws, const struct model *m, const struct b
     }
     for (int i = 0; i < m->num_ops && ok; i++) {
         const struct op *op = &m->ops[i];
-        if (op->kind == OP_BATCHNORM)
-            ok = (ws->saved[op->slot] = backend_alloc(be, 2 * (size_t)m->tensors[op->in].c * sizeof(float))) != NULL;
-        else if (op->kind == OP_MAXPOOL)
-            ok = (ws->saved[op->slot] = backend_alloc(be, tensor_size(m, op->out) * (size_t)max_batch * sizeof(int))) !=
-                 NULL;
+        if (op_type_of(op)->saved_bytes)
+            ok = (ws->saved[op->slot] = backend_alloc(be, op_type_of(op)->saved_bytes(m, op, max_batch))) != NULL;
     }
     if (!ok) {
         workspace_free(ws, m, be);
@@ -286,78 +272,26 @@ void workspace_free(struct workspace *ws, const struct model *m, const struct ba
 
 /* ---------- passes ---------- */
 
-static const float *activation(const struct workspace *ws, int t)
-{
-    return t == 0 ? ws->input : ws->act[t];
-}
-
-static struct conv_shape conv_shape_of(const struct model *m, const struct op *op, int n)
-{
-    struct tensor_shape in = m->tensors[op->in], out = m->tensors[op->out];
-    return (struct conv_shape){.n = n, .c = in.c, .h = in.h, .w = in.w, .c_out = op->c_out, .kh = op->k,
-                               .kw = op->k, .stride = op->stride, .pad = op->pad, .h_out = out.h, .w_out = out.w};
-}
-
 double model_forward(const struct model *m, const struct backend *be, struct workspace *ws, const float *params,
                      float *buffers, const float *x, const int *labels, int n, bool training, int *correct)
 {
     ws->input = x;
-    void *st = be->state;
-    for (int i = 0; i < m->num_ops; i++) {
-        const struct op *op = &m->ops[i];
-        const float *in = activation(ws, op->in);
-        float *out = ws->act[op->out];
-        struct tensor_shape s = m->tensors[op->in];
-        size_t count = tensor_size(m, op->in) * (size_t)n;
-        switch (op->kind) {
-        case OP_LINEAR:
-            be->linear_forward(st, in, params + op->w, params + op->b, out, n, (int)tensor_size(m, op->in), op->c_out);
-            break;
-        case OP_CONV: {
-            struct conv_shape cs = conv_shape_of(m, op, n);
-            cs.cols = training ? ws->cols[i] : NULL;
-            be->conv_forward(st, &cs, in, params + op->w, op->bias ? params + op->b : NULL, out);
-            break;
-        }
-        case OP_BATCHNORM: {
-            float *saved = ws->saved[op->slot];
-            be->batchnorm_forward(st, in, params + op->w, params + op->b, buffers + op->running_mean,
-                                  buffers + op->running_var, saved, saved + s.c, out, n, s.c, s.h * s.w, training,
-                                  BN_MOMENTUM, BN_EPS);
-            break;
-        }
-        case OP_RELU:
-            be->relu_forward(st, in, out, count);
-            break;
-        case OP_MAXPOOL:
-            be->maxpool_forward(st, in, out, (int *)ws->saved[op->slot], n, s.c, s.h, s.w, op->k, op->stride, op->pad);
-            break;
-        case OP_AVGPOOL:
-            be->avgpool_forward(st, in, out, n, s.c, s.h * s.w);
-            break;
-        case OP_ADD:
-            be->add_forward(st, in, activation(ws, op->in2), out, count);
-            break;
-        }
-    }
+    struct pass p = {.m = m, .be = be, .ws = ws, .params = params, .buffers = buffers, .n = n, .training = training};
+    for (p.index = 0; p.index < m->num_ops; p.index++)
+        op_type_of(&m->ops[p.index])->forward(&p, &m->ops[p.index]);
     int right = 0;
-    double loss = be->softmax_xent(st, ws->act[m->logits], labels, training ? ws->grad[m->logits] : NULL, n,
+    double loss = be->softmax_xent(be->state, ws->act[m->logits], labels, training ? ws->grad[m->logits] : NULL, n,
                                    m->classes, &right);
     if (correct)
         *correct = right;
     return loss;
 }
 
-static bool op_owns_params(const struct op *op)
-{
-    return op->kind == OP_LINEAR || op->kind == OP_CONV || op->kind == OP_BATCHNORM;
-}
-
 bool model_params_in_op_order(const struct model *m)
 {
     size_t last = 0;
     for (int i = 0; i < m->num_ops; i++) {
-        if (!op_owns_params(&m->ops[i]))
+        if (!op_type_of(&m->ops[i])->owns_params)
             continue;
         if (m->ops[i].w < last)
             return false;
@@ -375,59 +309,16 @@ void model_backward(const struct model *m, const struct backend *be, struct work
 void model_backward_notify(const struct model *m, const struct backend *be, struct workspace *ws,
                            const float *params, float *grads, int n, const struct grads_ready *ready)
 {
-    void *st = be->state;
     /* Tensors read once get their gradient written by that reader; the rest (several readers, or
      * a residual add's inputs) start from zero and are added to. */
     for (int t = 1; t < m->num_tensors; t++)
         if (t != m->logits && m->readers[t] != 1)
             backend_zero(be, ws->grad[t], tensor_size(m, t) * (size_t)n * sizeof(float));
-    for (int i = m->num_ops - 1; i >= 0; i--) {
-        const struct op *op = &m->ops[i];
-        const float *in = activation(ws, op->in);
-        float *din = op->in == 0 ? NULL : ws->grad[op->in];
-        const float *dout = ws->grad[op->out];
-        struct tensor_shape s = m->tensors[op->in];
-        size_t count = tensor_size(m, op->in) * (size_t)n;
-        bool acc = m->readers[op->in] != 1;
-        if (op->kind == OP_ADD && !acc)   /* add only accumulates: its lone-read inputs were not zeroed */
-            backend_zero(be, din, count * sizeof(float));
-        switch (op->kind) {
-        case OP_LINEAR:
-            be->linear_backward(st, in, params + op->w, dout, din, grads + op->w, grads + op->b, n,
-                                (int)tensor_size(m, op->in), op->c_out, acc);
-            break;
-        case OP_CONV: {
-            struct conv_shape cs = conv_shape_of(m, op, n);
-            cs.cols = ws->cols[i];
-            be->conv_backward(st, &cs, in, params + op->w, dout, din, grads + op->w, op->bias ? grads + op->b : NULL,
-                              acc);
-            break;
-        }
-        case OP_BATCHNORM: {
-            const float *saved = ws->saved[op->slot];
-            be->batchnorm_backward(st, in, params + op->w, saved, saved + s.c, dout, din, grads + op->w, grads + op->b,
-                                   n, s.c, s.h * s.w, acc);
-            break;
-        }
-        case OP_RELU:
-            be->relu_backward(st, ws->act[op->out], dout, din, count, acc);
-            break;
-        case OP_MAXPOOL: {
-            struct tensor_shape o = m->tensors[op->out];
-            be->maxpool_backward(st, (const int *)ws->saved[op->slot], dout, din, n, s.c, s.h, s.w, o.h, o.w, op->k,
-                                 op->stride, op->pad, acc);
-            break;
-        }
-        case OP_AVGPOOL:
-            be->avgpool_backward(st, dout, din, n, s.c, s.h * s.w, acc);
-            break;
-        case OP_ADD:
-            if (m->readers[op->in2] == 1)
-                backend_zero(be, ws->grad[op->in2], count * sizeof(float));
-            be->add_backward(st, dout, din, ws->grad[op->in2], count);
-            break;
-        }
-        if (ready && op_owns_params(op))
+    struct pass p = {.m = m, .be = be, .ws = ws, .params = params, .grads = grads, .n = n, .training = true};
+    for (p.index = m->num_ops - 1; p.index >= 0; p.index--) {
+        const struct op *op = &m->ops[p.index];
+        op_type_of(op)->backward(&p, op, m->readers[op->in] != 1);
+        if (ready && op_type_of(op)->owns_params)
             ready->call(ready->ctx, op->w);
     }
 }
@@ -437,14 +328,8 @@ double model_train_flops(const struct model *m)
     double flops = 0;
     for (int i = 0; i < m->num_ops; i++) {
         const struct op *op = &m->ops[i];
-        double macs;
-        if (op->kind == OP_LINEAR)
-            macs = (double)tensor_size(m, op->in) * op->c_out;
-        else if (op->kind == OP_CONV)
-            macs = (double)m->tensors[op->in].c * op->k * op->k * tensor_size(m, op->out);
-        else
-            continue;
-        flops += 2 * macs * (op->in == 0 ? 2 : 3);
+        if (op_type_of(op)->forward_macs)   /* forward, weight gradient, input gradient (none for the input) */
+            flops += 2 * op_type_of(op)->forward_macs(m, op) * (op->in == 0 ? 2 : 3);
     }
     return flops;
 }

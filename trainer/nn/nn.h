@@ -14,7 +14,8 @@
 #include "backend.h"
 #include "dt_error.h"
 
-enum op_kind { OP_LINEAR, OP_CONV, OP_BATCHNORM, OP_RELU, OP_MAXPOOL, OP_AVGPOOL, OP_ADD };
+/* The kinds of layer; what each does is its entry in the op table (ops.h). */
+enum op_kind { OP_LINEAR, OP_CONV, OP_BATCHNORM, OP_RELU, OP_MAXPOOL, OP_AVGPOOL, OP_ADD, OP_KIND_COUNT };
 
 struct tensor_shape {
     int c, h, w;              /* per sample; a linear layer reads c*h*w features */

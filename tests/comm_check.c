@@ -1,0 +1,99 @@
+/* comm_check.c - the MPI transport's operations, run under mpirun by test_mpi (3 ranks): a split
+ * into sub-communicators, allreduce on each, non-blocking sums with test and wait, send and
+ * receive, each checked against the values it must give. Prints "comm check: ok" on rank 0 and
+ * exits 0, or names the rank and what differed and exits 1. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+
+static int failures;
+
+static void expect(struct comm *world, int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "comm check: rank %d: %s\n", world->rank, what);
+        failures++;
+    }
+}
+
+/* Ranks of the same parity form a sub-communicator; its allreduce sums their world ranks. */
+static void check_split(struct comm *world, struct dt_err *err)
+{
+    struct comm *part;
+    if (world->split(world, world->rank % 2, world->rank, &part, err) < 0) {
+        expect(world, 0, err->msg);
+        return;
+    }
+    int want_size = 0;
+    float want_sum = 0;
+    for (int r = world->rank % 2; r < world->world; r += 2)
+        want_size++, want_sum += (float)r;
+    expect(world, part->world == want_size, "split: the part's size");
+    expect(world, part->rank == world->rank / 2, "split: the rank within the part");
+    float value = (float)world->rank;
+    expect(world, part->allreduce(part, &value, 1, COMM_SUM, err) == 0 && value == want_sum, "split: allreduce sum");
+    value = (float)world->rank;
+    expect(world, part->allreduce(part, &value, 1, COMM_AVG, err) == 0 && value == want_sum / (float)want_size,
+           "split: allreduce average");
+    part->destroy(part);
+}
+
+/* Two non-blocking sums in flight at once, tested, then waited for. */
+static void check_nonblocking(struct comm *world, struct dt_err *err)
+{
+    float a[1000], b[3];
+    for (int i = 0; i < 1000; i++)
+        a[i] = (float)(world->rank + i);
+    for (int i = 0; i < 3; i++)
+        b[i] = 1.0f;
+    struct comm_request reqs[2];
+    bool done;
+    expect(world, world->iallreduce_sum(world, a, 1000, &reqs[0], err) == 0, "iallreduce_sum a");
+    expect(world, world->iallreduce_sum(world, b, 3, &reqs[1], err) == 0, "iallreduce_sum b");
+    expect(world, world->test_all(world, reqs, 2, &done, err) == 0, "test_all");
+    expect(world, world->wait_all(world, reqs, 2, err) == 0, "wait_all");
+    expect(world, world->test_all(world, reqs, 2, &done, err) == 0 && done, "test_all after wait_all: done");
+    float ranks = (float)(world->world * (world->world - 1) / 2);
+    for (int i = 0; i < 1000; i++)
+        if (a[i] != ranks + (float)(world->world * i)) {
+            expect(world, 0, "iallreduce_sum: a wrong sum");
+            break;
+        }
+    expect(world, b[0] == (float)world->world && b[2] == (float)world->world, "iallreduce_sum: b");
+}
+
+/* Around a ring: each rank sends its rank to the next and receives the one before. Even ranks send
+ * first, odd ones receive first, so blocking calls cannot all wait at once. */
+static void check_point_to_point(struct comm *world, struct dt_err *err)
+{
+    int next = (world->rank + 1) % world->world, prev = (world->rank + world->world - 1) % world->world;
+    long mine = 1000 + world->rank, got = -1;
+    int rc;
+    if (world->rank % 2 == 0)
+        rc = world->send(world, &mine, sizeof mine, next, 7, err) || world->recv(world, &got, sizeof got, prev, 7, err);
+    else
+        rc = world->recv(world, &got, sizeof got, prev, 7, err) || world->send(world, &mine, sizeof mine, next, 7, err);
+    expect(world, rc == 0 && got == 1000 + prev, "send/recv around the ring");
+}
+
+int main(int argc, char **argv)
+{
+    struct dt_err err;
+    struct comm *world = comm_mpi_init(&argc, &argv, &err);
+    if (!world) {
+        fprintf(stderr, "comm check: %s\n", err.msg);
+        return 1;
+    }
+    check_split(world, &err);
+    check_nonblocking(world, &err);
+    if (world->world > 1)
+        check_point_to_point(world, &err);
+    long failed = failures;
+    expect(world, world->sum_long(world, &failed, &err) == 0, "sum_long");
+    if (world->rank == 0 && failed == 0)
+        printf("comm check: ok (%d ranks)\n", world->world);
+    world->finalize(world);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,21 @@
+/* bsp.c - bulk-synchronous exchange: after backward, one allreduce of the whole flat gradient
+ * buffer (as Horovod without fusion thresholds, or PyTorch DDP with one bucket). The baseline
+ * every other method is measured against. */
+#include "exchange.h"
+
+static int bsp_finish(struct exchange *x, struct dt_err *err)
+{
+    x->stats.pieces++;
+    x->stats.floats += (double)x->count;
+    if (x->transport->allreduce(x->transport, x->grads, x->count, COMM_AVG, err) < 0)
+        return dt_wrap(err, "the gradient allreduce (%zu floats)", x->count);
+    return 0;
+}
+
+const struct exchange_method exchange_bsp = {
+    .name = "allreduce",
+    .aliases = "bsp",
+    .help = "BSP: one allreduce of the whole gradient buffer after backward (the default; over NCCL on GPUs)",
+    .device_ok = true,
+    .finish = bsp_finish,
+};

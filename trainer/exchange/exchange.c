@@ -1,0 +1,92 @@
+/* exchange.c - the table of gradient-exchange methods and what every method shares (exchange.h). */
+#include "exchange.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+const struct exchange_method *const exchange_methods[] = {&exchange_bsp, &exchange_wfbp};
+const int exchange_method_count = sizeof exchange_methods / sizeof exchange_methods[0];
+
+/* Whether name is one of the comma-separated words of list, ignoring case. */
+static bool in_list(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t word = strcspn(p, ",");
+        if (word == len && strncasecmp(p, name, len) == 0)
+            return true;
+        p += word + (p[word] == ',');
+    }
+    return false;
+}
+
+const struct exchange_method *exchange_find(const char *name)
+{
+    for (int i = 0; i < exchange_method_count; i++)
+        if (strcasecmp(exchange_methods[i]->name, name) == 0 || in_list(exchange_methods[i]->aliases, name))
+            return exchange_methods[i];
+    return NULL;
+}
+
+const char *exchange_names(void)
+{
+    static char names[256];
+    if (!names[0])
+        for (int i = 0; i < exchange_method_count; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     exchange_methods[i]->name);
+    return names;
+}
+
+int exchange_create(struct exchange *x, const struct exchange_method *method, struct comm *host,
+                    struct comm *device_transport, const struct model *model, float *grads, size_t count,
+                    struct dt_err *err)
+{
+    memset(x, 0, sizeof *x);
+    if (method->needs_op_order && !model_params_in_op_order(model))
+        return dt_fail(err, "--comm %s: model %s has parameters out of op order", method->name, model->name);
+    x->method = method;
+    x->transport = device_transport ? device_transport : host;
+    x->workers = (struct workers){.comm = host, .rank = host->rank, .count = host->world};
+    x->grads = grads;
+    x->count = count;
+    if (method->create && method->create(x, err) < 0)
+        return dt_wrap(err, "--comm %s", method->name);
+    return 0;
+}
+
+void exchange_destroy(struct exchange *x)
+{
+    if (x->method && x->method->destroy)
+        x->method->destroy(x);
+    memset(x, 0, sizeof *x);
+}
+
+static void on_grads_ready(void *ctx, size_t first)
+{
+    struct exchange *x = ctx;
+    if (x->failed || x->workers.count == 1)
+        return;
+    if (x->method->grads_ready && x->method->grads_ready(x, first, &x->pending) < 0)
+        x->failed = true;
+}
+
+struct grads_ready exchange_backward_hook(struct exchange *x)
+{
+    return (struct grads_ready){on_grads_ready, x};
+}
+
+int exchange_finish(struct exchange *x, struct dt_err *err)
+{
+    if (x->failed) {
+        *err = x->pending;
+        return -1;
+    }
+    if (x->workers.count == 1)
+        return 0;
+    if (x->method->finish(x, err) < 0)
+        return -1;
+    x->stats.steps++;
+    return 0;
+}

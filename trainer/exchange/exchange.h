@@ -1,0 +1,94 @@
+/* exchange.h - how a step's gradients become the mean of every worker's: the gradient-exchange
+ * methods (BSP, WFBP; parameter servers, MG-WFBP and ByteScheduler to come) as one table behind
+ * one interface. The loop hands the exchange gradients as backward finishes them and asks it,
+ * after backward, for the mean; the method decides what goes over the transport (comm.h) when.
+ * The name `--comm` takes, the run record writes and the tests list comes from the table. */
+#ifndef EXCHANGE_H
+#define EXCHANGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "comm.h"
+#include "dt_error.h"
+#include "nn.h"
+
+struct exchange;
+
+struct exchange_method {
+    const char *name;          /* as --comm and the record write it */
+    const char *aliases;       /* further names --comm takes, comma-separated ("" for none) */
+    const char *help;          /* what it does, for --help (one phrase) */
+    bool device_ok;            /* runs over a device transport (NCCL) too */
+    bool needs_op_order;       /* sends from the end of the buffer as backward completes it */
+    /* Sets up x->state (x's other fields are filled). NULL: no state. */
+    int (*create)(struct exchange *x, struct dt_err *err);
+    /* Backward has made gradients [first, x->count) final (grads_ready of nn.h). */
+    int (*grads_ready)(struct exchange *x, size_t first, struct dt_err *err);
+    /* Before the forward pass of the op whose parameters are [first, first + count): returns when
+     * they hold this step's update (layer-wise waits, as ByteScheduler's). NULL: always ready. */
+    int (*before_forward)(struct exchange *x, size_t first, size_t count, struct dt_err *err);
+    /* After backward: returns with every gradient the workers' mean. */
+    int (*finish)(struct exchange *x, struct dt_err *err);
+    /* A server rank's whole job (parameter servers); NULL: every rank is a worker. */
+    int (*serve)(struct exchange *x, struct dt_err *err);
+    void (*destroy)(struct exchange *x);
+};
+
+/* What an exchange did, counted over the run: the tests assert the method ran as it says. */
+struct exchange_stats {
+    long steps;                /* finished */
+    long pieces;               /* transfers started (one allreduce, or one per layer) */
+    double floats;             /* gradient elements handed to the transport */
+};
+
+/* The ranks that train (compute gradients, read shards, evaluate): all of them for allreduce
+ * methods, the world without its servers for a parameter server. */
+struct workers {
+    struct comm *comm;         /* among the workers only (host memory) */
+    int rank, count;
+};
+
+struct exchange {
+    const struct exchange_method *method;
+    struct comm *transport;    /* the gradients': NCCL for device buffers, else the host's */
+    struct workers workers;
+    float *grads;              /* the flat gradient buffer (device memory over NCCL) */
+    size_t count;
+    struct exchange_stats stats;
+    void *state;               /* the method's */
+    bool failed;               /* a grads_ready call failed: finish reports it */
+    struct dt_err pending;
+};
+
+/* The methods, in --help order, and their number. */
+extern const struct exchange_method *const exchange_methods[];
+extern const int exchange_method_count;
+
+/* The method called name or one of its aliases, case-insensitively; NULL if none. */
+const struct exchange_method *exchange_find(const char *name);
+
+/* "allreduce, wfbp": the names, for messages. */
+const char *exchange_names(void);
+
+/* An exchange of grads[0, count) among the ranks of host (device_transport, when not NULL, moves
+ * device gradients: NCCL). Refuses a model whose parameters the method cannot send in order, and
+ * a transport without what the method needs. 0 or -1 with err. */
+int exchange_create(struct exchange *x, const struct exchange_method *method, struct comm *host,
+                    struct comm *device_transport, const struct model *model, float *grads, size_t count,
+                    struct dt_err *err);
+void exchange_destroy(struct exchange *x);
+
+/* The hook model_backward_notify calls (nn.h): hands finished gradients to the method; an error is
+ * kept until exchange_finish. */
+struct grads_ready exchange_backward_hook(struct exchange *x);
+
+/* After backward: every gradient is the workers' mean. A world of one exchanges nothing (a GPU's
+ * gradients never reach a host collective). 0, or -1 with err (then the job must be aborted: the
+ * other ranks' transfers are not waited for). */
+int exchange_finish(struct exchange *x, struct dt_err *err);
+
+/* The methods (bsp.c, wfbp.c). */
+extern const struct exchange_method exchange_bsp, exchange_wfbp;
+
+#endif

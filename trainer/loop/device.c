@@ -1,0 +1,210 @@
+/* device.c - the model's state on a GPU: mirrors, staged batches, the update, CUDA graphs (see
+ * device.h). */
+#include "device.h"
+
+#include <string.h>
+
+#include "backend_cuda.h"
+#include "run.h"
+
+int device_failed(const struct run *r, struct dt_err *err)
+{
+    return dt_fail(err, "GPU: %s", backend_cuda_error(r->gpu) ? backend_cuda_error(r->gpu) : "failed");
+}
+
+int device_check(const struct run *r, struct dt_err *err)
+{
+    return r->gpu && backend_cuda_error(r->gpu) ? device_failed(r, err) : 0;
+}
+
+/* The host batches uploads read from: the loader's two and the evaluation's. */
+static void host_batches(struct run *r, void *buffers[6], size_t bytes[6])
+{
+    size_t x = r->dev.x_bytes, y = (size_t)r->dev.batch * sizeof(int);
+    void *b[6] = {r->loader.x[0], r->loader.x[1], r->loader.y[0], r->loader.y[1], r->eval_x, r->eval_y};
+    size_t n[6] = {x, x, y, y, x, y};
+    memcpy(buffers, b, sizeof b);
+    memcpy(bytes, n, sizeof n);
+}
+
+int device_pin_batches(struct run *r, struct dt_err *err)
+{
+    if (!r->gpu)
+        return 0;
+    void *buffers[6];
+    size_t bytes[6];
+    host_batches(r, buffers, bytes);
+    for (int i = 0; i < 6; i++)
+        if (backend_cuda_pin(r->gpu, buffers[i], bytes[i]) < 0) {
+            while (i-- > 0)
+                backend_cuda_unpin(r->gpu, buffers[i]);
+            return device_failed(r, err);
+        }
+    r->dev.pinned = true;
+    return 0;
+}
+
+void device_free(struct run *r)
+{
+    if (!r->gpu)
+        return;
+    if (r->dev.pinned) {
+        void *buffers[6];
+        size_t bytes[6];
+        backend_cuda_sync(r->gpu);
+        backend_cuda_staged(r->gpu);
+        host_batches(r, buffers, bytes);
+        for (int i = 0; i < 6; i++)
+            backend_cuda_unpin(r->gpu, buffers[i]);
+    }
+    void *held[] = {r->dev.params, r->dev.grads, r->dev.buffers, r->dev.m, r->dev.v,
+                    r->dev.x[0], r->dev.x[1], r->dev.y[0], r->dev.y[1]};
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        if (held[i])
+            backend_release(r->be, held[i]);
+    memset(&r->dev, 0, sizeof r->dev);
+}
+
+int device_upload_state(struct run *r, struct dt_err *err)
+{
+    if (!r->gpu)
+        return 0;
+    size_t n = r->model.num_params * sizeof(float), b = r->model.num_buffers * sizeof(float);
+    return backend_cuda_upload(r->gpu, r->dev.params, r->params, n) < 0 ||
+                   backend_cuda_upload(r->gpu, r->dev.buffers, r->buffers, b) < 0 ||
+                   backend_cuda_upload(r->gpu, r->dev.m, r->opt.m, n) < 0 ||
+                   (r->opt.v && backend_cuda_upload(r->gpu, r->dev.v, r->opt.v, n) < 0) || backend_cuda_sync(r->gpu) < 0
+               ? device_failed(r, err) : 0;
+}
+
+int device_download(struct run *r, float *host, const float *device, size_t count, struct dt_err *err)
+{
+    if (!r->gpu || count == 0)
+        return 0;
+    return backend_cuda_download(r->gpu, host, device, count * sizeof(float)) < 0 ? device_failed(r, err) : 0;
+}
+
+int device_download_state(struct run *r, struct dt_err *err)
+{
+    size_t n = r->model.num_params;
+    return device_download(r, r->params, r->dev.params, n, err) < 0 ||
+                   device_download(r, r->buffers, r->dev.buffers, r->model.num_buffers, err) < 0 ||
+                   device_download(r, r->opt.m, r->dev.m, n, err) < 0 ||
+                   (r->opt.v && device_download(r, r->opt.v, r->dev.v, n, err) < 0)
+               ? -1 : 0;
+}
+
+int device_upload_buffers(struct run *r, struct dt_err *err)
+{
+    if (r->gpu && backend_cuda_upload(r->gpu, r->dev.buffers, r->buffers, r->model.num_buffers * sizeof(float)) < 0)
+        return device_failed(r, err);
+    return 0;
+}
+
+int device_setup(struct run *r, int batch, size_t sample, struct dt_err *err)
+{
+    if (!r->gpu)
+        return 0;
+    size_t n = r->model.num_params * sizeof(float);
+    r->dev.batch = batch;
+    r->dev.x_bytes = (size_t)batch * sample * sizeof(float);
+    r->dev.params = backend_alloc(r->be, n);
+    r->dev.grads = backend_alloc(r->be, n);
+    r->dev.buffers = backend_alloc(r->be, (r->model.num_buffers + 1) * sizeof(float));
+    r->dev.m = backend_alloc(r->be, n);
+    r->dev.v = r->opt.v ? backend_alloc(r->be, n) : NULL;
+    bool ok = r->dev.params && r->dev.grads && r->dev.buffers && r->dev.m && (!r->opt.v || r->dev.v);
+    for (int i = 0; i < 2; i++) {
+        r->dev.x[i] = backend_alloc(r->be, r->dev.x_bytes);
+        r->dev.y[i] = backend_alloc(r->be, (size_t)batch * sizeof(int));
+        ok = ok && r->dev.x[i] && r->dev.y[i];
+    }
+    if (!ok)
+        return device_failed(r, err);
+    return device_upload_state(r, err);
+}
+
+int device_batch_in(struct run *r, const float *x, const int *y, int n, const float **x_in, const int **y_in,
+                    struct dt_err *err)
+{
+    *x_in = x, *y_in = y;
+    if (!r->gpu)
+        return 0;
+    size_t sample = (size_t)r->train.c * r->train.h * r->train.w;
+    int slot = r->dev.slot;
+    struct cuda_copy copies[2] = {{r->dev.x[slot], x, (size_t)n * sample * sizeof(float)},
+                                  {r->dev.y[slot], y, (size_t)n * sizeof(int)}};
+    if (backend_cuda_stage(r->gpu, slot, copies, 2) < 0)
+        return device_failed(r, err);
+    r->dev.slot = 1 - slot;
+    *x_in = r->dev.x[slot], *y_in = r->dev.y[slot];
+    return 0;
+}
+
+int device_staged(struct run *r, struct dt_err *err)
+{
+    return r->gpu && backend_cuda_staged(r->gpu) < 0 ? device_failed(r, err) : 0;
+}
+
+int device_next_batch(struct run *r, const float **x, const int **y, struct dt_err *err)
+{
+    if (device_staged(r, err) < 0)
+        return -1;
+    loader_next(&r->loader, x, y);
+    return 0;
+}
+
+/* The optimizer's step count and, for Adam, the scalars of the coming update: host work, done
+ * every step, also when the update itself is a replayed CUDA graph. */
+static void advance_optimizer(struct run *r)
+{
+    struct optimizer *o = &r->opt;
+    o->step++;
+    if (o->kind == OPTIM_ADAM) {
+        float step_size, root2;
+        optim_adam_scalars(o, &step_size, &root2);
+        backend_cuda_adam_scalars(r->gpu, step_size, root2);
+    }
+}
+
+void device_update(struct run *r, bool counted)
+{
+    struct optimizer *o = &r->opt;
+    if (!counted)
+        advance_optimizer(r);
+    if (o->kind == OPTIM_SGD)   /* SGD's first step starts its momentum buffer */
+        backend_cuda_sgd(r->gpu, r->dev.params, r->dev.grads, r->dev.m, o->count, o->lr, o->momentum, o->weight_decay,
+                         o->step == 1);
+    else
+        backend_cuda_adam(r->gpu, r->dev.params, r->dev.grads, r->dev.m, r->dev.v, o->count, o->beta1, o->beta2, o->eps,
+                          o->weight_decay);
+}
+
+int device_graph_step(struct run *r, const float *x, const int *y, int batch, device_step_fn step, double *loss,
+                      struct dt_err *err)
+{
+    int slot = x == r->dev.x[0] ? 0 : 1;
+    /* The last update may still be queued (after an eager step it is): it must read its Adam
+     * scalars before the host sets this step's. After a replay the stream is idle already. */
+    if (backend_cuda_sync(r->gpu) < 0)
+        return device_failed(r, err);
+    advance_optimizer(r);
+    if (!backend_cuda_graph_ready(r->gpu, slot)) {
+        if (backend_cuda_capture_begin(r->gpu) < 0)
+            return device_failed(r, err);
+        int rc = step(r, x, y, batch, true, loss, err);
+        if (backend_cuda_capture_end(r->gpu, slot) < 0 && rc == 0)
+            rc = device_failed(r, err);
+        if (rc != 0)
+            return rc;
+    }
+    if (backend_cuda_graph_launch(r->gpu, slot) < 0)
+        return device_failed(r, err);
+    *loss = backend_cuda_deferred_loss(r->gpu);
+    return backend_cuda_error(r->gpu) ? device_failed(r, err) : 0;
+}
+
+int device_sync(struct run *r, struct dt_err *err)
+{
+    return r->gpu && backend_cuda_sync(r->gpu) < 0 ? device_failed(r, err) : 0;
+}

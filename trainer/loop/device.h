@@ -1,0 +1,75 @@
+/* device.h - the model's state on a GPU, kept out of the loop: device copies of parameters,
+ * gradients, batch-norm buffers and the optimizer's moments (the host arrays of struct run stay
+ * the copies broadcasts, checkpoints and --params-out use, refreshed when one needs them), two
+ * batch slots uploaded from pinned memory on a copy stream, the update queued on the device, and
+ * training steps captured as CUDA graphs. On the CPU every function here is a no-op that hands
+ * back the host arrays. */
+#ifndef DEVICE_H
+#define DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dt_error.h"
+
+struct run;
+
+struct device_state {
+    float *params, *grads, *buffers, *m, *v;
+    float *x[2];               /* two batches: one uploads while the other trains */
+    int *y[2];
+    int slot;                  /* the one the next batch goes to */
+    int batch;
+    size_t x_bytes;
+    bool pinned;               /* the loader's and evaluation's host buffers are page-locked */
+};
+
+/* Device copies of the model's state (uploaded from the host arrays) and two batch slots. 0 or -1
+ * with err. */
+int device_setup(struct run *r, int batch, size_t sample, struct dt_err *err);
+/* Page-locks the loader's and the evaluation's host batches (after loader_init), so that their
+ * uploads are asynchronous (from pageable memory cudaMemcpyAsync waits for the copy). */
+int device_pin_batches(struct run *r, struct dt_err *err);
+void device_free(struct run *r);
+
+/* The GPU's error as err ("GPU: ..."); returns -1. */
+int device_failed(const struct run *r, struct dt_err *err);
+
+/* -1 with err when the GPU has failed since (kernels queued run later: a failure shows up late). */
+int device_check(const struct run *r, struct dt_err *err);
+
+/* The host copies into device memory (after the initial broadcast, or a resume). */
+int device_upload_state(struct run *r, struct dt_err *err);
+/* Everything a checkpoint saves, from the device into the host copies. */
+int device_download_state(struct run *r, struct dt_err *err);
+/* One device array into its host copy. */
+int device_download(struct run *r, float *host, const float *device, size_t count, struct dt_err *err);
+/* The host's BN buffers into the device's. */
+int device_upload_buffers(struct run *r, struct dt_err *err);
+
+/* The loader's next batch, once the last upload has read its host memory (the loader refills it). */
+int device_next_batch(struct run *r, const float **x, const int **y, struct dt_err *err);
+/* A batch where the backend reads it: on a GPU the device's copy, uploaded on the copy stream into
+ * the slot the previous step is not reading; *x_in and *y_in say where. */
+int device_batch_in(struct run *r, const float *x, const int *y, int n, const float **x_in, const int **y_in,
+                    struct dt_err *err);
+/* Waits until the last upload has read its host buffer (before refilling it). */
+int device_staged(struct run *r, struct dt_err *err);
+
+/* The optimizer's step on the device, queued: the step count and Adam's scalars first (skipped
+ * when a captured graph sets them: counted == true). */
+void device_update(struct run *r, bool counted);
+
+/* A training step as a CUDA graph: captured the first time a batch slot is used (and whenever a
+ * buffer it points into has moved), then replayed; the loss is read after the launch. step is
+ * the loop's eager step, called with captured = true while recording. 0, 1 (a loss that is not
+ * finite) or -1 with err. */
+typedef int (*device_step_fn)(struct run *r, const float *x, const int *y, int batch, bool captured, double *loss,
+                              struct dt_err *err);
+int device_graph_step(struct run *r, const float *x, const int *y, int batch, device_step_fn step, double *loss,
+                      struct dt_err *err);
+
+/* Waits for everything queued on the GPU; 0 on the CPU. */
+int device_sync(struct run *r, struct dt_err *err);
+
+#endif

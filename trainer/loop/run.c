@@ -1,0 +1,116 @@
+/* run.c - making and releasing what one training run holds (see run.h). */
+#include "run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_cuda.h"
+#include "comm_nccl.h"
+
+float *run_params(struct run *r) { return r->gpu ? r->dev.params : r->params; }
+float *run_grads(struct run *r) { return r->gpu ? r->dev.grads : r->grads; }
+float *run_buffers(struct run *r) { return r->gpu ? r->dev.buffers : r->buffers; }
+
+void run_free(struct run *r)
+{
+    exchange_destroy(&r->exchange);
+    if (r->nccl)
+        comm_nccl_destroy(r->nccl);
+    device_free(r);   /* before the loader frees the pinned buffers */
+    loader_stop(&r->loader);
+    optim_free(&r->opt);
+    if (r->ws.act)
+        workspace_free(&r->ws, &r->model, r->be);
+    backend_cpu_destroy(r->fast);
+    backend_cuda_destroy(r->gpu);
+    model_free(&r->model);
+    dataset_free(&r->train);
+    dataset_free(&r->test);
+    free(r->params);
+    free(r->grads);
+    free(r->buffers);
+    free(r->eval_x);
+    free(r->eval_y);
+}
+
+/* The backend cfg names, with the options only a GPU takes refused elsewhere. */
+static int choose_backend(struct run *r, const struct train_config *cfg, struct dt_err *err)
+{
+    if (strcmp(cfg->backend, "reference") == 0) {
+        r->be = backend_reference();
+    } else if (strcmp(cfg->backend, "cpu") == 0) {
+        if (!(r->fast = backend_cpu_create(cfg->threads)))
+            return dt_fail(err, "out of memory for the cpu backend");
+        r->be = r->fast;
+    } else if (strcmp(cfg->backend, "cuda") == 0) {
+        char why[512];
+        struct cuda_options options = {.bf16 = cfg->bf16, .find_algorithms = cfg->find_algorithms};
+        if (!(r->gpu = backend_cuda_create(cfg->gpu, &options, why, sizeof why)))
+            return dt_fail(err, "--device cuda: %s", why);
+        r->be = r->gpu;
+    } else {
+        return dt_fail(err, "unknown backend \"%s\" (cpu, reference or cuda)", cfg->backend);
+    }
+    if (!r->gpu && (cfg->bf16 || cfg->find_algorithms || cfg->cuda_graphs))
+        return dt_fail(err, "%s needs --device cuda (the CPU backends compute in fp32 with their own kernels)",
+                       cfg->bf16 ? "--precision bf16" : cfg->find_algorithms ? "--conv-algo find" : "--cuda-graphs");
+    return 0;
+}
+
+/* The gradient exchange among the ranks of comm: over NCCL when the gradients live on GPUs. */
+static int choose_exchange(struct run *r, const struct train_config *cfg, struct comm *comm, struct dt_err *err)
+{
+    const struct exchange_method *method = cfg->exchange ? cfg->exchange : &exchange_bsp;
+    if (cfg->cuda_graphs && comm->world > 1)
+        return dt_fail(err, "--cuda-graphs runs one rank for now (%d here): NCCL inside a captured step is not built",
+                       comm->world);
+    if (r->gpu && !method->device_ok)   /* said before NCCL's set-up makes every rank wait for it */
+        return dt_fail(err, "--comm %s runs on CPU ranks for now (NCCL per layer is not built): use --comm %s",
+                       method->name, exchange_bsp.name);
+    if (r->gpu && comm->world > 1 && !(r->nccl = comm_nccl_create(comm, backend_cuda_stream(r->gpu), err)))
+        return dt_wrap(err, "NCCL");
+    if (exchange_create(&r->exchange, method, comm, r->nccl, &r->model, run_grads(r), r->model.num_params, err) < 0)
+        return -1;
+    r->workers = r->exchange.workers;
+    return 0;
+}
+
+/* The host arrays, at their initial values: rank 0's on every rank. */
+static int initial_state(struct run *r, const struct train_config *cfg, struct comm *comm, struct dt_err *err)
+{
+    size_t n = r->model.num_params, sample = (size_t)r->train.c * r->train.h * r->train.w;
+    r->params = malloc(n * sizeof(float));
+    r->grads = malloc(n * sizeof(float));
+    r->buffers = malloc((r->model.num_buffers + 1) * sizeof(float));
+    r->eval_x = loader_batch_alloc(sample * cfg->batch * sizeof(float));
+    r->eval_y = loader_batch_alloc((size_t)cfg->batch * sizeof(int));
+    if (!r->params || !r->grads || !r->buffers || !r->eval_x || !r->eval_y)
+        return dt_fail(err, "out of memory for %zu parameters", n);
+    model_init_params(&r->model, r->params, r->buffers, cfg->seed);
+    /* Every rank starts from rank 0's values, whatever its own seed or generator did. */
+    if (comm->broadcast(comm, r->params, n * sizeof(float), 0, err) < 0 ||
+        comm->broadcast(comm, r->buffers, r->model.num_buffers * sizeof(float), 0, err) < 0)
+        return -1;
+    return 0;
+}
+
+int run_setup(struct run *r, const struct train_config *cfg, struct comm *comm, struct dt_err *err)
+{
+    memset(r, 0, sizeof *r);
+    if (dataset_open(cfg->dataset, cfg->data_dir, &r->train, &r->test, err) < 0 ||
+        model_build(&r->model, cfg->model, r->train.c, r->train.h, r->train.w, r->train.classes, err) < 0 ||
+        choose_backend(r, cfg, err) < 0)
+        return -1;
+    if (initial_state(r, cfg, comm, err) < 0 || workspace_create(&r->ws, &r->model, r->be, cfg->batch, err) < 0 ||
+        optim_create(&r->opt, cfg->optimizer, r->model.num_params, err) < 0)
+        return -1;
+    size_t sample = (size_t)r->train.c * r->train.h * r->train.w;
+    if (device_setup(r, cfg->batch, sample, err) < 0 || choose_exchange(r, cfg, comm, err) < 0)
+        return -1;
+    r->opt.lr = (float)(cfg->lr * (cfg->lr_scale_linear ? r->workers.count : 1));
+    r->opt.momentum = (float)cfg->momentum;
+    r->opt.weight_decay = (float)cfg->weight_decay;
+    if (loader_init(&r->loader, &r->train, cfg->batch, r->workers.rank, r->workers.count, cfg->seed, err) < 0)
+        return -1;
+    return device_pin_batches(r, err);
+}

@@ -1,0 +1,43 @@
+/* run.h - everything one training run holds (data, model, backend, optimizer, exchange, device
+ * mirrors), made by run_setup and released by run_free, so the loop in train.c only steps it. */
+#ifndef RUN_H
+#define RUN_H
+
+#include "backend.h"
+#include "data.h"
+#include "device.h"
+#include "exchange.h"
+#include "loader.h"
+#include "nn.h"
+#include "optim.h"
+#include "train.h"
+
+struct run {
+    struct dataset train, test;
+    struct model model;
+    struct backend *fast, *gpu;
+    const struct backend *be;  /* the one computing: reference, fast or gpu */
+    struct workspace ws;
+    struct optimizer opt;
+    struct loader loader;
+    float *params, *grads, *buffers;   /* host arrays: on a GPU the copies checkpoints and broadcasts use */
+    float *eval_x;
+    int *eval_y;
+    struct device_state dev;   /* all NULL on the CPU */
+    struct comm *nccl;         /* the GPU ranks' gradient transport, when there are several */
+    struct exchange exchange;
+    struct workers workers;    /* the ranks that train: shards, lr scaling, evaluation, rates */
+};
+
+/* Opens the data, builds the model on its backend, sets every rank to rank 0's initial values and
+ * makes the optimizer, loader, exchange and device copies. r is zeroed first; after a failure
+ * run_free still releases what was made. 0 or -1 with err. */
+int run_setup(struct run *r, const struct train_config *cfg, struct comm *comm, struct dt_err *err);
+void run_free(struct run *r);
+
+/* The arrays the backend computes on: the device copies on a GPU, else the host arrays. */
+float *run_params(struct run *r);
+float *run_grads(struct run *r);
+float *run_buffers(struct run *r);
+
+#endif

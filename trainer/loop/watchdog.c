@@ -1,0 +1,76 @@
+/* watchdog.c - the hung-rank watchdog and test-only fault injection (see watchdog.h). */
+#include "watchdog.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *watchdog_main(void *arg)
+{
+    struct watchdog *wd = arg;
+    while (!atomic_load(&wd->stop)) {
+        usleep(200 * 1000);
+        double idle = (now_ms() - atomic_load(&wd->progress_ms)) / 1000.0;
+        if (idle < wd->timeout || atomic_load(&wd->stop))
+            continue;
+        fprintf(stderr, "dtrain-train: rank %d on %s: no step finished for %.0f s (after step %ld): a rank hung or "
+                "the network failed; ending the job (--timeout)\n", wd->comm->rank, wd->comm->hostname, idle,
+                atomic_load(&wd->step));
+        wd->comm->abort(wd->comm, 3);
+        _exit(3);   /* the single-process comm returns from abort only by exiting; MPI_Abort does not return */
+    }
+    return NULL;
+}
+
+void watchdog_touch(struct watchdog *wd, long step)
+{
+    atomic_store(&wd->step, step);
+    atomic_store(&wd->progress_ms, now_ms());
+}
+
+void watchdog_start(struct watchdog *wd, struct comm *comm, double timeout_seconds, long step)
+{
+    wd->comm = comm;
+    wd->timeout = timeout_seconds;
+    atomic_store(&wd->stop, 0);
+    watchdog_touch(wd, step);
+    wd->running = timeout_seconds > 0 && pthread_create(&wd->thread, NULL, watchdog_main, wd) == 0;
+}
+
+void watchdog_stop(struct watchdog *wd)
+{
+    if (!wd->running)
+        return;
+    atomic_store(&wd->stop, 1);
+    pthread_join(wd->thread, NULL);
+    wd->running = false;
+}
+
+/* Whether the variable names this rank and step (RANK:STEP). */
+static bool fault_here(const char *variable, const struct comm *comm, long step)
+{
+    const char *fault = getenv(variable);
+    int rank;
+    long at;
+    return fault && sscanf(fault, "%d:%ld", &rank, &at) == 2 && rank == comm->rank && step == at;
+}
+
+void fault_injection_point(const struct comm *comm, long step)
+{
+    if (fault_here("DTRAIN_FAULT_KILL", comm, step)) {
+        fflush(stdout);
+        raise(SIGKILL);
+    }
+    if (fault_here("DTRAIN_FAULT_HANG", comm, step))
+        for (;;)
+            pause();
+}

@@ -1,0 +1,181 @@
+/* ops.c - the op table (see ops.h): every kind of layer, forward and backward over a backend. */
+#include "ops.h"
+
+/* BN defaults, as PyTorch's. */
+#define BN_MOMENTUM 0.1f
+#define BN_EPS 1e-5f
+
+static const float *activation(const struct workspace *ws, int t)
+{
+    return t == 0 ? ws->input : ws->act[t];
+}
+
+/* The op's input, its input gradient (NULL for the model's input: nothing needs it), and the
+ * element count of its input over the batch. */
+static const float *in_of(const struct pass *p, const struct op *op) { return activation(p->ws, op->in); }
+static float *din_of(const struct pass *p, const struct op *op) { return op->in == 0 ? NULL : p->ws->grad[op->in]; }
+static size_t in_count(const struct pass *p, const struct op *op) { return tensor_size(p->m, op->in) * (size_t)p->n; }
+static struct tensor_shape in_shape(const struct pass *p, const struct op *op) { return p->m->tensors[op->in]; }
+
+/* ---------- linear ---------- */
+
+static void linear_forward(const struct pass *p, const struct op *op)
+{
+    p->be->linear_forward(p->be->state, in_of(p, op), p->params + op->w, p->params + op->b, p->ws->act[op->out], p->n,
+                          (int)tensor_size(p->m, op->in), op->c_out);
+}
+
+static void linear_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    p->be->linear_backward(p->be->state, in_of(p, op), p->params + op->w, p->ws->grad[op->out], din_of(p, op),
+                           p->grads + op->w, p->grads + op->b, p->n, (int)tensor_size(p->m, op->in), op->c_out, acc);
+}
+
+static double linear_macs(const struct model *m, const struct op *op)
+{
+    return (double)tensor_size(m, op->in) * op->c_out;
+}
+
+/* ---------- convolution ---------- */
+
+static struct conv_shape conv_shape_of(const struct model *m, const struct op *op, int n)
+{
+    struct tensor_shape in = m->tensors[op->in], out = m->tensors[op->out];
+    return (struct conv_shape){.n = n, .c = in.c, .h = in.h, .w = in.w, .c_out = op->c_out, .kh = op->k,
+                               .kw = op->k, .stride = op->stride, .pad = op->pad, .h_out = out.h, .w_out = out.w};
+}
+
+static void conv_forward(const struct pass *p, const struct op *op)
+{
+    struct conv_shape cs = conv_shape_of(p->m, op, p->n);
+    cs.cols = p->training ? p->ws->cols[p->index] : NULL;
+    p->be->conv_forward(p->be->state, &cs, in_of(p, op), p->params + op->w, op->bias ? p->params + op->b : NULL,
+                        p->ws->act[op->out]);
+}
+
+static void conv_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    struct conv_shape cs = conv_shape_of(p->m, op, p->n);
+    cs.cols = p->ws->cols[p->index];
+    p->be->conv_backward(p->be->state, &cs, in_of(p, op), p->params + op->w, p->ws->grad[op->out], din_of(p, op),
+                         p->grads + op->w, op->bias ? p->grads + op->b : NULL, acc);
+}
+
+static size_t conv_column_floats(const struct model *m, const struct op *op, int max_batch)
+{
+    struct conv_shape cs = conv_shape_of(m, op, max_batch);
+    return conv_cols_size(&cs);
+}
+
+static double conv_macs(const struct model *m, const struct op *op)
+{
+    return (double)m->tensors[op->in].c * op->k * op->k * tensor_size(m, op->out);
+}
+
+/* ---------- batch norm ---------- */
+
+static size_t batchnorm_saved(const struct model *m, const struct op *op, int max_batch)
+{
+    (void)max_batch;
+    return 2 * (size_t)m->tensors[op->in].c * sizeof(float);   /* the batch's mean and 1/std per channel */
+}
+
+static void batchnorm_init_buffers(const struct model *m, const struct op *op, float *buffers)
+{
+    for (int ch = 0; ch < m->tensors[op->in].c; ch++) {
+        buffers[op->running_mean + ch] = 0.0f;
+        buffers[op->running_var + ch] = 1.0f;
+    }
+}
+
+static void batchnorm_forward(const struct pass *p, const struct op *op)
+{
+    struct tensor_shape s = in_shape(p, op);
+    float *saved = p->ws->saved[op->slot];
+    p->be->batchnorm_forward(p->be->state, in_of(p, op), p->params + op->w, p->params + op->b,
+                             p->buffers + op->running_mean, p->buffers + op->running_var, saved, saved + s.c,
+                             p->ws->act[op->out], p->n, s.c, s.h * s.w, p->training, BN_MOMENTUM, BN_EPS);
+}
+
+static void batchnorm_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    struct tensor_shape s = in_shape(p, op);
+    const float *saved = p->ws->saved[op->slot];
+    p->be->batchnorm_backward(p->be->state, in_of(p, op), p->params + op->w, saved, saved + s.c, p->ws->grad[op->out],
+                              din_of(p, op), p->grads + op->w, p->grads + op->b, p->n, s.c, s.h * s.w, acc);
+}
+
+/* ---------- elementwise and pooling ---------- */
+
+static void relu_forward(const struct pass *p, const struct op *op)
+{
+    p->be->relu_forward(p->be->state, in_of(p, op), p->ws->act[op->out], in_count(p, op));
+}
+
+static void relu_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    p->be->relu_backward(p->be->state, p->ws->act[op->out], p->ws->grad[op->out], din_of(p, op), in_count(p, op), acc);
+}
+
+static size_t maxpool_saved(const struct model *m, const struct op *op, int max_batch)
+{
+    return tensor_size(m, op->out) * (size_t)max_batch * sizeof(int);   /* the winner of each window */
+}
+
+static void maxpool_forward(const struct pass *p, const struct op *op)
+{
+    struct tensor_shape s = in_shape(p, op);
+    p->be->maxpool_forward(p->be->state, in_of(p, op), p->ws->act[op->out], (int *)p->ws->saved[op->slot], p->n, s.c,
+                           s.h, s.w, op->k, op->stride, op->pad);
+}
+
+static void maxpool_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    struct tensor_shape s = in_shape(p, op), o = p->m->tensors[op->out];
+    p->be->maxpool_backward(p->be->state, (const int *)p->ws->saved[op->slot], p->ws->grad[op->out], din_of(p, op),
+                            p->n, s.c, s.h, s.w, o.h, o.w, op->k, op->stride, op->pad, acc);
+}
+
+static void avgpool_forward(const struct pass *p, const struct op *op)
+{
+    struct tensor_shape s = in_shape(p, op);
+    p->be->avgpool_forward(p->be->state, in_of(p, op), p->ws->act[op->out], p->n, s.c, s.h * s.w);
+}
+
+static void avgpool_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    struct tensor_shape s = in_shape(p, op);
+    p->be->avgpool_backward(p->be->state, p->ws->grad[op->out], din_of(p, op), p->n, s.c, s.h * s.w, acc);
+}
+
+static void add_forward(const struct pass *p, const struct op *op)
+{
+    p->be->add_forward(p->be->state, in_of(p, op), activation(p->ws, op->in2), p->ws->act[op->out], in_count(p, op));
+}
+
+/* The backend's add only accumulates: an input read by this op alone was not zeroed, so it is here. */
+static void add_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    size_t count = in_count(p, op);
+    float *da = din_of(p, op), *db = p->ws->grad[op->in2];
+    if (!acc)
+        backend_zero(p->be, da, count * sizeof(float));
+    if (p->m->readers[op->in2] == 1)
+        backend_zero(p->be, db, count * sizeof(float));
+    p->be->add_backward(p->be->state, p->ws->grad[op->out], da, db, count);
+}
+
+const struct op_type op_types[OP_KIND_COUNT] = {
+    [OP_LINEAR] = {.name = "linear", .inputs = 1, .owns_params = true, .forward = linear_forward,
+                   .backward = linear_backward, .forward_macs = linear_macs},
+    [OP_CONV] = {.name = "conv", .inputs = 1, .owns_params = true, .column_floats = conv_column_floats,
+                 .forward = conv_forward, .backward = conv_backward, .forward_macs = conv_macs},
+    [OP_BATCHNORM] = {.name = "batchnorm", .inputs = 1, .owns_params = true, .saved_bytes = batchnorm_saved,
+                      .init_buffers = batchnorm_init_buffers, .forward = batchnorm_forward,
+                      .backward = batchnorm_backward},
+    [OP_RELU] = {.name = "relu", .inputs = 1, .forward = relu_forward, .backward = relu_backward},
+    [OP_MAXPOOL] = {.name = "maxpool", .inputs = 1, .saved_bytes = maxpool_saved, .forward = maxpool_forward,
+                    .backward = maxpool_backward},
+    [OP_AVGPOOL] = {.name = "avgpool", .inputs = 1, .forward = avgpool_forward, .backward = avgpool_backward},
+    [OP_ADD] = {.name = "add", .inputs = 2, .forward = add_forward, .backward = add_backward},
+};
