@@ -182,6 +182,35 @@ static void test_optimizers_follow_pytorch(void **state)
     assert_true(tu_contains(err.msg, "unknown optimizer \"lamb\""));
 }
 
+/* A step updated range by range (layer-wise methods: ByteScheduler), in any order, ends where
+ * the whole-buffer step ends, bitwise, for both optimizers over three steps. */
+static void test_optimizer_ranges_make_the_whole_step(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    const char *names[] = {"sgd", "adam"};
+    for (int k = 0; k < 2; k++) {
+        struct optimizer whole, parts;
+        assert_int_equal(optim_create(&whole, names[k], N, NULL), 0);
+        assert_int_equal(optim_create(&parts, names[k], N, NULL), 0);
+        whole.weight_decay = parts.weight_decay = 0.01f;
+        float p1[N], p2[N], g[N];
+        for (int i = 0; i < N; i++)
+            p1[i] = p2[i] = (float)sin(i), g[i] = (float)cos(3.0 * i);
+        for (int step = 0; step < 3; step++) {
+            optim_step(&whole, p1, g);
+            optim_begin_step(&parts);
+            optim_update_range(&parts, p2, g, 600, 400);   /* the last layers first, as backward finishes them */
+            optim_update_range(&parts, p2, g, 100, 500);
+            optim_update_range(&parts, p2, g, 0, 100);
+        }
+        assert_memory_equal(p1, p2, sizeof p1);
+        assert_memory_equal(whole.m, parts.m, N * sizeof(float));
+        optim_free(&whole);
+        optim_free(&parts);
+    }
+}
+
 /* The synthetic set's labels identify samples well enough to check who read what. */
 static void test_loader_shards_cover_each_epoch(void **state)
 {
@@ -484,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_idx_files_and_their_errors),
         cmocka_unit_test(test_bigmnist_is_deterministic_and_deformed),
         cmocka_unit_test(test_optimizers_follow_pytorch),
+        cmocka_unit_test(test_optimizer_ranges_make_the_whole_step),
         cmocka_unit_test(test_loader_shards_cover_each_epoch),
         cmocka_unit_test(test_short_training_run_learns_fashion_mnist),
         cmocka_unit_test(test_diverging_loss_stops_the_run),

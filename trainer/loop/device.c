@@ -159,7 +159,7 @@ int device_next_batch(struct run *r, const float **x, const int **y, struct dt_e
 static void advance_optimizer(struct run *r)
 {
     struct optimizer *o = &r->opt;
-    o->step++;
+    optim_begin_step(o);
     if (o->kind == OPTIM_ADAM) {
         float step_size, root2;
         optim_adam_scalars(o, &step_size, &root2);
@@ -167,17 +167,22 @@ static void advance_optimizer(struct run *r)
     }
 }
 
-void device_update(struct run *r, bool counted)
+void device_begin_update(struct run *r, bool counted)
 {
-    struct optimizer *o = &r->opt;
     if (!counted)
         advance_optimizer(r);
+}
+
+void device_update_range(struct run *r, size_t first, size_t count)
+{
+    struct optimizer *o = &r->opt;
+    struct device_state *d = &r->dev;
     if (o->kind == OPTIM_SGD)   /* SGD's first step starts its momentum buffer */
-        backend_cuda_sgd(r->gpu, r->dev.params, r->dev.grads, r->dev.m, o->count, o->lr, o->momentum, o->weight_decay,
-                         o->step == 1);
+        backend_cuda_sgd(r->gpu, d->params + first, d->grads + first, d->m + first, count, o->lr, o->momentum,
+                         o->weight_decay, o->step == 1);
     else
-        backend_cuda_adam(r->gpu, r->dev.params, r->dev.grads, r->dev.m, r->dev.v, o->count, o->beta1, o->beta2, o->eps,
-                          o->weight_decay);
+        backend_cuda_adam(r->gpu, d->params + first, d->grads + first, d->m + first, d->v + first, count, o->beta1,
+                          o->beta2, o->eps, o->weight_decay);
 }
 
 int device_graph_step(struct run *r, const float *x, const int *y, int batch, device_step_fn step, double *loss,

@@ -56,9 +56,11 @@ int device_batch_in(struct run *r, const float *x, const int *y, int n, const fl
 /* Waits until the last upload has read its host buffer (before refilling it). */
 int device_staged(struct run *r, struct dt_err *err);
 
-/* The optimizer's step on the device, queued: the step count and Adam's scalars first (skipped
- * when a captured graph sets them: counted == true). */
-void device_update(struct run *r, bool counted);
+/* The optimizer's step on the device, queued: device_begin_update counts the step and sets
+ * Adam's scalars (skipped when the step was counted already: a captured graph's are set before
+ * each launch), then device_update_range updates any ranges of the parameters, each once. */
+void device_begin_update(struct run *r, bool counted);
+void device_update_range(struct run *r, size_t first, size_t count);
 
 /* A training step as a CUDA graph: captured the first time a batch slot is used (and whenever a
  * buffer it points into has moved), then replayed; the loss is read after the launch. step is

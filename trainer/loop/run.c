@@ -11,6 +11,22 @@ float *run_params(struct run *r) { return r->gpu ? r->dev.params : r->params; }
 float *run_grads(struct run *r) { return r->gpu ? r->dev.grads : r->grads; }
 float *run_buffers(struct run *r) { return r->gpu ? r->dev.buffers : r->buffers; }
 
+void run_begin_update(struct run *r, bool counted)
+{
+    if (r->gpu)
+        device_begin_update(r, counted);
+    else if (!counted)
+        optim_begin_step(&r->opt);
+}
+
+void run_update_range(struct run *r, size_t first, size_t count)
+{
+    if (r->gpu)
+        device_update_range(r, first, count);
+    else
+        optim_update_range(&r->opt, r->params, r->grads, first, count);
+}
+
 void run_free(struct run *r)
 {
     exchange_destroy(&r->exchange);

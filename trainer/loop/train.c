@@ -48,10 +48,8 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
     model_backward_notify(&r->model, r->be, &r->ws, run_params(r), run_grads(r), batch, &hook);
     if (exchange_finish(&r->exchange, err) < 0)
         return -1;
-    if (r->gpu)
-        device_update(r, captured);
-    else
-        optim_step(&r->opt, r->params, r->grads);
+    run_begin_update(r, captured);
+    run_update_range(r, 0, r->model.num_params);
     return 0;
 }
 

@@ -34,10 +34,10 @@ void optim_free(struct optimizer *opt)
     opt->m = opt->v = NULL;
 }
 
-static void sgd_step(struct optimizer *opt, float *p, const float *grads)
+static void sgd_update(struct optimizer *opt, float *p, const float *grads, size_t begin, size_t end)
 {
     bool first = opt->step == 1;   /* PyTorch starts the momentum buffer at the first gradient */
-    for (size_t i = 0; i < opt->count; i++) {
+    for (size_t i = begin; i < end; i++) {
         float g = grads[i] + opt->weight_decay * p[i];
         if (opt->momentum != 0.0f) {
             opt->m[i] = first ? g : opt->momentum * opt->m[i] + g;
@@ -54,11 +54,11 @@ void optim_adam_scalars(const struct optimizer *opt, float *step_size, float *ro
     *root2 = (float)sqrt(correction2);
 }
 
-static void adam_step(struct optimizer *opt, float *p, const float *grads)
+static void adam_update(struct optimizer *opt, float *p, const float *grads, size_t begin, size_t end)
 {
     float b1 = opt->beta1, b2 = opt->beta2, step_size, root2;
     optim_adam_scalars(opt, &step_size, &root2);
-    for (size_t i = 0; i < opt->count; i++) {
+    for (size_t i = begin; i < end; i++) {
         float g = grads[i] + opt->weight_decay * p[i];
         opt->m[i] = b1 * opt->m[i] + (1.0f - b1) * g;
         opt->v[i] = b2 * opt->v[i] + (1.0f - b2) * g * g;
@@ -66,11 +66,21 @@ static void adam_step(struct optimizer *opt, float *p, const float *grads)
     }
 }
 
-void optim_step(struct optimizer *opt, float *params, const float *grads)
+void optim_begin_step(struct optimizer *opt)
 {
     opt->step++;
+}
+
+void optim_update_range(struct optimizer *opt, float *params, const float *grads, size_t first, size_t count)
+{
     if (opt->kind == OPTIM_SGD)
-        sgd_step(opt, params, grads);
+        sgd_update(opt, params, grads, first, first + count);
     else
-        adam_step(opt, params, grads);
+        adam_update(opt, params, grads, first, first + count);
+}
+
+void optim_step(struct optimizer *opt, float *params, const float *grads)
+{
+    optim_begin_step(opt);
+    optim_update_range(opt, params, grads, 0, opt->count);
 }

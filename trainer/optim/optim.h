@@ -22,8 +22,14 @@ struct optimizer {
 int optim_create(struct optimizer *opt, const char *name, size_t count, struct dt_err *err);
 void optim_free(struct optimizer *opt);
 
-/* One update of params from grads. */
+/* One update of params from grads: optim_begin_step, then optim_update_range over all of them. */
 void optim_step(struct optimizer *opt, float *params, const float *grads);
+
+/* A step's two halves, for methods that update layer by layer (ByteScheduler) and for a device
+ * that runs the arithmetic itself: count the step once (Adam's bias correction, SGD's first step),
+ * then update any ranges of the buffer, each once, in any order. */
+void optim_begin_step(struct optimizer *opt);
+void optim_update_range(struct optimizer *opt, float *params, const float *grads, size_t first, size_t count);
 
 /* Adam's per-step constants after opt->step was counted: lr / (1 - beta1^step) and
  * sqrt(1 - beta2^step) (a GPU update computes with the same two numbers). */
