@@ -138,22 +138,22 @@ static double double_loss(const struct model *m, const double *p, const double *
             const double *xi = in + b * in_size;
             double *yo = out + b * out_size;
             if (op->kind == OP_LINEAR) {
-                for (int k = 0; k < op->c_out; k++) {
+                for (int k = 0; k < op->linear.out_features; k++) {
                     yo[k] = p[op->b + k];
                     for (size_t j = 0; j < in_size; j++)
                         yo[k] += p[op->w + k * in_size + j] * xi[j];
                 }
             } else if (op->kind == OP_CONV) {
-                for (int co = 0; co < op->c_out; co++)
+                for (int co = 0; co < op->conv.c_out; co++)
                     for (int oy = 0; oy < o.h; oy++)
                         for (int ox = 0; ox < o.w; ox++) {
-                            double sum = op->bias ? p[op->b + co] : 0;
+                            double sum = op->conv.bias ? p[op->b + co] : 0;
                             for (int ci = 0; ci < s.c; ci++)
-                                for (int ky = 0; ky < op->k; ky++)
-                                    for (int kx = 0; kx < op->k; kx++) {
-                                        int iy = oy * op->stride - op->pad + ky, ix = ox * op->stride - op->pad + kx;
+                                for (int ky = 0; ky < op->conv.k; ky++)
+                                    for (int kx = 0; kx < op->conv.k; kx++) {
+                                        int iy = oy * op->conv.stride - op->conv.pad + ky, ix = ox * op->conv.stride - op->conv.pad + kx;
                                         if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)
-                                            sum += p[op->w + ((co * s.c + ci) * op->k + ky) * op->k + kx] *
+                                            sum += p[op->w + ((co * s.c + ci) * op->conv.k + ky) * op->conv.k + kx] *
                                                    xi[(ci * s.h + iy) * s.w + ix];
                                     }
                             yo[(co * o.h + oy) * o.w + ox] = sum;
@@ -166,9 +166,9 @@ static double double_loss(const struct model *m, const double *p, const double *
                     for (int oy = 0; oy < o.h; oy++)
                         for (int ox = 0; ox < o.w; ox++) {
                             double best = -INFINITY;
-                            for (int ky = 0; ky < op->k; ky++)
-                                for (int kx = 0; kx < op->k; kx++) {
-                                    int iy = oy * op->stride - op->pad + ky, ix = ox * op->stride - op->pad + kx;
+                            for (int ky = 0; ky < op->pool.k; ky++)
+                                for (int kx = 0; kx < op->pool.k; kx++) {
+                                    int iy = oy * op->pool.stride - op->pool.pad + ky, ix = ox * op->pool.stride - op->pool.pad + kx;
                                     if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)
                                         best = fmax(best, xi[(c * s.h + iy) * s.w + ix]);
                                 }

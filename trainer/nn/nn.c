@@ -87,7 +87,7 @@ int nn_conv(struct model *m, int in, int c_out, int k, int stride, int pad, bool
     struct op *op = new_op(m, OP_CONV, in);
     if (!op)
         return 0;
-    op->c_out = c_out, op->k = k, op->stride = stride, op->pad = pad, op->bias = bias;
+    op->conv = (struct op_conv){.c_out = c_out, .k = k, .stride = stride, .pad = pad, .bias = bias};
     int fan_in = s.c * k * k, fan_out = c_out * k * k;
     if (init == NN_INIT_KAIMING_FAN_OUT)   /* torchvision ResNets: kaiming_normal_(fan_out, relu) */
         op->w = new_params(m, (size_t)c_out * fan_in, INIT_NORMAL, sqrtf(2.0f / fan_out));
@@ -107,8 +107,8 @@ int nn_batchnorm(struct model *m, int in)
     op->w = new_params(m, (size_t)s.c, INIT_CONSTANT, 1.0f);
     m->ops[m->num_ops - 1].b = new_params(m, (size_t)s.c, INIT_CONSTANT, 0.0f);
     op = &m->ops[m->num_ops - 1];
-    op->running_mean = m->num_buffers;
-    op->running_var = m->num_buffers + (size_t)s.c;
+    op->bn.running_mean = m->num_buffers;
+    op->bn.running_var = m->num_buffers + (size_t)s.c;
     m->num_buffers += 2 * (size_t)s.c;
     op->slot = m->num_slots++;
     return output_of_last_op(m, s.c, s.h, s.w);
@@ -128,7 +128,7 @@ int nn_maxpool(struct model *m, int in, int k, int stride, int pad)
     struct op *op = new_op(m, OP_MAXPOOL, in);
     if (!op)
         return 0;
-    op->k = k, op->stride = stride, op->pad = pad;
+    op->pool = (struct op_pool){.k = k, .stride = stride, .pad = pad};
     op->slot = m->num_slots++;
     return output_of_last_op(m, s.c, conv_out_size(s.h, k, stride, pad), conv_out_size(s.w, k, stride, pad));
 }
@@ -147,8 +147,7 @@ int nn_linear(struct model *m, int in, int out_features)
     struct op *op = new_op(m, OP_LINEAR, in);
     if (!op)
         return 0;
-    op->c_out = out_features;
-    op->bias = true;
+    op->linear.out_features = out_features;
     float bound = 1.0f / sqrtf((float)in_features);
     op->w = new_params(m, (size_t)out_features * in_features, INIT_UNIFORM, bound);
     m->ops[m->num_ops - 1].b = new_params(m, (size_t)out_features, INIT_UNIFORM, bound);

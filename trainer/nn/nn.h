@@ -21,14 +21,32 @@ struct tensor_shape {
     int c, h, w;              /* per sample; a linear layer reads c*h*w features */
 };
 
+/* What each kind needs beyond its tensors, one struct per kind. */
+struct op_conv {
+    int c_out, k, stride, pad;   /* square kernels */
+    bool bias;
+};
+struct op_linear {
+    int out_features;
+};
+struct op_pool {
+    int k, stride, pad;
+};
+struct op_batchnorm {
+    size_t running_mean, running_var;   /* offsets in buffers */
+};
+
 struct op {
     enum op_kind kind;
-    int in, in2, out;         /* tensors; in2 only for OP_ADD */
-    int c_out, k, stride, pad;
-    bool bias;
-    size_t w, b;              /* offsets of weights and bias (or BN gamma and beta) in params */
-    size_t running_mean, running_var;   /* BN: offsets in buffers */
-    int slot;                 /* BN: saved statistics; maxpool: argmax storage (index into the workspace) */
+    int in, in2, out;         /* tensors; in2 only for kinds that read two (op_types[kind].inputs) */
+    size_t w, b;              /* where the kind owns parameters: offsets of weights and bias (BN gamma, beta) */
+    int slot;                 /* the workspace slot of what forward keeps for backward (saved_bytes); -1: none */
+    union {                   /* by kind */
+        struct op_conv conv;
+        struct op_linear linear;
+        struct op_pool pool;
+        struct op_batchnorm bn;
+    };
 };
 
 /* How a parameter range starts out. */

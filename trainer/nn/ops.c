@@ -22,18 +22,19 @@ static struct tensor_shape in_shape(const struct pass *p, const struct op *op) {
 static void linear_forward(const struct pass *p, const struct op *op)
 {
     p->be->linear_forward(p->be->state, in_of(p, op), p->params + op->w, p->params + op->b, p->ws->act[op->out], p->n,
-                          (int)tensor_size(p->m, op->in), op->c_out);
+                          (int)tensor_size(p->m, op->in), op->linear.out_features);
 }
 
 static void linear_backward(const struct pass *p, const struct op *op, bool acc)
 {
     p->be->linear_backward(p->be->state, in_of(p, op), p->params + op->w, p->ws->grad[op->out], din_of(p, op),
-                           p->grads + op->w, p->grads + op->b, p->n, (int)tensor_size(p->m, op->in), op->c_out, acc);
+                           p->grads + op->w, p->grads + op->b, p->n, (int)tensor_size(p->m, op->in),
+                           op->linear.out_features, acc);
 }
 
 static double linear_macs(const struct model *m, const struct op *op)
 {
-    return (double)tensor_size(m, op->in) * op->c_out;
+    return (double)tensor_size(m, op->in) * op->linear.out_features;
 }
 
 /* ---------- convolution ---------- */
@@ -41,15 +42,16 @@ static double linear_macs(const struct model *m, const struct op *op)
 static struct conv_shape conv_shape_of(const struct model *m, const struct op *op, int n)
 {
     struct tensor_shape in = m->tensors[op->in], out = m->tensors[op->out];
-    return (struct conv_shape){.n = n, .c = in.c, .h = in.h, .w = in.w, .c_out = op->c_out, .kh = op->k,
-                               .kw = op->k, .stride = op->stride, .pad = op->pad, .h_out = out.h, .w_out = out.w};
+    const struct op_conv *c = &op->conv;
+    return (struct conv_shape){.n = n, .c = in.c, .h = in.h, .w = in.w, .c_out = c->c_out, .kh = c->k, .kw = c->k,
+                               .stride = c->stride, .pad = c->pad, .h_out = out.h, .w_out = out.w};
 }
 
 static void conv_forward(const struct pass *p, const struct op *op)
 {
     struct conv_shape cs = conv_shape_of(p->m, op, p->n);
     cs.cols = p->training ? p->ws->cols[p->index] : NULL;
-    p->be->conv_forward(p->be->state, &cs, in_of(p, op), p->params + op->w, op->bias ? p->params + op->b : NULL,
+    p->be->conv_forward(p->be->state, &cs, in_of(p, op), p->params + op->w, op->conv.bias ? p->params + op->b : NULL,
                         p->ws->act[op->out]);
 }
 
@@ -58,7 +60,7 @@ static void conv_backward(const struct pass *p, const struct op *op, bool acc)
     struct conv_shape cs = conv_shape_of(p->m, op, p->n);
     cs.cols = p->ws->cols[p->index];
     p->be->conv_backward(p->be->state, &cs, in_of(p, op), p->params + op->w, p->ws->grad[op->out], din_of(p, op),
-                         p->grads + op->w, op->bias ? p->grads + op->b : NULL, acc);
+                         p->grads + op->w, op->conv.bias ? p->grads + op->b : NULL, acc);
 }
 
 static size_t conv_column_floats(const struct model *m, const struct op *op, int max_batch)
@@ -69,7 +71,7 @@ static size_t conv_column_floats(const struct model *m, const struct op *op, int
 
 static double conv_macs(const struct model *m, const struct op *op)
 {
-    return (double)m->tensors[op->in].c * op->k * op->k * tensor_size(m, op->out);
+    return (double)m->tensors[op->in].c * op->conv.k * op->conv.k * tensor_size(m, op->out);
 }
 
 /* ---------- batch norm ---------- */
@@ -83,8 +85,8 @@ static size_t batchnorm_saved(const struct model *m, const struct op *op, int ma
 static void batchnorm_init_buffers(const struct model *m, const struct op *op, float *buffers)
 {
     for (int ch = 0; ch < m->tensors[op->in].c; ch++) {
-        buffers[op->running_mean + ch] = 0.0f;
-        buffers[op->running_var + ch] = 1.0f;
+        buffers[op->bn.running_mean + ch] = 0.0f;
+        buffers[op->bn.running_var + ch] = 1.0f;
     }
 }
 
@@ -93,7 +95,7 @@ static void batchnorm_forward(const struct pass *p, const struct op *op)
     struct tensor_shape s = in_shape(p, op);
     float *saved = p->ws->saved[op->slot];
     p->be->batchnorm_forward(p->be->state, in_of(p, op), p->params + op->w, p->params + op->b,
-                             p->buffers + op->running_mean, p->buffers + op->running_var, saved, saved + s.c,
+                             p->buffers + op->bn.running_mean, p->buffers + op->bn.running_var, saved, saved + s.c,
                              p->ws->act[op->out], p->n, s.c, s.h * s.w, p->training, BN_MOMENTUM, BN_EPS);
 }
 
@@ -126,14 +128,14 @@ static void maxpool_forward(const struct pass *p, const struct op *op)
 {
     struct tensor_shape s = in_shape(p, op);
     p->be->maxpool_forward(p->be->state, in_of(p, op), p->ws->act[op->out], (int *)p->ws->saved[op->slot], p->n, s.c,
-                           s.h, s.w, op->k, op->stride, op->pad);
+                           s.h, s.w, op->pool.k, op->pool.stride, op->pool.pad);
 }
 
 static void maxpool_backward(const struct pass *p, const struct op *op, bool acc)
 {
     struct tensor_shape s = in_shape(p, op), o = p->m->tensors[op->out];
     p->be->maxpool_backward(p->be->state, (const int *)p->ws->saved[op->slot], p->ws->grad[op->out], din_of(p, op),
-                            p->n, s.c, s.h, s.w, o.h, o.w, op->k, op->stride, op->pad, acc);
+                            p->n, s.c, s.h, s.w, o.h, o.w, op->pool.k, op->pool.stride, op->pool.pad, acc);
 }
 
 static void avgpool_forward(const struct pass *p, const struct op *op)
