@@ -22,13 +22,7 @@ steps_for() {   # a few seconds of timed work per measurement on one core
 }
 
 ours() {   # prints "SAMPLES_PER_SEC GFLOPS" of the steps after the warm-up
-    taskset -c "$cores" "$bin/dtrain-train" --model "$1" --dataset synthetic --batch-size $batch --threads "$threads" \
-        --epochs 1000 --max-steps $(($2 + warmup)) --log-every 1 --eval-every 0 --quiet 2>&1 |
-        awk -v b=$batch -v w=$warmup -v n=$(($2 + warmup)) '
-            /^Step[0-9]+: / { k = substr($1, 5) + 0; t[k] = k * b / $2 }
-            / GFLOP\/s/ { for (i = 1; i <= NF; i++) if ($i == "GFLOP/s,") g = $(i - 1);
-                          for (i = 1; i <= NF; i++) if ($i == "samples/s") r = $(i - 1) }
-            END { s = (n - w) * b / (t[n] - t[w]); printf "%.2f %.1f\n", s, g / r * s }'
+    sh "$here/dtrain_rate.sh" "$bin" "$1" "$2" "$threads" $batch $warmup
 }
 
 theirs() {

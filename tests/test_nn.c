@@ -61,28 +61,28 @@ static void tiny_model(struct model *m, int kind)
     switch (kind) {
     case 0:   /* linear */
         nn_begin(m, "linear", 12, 1, 1, 5);
-        m->logits = nn_linear(m, nn_relu(m, nn_linear(m, 0, 7)), 5);
+        nn_softmax_xent(m, nn_linear(m, nn_relu(m, nn_linear(m, 0, 7)), 5));
         break;
     case 1:   /* conv with stride, padding, bias */
         nn_begin(m, "conv", 2, 7, 7, 4);
-        m->logits = nn_linear(m, nn_relu(m, nn_conv(m, 0, 3, 3, 2, 1, true, NN_INIT_PYTORCH_DEFAULT)), 4);
+        nn_softmax_xent(m, nn_linear(m, nn_relu(m, nn_conv(m, 0, 3, 3, 2, 1, true, NN_INIT_PYTORCH_DEFAULT)), 4));
         break;
     case 2:   /* batch norm (training mode), global average pool */
         nn_begin(m, "bn", 3, 4, 4, 3);
-        m->logits = nn_linear(m, nn_avgpool(m, nn_relu(m, nn_batchnorm(m, nn_conv(m, 0, 4, 3, 1, 1, false,
-                                                                                   NN_INIT_KAIMING_FAN_OUT)))), 3);
+        nn_softmax_xent(m, nn_linear(m, nn_avgpool(m, nn_relu(m, nn_batchnorm(m, nn_conv(m, 0, 4, 3, 1, 1, false,
+                                                                                         NN_INIT_KAIMING_FAN_OUT)))), 3));
         break;
     case 3:   /* max pool 2x2 and 3x3 stride 2 pad 1 */
         nn_begin(m, "maxpool", 2, 8, 8, 3);
-        m->logits = nn_linear(m, nn_maxpool(m, nn_maxpool(m, nn_conv(m, 0, 3, 3, 1, 1, true, NN_INIT_PYTORCH_DEFAULT),
-                                                          2, 2, 0), 3, 2, 1), 3);
+        nn_softmax_xent(m, nn_linear(m, nn_maxpool(m, nn_maxpool(m, nn_conv(m, 0, 3, 3, 1, 1, true, NN_INIT_PYTORCH_DEFAULT),
+                                                                2, 2, 0), 3, 2, 1), 3));
         break;
     default: { /* a residual block with a strided 1x1 downsample */
         nn_begin(m, "residual", 3, 6, 6, 3);
         int t = nn_relu(m, nn_batchnorm(m, nn_conv(m, 0, 4, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT)));
         int a = nn_batchnorm(m, nn_conv(m, t, 6, 3, 2, 1, false, NN_INIT_KAIMING_FAN_OUT));
         int b = nn_batchnorm(m, nn_conv(m, t, 6, 1, 2, 0, false, NN_INIT_KAIMING_FAN_OUT));
-        m->logits = nn_linear(m, nn_avgpool(m, nn_relu(m, nn_add(m, a, b))), 3);
+        nn_softmax_xent(m, nn_linear(m, nn_avgpool(m, nn_relu(m, nn_add(m, a, b))), 3));
     }
     }
     assert_false(m->failed);
@@ -229,7 +229,7 @@ static void test_backward_matches_central_differences(void **state)
         tiny_model(&m, kind);
         struct run r;
         setup_run(&m, &r, n, 42 + (uint64_t)kind);
-        double float_loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, r.x, r.labels, n, true, NULL);
+        double float_loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &(struct batch){n, r.x, r.labels}, true, NULL, NULL);
         memset(r.grads, 0, m.num_params * sizeof(float));
         model_backward(&m, backend_reference(), &r.ws, r.params, r.grads, n);
         size_t in = tensor_size(&m, 0) * n;
@@ -283,8 +283,9 @@ static void compare_backends(struct model *m, int n, const char *label, enum cpu
     struct run ref, cpu;
     setup_run(m, &ref, n, 7);
     setup_run(m, &cpu, n, 7);
-    double ref_loss = model_forward(m, backend_reference(), &ref.ws, ref.params, ref.buffers, ref.x, ref.labels, n, true, NULL);
-    double cpu_loss = model_forward(m, fast, &cpu.ws, cpu.params, cpu.buffers, cpu.x, cpu.labels, n, true, NULL);
+    double ref_loss = model_forward(m, backend_reference(), &ref.ws, ref.params, ref.buffers, &(struct batch){n, ref.x, ref.labels}, true,
+                                   NULL, NULL);
+    double cpu_loss = model_forward(m, fast, &cpu.ws, cpu.params, cpu.buffers, &(struct batch){n, cpu.x, cpu.labels}, true, NULL, NULL);
     memset(ref.grads, 0, m->num_params * sizeof(float));
     memset(cpu.grads, 0, m->num_params * sizeof(float));
     model_backward(m, backend_reference(), &ref.ws, ref.params, ref.grads, n);
@@ -333,12 +334,75 @@ static void test_fast_backend_matches_reference(void **state)
     }
 }
 
+/* What a layer-wise exchange learns before each layer's forward pass: its parameter range. Over
+ * a pass the ranges tile the whole buffer in order; backward's readiness calls come in reverse. */
+struct spans {
+    size_t next;               /* where the next range must begin */
+    int calls;
+    bool ok;
+};
+
+static void on_needed(void *ctx, size_t first, size_t count)
+{
+    struct spans *s = ctx;
+    s->ok = s->ok && first == s->next && count > 0;
+    s->next = first + count;
+    s->calls++;
+}
+
+static void on_ready(void *ctx, size_t first)
+{
+    struct spans *s = ctx;
+    s->ok = s->ok && first < s->next;   /* strictly towards the start */
+    s->next = first;
+    s->calls++;
+}
+
+static void test_passes_tell_each_layer_its_parameters(void **state)
+{
+    (void)state;
+    const char *models[] = {"mlp", "lenet", "cnn", "resnet18"};
+    for (int k = 0; k < 4; k++) {
+        struct model m;
+        build_or_fail(&m, models[k], 1, 28, 28, 10);
+        struct run r;
+        setup_run(&m, &r, 2, 3);
+        struct spans fwd = {.ok = true}, bwd = {.ok = true};
+        struct params_needed need = {on_needed, &fwd};
+        model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &(struct batch){2, r.x, r.labels}, true,
+                      &need, NULL);
+        bwd.next = m.num_params + 1;
+        struct grads_ready ready = {on_ready, &bwd};
+        model_backward_notify(&m, backend_reference(), &r.ws, r.params, r.grads, 2, &ready);
+        assert_true(fwd.ok);
+        assert_int_equal(fwd.next, m.num_params);
+        assert_true(bwd.ok);
+        assert_int_equal(bwd.next, 0);
+        assert_int_equal(bwd.calls, fwd.calls);
+        free_run(&m, &r);
+        model_free(&m);
+    }
+}
+
+/* Every graph ends in its loss: one that does not is refused when building ends. */
+static void test_a_graph_needs_a_loss(void **state)
+{
+    (void)state;
+    struct model m;
+    nn_begin(&m, "noloss", 4, 1, 1, 3);
+    m.logits = nn_linear(&m, 0, 3);
+    assert_int_equal(nn_finish(&m), -1);
+    model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parameter_counts),
         cmocka_unit_test(test_backward_matches_central_differences),
         cmocka_unit_test(test_fast_backend_matches_reference),
+        cmocka_unit_test(test_passes_tell_each_layer_its_parameters),
+        cmocka_unit_test(test_a_graph_needs_a_loss),
     };
     return cmocka_run_group_tests_name("nn", tests, NULL, NULL);
 }

@@ -77,6 +77,21 @@ struct grads_ready exchange_backward_hook(struct exchange *x)
     return (struct grads_ready){on_grads_ready, x};
 }
 
+static void on_params_needed(void *ctx, size_t first, size_t count)
+{
+    struct exchange *x = ctx;
+    if (!x->failed && x->workers.count > 1 && x->method->before_forward(x, first, count, &x->pending) < 0)
+        x->failed = true;
+}
+
+const struct params_needed *exchange_forward_hook(struct exchange *x)
+{
+    if (!x->method->before_forward)
+        return NULL;
+    x->forward_hook = (struct params_needed){on_params_needed, x};
+    return &x->forward_hook;
+}
+
 int exchange_finish(struct exchange *x, struct dt_err *err)
 {
     if (x->failed) {

@@ -57,8 +57,9 @@ struct exchange {
     size_t count;
     struct exchange_stats stats;
     void *state;               /* the method's */
-    bool failed;               /* a grads_ready call failed: finish reports it */
+    bool failed;               /* a hook's call failed: finish reports it */
     struct dt_err pending;
+    struct params_needed forward_hook;
 };
 
 /* The methods, in --help order, and their number. */
@@ -82,6 +83,10 @@ void exchange_destroy(struct exchange *x);
 /* The hook model_backward_notify calls (nn.h): hands finished gradients to the method; an error is
  * kept until exchange_finish. */
 struct grads_ready exchange_backward_hook(struct exchange *x);
+
+/* The hook model_forward calls before each layer with parameters (nn.h), or NULL when the method
+ * does not wait there (every parameter is updated before the step's forward pass begins). */
+const struct params_needed *exchange_forward_hook(struct exchange *x);
 
 /* After backward: every gradient is the workers' mean. A world of one exchanges nothing (a GPU's
  * gradients never reach a host collective). 0, or -1 with err (then the job must be aborted: the

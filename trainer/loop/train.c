@@ -38,7 +38,9 @@ static double now_sec(void)
 static int train_step(struct run *r, const float *x, const int *y, int batch, bool captured, double *loss,
                       struct dt_err *err)
 {
-    *loss = model_forward(&r->model, r->be, &r->ws, run_params(r), run_buffers(r), x, y, batch, true, NULL);
+    struct batch b = {.n = batch, .x = x, .labels = y};
+    *loss = model_forward(&r->model, r->be, &r->ws, run_params(r), run_buffers(r), &b, true,
+                          exchange_forward_hook(&r->exchange), NULL);
     if (device_check(r, err) < 0)
         return -1;
     if (!captured && !isfinite(*loss))
@@ -88,7 +90,8 @@ static double evaluate(struct run *r, int batch, struct dt_err *err)
         const int *y;
         if (device_batch_in(r, r->eval_x, r->eval_y, n, &x, &y, err) < 0)
             return -1;
-        model_forward(&r->model, r->be, &r->ws, run_params(r), run_buffers(r), x, y, n, false, &right);
+        struct batch b = {.n = n, .x = x, .labels = y};
+        model_forward(&r->model, r->be, &r->ws, run_params(r), run_buffers(r), &b, false, NULL, &right);
         if (device_check(r, err) < 0)
             return -1;
         correct += right;

@@ -11,7 +11,7 @@ static void build_mlp(struct model *m)
     t = nn_relu(m, t);
     t = nn_linear(m, t, 256);
     t = nn_relu(m, t);
-    m->logits = nn_linear(m, t, m->classes);
+    nn_softmax_xent(m, nn_linear(m, t, m->classes));
 }
 
 static void build_lenet(struct model *m)
@@ -22,7 +22,7 @@ static void build_lenet(struct model *m)
     t = nn_maxpool(m, t, 2, 2, 0);                                                    /* -> 4: 256 */
     t = nn_relu(m, nn_linear(m, t, 120));
     t = nn_relu(m, nn_linear(m, t, 84));
-    m->logits = nn_linear(m, t, m->classes);
+    nn_softmax_xent(m, nn_linear(m, t, m->classes));
 }
 
 static void build_cnn(struct model *m)
@@ -32,7 +32,7 @@ static void build_cnn(struct model *m)
     t = nn_relu(m, nn_conv(m, t, 64, 3, 1, 1, true, NN_INIT_PYTORCH_DEFAULT));
     t = nn_maxpool(m, t, 2, 2, 0);                                                    /* -> 7: 3136 */
     t = nn_relu(m, nn_linear(m, t, 128));
-    m->logits = nn_linear(m, t, m->classes);
+    nn_softmax_xent(m, nn_linear(m, t, m->classes));
 }
 
 static int conv_bn(struct model *m, int in, int c_out, int k, int stride, int pad)
@@ -72,7 +72,7 @@ static void build_resnet(struct model *m, const int *layers, bool bottleneck)
     for (int stage = 0; stage < 4; stage++)
         for (int b = 0; b < layers[stage]; b++)
             t = block(m, t, planes[stage], b == 0 && stage > 0 ? 2 : 1, bottleneck);
-    m->logits = nn_linear(m, nn_avgpool(m, t), m->classes);
+    nn_softmax_xent(m, nn_linear(m, nn_avgpool(m, t), m->classes));
 }
 
 int model_build(struct model *m, const char *name, int c, int h, int w, int classes, struct dt_err *err)

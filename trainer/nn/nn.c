@@ -164,10 +164,20 @@ int nn_add(struct model *m, int a, int b)
     return output_of_last_op(m, s.c, s.h, s.w);
 }
 
+int nn_softmax_xent(struct model *m, int logits)
+{
+    if (!new_op(m, OP_SOFTMAX_XENT, logits))
+        return 0;
+    m->logits = logits;
+    return output_of_last_op(m, 1, 1, 1);   /* unused: the loss is the pass's mean */
+}
+
 /* Counts each tensor's readers: backward overwrites the gradient of a tensor read once (no zeroing)
  * and accumulates into those read twice. */
 int nn_finish(struct model *m)
 {
+    if (m->num_ops == 0 || !op_type_of(&m->ops[m->num_ops - 1])->is_loss)
+        return -1;
     m->readers = calloc((size_t)m->num_tensors, sizeof *m->readers);
     if (!m->readers)
         return -1;
@@ -272,18 +282,21 @@ void workspace_free(struct workspace *ws, const struct model *m, const struct ba
 /* ---------- passes ---------- */
 
 double model_forward(const struct model *m, const struct backend *be, struct workspace *ws, const float *params,
-                     float *buffers, const float *x, const int *labels, int n, bool training, int *correct)
+                     float *buffers, const struct batch *b, bool training, const struct params_needed *need,
+                     int *correct)
 {
-    ws->input = x;
-    struct pass p = {.m = m, .be = be, .ws = ws, .params = params, .buffers = buffers, .n = n, .training = training};
-    for (p.index = 0; p.index < m->num_ops; p.index++)
-        op_type_of(&m->ops[p.index])->forward(&p, &m->ops[p.index]);
-    int right = 0;
-    double loss = be->softmax_xent(be->state, ws->act[m->logits], labels, training ? ws->grad[m->logits] : NULL, n,
-                                   m->classes, &right);
+    ws->input = b->x;
+    struct pass p = {.m = m, .be = be, .ws = ws, .params = params, .buffers = buffers, .n = b->n,
+                     .training = training, .labels = b->labels};
+    for (p.index = 0; p.index < m->num_ops; p.index++) {
+        const struct op *op = &m->ops[p.index];
+        if (need && op_type_of(op)->owns_params)
+            need->call(need->ctx, op->w, op_type_of(op)->param_count(m, op));
+        op_type_of(op)->forward(&p, op);
+    }
     if (correct)
-        *correct = right;
-    return loss;
+        *correct = p.correct;
+    return p.loss;
 }
 
 bool model_params_in_op_order(const struct model *m)
@@ -308,10 +321,11 @@ void model_backward(const struct model *m, const struct backend *be, struct work
 void model_backward_notify(const struct model *m, const struct backend *be, struct workspace *ws,
                            const float *params, float *grads, int n, const struct grads_ready *ready)
 {
-    /* Tensors read once get their gradient written by that reader; the rest (several readers, or
-     * a residual add's inputs) start from zero and are added to. */
+    /* Tensors read once get their gradient written by that reader (the logits': by the loss op's
+     * forward); those read several times start from zero and are added to (a residual add zeroes
+     * its lone-read inputs itself); the loss's own output is read by nobody. */
     for (int t = 1; t < m->num_tensors; t++)
-        if (t != m->logits && m->readers[t] != 1)
+        if (m->readers[t] > 1)
             backend_zero(be, ws->grad[t], tensor_size(m, t) * (size_t)n * sizeof(float));
     struct pass p = {.m = m, .be = be, .ws = ws, .params = params, .grads = grads, .n = n, .training = true};
     for (p.index = m->num_ops - 1; p.index >= 0; p.index--) {

@@ -15,7 +15,11 @@
 #include "dt_error.h"
 
 /* The kinds of layer; what each does is its entry in the op table (ops.h). */
-enum op_kind { OP_LINEAR, OP_CONV, OP_BATCHNORM, OP_RELU, OP_MAXPOOL, OP_AVGPOOL, OP_ADD, OP_KIND_COUNT };
+enum op_kind {
+    OP_LINEAR, OP_CONV, OP_BATCHNORM, OP_RELU, OP_MAXPOOL, OP_AVGPOOL, OP_ADD,
+    OP_SOFTMAX_XENT,          /* the loss: mean softmax cross-entropy of the logits against the labels */
+    OP_KIND_COUNT
+};
 
 struct tensor_shape {
     int c, h, w;              /* per sample; a linear layer reads c*h*w features */
@@ -69,7 +73,7 @@ struct model {
     size_t num_params;        /* trainable: weights, biases, BN gamma and beta */
     size_t num_buffers;       /* BN running mean and variance */
     int num_slots;
-    int logits;               /* the tensor holding the class scores */
+    int logits;               /* the tensor holding the class scores (the loss op's input) */
     int *readers;             /* per tensor: how many ops read it (filled by model_build) */
     int caps[3];              /* allocated lengths of tensors, ops, inits */
     bool failed;              /* out of memory while building */
@@ -106,11 +110,28 @@ int workspace_create(struct workspace *ws, const struct model *m, const struct b
                      struct dt_err *err);
 void workspace_free(struct workspace *ws, const struct model *m, const struct backend *be);
 
-/* Forward pass over n <= max_batch samples x (n x c x h x w). Returns the mean cross-entropy
- * loss; *correct counts right answers. training: batch statistics (updating the running ones in
- * buffers), and the loss gradient kept for backward. */
+/* A batch as the model reads it: n samples of float features (n x the input tensor) and one label
+ * (a class) per sample. Text models will add token ids and per-token labels here. */
+struct batch {
+    int n;
+    const float *x;
+    const int *labels;
+};
+
+/* Told before the forward pass of each op that owns parameters, params[first, first + count):
+ * a layer-wise exchange (ByteScheduler) waits there until those hold this step's update. */
+struct params_needed {
+    void (*call)(void *ctx, size_t first, size_t count);   /* an error is ctx's to keep: forward goes on */
+    void *ctx;
+};
+
+/* Forward pass over b->n <= max_batch samples, through the loss op. Returns the loss; *correct
+ * (may be NULL) counts right answers. training: batch statistics (updating the running ones in
+ * buffers), and the loss gradient kept for backward. need (may be NULL) is told before each op
+ * with parameters. */
 double model_forward(const struct model *m, const struct backend *be, struct workspace *ws, const float *params,
-                     float *buffers, const float *x, const int *labels, int n, bool training, int *correct);
+                     float *buffers, const struct batch *b, bool training, const struct params_needed *need,
+                     int *correct);
 
 /* Backward pass of the last training forward: ADDS the parameter gradients into grads (zero it
  * first). */

@@ -20,8 +20,11 @@ int nn_maxpool(struct model *m, int in, int k, int stride, int pad);
 int nn_avgpool(struct model *m, int in);
 int nn_linear(struct model *m, int in, int out_features);
 int nn_add(struct model *m, int a, int b);
+/* The loss over the class scores in tensor logits (sets m->logits); every model ends with one. */
+int nn_softmax_xent(struct model *m, int logits);
 
-/* Ends building: counts each tensor's readers. Returns 0, or -1 out of memory. */
+/* Ends building: counts each tensor's readers. Returns 0, or -1 when out of memory or when the
+ * graph does not end in a loss op. */
 int nn_finish(struct model *m);
 
 #endif

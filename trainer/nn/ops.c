@@ -19,7 +19,7 @@ static struct tensor_shape in_shape(const struct pass *p, const struct op *op) {
 
 /* ---------- linear ---------- */
 
-static void linear_forward(const struct pass *p, const struct op *op)
+static void linear_forward(struct pass *p, const struct op *op)
 {
     p->be->linear_forward(p->be->state, in_of(p, op), p->params + op->w, p->params + op->b, p->ws->act[op->out], p->n,
                           (int)tensor_size(p->m, op->in), op->linear.out_features);
@@ -30,6 +30,11 @@ static void linear_backward(const struct pass *p, const struct op *op, bool acc)
     p->be->linear_backward(p->be->state, in_of(p, op), p->params + op->w, p->ws->grad[op->out], din_of(p, op),
                            p->grads + op->w, p->grads + op->b, p->n, (int)tensor_size(p->m, op->in),
                            op->linear.out_features, acc);
+}
+
+static size_t linear_params(const struct model *m, const struct op *op)
+{
+    return ((size_t)tensor_size(m, op->in) + 1) * op->linear.out_features;
 }
 
 static double linear_macs(const struct model *m, const struct op *op)
@@ -47,7 +52,7 @@ static struct conv_shape conv_shape_of(const struct model *m, const struct op *o
                                .stride = c->stride, .pad = c->pad, .h_out = out.h, .w_out = out.w};
 }
 
-static void conv_forward(const struct pass *p, const struct op *op)
+static void conv_forward(struct pass *p, const struct op *op)
 {
     struct conv_shape cs = conv_shape_of(p->m, op, p->n);
     cs.cols = p->training ? p->ws->cols[p->index] : NULL;
@@ -69,12 +74,23 @@ static size_t conv_column_floats(const struct model *m, const struct op *op, int
     return conv_cols_size(&cs);
 }
 
+static size_t conv_params(const struct model *m, const struct op *op)
+{
+    const struct op_conv *c = &op->conv;
+    return (size_t)c->c_out * m->tensors[op->in].c * c->k * c->k + (c->bias ? (size_t)c->c_out : 0);
+}
+
 static double conv_macs(const struct model *m, const struct op *op)
 {
     return (double)m->tensors[op->in].c * op->conv.k * op->conv.k * tensor_size(m, op->out);
 }
 
 /* ---------- batch norm ---------- */
+
+static size_t batchnorm_params(const struct model *m, const struct op *op)
+{
+    return 2 * (size_t)m->tensors[op->in].c;   /* gamma and beta */
+}
 
 static size_t batchnorm_saved(const struct model *m, const struct op *op, int max_batch)
 {
@@ -90,7 +106,7 @@ static void batchnorm_init_buffers(const struct model *m, const struct op *op, f
     }
 }
 
-static void batchnorm_forward(const struct pass *p, const struct op *op)
+static void batchnorm_forward(struct pass *p, const struct op *op)
 {
     struct tensor_shape s = in_shape(p, op);
     float *saved = p->ws->saved[op->slot];
@@ -109,7 +125,7 @@ static void batchnorm_backward(const struct pass *p, const struct op *op, bool a
 
 /* ---------- elementwise and pooling ---------- */
 
-static void relu_forward(const struct pass *p, const struct op *op)
+static void relu_forward(struct pass *p, const struct op *op)
 {
     p->be->relu_forward(p->be->state, in_of(p, op), p->ws->act[op->out], in_count(p, op));
 }
@@ -124,7 +140,7 @@ static size_t maxpool_saved(const struct model *m, const struct op *op, int max_
     return tensor_size(m, op->out) * (size_t)max_batch * sizeof(int);   /* the winner of each window */
 }
 
-static void maxpool_forward(const struct pass *p, const struct op *op)
+static void maxpool_forward(struct pass *p, const struct op *op)
 {
     struct tensor_shape s = in_shape(p, op);
     p->be->maxpool_forward(p->be->state, in_of(p, op), p->ws->act[op->out], (int *)p->ws->saved[op->slot], p->n, s.c,
@@ -138,7 +154,7 @@ static void maxpool_backward(const struct pass *p, const struct op *op, bool acc
                             p->n, s.c, s.h, s.w, o.h, o.w, op->pool.k, op->pool.stride, op->pool.pad, acc);
 }
 
-static void avgpool_forward(const struct pass *p, const struct op *op)
+static void avgpool_forward(struct pass *p, const struct op *op)
 {
     struct tensor_shape s = in_shape(p, op);
     p->be->avgpool_forward(p->be->state, in_of(p, op), p->ws->act[op->out], p->n, s.c, s.h * s.w);
@@ -150,7 +166,7 @@ static void avgpool_backward(const struct pass *p, const struct op *op, bool acc
     p->be->avgpool_backward(p->be->state, p->ws->grad[op->out], din_of(p, op), p->n, s.c, s.h * s.w, acc);
 }
 
-static void add_forward(const struct pass *p, const struct op *op)
+static void add_forward(struct pass *p, const struct op *op)
 {
     p->be->add_forward(p->be->state, in_of(p, op), activation(p->ws, op->in2), p->ws->act[op->out], in_count(p, op));
 }
@@ -167,12 +183,30 @@ static void add_backward(const struct pass *p, const struct op *op, bool acc)
     p->be->add_backward(p->be->state, p->ws->grad[op->out], da, db, count);
 }
 
+/* ---------- the loss ---------- */
+
+/* Mean softmax cross-entropy; in training the logits' gradient is written here too (the loss and
+ * its gradient come from one pass over the logits), so backward has nothing left to do. */
+static void softmax_xent_forward(struct pass *p, const struct op *op)
+{
+    p->loss = p->be->softmax_xent(p->be->state, p->ws->act[op->in], p->labels,
+                                  p->training ? p->ws->grad[op->in] : NULL, p->n, p->m->classes, &p->correct);
+}
+
+static void softmax_xent_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    (void)p, (void)op, (void)acc;
+}
+
 const struct op_type op_types[OP_KIND_COUNT] = {
-    [OP_LINEAR] = {.name = "linear", .inputs = 1, .owns_params = true, .forward = linear_forward,
+    [OP_LINEAR] = {.name = "linear", .inputs = 1, .owns_params = true, .param_count = linear_params,
+                   .forward = linear_forward,
                    .backward = linear_backward, .forward_macs = linear_macs},
-    [OP_CONV] = {.name = "conv", .inputs = 1, .owns_params = true, .column_floats = conv_column_floats,
+    [OP_CONV] = {.name = "conv", .inputs = 1, .owns_params = true, .param_count = conv_params,
+                 .column_floats = conv_column_floats,
                  .forward = conv_forward, .backward = conv_backward, .forward_macs = conv_macs},
-    [OP_BATCHNORM] = {.name = "batchnorm", .inputs = 1, .owns_params = true, .saved_bytes = batchnorm_saved,
+    [OP_BATCHNORM] = {.name = "batchnorm", .inputs = 1, .owns_params = true, .param_count = batchnorm_params,
+                      .saved_bytes = batchnorm_saved,
                       .init_buffers = batchnorm_init_buffers, .forward = batchnorm_forward,
                       .backward = batchnorm_backward},
     [OP_RELU] = {.name = "relu", .inputs = 1, .forward = relu_forward, .backward = relu_backward},
@@ -180,4 +214,6 @@ const struct op_type op_types[OP_KIND_COUNT] = {
                     .backward = maxpool_backward},
     [OP_AVGPOOL] = {.name = "avgpool", .inputs = 1, .forward = avgpool_forward, .backward = avgpool_backward},
     [OP_ADD] = {.name = "add", .inputs = 2, .forward = add_forward, .backward = add_backward},
+    [OP_SOFTMAX_XENT] = {.name = "softmax_xent", .inputs = 1, .is_loss = true, .forward = softmax_xent_forward,
+                         .backward = softmax_xent_backward},
 };

@@ -21,12 +21,18 @@ struct pass {
     int n;                     /* samples */
     bool training;             /* forward: batch statistics, and keep what backward needs */
     int index;                 /* the op's place in m->ops (its kept im2col columns) */
+    const int *labels;         /* forward: the batch's, for the loss op */
+    double loss;               /* forward: what the loss op computed */
+    int correct;               /* forward: right answers the loss op counted */
 };
 
 struct op_type {
     const char *name;
     int inputs;                /* tensors read: 1 (in), or 2 (in and in2) */
     bool owns_params;          /* parameters at op->w (and op->b): backward completes them */
+    bool is_loss;              /* ends the graph: forward sets p->loss and writes the logits' gradient */
+    /* Parameters it owns, from op->w on (weights, then bias): where owns_params. */
+    size_t (*param_count)(const struct model *m, const struct op *op);
     /* Bytes the op keeps from forward to backward in its workspace slot (op->slot) for max_batch
      * samples, in the backend's memory; NULL: none. */
     size_t (*saved_bytes)(const struct model *m, const struct op *op, int max_batch);
@@ -34,7 +40,7 @@ struct op_type {
     size_t (*column_floats)(const struct model *m, const struct op *op, int max_batch);
     /* Its initial running statistics in buffers; NULL: it has none. */
     void (*init_buffers)(const struct model *m, const struct op *op, float *buffers);
-    void (*forward)(const struct pass *p, const struct op *op);
+    void (*forward)(struct pass *p, const struct op *op);
     /* Gradients of its inputs (overwritten, or added to where acc: the input has other readers)
      * and, if it owns parameters, added into p->grads. */
     void (*backward)(const struct pass *p, const struct op *op, bool acc);
