@@ -348,25 +348,6 @@ static int twin_iallreduce_sum(struct comm *c, float *buf, size_t count, struct 
     return 0;
 }
 
-static int twin_test_all(struct comm *c, struct comm_request *reqs, int n, bool *done, struct dt_err *err)
-{
-    (void)c, (void)reqs, (void)n, (void)err;
-    *done = true;
-    return 0;
-}
-
-static int twin_wait_all(struct comm *c, struct comm_request *reqs, int n, struct dt_err *err)
-{
-    (void)c, (void)reqs, (void)n, (void)err;
-    return 0;
-}
-
-static int twin_broadcast(struct comm *c, void *buf, size_t bytes, int root, struct dt_err *err)
-{
-    (void)c, (void)buf, (void)bytes, (void)root, (void)err;
-    return 0;
-}
-
 static int twin_sum_long(struct comm *c, long *value, struct dt_err *err)
 {
     (void)c, (void)err;
@@ -376,14 +357,11 @@ static int twin_sum_long(struct comm *c, long *value, struct dt_err *err)
 
 static struct comm twin_comm(void)
 {
-    struct comm twin = *comm_single();   /* allgather, min_max, abort: as one process's */
+    struct comm twin = *comm_single();   /* broadcast, allgather, min_max, test/wait, abort: as one process's */
     twin.name = "twin";
     twin.world = 2;
     twin.allreduce = twin_allreduce;
     twin.iallreduce_sum = twin_iallreduce_sum;
-    twin.test_all = twin_test_all;
-    twin.wait_all = twin_wait_all;
-    twin.broadcast = twin_broadcast;
     twin.sum_long = twin_sum_long;
     return twin;
 }
