@@ -42,7 +42,8 @@ else
 GPU_SRC := trainer/backend/backend_cuda_none.c
 GPU_LIBS :=
 endif
-EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/exchange/wfbp.c
+EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/exchange/pieces.c trainer/exchange/wfbp.c \
+                trainer/exchange/mgwfbp.c trainer/exchange/grouping.c
 LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
             trainer/loop/watchdog.c trainer/loop/checkpoint.c
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/loader.c $(LOOP_SRC) \
@@ -83,6 +84,8 @@ test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SR
 test_train_LIBS := $(TRAINER_LIBS)
 test_cuda_SRC := tests/test_cuda.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_cuda_LIBS := $(TRAINER_LIBS)
+test_exchange_SRC := tests/test_exchange.c trainer/exchange/grouping.c
+test_exchange_LIBS := -lm
 test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 test_record_LIBS := -ljansson
 test_analyze_SRC := tests/test_analyze.c tests/testutil.c $(COMMON_SRC)
@@ -101,7 +104,7 @@ test_fuzz_record_LIBS := -ljansson
 test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/seedlog.c \
                      $(COMMON_SRC)
 test_fuzz_log_LIBS := -lm
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_cuda test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_exchange test_cuda test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log
 
 BIN := $(BUILD)/bin

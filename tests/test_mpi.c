@@ -211,6 +211,32 @@ static void test_wfbp_ends_where_allreduce_ends(void **state)
     tu_result_free(&wfbp);
 }
 
+/* MG-WFBP groups layers but sums as BSP does: the same parameters, bitwise, whether it plans from
+ * measured times (after 5 steps) or fuses by size (3 groups of LeNet's 5 layers at 40000 bytes). */
+static void test_mgwfbp_ends_where_allreduce_ends(void **state)
+{
+    (void)state;
+    require_mpirun_and_fashion_mnist();
+    struct tu_result bsp, measured, fixed;
+    train(2, "32", "bsp", "", &bsp);
+    train(2, "32", "mg", "--comm mg-wfbp --check-replicas", &measured);
+    train(2, "32", "mgfixed", "--comm MG-WFBP --comm-threshold 40000", &fixed);
+    size_t n1, n2, n3;
+    float *p1 = read_params("bsp.rank0", &n1), *p2 = read_params("mg.rank1", &n2), *p3 = read_params("mgfixed.rank0", &n3);
+    assert_int_equal(n2, n1);
+    assert_int_equal(n3, n1);
+    assert_memory_equal(p1, p2, n1 * sizeof(float));
+    assert_memory_equal(p1, p3, n1 * sizeof(float));
+    free(p1), free(p2), free(p3);
+    assert_true(tu_contains(measured.err, "gradient exchange mg-wfbp: 12 steps"));
+    assert_true(tu_contains(measured.err, "from 5 measured steps (alpha "));
+    assert_true(tu_contains(fixed.err, "mg-wfbp: 12 steps, 3.0 transfers a step, 44426 floats a step; 5 layers in 3 "
+                                       "groups (--comm-threshold 40000 bytes)"));
+    tu_result_free(&bsp);
+    tu_result_free(&measured);
+    tu_result_free(&fixed);
+}
+
 /* The MPI transport beyond what training uses today (tests/comm_check.c, 3 ranks): a split into
  * two sub-communicators with their own allreduce, two non-blocking sums in flight at once, and
  * send/recv around a ring, each against the values it must give. */
@@ -288,6 +314,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_ranks_match_one_rank_with_twice_the_batch),
         cmocka_unit_test(test_wfbp_ends_where_allreduce_ends),
+        cmocka_unit_test(test_mgwfbp_ends_where_allreduce_ends),
         cmocka_unit_test(test_the_mpi_transport_splits_sums_and_sends),
         cmocka_unit_test(test_a_killed_rank_ends_the_job),
         cmocka_unit_test(test_a_hung_rank_is_caught_by_the_watchdog),

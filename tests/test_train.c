@@ -404,15 +404,49 @@ static void test_every_model_suits_every_exchange(void **state)
             assert_int_equal(res.steps, 1);
             assert_int_equal(res.exchange.steps, 1);
             assert_true(res.exchange.floats == (double)res.params);
-            assert_int_equal(twin_seen.floats, res.params);
-            bool wfbp = exchange_methods[k] == &exchange_wfbp;
-            long pieces = wfbp ? layers_with_params(models[i]) : 1;
+            assert_true(twin_seen.floats >= res.params);   /* mg-wfbp's alpha-beta fit sends more */
+            /* one step: layer-wise methods send each layer alone (mg-wfbp is still measuring) */
+            bool layerwise = exchange_methods[k] != &exchange_bsp;
+            long pieces = layerwise ? layers_with_params(models[i]) : 1;
             assert_int_equal(res.exchange.pieces, pieces);
-            assert_int_equal(wfbp ? twin_seen.iallreduces : twin_seen.allreduces, pieces);
-            assert_int_equal(wfbp ? twin_seen.allreduces : twin_seen.iallreduces, 0);
+            assert_int_equal(twin_seen.iallreduces, layerwise ? pieces : 0);
+            if (!layerwise)
+                assert_int_equal(twin_seen.allreduces, 1);
+            if (exchange_methods[k] == &exchange_wfbp)
+                assert_int_equal(twin_seen.allreduces, 0);
             train_result_free(&res);
             fclose(out);
         }
+    }
+}
+
+/* MG-WFBP: with --comm-threshold the groups are fixed from the first step (LeNet's layers hold 624,
+ * 9664, 123360, 40656 and 3400 bytes: from the last, 3400 + 40656 >= 40000, then 123360, then the
+ * rest: 3 groups); without, it measures 5 steps and then plans, and says so. */
+static void test_mgwfbp_sends_its_groups(void **state)
+{
+    (void)state;
+    for (int measured = 0; measured < 2; measured++) {
+        struct comm twin = twin_comm();
+        struct train_config cfg = {.model = "lenet", .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
+                                   .optimizer = "adam", .backend = "cpu", .batch = 2, .epochs = 1, .threads = 1,
+                                   .log_every = 1000, .eval_every = 0, .max_steps = measured ? 7 : 2, .lr = 0.01,
+                                   .seed = 1, .comm = &twin, .exchange = &exchange_mgwfbp,
+                                   .exchange_options = {.threshold_set = !measured, .threshold_bytes = 40000}};
+        struct train_result res;
+        struct dt_err err;
+        FILE *out = fopen("/dev/null", "w");
+        assert_int_equal(train_run(&cfg, out, &res, &err), 0);
+        if (measured) {
+            assert_true(res.exchange.pieces >= 5 * 5 + 2 && res.exchange.pieces <= 7 * 5);
+            assert_true(tu_contains(res.exchange.detail, "5 layers in "));
+            assert_true(tu_contains(res.exchange.detail, "from 5 measured steps"));
+        } else {
+            assert_int_equal(res.exchange.pieces, 2 * 3);
+            assert_string_equal(res.exchange.detail, "5 layers in 3 groups (--comm-threshold 40000 bytes)");
+        }
+        train_result_free(&res);
+        fclose(out);
     }
 }
 
@@ -423,12 +457,14 @@ static void test_exchange_methods_are_found_by_name(void **state)
     assert_ptr_equal(exchange_find("allreduce"), &exchange_bsp);
     assert_ptr_equal(exchange_find("BSP"), &exchange_bsp);
     assert_ptr_equal(exchange_find("WfBp"), &exchange_wfbp);
+    assert_ptr_equal(exchange_find("MG-WFBP"), &exchange_mgwfbp);
+    assert_ptr_equal(exchange_find("mgwfbp"), &exchange_mgwfbp);
     assert_null(exchange_find("wfbp,"));
     assert_null(exchange_find(""));
     assert_null(exchange_find("ps"));
     for (int k = 0; k < exchange_method_count; k++)
         assert_ptr_equal(exchange_find(exchange_methods[k]->name), exchange_methods[k]);
-    assert_string_equal(exchange_names(), "allreduce, wfbp");
+    assert_string_equal(exchange_names(), "allreduce, wfbp, mg-wfbp");
 }
 
 /* Same seed, same thread count: the same losses, bitwise (part 2's checkpoint test relies on it). */
@@ -498,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_gpu_options_need_the_gpu),
         cmocka_unit_test(test_every_model_suits_every_exchange),
         cmocka_unit_test(test_exchange_methods_are_found_by_name),
+        cmocka_unit_test(test_mgwfbp_sends_its_groups),
         cmocka_unit_test(test_runs_are_deterministic),
         cmocka_unit_test(test_resnets_train),
     };

@@ -51,6 +51,8 @@ static const char usage_text[] =
     "                          evaluated; 0: never (speed runs)\n"
     "      --comm METHOD       the gradient exchange (names ignore case):\n"
     "%s"
+    "      --comm-threshold BYTES  mg-wfbp: merge layers into groups of at least BYTES,\n"
+    "                          from the last layer (Horovod's fusion), instead of measuring\n"
     "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
     "      --params-out PREFIX write the final parameters to PREFIX.rankR (raw float32)\n"
     "      --record FILE       append this run's record, one JSON line (logs/FORMAT.md), to FILE\n"
@@ -113,7 +115,7 @@ static int bad(const char *option, const char *value, const char *what)
 /* Long options without a short form. */
 enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
-       O_PRECISION, O_CONV_ALGO, O_GRAPHS };
+       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD };
 
 /* The options that take a number: 0 when opt was one and its value good, 2 when the value is bad,
  * 1 when opt is not one of them. */
@@ -149,6 +151,11 @@ static int parse_number(int opt, struct train_config *cfg)
     case O_MAX_STEPS:
         if (dt_parse_long(optarg, 1, 1L << 40, &cfg->max_steps) < 0)
             return bad("--max-steps", optarg, "a number from 1");
+        break;
+    case O_COMM_THRESHOLD:
+        if (dt_parse_long(optarg, 0, 1L << 40, &value) < 0)
+            return bad("--comm-threshold", optarg, "bytes, 0 or more");
+        cfg->exchange_options = (struct exchange_options){.threshold_set = true, .threshold_bytes = (size_t)value};
         break;
     case O_SEED:
         if (dt_parse_long(optarg, 0, 1L << 62, &value) < 0)
@@ -245,7 +252,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"resume", no_argument, NULL, O_RESUME}, {"timeout", required_argument, NULL, O_TIMEOUT},
         {"tag", required_argument, NULL, O_TAG}, {"device", required_argument, NULL, O_DEVICE},
         {"precision", required_argument, NULL, O_PRECISION}, {"conv-algo", required_argument, NULL, O_CONV_ALGO},
-        {"cuda-graphs", no_argument, NULL, O_GRAPHS},
+        {"cuda-graphs", no_argument, NULL, O_GRAPHS}, {"comm-threshold", required_argument, NULL, O_COMM_THRESHOLD},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -270,6 +277,8 @@ static int parse(int argc, char **argv, struct train_config *cfg)
     }
     if (optind < argc)
         return fprintf(stderr, "dtrain-train: unexpected argument \"%s\" (try --help)\n", argv[optind]), 2;
+    if (cfg->exchange_options.threshold_set && cfg->exchange != &exchange_mgwfbp)
+        return fprintf(stderr, "dtrain-train: --comm-threshold is mg-wfbp's (--comm mg-wfbp)\n"), 2;
     if ((cfg->resume || cfg->checkpoint_every) && !cfg->checkpoint_dir)
         return fprintf(stderr, "dtrain-train: --resume and --checkpoint-every need --checkpoint DIR\n"), 2;
     return 0;
@@ -387,9 +396,10 @@ int main(int argc, char **argv)
                 "accuracy %s\n", result.steps, result.seconds, result.final_rate, result.peak_rate,
                 result.final_rate * result.flops_per_sample / 1e9, accuracy);
         if (result.exchange.steps > 0)
-            fprintf(stderr, "dtrain-train: gradient exchange %s: %ld steps, %.1f transfers a step, %.0f floats a step\n",
+            fprintf(stderr, "dtrain-train: gradient exchange %s: %ld steps, %.1f transfers a step, %.0f floats a step%s%s\n",
                     cfg.exchange ? cfg.exchange->name : exchange_bsp.name, result.exchange.steps,
-                    (double)result.exchange.pieces / result.exchange.steps, result.exchange.floats / result.exchange.steps);
+                    (double)result.exchange.pieces / result.exchange.steps, result.exchange.floats / result.exchange.steps,
+                    result.exchange.detail[0] ? "; " : "", result.exchange.detail);
     }
     rc = 0;
     if (record_path && write_record(comm, &cfg, &result, start, NULL, &err) < 0) {

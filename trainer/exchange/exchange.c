@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-const struct exchange_method *const exchange_methods[] = {&exchange_bsp, &exchange_wfbp};
+const struct exchange_method *const exchange_methods[] = {&exchange_bsp, &exchange_wfbp, &exchange_mgwfbp};
 const int exchange_method_count = sizeof exchange_methods / sizeof exchange_methods[0];
 
 /* Whether name is one of the comma-separated words of list, ignoring case. */
@@ -39,9 +39,9 @@ const char *exchange_names(void)
     return names;
 }
 
-int exchange_create(struct exchange *x, const struct exchange_method *method, struct comm *host,
-                    struct comm *device_transport, const struct model *model, float *grads, size_t count,
-                    struct dt_err *err)
+int exchange_create(struct exchange *x, const struct exchange_method *method, const struct exchange_options *options,
+                    struct comm *host, struct comm *device_transport, const struct model *model, float *grads,
+                    size_t count, struct dt_err *err)
 {
     memset(x, 0, sizeof *x);
     if (method->needs_op_order && !model_params_in_op_order(model))
@@ -49,6 +49,9 @@ int exchange_create(struct exchange *x, const struct exchange_method *method, st
     x->method = method;
     x->transport = device_transport ? device_transport : host;
     x->workers = (struct workers){.comm = host, .rank = host->rank, .count = host->world};
+    x->model = model;
+    if (options)
+        x->options = *options;
     x->grads = grads;
     x->count = count;
     if (method->create && method->create(x, err) < 0)
@@ -74,6 +77,8 @@ static void on_grads_ready(void *ctx, size_t first)
 
 struct grads_ready exchange_backward_hook(struct exchange *x)
 {
+    if (x->method->begin_backward && x->workers.count > 1)
+        x->method->begin_backward(x);
     return (struct grads_ready){on_grads_ready, x};
 }
 

@@ -15,6 +15,12 @@
 
 struct exchange;
 
+/* Settings some methods take (zero: each method's default). */
+struct exchange_options {
+    bool threshold_set;        /* --comm-threshold given: */
+    size_t threshold_bytes;    /* mg-wfbp fuses layers by size instead of its measured plan */
+};
+
 struct exchange_method {
     const char *name;          /* as --comm and the record write it */
     const char *aliases;       /* further names --comm takes, comma-separated ("" for none) */
@@ -23,6 +29,8 @@ struct exchange_method {
     bool needs_op_order;       /* sends from the end of the buffer as backward completes it */
     /* Sets up x->state (x's other fields are filled). NULL: no state. */
     int (*create)(struct exchange *x, struct dt_err *err);
+    /* A step's backward pass begins (before any grads_ready). NULL: nothing to do. */
+    void (*begin_backward)(struct exchange *x);
     /* Backward has made gradients [first, x->count) final (grads_ready of nn.h). */
     int (*grads_ready)(struct exchange *x, size_t first, struct dt_err *err);
     /* Before the forward pass of the op whose parameters are [first, first + count): returns when
@@ -40,6 +48,7 @@ struct exchange_stats {
     long steps;                /* finished */
     long pieces;               /* transfers started (one allreduce, or one per layer) */
     double floats;             /* gradient elements handed to the transport */
+    char detail[192];          /* what the method decided, for the summary line ("" if nothing) */
 };
 
 /* The ranks that train (compute gradients, read shards, evaluate): all of them for allreduce
@@ -53,6 +62,8 @@ struct exchange {
     const struct exchange_method *method;
     struct comm *transport;    /* the gradients': NCCL for device buffers, else the host's */
     struct workers workers;
+    const struct model *model;
+    struct exchange_options options;
     float *grads;              /* the flat gradient buffer (device memory over NCCL) */
     size_t count;
     struct exchange_stats stats;
@@ -75,13 +86,13 @@ const char *exchange_names(void);
 /* An exchange of grads[0, count) among the ranks of host (device_transport, when not NULL, moves
  * device gradients: NCCL). Refuses a model whose parameters the method cannot send in order, and
  * a transport without what the method needs. 0 or -1 with err. */
-int exchange_create(struct exchange *x, const struct exchange_method *method, struct comm *host,
-                    struct comm *device_transport, const struct model *model, float *grads, size_t count,
-                    struct dt_err *err);
+int exchange_create(struct exchange *x, const struct exchange_method *method, const struct exchange_options *options,
+                    struct comm *host, struct comm *device_transport, const struct model *model, float *grads,
+                    size_t count, struct dt_err *err);
 void exchange_destroy(struct exchange *x);
 
 /* The hook model_backward_notify calls (nn.h): hands finished gradients to the method; an error is
- * kept until exchange_finish. */
+ * kept until exchange_finish. Asked for just before backward starts (the method may time it). */
 struct grads_ready exchange_backward_hook(struct exchange *x);
 
 /* The hook model_forward calls before each layer with parameters (nn.h), or NULL when the method
@@ -93,7 +104,7 @@ const struct params_needed *exchange_forward_hook(struct exchange *x);
  * other ranks' transfers are not waited for). */
 int exchange_finish(struct exchange *x, struct dt_err *err);
 
-/* The methods (bsp.c, wfbp.c). */
-extern const struct exchange_method exchange_bsp, exchange_wfbp;
+/* The methods (bsp.c, wfbp.c, mgwfbp.c). */
+extern const struct exchange_method exchange_bsp, exchange_wfbp, exchange_mgwfbp;
 
 #endif

@@ -85,7 +85,8 @@ static int choose_exchange(struct run *r, const struct train_config *cfg, struct
                        method->name, exchange_bsp.name);
     if (r->gpu && comm->world > 1 && !(r->nccl = comm_nccl_create(comm, backend_cuda_stream(r->gpu), err)))
         return dt_wrap(err, "NCCL");
-    if (exchange_create(&r->exchange, method, comm, r->nccl, &r->model, run_grads(r), r->model.num_params, err) < 0)
+    if (exchange_create(&r->exchange, method, &cfg->exchange_options, comm, r->nccl, &r->model, run_grads(r),
+                        r->model.num_params, err) < 0)
         return -1;
     r->workers = r->exchange.workers;
     return 0;

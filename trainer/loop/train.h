@@ -25,6 +25,7 @@ struct train_config {
     uint64_t seed;
     struct comm *comm;         /* the data-parallel job; NULL: this process alone */
     const struct exchange_method *exchange;   /* --comm: how gradients are averaged (NULL: BSP) */
+    struct exchange_options exchange_options;
     bool progress;             /* an ETA line on stderr with each Step line (rank 0) */
     bool check_replicas;       /* after every step, check that all ranks hold the same parameters */
     const char *params_out;    /* write the final parameters to PREFIX.rankR (raw float32) */

@@ -336,6 +336,22 @@ void model_backward_notify(const struct model *m, const struct backend *be, stru
     }
 }
 
+int model_layer_spans(const struct model *m, size_t *first, size_t *count)
+{
+    int layers = 0;
+    for (int i = 0; i < m->num_ops; i++) {
+        const struct op *op = &m->ops[i];
+        if (!op_type_of(op)->owns_params)
+            continue;
+        if (first)
+            first[layers] = op->w;
+        if (count)
+            count[layers] = op_type_of(op)->param_count(m, op);
+        layers++;
+    }
+    return layers;
+}
+
 double model_train_flops(const struct model *m)
 {
     double flops = 0;

@@ -155,6 +155,11 @@ void model_backward_notify(const struct model *m, const struct backend *be, stru
  * first to the end" needs (model_build lays them out so). */
 bool model_params_in_op_order(const struct model *m);
 
+/* The parameters of each op that owns some, in op order (the order they lie in the buffer):
+ * first[k], count[k] for the k-th such op ("layer"). Either array may be NULL (to count them).
+ * Returns the number of layers. */
+int model_layer_spans(const struct model *m, size_t *first, size_t *count);
+
 /* Floating-point operations of one training step per sample: each convolution and linear layer
  * counts 2 x multiply-adds forward, the same for the weight gradient and for the input gradient
  * (none for the model's input). Elementwise layers are left out: this is the arithmetic a GEMM

@@ -1,0 +1,198 @@
+/* mgwfbp.c - merged-gradient WFBP (Shi, Chu, Li, INFOCOM 2019; reference HKBU-HPML/MG-WFBP): as
+ * WFBP, but consecutive layers whose gradients are ready close together go out as one allreduce,
+ * saving a start-up (alpha) each. The plan (grouping.c) comes from each layer's backward time,
+ * measured in the first MGWFBP_WARMUP_STEPS steps (sent layer by layer meanwhile) and averaged over
+ * the workers so every rank plans alike, and an alpha-beta cost of an allreduce fitted at start on
+ * the job's own links (rank 0's fit, broadcast). --comm-threshold BYTES fuses by size instead
+ * (Horovod's fusion), from the first step. Sums are BSP's, so parameters equal BSP's bitwise at two
+ * ranks, whatever the plan. */
+#include "grouping.h"
+#include "pieces.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* Steps whose backward times make the plan (the reference measures 5 warm-up iterations first). */
+#define MGWFBP_WARMUP_STEPS 5
+/* The fit's allreduces: 32 KiB to 2 MiB, doubling, each timed this many times after one untimed;
+ * the fastest time of each size is fitted (the one least disturbed on a shared machine). */
+#define FIT_SIZES 7
+#define FIT_FIRST_BYTES ((size_t)32 << 10)
+#define FIT_REPEATS 10
+
+struct mgwfbp {
+    struct pieces pieces;
+    int layers;
+    size_t *first, *count;     /* each layer's gradients */
+    double *backward;          /* summed seconds per layer over the measured steps */
+    bool *merged;              /* the plan: merged[l], layer l goes out with l - 1 */
+    bool planned;
+    long measured;             /* steps timed so far */
+    int next;                  /* the layer backward finishes next (from layers - 1 down) */
+    double mark;               /* when the previous layer finished (or backward began) */
+    struct alpha_beta cost;
+};
+
+static double now_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Rank 0 times allreduces of growing sizes on the gradients' transport, fits alpha and beta, and
+ * every rank takes its fit. */
+static int fit_cost(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
+{
+    size_t largest = FIT_FIRST_BYTES << (FIT_SIZES - 1);
+    float *scratch = calloc(largest / sizeof(float), sizeof(float));
+    double bytes[FIT_SIZES], seconds[FIT_SIZES];
+    if (!scratch)
+        return dt_fail(err, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < FIT_SIZES && rc == 0; i++) {
+        size_t n = (FIT_FIRST_BYTES << i) / sizeof(float);
+        bytes[i] = (double)(n * sizeof(float));
+        seconds[i] = 1e30;
+        for (int k = 0; k <= FIT_REPEATS && rc == 0; k++) {
+            double start = now_sec();
+            rc = x->transport->allreduce(x->transport, scratch, n, COMM_SUM, err);
+            if (k > 0 && now_sec() - start < seconds[i])
+                seconds[i] = now_sec() - start;
+        }
+    }
+    free(scratch);
+    if (rc < 0)
+        return dt_wrap(err, "timing allreduces for the alpha-beta fit");
+    if (grouping_fit(FIT_SIZES, bytes, seconds, &s->cost) < 0)
+        return dt_fail(err, "the alpha-beta fit failed");
+    /* a start-up too small to measure can fit below zero: it is then none */
+    if (s->cost.alpha < 0)
+        s->cost.alpha = 0;
+    if (s->cost.beta < 0)
+        s->cost.beta = 0;
+    return x->workers.comm->broadcast(x->workers.comm, &s->cost, sizeof s->cost, 0, err);
+}
+
+static void mgwfbp_destroy(struct exchange *x)
+{
+    struct mgwfbp *s = x->state;
+    if (!s)
+        return;
+    pieces_free(&s->pieces);
+    free(s->first);
+    free(s->backward);
+    free(s->merged);
+    free(s);
+}
+
+static int mgwfbp_create(struct exchange *x, struct dt_err *err)
+{
+    struct mgwfbp *s = calloc(1, sizeof *s);
+    if (!s)
+        return dt_fail(err, "out of memory");
+    x->state = s;
+    s->layers = model_layer_spans(x->model, NULL, NULL);
+    s->first = malloc(2 * (size_t)s->layers * sizeof(size_t));
+    s->backward = calloc((size_t)s->layers, sizeof(double));
+    s->merged = calloc((size_t)s->layers, sizeof(bool));
+    if (!s->first || !s->backward || !s->merged)
+        return dt_fail(err, "out of memory");
+    s->count = s->first + s->layers;
+    model_layer_spans(x->model, s->first, s->count);
+    if (pieces_init(&s->pieces, x, err) < 0)
+        return -1;
+    if (!x->options.threshold_set)
+        return x->workers.count > 1 ? fit_cost(x, s, err) : 0;
+    size_t *bytes = malloc((size_t)s->layers * sizeof *bytes);
+    if (!bytes)
+        return dt_fail(err, "out of memory");
+    for (int l = 0; l < s->layers; l++)
+        bytes[l] = s->count[l] * sizeof(float);
+    int groups = grouping_threshold(s->layers, bytes, x->options.threshold_bytes, s->merged);
+    free(bytes);
+    s->planned = true;
+    snprintf(x->stats.detail, sizeof x->stats.detail, "%d layers in %d groups (--comm-threshold %zu bytes)",
+             s->layers, groups, x->options.threshold_bytes);
+    return 0;
+}
+
+static void mgwfbp_begin_backward(struct exchange *x)
+{
+    struct mgwfbp *s = x->state;
+    s->next = s->layers - 1;
+    s->mark = now_sec();
+}
+
+/* The layer whose gradients start at first: backward reports them from the last layer down. */
+static int layer_at(const struct mgwfbp *s, size_t first)
+{
+    int l = s->next;
+    while (l > 0 && s->first[l] > first)
+        l--;
+    return l;
+}
+
+static int mgwfbp_grads_ready(struct exchange *x, size_t first, struct dt_err *err)
+{
+    struct mgwfbp *s = x->state;
+    int l = layer_at(s, first);
+    if (!s->planned) {
+        double now = now_sec();
+        s->backward[l] += now - s->mark;
+        s->mark = now;
+    }
+    s->next = l - 1;
+    if (s->planned && s->merged[l])
+        return 0;   /* it goes out with the layer before it */
+    return pieces_send_from(&s->pieces, x, s->first[l], err);
+}
+
+/* After the warm-up: the workers' mean backward times, the same on every rank, make the plan. */
+static int make_plan(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
+{
+    float *mean = malloc((size_t)s->layers * sizeof(float));
+    double *backward = malloc((size_t)s->layers * sizeof(double));
+    size_t *bytes = malloc((size_t)s->layers * sizeof(size_t));
+    int rc = mean && backward && bytes ? 0 : dt_fail(err, "out of memory");
+    for (int l = 0; l < s->layers && rc == 0; l++)
+        mean[l] = (float)(s->backward[l] / s->measured);
+    if (rc == 0 && (rc = x->workers.comm->allreduce(x->workers.comm, mean, (size_t)s->layers, COMM_AVG, err)) == 0) {
+        for (int l = 0; l < s->layers; l++)
+            backward[l] = mean[l], bytes[l] = s->count[l] * sizeof(float);
+        double finish;
+        int groups = grouping_mgwfbp(s->layers, backward, bytes, s->cost, s->merged, &finish);
+        rc = groups < 0 ? dt_fail(err, "out of memory") : 0;
+        s->planned = rc == 0;
+        snprintf(x->stats.detail, sizeof x->stats.detail, "%d layers in %d groups from %ld measured steps "
+                 "(alpha %.3g s, beta %.3g s/byte; predicted backward + exchange %.3g s)", s->layers, groups,
+                 s->measured, s->cost.alpha, s->cost.beta, finish);
+    }
+    free(mean), free(backward), free(bytes);
+    return rc;
+}
+
+static int mgwfbp_finish(struct exchange *x, struct dt_err *err)
+{
+    struct mgwfbp *s = x->state;
+    if (pieces_finish(&s->pieces, x, err) < 0)
+        return -1;
+    if (!s->planned && ++s->measured == MGWFBP_WARMUP_STEPS)
+        return make_plan(x, s, err);
+    return 0;
+}
+
+const struct exchange_method exchange_mgwfbp = {
+    .name = "mg-wfbp",
+    .aliases = "mgwfbp",
+    .help = "MG-WFBP: as wfbp, but consecutive layers merged into one allreduce where that saves time, "
+            "planned from backward times measured in the first 5 steps and an alpha-beta cost fitted on "
+            "the job's links (--comm-threshold BYTES: merged by size instead) (CPU ranks)",
+    .needs_op_order = true,
+    .create = mgwfbp_create,
+    .begin_backward = mgwfbp_begin_backward,
+    .grads_ready = mgwfbp_grads_ready,
+    .finish = mgwfbp_finish,
+    .destroy = mgwfbp_destroy,
+};
