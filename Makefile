@@ -21,7 +21,7 @@ DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Ic
              $(TRAINER_INC)
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/duration.c common/atomic_file.c
+COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/duration.c common/atomic_file.c common/fault.c
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
 ENGINE_SRC := trainer/nn/nn.c trainer/nn/ops.c trainer/nn/models.c trainer/backend/backend_ref.c trainer/backend/backend_cpu.c \
@@ -43,7 +43,7 @@ GPU_SRC := trainer/backend/backend_cuda_none.c
 GPU_LIBS :=
 endif
 EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/exchange/pieces.c trainer/exchange/wfbp.c \
-                trainer/exchange/mgwfbp.c trainer/exchange/grouping.c
+                trainer/exchange/mgwfbp.c trainer/exchange/ps.c trainer/exchange/grouping.c
 LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
             trainer/loop/watchdog.c trainer/loop/checkpoint.c
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/loader.c $(LOOP_SRC) \

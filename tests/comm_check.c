@@ -1,6 +1,6 @@
 /* comm_check.c - the MPI transport's operations, run under mpirun by test_mpi (3 ranks): a split
  * into sub-communicators, allreduce on each, non-blocking sums with test and wait, send and
- * receive, each checked against the values it must give. Prints "comm check: ok" on rank 0 and
+ * receive, blocking and not, each checked against the values it must give. Prints "comm check: ok" on rank 0 and
  * exits 0, or names the rank and what differed and exits 1. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +76,12 @@ static void check_point_to_point(struct comm *world, struct dt_err *err)
     else
         rc = world->recv(world, &got, sizeof got, prev, 7, err) || world->send(world, &mine, sizeof mine, next, 7, err);
     expect(world, rc == 0 && got == 1000 + prev, "send/recv around the ring");
+    /* the same without waiting: both posted at once, then waited for together */
+    struct comm_request reqs[2];
+    got = -1;
+    rc = world->irecv(world, &got, sizeof got, prev, 8, &reqs[0], err) ||
+         world->isend(world, &mine, sizeof mine, next, 8, &reqs[1], err) || world->wait_all(world, reqs, 2, err);
+    expect(world, rc == 0 && got == 1000 + prev, "isend/irecv around the ring");
 }
 
 int main(int argc, char **argv)

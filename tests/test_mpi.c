@@ -237,6 +237,62 @@ static void test_mgwfbp_ends_where_allreduce_ends(void **state)
     tu_result_free(&fixed);
 }
 
+/* Parameter servers: the last ranks sum what the workers push and send the sums back; two
+ * workers' sums are a + b, so the parameters equal 2-rank BSP's bitwise. bsp-ps with one server
+ * (3 ranks) and wfbp-ps with two (4 ranks), LeNet's gradients cut into 9 partitions of 20000 bytes. */
+static void test_parameter_servers_end_where_allreduce_ends(void **state)
+{
+    (void)state;
+    require_mpirun_and_fashion_mnist();
+    struct tu_result bsp, one, two;
+    train(2, "32", "bsp", "", &bsp);
+    train(3, "32", "ps1", "--comm bsp-ps --partition-bytes 20000 --check-replicas", &one);
+    train(4, "32", "ps2", "--comm wfbp-ps --ps-servers 2 --partition-bytes 20000", &two);
+    size_t n1, n2, n3;
+    float *p1 = read_params("bsp.rank0", &n1), *p2 = read_params("ps1.rank1", &n2), *p3 = read_params("ps2.rank0", &n3);
+    assert_int_equal(n2, n1);
+    assert_int_equal(n3, n1);
+    assert_memory_equal(p1, p2, n1 * sizeof(float));
+    assert_memory_equal(p1, p3, n1 * sizeof(float));
+    free(p1), free(p2), free(p3);
+    /* the workers train and print, "2 ranks"; the servers wrote no parameters */
+    assert_true(tu_contains(one.err, "batch 32 x 2 ranks"));
+    assert_true(tu_contains(one.err, "bsp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 2 workers, 1 "
+                                     "server, 9 partitions of up to 20000 bytes"));
+    assert_true(tu_contains(two.err, "wfbp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 2 workers, 2 "
+                                     "servers, 9 partitions"));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/ps1.rank2", dir);
+    assert_int_equal(access(path, F_OK), -1);
+    tu_result_free(&bsp);
+    tu_result_free(&one);
+    tu_result_free(&two);
+}
+
+/* A parameter server killed mid-run (it kills itself before serving step 20): the job ends,
+ * non-zero, within seconds, as when a worker dies. */
+static void test_a_killed_server_ends_the_job(void **state)
+{
+    (void)state;
+    require_mpirun();
+    char script[8192];
+    snprintf(script, sizeof script,
+             "start=$(date +%%s%%N); DTRAIN_FAULT_KILL=2:20 %s --oversubscribe -np 3 -x DTRAIN_FAULT_KILL %s "
+             "--gpus-per-node 0 -- %s --model lenet --dataset synthetic --epochs 1000 --log-every 5 --eval-every 0 "
+             "--quiet --comm bsp-ps > %s/server.out 2>&1; status=$?; end=$(date +%%s%%N); "
+             "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
+             mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"), dir);
+    struct tu_result r;
+    int status = -1;
+    long ms = -1;
+    run_timed(script, &r, &status, &ms);
+    print_message("the server of 2 workers killed at step 20: the job ended with status %d after %ld ms\n", status,
+                  ms);
+    assert_true(status != 0);
+    assert_true(ms < 10000);
+    tu_result_free(&r);
+}
+
 /* The MPI transport beyond what training uses today (tests/comm_check.c, 3 ranks): a split into
  * two sub-communicators with their own allreduce, two non-blocking sums in flight at once, and
  * send/recv around a ring, each against the values it must give. */
@@ -315,6 +371,8 @@ int main(void)
         cmocka_unit_test(test_two_ranks_match_one_rank_with_twice_the_batch),
         cmocka_unit_test(test_wfbp_ends_where_allreduce_ends),
         cmocka_unit_test(test_mgwfbp_ends_where_allreduce_ends),
+        cmocka_unit_test(test_parameter_servers_end_where_allreduce_ends),
+        cmocka_unit_test(test_a_killed_server_ends_the_job),
         cmocka_unit_test(test_the_mpi_transport_splits_sums_and_sends),
         cmocka_unit_test(test_a_killed_rank_ends_the_job),
         cmocka_unit_test(test_a_hung_rank_is_caught_by_the_watchdog),

@@ -53,6 +53,9 @@ static const char usage_text[] =
     "%s"
     "      --comm-threshold BYTES  mg-wfbp: merge layers into groups of at least BYTES,\n"
     "                          from the last layer (Horovod's fusion), instead of measuring\n"
+    "      --ps-servers N      bsp-ps, wfbp-ps: the last N ranks are parameter servers (1)\n"
+    "      --partition-bytes N  bsp-ps, wfbp-ps: the largest piece of the gradients a worker\n"
+    "                          pushes (4096000, as BytePS in the seeds' runs)\n"
     "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
     "      --params-out PREFIX write the final parameters to PREFIX.rankR (raw float32)\n"
     "      --record FILE       append this run's record, one JSON line (logs/FORMAT.md), to FILE\n"
@@ -115,7 +118,7 @@ static int bad(const char *option, const char *value, const char *what)
 /* Long options without a short form. */
 enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
-       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD };
+       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PARTITION };
 
 /* The options that take a number: 0 when opt was one and its value good, 2 when the value is bad,
  * 1 when opt is not one of them. */
@@ -155,7 +158,17 @@ static int parse_number(int opt, struct train_config *cfg)
     case O_COMM_THRESHOLD:
         if (dt_parse_long(optarg, 0, 1L << 40, &value) < 0)
             return bad("--comm-threshold", optarg, "bytes, 0 or more");
-        cfg->exchange_options = (struct exchange_options){.threshold_set = true, .threshold_bytes = (size_t)value};
+        cfg->exchange_options.threshold_set = true;
+        cfg->exchange_options.threshold_bytes = (size_t)value;
+        break;
+    case O_PS_SERVERS:
+        if (dt_parse_int(optarg, 1, 1 << 16, &cfg->exchange_options.ps_servers) < 0)
+            return bad("--ps-servers", optarg, "a number from 1");
+        break;
+    case O_PARTITION:
+        if (dt_parse_long(optarg, 4, 1L << 30, &value) < 0)
+            return bad("--partition-bytes", optarg, "bytes, from 4 to 1 GiB");
+        cfg->exchange_options.partition_bytes = (size_t)value;
         break;
     case O_SEED:
         if (dt_parse_long(optarg, 0, 1L << 62, &value) < 0)
@@ -253,6 +266,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"tag", required_argument, NULL, O_TAG}, {"device", required_argument, NULL, O_DEVICE},
         {"precision", required_argument, NULL, O_PRECISION}, {"conv-algo", required_argument, NULL, O_CONV_ALGO},
         {"cuda-graphs", no_argument, NULL, O_GRAPHS}, {"comm-threshold", required_argument, NULL, O_COMM_THRESHOLD},
+        {"ps-servers", required_argument, NULL, O_PS_SERVERS}, {"partition-bytes", required_argument, NULL, O_PARTITION},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -279,6 +293,10 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         return fprintf(stderr, "dtrain-train: unexpected argument \"%s\" (try --help)\n", argv[optind]), 2;
     if (cfg->exchange_options.threshold_set && cfg->exchange != &exchange_mgwfbp)
         return fprintf(stderr, "dtrain-train: --comm-threshold is mg-wfbp's (--comm mg-wfbp)\n"), 2;
+    if ((cfg->exchange_options.ps_servers || cfg->exchange_options.partition_bytes) &&
+        (!cfg->exchange || !cfg->exchange->serve))
+        return fprintf(stderr, "dtrain-train: --ps-servers and --partition-bytes are the parameter servers' "
+                       "(--comm bsp-ps or wfbp-ps)\n"), 2;
     if ((cfg->resume || cfg->checkpoint_every) && !cfg->checkpoint_dir)
         return fprintf(stderr, "dtrain-train: --resume and --checkpoint-every need --checkpoint DIR\n"), 2;
     return 0;

@@ -52,6 +52,12 @@ struct comm {
     /* Point to point, blocking: bytes from this rank to peer / into buf from peer, matched by tag. */
     int (*send)(struct comm *c, const void *buf, size_t bytes, int peer, int tag, struct dt_err *err);
     int (*recv)(struct comm *c, void *buf, size_t bytes, int peer, int tag, struct dt_err *err);
+    /* The same, started without waiting: the buffer is the caller's until test_all or wait_all
+     * completes the request. NULL where the transport has none. */
+    int (*isend)(struct comm *c, const void *buf, size_t bytes, int peer, int tag, struct comm_request *req,
+                 struct dt_err *err);
+    int (*irecv)(struct comm *c, void *buf, size_t bytes, int peer, int tag, struct comm_request *req,
+                 struct dt_err *err);
     /* A new comm of the ranks that passed the same color, ranked by key (MPI_Comm_split); every
      * rank of c must call it. Free it with destroy. */
     int (*split)(struct comm *c, int color, int key, struct comm **sub, struct dt_err *err);

@@ -47,6 +47,14 @@ static int mpi_allreduce(struct comm *c, float *buf, size_t count, enum comm_op 
     return 0;
 }
 
+/* A request kept in the caller's storage. */
+static int keep_request(MPI_Request r, struct comm_request *req)
+{
+    memset(req, 0, sizeof *req);
+    memcpy(req->handle, &r, sizeof r);
+    return 0;
+}
+
 /* One request per call: a buffer above INT_MAX floats (8 GiB) is refused rather than split, so
  * that a request stays one MPI_Request. */
 static int mpi_iallreduce_sum(struct comm *c, float *buf, size_t count, struct comm_request *req, struct dt_err *err)
@@ -55,11 +63,7 @@ static int mpi_iallreduce_sum(struct comm *c, float *buf, size_t count, struct c
         return dt_fail(err, "MPI_Iallreduce of %zu floats: more than one call takes", count);
     MPI_Request r;
     int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, mpi_comm_of(c), &r);
-    if (rc != MPI_SUCCESS)
-        return mpi_error(err, "MPI_Iallreduce", rc);
-    memset(req, 0, sizeof *req);
-    memcpy(req->handle, &r, sizeof r);
-    return 0;
+    return rc == MPI_SUCCESS ? keep_request(r, req) : mpi_error(err, "MPI_Iallreduce", rc);
 }
 
 static int mpi_test_all(struct comm *c, struct comm_request *reqs, int n, bool *done, struct dt_err *err)
@@ -151,6 +155,27 @@ static int mpi_recv(struct comm *c, void *buf, size_t bytes, int peer, int tag, 
     return 0;
 }
 
+/* One request per call: a message above INT_MAX bytes is refused rather than split. */
+static int mpi_isend(struct comm *c, const void *buf, size_t bytes, int peer, int tag, struct comm_request *req,
+                     struct dt_err *err)
+{
+    if (bytes > INT_MAX)
+        return dt_fail(err, "MPI_Isend of %zu bytes: more than one call takes", bytes);
+    MPI_Request r;
+    int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, mpi_comm_of(c), &r);
+    return rc == MPI_SUCCESS ? keep_request(r, req) : mpi_error(err, "MPI_Isend", rc);
+}
+
+static int mpi_irecv(struct comm *c, void *buf, size_t bytes, int peer, int tag, struct comm_request *req,
+                     struct dt_err *err)
+{
+    if (bytes > INT_MAX)
+        return dt_fail(err, "MPI_Irecv of %zu bytes: more than one call takes", bytes);
+    MPI_Request r;
+    int rc = MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, mpi_comm_of(c), &r);
+    return rc == MPI_SUCCESS ? keep_request(r, req) : mpi_error(err, "MPI_Irecv", rc);
+}
+
 static void mpi_abort(struct comm *c, int status)
 {
     (void)c;
@@ -191,7 +216,7 @@ static struct comm *mpi_wrap(MPI_Comm mpi_comm, const char *hostname)
     *c = (struct comm){.name = "mpi", .state = &both->state, .allreduce = mpi_allreduce,
                        .iallreduce_sum = mpi_iallreduce_sum, .test_all = mpi_test_all, .wait_all = mpi_wait_all,
                        .broadcast = mpi_broadcast, .allgather = mpi_allgather, .sum_long = mpi_sum_long,
-                       .min_max_u64 = mpi_min_max, .send = mpi_send, .recv = mpi_recv, .split = mpi_split,
+                       .min_max_u64 = mpi_min_max, .send = mpi_send, .recv = mpi_recv, .isend = mpi_isend, .irecv = mpi_irecv, .split = mpi_split,
                        .destroy = mpi_destroy, .abort = mpi_abort, .finalize = mpi_finalize};
     MPI_Comm_rank(mpi_comm, &c->rank);
     MPI_Comm_size(mpi_comm, &c->world);

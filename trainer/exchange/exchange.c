@@ -5,7 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-const struct exchange_method *const exchange_methods[] = {&exchange_bsp, &exchange_wfbp, &exchange_mgwfbp};
+const struct exchange_method *const exchange_methods[] = {&exchange_bsp, &exchange_wfbp, &exchange_mgwfbp,
+                                                          &exchange_bsp_ps, &exchange_wfbp_ps};
 const int exchange_method_count = sizeof exchange_methods / sizeof exchange_methods[0];
 
 /* Whether name is one of the comma-separated words of list, ignoring case. */
@@ -66,10 +67,16 @@ void exchange_destroy(struct exchange *x)
     memset(x, 0, sizeof *x);
 }
 
+/* A lone worker has nobody to average with, unless the method has servers to talk to. */
+static bool exchanges_nothing(const struct exchange *x)
+{
+    return x->workers.count == 1 && !x->method->serve;
+}
+
 static void on_grads_ready(void *ctx, size_t first)
 {
     struct exchange *x = ctx;
-    if (x->failed || x->workers.count == 1)
+    if (x->failed || exchanges_nothing(x))
         return;
     if (x->method->grads_ready && x->method->grads_ready(x, first, &x->pending) < 0)
         x->failed = true;
@@ -77,7 +84,7 @@ static void on_grads_ready(void *ctx, size_t first)
 
 struct grads_ready exchange_backward_hook(struct exchange *x)
 {
-    if (x->method->begin_backward && x->workers.count > 1)
+    if (x->method->begin_backward && !exchanges_nothing(x))
         x->method->begin_backward(x);
     return (struct grads_ready){on_grads_ready, x};
 }
@@ -85,7 +92,7 @@ struct grads_ready exchange_backward_hook(struct exchange *x)
 static void on_params_needed(void *ctx, size_t first, size_t count)
 {
     struct exchange *x = ctx;
-    if (!x->failed && x->workers.count > 1 && x->method->before_forward(x, first, count, &x->pending) < 0)
+    if (!x->failed && !exchanges_nothing(x) && x->method->before_forward(x, first, count, &x->pending) < 0)
         x->failed = true;
 }
 
@@ -103,10 +110,20 @@ int exchange_finish(struct exchange *x, struct dt_err *err)
         *err = x->pending;
         return -1;
     }
-    if (x->workers.count == 1)
+    if (exchanges_nothing(x))
         return 0;
     if (x->method->finish(x, err) < 0)
         return -1;
     x->stats.steps++;
     return 0;
+}
+
+int exchange_serve(struct exchange *x, struct dt_err *err)
+{
+    return x->method->serve(x, err);
+}
+
+int exchange_close(struct exchange *x, struct dt_err *err)
+{
+    return x->method->close && !exchanges_nothing(x) ? x->method->close(x, err) : 0;
 }

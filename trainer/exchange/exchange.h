@@ -19,6 +19,8 @@ struct exchange;
 struct exchange_options {
     bool threshold_set;        /* --comm-threshold given: */
     size_t threshold_bytes;    /* mg-wfbp fuses layers by size instead of its measured plan */
+    int ps_servers;            /* parameter servers: the last ranks (0: one) */
+    size_t partition_bytes;    /* parameter servers: the largest piece pushed (0: 4096000) */
 };
 
 struct exchange_method {
@@ -38,8 +40,11 @@ struct exchange_method {
     int (*before_forward)(struct exchange *x, size_t first, size_t count, struct dt_err *err);
     /* After backward: returns with every gradient the workers' mean. */
     int (*finish)(struct exchange *x, struct dt_err *err);
-    /* A server rank's whole job (parameter servers); NULL: every rank is a worker. */
+    /* A server rank's whole job (parameter servers): returns when the workers are done. NULL:
+     * every rank is a worker. */
     int (*serve)(struct exchange *x, struct dt_err *err);
+    /* On the workers, after the last step: lets the servers' serve return. NULL: nothing to do. */
+    int (*close)(struct exchange *x, struct dt_err *err);
     void (*destroy)(struct exchange *x);
 };
 
@@ -68,6 +73,7 @@ struct exchange {
     size_t count;
     struct exchange_stats stats;
     void *state;               /* the method's */
+    bool serving;              /* this rank is a server: it runs serve instead of training */
     bool failed;               /* a hook's call failed: finish reports it */
     struct dt_err pending;
     struct params_needed forward_hook;
@@ -104,7 +110,12 @@ const struct params_needed *exchange_forward_hook(struct exchange *x);
  * other ranks' transfers are not waited for). */
 int exchange_finish(struct exchange *x, struct dt_err *err);
 
-/* The methods (bsp.c, wfbp.c, mgwfbp.c). */
-extern const struct exchange_method exchange_bsp, exchange_wfbp, exchange_mgwfbp;
+/* A server rank's part (exchange->serving): serve until the workers close. 0 or -1 with err. */
+int exchange_serve(struct exchange *x, struct dt_err *err);
+/* On the workers after training: the servers may stop. 0 or -1 with err. */
+int exchange_close(struct exchange *x, struct dt_err *err);
+
+/* The methods (bsp.c, wfbp.c, mgwfbp.c, ps.c). */
+extern const struct exchange_method exchange_bsp, exchange_wfbp, exchange_mgwfbp, exchange_bsp_ps, exchange_wfbp_ps;
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fault.h"
 #include "restart.h"
 #include "run.h"
 #include "seedlog.h"
@@ -130,7 +131,7 @@ static int step_once(struct loop *l, long step, double *loss, struct dt_err *err
     struct run *r = &l->r;
     const float *x;
     const int *y;
-    fault_injection_point(l->comm, step);
+    fault_injection_point(l->comm->rank, step);
     if (device_next_batch(r, &x, &y, err) < 0 || device_batch_in(r, x, y, l->cfg->batch, &x, &y, err) < 0)
         return -1;
     int rc = l->cfg->cuda_graphs && step > l->first + 1
@@ -327,6 +328,12 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     int rc = run_setup(&l.r, cfg, comm, err);
     res->params = l.r.model.num_params;
     res->flops_per_sample = model_train_flops(&l.r.model);
+    if (rc == 0 && l.r.exchange.serving) {   /* a parameter server: its exchange is its whole job */
+        rc = exchange_serve(&l.r.exchange, err);
+        res->exchange = l.r.exchange.stats;
+        run_free(&l.r);
+        return rc;
+    }
     if (rc == 0)
         rc = begin(&l, err);
     if (rc == 0) {
@@ -335,7 +342,10 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         watchdog_start(&l.wd, comm, cfg->timeout_minutes * 60, l.first);
         if (l.leader)
             announce(&l);
-        rc = finish(&l, train_steps(&l, err), err);
+        rc = train_steps(&l, err);
+        if (rc == 0)
+            rc = exchange_close(&l.r.exchange, err);
+        rc = finish(&l, rc, err);
         watchdog_stop(&l.wd);
         if (cfg->checkpoint_dir)
             catch_stop_signals(false);

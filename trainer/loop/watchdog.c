@@ -1,7 +1,6 @@
-/* watchdog.c - the hung-rank watchdog and test-only fault injection (see watchdog.h). */
+/* watchdog.c - the hung-rank watchdog (see watchdog.h). */
 #include "watchdog.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -53,24 +52,4 @@ void watchdog_stop(struct watchdog *wd)
     atomic_store(&wd->stop, 1);
     pthread_join(wd->thread, NULL);
     wd->running = false;
-}
-
-/* Whether the variable names this rank and step (RANK:STEP). */
-static bool fault_here(const char *variable, const struct comm *comm, long step)
-{
-    const char *fault = getenv(variable);
-    int rank;
-    long at;
-    return fault && sscanf(fault, "%d:%ld", &rank, &at) == 2 && rank == comm->rank && step == at;
-}
-
-void fault_injection_point(const struct comm *comm, long step)
-{
-    if (fault_here("DTRAIN_FAULT_KILL", comm, step)) {
-        fflush(stdout);
-        raise(SIGKILL);
-    }
-    if (fault_here("DTRAIN_FAULT_HANG", comm, step))
-        for (;;)
-            pause();
 }

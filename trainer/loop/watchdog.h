@@ -1,6 +1,6 @@
 /* watchdog.h - a collective waits for the slowest rank, forever if one hung (a stuck NFS read, a
  * dead NIC): the watchdog thread ends the whole job, naming the rank and host, when no step has
- * finished for the timeout. Also the test-only fault injection that exercises it. */
+ * finished for the timeout (common/fault.h injects the hangs that test it). */
 #ifndef WATCHDOG_H
 #define WATCHDOG_H
 
@@ -25,12 +25,5 @@ void watchdog_start(struct watchdog *wd, struct comm *comm, double timeout_secon
 /* A step (or an evaluation) finished. */
 void watchdog_touch(struct watchdog *wd, long step);
 void watchdog_stop(struct watchdog *wd);
-
-/* Test-only faults, from the environment, acting on the rank and step they name:
- *   DTRAIN_FAULT_HANG=RANK:STEP  that rank stops before that step (the watchdog's test)
- *   DTRAIN_FAULT_KILL=RANK:STEP  that rank kills itself with SIGKILL before that step (a rank the
- *                                OOM killer or a node failure took: the job must end)
- * so tests signal only processes they started, never one found by name. */
-void fault_injection_point(const struct comm *comm, long step);
 
 #endif
