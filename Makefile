@@ -62,11 +62,13 @@ dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c
 dtrain-topo_LIBS := -lhwloc -ljansson
 dtrain-train_SRC := trainer/dtrain_train.c trainer/comm/comm_mpi.c logs/record.c logs/json_read.c $(TRAINER_SRC) $(COMMON_SRC)
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
+dtrain-commbench_SRC := trainer/dtrain_commbench.c trainer/comm/comm_mpi.c trainer/exchange/grouping.c $(COMMON_SRC)
+dtrain-commbench_LIBS := $(MPI_LIBS) -ljansson
 dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/audit.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c \
                       logs/table.c logs/record.c logs/json_read.c logs/seedlog.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson
-TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train dtrain-analyze
+TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train dtrain-commbench dtrain-analyze
 
 # test name -> its sources (cmocka)
 test_hostlist_SRC := tests/test_hostlist.c tests/testutil.c $(COMMON_SRC)
@@ -133,6 +135,7 @@ $(BUILD)/test/obj/trainer/backend/backend_cuda.o: $(BUILD)/obj/trainer/backend/b
 # errno-setting sqrtf never; its elementwise loops run 4-8x faster with these.
 $(BUILD)/obj/trainer/%.o $(BUILD)/test/obj/trainer/%.o: HOT := -O3 -fno-math-errno
 $(BUILD)/obj/trainer/comm/comm_mpi.o $(BUILD)/test/obj/trainer/comm/comm_mpi.o: HOT := $(MPI_CFLAGS)
+$(BUILD)/obj/trainer/dtrain_commbench.o $(BUILD)/test/obj/trainer/dtrain_commbench.o: HOT := -O3 $(MPI_CFLAGS)
 $(BUILD)/obj/trainer/comm/comm_nccl.o $(BUILD)/test/obj/trainer/comm/comm_nccl.o: HOT := -I$(CUDA_HOME)/include
 
 define tool_rules
@@ -202,6 +205,8 @@ bench: deps
 	@PEAK=$$(sed -n 's/.*: \([0-9.]*\) GFLOP.*/\1/p' $(BUILD)/bench/peak.txt) sh bench/train_vs_torch.sh $(BIN) 1
 	@echo
 	@sh bench/ddp_vs_mpi.sh $(BIN) mlp lenet cnn
+	@echo
+	@sh bench/commbench_vs_mpi.sh $(BIN) 2
 	@echo
 	@sh bench/analyze_corpus.sh $(BIN) $(BUILD)/bench/corpus
 

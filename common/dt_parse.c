@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 int dt_parse_long(const char *text, long min, long max, long *out)
@@ -31,6 +32,31 @@ int dt_parse_int(const char *text, int min, int max, int *out)
     if (dt_parse_long(text, min, max, &value) < 0)
         return -1;
     *out = (int)value;
+    return 0;
+}
+
+int dt_parse_bytes(const char *text, long min, long max, long *out)
+{
+    char digits[32];
+    size_t len = text ? strlen(text) : 0;
+    if (len == 0 || len >= sizeof digits)
+        return -1;
+    memcpy(digits, text, len + 1);
+    int shift = 0;
+    switch (digits[len - 1]) {
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    }
+    if (shift)
+        digits[len - 1] = '\0';
+    long value;
+    if (dt_parse_long(digits, 0, LONG_MAX >> shift, &value) < 0)
+        return -1;
+    value <<= shift;
+    if (value < min || value > max)
+        return -1;
+    *out = value;
     return 0;
 }
 

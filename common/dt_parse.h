@@ -12,6 +12,10 @@ int dt_parse_long(const char *text, long min, long max, long *out);
 /* Like dt_parse_long for an int. */
 int dt_parse_int(const char *text, int min, int max, int *out);
 
+/* A size in bytes: digits with an optional K, M or G (powers of 1024, either case), as nccl-tests
+ * takes them ("8", "64K", "256M"), in [min, max]. Returns 0, or -1. */
+int dt_parse_bytes(const char *text, long min, long max, long *out);
+
 /* The digits after the '.' of a number as written in text[0..length): 0 for "81", 2 for "81.84"
  * (and for "0:00:02.43"). */
 int dt_decimals(const char *text, size_t length);

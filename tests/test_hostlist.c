@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "dt_parse.h"
 #include "hostlist.h"
 #include "testutil.h"
 
@@ -210,6 +211,24 @@ static void test_find_and_nth(void **state)
     hostlist_free(&list);
 }
 
+/* Sizes as nccl-tests takes them (dtrain-commbench --min-bytes/--max-bytes, --partition-bytes). */
+static void test_sizes_parse_with_suffixes(void **state)
+{
+    (void)state;
+    long v;
+    assert_int_equal(dt_parse_bytes("8", 0, 1L << 40, &v), 0);
+    assert_int_equal(v, 8);
+    assert_int_equal(dt_parse_bytes("64K", 0, 1L << 40, &v), 0);
+    assert_int_equal(v, 65536);
+    assert_int_equal(dt_parse_bytes("256m", 0, 1L << 40, &v), 0);
+    assert_int_equal(v, 256L << 20);
+    assert_int_equal(dt_parse_bytes("2G", 0, 1L << 40, &v), 0);
+    assert_int_equal(v, 2L << 30);
+    const char *bad[] = {"", "K", "1.5M", "-8", "8KB", " 8", "4G", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(dt_parse_bytes(bad[i], 0, 3L << 30, &v), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_limits_stop_huge_expansions),
         cmocka_unit_test(test_compress_matches_scontrol),
         cmocka_unit_test(test_find_and_nth),
+        cmocka_unit_test(test_sizes_parse_with_suffixes),
     };
     return cmocka_run_group_tests_name("hostlist", tests, NULL, NULL);
 }

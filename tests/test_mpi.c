@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "record.h"
 #include "testutil.h"
@@ -293,6 +294,56 @@ static void test_a_killed_server_ends_the_job(void **state)
     tu_result_free(&r);
 }
 
+/* dtrain-commbench: the transport timed over sizes 8 B to 64 KiB, every value right, the table and
+ * the JSON the cost model reads (rows, busbw = algbw at 2 ranks, an alpha-beta fit); pushpull with
+ * a server; bad options refused. */
+static void test_commbench_times_and_checks_the_transport(void **state)
+{
+    (void)state;
+    require_mpirun();
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s -b 8 -e 64K -n 3 -w 1 --json %s/cb.json && "
+             "%s --oversubscribe -np 3 %s -o pushpull -e 4K -n 2", mpirun, tu_bin("dtrain-commbench"), dir, mpirun,
+             tu_bin("dtrain-commbench"));
+    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    struct tu_env env = {0};
+    mpi_environment(&env);
+    struct tu_result r;
+    assert_int_equal(tu_run(argv, env.vars, &r), 0);
+    tu_env_free(&env);
+    if (r.status != 0)
+        print_error("%s\nexit %d\n%s%s", cmd, r.status, r.out, r.err);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "# dtrain-commbench allreduce over mpi, 2 ranks"));
+    assert_true(tu_contains(r.out, "# dtrain-commbench pushpull over mpi, 3 ranks"));
+    assert_true(tu_contains(r.out, "fitted on 2 sizes from 32768 bytes"));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/cb.json", dir);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    assert_non_null(doc);
+    assert_int_equal(json_integer_value(json_object_get(doc, "ranks")), 2);
+    json_t *rows = json_object_get(doc, "rows");
+    assert_int_equal(json_array_size(rows), 14);   /* 8, 16, ..., 65536 */
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *row = json_array_get(rows, i);
+        assert_int_equal(json_integer_value(json_object_get(row, "bytes")), 8L << i);
+        assert_int_equal(json_integer_value(json_object_get(row, "wrong")), 0);
+        assert_true(json_real_value(json_object_get(row, "busbw_gbs")) ==
+                    json_real_value(json_object_get(row, "algbw_gbs")));   /* 2(n-1)/n = 1 at 2 ranks */
+    }
+    assert_non_null(json_object_get(json_object_get(doc, "fit"), "alpha_s"));
+    json_decref(doc);
+    tu_result_free(&r);
+    char bin[4096];
+    snprintf(bin, sizeof bin, "%s", tu_bin("dtrain-commbench"));
+    char *bad[] = {bin, "--op", "gather", NULL};
+    assert_int_equal(tu_run(bad, NULL, &r), 0);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--op \"gather\": expected allreduce or pushpull"));
+    tu_result_free(&r);
+}
+
 /* The MPI transport beyond what training uses today (tests/comm_check.c, 3 ranks): a split into
  * two sub-communicators with their own allreduce, two non-blocking sums in flight at once, and
  * send/recv around a ring, each against the values it must give. */
@@ -373,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_mgwfbp_ends_where_allreduce_ends),
         cmocka_unit_test(test_parameter_servers_end_where_allreduce_ends),
         cmocka_unit_test(test_a_killed_server_ends_the_job),
+        cmocka_unit_test(test_commbench_times_and_checks_the_transport),
         cmocka_unit_test(test_the_mpi_transport_splits_sums_and_sends),
         cmocka_unit_test(test_a_killed_rank_ends_the_job),
         cmocka_unit_test(test_a_hung_rank_is_caught_by_the_watchdog),

@@ -1,0 +1,94 @@
+/* timeline.c - Chrome trace files (see timeline.h). Events are written as they come, one per
+ * line, so a run that dies leaves a readable prefix. */
+#include "timeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct timeline {
+    FILE *f;
+    char path[4096];
+    int pid;
+    double origin;             /* timeline_now() at open: time 0 of the trace */
+    bool failed;
+};
+
+double timeline_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static const char *const lane_names[LANE_COUNT] = {"compute", "gradient exchange"};
+
+/* Metadata events: the process's and the lanes' names, and their order. */
+static void name_things(struct timeline *t, const char *process)
+{
+    fprintf(t->f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"%s\"}}", t->pid, process);
+    for (int lane = 0; lane < LANE_COUNT; lane++) {
+        fprintf(t->f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+                t->pid, lane, lane_names[lane]);
+        fprintf(t->f, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":"
+                "{\"sort_index\":%d}}", t->pid, lane, lane);
+    }
+}
+
+struct timeline *timeline_open(const char *path, int pid, const char *process, struct dt_err *err)
+{
+    struct timeline *t = calloc(1, sizeof *t);
+    if (!t)
+        return dt_fail(err, "out of memory"), NULL;
+    snprintf(t->path, sizeof t->path, "%s", path);
+    if (!(t->f = fopen(path, "w"))) {
+        dt_fail(err, "--timeline: cannot create %s: %m", path);
+        free(t);
+        return NULL;
+    }
+    t->pid = pid;
+    t->origin = timeline_now();
+    fputs("[\n", t->f);
+    name_things(t, process);
+    return t;
+}
+
+static double micros(const struct timeline *t, double at)
+{
+    return (at - t->origin) * 1e6;
+}
+
+void timeline_span(struct timeline *t, enum timeline_lane lane, const char *cat, const char *name, double start,
+                   double end)
+{
+    if (!t)
+        return;
+    if (fprintf(t->f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
+                name, cat, t->pid, lane, micros(t, start), (end - start) * 1e6) < 0)
+        t->failed = true;
+}
+
+void timeline_instant(struct timeline *t, enum timeline_lane lane, const char *cat, const char *name, double at,
+                      const char *value_name, double value)
+{
+    if (!t)
+        return;
+    int rc = fprintf(t->f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,"
+                     "\"ts\":%.3f", name, cat, t->pid, lane, micros(t, at));
+    if (rc >= 0 && value_name)
+        rc = fprintf(t->f, ",\"args\":{\"%s\":%.17g}", value_name, value);
+    if (rc < 0 || fputc('}', t->f) == EOF)
+        t->failed = true;
+}
+
+int timeline_close(struct timeline *t, struct dt_err *err)
+{
+    if (!t)
+        return 0;
+    bool failed = t->failed || fputs("\n]\n", t->f) == EOF;
+    failed = fclose(t->f) != 0 || failed;
+    int rc = failed ? dt_fail(err, "--timeline: writing %s failed", t->path) : 0;
+    free(t);
+    return rc;
+}

@@ -1,0 +1,360 @@
+/* dtrain_commbench.c - `dtrain-commbench`: the nccl-tests/OSU of the toolkit. Times the
+ * transports the exchange methods use, over sizes doubling from --min-bytes to --max-bytes, and
+ * prints nccl-tests' columns (time, algbw, busbw, wrong values); fits the alpha-beta cost of the
+ * operation (what MG-WFBP plans with and the cost model predicts from) and saves it all as JSON.
+ *
+ *   allreduce  the dtrain transport's allreduce (comm.h), the sum of every rank's buffer;
+ *              --raw: MPI_Allreduce called directly, the yardstick for the transport
+ *   pushpull   a parameter server's round: ranks 0..n-2 push the buffer to the last rank, which
+ *              sums and sends the sum back to each
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "atomic_file.h"
+#include "comm.h"
+#include "dt_parse.h"
+#include "grouping.h"
+#include "version.h"
+
+static const char usage_text[] =
+    "Usage: dtrain-commbench [options]\n"
+    "\n"
+    "Times the gradient transports of dtrain over sizes doubling from --min-bytes to --max-bytes\n"
+    "and prints, as nccl-tests does, per size: the time of one operation (the slowest rank's mean),\n"
+    "algbw = bytes / time, busbw = the bandwidth a link must carry (allreduce: algbw x 2(n-1)/n;\n"
+    "pushpull: algbw x 2, the bytes a worker sends and receives) and the values that came out wrong.\n"
+    "Then the alpha-beta fit of time = alpha + beta x bytes over the sizes from --fit-from on.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --op NAME           allreduce (default) or pushpull (ranks 0..n-2 push to the last)\n"
+    "  -b, --min-bytes SIZE    first size (8); K, M, G: powers of 1024\n"
+    "  -e, --max-bytes SIZE    last size (256M)\n"
+    "  -n, --iters N           timed operations per size (20)\n"
+    "  -w, --warmup N          untimed operations first (5)\n"
+    "      --fit-from SIZE     smallest size in the alpha-beta fit (32K)\n"
+    "      --raw               allreduce: call MPI_Allreduce directly (the yardstick)\n"
+    "      --json FILE         write the table and the fit (written whole or not at all)\n"
+    "  -h, --help              this text\n"
+    "  -V, --version           the version\n"
+    "\n"
+    "Examples:\n"
+    "  mpirun -np 4 dtrain --gpus-per-node 0 -- dtrain-commbench -e 64M --json links.json\n"
+    "  srun --mpi=pmix dtrain --nodes 2 --gpus-per-node 0 -- dtrain-commbench -o pushpull\n"
+    "\n"
+    "Exit status: 0; 1 when a value came out wrong or a transfer failed; 2 for bad options.\n";
+
+struct options {
+    const char *op, *json;
+    long min_bytes, max_bytes, fit_from;
+    int iters, warmup;
+    bool raw, pushpull;
+};
+
+struct row {
+    long bytes;
+    double seconds, algbw, busbw;   /* GB/s */
+    long wrong;
+};
+
+static double now_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int bad(const char *option, const char *value, const char *what)
+{
+    fprintf(stderr, "dtrain-commbench: %s \"%s\": expected %s\n", option, value, what);
+    return 2;
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+    enum { O_FIT_FROM = 256, O_RAW, O_JSON };
+    static const struct option options[] = {
+        {"op", required_argument, NULL, 'o'}, {"min-bytes", required_argument, NULL, 'b'},
+        {"max-bytes", required_argument, NULL, 'e'}, {"iters", required_argument, NULL, 'n'},
+        {"warmup", required_argument, NULL, 'w'}, {"fit-from", required_argument, NULL, O_FIT_FROM},
+        {"raw", no_argument, NULL, O_RAW}, {"json", required_argument, NULL, O_JSON},
+        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
+    };
+    *o = (struct options){.op = "allreduce", .min_bytes = 8, .max_bytes = 256L << 20, .fit_from = 32L << 10,
+                          .iters = 20, .warmup = 5};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "o:b:e:n:w:hV", options, NULL)) != -1) {
+        switch (opt) {
+        case 'o':
+            if (strcmp(optarg, "allreduce") != 0 && strcmp(optarg, "pushpull") != 0)
+                return bad("--op", optarg, "allreduce or pushpull");
+            o->op = optarg;
+            break;
+        case 'b':
+            if (dt_parse_bytes(optarg, 4, 1L << 32, &o->min_bytes) < 0)
+                return bad("--min-bytes", optarg, "a size from 4 bytes to 4G");
+            break;
+        case 'e':
+            if (dt_parse_bytes(optarg, 4, 1L << 32, &o->max_bytes) < 0)
+                return bad("--max-bytes", optarg, "a size from 4 bytes to 4G");
+            break;
+        case O_FIT_FROM:
+            if (dt_parse_bytes(optarg, 4, 1L << 32, &o->fit_from) < 0)
+                return bad("--fit-from", optarg, "a size from 4 bytes to 4G");
+            break;
+        case 'n':
+            if (dt_parse_int(optarg, 1, 1 << 20, &o->iters) < 0)
+                return bad("--iters", optarg, "a number from 1");
+            break;
+        case 'w':
+            if (dt_parse_int(optarg, 0, 1 << 20, &o->warmup) < 0)
+                return bad("--warmup", optarg, "a number from 0");
+            break;
+        case O_RAW: o->raw = true; break;
+        case O_JSON: o->json = optarg; break;
+        case 'h': fputs(usage_text, stdout); exit(0);
+        case 'V': printf("dtrain-commbench %s\n", DTRAIN_VERSION); exit(0);
+        default: fputs("Try 'dtrain-commbench --help'.\n", stderr); return 2;
+        }
+    }
+    if (optind < argc)
+        return fprintf(stderr, "dtrain-commbench: unexpected argument \"%s\" (try --help)\n", argv[optind]), 2;
+    if (o->min_bytes > o->max_bytes)
+        return fprintf(stderr, "dtrain-commbench: --min-bytes is above --max-bytes\n"), 2;
+    o->pushpull = strcmp(o->op, "pushpull") == 0;
+    if (o->raw && o->pushpull)
+        return fprintf(stderr, "dtrain-commbench: --raw is for --op allreduce\n"), 2;
+    return 0;
+}
+
+/* The buffers of one size: what is sent (and, for allreduce, summed in place), what comes back. */
+struct buffers {
+    float *data, *result, *slots;   /* slots: the server's, one row per worker */
+    size_t count;
+};
+
+/* One allreduce of b->data, in place. */
+static int allreduce_once(struct comm *c, const struct options *o, struct buffers *b, struct dt_err *err)
+{
+    if (!o->raw)
+        return c->allreduce(c, b->data, b->count, COMM_SUM, err);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, b->data, (int)b->count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? 0 : dt_fail(err, "MPI_Allreduce failed (%d)", rc);
+}
+
+/* One parameter-server round: the workers' data summed by the last rank into every worker's
+ * result (the server's result holds the sum too). */
+static int pushpull_once(struct comm *c, struct buffers *b, struct dt_err *err)
+{
+    int server = c->world - 1, workers = c->world - 1;
+    size_t bytes = b->count * sizeof(float);
+    struct comm_request reqs[2 * 4096];
+    int n = 0;
+    if (c->rank != server) {
+        if (c->isend(c, b->data, bytes, server, 1, &reqs[n++], err) < 0 ||
+            c->irecv(c, b->result, bytes, server, 2, &reqs[n++], err) < 0)
+            return -1;
+        return c->wait_all(c, reqs, n, err);
+    }
+    for (int w = 0; w < workers; w++)
+        if (c->irecv(c, b->slots + (size_t)w * b->count, bytes, w, 1, &reqs[n++], err) < 0)
+            return -1;
+    if (c->wait_all(c, reqs, n, err) < 0)
+        return -1;
+    for (size_t i = 0; i < b->count; i++) {
+        float sum = b->slots[i];
+        for (int w = 1; w < workers; w++)
+            sum += b->slots[(size_t)w * b->count + i];
+        b->result[i] = sum;
+    }
+    n = 0;
+    for (int w = 0; w < workers; w++)
+        if (c->isend(c, b->result, bytes, w, 2, &reqs[n++], err) < 0)
+            return -1;
+    return c->wait_all(c, reqs, n, err);
+}
+
+static int operation(struct comm *c, const struct options *o, struct buffers *b, struct dt_err *err)
+{
+    return o->pushpull ? pushpull_once(c, b, err) : allreduce_once(c, o, b, err);
+}
+
+/* Fills the data with rank + 1, runs the operation once and counts, over all ranks, the values
+ * that are not the sum they must be. */
+static int verify(struct comm *c, const struct options *o, struct buffers *b, long *wrong, struct dt_err *err)
+{
+    for (size_t i = 0; i < b->count; i++)
+        b->data[i] = (float)(c->rank + 1);
+    if (operation(c, o, b, err) < 0)
+        return -1;
+    int summed = o->pushpull ? c->world - 1 : c->world;   /* ranks whose data is summed */
+    float want = (float)summed * (float)(summed + 1) / 2;
+    const float *got = o->pushpull ? b->result : b->data;
+    *wrong = 0;
+    for (size_t i = 0; i < b->count; i++)
+        *wrong += got[i] != want;
+    return c->sum_long(c, wrong, err);
+}
+
+/* The slowest rank's mean time of one operation over o->iters, after o->warmup. */
+static int time_size(struct comm *c, const struct options *o, struct buffers *b, double *seconds, struct dt_err *err)
+{
+    for (int k = 0; k < o->warmup; k++)
+        if (operation(c, o, b, err) < 0)
+            return -1;
+    long sync = 0;
+    if (c->sum_long(c, &sync, err) < 0)   /* everyone starts together */
+        return -1;
+    double start = now_sec();
+    for (int k = 0; k < o->iters; k++)
+        if (operation(c, o, b, err) < 0)
+            return -1;
+    unsigned long long mine = (unsigned long long)((now_sec() - start) / o->iters * 1e9), lo, hi;
+    if (c->min_max_u64(c, mine, &lo, &hi, err) < 0)
+        return -1;
+    *seconds = hi * 1e-9;
+    return 0;
+}
+
+/* nccl-tests' bus bandwidth: what one rank's links carry, for comparison across rank counts. */
+static double bus_factor(const struct comm *c, const struct options *o)
+{
+    return o->pushpull ? 2.0 : 2.0 * (c->world - 1) / c->world;
+}
+
+static int measure(struct comm *c, const struct options *o, struct row *rows, int *nrows, struct dt_err *err)
+{
+    size_t largest = (size_t)o->max_bytes / sizeof(float);
+    struct buffers b = {.data = malloc(largest * sizeof(float)), .result = malloc(largest * sizeof(float))};
+    bool server = o->pushpull && c->rank == c->world - 1;
+    b.slots = server ? malloc(largest * sizeof(float) * (size_t)(c->world - 1)) : NULL;
+    int rc = b.data && b.result && (!server || b.slots) ? 0 : dt_fail(err, "out of memory for %ld bytes", o->max_bytes);
+    if (rc == 0)
+        memset(b.data, 0, largest * sizeof(float));
+    *nrows = 0;
+    for (long bytes = o->min_bytes; rc == 0 && bytes <= o->max_bytes; bytes *= 2) {
+        struct row *r = &rows[(*nrows)++];
+        b.count = (size_t)bytes / sizeof(float);
+        r->bytes = (long)(b.count * sizeof(float));
+        rc = time_size(c, o, &b, &r->seconds, err) < 0 || verify(c, o, &b, &r->wrong, err) < 0 ? -1 : 0;
+        r->algbw = r->bytes / r->seconds / 1e9;
+        r->busbw = r->algbw * bus_factor(c, o);
+    }
+    free(b.data), free(b.result), free(b.slots);
+    return rc;
+}
+
+static int fit(const struct options *o, const struct row *rows, int nrows, struct alpha_beta *cost, int *used)
+{
+    double bytes[64], seconds[64];
+    *used = 0;
+    for (int i = 0; i < nrows; i++)
+        if (rows[i].bytes >= o->fit_from)
+            bytes[*used] = (double)rows[i].bytes, seconds[(*used)++] = rows[i].seconds;
+    return grouping_fit(*used, bytes, seconds, cost);
+}
+
+static void print_table(const struct comm *c, const struct options *o, const struct row *rows, int nrows)
+{
+    printf("# dtrain-commbench %s over %s, %d ranks, %d operations per size after %d warm-up\n", o->op,
+           o->raw ? "MPI_Allreduce (raw)" : c->name, c->world, o->iters, o->warmup);
+    printf("#%12s %12s %6s %11s %12s %12s %7s\n", "size", "count", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
+           "#wrong");
+    double sum = 0;
+    int big = 0;
+    for (int i = 0; i < nrows; i++) {
+        const struct row *r = &rows[i];
+        printf(" %12ld %12ld %6s %11.2f %12.3f %12.3f %7ld\n", r->bytes, r->bytes / 4, "float", r->seconds * 1e6,
+               r->algbw, r->busbw, r->wrong);
+        if (r->bytes >= o->fit_from)
+            sum += r->busbw, big++;
+    }
+    if (big)
+        printf("# average busbw over sizes from %ld bytes: %.3f GB/s\n", o->fit_from, sum / big);
+}
+
+struct json_out {
+    const struct comm *c;
+    const struct options *o;
+    const struct row *rows;
+    int nrows;
+    const struct alpha_beta *cost;   /* NULL: no fit */
+};
+
+static int fill_json(FILE *out, const void *arg)
+{
+    const struct json_out *j = arg;
+    json_t *rows = json_array();
+    for (int i = 0; i < j->nrows; i++)
+        json_array_append_new(rows, json_pack("{sI sf sf sf sI}", "bytes", (json_int_t)j->rows[i].bytes, "time_us",
+                                              j->rows[i].seconds * 1e6, "algbw_gbs", j->rows[i].algbw, "busbw_gbs",
+                                              j->rows[i].busbw, "wrong", (json_int_t)j->rows[i].wrong));
+    json_t *doc = json_pack("{ss ss ss ss si si si so}", "tool", "dtrain-commbench", "version", DTRAIN_VERSION, "op",
+                            j->o->op, "transport", j->o->raw ? "mpi-raw" : j->c->name, "ranks", j->c->world, "iters",
+                            j->o->iters, "warmup", j->o->warmup, "rows", rows);
+    if (doc && j->cost)
+        json_object_set_new(doc, "fit", json_pack("{sf sf sI}", "alpha_s", j->cost->alpha, "beta_s_per_byte",
+                                                  j->cost->beta, "from_bytes", (json_int_t)j->o->fit_from));
+    int rc = doc && json_dumpf(doc, out, JSON_INDENT(1)) == 0 && fputc('\n', out) != EOF ? 0 : -1;
+    json_decref(doc);
+    return rc;
+}
+
+/* Rank 0's report: the table, the fit, the JSON file. 0, or -1 with err (the file). */
+static int report(const struct comm *c, const struct options *o, const struct row *rows, int nrows, struct dt_err *err)
+{
+    print_table(c, o, rows, nrows);
+    struct alpha_beta cost;
+    int used;
+    bool fitted = fit(o, rows, nrows, &cost, &used) == 0;
+    if (fitted)
+        printf("# alpha %.2f us, beta %.4f ns/byte (%.3f GB/s), fitted on %d sizes from %ld bytes\n", cost.alpha * 1e6,
+               cost.beta * 1e9, cost.beta > 0 ? 1 / cost.beta / 1e9 : 0.0, used, o->fit_from);
+    else
+        printf("# no alpha-beta fit: fewer than 2 sizes from %ld bytes (--fit-from)\n", o->fit_from);
+    fflush(stdout);
+    struct json_out j = {c, o, rows, nrows, fitted ? &cost : NULL};
+    struct dt_err inner;
+    if (o->json && atomic_write(o->json, fill_json, &j, &inner) < 0)
+        return dt_fail(err, "--json: %s", inner.msg);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int rc = parse(argc, argv, &o);
+    if (rc != 0)
+        return rc;
+    struct dt_err err;
+    struct comm *c = comm_mpi_init(&argc, &argv, &err);
+    if (!c)
+        return fprintf(stderr, "dtrain-commbench: %s\n", err.msg), 2;
+    if (o.pushpull && (c->world < 2 || c->world > 4097)) {
+        if (c->rank == 0)
+            fprintf(stderr, "dtrain-commbench: --op pushpull needs 2 to 4097 ranks (%d here)\n", c->world);
+        c->finalize(c);
+        return 2;
+    }
+    struct row rows[64];
+    int nrows;
+    long wrong = 0;
+    rc = measure(c, &o, rows, &nrows, &err);
+    if (rc == 0 && c->rank == 0)
+        rc = report(c, &o, rows, nrows, &err);
+    for (int i = 0; i < nrows; i++)
+        wrong += rows[i].wrong;
+    if (rc < 0) {
+        fprintf(stderr, "dtrain-commbench: rank %d on %s: %s\n", c->rank, c->hostname, err.msg);
+        if (c->world > 1)
+            c->abort(c, 1);
+    }
+    c->finalize(c);
+    return rc < 0 || wrong > 0 ? 1 : 0;
+}
