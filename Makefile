@@ -21,7 +21,8 @@ DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Ic
              $(TRAINER_INC)
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/duration.c common/atomic_file.c common/fault.c
+COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/duration.c common/atomic_file.c common/fault.c \
+              common/timeline.c
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
 ENGINE_SRC := trainer/nn/nn.c trainer/nn/ops.c trainer/nn/models.c trainer/backend/backend_ref.c trainer/backend/backend_cpu.c \
@@ -45,9 +46,9 @@ endif
 EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/exchange/pieces.c trainer/exchange/wfbp.c \
                 trainer/exchange/mgwfbp.c trainer/exchange/ps.c trainer/exchange/grouping.c
 LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
-            trainer/loop/watchdog.c trainer/loop/checkpoint.c
+            trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/loader.c $(LOOP_SRC) \
-               $(EXCHANGE_SRC) trainer/comm/comm_single.c $(GPU_SRC) logs/seedlog.c
+               $(EXCHANGE_SRC) trainer/comm/comm_single.c trainer/backend/device_choice.c $(GPU_SRC) logs/seedlog.c
 TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread $(GPU_LIBS)
 # Only dtrain-train links MPI (the launcher never does, and tests of the loop use comm_single).
 MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
@@ -64,7 +65,7 @@ dtrain-train_SRC := trainer/dtrain_train.c trainer/comm/comm_mpi.c logs/record.c
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 dtrain-commbench_SRC := trainer/dtrain_commbench.c trainer/comm/comm_mpi.c trainer/exchange/grouping.c $(COMMON_SRC)
 dtrain-commbench_LIBS := $(MPI_LIBS) -ljansson
-dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/audit.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c \
+dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/timeline_sum.c analysis/audit.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c \
                       logs/table.c logs/record.c logs/json_read.c logs/seedlog.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson
@@ -83,7 +84,7 @@ test_plan_LIBS := -lhwloc -ljansson
 test_nn_SRC := tests/test_nn.c $(ENGINE_SRC) $(COMMON_SRC)
 test_nn_LIBS := $(ENGINE_LIBS)
 test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
-test_train_LIBS := $(TRAINER_LIBS)
+test_train_LIBS := $(TRAINER_LIBS) -ljansson
 test_cuda_SRC := tests/test_cuda.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_cuda_LIBS := $(TRAINER_LIBS)
 test_exchange_SRC := tests/test_exchange.c trainer/exchange/grouping.c

@@ -16,6 +16,7 @@
 #include "table.h"
 #include "methods.h"
 #include "throughput.h"
+#include "timeline_sum.h"
 #include "version.h"
 
 static const char usage_text[] =
@@ -53,6 +54,13 @@ static const char usage_text[] =
     "                            one line per GPUs-per-node value (default), per tag (e.g.\n"
     "                            the link speed of a sweep) or per method, each of the latter\n"
     "                            against its own baseline runs\n"
+    "  timeline FILE...\n"
+    "                  dtrain-train --timeline traces (PREFIX.rankR.json) summed up, a row per\n"
+    "                  trace: steps, and the mean ms per step of the step, its forward, backward,\n"
+    "                  the wait for the gradient exchange after backward (what was not hidden)\n"
+    "                  and the update; transfers a step; and for how long, on average, the\n"
+    "                  exchange was already under way while backward still computed (WFBP's\n"
+    "                  overlap; 0 for BSP, which starts after backward)\n"
     "  audit FILE...   recompute hand-made result tables (the seeds' form: #Nodes, #GPUs, Epoch,\n"
     "                  Batchsize, Steps, Runtime, Speedup, Node(s), bold Avg rows; Markdown or\n"
     "                  CSV) and report,\n"
@@ -489,6 +497,30 @@ static int plot_command(int argc, char **argv)
     return rc;
 }
 
+/* dtrain-analyze timeline FILE...: one summary row per trace. */
+static int timeline_command(int argc, char **argv)
+{
+    if (argc < 2)
+        return fputs("dtrain-analyze: timeline needs at least one FILE\n", stderr), 2;
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return fputs(usage_text, stdout), 0;
+    struct timeline_sum *sums = calloc((size_t)argc, sizeof *sums);
+    if (!sums)
+        return fputs("dtrain-analyze: out of memory\n", stderr), 2;
+    int rc = 0;
+    for (int k = 1; k < argc && rc == 0; k++) {
+        struct dt_err err;
+        if (timeline_sum_file(argv[k], &sums[k - 1], &err) < 0) {
+            fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
+            rc = 2;
+        }
+    }
+    if (rc == 0)
+        timeline_sum_print(stdout, (const char *const *)argv + 1, sums, argc - 1);
+    free(sums);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -512,8 +544,10 @@ int main(int argc, char **argv)
         return plot_command(argc - optind, argv + optind);
     if (strcmp(command, "throughput") == 0)
         return throughput_command(argc - optind, argv + optind);
+    if (strcmp(command, "timeline") == 0)
+        return timeline_command(argc - optind, argv + optind);
     if (strcmp(command, "audit") != 0) {
-        fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, throughput, plot, audit)\n", command);
+        fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, throughput, plot, timeline, audit)\n", command);
         return 2;
     }
     if (optind + 1 < argc && (strcmp(argv[optind + 1], "--help") == 0 || strcmp(argv[optind + 1], "-h") == 0)) {

@@ -472,6 +472,27 @@ static void test_plot_renders_pictures(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* A hand-made trace of two steps (tests/fixtures/timeline): step 1 of 10 ms (forward 3, backward
+ * 5, exchange wait 1, update 1; transfers at 4, 6 and 8 ms, backward ending at 8: 4 ms under way
+ * during backward), step 2 of 12 ms (3, 6, 2, 1; transfers at 27 and 28.5 ms, backward ending at
+ * 29: 2 ms). The means, and a file that is no trace. */
+static void test_timeline_sums(void **state)
+{
+    (void)state;
+    char file[4200];
+    tu_fixture(file, sizeof file, "timeline/wfbp.rank0.json");
+    struct tu_result r;
+    run_analyze((char *[]){"timeline", file, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| rank 0 on gn01 | 2 | 11.000 | 3.000 | 5.500 | 1.500 | 1.000 | 2.5 | 3.000 |"));
+    tu_result_free(&r);
+    tu_fixture(file, sizeof file, "records/runs.jsonl");
+    run_analyze((char *[]){"timeline", file, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "runs.jsonl"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_written_table_passes_the_audit),
         cmocka_unit_test(test_throughput_of_logs),
         cmocka_unit_test(test_plot_renders_pictures),
+        cmocka_unit_test(test_timeline_sums),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }

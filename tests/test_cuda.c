@@ -30,15 +30,21 @@
 static struct backend *gpu, *gpu_bf16;
 static struct backend *on;   /* the backend whose stream up() and down() use: gpu unless a test says */
 
+/* Why the tests cannot run although this is a GPU machine ("" when they can, or it is not one). */
+static char broken[600];
+
 static int setup(void **state)
 {
     (void)state;
     char why[512];
     struct cuda_options bf16 = {.bf16 = true, .find_algorithms = true};
-    if (backend_cuda_devices() > 0 && !(gpu = backend_cuda_create(0, NULL, why, sizeof why)))
-        print_error("a GPU is there but the backend did not start: %s\n", why);
-    if (gpu && !(gpu_bf16 = backend_cuda_create(0, &bf16, why, sizeof why)))
-        print_error("the bf16 backend did not start: %s\n", why);
+    int devices = backend_cuda_probe(why, sizeof why);
+    if (devices < 0)
+        snprintf(broken, sizeof broken, "%s", why);
+    else if (devices > 0 && !(gpu = backend_cuda_create(0, NULL, why, sizeof why)))
+        snprintf(broken, sizeof broken, "a GPU is there but the backend did not start: %s", why);
+    else if (gpu && !(gpu_bf16 = backend_cuda_create(0, &bf16, why, sizeof why)))
+        snprintf(broken, sizeof broken, "the bf16 backend did not start: %s", why);
     on = gpu;
     return 0;
 }
@@ -51,13 +57,17 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Ends the test as skipped, with a visible line, where there is no GPU. */
+/* Ends the test as skipped, with a visible line, where there is no GPU; fails it where there is
+ * one that cannot be used (a SKIP there would hide a broken GPU machine). */
 static void require_gpu(void)
 {
+    if (broken[0])
+        fail_msg("%s", broken);
     if (gpu)
         return;
-    print_message("SKIP: no GPU here (backend_cuda_devices() = %d): the CUDA backend is built, not run\n",
-                  backend_cuda_devices());
+    char why[256];
+    backend_cuda_probe(why, sizeof why);
+    print_message("SKIP: no GPU here (%s): the CUDA backend is built, not run\n", why);
     skip();
 }
 
@@ -200,7 +210,8 @@ static void test_staged_uploads(void **state)
     require_gpu();
     size_t count = 1 << 20;
     float *host = malloc(count * sizeof *host);
-    assert_int_equal(backend_cuda_pin(gpu, host, count * sizeof *host), 0);
+    char why[256];
+    assert_int_equal(backend_cuda_pin(gpu, host, count * sizeof *host, why, sizeof why), 0);
     float *slot[2] = {backend_alloc(gpu, count * 4), backend_alloc(gpu, count * 4)};
     float *sum = backend_alloc(gpu, count * 4);
     backend_zero(gpu, sum, count * 4);

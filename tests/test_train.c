@@ -12,7 +12,9 @@
 #include <zlib.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
+#include "backend_cuda.h"
 #include "comm.h"
 #include "data.h"
 #include "exchange.h"
@@ -452,6 +454,69 @@ static void test_mgwfbp_sends_its_groups(void **state)
     }
 }
 
+/* --timeline: a Chrome trace per rank of the first --timeline-steps steps: each step with its
+ * forward, backward, exchange and update, each of LeNet's 5 layers in both passes, WFBP's 5
+ * transfers a step on the exchange lane; valid JSON. */
+static void test_timeline_records_the_steps(void **state)
+{
+    (void)state;
+    char scratch[] = "/tmp/dtrain-test-trace-XXXXXX", prefix[64], path[128];
+    assert_non_null(mkdtemp(scratch));
+    snprintf(prefix, sizeof prefix, "%s/trace", scratch);
+    struct comm twin = twin_comm();
+    struct train_config cfg = {.model = "lenet", .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
+                               .optimizer = "adam", .backend = "cpu", .batch = 2, .epochs = 1, .threads = 1,
+                               .log_every = 1000, .eval_every = 0, .max_steps = 4, .lr = 0.01, .seed = 1,
+                               .comm = &twin, .exchange = &exchange_wfbp, .timeline = prefix, .timeline_steps = 2};
+    struct train_result res;
+    struct dt_err err;
+    FILE *out = fopen("/dev/null", "w");
+    assert_int_equal(train_run(&cfg, out, &res, &err), 0);
+    train_result_free(&res);
+    fclose(out);
+    snprintf(path, sizeof path, "%s.rank0.json", prefix);
+    json_error_t jerr;
+    json_t *events = json_load_file(path, 0, &jerr);
+    assert_non_null(events);
+    int steps = 0, phases = 0, conv0 = 0, linear4 = 0, transfers = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(events, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (!cat)
+            continue;
+        steps += strcmp(cat, "step") == 0 && strncmp(name, "step ", 5) == 0;
+        phases += strcmp(cat, "step") == 0 && strncmp(name, "step ", 5) != 0;
+        conv0 += strcmp(name, "conv 0") == 0;
+        linear4 += strcmp(name, "linear 4") == 0;
+        transfers += strcmp(cat, "exchange") == 0 && strcmp(name, "iallreduce") == 0;
+    }
+    json_decref(events);
+    assert_int_equal(steps, 2);
+    assert_int_equal(phases, 2 * 4);
+    assert_int_equal(conv0, 2 * 2);
+    assert_int_equal(linear4, 2 * 2);
+    assert_int_equal(transfers, 2 * 5);
+    unlink(path);
+    rmdir(scratch);
+}
+
+/* Which GPU a rank drives: dtrain's index as given; a launcher's local rank wraps around the
+ * devices the rank sees (srun --gpus-per-task shows each rank one GPU: local rank 3 is device 0);
+ * nothing given: device 0. */
+static void test_a_rank_finds_its_gpu(void **state)
+{
+    (void)state;
+    assert_int_equal(cuda_device_for_rank("2", "3", 4), 2);
+    assert_int_equal(cuda_device_for_rank(NULL, "3", 4), 3);
+    assert_int_equal(cuda_device_for_rank(NULL, "3", 1), 0);
+    assert_int_equal(cuda_device_for_rank(NULL, "5", 2), 1);
+    assert_int_equal(cuda_device_for_rank(NULL, "3", 0), 3);   /* no GPU seen: backend_cuda_create says so */
+    assert_int_equal(cuda_device_for_rank("x", NULL, 4), 0);
+    assert_int_equal(cuda_device_for_rank(NULL, NULL, 4), 0);
+}
+
 /* --comm's names: each method's own and its aliases, in any case; nothing else. */
 static void test_exchange_methods_are_found_by_name(void **state)
 {
@@ -539,6 +604,8 @@ int main(void)
         cmocka_unit_test(test_every_model_suits_every_exchange),
         cmocka_unit_test(test_exchange_methods_are_found_by_name),
         cmocka_unit_test(test_mgwfbp_sends_its_groups),
+        cmocka_unit_test(test_timeline_records_the_steps),
+        cmocka_unit_test(test_a_rank_finds_its_gpu),
         cmocka_unit_test(test_runs_are_deterministic),
         cmocka_unit_test(test_resnets_train),
     };

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend_cuda.h"
 #include "comm.h"
 #include "data.h"
 #include "hostlist.h"
@@ -57,6 +58,11 @@ static const char usage_text[] =
     "      --partition-bytes N  bsp-ps, wfbp-ps: the largest piece of the gradients a worker\n"
     "                          pushes (4096000, as BytePS in the seeds' runs)\n"
     "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
+    "      --timeline PREFIX   each worker's Chrome trace in PREFIX.rankR.json (open it in\n"
+    "                          Perfetto or chrome://tracing): every step's forward and backward,\n"
+    "                          each layer's share of them, the exchange's transfers and waits,\n"
+    "                          the update (on a GPU: when the host queued the work)\n"
+    "      --timeline-steps N  record the first N steps only (default 100; 0: all)\n"
     "      --params-out PREFIX write the final parameters to PREFIX.rankR (raw float32)\n"
     "      --record FILE       append this run's record, one JSON line (logs/FORMAT.md), to FILE\n"
     "      --tag TEXT          a label kept in the record (e.g. the link: 1gbit); dtrain-analyze\n"
@@ -118,7 +124,7 @@ static int bad(const char *option, const char *value, const char *what)
 /* Long options without a short form. */
 enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
-       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PARTITION };
+       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PARTITION, O_TIMELINE, O_TIMELINE_STEPS };
 
 /* The options that take a number: 0 when opt was one and its value good, 2 when the value is bad,
  * 1 when opt is not one of them. */
@@ -160,6 +166,10 @@ static int parse_number(int opt, struct train_config *cfg)
             return bad("--comm-threshold", optarg, "bytes, 0 or more");
         cfg->exchange_options.threshold_set = true;
         cfg->exchange_options.threshold_bytes = (size_t)value;
+        break;
+    case O_TIMELINE_STEPS:
+        if (dt_parse_long(optarg, 0, 1L << 40, &cfg->timeline_steps) < 0)
+            return bad("--timeline-steps", optarg, "a number from 0");
         break;
     case O_PS_SERVERS:
         if (dt_parse_int(optarg, 1, 1 << 16, &cfg->exchange_options.ps_servers) < 0)
@@ -233,6 +243,7 @@ static int parse_choice(int opt, struct train_config *cfg)
         record_tag = optarg;
         break;
     case O_CKPT: cfg->checkpoint_dir = optarg; break;
+    case O_TIMELINE: cfg->timeline = optarg; break;
     case O_RESUME: cfg->resume = true; break;
     case O_COMM:
         if (!(cfg->exchange = exchange_find(optarg)))
@@ -267,13 +278,14 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"precision", required_argument, NULL, O_PRECISION}, {"conv-algo", required_argument, NULL, O_CONV_ALGO},
         {"cuda-graphs", no_argument, NULL, O_GRAPHS}, {"comm-threshold", required_argument, NULL, O_COMM_THRESHOLD},
         {"ps-servers", required_argument, NULL, O_PS_SERVERS}, {"partition-bytes", required_argument, NULL, O_PARTITION},
+        {"timeline", required_argument, NULL, O_TIMELINE}, {"timeline-steps", required_argument, NULL, O_TIMELINE_STEPS},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     *cfg = (struct train_config){.model = "lenet", .dataset = "fashion-mnist", .data_dir = DATA_DEFAULT_DIR,
                                  .optimizer = "adam", .backend = "cpu", .batch = 128, .epochs = 1, .threads = 1,
                                  .log_every = 200, .eval_every = 1, .lr = 0.01, .momentum = 0.9, .seed = 1,
-                                 .progress = true, .timeout_minutes = 30};
+                                 .progress = true, .timeout_minutes = 30, .timeline_steps = 100};
     int opt;
     while ((opt = getopt_long(argc, argv, "m:d:b:e:t:qhV", options, NULL)) != -1) {
         int rc = parse_choice(opt, cfg);
@@ -362,18 +374,13 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
     return rc;
 }
 
-/* The rank's GPU: dtrain's choice (DTRAIN_GPU, an index among the visible devices), else the
- * local rank a launcher gave (torchrun's LOCAL_RANK, mpirun's), else the first. Never Slurm's own
- * variables: the launcher hands over what the trainer needs (DESIGN.md). */
+/* The rank's GPU (cuda_device_for_rank): dtrain's choice, else the local rank a launcher gave
+ * (torchrun's LOCAL_RANK, mpirun's). Never Slurm's own variables: the launcher hands over what the
+ * trainer needs (DESIGN.md). */
 static int gpu_of_rank(void)
 {
-    const char *names[] = {"DTRAIN_GPU", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int value;
-        if (getenv(names[i]) && dt_parse_int(getenv(names[i]), 0, 1 << 16, &value) == 0)
-            return value;
-    }
-    return 0;
+    const char *local = getenv("LOCAL_RANK") ? getenv("LOCAL_RANK") : getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    return cuda_device_for_rank(getenv("DTRAIN_GPU"), local, backend_cuda_devices());
 }
 
 int main(int argc, char **argv)

@@ -16,6 +16,8 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <dlfcn.h>
+
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -815,10 +817,15 @@ int backend_cuda_download(struct backend *be, void *host, const void *device, si
     return ok ? 0 : -1;
 }
 
-int backend_cuda_pin(struct backend *be, void *host, size_t bytes)
+int backend_cuda_pin(struct backend *be, void *host, size_t bytes, char *why, size_t why_size)
 {
-    cuda_state *st = state_of(be->state);
-    return cuda_ok(st, cudaHostRegister(host, bytes, cudaHostRegisterDefault), "cudaHostRegister") ? 0 : -1;
+    (void)be;
+    cudaError_t rc = cudaHostRegister(host, bytes, cudaHostRegisterDefault);
+    if (rc == cudaSuccess)
+        return 0;
+    cudaGetLastError();   /* not sticky: the caller goes on with pageable copies */
+    snprintf(why, why_size, "cudaHostRegister of %zu bytes: %s", bytes, cudaGetErrorString(rc));
+    return -1;
 }
 
 void backend_cuda_unpin(struct backend *be, void *host)
@@ -941,10 +948,35 @@ const char *backend_cuda_error(const struct backend *be)
     return st->error[0] ? st->error : nullptr;
 }
 
-int backend_cuda_devices(void)
+int backend_cuda_probe(char *why, size_t why_size)
 {
     int count = 0;
-    return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+    cudaError_t rc = cudaGetDeviceCount(&count);
+    if (rc == cudaSuccess)
+        return count;
+    cudaGetLastError();   /* the probe's error is not the next call's */
+    if (rc == cudaErrorNoDevice) {
+        snprintf(why, why_size, "no CUDA device (%s)", cudaGetErrorString(rc));
+        return 0;
+    }
+    /* No driver library at all is a machine without a GPU; a driver that is there but fails (too
+     * old for this runtime, a broken install) is a GPU machine that must not pass as one without. */
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!driver) {
+        snprintf(why, why_size, "no NVIDIA driver (libcuda.so.1 not found)");
+        return 0;
+    }
+    dlclose(driver);
+    snprintf(why, why_size, "the NVIDIA driver is there but CUDA cannot use it: %s (%s)", cudaGetErrorString(rc),
+             cudaGetErrorName(rc));
+    return -1;
+}
+
+int backend_cuda_devices(void)
+{
+    char why[256];
+    int count = backend_cuda_probe(why, sizeof why);
+    return count > 0 ? count : 0;
 }
 
 struct backend *backend_cuda_create(int device, const struct cuda_options *options, char *why, size_t why_size)

@@ -13,6 +13,16 @@
 /* GPUs this process can use (0 without a driver or device, or without CUDA built in). */
 int backend_cuda_devices(void);
 
+/* The same, telling a machine without a GPU (0, why says which: no driver, no device, CUDA not
+ * built in) from one whose GPU cannot be used (-1, why says what failed: a driver too old for
+ * this CUDA, a broken install). Tests skip on 0 and fail on -1. */
+int backend_cuda_probe(char *why, size_t why_size);
+
+/* The device a rank drives, an index among those it sees: dtrain's (DTRAIN_GPU) when given, else
+ * the launcher's local rank modulo the devices seen (so ranks that each see one GPU all take
+ * theirs), else 0. Either string may be NULL; devices is backend_cuda_devices(). */
+int cuda_device_for_rank(const char *dtrain_gpu, const char *local_rank, int devices);
+
 /* How the backend computes. The zero value is the default: fp32 with TF32 tensor cores, cuDNN's
  * heuristics choosing each convolution's algorithms. */
 struct cuda_options {
@@ -40,8 +50,9 @@ int backend_cuda_upload(struct backend *be, void *device, const void *host, size
 /* Device to host; returns when the bytes are there. */
 int backend_cuda_download(struct backend *be, void *host, const void *device, size_t bytes);
 /* Page-locks host memory the backend will copy from (cudaHostRegister), so that uploads from it
- * run asynchronously; unpin before freeing it. */
-int backend_cuda_pin(struct backend *be, void *host, size_t bytes);
+ * run asynchronously; unpin before freeing it. -1 with why when the memory cannot be locked (the
+ * backend stays usable: copies from pageable memory still work, synchronously). */
+int backend_cuda_pin(struct backend *be, void *host, size_t bytes, char *why, size_t why_size);
 void backend_cuda_unpin(struct backend *be, void *host);
 
 /* A batch's copies into one of two device buffer sets, `slot` 0 or 1, alternating. They run on a

@@ -10,6 +10,7 @@
 static const char without[] = "this dtrain-train was built without CUDA (no nvcc at build time, or make CUDA=0)";
 
 int backend_cuda_devices(void) { return 0; }
+int backend_cuda_probe(char *why, size_t size) { return snprintf(why, size, "%s", without), 0; }
 
 struct backend *backend_cuda_create(int device, const struct cuda_options *options, char *why, size_t why_size)
 {
@@ -23,7 +24,7 @@ const char *backend_cuda_error(const struct backend *be) { return (void)be, with
 int backend_cuda_upload(struct backend *be, void *d, const void *h, size_t n) { return (void)be, (void)d, (void)h, (void)n, -1; }
 int backend_cuda_download(struct backend *be, void *h, const void *d, size_t n) { return (void)be, (void)d, (void)h, (void)n, -1; }
 int backend_cuda_sync(struct backend *be) { return (void)be, -1; }
-int backend_cuda_pin(struct backend *be, void *h, size_t n) { return (void)be, (void)h, (void)n, -1; }
+int backend_cuda_pin(struct backend *be, void *h, size_t n, char *why, size_t size) { return (void)be, (void)h, (void)n, snprintf(why, size, "%s", without), -1; }
 void backend_cuda_unpin(struct backend *be, void *h) { (void)be, (void)h; }
 int backend_cuda_stage(struct backend *be, int slot, const struct cuda_copy *c, int n) { return (void)be, (void)slot, (void)c, (void)n, -1; }
 int backend_cuda_staged(struct backend *be) { return (void)be, -1; }

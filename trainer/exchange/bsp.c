@@ -7,8 +7,10 @@ static int bsp_finish(struct exchange *x, struct dt_err *err)
 {
     x->stats.pieces++;
     x->stats.floats += (double)x->count;
+    double start = timeline_now();
     if (x->transport->allreduce(x->transport, x->grads, x->count, COMM_AVG, err) < 0)
         return dt_wrap(err, "the gradient allreduce (%zu floats)", x->count);
+    timeline_span(x->timeline, LANE_EXCHANGE, "exchange", "allreduce", start, timeline_now());
     return 0;
 }
 

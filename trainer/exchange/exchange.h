@@ -12,6 +12,7 @@
 #include "comm.h"
 #include "dt_error.h"
 #include "nn.h"
+#include "timeline.h"
 
 struct exchange;
 
@@ -74,6 +75,7 @@ struct exchange {
     struct exchange_stats stats;
     void *state;               /* the method's */
     bool serving;              /* this rank is a server: it runs serve instead of training */
+    struct timeline *timeline; /* where methods record their transfers (NULL: nowhere) */
     bool failed;               /* a hook's call failed: finish reports it */
     struct dt_err pending;
     struct params_needed forward_hook;

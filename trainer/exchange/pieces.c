@@ -30,6 +30,7 @@ static int start_piece(struct pieces *p, struct exchange *x, size_t first, size_
     if (x->transport->iallreduce_sum(x->transport, x->grads + first, end - first, &p->requests[p->started], err) < 0)
         return dt_wrap(err, "gradients [%zu, %zu)", first, end);
     p->started++;
+    timeline_instant(x->timeline, LANE_EXCHANGE, "exchange", "iallreduce", timeline_now(), "floats", (double)(end - first));
     x->stats.pieces++;
     x->stats.floats += (double)(end - first);
     return 0;
@@ -50,7 +51,9 @@ int pieces_finish(struct pieces *p, struct exchange *x, struct dt_err *err)
 {
     if (p->unsent_end > 0 && start_piece(p, x, 0, p->unsent_end, err) < 0)
         return -1;
+    double start = timeline_now();
     int rc = x->transport->wait_all(x->transport, p->requests, p->started, err);
+    timeline_span(x->timeline, LANE_EXCHANGE, "exchange", "wait", start, timeline_now());
     p->started = 0;
     p->unsent_end = x->count;
     if (rc < 0)

@@ -84,7 +84,9 @@ static struct comm_request *next_request(struct ps *s, struct dt_err *err)
 
 static int wait_requests(struct exchange *x, struct ps *s, struct dt_err *err)
 {
+    double start = timeline_now();
     int rc = x->transport->wait_all(x->transport, s->reqs, s->nreqs, err);
+    timeline_span(x->timeline, LANE_EXCHANGE, "exchange", "wait", start, timeline_now());
     s->nreqs = 0;
     return rc;
 }
@@ -114,6 +116,7 @@ static int push(struct exchange *x, struct ps *s, int p, struct dt_err *err)
     if (!in || x->transport->isend(x->transport, x->grads + part->first, bytes, server, PS_TAG_FIRST + p, out, err) < 0 ||
         x->transport->irecv(x->transport, s->inbox + part->first, bytes, server, PS_TAG_FIRST + p, in, err) < 0)
         return dt_wrap(err, "pushing partition %d to server rank %d", p, server);
+    timeline_instant(x->timeline, LANE_EXCHANGE, "exchange", "push", timeline_now(), "partition", p);
     x->stats.pieces++;
     x->stats.floats += (double)part->count;
     return 0;

@@ -2,6 +2,7 @@
  * device.h). */
 #include "device.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "backend_cuda.h"
@@ -29,16 +30,21 @@ static void host_batches(struct run *r, void *buffers[6], size_t bytes[6])
 
 int device_pin_batches(struct run *r, struct dt_err *err)
 {
+    (void)err;
     if (!r->gpu)
         return 0;
     void *buffers[6];
     size_t bytes[6];
+    char why[256];
     host_batches(r, buffers, bytes);
     for (int i = 0; i < 6; i++)
-        if (backend_cuda_pin(r->gpu, buffers[i], bytes[i]) < 0) {
+        if (backend_cuda_pin(r->gpu, buffers[i], bytes[i], why, sizeof why) < 0) {
+            /* locked memory may be limited (ulimit -l, a container): slower uploads, not an end */
             while (i-- > 0)
                 backend_cuda_unpin(r->gpu, buffers[i]);
-            return device_failed(r, err);
+            fprintf(stderr, "dtrain-train: %s; batches are uploaded from pageable memory (no overlap with "
+                    "compute)\n", why);
+            return 0;
         }
     r->dev.pinned = true;
     return 0;

@@ -28,7 +28,8 @@ struct device_state {
  * with err. */
 int device_setup(struct run *r, int batch, size_t sample, struct dt_err *err);
 /* Page-locks the loader's and the evaluation's host batches (after loader_init), so that their
- * uploads are asynchronous (from pageable memory cudaMemcpyAsync waits for the copy). */
+ * uploads are asynchronous (from pageable memory cudaMemcpyAsync waits for the copy). Where that
+ * fails (locked memory is limited), says so on stderr and goes on with pageable batches. */
 int device_pin_batches(struct run *r, struct dt_err *err);
 void device_free(struct run *r);
 

@@ -29,6 +29,8 @@ void run_update_range(struct run *r, size_t first, size_t count)
 
 void run_free(struct run *r)
 {
+    timeline_close(r->timeline_file, &(struct dt_err){0});   /* still open: the run failed */
+    trace_free(&r->trace);
     exchange_destroy(&r->exchange);
     if (r->nccl)
         comm_nccl_destroy(r->nccl);

@@ -10,6 +10,7 @@
 #include "loader.h"
 #include "nn.h"
 #include "optim.h"
+#include "trace.h"
 #include "train.h"
 
 struct run {
@@ -27,6 +28,9 @@ struct run {
     struct comm *nccl;         /* the GPU ranks' gradient transport, when there are several */
     struct exchange exchange;
     struct workers workers;    /* the ranks that train: shards, lr scaling, evaluation, rates */
+    struct timeline *timeline_file;   /* --timeline: this rank's trace, open */
+    struct timeline *timeline;        /* where steps are recorded now (NULL after --timeline-steps) */
+    struct step_trace trace;
 };
 
 /* Opens the data, builds the model on its backend, sets every rank to rank 0's initial values and

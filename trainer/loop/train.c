@@ -13,6 +13,7 @@
 
 #include "fault.h"
 #include "restart.h"
+#include "timeline.h"
 #include "run.h"
 #include "seedlog.h"
 #include "watchdog.h"
@@ -40,19 +41,28 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
                       struct dt_err *err)
 {
     struct batch b = {.n = batch, .x = x, .labels = y};
+    double t0 = timeline_now();
     *loss = model_forward(&r->model, r->be, &r->ws, run_params(r), run_buffers(r), &b, true,
-                          exchange_forward_hook(&r->exchange), NULL);
+                          trace_forward(&r->trace, exchange_forward_hook(&r->exchange)), NULL);
+    trace_forward_done(&r->trace);
+    double t1 = timeline_now();
+    timeline_span(r->timeline, LANE_COMPUTE, "step", "forward", t0, t1);
     if (device_check(r, err) < 0)
         return -1;
     if (!captured && !isfinite(*loss))
         return 1;
     backend_zero(r->be, run_grads(r), r->model.num_params * sizeof(float));
-    struct grads_ready hook = exchange_backward_hook(&r->exchange);
+    struct grads_ready hook = trace_backward(&r->trace, exchange_backward_hook(&r->exchange));
     model_backward_notify(&r->model, r->be, &r->ws, run_params(r), run_grads(r), batch, &hook);
+    double t2 = timeline_now();
+    timeline_span(r->timeline, LANE_COMPUTE, "step", "backward", t1, t2);
     if (exchange_finish(&r->exchange, err) < 0)
         return -1;
+    double t3 = timeline_now();
+    timeline_span(r->timeline, LANE_COMPUTE, "step", "exchange", t2, t3);
     run_begin_update(r, captured);
     run_update_range(r, 0, r->model.num_params);
+    timeline_span(r->timeline, LANE_COMPUTE, "step", "update", t3, timeline_now());
     return 0;
 }
 
@@ -124,6 +134,29 @@ static int check_replicas(struct loop *l, long step, struct dt_err *err)
     return lo != hi ? dt_fail(err, "step %ld: the ranks' parameters differ (replicas diverged)", step) : 0;
 }
 
+/* Where steps are recorded from now on (NULL: nowhere). */
+static void record_into(struct run *r, struct timeline *t)
+{
+    r->timeline = t;
+    r->trace.timeline = t;
+    r->exchange.timeline = t;
+}
+
+/* --timeline: this worker's trace file, PREFIX.rankR.json. 0 or -1 with err. */
+static int open_timeline(struct loop *l, struct dt_err *err)
+{
+    struct run *r = &l->r;
+    char path[4096], process[320];
+    snprintf(path, sizeof path, "%s.rank%d.json", l->cfg->timeline, l->comm->rank);
+    snprintf(process, sizeof process, "rank %d on %s", l->comm->rank, l->comm->hostname);
+    if (!(r->timeline_file = timeline_open(path, l->comm->rank, process, err)))
+        return -1;
+    if (trace_init(&r->trace, &r->model, r->timeline_file) < 0)
+        return dt_fail(err, "out of memory");
+    record_into(r, r->timeline_file);
+    return 0;
+}
+
 /* Fetches step's batch and trains on it: eagerly, or as a replayed CUDA graph (the first step of
  * a process runs eagerly: it makes the plans and buffers a graph points to). */
 static int step_once(struct loop *l, long step, double *loss, struct dt_err *err)
@@ -132,11 +165,17 @@ static int step_once(struct loop *l, long step, double *loss, struct dt_err *err
     const float *x;
     const int *y;
     fault_injection_point(l->comm->rank, step);
+    if (l->cfg->timeline_steps > 0 && step - l->first > l->cfg->timeline_steps)
+        record_into(r, NULL);   /* enough steps recorded */
+    double start = timeline_now();
     if (device_next_batch(r, &x, &y, err) < 0 || device_batch_in(r, x, y, l->cfg->batch, &x, &y, err) < 0)
         return -1;
     int rc = l->cfg->cuda_graphs && step > l->first + 1
                  ? device_graph_step(r, x, y, l->cfg->batch, train_step, loss, err)
                  : train_step(r, x, y, l->cfg->batch, false, loss, err);
+    char name[32];
+    snprintf(name, sizeof name, "step %ld", step);
+    timeline_span(r->timeline, LANE_COMPUTE, "step", name, start, timeline_now());
     if (rc < 0)
         return dt_wrap(err, "step %ld", step);
     if (rc > 0 || !isfinite(*loss))
@@ -288,7 +327,7 @@ static int begin(struct loop *l, struct dt_err *err)
     l->samples_per_step = (double)cfg->batch * l->r.workers.count;
     l->comm = l->r.workers.comm;
     l->leader = l->comm->rank == 0;
-    return 0;
+    return cfg->timeline ? open_timeline(l, err) : 0;
 }
 
 /* What only the end of a run can tell: the backend's late failures, the parameters out. */
@@ -302,6 +341,11 @@ static int finish(struct loop *l, int rc, struct dt_err *err)
         rc = -1;
     if (rc == 0 && l->cfg->params_out)
         rc = restart_write_params(r, l->cfg->params_out, err);
+    struct timeline *timeline = r->timeline_file;
+    r->timeline_file = NULL;
+    record_into(r, NULL);
+    if (timeline_close(timeline, rc == 0 ? err : &(struct dt_err){0}) < 0)
+        rc = -1;
     if (res->peak_rate < res->final_rate && res->steps < l->cfg->log_every)
         res->peak_rate = res->final_rate;   /* no Step line was printed: the only rate there is */
     res->exchange = r->exchange.stats;

@@ -34,6 +34,8 @@ struct train_config {
     bool resume;               /* continue from the newest valid checkpoint in checkpoint_dir */
     double timeout_minutes;    /* no step finished for this long: a rank hung; abort the job (0: never) */
     double *loss_curve;        /* optional, max_steps long: step k's loss lands in loss_curve[k - 1] */
+    const char *timeline;      /* --timeline PREFIX: each worker's Chrome trace in PREFIX.rankR.json */
+    long timeline_steps;       /* steps recorded (0: all) */
 };
 
 struct train_result {

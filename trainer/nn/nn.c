@@ -352,6 +352,15 @@ int model_layer_spans(const struct model *m, size_t *first, size_t *count)
     return layers;
 }
 
+int model_layer_kinds(const struct model *m, const char **kinds)
+{
+    int layers = 0;
+    for (int i = 0; i < m->num_ops; i++)
+        if (op_type_of(&m->ops[i])->owns_params)
+            kinds[layers++] = op_type_of(&m->ops[i])->name;
+    return layers;
+}
+
 double model_train_flops(const struct model *m)
 {
     double flops = 0;

@@ -160,6 +160,9 @@ bool model_params_in_op_order(const struct model *m);
  * Returns the number of layers. */
 int model_layer_spans(const struct model *m, size_t *first, size_t *count);
 
+/* The kind of each layer ("conv", "linear", "batchnorm"), in the same order. Returns their number. */
+int model_layer_kinds(const struct model *m, const char **kinds);
+
 /* Floating-point operations of one training step per sample: each convolution and linear layer
  * counts 2 x multiply-adds forward, the same for the weight gradient and for the input gradient
  * (none for the model's input). Elementwise layers are left out: this is the arithmetic a GEMM

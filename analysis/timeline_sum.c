@@ -1,0 +1,104 @@
+/* timeline_sum.c - sums of dtrain-train's Chrome traces (see timeline_sum.h). A step is a span of
+ * category "step" named "step N"; the phases inside it are the spans "forward", "backward",
+ * "exchange", "update" of that category; transfers are the exchange lane's "iallreduce", "push"
+ * and "allreduce" events (logs/FORMAT.md describes the file). */
+#include "timeline_sum.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <string.h>
+
+struct event {
+    const char *cat, *name;
+    double ts, dur;            /* us; dur 0 for instants */
+};
+
+static int read_event(json_t *e, struct event *out)
+{
+    json_t *cat = json_object_get(e, "cat"), *name = json_object_get(e, "name"), *ts = json_object_get(e, "ts");
+    if (!json_is_string(cat) || !json_is_string(name) || !json_is_number(ts))
+        return -1;   /* metadata events have none of these */
+    *out = (struct event){json_string_value(cat), json_string_value(name), json_number_value(ts),
+                          json_number_value(json_object_get(e, "dur"))};
+    return 0;
+}
+
+static bool is_transfer(const struct event *e)
+{
+    return strcmp(e->cat, "exchange") == 0 &&
+           (strcmp(e->name, "iallreduce") == 0 || strcmp(e->name, "push") == 0 || strcmp(e->name, "allreduce") == 0);
+}
+
+/* Adds the events inside step [begin, end) to sum's totals. */
+static void add_step(json_t *events, double begin, double end, struct timeline_sum *sum)
+{
+    double backward_end = -1, first_transfer = -1;
+    size_t i;
+    json_t *e;
+    json_array_foreach(events, i, e) {
+        struct event ev;
+        if (read_event(e, &ev) < 0 || ev.ts < begin || ev.ts > end)
+            continue;
+        if (strcmp(ev.cat, "step") == 0) {
+            double ms = ev.dur / 1000;
+            if (strcmp(ev.name, "forward") == 0)
+                sum->forward += ms;
+            else if (strcmp(ev.name, "backward") == 0)
+                sum->backward += ms, backward_end = ev.ts + ev.dur;
+            else if (strcmp(ev.name, "exchange") == 0)
+                sum->exchange += ms;
+            else if (strcmp(ev.name, "update") == 0)
+                sum->update += ms;
+        } else if (is_transfer(&ev)) {
+            sum->transfers++;
+            if (first_transfer < 0 || ev.ts < first_transfer)
+                first_transfer = ev.ts;
+        }
+    }
+    if (first_transfer >= 0 && backward_end > first_transfer)
+        sum->overlap += (backward_end - first_transfer) / 1000;
+}
+
+int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err *err)
+{
+    memset(sum, 0, sizeof *sum);
+    json_error_t jerr;
+    json_t *events = json_load_file(path, 0, &jerr);
+    if (!events)
+        return dt_fail(err, "%s:%d: not a trace (%s)", path, jerr.line, jerr.text);
+    if (!json_is_array(events))
+        return json_decref(events), dt_fail(err, "%s: not a trace (a JSON array of events)", path);
+    size_t i;
+    json_t *e;
+    json_array_foreach(events, i, e) {
+        json_t *args = json_object_get(e, "args");
+        if (json_is_string(json_object_get(e, "name")) && strcmp(json_string_value(json_object_get(e, "name")),
+                                                                 "process_name") == 0)
+            snprintf(sum->process, sizeof sum->process, "%s", json_string_value(json_object_get(args, "name")) ? json_string_value(json_object_get(args, "name")) : "");
+        struct event ev;
+        if (read_event(e, &ev) == 0 && strcmp(ev.cat, "step") == 0 && strncmp(ev.name, "step ", 5) == 0) {
+            sum->steps++;
+            sum->step += ev.dur / 1000;
+            add_step(events, ev.ts, ev.ts + ev.dur, sum);
+        }
+    }
+    json_decref(events);
+    if (sum->steps == 0)
+        return dt_fail(err, "%s: no steps in this trace (dtrain-train --timeline writes them)", path);
+    double n = sum->steps;
+    sum->step /= n, sum->forward /= n, sum->backward /= n, sum->exchange /= n, sum->update /= n;
+    sum->transfers /= n, sum->overlap /= n;
+    return 0;
+}
+
+void timeline_sum_print(FILE *out, const char *const *paths, const struct timeline_sum *sums, int count)
+{
+    fputs("| trace | process | steps | step ms | forward ms | backward ms | exchange wait ms | update ms | "
+          "transfers a step | exchange under way during backward, ms |\n|---|---|---|---|---|---|---|---|---|---|\n",
+          out);
+    for (int k = 0; k < count; k++) {
+        const struct timeline_sum *s = &sums[k];
+        fprintf(out, "| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.3f |\n", paths[k], s->process,
+                s->steps, s->step, s->forward, s->backward, s->exchange, s->update, s->transfers, s->overlap);
+    }
+}

@@ -1,0 +1,25 @@
+/* timeline_sum.h - dtrain-train --timeline traces summed up per rank: where a step's time goes
+ * (forward, backward, the wait for the gradient exchange, the update) and how much of the exchange
+ * ran behind the backward pass. */
+#ifndef TIMELINE_SUM_H
+#define TIMELINE_SUM_H
+
+#include <stdio.h>
+
+#include "dt_error.h"
+
+struct timeline_sum {
+    char process[128];         /* "rank 0 on gn01" */
+    int steps;
+    double step, forward, backward, exchange, update;   /* mean ms per step */
+    double transfers;          /* per step */
+    double overlap;            /* mean ms from a step's first transfer to the end of its backward */
+};
+
+/* Reads one trace. 0, or -1 with err naming the file and what is wrong. */
+int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err *err);
+
+/* A Markdown table, a row per trace. */
+void timeline_sum_print(FILE *out, const char *const *paths, const struct timeline_sum *sums, int count);
+
+#endif
