@@ -395,6 +395,39 @@ static void test_a_graph_needs_a_loss(void **state)
     model_free(&m);
 }
 
+/* The running variance is the unbiased one (PyTorch's), and a check of 8 values a channel with
+ * momentum 1 tells it from the biased one by far more than test_cuda's 1e-5: the sensitivity
+ * test_cuda's batch-norm test relies on, shown on both CPU backends. */
+static void test_batchnorm_running_variance_is_unbiased(void **state)
+{
+    (void)state;
+    struct backend *fast = backend_cpu_create(1);
+    const struct backend *backends[] = {backend_reference(), fast};
+    float x[4 * 2 * 2], y[4 * 2 * 2], save[4];
+    for (int i = 0; i < 16; i++)
+        x[i] = (float)((i * 7) % 5) - 1.5f;
+    float gamma[2] = {1, 1}, beta[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        float mean[2] = {0, 0}, var[2] = {1, 1};
+        backends[k]->batchnorm_forward(backends[k]->state, x, gamma, beta, mean, var, save, save + 2, y, 4, 2, 2, true,
+                                       1.0f, 1e-5f);
+        for (int ch = 0; ch < 2; ch++) {
+            double m = 0, ss = 0;
+            for (int b = 0; b < 4; b++)
+                for (int j = 0; j < 2; j++)
+                    m += x[(b * 2 + ch) * 2 + j] / 8.0;
+            for (int b = 0; b < 4; b++)
+                for (int j = 0; j < 2; j++)
+                    ss += pow(x[(b * 2 + ch) * 2 + j] - m, 2);
+            double unbiased = ss / 7, biased = ss / 8;
+            assert_true(fabs(var[ch] - unbiased) <= 1e-6 * unbiased);
+            assert_true(fabs(var[ch] - biased) > 0.1 * biased);
+            assert_true(fabs(mean[ch] - m) <= 1e-6);
+        }
+    }
+    backend_cpu_destroy(fast);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_fast_backend_matches_reference),
         cmocka_unit_test(test_passes_tell_each_layer_its_parameters),
         cmocka_unit_test(test_a_graph_needs_a_loss),
+        cmocka_unit_test(test_batchnorm_running_variance_is_unbiased),
     };
     return cmocka_run_group_tests_name("nn", tests, NULL, NULL);
 }

@@ -31,13 +31,18 @@ extern "C" {
 
 namespace {
 
+enum { CONV_FWD, CONV_DATA, CONV_FILTER };
+
 /* One convolution shape's descriptors and algorithms, found once. */
 struct conv_plan {
     int n, c, h, w, c_out, k, stride, pad;
     cudnnTensorDescriptor_t x, y, bias;   /* x and y in the compute type (fp32 or bf16) */
     cudnnTensorDescriptor_t y32;          /* y as the fp32 tensor it is stored in: for the bias */
     cudnnFilterDescriptor_t filter;
-    cudnnConvolutionDescriptor_t conv;
+    /* One per direction (CONV_FWD, CONV_DATA, CONV_FILTER): each carries the math type its chosen
+     * algorithm was ranked or timed with, as cuDNN requires (cudnnFind* tries tensor-op and
+     * default-math variants; the kernel that runs is the descriptor's). */
+    cudnnConvolutionDescriptor_t conv[3];
     cudnnConvolutionFwdAlgo_t fwd;
     cudnnConvolutionBwdDataAlgo_t bwd_data;
     cudnnConvolutionBwdFilterAlgo_t bwd_filter;
@@ -423,7 +428,7 @@ bool grow_workspace(cuda_state *st, size_t bytes)
 /* The fastest algorithm, as cuDNN's heuristics expect or its timing found, whose scratch we can
  * allocate (both lists come sorted fastest first). */
 template <typename Perf, typename Getter>
-bool pick(cuda_state *st, Getter get, decltype(Perf::algo) *algo, size_t *bytes, const char *what)
+bool pick(cuda_state *st, Getter get, cudnnConvolutionDescriptor_t conv, decltype(Perf::algo) *algo, const char *what)
 {
     Perf perf[16];
     int found = 0;
@@ -432,8 +437,8 @@ bool pick(cuda_state *st, Getter get, decltype(Perf::algo) *algo, size_t *bytes,
     for (int i = 0; i < found; i++)
         if (perf[i].status == CUDNN_STATUS_SUCCESS && grow_workspace(st, perf[i].memory)) {
             *algo = perf[i].algo;
-            *bytes = perf[i].memory;
-            return true;
+            /* the math type the algorithm was ranked with, or another kernel runs */
+            return dnn_ok(st, cudnnSetConvolutionMathType(conv, perf[i].mathType), "cudnnSetConvolutionMathType");
         }
     fail(st, what, "no usable algorithm");
     return false;
@@ -444,28 +449,28 @@ bool pick(cuda_state *st, Getter get, decltype(Perf::algo) *algo, size_t *bytes,
 bool choose_algorithms(cuda_state *st, conv_plan *p)
 {
     bool timed = st->find_algorithms;
-    size_t bytes;
     if (timed && !cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize (before cudnnFind)"))
         return false;
+    cudnnConvolutionDescriptor_t fwd = p->conv[CONV_FWD], data = p->conv[CONV_DATA], filter = p->conv[CONV_FILTER];
     return pick<cudnnConvolutionFwdAlgoPerf_t>(st, [&](cudnnConvolutionFwdAlgoPerf_t *perf, int max, int *found) {
-               return timed ? cudnnFindConvolutionForwardAlgorithm(st->dnn, p->x, p->filter, p->conv, p->y, max, found,
+               return timed ? cudnnFindConvolutionForwardAlgorithm(st->dnn, p->x, p->filter, fwd, p->y, max, found,
                                                                    perf)
-                            : cudnnGetConvolutionForwardAlgorithm_v7(st->dnn, p->x, p->filter, p->conv, p->y, max,
-                                                                     found, perf);
-           }, &p->fwd, &bytes, "choosing the forward convolution algorithm") &&
+                            : cudnnGetConvolutionForwardAlgorithm_v7(st->dnn, p->x, p->filter, fwd, p->y, max, found,
+                                                                     perf);
+           }, fwd, &p->fwd, "choosing the forward convolution algorithm") &&
            pick<cudnnConvolutionBwdDataAlgoPerf_t>(st, [&](cudnnConvolutionBwdDataAlgoPerf_t *perf, int max, int *found) {
-               return timed ? cudnnFindConvolutionBackwardDataAlgorithm(st->dnn, p->filter, p->y, p->conv, p->x, max,
+               return timed ? cudnnFindConvolutionBackwardDataAlgorithm(st->dnn, p->filter, p->y, data, p->x, max,
                                                                         found, perf)
-                            : cudnnGetConvolutionBackwardDataAlgorithm_v7(st->dnn, p->filter, p->y, p->conv, p->x, max,
+                            : cudnnGetConvolutionBackwardDataAlgorithm_v7(st->dnn, p->filter, p->y, data, p->x, max,
                                                                           found, perf);
-           }, &p->bwd_data, &bytes, "choosing the backward-data convolution algorithm") &&
+           }, data, &p->bwd_data, "choosing the backward-data convolution algorithm") &&
            pick<cudnnConvolutionBwdFilterAlgoPerf_t>(st, [&](cudnnConvolutionBwdFilterAlgoPerf_t *perf, int max,
                                                            int *found) {
-               return timed ? cudnnFindConvolutionBackwardFilterAlgorithm(st->dnn, p->x, p->y, p->conv, p->filter, max,
+               return timed ? cudnnFindConvolutionBackwardFilterAlgorithm(st->dnn, p->x, p->y, filter, p->filter, max,
                                                                           found, perf)
-                            : cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->dnn, p->x, p->y, p->conv, p->filter,
+                            : cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->dnn, p->x, p->y, filter, p->filter,
                                                                             max, found, perf);
-           }, &p->bwd_filter, &bytes, "choosing the backward-filter convolution algorithm");
+           }, filter, &p->bwd_filter, "choosing the backward-filter convolution algorithm");
 }
 
 void plan_release(conv_plan *p)
@@ -476,8 +481,9 @@ void plan_release(conv_plan *p)
             cudnnDestroyTensorDescriptor(t);
     if (p->filter)
         cudnnDestroyFilterDescriptor(p->filter);
-    if (p->conv)
-        cudnnDestroyConvolutionDescriptor(p->conv);
+    for (cudnnConvolutionDescriptor_t c : p->conv)
+        if (c)
+            cudnnDestroyConvolutionDescriptor(c);
 }
 
 conv_plan *plan_for(cuda_state *st, const struct conv_shape *s)
@@ -506,8 +512,9 @@ conv_plan *plan_for(cuda_state *st, const struct conv_shape *s)
               dnn_ok(st, cudnnCreateTensorDescriptor(&p->y), "cudnnCreateTensorDescriptor") &&
               dnn_ok(st, cudnnCreateTensorDescriptor(&p->y32), "cudnnCreateTensorDescriptor") &&
               dnn_ok(st, cudnnCreateTensorDescriptor(&p->bias), "cudnnCreateTensorDescriptor") &&
-              dnn_ok(st, cudnnCreateFilterDescriptor(&p->filter), "cudnnCreateFilterDescriptor") &&
-              dnn_ok(st, cudnnCreateConvolutionDescriptor(&p->conv), "cudnnCreateConvolutionDescriptor");
+              dnn_ok(st, cudnnCreateFilterDescriptor(&p->filter), "cudnnCreateFilterDescriptor");
+    for (cudnnConvolutionDescriptor_t &c : p->conv)
+        ok = ok && dnn_ok(st, cudnnCreateConvolutionDescriptor(&c), "cudnnCreateConvolutionDescriptor");
     ok = ok && dnn_ok(st, cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, type, s->n, s->c, s->h, s->w),
                       "cudnnSetTensor4dDescriptor (x)") &&
          dnn_ok(st, cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, type, s->n, s->c_out, s->h_out, s->w_out),
@@ -517,12 +524,13 @@ conv_plan *plan_for(cuda_state *st, const struct conv_shape *s)
          dnn_ok(st, cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->c_out, 1, 1),
                 "cudnnSetTensor4dDescriptor (bias)") &&
          dnn_ok(st, cudnnSetFilter4dDescriptor(p->filter, type, CUDNN_TENSOR_NCHW, s->c_out, s->c, s->kh, s->kw),
-                "cudnnSetFilter4dDescriptor") &&
-         dnn_ok(st, cudnnSetConvolution2dDescriptor(p->conv, s->pad, s->pad, s->stride, s->stride, 1, 1,
-                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-                "cudnnSetConvolution2dDescriptor") &&
-         dnn_ok(st, cudnnSetConvolutionMathType(p->conv, st->bf16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH),
-                "cudnnSetConvolutionMathType");
+                "cudnnSetFilter4dDescriptor");
+    for (cudnnConvolutionDescriptor_t c : p->conv)
+        ok = ok && dnn_ok(st, cudnnSetConvolution2dDescriptor(c, s->pad, s->pad, s->stride, s->stride, 1, 1,
+                                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                          "cudnnSetConvolution2dDescriptor") &&
+             dnn_ok(st, cudnnSetConvolutionMathType(c, st->bf16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH),
+                    "cudnnSetConvolutionMathType");
     ok = ok && choose_algorithms(st, p);
     if (!ok) {
         plan_release(p);
@@ -548,7 +556,7 @@ void cuda_conv_forward(void *s, const struct conv_shape *shape, const float *x, 
     void *y_out = result(st, y, ny);
     if (!x_op || !w_op || !y_out)
         return;
-    dnn_ok(st, cudnnConvolutionForward(st->dnn, &one, p->x, x_op, p->filter, w_op, p->conv, p->fwd, st->workspace,
+    dnn_ok(st, cudnnConvolutionForward(st->dnn, &one, p->x, x_op, p->filter, w_op, p->conv[CONV_FWD], p->fwd, st->workspace,
                                        st->workspace_size, prior(st, false), p->y, y_out), "cudnnConvolutionForward");
     land(st, y, ny, false);
     if (b)
@@ -568,7 +576,7 @@ void cuda_conv_backward(void *s, const struct conv_shape *shape, const float *x,
     void *dw_out = result(st, dw, nw);
     if (!x_op || !dy_op || !dw_out)
         return;
-    dnn_ok(st, cudnnConvolutionBackwardFilter(st->dnn, &one, p->x, x_op, p->y, dy_op, p->conv, p->bwd_filter,
+    dnn_ok(st, cudnnConvolutionBackwardFilter(st->dnn, &one, p->x, x_op, p->y, dy_op, p->conv[CONV_FILTER], p->bwd_filter,
                                               st->workspace, st->workspace_size, prior(st, true), p->filter, dw_out),
            "cudnnConvolutionBackwardFilter");
     land(st, dw, nw, true);
@@ -581,7 +589,7 @@ void cuda_conv_backward(void *s, const struct conv_shape *shape, const float *x,
     void *dx_out = result(st, dx, nx);   /* the same scratch as dw's: in stream order, after its landing */
     if (!w_op || !dx_out)
         return;
-    dnn_ok(st, cudnnConvolutionBackwardData(st->dnn, &one, p->filter, w_op, p->y, dy_op, p->conv, p->bwd_data,
+    dnn_ok(st, cudnnConvolutionBackwardData(st->dnn, &one, p->filter, w_op, p->y, dy_op, p->conv[CONV_DATA], p->bwd_data,
                                             st->workspace, st->workspace_size, prior(st, accumulate), p->x, dx_out),
            "cudnnConvolutionBackwardData");
     land(st, dx, nx, accumulate);
