@@ -10,7 +10,7 @@
 static int same_row(const struct run_record *a, const struct run_record *b)
 {
     return strcmp(a->model, b->model) == 0 && a->batch_per_replica == b->batch_per_replica &&
-           strcmp(a->tag, b->tag) == 0 && strcmp(a->comm, b->comm) == 0;
+           strcmp(a->tag, b->tag) == 0 && strcmp(a->comm, b->comm) == 0 && strcmp(a->comm_options, b->comm_options) == 0;
 }
 
 static int compare_ints(const void *a, const void *b)
@@ -96,8 +96,9 @@ int methods_table(FILE *out, const struct run_record *runs, int n, enum methods_
             continue;
         rows++;
         struct cell base = cell_of(runs, n, &runs[i], 1, 1, rates);
-        fprintf(out, "%s%s%s%d%s%s%s%s%s", format == METHODS_MD ? "| " : "", runs[i].model, sep,
-                runs[i].batch_per_replica, sep, runs[i].tag[0] ? runs[i].tag : "-", sep, runs[i].comm, sep);
+        fprintf(out, "%s%s%s%d%s%s%s%s%s%s%s%s", format == METHODS_MD ? "| " : "", runs[i].model, sep,
+                runs[i].batch_per_replica, sep, runs[i].tag[0] ? runs[i].tag : "-", sep, runs[i].comm,
+                runs[i].comm_options[0] ? " (" : "", runs[i].comm_options, runs[i].comm_options[0] ? ")" : "", sep);
         if (base.repeats)
             fprintf(out, "%.1f", base.mean);
         else

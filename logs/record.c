@@ -45,6 +45,7 @@ static json_t *to_json(const struct run_record *r)
                                         "start_time", r->start_time, "end_time", r->end_time, "exit_state",
                                         r->exit_state, "error", r->error, "resumed", r->resumed));
     json_object_set_new(o, "tag", json_string(r->tag));
+    json_object_set_new(o, "comm_options", json_string(r->comm_options));
     return o;
 }
 
@@ -113,6 +114,9 @@ static const struct field fields[] = {
     TEXT("exit_state", exit_state), TEXT("error", error), WHOLE("resumed", resumed),
     /* tag came after version 1's first records: absent means none */
     {"tag", FIELD_TEXT, offsetof(struct run_record, tag), sizeof(((struct run_record *)0)->tag), 1},
+    /* version 2's: absent (version 1) means none */
+    {"comm_options", FIELD_TEXT, offsetof(struct run_record, comm_options),
+     sizeof(((struct run_record *)0)->comm_options), 1},
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -271,8 +275,9 @@ static int read_field(struct json_reader *in, const struct field *f, struct run_
         if (!number.is_integer)
             return wrong_type(in->err, f);
         *(long *)((char *)w + f->offset) = (long)number.integer;
-        if (f->offset == offsetof(struct whole_fields, version) && w->version != RECORD_VERSION)
-            return dt_fail(in->err, "record_version %ld is not %d (a newer dtrain wrote it?)", w->version, RECORD_VERSION);
+        if (f->offset == offsetof(struct whole_fields, version) && (w->version < 1 || w->version > RECORD_VERSION))
+            return dt_fail(in->err, "record_version %ld is not 1 to %d (a newer dtrain wrote it?)", w->version,
+                           RECORD_VERSION);
         return 0;
     case FIELD_HOSTS: return read_hostnames(in, r, host_count);
     case FIELD_EPOCHS: return read_epochs(in, r);
@@ -341,7 +346,17 @@ int record_parse(const char *line, struct run_record *r, struct dt_err *err)
     r->epochs = (int)w.epochs, r->steps_per_rank = w.steps, r->threads = (int)w.threads, r->resumed = (int)w.resumed;
     if (rc < 0)
         record_free(r);
+    else
+        record_upgrade(r, w.version);
     return rc;
+}
+
+void record_upgrade(struct run_record *r, long version)
+{
+    static const char *const renamed[][2] = {{"allreduce", "bsp-a2a"}, {"wfbp", "wfbp-a2a"}};
+    for (size_t i = 0; version == 1 && i < sizeof renamed / sizeof renamed[0]; i++)
+        if (strcmp(r->comm, renamed[i][0]) == 0)
+            snprintf(r->comm, sizeof r->comm, "%s", renamed[i][1]);
 }
 
 int record_keep_hostnames(struct run_record *r, const char *const *names, int count)

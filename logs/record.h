@@ -8,7 +8,7 @@
 #include "dt_error.h"
 
 /* Bumped whenever a field changes meaning or disappears (adding fields does not). */
-#define RECORD_VERSION 1
+#define RECORD_VERSION 2
 
 /* A record line is at most this long: 1 MiB holds thousands of ranks' host names. */
 #define RECORD_MAX_LINE (1 << 20)
@@ -18,7 +18,9 @@ struct run_record {
     char *nodelist;               /* compressed, Slurm's form: gn[01-02] */
     int nodes, gpus_per_node, world_size;
     char **hostnames;             /* world_size of them, rank order */
-    char model[64], dataset[64], optimizer[16], backend[16], comm[16];
+    char model[64], dataset[64], optimizer[16], backend[16];
+    char comm[32];                /* the gradient-exchange method, as the seeds name it ("bsp-a2a") */
+    char comm_options[96];        /* its settings ("servers=1 partition=4096000"); "" for none */
     int batch_per_replica, epochs, threads, resumed;
     double lr;
     long steps_per_rank;
@@ -55,5 +57,9 @@ void record_free(struct run_record *rec);
 
 /* "2026-11-21T09:30:00Z" for a time_t. */
 void record_time(long seconds_since_epoch, char out[32]);
+
+/* A version-1 record's method under its version-2 name (allreduce: bsp-a2a, wfbp: wfbp-a2a), so old
+ * and new runs of one method group together. Both parsers call it. */
+void record_upgrade(struct run_record *r, long version);
 
 #endif

@@ -79,8 +79,8 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
     }
     long version = 0, nodes = 0, gpus = 0, world = 0, batch = 0, epochs = 0, steps = 0, threads = 0, resumed = 0;
     int rc = get_int(o, "record_version", &version, err);
-    if (rc == 0 && version != RECORD_VERSION)
-        rc = dt_fail(err, "record_version %ld is not %d (a newer dtrain wrote it?)", version, RECORD_VERSION);
+    if (rc == 0 && (version < 1 || version > RECORD_VERSION))
+        rc = dt_fail(err, "record_version %ld is not 1 to %d (a newer dtrain wrote it?)", version, RECORD_VERSION);
     /* || stops at the first wrong field, so err names that one (| named the last) */
     if (rc == 0)
         rc = (get_string(o, "dtrain_version", r->version, sizeof r->version, err) ||
@@ -117,8 +117,13 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
     /* tag came after version 1's first records: absent means none */
     if (rc == 0 && json_object_get(o, "tag"))
         rc = get_string(o, "tag", r->tag, sizeof r->tag, err);
+    /* version 2's: absent (version 1) means none */
+    if (rc == 0 && json_object_get(o, "comm_options"))
+        rc = get_string(o, "comm_options", r->comm_options, sizeof r->comm_options, err);
     json_decref(o);
     if (rc < 0)
         record_free(r);
+    else
+        record_upgrade(r, version);
     return rc < 0 ? -1 : 0;
 }

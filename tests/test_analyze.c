@@ -363,14 +363,14 @@ static void test_throughput_of_logs(void **state)
     run_analyze((char *[]){"throughput", dir, NULL}, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.out, "| Model | BS | Tag | Method | Baseline | 1 GPU | 2 GPUs | 4 GPUs |"));
-    assert_true(tu_contains(r.out, "| lenet | 64 | 1gbit | allreduce | 1005.0 | 1005.000 +- 7.07 | 1950.000 +- 50.00 | "
+    assert_true(tu_contains(r.out, "| lenet | 64 | 1gbit | bsp-a2a | 1005.0 | 1005.000 +- 7.07 | 1950.000 +- 50.00 | "
                                    "2500.000 +- 0.00 |"));
-    assert_true(tu_contains(r.out, "| lenet | 64 | 10gbit | allreduce | 1020.0 | 1020.000 +- 0.00 | 1990.000 +- 0.00 | "
+    assert_true(tu_contains(r.out, "| lenet | 64 | 10gbit | bsp-a2a | 1020.0 | 1020.000 +- 0.00 | 1990.000 +- 0.00 | "
                                    "3920.000 +- 28.28 |"));
     assert_true(tu_contains(r.err, "throughput: 0 log runs, 10 records read, 0 not completed (left out), 0 lines skipped"));
     tu_result_free(&r);
     run_analyze((char *[]){"throughput", "--format", "csv", dir, NULL}, &r);
-    assert_true(tu_contains(r.out, "lenet,64,1gbit,allreduce,1005.0,1005.000 +- 7.07,1950.000 +- 50.00,2500.000 +- 0.00\n"));
+    assert_true(tu_contains(r.out, "lenet,64,1gbit,bsp-a2a,1005.0,1005.000 +- 7.07,1950.000 +- 50.00,2500.000 +- 0.00\n"));
     tu_result_free(&r);
     run_analyze((char *[]){"throughput", "--format", "xml", dir, NULL}, &r);
     assert_int_equal(r.status, 2);

@@ -195,8 +195,8 @@ static void test_wfbp_ends_where_allreduce_ends(void **state)
     free(p1), free(p2);
     /* equal by construction, so what each exchange did is asserted too: LeNet's five layers with
      * parameters went out as five pieces a step, BSP's buffer as one */
-    assert_true(tu_contains(wfbp.err, "gradient exchange wfbp: 12 steps, 5.0 transfers a step, 44426 floats"));
-    assert_true(tu_contains(bsp.err, "gradient exchange allreduce: 12 steps, 1.0 transfers a step, 44426 floats"));
+    assert_true(tu_contains(wfbp.err, "gradient exchange wfbp-a2a: 12 steps, 5.0 transfers a step, 44426 floats"));
+    assert_true(tu_contains(bsp.err, "gradient exchange bsp-a2a: 12 steps, 1.0 transfers a step, 44426 floats"));
     char path[4200], line[65536];
     snprintf(path, sizeof path, "%s/wfbp.jsonl", dir);
     FILE *f = fopen(path, "r");
@@ -206,7 +206,8 @@ static void test_wfbp_ends_where_allreduce_ends(void **state)
     struct run_record rec;
     struct dt_err err;
     assert_int_equal(record_parse(line, &rec, &err), 0);
-    assert_string_equal(rec.comm, "wfbp");
+    assert_string_equal(rec.comm, "wfbp-a2a");   /* --comm wfbp: the seeds' name */
+    assert_string_equal(rec.comm_options, "");
     record_free(&rec);
     tu_result_free(&bsp);
     tu_result_free(&wfbp);

@@ -49,7 +49,8 @@ static void sample(struct run_record *r, int world, char (*hosts)[256], char **n
     snprintf(r->dataset, sizeof r->dataset, "bigmnist");
     snprintf(r->optimizer, sizeof r->optimizer, "adam");
     snprintf(r->backend, sizeof r->backend, "cpu");
-    snprintf(r->comm, sizeof r->comm, "allreduce");
+    snprintf(r->comm, sizeof r->comm, "bytescheduler-ps");   /* the longest of the seeds' names */
+    snprintf(r->comm_options, sizeof r->comm_options, "servers=2 partition=4096000");
     r->batch_per_replica = 512, r->epochs = 10, r->threads = 4, r->lr = 0.04, r->steps_per_rank = 35158;
     r->runtime_seconds = 14812.5, r->peak_data_per_sec = 5000.25, r->final_data_per_sec = 4900.5;
     r->epochs_done = 2;
@@ -104,8 +105,47 @@ static void test_record_round_trip(void **state)
     assert_float_equal(back.epoch_accuracy[1], 0.98125, 1e-12);
     assert_float_equal(back.peak_data_per_sec, 5000.25, 1e-9);
     assert_string_equal(back.exit_state, "completed");
+    assert_string_equal(back.comm, "bytescheduler-ps");
+    assert_string_equal(back.comm_options, "servers=2 partition=4096000");
     record_free(&back);
     free(text);
+}
+
+/* A version-1 record (no comm_options; methods named allreduce and wfbp) reads as version 2's
+ * names, by both readers; other names stay. */
+static void test_version_1_records_read_with_the_seeds_names(void **state)
+{
+    (void)state;
+    char hosts[2][256], *names[2];
+    double seconds[2], accuracy[2];
+    struct run_record r, fast, reference;
+    sample(&r, 2, hosts, names, seconds, accuracy);
+    struct dt_err err;
+    static const char *const cases[][2] = {{"allreduce", "bsp-a2a"}, {"wfbp", "wfbp-a2a"}, {"mg-wfbp", "mg-wfbp"}};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(r.comm, sizeof r.comm, "%s", cases[k][0]);
+        r.comm_options[0] = '\0';
+        unlink(path);
+        assert_int_equal(record_append(path, &r, &err), 0);
+        char *text = read_file(), *line = malloc(strlen(text) + 1), *at;
+        /* as version 1 wrote it: its number, no comm_options */
+        at = strstr(text, "\"record_version\":2");
+        assert_non_null(at);
+        at[strlen("\"record_version\":")] = '1';
+        at = strstr(text, ",\"comm_options\":\"\"");
+        assert_non_null(at);
+        memmove(at, at + strlen(",\"comm_options\":\"\""), strlen(at + strlen(",\"comm_options\":\"\"")) + 1);
+        strcpy(line, text);
+        assert_int_equal(record_parse(line, &fast, &err), 0);
+        assert_int_equal(record_parse_reference(line, &reference, &err), 0);
+        assert_string_equal(fast.comm, cases[k][1]);
+        assert_string_equal(reference.comm, cases[k][1]);
+        assert_string_equal(fast.comm_options, "");
+        record_free(&fast);
+        record_free(&reference);
+        free(text);
+        free(line);
+    }
 }
 
 static void test_bad_record_lines_name_the_field(void **state)
@@ -115,8 +155,8 @@ static void test_bad_record_lines_name_the_field(void **state)
     struct dt_err err;
     assert_int_equal(record_parse("not json", &r, &err), -1);
     assert_true(tu_contains(err.msg, "not a JSON object"));
-    assert_int_equal(record_parse("{\"record_version\": 2}", &r, &err), -1);
-    assert_true(tu_contains(err.msg, "record_version 2 is not 1"));
+    assert_int_equal(record_parse("{\"record_version\": 3}", &r, &err), -1);
+    assert_true(tu_contains(err.msg, "record_version 3 is not 1 to 2"));
     char hosts[2][256], *names[2];
     double seconds[2], accuracy[2];
     sample(&r, 2, hosts, names, seconds, accuracy);
@@ -242,9 +282,9 @@ static void test_fast_reader_agrees_with_jansson(void **state)
     assert_readers_agree(spaced, 1);
     char *trailing = replaced(text, "\n", " x\n");
     assert_readers_agree(trailing, 0);
-    char *first_field_last = replaced(text, "\"record_version\":1,", "");
+    char *first_field_last = replaced(text, "\"record_version\":2,", "");
     first_field_last[strlen(first_field_last) - 2] = '\0';   /* the closing brace and newline */
-    strcat(first_field_last, ",\"record_version\":1}");
+    strcat(first_field_last, ",\"record_version\":2}");
     assert_readers_agree(first_field_last, 1);
     free(spaced), free(trailing), free(first_field_last), free(text);
 }
@@ -297,6 +337,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_record_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_version_1_records_read_with_the_seeds_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_record_lines_name_the_field, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fast_reader_agrees_with_jansson, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_writers_never_tear_a_line, setup, teardown),

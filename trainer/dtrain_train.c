@@ -357,7 +357,9 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
         snprintf(rec.dataset, sizeof rec.dataset, "%s", cfg->dataset);
         snprintf(rec.optimizer, sizeof rec.optimizer, "%s", cfg->optimizer);
         snprintf(rec.backend, sizeof rec.backend, "%s%s", cfg->backend, cfg->bf16 ? "-bf16" : "");
-        snprintf(rec.comm, sizeof rec.comm, "%s", cfg->exchange ? cfg->exchange->name : exchange_bsp.name);
+        const struct exchange_method *method = cfg->exchange ? cfg->exchange : &exchange_bsp;
+        snprintf(rec.comm, sizeof rec.comm, "%s", method->name);
+        exchange_describe_options(method, &cfg->exchange_options, rec.comm_options, sizeof rec.comm_options);
         snprintf(rec.tag, sizeof rec.tag, "%s", record_tag);
         snprintf(rec.version, sizeof rec.version, "%s", DTRAIN_VERSION);
         snprintf(rec.exit_state, sizeof rec.exit_state, "%s",

@@ -127,3 +127,15 @@ int exchange_close(struct exchange *x, struct dt_err *err)
 {
     return x->method->close && !exchanges_nothing(x) ? x->method->close(x, err) : 0;
 }
+
+void exchange_describe_options(const struct exchange_method *method, const struct exchange_options *options,
+                               char *text, size_t size)
+{
+    snprintf(text, size, "%s", "");
+    if (method->serve)
+        snprintf(text, size, "servers=%d partition=%zu",
+                 options->ps_servers ? options->ps_servers : EXCHANGE_PS_SERVERS,
+                 options->partition_bytes ? options->partition_bytes : (size_t)EXCHANGE_PARTITION_BYTES);
+    else if (method == &exchange_mgwfbp && options->threshold_set)
+        snprintf(text, size, "threshold=%zu", options->threshold_bytes);
+}

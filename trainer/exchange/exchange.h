@@ -15,14 +15,24 @@
 #include "timeline.h"
 
 struct exchange;
+struct exchange_method;
 
 /* Settings some methods take (zero: each method's default). */
 struct exchange_options {
     bool threshold_set;        /* --comm-threshold given: */
     size_t threshold_bytes;    /* mg-wfbp fuses layers by size instead of its measured plan */
-    int ps_servers;            /* parameter servers: the last ranks (0: one) */
-    size_t partition_bytes;    /* parameter servers: the largest piece pushed (0: 4096000) */
+    int ps_servers;            /* parameter servers: the last ranks (0: EXCHANGE_PS_SERVERS) */
+    size_t partition_bytes;    /* parameter servers: the largest piece pushed (0: EXCHANGE_PARTITION_BYTES) */
 };
+
+/* The parameter servers' defaults: one server; BytePS's partition in the seeds' runs. */
+#define EXCHANGE_PS_SERVERS 1
+#define EXCHANGE_PARTITION_BYTES 4096000
+
+/* The method's settings as the run record keeps them ("servers=1 partition=4096000",
+ * "threshold=40000"; "" when it has none), into text. */
+void exchange_describe_options(const struct exchange_method *method, const struct exchange_options *options,
+                               char *text, size_t size);
 
 struct exchange_method {
     const char *name;          /* as --comm and the record write it */

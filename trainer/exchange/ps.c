@@ -20,8 +20,6 @@
 #define PS_TAG_FIRST 16
 /* MPI guarantees tags up to 32767: partitions beyond are refused (use larger partitions). */
 #define PS_MAX_PARTITIONS (32767 - PS_TAG_FIRST)
-/* BytePS's partition size in the seeds' runs (BYTEPS_PARTITION_BYTES=4096000). */
-#define PS_DEFAULT_PARTITION_BYTES 4096000
 
 struct partition {
     size_t first, count;       /* floats of the gradient buffer */
@@ -254,7 +252,7 @@ static int ps_create(struct exchange *x, struct dt_err *err)
         return dt_fail(err, "out of memory");
     x->state = s;
     s->layerwise = x->method == &exchange_wfbp_ps;
-    s->servers = x->options.ps_servers ? x->options.ps_servers : 1;
+    s->servers = x->options.ps_servers ? x->options.ps_servers : EXCHANGE_PS_SERVERS;
     s->workers = world->world - s->servers;
     if (!world->isend || !world->irecv)
         return dt_fail(err, "the %s transport has no point-to-point messages", world->name);
@@ -262,7 +260,7 @@ static int ps_create(struct exchange *x, struct dt_err *err)
         return dt_fail(err, "%d rank%s cannot hold %d server%s and a worker (--ps-servers)", world->world,
                        world->world == 1 ? "" : "s", s->servers, s->servers == 1 ? "" : "s");
     s->me = world->rank >= s->workers ? world->rank - s->workers : -1;
-    size_t partition = x->options.partition_bytes ? x->options.partition_bytes : PS_DEFAULT_PARTITION_BYTES;
+    size_t partition = x->options.partition_bytes ? x->options.partition_bytes : EXCHANGE_PARTITION_BYTES;
     if (world->split(world, s->me >= 0, world->rank, &s->group, err) < 0 ||
         plan_partitions(s, x->count, partition, err) < 0)
         return -1;
