@@ -208,5 +208,29 @@ check "sweep: repeats on different nodes (1 node: gn01, then gn02)" \
     'grep -q "^| 1 | 1 | .* | gn01 |" table.md && grep -q "^| 1 | 1 | .* | gn02 |" table.md'
 cd "$work" || exit 1
 
+# (6) every gradient-exchange method through the template, srun --mpi=pmix, one rank per node: two
+# workers (parameter servers: a third node serves) end with 2-rank BSP's parameters, bitwise
+mkdir t6 && cd t6 || exit 1
+ids=""
+for m in bsp-a2a wfbp-a2a mg-wfbp bsp-ps wfbp-ps; do
+    case $m in *-ps) n=3 extra="--partition-bytes 20000" ;; *) n=2 extra="" ;; esac
+    id=$(sbatch --parsable -N$n --ntasks-per-node=1 --gpus-per-node=0 -J "m-$m" "$template" $train --max-steps 20 \
+             --comm "$m" $extra --params-out "p-$m")
+    ids="$ids $m:$id"
+done
+methods_ok=1
+for entry in $ids; do
+    m=${entry%%:*} id=${entry#*:}
+    s=$(wait_job "$id" 120)
+    if [ "$s" != COMPLETED ] || ! cmp -s p-bsp-a2a.rank0 "p-$m.rank0" || ! cmp -s p-bsp-a2a.rank0 "p-$m.rank1"; then
+        methods_ok=0
+        echo "  $m: job $id $s; parameters $(cmp p-bsp-a2a.rank0 "p-$m.rank0" 2>&1 || true)"
+    fi
+done
+grep '"comm":"bsp-ps"' runs/records.jsonl >ps.json 2>/dev/null
+check "methods: bsp-a2a, wfbp-a2a, mg-wfbp, bsp-ps, wfbp-ps on 2 nodes (+ a server) end bitwise equal" \
+    '[ $methods_ok = 1 ] && [ "$(field ps.json comm_options)" = "servers=1 partition=20000" ]'
+cd "$work" || exit 1
+
 echo "cluster tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]
