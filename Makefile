@@ -92,8 +92,9 @@ test_exchange_LIBS := -lm
 test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 test_record_LIBS := -ljansson
 test_analyze_SRC := tests/test_analyze.c tests/testutil.c $(COMMON_SRC)
-test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c logs/json_read.c $(COMMON_SRC)
-test_checkpoint_LIBS := -ljansson
+test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c logs/json_read.c trainer/loop/checkpoint.c \
+                      $(COMMON_SRC)
+test_checkpoint_LIBS := -ljansson -lz
 test_mpi_SRC := tests/test_mpi.c tests/testutil.c logs/record.c logs/json_read.c $(COMMON_SRC)
 test_mpi_LIBS := -lm -ljansson
 # An MPI program test_mpi runs under mpirun: the transport's split, non-blocking sums, send/recv.

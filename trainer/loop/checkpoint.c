@@ -1,7 +1,9 @@
 /* checkpoint.c - atomic checkpoint files and picking the newest valid one (see checkpoint.h).
  *
- * File: a fixed header (magic, format version, sizes, step, fingerprint, CRC-32 of the payload)
- * followed by the payload: parameters, buffers, optimizer moments. */
+ * File: a fixed header (magic, format version, sizes, step, fingerprint, CRC-32) followed by the
+ * payload: parameters, buffers, optimizer moments. The CRC covers the header (its crc field
+ * zeroed) and the payload, so a flipped bit anywhere rejects the file; a file is read into
+ * scratch memory and copied into the run's state only once it has passed every check. */
 #include "checkpoint.h"
 
 #include <dirent.h>
@@ -16,7 +18,7 @@
 #include <zlib.h>
 
 #define CK_MAGIC "DTRAINCK"
-#define CK_FORMAT 1
+#define CK_FORMAT 2   /* 1: the CRC covered the payload only (such files are passed over) */
 
 struct header {
     char magic[8];
@@ -24,8 +26,12 @@ struct header {
     uint32_t has_v;
     uint64_t step, opt_step, fingerprint, num_params, num_buffers;
     uint32_t resumed;
-    uint32_t crc;              /* of the payload */
+    uint32_t crc;              /* of the header (this field 0) and the payload */
 };
+
+/* Largest believable counters: a header that passed its CRC but says more was not written by us. */
+#define CK_MAX_STEP (1L << 48)
+#define CK_MAX_RESUMED 1000000
 
 struct part {
     const void *data;
@@ -41,6 +47,17 @@ static int parts_of(const struct checkpoint *ck, struct part parts[4])
     if (ck->opt_v)
         parts[n++] = (struct part){ck->opt_v, ck->num_params * sizeof(float)};
     return n;
+}
+
+/* crc extended over bytes (zlib takes at most 4 GiB a call). */
+static uLong crc_of(uLong crc, const void *data, size_t bytes)
+{
+    for (size_t done = 0; done < bytes;) {
+        uInt chunk = bytes - done > (1u << 30) ? 1u << 30 : (uInt)(bytes - done);
+        crc = crc32(crc, (const Bytef *)data + done, chunk);
+        done += chunk;
+    }
+    return crc;
 }
 
 static int write_all(int fd, const void *data, size_t bytes)
@@ -124,18 +141,14 @@ int checkpoint_save(const char *dir, const struct checkpoint *ck, struct dt_err 
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
     struct part parts[4];
     int n = parts_of(ck, parts);
-    uLong crc = crc32(0L, Z_NULL, 0);
-    for (int i = 0; i < n; i++)
-        for (size_t done = 0; done < parts[i].bytes;) {
-            uInt chunk = parts[i].bytes - done > (1u << 30) ? 1u << 30 : (uInt)(parts[i].bytes - done);
-            crc = crc32(crc, (const Bytef *)parts[i].data + done, chunk);
-            done += chunk;
-        }
     struct header h = {.format = CK_FORMAT, .has_v = ck->opt_v != NULL, .step = (uint64_t)ck->step,
                        .opt_step = (uint64_t)ck->opt_step, .fingerprint = ck->fingerprint,
-                       .num_params = ck->num_params, .num_buffers = ck->num_buffers, .resumed = (uint32_t)ck->resumed,
-                       .crc = (uint32_t)crc};
+                       .num_params = ck->num_params, .num_buffers = ck->num_buffers, .resumed = (uint32_t)ck->resumed};
     memcpy(h.magic, CK_MAGIC, 8);
+    uLong crc = crc_of(crc32(0L, Z_NULL, 0), &h, sizeof h);
+    for (int i = 0; i < n; i++)
+        crc = crc_of(crc, parts[i].data, parts[i].bytes);
+    h.crc = (uint32_t)crc;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return dt_fail(err, "checkpoint %s: %s", tmp, strerror(errno));
@@ -159,35 +172,64 @@ int checkpoint_save(const char *dir, const struct checkpoint *ck, struct dt_err 
     return 0;
 }
 
-/* Reads one file into ck if it is whole and belongs to this run. */
+/* Whether a header (before its CRC is checked) is of this format and of this run, and believable. */
+static bool header_fits(const struct header *h, const struct checkpoint *ck)
+{
+    return memcmp(h->magic, CK_MAGIC, 8) == 0 && h->format == CK_FORMAT && h->fingerprint == ck->fingerprint &&
+           h->num_params == ck->num_params && h->num_buffers == ck->num_buffers &&
+           (h->has_v != 0) == (ck->opt_v != NULL) && h->step <= (uint64_t)CK_MAX_STEP && h->opt_step <= h->step &&
+           h->resumed <= CK_MAX_RESUMED;
+}
+
+/* Reads one file and, if it is whole, undamaged and of this run, copies it into ck. Nothing of
+ * ck changes otherwise. */
 static bool load_one(const char *path, struct checkpoint *ck)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return false;
     struct header h;
-    bool ok = fread(&h, sizeof h, 1, f) == 1 && memcmp(h.magic, CK_MAGIC, 8) == 0 && h.format == CK_FORMAT &&
-              h.fingerprint == ck->fingerprint && h.num_params == ck->num_params &&
-              h.num_buffers == ck->num_buffers && (h.has_v != 0) == (ck->opt_v != NULL);
     struct part parts[4];
     int n = parts_of(ck, parts);
-    uLong crc = crc32(0L, Z_NULL, 0);
-    for (int i = 0; i < n && ok; i++) {
-        ok = fread((void *)parts[i].data, 1, parts[i].bytes, f) == parts[i].bytes;
-        for (size_t done = 0; ok && done < parts[i].bytes;) {
-            uInt chunk = parts[i].bytes - done > (1u << 30) ? 1u << 30 : (uInt)(parts[i].bytes - done);
-            crc = crc32(crc, (const Bytef *)parts[i].data + done, chunk);
-            done += chunk;
-        }
-    }
-    ok = ok && fgetc(f) == EOF && crc == h.crc;   /* nothing missing, nothing extra, not damaged */
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += parts[i].bytes;
+    bool ok = fread(&h, sizeof h, 1, f) == 1 && header_fits(&h, ck);
+    char *scratch = ok ? malloc(total ? total : 1) : NULL;
+    ok = ok && scratch && fread(scratch, 1, total, f) == total && fgetc(f) == EOF;   /* nothing missing or extra */
     fclose(f);
+    if (ok) {
+        struct header zeroed = h;
+        zeroed.crc = 0;
+        ok = crc_of(crc_of(crc32(0L, Z_NULL, 0), &zeroed, sizeof zeroed), scratch, total) == h.crc;
+    }
+    for (size_t at = 0, i = 0; ok && i < (size_t)n; at += parts[i].bytes, i++)
+        memcpy((void *)parts[i].data, scratch + at, parts[i].bytes);
+    free(scratch);
     if (ok) {
         ck->step = (long)h.step;
         ck->opt_step = (long)h.opt_step;
         ck->resumed = (int)h.resumed;
     }
     return ok;
+}
+
+void checkpoint_remove_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char mine[32];
+    snprintf(mine, sizeof mine, ".tmp.%d", (int)getpid());
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *tmp = strstr(e->d_name, ".dtc.tmp.");
+        if (strncmp(e->d_name, "ckpt-", 5) != 0 || !tmp || strcmp(tmp + 4, mine) == 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
 }
 
 int checkpoint_load_newest(const char *dir, struct checkpoint *ck, struct dt_err *err)

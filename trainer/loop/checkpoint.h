@@ -27,8 +27,13 @@ struct checkpoint {
 int checkpoint_save(const char *dir, const struct checkpoint *ck, struct dt_err *err);
 
 /* Loads the newest valid checkpoint of DIR whose fingerprint and sizes match ck's into ck's
- * buffers (torn or foreign files are skipped). Returns 1 when one was loaded, 0 when there is
+ * buffers (torn, damaged, foreign or older-format files are skipped, and ck's buffers are left as
+ * they were unless one is loaded). Returns 1 when one was loaded, 0 when there is
  * none, -1 with err when DIR cannot be read. */
 int checkpoint_load_newest(const char *dir, struct checkpoint *ck, struct dt_err *err);
+
+/* Removes DIR's ckpt-*.dtc.tmp.PID files other than this process's: writes a killed earlier
+ * attempt of the run left behind (rank 0 calls it before its first save). */
+void checkpoint_remove_stale(const char *dir);
 
 #endif

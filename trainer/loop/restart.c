@@ -53,6 +53,8 @@ long restart_resume(struct run *r, const struct train_config *cfg, int *resumed,
     long state[3] = {ck.step, ck.opt_step, ck.resumed};
     if (comm->broadcast(comm, state, sizeof state, 0, err) < 0 || broadcast_state(r, comm, err) < 0)
         return -1;
+    if (state[0] < 0 || state[1] < 0)   /* load_one refuses such files: this would be a bug */
+        return dt_fail(err, "checkpoint in %s: step %ld, optimizer step %ld", cfg->checkpoint_dir, state[0], state[1]);
     r->opt.step = state[1];
     *resumed = (int)state[2] + 1;
     if (device_upload_state(r, err) < 0)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "checkpoint.h"
 #include "fault.h"
 #include "restart.h"
 #include "timeline.h"
@@ -316,6 +317,8 @@ static void catch_stop_signals(bool on)
 static int begin(struct loop *l, struct dt_err *err)
 {
     const struct train_config *cfg = l->cfg;
+    if (cfg->checkpoint_dir && l->r.workers.comm->rank == 0)
+        checkpoint_remove_stale(cfg->checkpoint_dir);   /* what a killed earlier attempt was writing */
     if (cfg->checkpoint_dir && cfg->resume && (l->first = restart_resume(&l->r, cfg, &l->res->resumed, err)) < 0)
         return -1;
     if (loader_start(&l->r.loader, l->first, err) < 0)
