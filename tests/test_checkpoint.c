@@ -122,6 +122,21 @@ static void test_torn_checkpoint_is_passed_over(void **state)
     assert_true(same_file("full.rank0", "after-torn.rank0"));
 }
 
+/* --record into a directory that does not exist: refused at once, naming the path, before any
+ * training (no Step line), exit 2 (issue: the result of a whole run was lost at its end). */
+static void test_an_unwritable_record_is_refused_before_training(void **state)
+{
+    (void)state;
+    char script[8192];
+    snprintf(script, sizeof script, "%s " TRAIN " --record %s/no/such/dir/runs.jsonl", tu_bin("dtrain-train"), dir);
+    struct tu_result r;
+    shell(script, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "/no/such/dir/runs.jsonl: cannot append to it (No such file or directory)"));
+    assert_false(tu_contains(r.out, "Step"));
+    tu_result_free(&r);
+}
+
 /* A small checkpoint of 10 parameters, 4 buffers and Adam's moments, values from seed. */
 struct small {
     float params[10], buffers[4], m[10], v[10];
@@ -224,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_torn_checkpoint_is_passed_over),
         cmocka_unit_test(test_a_damaged_checkpoint_changes_nothing),
         cmocka_unit_test(test_stale_temporary_files_are_removed),
+        cmocka_unit_test(test_an_unwritable_record_is_refused_before_training),
     };
     return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
 }

@@ -1,9 +1,12 @@
 /* dtrain_train.c - `dtrain-train`: train a model on a dataset, printing the seeds' log lines. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backend_cuda.h"
 #include "comm.h"
@@ -385,6 +388,26 @@ static int gpu_of_rank(void)
     return cuda_device_for_rank(getenv("DTRAIN_GPU"), local, backend_cuda_devices());
 }
 
+/* --record FILE can be appended to: rank 0 (the one that writes it) opens it now, so that a wrong
+ * path ends the job before the training it would record, not after. Every rank learns the answer.
+ * 0, or -1 with err naming the file. */
+static int record_writable(struct comm *comm, struct dt_err *err)
+{
+    long bad = 0;
+    char why[512] = "";
+    if (comm->rank == 0) {
+        int fd = open(record_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+            snprintf(why, sizeof why, "%s", strerror(errno)), bad = 1;
+        else
+            close(fd);
+    }
+    if (comm->sum_long(comm, &bad, err) < 0)
+        return -1;
+    return bad ? dt_fail(err, "--record %s: cannot append to it (%s)", record_path, why[0] ? why : "rank 0 said so")
+               : 0;
+}
+
 int main(int argc, char **argv)
 {
     struct train_config cfg;
@@ -399,6 +422,12 @@ int main(int argc, char **argv)
     }
     cfg.comm = comm;
     cfg.gpu = gpu_of_rank();
+    if (record_path && record_writable(comm, &err) < 0) {
+        if (comm->rank == 0)
+            fprintf(stderr, "dtrain-train: %s\n", err.msg);
+        comm->finalize(comm);
+        return 2;
+    }
     long start = (long)time(NULL);
     struct train_result result;
     if (train_run(&cfg, stdout, &result, &err) < 0) {
