@@ -381,9 +381,12 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
 
 /* The rank's GPU (cuda_device_for_rank): dtrain's choice, else the local rank a launcher gave
  * (torchrun's LOCAL_RANK, mpirun's). Never Slurm's own variables: the launcher hands over what the
- * trainer needs (DESIGN.md). */
-static int gpu_of_rank(void)
+ * trainer needs (DESIGN.md). CPU runs never touch the CUDA runtime (its start costs time and memory
+ * in every rank). */
+static int gpu_of_rank(const struct train_config *cfg)
 {
+    if (strcmp(cfg->backend, "cuda") != 0)
+        return 0;
     const char *local = getenv("LOCAL_RANK") ? getenv("LOCAL_RANK") : getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     return cuda_device_for_rank(getenv("DTRAIN_GPU"), local, backend_cuda_devices());
 }
@@ -421,7 +424,7 @@ int main(int argc, char **argv)
         return 2;
     }
     cfg.comm = comm;
-    cfg.gpu = gpu_of_rank();
+    cfg.gpu = gpu_of_rank(&cfg);
     if (record_path && record_writable(comm, &err) < 0) {
         if (comm->rank == 0)
             fprintf(stderr, "dtrain-train: %s\n", err.msg);
