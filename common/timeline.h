@@ -17,7 +17,8 @@ enum timeline_lane { LANE_COMPUTE, LANE_EXCHANGE, LANE_COUNT };
  * err when the file cannot be created. */
 struct timeline *timeline_open(const char *path, int pid, const char *process, struct dt_err *err);
 
-/* Seconds on the trace's clock (CLOCK_MONOTONIC). */
+/* Seconds on the trace's clock (CLOCK_MONOTONIC): also the clock the trainer times steps,
+ * layers and transfers with, so a trace and the numbers it explains agree. */
 double timeline_now(void);
 
 /* A span [start, end) (timeline_now's seconds) called name, of category cat. No-ops on NULL. */

@@ -125,6 +125,16 @@ static float *read_params(const char *name, size_t *count)
     return p;
 }
 
+/* Two runs' parameter files hold the same parameters, bit for bit. */
+static void assert_same_params(const char *name, const char *other)
+{
+    size_t n1, n2;
+    float *p1 = read_params(name, &n1), *p2 = read_params(other, &n2);
+    assert_int_equal(n2, n1);
+    assert_memory_equal(p1, p2, n1 * sizeof(float));
+    free(p1), free(p2);
+}
+
 static void test_two_ranks_match_one_rank_with_twice_the_batch(void **state)
 {
     (void)state;
@@ -188,11 +198,7 @@ static void test_wfbp_ends_where_allreduce_ends(void **state)
     snprintf(record_opt, sizeof record_opt, "--comm wfbp --check-replicas --record %s/wfbp.jsonl", dir);
     train(2, "32", "bsp", "", &bsp);
     train(2, "32", "wfbp", record_opt, &wfbp);
-    size_t n1, n2;
-    float *p1 = read_params("bsp.rank0", &n1), *p2 = read_params("wfbp.rank1", &n2);
-    assert_int_equal(n2, n1);
-    assert_memory_equal(p1, p2, n1 * sizeof(float));
-    free(p1), free(p2);
+    assert_same_params("bsp.rank0", "wfbp.rank1");
     /* equal by construction, so what each exchange did is asserted too: LeNet's five layers with
      * parameters went out as five pieces a step, BSP's buffer as one */
     assert_true(tu_contains(wfbp.err, "gradient exchange wfbp-a2a: 12 steps, 5.0 transfers a step, 44426 floats"));
@@ -223,13 +229,8 @@ static void test_mgwfbp_ends_where_allreduce_ends(void **state)
     train(2, "32", "bsp", "", &bsp);
     train(2, "32", "mg", "--comm mg-wfbp --check-replicas", &measured);
     train(2, "32", "mgfixed", "--comm MG-WFBP --comm-threshold 40000", &fixed);
-    size_t n1, n2, n3;
-    float *p1 = read_params("bsp.rank0", &n1), *p2 = read_params("mg.rank1", &n2), *p3 = read_params("mgfixed.rank0", &n3);
-    assert_int_equal(n2, n1);
-    assert_int_equal(n3, n1);
-    assert_memory_equal(p1, p2, n1 * sizeof(float));
-    assert_memory_equal(p1, p3, n1 * sizeof(float));
-    free(p1), free(p2), free(p3);
+    assert_same_params("bsp.rank0", "mg.rank1");
+    assert_same_params("bsp.rank0", "mgfixed.rank0");
     assert_true(tu_contains(measured.err, "gradient exchange mg-wfbp: 12 steps"));
     assert_true(tu_contains(measured.err, "from 5 measured steps (alpha "));
     assert_true(tu_contains(fixed.err, "mg-wfbp: 12 steps, 3.0 transfers a step, 44426 floats a step; 5 layers in 3 "
@@ -250,13 +251,8 @@ static void test_parameter_servers_end_where_allreduce_ends(void **state)
     train(2, "32", "bsp", "", &bsp);
     train(3, "32", "ps1", "--comm bsp-ps --partition-bytes 20000 --check-replicas", &one);
     train(4, "32", "ps2", "--comm wfbp-ps --ps-servers 2 --partition-bytes 20000", &two);
-    size_t n1, n2, n3;
-    float *p1 = read_params("bsp.rank0", &n1), *p2 = read_params("ps1.rank1", &n2), *p3 = read_params("ps2.rank0", &n3);
-    assert_int_equal(n2, n1);
-    assert_int_equal(n3, n1);
-    assert_memory_equal(p1, p2, n1 * sizeof(float));
-    assert_memory_equal(p1, p3, n1 * sizeof(float));
-    free(p1), free(p2), free(p3);
+    assert_same_params("bsp.rank0", "ps1.rank1");
+    assert_same_params("bsp.rank0", "ps2.rank0");
     /* the workers train and print, "2 ranks"; the servers wrote no parameters */
     assert_true(tu_contains(one.err, "batch 32 x 2 ranks"));
     assert_true(tu_contains(one.err, "bsp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 2 workers, 1 "

@@ -15,12 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "atomic_file.h"
 #include "comm.h"
 #include "dt_parse.h"
 #include "grouping.h"
+#include "timeline.h"
 #include "version.h"
 
 static const char usage_text[] =
@@ -62,13 +62,6 @@ struct row {
     double seconds, algbw, busbw;   /* GB/s */
     long wrong;
 };
-
-static double now_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int bad(const char *option, const char *value, const char *what)
 {
@@ -211,11 +204,11 @@ static int time_size(struct comm *c, const struct options *o, struct buffers *b,
     long sync = 0;
     if (c->sum_long(c, &sync, err) < 0)   /* everyone starts together */
         return -1;
-    double start = now_sec();
+    double start = timeline_now();
     for (int k = 0; k < o->iters; k++)
         if (operation(c, o, b, err) < 0)
             return -1;
-    unsigned long long mine = (unsigned long long)((now_sec() - start) / o->iters * 1e9), lo, hi;
+    unsigned long long mine = (unsigned long long)((timeline_now() - start) / o->iters * 1e9), lo, hi;
     if (c->min_max_u64(c, mine, &lo, &hi, err) < 0)
         return -1;
     *seconds = hi * 1e-9;

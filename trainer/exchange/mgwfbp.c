@@ -11,7 +11,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 /* Steps whose backward times make the plan (the reference measures 5 warm-up iterations first). */
 #define MGWFBP_WARMUP_STEPS 5
@@ -34,13 +33,6 @@ struct mgwfbp {
     struct alpha_beta cost;
 };
 
-static double now_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Rank 0 times allreduces of growing sizes on the gradients' transport, fits alpha and beta, and
  * every rank takes its fit. */
 static int fit_cost(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
@@ -56,10 +48,11 @@ static int fit_cost(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
         bytes[i] = (double)(n * sizeof(float));
         seconds[i] = 1e30;
         for (int k = 0; k <= FIT_REPEATS && rc == 0; k++) {
-            double start = now_sec();
+            double start = timeline_now();
             rc = x->transport->allreduce(x->transport, scratch, n, COMM_SUM, err);
-            if (k > 0 && now_sec() - start < seconds[i])
-                seconds[i] = now_sec() - start;
+            double took = timeline_now() - start;
+            if (k > 0 && took < seconds[i])
+                seconds[i] = took;
         }
     }
     free(scratch);
@@ -122,7 +115,7 @@ static void mgwfbp_begin_backward(struct exchange *x)
 {
     struct mgwfbp *s = x->state;
     s->next = s->layers - 1;
-    s->mark = now_sec();
+    s->mark = timeline_now();
 }
 
 /* The layer whose gradients start at first: backward reports them from the last layer down. */
@@ -139,7 +132,7 @@ static int mgwfbp_grads_ready(struct exchange *x, size_t first, struct dt_err *e
     struct mgwfbp *s = x->state;
     int l = layer_at(s, first);
     if (!s->planned) {
-        double now = now_sec();
+        double now = timeline_now();
         s->backward[l] += now - s->mark;
         s->mark = now;
     }

@@ -29,6 +29,7 @@ struct partition {
 struct ps {
     bool layerwise;            /* wfbp-ps */
     int servers, workers, me;  /* me: this server's index, or -1 on a worker */
+    size_t mine;               /* server: floats of its partitions */
     struct comm *group;        /* the workers' comm, or the servers' */
     struct partition *parts;
     int nparts;
@@ -163,10 +164,7 @@ static int ps_close(struct exchange *x, struct dt_err *err)
  * sum back to every worker. */
 static int serve_step(struct exchange *x, struct ps *s, struct dt_err *err)
 {
-    size_t slot = 0;   /* where partition p's floats sit in sums, and worker w's in inbox */
-    size_t mine = 0;
-    for (int p = 0; p < s->nparts; p++)
-        mine += s->parts[p].server == s->me ? s->parts[p].count : 0;
+    size_t slot = 0, mine = s->mine;   /* where partition p's floats sit in sums, and worker w's in inbox */
     for (int p = 0; p < s->nparts; p++) {
         const struct partition *part = &s->parts[p];
         if (part->server != s->me)
@@ -236,12 +234,11 @@ static void ps_destroy(struct exchange *x)
 /* The servers' buffers: every worker's pushes of this server's partitions, and their sums. */
 static int server_buffers(struct ps *s, struct dt_err *err)
 {
-    size_t mine = 0;
     for (int p = 0; p < s->nparts; p++)
-        mine += s->parts[p].server == s->me ? s->parts[p].count : 0;
-    s->inbox = malloc(((size_t)s->workers * mine + 1) * sizeof(float));
-    s->sums = malloc((mine + 1) * sizeof(float));
-    return s->inbox && s->sums ? 0 : dt_fail(err, "out of memory for %zu floats of partitions", mine);
+        s->mine += s->parts[p].server == s->me ? s->parts[p].count : 0;
+    s->inbox = malloc(((size_t)s->workers * s->mine + 1) * sizeof(float));
+    s->sums = malloc((s->mine + 1) * sizeof(float));
+    return s->inbox && s->sums ? 0 : dt_fail(err, "out of memory for %zu floats of partitions", s->mine);
 }
 
 static int ps_create(struct exchange *x, struct dt_err *err)

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "checkpoint.h"
 #include "fault.h"
@@ -25,13 +24,6 @@ static volatile sig_atomic_t stop_signal;
 static void on_stop_signal(int sig)
 {
     stop_signal = sig;
-}
-
-static double now_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* One batch, where the backend reads it: forward, backward (the exchange takes each layer's
@@ -218,7 +210,7 @@ static void print_eta(long step, long total, double elapsed, double loss)
 static void account_step(struct loop *l, long step, double loss)
 {
     struct train_result *res = l->res;
-    double trained = now_sec() - l->start - l->eval_time;
+    double trained = timeline_now() - l->start - l->eval_time;
     res->seconds = trained;
     res->steps = step;
     res->final_loss = loss;
@@ -247,14 +239,14 @@ static int end_epoch(struct loop *l, long step, struct dt_err *err)
     const struct train_config *cfg = l->cfg;
     struct train_result *res = l->res;
     int epoch = (int)((step - 1) / l->per_epoch);
-    double train_sec = now_sec() - l->epoch_start;
+    double train_sec = timeline_now() - l->epoch_start;
     res->epoch_seconds[epoch] = train_sec;
     res->epoch_accuracy[epoch] = -1;
     if (cfg->eval_every > 0 && ((epoch + 1) % cfg->eval_every == 0 || step == l->total)) {
-        double e0 = now_sec();
+        double e0 = timeline_now();
         if ((res->final_accuracy = evaluate(&l->r, cfg->batch, err)) < 0)
             return -1;
-        double test_sec = now_sec() - e0;
+        double test_sec = timeline_now() - e0;
         l->eval_time += test_sec;
         watchdog_touch(&l->wd, step);
         res->epoch_accuracy[epoch] = res->final_accuracy;
@@ -262,14 +254,14 @@ static int end_epoch(struct loop *l, long step, struct dt_err *err)
             seedlog_epoch(l->out, epoch, train_sec, test_sec, res->final_accuracy);
     }
     res->epochs_done = epoch + 1;
-    l->epoch_start = now_sec();
+    l->epoch_start = timeline_now();
     return 0;
 }
 
 /* Steps first + 1 to total. 0 or -1 with err. */
 static int train_steps(struct loop *l, struct dt_err *err)
 {
-    l->start = l->epoch_start = now_sec();
+    l->start = l->epoch_start = timeline_now();
     for (long step = l->first + 1; step <= l->total; step++) {
         double loss;
         if (step_once(l, step, &loss, err) < 0)
