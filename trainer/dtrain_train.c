@@ -392,23 +392,15 @@ static int gpu_of_rank(const struct train_config *cfg)
 }
 
 /* --record FILE can be appended to: rank 0 (the one that writes it) opens it now, so that a wrong
- * path ends the job before the training it would record, not after. Every rank learns the answer.
- * 0, or -1 with err naming the file. */
-static int record_writable(struct comm *comm, struct dt_err *err)
+ * path ends the job before the training it would record, not after. No collective: rank 0 alone
+ * answers, and ends the whole job if it must. 0, or -1 with err naming the file. */
+static int record_writable(struct dt_err *err)
 {
-    long bad = 0;
-    char why[512] = "";
-    if (comm->rank == 0) {
-        int fd = open(record_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0)
-            snprintf(why, sizeof why, "%s", strerror(errno)), bad = 1;
-        else
-            close(fd);
-    }
-    if (comm->sum_long(comm, &bad, err) < 0)
-        return -1;
-    return bad ? dt_fail(err, "--record %s: cannot append to it (%s)", record_path, why[0] ? why : "rank 0 said so")
-               : 0;
+    int fd = open(record_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return dt_fail(err, "--record %s: cannot append to it (%s)", record_path, strerror(errno));
+    close(fd);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -425,9 +417,10 @@ int main(int argc, char **argv)
     }
     cfg.comm = comm;
     cfg.gpu = gpu_of_rank(&cfg);
-    if (record_path && record_writable(comm, &err) < 0) {
-        if (comm->rank == 0)
-            fprintf(stderr, "dtrain-train: %s\n", err.msg);
+    if (record_path && comm->rank == 0 && record_writable(&err) < 0) {
+        fprintf(stderr, "dtrain-train: %s\n", err.msg);
+        if (comm->world > 1)
+            comm->abort(comm, 2);
         comm->finalize(comm);
         return 2;
     }
