@@ -44,7 +44,8 @@ GPU_SRC := trainer/backend/backend_cuda_none.c
 GPU_LIBS :=
 endif
 EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/exchange/pieces.c trainer/exchange/wfbp.c \
-                trainer/exchange/mgwfbp.c trainer/exchange/ps.c trainer/exchange/grouping.c
+                trainer/exchange/mgwfbp.c trainer/exchange/ps.c trainer/exchange/grouping.c \
+                trainer/exchange/engine.c trainer/exchange/bytescheduler.c
 LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
             trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/loader.c $(LOOP_SRC) \

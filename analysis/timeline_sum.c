@@ -1,7 +1,9 @@
 /* timeline_sum.c - sums of dtrain-train's Chrome traces (see timeline_sum.h). A step is a span of
  * category "step" named "step N"; the phases inside it are the spans "forward", "backward",
  * "exchange", "update" of that category; transfers are the exchange lane's "iallreduce", "push"
- * and "allreduce" events (logs/FORMAT.md describes the file). */
+ * and "allreduce" events, and the communication thread's spans of category "transfer"; a
+ * layer-wise method's waits and updates inside the forward pass ("layer wait", "layer update")
+ * count as exchange wait and update (logs/FORMAT.md describes the file). */
 #include "timeline_sum.h"
 
 #include <jansson.h>
@@ -25,14 +27,33 @@ static int read_event(json_t *e, struct event *out)
 
 static bool is_transfer(const struct event *e)
 {
+    if (strcmp(e->cat, "transfer") == 0)   /* the thread's: spans, beside "ready" instants */
+        return strcmp(e->name, "ready") != 0;
     return strcmp(e->cat, "exchange") == 0 &&
            (strcmp(e->name, "iallreduce") == 0 || strcmp(e->name, "push") == 0 || strcmp(e->name, "allreduce") == 0);
 }
 
-/* Adds the events inside step [begin, end) to sum's totals. */
+/* When the step's backward pass began and ended (-1 when it has none). */
+static void backward_of(json_t *events, double begin, double end, double *start, double *finish)
+{
+    *start = *finish = -1;
+    size_t i;
+    json_t *e;
+    json_array_foreach(events, i, e) {
+        struct event ev;
+        if (read_event(e, &ev) == 0 && ev.ts >= begin && ev.ts <= end && strcmp(ev.cat, "step") == 0 &&
+            strcmp(ev.name, "backward") == 0)
+            *start = ev.ts, *finish = ev.ts + ev.dur;
+    }
+}
+
+/* Adds the events inside step [begin, end) to sum's totals. The exchange under way during
+ * backward runs from the first transfer started in backward to its end (a layer-wise method's
+ * transfers of the step before, started during this forward pass, do not count). */
 static void add_step(json_t *events, double begin, double end, struct timeline_sum *sum)
 {
-    double backward_end = -1, first_transfer = -1;
+    double backward_start, backward_end, first_transfer = -1;
+    backward_of(events, begin, end, &backward_start, &backward_end);
     size_t i;
     json_t *e;
     json_array_foreach(events, i, e) {
@@ -44,14 +65,18 @@ static void add_step(json_t *events, double begin, double end, struct timeline_s
             if (strcmp(ev.name, "forward") == 0)
                 sum->forward += ms;
             else if (strcmp(ev.name, "backward") == 0)
-                sum->backward += ms, backward_end = ev.ts + ev.dur;
+                sum->backward += ms;
             else if (strcmp(ev.name, "exchange") == 0)
                 sum->exchange += ms;
             else if (strcmp(ev.name, "update") == 0)
                 sum->update += ms;
+        } else if (strcmp(ev.cat, "exchange") == 0 && strcmp(ev.name, "layer wait") == 0) {
+            sum->exchange += ev.dur / 1000;
+        } else if (strcmp(ev.cat, "exchange") == 0 && strcmp(ev.name, "layer update") == 0) {
+            sum->update += ev.dur / 1000;
         } else if (is_transfer(&ev)) {
             sum->transfers++;
-            if (first_transfer < 0 || ev.ts < first_transfer)
+            if (ev.ts >= backward_start && (first_transfer < 0 || ev.ts < first_transfer))
                 first_transfer = ev.ts;
         }
     }

@@ -1,5 +1,6 @@
 /* timeline.c - Chrome trace files (see timeline.h). Events are written as they come, one per
- * line, so a run that dies leaves a readable prefix. */
+ * line, so a run that dies leaves a readable prefix. The rank's thread and its communication
+ * thread write into one trace: each event is written under the file's lock, whole. */
 #include "timeline.h"
 
 #include <stdio.h>
@@ -64,9 +65,11 @@ void timeline_span(struct timeline *t, enum timeline_lane lane, const char *cat,
 {
     if (!t)
         return;
+    flockfile(t->f);
     if (fprintf(t->f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
                 name, cat, t->pid, lane, micros(t, start), (end - start) * 1e6) < 0)
         t->failed = true;
+    funlockfile(t->f);
 }
 
 void timeline_instant(struct timeline *t, enum timeline_lane lane, const char *cat, const char *name, double at,
@@ -74,12 +77,14 @@ void timeline_instant(struct timeline *t, enum timeline_lane lane, const char *c
 {
     if (!t)
         return;
+    flockfile(t->f);
     int rc = fprintf(t->f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,"
                      "\"ts\":%.3f", name, cat, t->pid, lane, micros(t, at));
     if (rc >= 0 && value_name)
         rc = fprintf(t->f, ",\"args\":{\"%s\":%.17g}", value_name, value);
     if (rc < 0 || fputc('}', t->f) == EOF)
         t->failed = true;
+    funlockfile(t->f);
 }
 
 int timeline_close(struct timeline *t, struct dt_err *err)

@@ -87,7 +87,7 @@ static void check_point_to_point(struct comm *world, struct dt_err *err)
 int main(int argc, char **argv)
 {
     struct dt_err err;
-    struct comm *world = comm_mpi_init(&argc, &argv, &err);
+    struct comm *world = comm_mpi_init(&argc, &argv, true, &err);
     if (!world) {
         fprintf(stderr, "comm check: %s\n", err.msg);
         return 1;

@@ -87,11 +87,12 @@ static void run_timed(const char *script, struct tu_result *r, int *status, long
 }
 
 /* Runs dtrain-train (through mpirun when ranks > 1) with common training options plus extra. */
-static void train(int ranks, const char *batch, const char *out, const char *extra, struct tu_result *r)
+/* dtrain-train on ranks ranks (1: alone, else through mpirun and dtrain) with the options common
+ * and extra, its parameters written to dir/out.rankR; it must succeed. */
+static void train_with(int ranks, const char *common, const char *batch, const char *out, const char *extra,
+                       struct tu_result *r)
 {
     char cmd[8192];
-    const char *common = "--model lenet --dataset fashion-mnist --optimizer adam --lr 0.001 --max-steps 12 "
-                         "--log-every 4 --eval-every 0 --quiet";
     if (ranks > 1)
         snprintf(cmd, sizeof cmd, "%s --oversubscribe -np %d %s --gpus-per-node 0 -- %s %s --batch-size %s "
                  "--params-out %s/%s %s", mpirun, ranks, tu_bin("dtrain"), tu_bin("dtrain-train"), common, batch, dir,
@@ -107,6 +108,13 @@ static void train(int ranks, const char *batch, const char *out, const char *ext
     if (r->status != 0)
         print_error("%s\nexit %d\n%s%s", cmd, r->status, r->out, r->err);
     assert_int_equal(r->status, 0);
+}
+
+/* 12 steps of LeNet on Fashion-MNIST. */
+static void train(int ranks, const char *batch, const char *out, const char *extra, struct tu_result *r)
+{
+    train_with(ranks, "--model lenet --dataset fashion-mnist --optimizer adam --lr 0.001 --max-steps 12 "
+               "--log-every 4 --eval-every 0 --quiet", batch, out, extra, r);
 }
 
 static float *read_params(const char *name, size_t *count)
@@ -267,28 +275,114 @@ static void test_parameter_servers_end_where_allreduce_ends(void **state)
     tu_result_free(&two);
 }
 
+/* ByteScheduler: partitions smaller than a layer (LeNet's 9664-, 123360- and 40656-byte layers cut
+ * at 8000 bytes: 26 partitions) and credit smaller than a partition (one under way at a time), sent
+ * by the communication thread with rank 0 choosing the order (a2a) or each worker its own (ps), each
+ * layer updated just before its next forward: the sums and updates are BSP's, so are the parameters,
+ * bitwise; also for ResNet-18's 41 layers (synthetic data, 3 steps) with a larger credit. */
+static void test_bytescheduler_ends_where_allreduce_ends(void **state)
+{
+    (void)state;
+    require_mpirun_and_fashion_mnist();
+    struct tu_result bsp, a2a, ps1, ps2;
+    char record_opt[512];
+    snprintf(record_opt, sizeof record_opt, "--comm bytescheduler-a2a --partition-bytes 8000 --credit-bytes 4000 "
+             "--check-replicas --record %s/bs.jsonl", dir);
+    train(2, "32", "bsp", "", &bsp);
+    train(2, "32", "bs", record_opt, &a2a);
+    train(3, "32", "bsps1", "--comm bytescheduler-ps --partition-bytes 8000 --credit-bytes 4000", &ps1);
+    train(4, "32", "bsps2", "--comm bytescheduler-ps --ps-servers 2 --partition-bytes 20000", &ps2);
+    assert_same_params("bsp.rank0", "bs.rank0");
+    assert_same_params("bsp.rank0", "bs.rank1");
+    assert_same_params("bsp.rank0", "bsps1.rank1");
+    assert_same_params("bsp.rank0", "bsps2.rank0");
+    assert_true(tu_contains(a2a.err, "bytescheduler-a2a: 12 steps, 26.0 transfers a step, 44426 floats a step; 5 "
+                                     "layers in 26 partitions of up to 8000 bytes, credit 4000 bytes"));
+    assert_true(tu_contains(ps2.err, "bytescheduler-ps: 12 steps, 13.0 transfers a step, 44426 floats a step; 5 "
+                                     "layers in 13 partitions of up to 20000 bytes, credit 16000000 bytes; 2 workers, 2 servers"));
+    char path[4200], line[65536];
+    snprintf(path, sizeof path, "%s/bs.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    struct run_record rec;
+    struct dt_err err;
+    assert_int_equal(record_parse(line, &rec, &err), 0);
+    assert_string_equal(rec.comm, "bytescheduler-a2a");
+    assert_string_equal(rec.comm_options, "partition=8000 credit=4000");
+    record_free(&rec);
+
+    struct tu_result r18[3];
+    const char *resnet = "--model resnet18 --dataset synthetic --optimizer adam --lr 0.001 --max-steps 3 "
+                         "--eval-every 0 --quiet";
+    train_with(2, resnet, "4", "r18bsp", "", &r18[0]);
+    train_with(2, resnet, "4", "r18bs", "--comm bytescheduler-a2a --partition-bytes 400000 --credit-bytes 300000",
+               &r18[1]);
+    train_with(3, resnet, "4", "r18ps", "--comm bytescheduler-ps --partition-bytes 400000 --credit-bytes 300000",
+               &r18[2]);
+    assert_same_params("r18bsp.rank0", "r18bs.rank1");
+    assert_same_params("r18bsp.rank0", "r18ps.rank1");
+    assert_true(tu_contains(r18[1].err, "41 layers in 142 partitions of up to 400000 bytes"));
+    for (int i = 0; i < 3; i++)
+        tu_result_free(&r18[i]);
+    tu_result_free(&bsp);
+    tu_result_free(&a2a);
+    tu_result_free(&ps1);
+    tu_result_free(&ps2);
+}
+
+/* A method's settings are refused with any other method, naming the ones they belong to; a
+ * credit of 0 is refused (parsing ends before MPI starts). */
+static void test_method_options_belong_to_their_methods(void **state)
+{
+    (void)state;
+    const char *cases[][3] = {
+        {"--credit-bytes", "1000", "--credit-bytes is ByteScheduler's"},
+        {"--partition-bytes", "1000", "--partition-bytes is for methods that cut gradients into partitions"},
+        {"--ps-servers", "2", "--ps-servers is the parameter servers'"},
+    };
+    for (int i = 0; i < 3; i++) {
+        char *argv[] = {(char *)tu_bin("dtrain-train"), "--comm", "wfbp", (char *)cases[i][0], (char *)cases[i][1], NULL};
+        struct tu_result r;
+        assert_int_equal(tu_run(argv, NULL, &r), 0);
+        assert_int_equal(r.status, 2);
+        assert_true(tu_contains(r.err, cases[i][2]));
+        tu_result_free(&r);
+    }
+    char *zero[] = {(char *)tu_bin("dtrain-train"), "--comm", "bytescheduler", "--credit-bytes", "0", NULL};
+    struct tu_result r;
+    assert_int_equal(tu_run(zero, NULL, &r), 0);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--credit-bytes"));
+    tu_result_free(&r);
+}
+
 /* A parameter server killed mid-run (it kills itself before serving step 20): the job ends,
  * non-zero, within seconds, as when a worker dies. */
 static void test_a_killed_server_ends_the_job(void **state)
 {
     (void)state;
     require_mpirun();
-    char script[8192];
-    snprintf(script, sizeof script,
-             "start=$(date +%%s%%N); DTRAIN_FAULT_KILL=2:20 %s --oversubscribe -np 3 -x DTRAIN_FAULT_KILL %s "
-             "--gpus-per-node 0 -- %s --model lenet --dataset synthetic --epochs 1000 --log-every 5 --eval-every 0 "
-             "--quiet --comm bsp-ps > %s/server.out 2>&1; status=$?; end=$(date +%%s%%N); "
-             "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
-             mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"), dir);
-    struct tu_result r;
-    int status = -1;
-    long ms = -1;
-    run_timed(script, &r, &status, &ms);
-    print_message("the server of 2 workers killed at step 20: the job ended with status %d after %ld ms\n", status,
-                  ms);
-    assert_true(status != 0);
-    assert_true(ms < 10000);
-    tu_result_free(&r);
+    const char *methods[] = {"bsp-ps", "bytescheduler-ps"};   /* the workers wait in their loop, or their thread */
+    for (int m = 0; m < 2; m++) {
+        char script[8192];
+        snprintf(script, sizeof script,
+                 "start=$(date +%%s%%N); DTRAIN_FAULT_KILL=2:20 %s --oversubscribe -np 3 -x DTRAIN_FAULT_KILL %s "
+                 "--gpus-per-node 0 -- %s --model lenet --dataset synthetic --epochs 1000 --log-every 5 --eval-every 0 "
+                 "--quiet --comm %s > %s/server.out 2>&1; status=$?; end=$(date +%%s%%N); "
+                 "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
+                 mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"), methods[m], dir);
+        struct tu_result r;
+        int status = -1;
+        long ms = -1;
+        run_timed(script, &r, &status, &ms);
+        print_message("%s: the server of 2 workers killed at step 20: the job ended with status %d after %ld ms\n",
+                      methods[m], status, ms);
+        assert_true(status != 0);
+        assert_true(ms < 10000);
+        tu_result_free(&r);
+    }
 }
 
 /* dtrain-commbench: the transport timed over sizes 8 B to 64 KiB, every value right, the table and
@@ -370,23 +464,28 @@ static void test_a_killed_rank_ends_the_job(void **state)
 {
     (void)state;
     require_mpirun();
-    char script[8192];
-    snprintf(script, sizeof script,
-             "DTRAIN_FAULT_KILL=1:20 %s --oversubscribe -np 2 -x DTRAIN_FAULT_KILL %s --gpus-per-node 0 -- %s "
-             "--model lenet --dataset synthetic --epochs 1000 --log-every 5 --eval-every 0 --quiet "
-             "> %s/long.out 2> %s/long.err & job=$!; "
-             "while ! grep -q Step15 %s/long.out && kill -0 $job 2>/dev/null; do sleep 0.02; done; "
-             "start=$(date +%%s%%N); wait $job; status=$?; end=$(date +%%s%%N); "
-             "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
-             mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"), dir, dir, dir);
-    struct tu_result r;
-    int status = -1;
-    long ms = -1;
-    run_timed(script, &r, &status, &ms);
-    print_message("one of 2 ranks killed: the job ended with status %d after %ld ms\n", status, ms);
-    assert_true(status != 0);
-    assert_true(ms < 10000);
-    tu_result_free(&r);
+    /* over BSP's allreduce, and with ByteScheduler's communication thread waiting for the rank */
+    const char *methods[] = {"bsp-a2a", "bytescheduler-a2a"};
+    for (int m = 0; m < 2; m++) {
+        char script[8192];
+        snprintf(script, sizeof script,
+                 "DTRAIN_FAULT_KILL=1:20 %s --oversubscribe -np 2 -x DTRAIN_FAULT_KILL %s --gpus-per-node 0 -- %s "
+                 "--model lenet --dataset synthetic --epochs 1000 --log-every 5 --eval-every 0 --quiet --comm %s "
+                 "> %s/long.out 2> %s/long.err & job=$!; "
+                 "while ! grep -q Step15 %s/long.out && kill -0 $job 2>/dev/null; do sleep 0.02; done; "
+                 "start=$(date +%%s%%N); wait $job; status=$?; end=$(date +%%s%%N); "
+                 "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
+                 mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"), methods[m], dir, dir, dir);
+        struct tu_result r;
+        int status = -1;
+        long ms = -1;
+        run_timed(script, &r, &status, &ms);
+        print_message("%s: one of 2 ranks killed: the job ended with status %d after %ld ms\n", methods[m], status,
+                      ms);
+        assert_true(status != 0);
+        assert_true(ms < 10000);
+        tu_result_free(&r);
+    }
 }
 
 /* A rank that hangs (fault injected): the others would wait in MPI_Allreduce forever; the
@@ -420,6 +519,8 @@ int main(void)
         cmocka_unit_test(test_wfbp_ends_where_allreduce_ends),
         cmocka_unit_test(test_mgwfbp_ends_where_allreduce_ends),
         cmocka_unit_test(test_parameter_servers_end_where_allreduce_ends),
+        cmocka_unit_test(test_bytescheduler_ends_where_allreduce_ends),
+        cmocka_unit_test(test_method_options_belong_to_their_methods),
         cmocka_unit_test(test_a_killed_server_ends_the_job),
         cmocka_unit_test(test_commbench_times_and_checks_the_transport),
         cmocka_unit_test(test_the_mpi_transport_splits_sums_and_sends),

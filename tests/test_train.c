@@ -20,6 +20,7 @@
 #include "exchange.h"
 #include "loader.h"
 #include "nn.h"
+#include "ops.h"
 #include "optim.h"
 #include "testutil.h"
 #include "train.h"
@@ -368,17 +369,22 @@ static struct comm twin_comm(void)
     return twin;
 }
 
-/* Layers with parameters: WFBP sends each one's gradients as its own piece. */
-static int layers_with_params(const char *name)
+/* Layers with parameters: WFBP sends each one's gradients as its own piece. With per_partition,
+ * the pieces when each layer is cut into partitions of at most that many floats (ByteScheduler). */
+static int layer_pieces(const char *name, size_t per_partition)
 {
     struct model m;
     struct dt_err err;
     assert_int_equal(model_build(&m, name, 1, 28, 28, 10, &err), 0);
-    int layers = 0;
-    for (int i = 0; i < m.num_ops; i++)
-        layers += m.ops[i].kind == OP_CONV || m.ops[i].kind == OP_LINEAR || m.ops[i].kind == OP_BATCHNORM;
+    int pieces = 0;
+    for (int i = 0; i < m.num_ops; i++) {
+        if (m.ops[i].kind != OP_CONV && m.ops[i].kind != OP_LINEAR && m.ops[i].kind != OP_BATCHNORM)
+            continue;
+        size_t count = op_type_of(&m.ops[i])->param_count(&m, &m.ops[i]);
+        pieces += per_partition ? (int)((count + per_partition - 1) / per_partition) : 1;
+    }
     model_free(&m);
-    return layers;
+    return pieces;
 }
 
 /* One step of each model with each exchange method on a world of 2: WFBP sends one piece per
@@ -409,9 +415,11 @@ static void test_every_model_suits_every_exchange(void **state)
             assert_int_equal(res.exchange.steps, 1);
             assert_true(res.exchange.floats == (double)res.params);
             assert_true(twin_seen.floats >= res.params);   /* mg-wfbp's alpha-beta fit sends more */
-            /* one step: layer-wise methods send each layer alone (mg-wfbp is still measuring) */
+            /* one step: layer-wise methods send each layer alone (mg-wfbp is still measuring),
+             * ByteScheduler in partitions of 4096000 bytes */
             bool layerwise = exchange_methods[k] != &exchange_bsp;
-            long pieces = layerwise ? layers_with_params(models[i]) : 1;
+            size_t per = exchange_methods[k]->takes_partition ? EXCHANGE_PARTITION_BYTES / sizeof(float) : 0;
+            long pieces = layerwise ? layer_pieces(models[i], per) : 1;
             assert_int_equal(res.exchange.pieces, pieces);
             assert_int_equal(twin_seen.iallreduces, layerwise ? pieces : 0);
             if (!layerwise)
@@ -533,7 +541,10 @@ static void test_exchange_methods_are_found_by_name(void **state)
         assert_ptr_equal(exchange_find(exchange_methods[k]->name), exchange_methods[k]);
     assert_ptr_equal(exchange_find("PS"), &exchange_bsp_ps);
     assert_ptr_equal(exchange_find("wfbp-ps"), &exchange_wfbp_ps);
-    assert_string_equal(exchange_names(), "bsp-a2a, wfbp-a2a, mg-wfbp, bsp-ps, wfbp-ps");
+    assert_ptr_equal(exchange_find("ByteScheduler"), &exchange_bytescheduler_a2a);
+    assert_ptr_equal(exchange_find("BYTESCHEDULER-PS"), &exchange_bytescheduler_ps);
+    assert_string_equal(exchange_names(),
+                        "bsp-a2a, wfbp-a2a, mg-wfbp, bytescheduler-a2a, bsp-ps, wfbp-ps, bytescheduler-ps");
 }
 
 /* Same seed, same thread count: the same losses, bitwise (part 2's checkpoint test relies on it). */

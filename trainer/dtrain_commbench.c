@@ -326,7 +326,7 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc;
     struct dt_err err;
-    struct comm *c = comm_mpi_init(&argc, &argv, &err);
+    struct comm *c = comm_mpi_init(&argc, &argv, false, &err);
     if (!c)
         return fprintf(stderr, "dtrain-commbench: %s\n", err.msg), 2;
     if (o.pushpull && (c->world < 2 || c->world > 4097)) {

@@ -57,9 +57,11 @@ static const char usage_text[] =
     "%s"
     "      --comm-threshold BYTES  mg-wfbp: merge layers into groups of at least BYTES,\n"
     "                          from the last layer (Horovod's fusion), instead of measuring\n"
-    "      --ps-servers N      bsp-ps, wfbp-ps: the last N ranks are parameter servers (1)\n"
-    "      --partition-bytes N  bsp-ps, wfbp-ps: the largest piece of the gradients a worker\n"
-    "                          pushes (4096000, as BytePS in the seeds' runs)\n"
+    "      --ps-servers N      *-ps: the last N ranks are parameter servers (1)\n"
+    "      --partition-bytes N  *-ps, bytescheduler-*: the largest piece of the gradients sent\n"
+    "                          at once (4096000, as BytePS in the seeds' runs; ByteScheduler\n"
+    "                          cuts each layer on its own)\n"
+    "      --credit-bytes N    bytescheduler-*: bytes under way at once (16000000, the seeds')\n"
     "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
     "      --timeline PREFIX   each worker's Chrome trace in PREFIX.rankR.json (open it in\n"
     "                          Perfetto or chrome://tracing): every step's forward and backward,\n"
@@ -127,7 +129,8 @@ static int bad(const char *option, const char *value, const char *what)
 /* Long options without a short form. */
 enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
-       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PARTITION, O_TIMELINE, O_TIMELINE_STEPS };
+       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PARTITION, O_CREDIT, O_TIMELINE,
+       O_TIMELINE_STEPS };
 
 /* The options that take a number: 0 when opt was one and its value good, 2 when the value is bad,
  * 1 when opt is not one of them. */
@@ -182,6 +185,11 @@ static int parse_number(int opt, struct train_config *cfg)
         if (dt_parse_long(optarg, 4, 1L << 30, &value) < 0)
             return bad("--partition-bytes", optarg, "bytes, from 4 to 1 GiB");
         cfg->exchange_options.partition_bytes = (size_t)value;
+        break;
+    case O_CREDIT:
+        if (dt_parse_long(optarg, 1, 1L << 40, &value) < 0)
+            return bad("--credit-bytes", optarg, "bytes, 1 or more");
+        cfg->exchange_options.credit_bytes = (size_t)value;
         break;
     case O_SEED:
         if (dt_parse_long(optarg, 0, 1L << 62, &value) < 0)
@@ -281,6 +289,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"precision", required_argument, NULL, O_PRECISION}, {"conv-algo", required_argument, NULL, O_CONV_ALGO},
         {"cuda-graphs", no_argument, NULL, O_GRAPHS}, {"comm-threshold", required_argument, NULL, O_COMM_THRESHOLD},
         {"ps-servers", required_argument, NULL, O_PS_SERVERS}, {"partition-bytes", required_argument, NULL, O_PARTITION},
+        {"credit-bytes", required_argument, NULL, O_CREDIT},
         {"timeline", required_argument, NULL, O_TIMELINE}, {"timeline-steps", required_argument, NULL, O_TIMELINE_STEPS},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -308,10 +317,16 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         return fprintf(stderr, "dtrain-train: unexpected argument \"%s\" (try --help)\n", argv[optind]), 2;
     if (cfg->exchange_options.threshold_set && cfg->exchange != &exchange_mgwfbp)
         return fprintf(stderr, "dtrain-train: --comm-threshold is mg-wfbp's (--comm mg-wfbp)\n"), 2;
-    if ((cfg->exchange_options.ps_servers || cfg->exchange_options.partition_bytes) &&
-        (!cfg->exchange || !cfg->exchange->serve))
-        return fprintf(stderr, "dtrain-train: --ps-servers and --partition-bytes are the parameter servers' "
-                       "(--comm bsp-ps or wfbp-ps)\n"), 2;
+    const struct exchange_method *method = cfg->exchange ? cfg->exchange : &exchange_bsp;
+    if (cfg->exchange_options.ps_servers && !method->serve)
+        return fprintf(stderr, "dtrain-train: --ps-servers is the parameter servers' (--comm bsp-ps, wfbp-ps or "
+                       "bytescheduler-ps)\n"), 2;
+    if (cfg->exchange_options.partition_bytes && !method->takes_partition)
+        return fprintf(stderr, "dtrain-train: --partition-bytes is for methods that cut gradients into partitions "
+                       "(--comm bsp-ps, wfbp-ps, bytescheduler-a2a or bytescheduler-ps)\n"), 2;
+    if (cfg->exchange_options.credit_bytes && !method->takes_credit)
+        return fprintf(stderr, "dtrain-train: --credit-bytes is ByteScheduler's (--comm bytescheduler-a2a or "
+                       "bytescheduler-ps)\n"), 2;
     if ((cfg->resume || cfg->checkpoint_every) && !cfg->checkpoint_dir)
         return fprintf(stderr, "dtrain-train: --resume and --checkpoint-every need --checkpoint DIR\n"), 2;
     return 0;
@@ -410,7 +425,7 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc;
     struct dt_err err;
-    struct comm *comm = comm_mpi_init(&argc, &argv, &err);
+    struct comm *comm = comm_mpi_init(&argc, &argv, cfg.exchange && cfg.exchange->needs_thread, &err);
     if (!comm) {
         fprintf(stderr, "dtrain-train: %s\n", err.msg);
         return 2;

@@ -212,8 +212,13 @@ cd "$work" || exit 1
 # workers (parameter servers: a third node serves) end with 2-rank BSP's parameters, bitwise
 mkdir t6 && cd t6 || exit 1
 ids=""
-for m in bsp-a2a wfbp-a2a mg-wfbp bsp-ps wfbp-ps; do
-    case $m in *-ps) n=3 extra="--partition-bytes 20000" ;; *) n=2 extra="" ;; esac
+for m in bsp-a2a wfbp-a2a mg-wfbp bytescheduler-a2a bsp-ps wfbp-ps bytescheduler-ps; do
+    case $m in
+        bytescheduler-ps) n=3 extra="--partition-bytes 20000 --credit-bytes 40000" ;;
+        *-ps) n=3 extra="--partition-bytes 20000" ;;
+        bytescheduler-a2a) n=2 extra="--partition-bytes 20000 --credit-bytes 40000" ;;
+        *) n=2 extra="" ;;
+    esac
     id=$(sbatch --parsable -N$n --ntasks-per-node=1 --gpus-per-node=0 -J "m-$m" "$template" $train --max-steps 20 \
              --comm "$m" $extra --params-out "p-$m")
     ids="$ids $m:$id"
@@ -228,8 +233,10 @@ for entry in $ids; do
     fi
 done
 grep '"comm":"bsp-ps"' runs/records.jsonl >ps.json 2>/dev/null
-check "methods: bsp-a2a, wfbp-a2a, mg-wfbp, bsp-ps, wfbp-ps on 2 nodes (+ a server) end bitwise equal" \
-    '[ $methods_ok = 1 ] && [ "$(field ps.json comm_options)" = "servers=1 partition=20000" ]'
+grep '"comm":"bytescheduler-ps"' runs/records.jsonl >bs.json 2>/dev/null
+check "methods: all seven on 2 nodes (+ a server) end bitwise equal" \
+    '[ $methods_ok = 1 ] && [ "$(field ps.json comm_options)" = "servers=1 partition=20000" ] &&
+     [ "$(field bs.json comm_options)" = "servers=1 partition=20000 credit=40000" ]'
 cd "$work" || exit 1
 
 echo "cluster tests: $passed passed, $failed failed"

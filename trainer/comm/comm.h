@@ -28,6 +28,9 @@ struct comm {
     void *state;
     /* Where the float buffers of allreduce and iallreduce live: true for NCCL (device memory). */
     bool device_buffers;
+    /* Two threads may call it at once, each on its own comm (MPI_THREAD_MULTIPLE): what a
+     * communication thread beside the rank's own needs (exchange/engine.h). */
+    bool thread_safe;
 
     /* buf = op over every rank's buf, in place. */
     int (*allreduce)(struct comm *c, float *buf, size_t count, enum comm_op op, struct dt_err *err);
@@ -80,7 +83,8 @@ static inline void comm_scale(float *buf, size_t count, int world)
 /* One process, no launcher: collectives are identities. */
 struct comm *comm_single(void);
 
-/* MPI_Init (under srun --mpi=pmix, mpirun, or alone as a world of 1). NULL with err on failure. */
-struct comm *comm_mpi_init(int *argc, char ***argv, struct dt_err *err);
+/* MPI_Init (under srun --mpi=pmix, mpirun, or alone as a world of 1); with threads, asking for
+ * MPI_THREAD_MULTIPLE (comm->thread_safe says whether MPI gave it). NULL with err on failure. */
+struct comm *comm_mpi_init(int *argc, char ***argv, bool threads, struct dt_err *err);
 
 #endif

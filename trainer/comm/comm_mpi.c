@@ -203,7 +203,7 @@ static void mpi_finalize(struct comm *c)
 }
 
 /* A comm over mpi_comm, with its state in the same allocation. */
-static struct comm *mpi_wrap(MPI_Comm mpi_comm, const char *hostname)
+static struct comm *mpi_wrap(MPI_Comm mpi_comm, const char *hostname, bool thread_safe)
 {
     struct {
         struct comm table;
@@ -218,6 +218,7 @@ static struct comm *mpi_wrap(MPI_Comm mpi_comm, const char *hostname)
                        .broadcast = mpi_broadcast, .allgather = mpi_allgather, .sum_long = mpi_sum_long,
                        .min_max_u64 = mpi_min_max, .send = mpi_send, .recv = mpi_recv, .isend = mpi_isend, .irecv = mpi_irecv, .split = mpi_split,
                        .destroy = mpi_destroy, .abort = mpi_abort, .finalize = mpi_finalize};
+    c->thread_safe = thread_safe;
     MPI_Comm_rank(mpi_comm, &c->rank);
     MPI_Comm_size(mpi_comm, &c->world);
     snprintf(c->hostname, sizeof c->hostname, "%s", hostname);
@@ -231,16 +232,19 @@ static int mpi_split(struct comm *c, int color, int key, struct comm **sub, stru
     if (rc != MPI_SUCCESS)
         return mpi_error(err, "MPI_Comm_split", rc);
     MPI_Comm_set_errhandler(part, MPI_ERRORS_RETURN);
-    if (!(*sub = mpi_wrap(part, c->hostname))) {
+    if (!(*sub = mpi_wrap(part, c->hostname, c->thread_safe))) {
         MPI_Comm_free(&part);
         return dt_fail(err, "out of memory");
     }
     return 0;
 }
 
-struct comm *comm_mpi_init(int *argc, char ***argv, struct dt_err *err)
+struct comm *comm_mpi_init(int *argc, char ***argv, bool threads, struct dt_err *err)
 {
-    int rc = MPI_Init(argc, argv);
+    /* Only runs that have a communication thread ask for threads: the others keep MPI's cheaper
+     * single-threaded paths. */
+    int provided = MPI_THREAD_SINGLE;
+    int rc = threads ? MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) : MPI_Init(argc, argv);
     if (rc != MPI_SUCCESS) {
         dt_fail(err, "MPI_Init failed (under srun, Debian's Open MPI needs --mpi=pmix)");
         return NULL;
@@ -251,7 +255,7 @@ struct comm *comm_mpi_init(int *argc, char ***argv, struct dt_err *err)
     char name[MPI_MAX_PROCESSOR_NAME + 1];
     MPI_Get_processor_name(name, &len);
     name[len] = '\0';
-    struct comm *world = mpi_wrap(MPI_COMM_WORLD, name);
+    struct comm *world = mpi_wrap(MPI_COMM_WORLD, name, provided == MPI_THREAD_MULTIPLE);
     if (!world) {
         dt_fail(err, "out of memory");
         MPI_Finalize();

@@ -94,7 +94,7 @@ static void single_abort(struct comm *c, int status)
 struct comm *comm_single(void)
 {
     static struct comm single = {
-        .name = "single", .rank = 0, .world = 1, .allreduce = single_allreduce,
+        .name = "single", .rank = 0, .world = 1, .thread_safe = true, .allreduce = single_allreduce,
         .iallreduce_sum = single_iallreduce_sum, .test_all = single_test_all, .wait_all = single_wait_all,
         .broadcast = single_broadcast, .allgather = single_allgather, .sum_long = single_sum_long,
         .min_max_u64 = single_min_max, .send = single_send, .recv = single_recv, .split = single_split,

@@ -5,8 +5,10 @@
 #include <string.h>
 #include <strings.h>
 
-const struct exchange_method *const exchange_methods[] = {&exchange_bsp, &exchange_wfbp, &exchange_mgwfbp,
-                                                          &exchange_bsp_ps, &exchange_wfbp_ps};
+/* In the seeds' order (seed 004's columns). */
+const struct exchange_method *const exchange_methods[] = {&exchange_bsp,    &exchange_wfbp,    &exchange_mgwfbp,
+                                                          &exchange_bytescheduler_a2a, &exchange_bsp_ps,
+                                                          &exchange_wfbp_ps, &exchange_bytescheduler_ps};
 const int exchange_method_count = sizeof exchange_methods / sizeof exchange_methods[0];
 
 /* Whether name is one of the comma-separated words of list, ignoring case. */
@@ -118,6 +120,20 @@ int exchange_finish(struct exchange *x, struct dt_err *err)
     return 0;
 }
 
+bool exchange_updates_itself(const struct exchange *x)
+{
+    return x->method->updates_layerwise && !exchanges_nothing(x);
+}
+
+int exchange_settle(struct exchange *x, struct dt_err *err)
+{
+    if (x->failed) {
+        *err = x->pending;
+        return -1;
+    }
+    return exchange_updates_itself(x) ? x->method->settle(x, err) : 0;
+}
+
 int exchange_serve(struct exchange *x, struct dt_err *err)
 {
     return x->method->serve(x, err);
@@ -131,11 +147,19 @@ int exchange_close(struct exchange *x, struct dt_err *err)
 void exchange_describe_options(const struct exchange_method *method, const struct exchange_options *options,
                                char *text, size_t size)
 {
-    snprintf(text, size, "%s", "");
+    size_t used = 0;
+    text[0] = '\0';
     if (method->serve)
-        snprintf(text, size, "servers=%d partition=%zu",
-                 options->ps_servers ? options->ps_servers : EXCHANGE_PS_SERVERS,
-                 options->partition_bytes ? options->partition_bytes : (size_t)EXCHANGE_PARTITION_BYTES);
-    else if (method == &exchange_mgwfbp && options->threshold_set)
-        snprintf(text, size, "threshold=%zu", options->threshold_bytes);
+        used += (size_t)snprintf(text + used, size - used, "servers=%d ",
+                                 options->ps_servers ? options->ps_servers : EXCHANGE_PS_SERVERS);
+    if (method->takes_partition && used < size)
+        used += (size_t)snprintf(text + used, size - used, "partition=%zu ",
+                                 options->partition_bytes ? options->partition_bytes : (size_t)EXCHANGE_PARTITION_BYTES);
+    if (method->takes_credit && used < size)
+        used += (size_t)snprintf(text + used, size - used, "credit=%zu ",
+                                 options->credit_bytes ? options->credit_bytes : (size_t)EXCHANGE_CREDIT_BYTES);
+    if (method == &exchange_mgwfbp && options->threshold_set && used < size)
+        used += (size_t)snprintf(text + used, size - used, "threshold=%zu ", options->threshold_bytes);
+    if (used > 0 && used <= size)
+        text[used - 1] = '\0';   /* the last separator */
 }

@@ -1,8 +1,11 @@
 /* exchange.h - how a step's gradients become the mean of every worker's: the gradient-exchange
- * methods (BSP, WFBP; parameter servers, MG-WFBP and ByteScheduler to come) as one table behind
- * one interface. The loop hands the exchange gradients as backward finishes them and asks it,
- * after backward, for the mean; the method decides what goes over the transport (comm.h) when.
- * The name `--comm` takes, the run record writes and the tests list comes from the table. */
+ * methods (BSP, WFBP, MG-WFBP, ByteScheduler, parameter servers) as one table behind one
+ * interface. The loop hands the exchange gradients as backward finishes them and asks it, after
+ * backward, for the mean; the method decides what goes over the transport (comm.h) when. A method
+ * may also take the update over (ByteScheduler): it then applies each layer's update itself,
+ * just before that layer's next forward pass, and the loop settles it before anything else reads
+ * the parameters. The name `--comm` takes, the run record writes and the tests list comes from the
+ * table. */
 #ifndef EXCHANGE_H
 #define EXCHANGE_H
 
@@ -17,17 +20,27 @@
 struct exchange;
 struct exchange_method;
 
+/* The optimizer's step over params[first, first + count) from the mean gradients there (after
+ * the loop's begin of the step). */
+struct exchange_update {
+    void (*call)(void *ctx, size_t first, size_t count);
+    void *ctx;
+};
+
 /* Settings some methods take (zero: each method's default). */
 struct exchange_options {
     bool threshold_set;        /* --comm-threshold given: */
     size_t threshold_bytes;    /* mg-wfbp fuses layers by size instead of its measured plan */
     int ps_servers;            /* parameter servers: the last ranks (0: EXCHANGE_PS_SERVERS) */
-    size_t partition_bytes;    /* parameter servers: the largest piece pushed (0: EXCHANGE_PARTITION_BYTES) */
+    size_t partition_bytes;    /* the largest piece sent (0: EXCHANGE_PARTITION_BYTES) */
+    size_t credit_bytes;       /* bytescheduler: bytes under way at once (0: EXCHANGE_CREDIT_BYTES) */
 };
 
-/* The parameter servers' defaults: one server; BytePS's partition in the seeds' runs. */
+/* The defaults: one server; BytePS's partition and ByteScheduler's credit in the seeds' runs
+ * (seed 004's configs: PARTITION_BYTES=4096000, BYTESCHEDULER_CREDIT=16000000). */
 #define EXCHANGE_PS_SERVERS 1
 #define EXCHANGE_PARTITION_BYTES 4096000
+#define EXCHANGE_CREDIT_BYTES 16000000
 
 /* The method's settings as the run record keeps them ("servers=1 partition=4096000",
  * "threshold=40000"; "" when it has none), into text. */
@@ -40,6 +53,12 @@ struct exchange_method {
     const char *help;          /* what it does, for --help (one phrase) */
     bool device_ok;            /* runs over a device transport (NCCL) too */
     bool needs_op_order;       /* sends from the end of the buffer as backward completes it */
+    bool needs_thread;         /* has a communication thread: MPI must be thread-safe */
+    bool takes_partition;      /* --partition-bytes is its */
+    bool takes_credit;         /* --credit-bytes is its */
+    /* Applies the update itself, layer by layer (exchange->update), instead of the loop after
+     * finish: finish then returns before the mean exists. */
+    bool updates_layerwise;
     /* Sets up x->state (x's other fields are filled). NULL: no state. */
     int (*create)(struct exchange *x, struct dt_err *err);
     /* A step's backward pass begins (before any grads_ready). NULL: nothing to do. */
@@ -49,8 +68,11 @@ struct exchange_method {
     /* Before the forward pass of the op whose parameters are [first, first + count): returns when
      * they hold this step's update (layer-wise waits, as ByteScheduler's). NULL: always ready. */
     int (*before_forward)(struct exchange *x, size_t first, size_t count, struct dt_err *err);
-    /* After backward: returns with every gradient the workers' mean. */
+    /* After backward: returns with every gradient the workers' mean (or, updating layer-wise,
+     * with the step's exchange under way). */
     int (*finish)(struct exchange *x, struct dt_err *err);
+    /* Updating layer-wise: waits for every transfer and applies every update still due. */
+    int (*settle)(struct exchange *x, struct dt_err *err);
     /* A server rank's whole job (parameter servers): returns when the workers are done. NULL:
      * every rank is a worker. */
     int (*serve)(struct exchange *x, struct dt_err *err);
@@ -89,6 +111,7 @@ struct exchange {
     bool failed;               /* a hook's call failed: finish reports it */
     struct dt_err pending;
     struct params_needed forward_hook;
+    struct exchange_update update;   /* how a layer-wise method applies an update (the loop's) */
 };
 
 /* The methods, in --help order, and their number. */
@@ -122,12 +145,21 @@ const struct params_needed *exchange_forward_hook(struct exchange *x);
  * other ranks' transfers are not waited for). */
 int exchange_finish(struct exchange *x, struct dt_err *err);
 
+/* Whether the method applies the updates itself (exchange_method.updates_layerwise, and
+ * somebody to exchange with): then the loop does not update after exchange_finish. */
+bool exchange_updates_itself(const struct exchange *x);
+
+/* Every update due is applied: before the loop reads the parameters outside a step (evaluation,
+ * checkpoints, replica checks, the end). Nothing to do for most methods. 0 or -1 with err. */
+int exchange_settle(struct exchange *x, struct dt_err *err);
+
 /* A server rank's part (exchange->serving): serve until the workers close. 0 or -1 with err. */
 int exchange_serve(struct exchange *x, struct dt_err *err);
 /* On the workers after training: the servers may stop. 0 or -1 with err. */
 int exchange_close(struct exchange *x, struct dt_err *err);
 
-/* The methods (bsp.c, wfbp.c, mgwfbp.c, ps.c). */
-extern const struct exchange_method exchange_bsp, exchange_wfbp, exchange_mgwfbp, exchange_bsp_ps, exchange_wfbp_ps;
+/* The methods (bsp.c, wfbp.c, mgwfbp.c, bytescheduler.c, ps.c). */
+extern const struct exchange_method exchange_bsp, exchange_wfbp, exchange_mgwfbp, exchange_bytescheduler_a2a,
+    exchange_bsp_ps, exchange_wfbp_ps, exchange_bytescheduler_ps;
 
 #endif

@@ -27,6 +27,11 @@ void run_update_range(struct run *r, size_t first, size_t count)
         optim_update_range(&r->opt, r->params, r->grads, first, count);
 }
 
+static void update_layer(void *ctx, size_t first, size_t count)
+{
+    run_update_range(ctx, first, count);
+}
+
 void run_free(struct run *r)
 {
     timeline_close(r->timeline_file, &(struct dt_err){0});   /* still open: the run failed */
@@ -91,6 +96,7 @@ static int choose_exchange(struct run *r, const struct train_config *cfg, struct
                         r->model.num_params, err) < 0)
         return -1;
     r->workers = r->exchange.workers;
+    r->exchange.update = (struct exchange_update){update_layer, r};   /* for methods that update layer by layer */
     return 0;
 }
 

@@ -54,7 +54,8 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
     double t3 = timeline_now();
     timeline_span(r->timeline, LANE_COMPUTE, "step", "exchange", t2, t3);
     run_begin_update(r, captured);
-    run_update_range(r, 0, r->model.num_params);
+    if (!exchange_updates_itself(&r->exchange))   /* else each layer's, before its next forward */
+        run_update_range(r, 0, r->model.num_params);
     timeline_span(r->timeline, LANE_COMPUTE, "step", "update", t3, timeline_now());
     return 0;
 }
@@ -119,7 +120,7 @@ static unsigned long long params_fingerprint(const float *params, size_t count)
 static int check_replicas(struct loop *l, long step, struct dt_err *err)
 {
     struct run *r = &l->r;
-    if (device_download(r, r->params, r->dev.params, r->model.num_params, err) < 0)
+    if (exchange_settle(&r->exchange, err) < 0 || device_download(r, r->params, r->dev.params, r->model.num_params, err) < 0)
         return -1;
     unsigned long long lo, hi, mine = params_fingerprint(r->params, r->model.num_params);
     if (l->comm->min_max_u64(l->comm, mine, &lo, &hi, err) < 0)
@@ -186,7 +187,8 @@ static int checkpoint_step(struct loop *l, long step, bool *stop, struct dt_err 
         return -1;
     *stop = stopping != 0;
     bool due = cfg->checkpoint_every > 0 && step % cfg->checkpoint_every == 0;
-    if ((*stop || due) && restart_save(&l->r, cfg, step, l->res->resumed, err) < 0)
+    if ((*stop || due) &&
+        (exchange_settle(&l->r.exchange, err) < 0 || restart_save(&l->r, cfg, step, l->res->resumed, err) < 0))
         return -1;
     if (*stop) {
         l->res->stop_signal = stop_signal ? stop_signal : SIGTERM;
@@ -244,7 +246,7 @@ static int end_epoch(struct loop *l, long step, struct dt_err *err)
     res->epoch_accuracy[epoch] = -1;
     if (cfg->eval_every > 0 && ((epoch + 1) % cfg->eval_every == 0 || step == l->total)) {
         double e0 = timeline_now();
-        if ((res->final_accuracy = evaluate(&l->r, cfg->batch, err)) < 0)
+        if (exchange_settle(&l->r.exchange, err) < 0 || (res->final_accuracy = evaluate(&l->r, cfg->batch, err)) < 0)
             return -1;
         double test_sec = timeline_now() - e0;
         l->eval_time += test_sec;
@@ -382,6 +384,8 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         if (l.leader)
             announce(&l);
         rc = train_steps(&l, err);
+        if (rc == 0)
+            rc = exchange_settle(&l.r.exchange, err);
         if (rc == 0)
             rc = exchange_close(&l.r.exchange, err);
         rc = finish(&l, rc, err);

@@ -1,0 +1,366 @@
+/* engine.c - a rank's communication thread: plan, priority, credit, rank 0's order (engine.h). */
+#include "engine.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* How long the thread sleeps when transfers are under way but none moved: MPI advances them only
+ * inside its calls, so the thread calls in again this often. Short beside a layer's compute;
+ * long enough that a polling thread leaves the cores to the compute it overlaps. */
+#define ENGINE_POLL_NS 20000
+
+enum transfer_state { WAITING, READY, STARTED, DONE };
+
+struct engine {
+    struct comm *comm;             /* the thread's own during a step (the method's) */
+    struct engine_ops ops;
+    struct engine_transfer *plan;  /* in priority order: by layer, then partition */
+    int transfers, layers;
+    int *layer_begin;              /* layer l's transfers: [layer_begin[l], layer_begin[l + 1]) */
+    size_t credit_bytes;
+
+    pthread_mutex_t lock;          /* everything below, and the plan's states */
+    pthread_cond_t wake;           /* the thread: something became ready, or stop */
+    pthread_cond_t moved;          /* the rank: a transfer finished, or one failed */
+    pthread_t thread;
+    bool running, stop, failed, blocked;
+    struct dt_err error;
+    long credit;                   /* bytes that may still start (negative: overdrawn) */
+    int ready_from;                /* plan[ready_from...] have been made ready this step */
+    int picked;                    /* transfers started (or ordered) this step */
+    int in_flight;
+    struct timeline *timeline;
+    struct engine_stats stats;
+};
+
+static bool leads(const struct engine *e)
+{
+    return !e->ops.ordered || e->comm->rank == 0;
+}
+
+/* ---------- the plan ---------- */
+
+static int make_plan(struct engine *e, const size_t *first, const size_t *count, int layers, size_t per,
+                     struct dt_err *err)
+{
+    size_t n = 0;
+    for (int l = 0; l < layers; l++)
+        n += (count[l] + per - 1) / per;
+    e->plan = calloc(n ? n : 1, sizeof *e->plan);
+    e->layer_begin = calloc((size_t)layers + 1, sizeof *e->layer_begin);
+    if (!e->plan || !e->layer_begin)
+        return dt_fail(err, "out of memory for %zu transfers", n);
+    int k = 0;
+    for (int l = 0; l < layers; l++) {
+        e->layer_begin[l] = k;
+        for (size_t done = 0, part = 0; done < count[l]; done += per, part++) {
+            size_t left = count[l] - done;
+            e->plan[k++] = (struct engine_transfer){.first = first[l] + done, .count = left < per ? left : per,
+                                                    .layer = l, .part = (int)part, .state = DONE};
+        }
+    }
+    e->layer_begin[layers] = k;
+    e->transfers = k;
+    e->layers = layers;
+    e->ready_from = k;
+    return 0;
+}
+
+/* ---------- the thread ---------- */
+
+static void fail(struct engine *e, const struct dt_err *err)
+{
+    if (!e->failed)
+        e->error = *err;
+    e->failed = true;
+    pthread_cond_broadcast(&e->moved);
+}
+
+/* Starts plan[k] (lock held; the method's start does not block). */
+static int start(struct engine *e, int k)
+{
+    struct engine_transfer *t = &e->plan[k];
+    struct dt_err err;
+    t->nreqs = 0;
+    t->credit_back = false;
+    t->started = timeline_now();
+    if (e->ops.start(e->ops.ctx, e->comm, t, &err) < 0) {
+        dt_wrap(&err, "layer %d, partition %d", t->layer, t->part);
+        fail(e, &err);
+        return -1;
+    }
+    t->state = STARTED;
+    e->credit -= (long)(t->count * sizeof(float));
+    e->in_flight++;
+    e->picked++;
+    e->stats.started++;
+    e->stats.floats += (double)t->count;
+    return 0;
+}
+
+/* The ready transfer of highest priority, or -1. */
+static int best_ready(const struct engine *e)
+{
+    for (int k = e->ready_from; k < e->transfers; k++)
+        if (e->plan[k].state == READY)
+            return k;
+    return -1;
+}
+
+/* Tests n of t's requests; -1 when the test failed (the engine has failed). */
+static int test(struct engine *e, struct engine_transfer *t, int n, bool *done)
+{
+    struct dt_err err;
+    if (e->comm->test_all(e->comm, t->reqs, n, done, &err) < 0) {
+        dt_wrap(&err, "layer %d, partition %d", t->layer, t->part);
+        fail(e, &err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Tests the transfers under way: those sent return their credit, those done are marked so.
+ * Whether any moved. */
+static bool complete(struct engine *e)
+{
+    bool any = false;
+    for (int k = e->ready_from; k < e->transfers && e->in_flight > 0 && !e->failed; k++) {
+        struct engine_transfer *t = &e->plan[k];
+        if (t->state != STARTED)
+            continue;
+        bool sent = t->credit_back, done = false;
+        int credit_requests = e->ops.credit_requests ? e->ops.credit_requests : t->nreqs;
+        if ((!sent && test(e, t, credit_requests, &sent) < 0) || (sent && test(e, t, t->nreqs, &done) < 0))
+            return true;
+        if (sent && !t->credit_back) {
+            t->credit_back = true;
+            e->credit += (long)(t->count * sizeof(float));
+            any = true;
+        }
+        if (!done)
+            continue;
+        t->state = DONE;
+        e->in_flight--;
+        char name[64];
+        snprintf(name, sizeof name, "%s L%d.%d", e->ops.what, t->layer, t->part);
+        timeline_span(e->timeline, LANE_EXCHANGE, "transfer", name, t->started, timeline_now());
+        any = true;
+    }
+    if (any)
+        pthread_cond_broadcast(&e->moved);
+    return any;
+}
+
+/* Rank 0, or any rank over point-to-point: starts ready transfers by priority while credit
+ * lasts, telling the followers each choice first. Whether any started. */
+static bool lead(struct engine *e)
+{
+    bool any = false;
+    for (int k; e->credit > 0 && !e->failed && (k = best_ready(e)) >= 0; any = true) {
+        if (e->ops.ordered && e->comm->world > 1) {
+            struct dt_err err;
+            int order = k;
+            e->blocked = true;   /* a broadcast's root returns once the message is out */
+            pthread_mutex_unlock(&e->lock);
+            int rc = e->comm->broadcast(e->comm, &order, sizeof order, 0, &err);
+            pthread_mutex_lock(&e->lock);
+            e->blocked = false;
+            if (rc < 0) {
+                dt_wrap(&err, "telling the ranks which transfer is next");
+                fail(e, &err);
+                return true;
+            }
+        }
+        if (start(e, k) < 0)
+            return true;
+    }
+    return any;
+}
+
+/* A follower: takes rank 0's next choice (waiting for it) and starts it once backward has made it
+ * ready here. Whether it started one. */
+static bool follow(struct engine *e, int *order)
+{
+    if (*order < 0 && e->picked < e->transfers && e->ready_from < e->transfers) {
+        struct dt_err err;
+        int next = -1;
+        e->blocked = true;   /* rank 0 chooses when its backward and credit allow */
+        pthread_mutex_unlock(&e->lock);
+        int rc = e->comm->broadcast(e->comm, &next, sizeof next, 0, &err);
+        pthread_mutex_lock(&e->lock);
+        e->blocked = false;
+        if (rc < 0 || next < 0 || next >= e->transfers) {
+            if (rc == 0)
+                dt_fail(&err, "rank 0 chose transfer %d of %d", next, e->transfers);
+            dt_wrap(&err, "waiting for rank 0's choice of the next transfer");
+            fail(e, &err);
+            return true;
+        }
+        *order = next;
+    }
+    if (*order >= 0 && e->plan[*order].state == READY) {
+        int k = *order;
+        *order = -1;
+        start(e, k);   /* a failure is kept for the rank's next wait */
+        return true;
+    }
+    return false;
+}
+
+static void pause_briefly(struct engine *e)
+{
+    pthread_mutex_unlock(&e->lock);
+    nanosleep(&(struct timespec){0, ENGINE_POLL_NS}, NULL);
+    pthread_mutex_lock(&e->lock);
+}
+
+static void *engine_main(void *arg)
+{
+    struct engine *e = arg;
+    int order = -1;   /* a follower's next transfer, as rank 0 chose it */
+    pthread_mutex_lock(&e->lock);
+    while (!e->stop) {
+        if (e->failed) {
+            pthread_cond_wait(&e->wake, &e->lock);
+            continue;
+        }
+        bool moved = complete(e);
+        moved |= leads(e) ? lead(e) : follow(e, &order);
+        bool waiting_for_order = !leads(e) && order < 0 && e->picked < e->transfers && e->ready_from < e->transfers;
+        if (moved)
+            continue;
+        if (e->in_flight > 0 || waiting_for_order)
+            pause_briefly(e);
+        else
+            pthread_cond_wait(&e->wake, &e->lock);   /* nothing under way, nothing startable */
+    }
+    pthread_mutex_unlock(&e->lock);
+    return NULL;
+}
+
+/* ---------- the rank's side ---------- */
+
+int engine_create(struct engine **engine, struct comm *comm, const size_t *first, const size_t *count, int layers,
+                  size_t partition_floats, size_t credit_bytes, struct engine_ops ops, struct dt_err *err)
+{
+    *engine = NULL;
+    if (!comm->thread_safe)
+        return dt_fail(err, "the %s transport cannot be used from a communication thread%s", comm->name,
+                       comm->device_buffers ? "" : " (MPI without MPI_THREAD_MULTIPLE)");
+    struct engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return dt_fail(err, "out of memory");
+    e->ops = ops;
+    e->credit_bytes = credit_bytes;
+    e->comm = comm;
+    if (make_plan(e, first, count, layers, partition_floats ? partition_floats : 1, err) < 0) {
+        free(e->plan), free(e->layer_begin), free(e);
+        return -1;
+    }
+    e->credit = (long)credit_bytes;
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_cond_init(&e->wake, NULL);
+    pthread_cond_init(&e->moved, NULL);
+    if (pthread_create(&e->thread, NULL, engine_main, e) != 0) {
+        engine_destroy(e);
+        return dt_fail(err, "cannot start the communication thread");
+    }
+    e->running = true;
+    *engine = e;
+    return 0;
+}
+
+const struct engine_transfer *engine_plan(const struct engine *e, int *transfers)
+{
+    *transfers = e->transfers;
+    return e->plan;
+}
+
+void engine_begin_step(struct engine *e, struct timeline *timeline)
+{
+    pthread_mutex_lock(&e->lock);
+    for (int k = 0; k < e->transfers; k++)
+        e->plan[k].state = WAITING;
+    e->ready_from = e->transfers;
+    e->picked = 0;
+    e->timeline = timeline;
+    pthread_mutex_unlock(&e->lock);
+}
+
+void engine_ready_from(struct engine *e, size_t first)
+{
+    pthread_mutex_lock(&e->lock);
+    int k = e->ready_from;
+    while (k > 0 && e->plan[k - 1].first >= first)
+        e->plan[--k].state = READY;
+    if (k < e->ready_from) {
+        for (int i = k; i < e->ready_from; i++)
+            timeline_instant(e->timeline, LANE_EXCHANGE, "transfer", "ready", timeline_now(), "layer", e->plan[i].layer);
+        e->ready_from = k;
+        pthread_cond_signal(&e->wake);
+    }
+    pthread_mutex_unlock(&e->lock);
+}
+
+/* Waits until plan[begin, end) are done (those not made ready count as done). */
+static int wait_span(struct engine *e, int begin, int end, struct dt_err *err)
+{
+    pthread_mutex_lock(&e->lock);
+    for (;;) {
+        if (e->failed) {
+            *err = e->error;
+            pthread_mutex_unlock(&e->lock);
+            return -1;
+        }
+        int k = begin;
+        while (k < end && (e->plan[k].state == DONE || e->plan[k].state == WAITING))
+            k++;
+        if (k == end)
+            break;
+        pthread_cond_wait(&e->moved, &e->lock);
+    }
+    pthread_mutex_unlock(&e->lock);
+    return 0;
+}
+
+int engine_wait_layer(struct engine *e, int layer, struct dt_err *err)
+{
+    return wait_span(e, e->layer_begin[layer], e->layer_begin[layer + 1], err);
+}
+
+int engine_wait_all(struct engine *e, struct dt_err *err)
+{
+    return wait_span(e, 0, e->transfers, err);
+}
+
+struct engine_stats engine_stats(struct engine *e)
+{
+    pthread_mutex_lock(&e->lock);
+    struct engine_stats stats = e->stats;
+    pthread_mutex_unlock(&e->lock);
+    return stats;
+}
+
+void engine_destroy(struct engine *e)
+{
+    if (!e)
+        return;
+    if (e->running) {
+        pthread_mutex_lock(&e->lock);
+        e->stop = true;
+        bool stuck = e->blocked || e->in_flight > 0;
+        pthread_cond_signal(&e->wake);
+        pthread_mutex_unlock(&e->lock);
+        if (stuck)
+            return;   /* a failed run: the job is aborted next; joining could wait for ever */
+        pthread_join(e->thread, NULL);
+    }
+    pthread_mutex_destroy(&e->lock);
+    pthread_cond_destroy(&e->wake);
+    pthread_cond_destroy(&e->moved);
+    free(e->plan);
+    free(e->layer_begin);
+    free(e);
+}

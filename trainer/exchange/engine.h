@@ -1,0 +1,94 @@
+/* engine.h - a rank's communication thread (Horovod's background thread, ByteScheduler's core).
+ * A step's gradient transfers are planned once: each layer's gradients cut into partitions, the
+ * same plan on every rank. Backward makes them ready, from the last layer towards the first; the
+ * thread starts ready ones in priority order (the layer nearest the input first, since the next
+ * forward pass needs it first) while credit lasts (bytes under way; one start may overdraw it),
+ * returns the credit as each completes, and keeps them moving while the rank computes. The rank
+ * waits for them layer by layer.
+ *
+ * Over collectives every rank must start the same transfers in the same order, yet each rank's
+ * ready set and credit differ from moment to moment: rank 0's thread picks and broadcasts each
+ * choice, the others start what it chose (as ByteScheduler does). Over point-to-point pushes to
+ * parameter servers each rank picks for itself.
+ *
+ * The thread is the only user of its comm during a step (a duplicate of the workers' or of the
+ * world's that the method made for it), so the rank's own collectives between steps never meet its
+ * transfers; the transport must be safe to call from two threads (comm->thread_safe:
+ * MPI_THREAD_MULTIPLE). */
+#ifndef ENGINE_H
+#define ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "comm.h"
+#include "dt_error.h"
+#include "timeline.h"
+
+#define ENGINE_MAX_REQUESTS 2
+
+/* One partition of one layer's gradients. */
+struct engine_transfer {
+    size_t first, count;       /* floats of the gradient buffer */
+    int layer, part;           /* the layer (0: nearest the input) and the partition within it */
+    struct comm_request reqs[ENGINE_MAX_REQUESTS];
+    int nreqs;                 /* set by the method's start */
+    int state;                 /* the engine's (under its lock) */
+    bool credit_back;          /* its credit has been returned */
+    double started;            /* when it was started (timeline_now) */
+};
+
+/* What a transfer is: the method's. */
+struct engine_ops {
+    /* Starts t on comm, filling t->reqs and t->nreqs (at most ENGINE_MAX_REQUESTS); runs on the
+     * engine's thread. 0 or -1 with err. */
+    int (*start)(void *ctx, struct comm *comm, struct engine_transfer *t, struct dt_err *err);
+    void *ctx;
+    bool ordered;              /* collectives: rank 0 picks the order, the others follow */
+    /* A transfer's credit comes back when its first credit_requests requests complete (0: all
+     * of them). A push returns it once sent: were it held until the sum came back, two workers
+     * that each pushed a different partition first would each wait for the other's push of it,
+     * with no credit left to make it. */
+    int credit_requests;
+    const char *what;          /* the timeline's name for a transfer ("allreduce", "push") */
+};
+
+struct engine_stats {
+    long started;              /* transfers started */
+    double floats;             /* their gradient elements */
+};
+
+struct engine;
+
+/* The plan: layer l's gradients [first[l], first[l] + count[l]) in partitions of at most
+ * partition_floats; credit_bytes under way at once. The thread's transfers go over comm (the
+ * caller's; it outlives the engine). 0, or -1 with err (a transport not safe for threads is
+ * refused). */
+int engine_create(struct engine **engine, struct comm *comm, const size_t *first, const size_t *count, int layers,
+                  size_t partition_floats, size_t credit_bytes, struct engine_ops ops, struct dt_err *err);
+
+/* The plan, in priority order (for the method's buffers and the tests). */
+const struct engine_transfer *engine_plan(const struct engine *e, int *transfers);
+
+/* A new step (the previous one's transfers all done): every transfer waits for its gradients
+ * again; timeline (NULL: none) is where this step's transfers are drawn. */
+void engine_begin_step(struct engine *e, struct timeline *timeline);
+
+/* Backward has made gradients [first, end of the buffer) final: their transfers are ready. */
+void engine_ready_from(struct engine *e, size_t first);
+
+/* Waits until layer's transfers of this step are done. 0, or -1 with err when a transfer failed
+ * (the job must then be aborted). */
+int engine_wait_layer(struct engine *e, int layer, struct dt_err *err);
+
+/* Waits until every transfer that was made ready is done. 0 or -1 with err. */
+int engine_wait_all(struct engine *e, struct dt_err *err);
+
+/* Counted over the run (after engine_wait_all, or any time for an estimate). */
+struct engine_stats engine_stats(struct engine *e);
+
+/* Stops the thread and frees the engine. A thread stuck in a transfer that will never finish (a
+ * failed run about to abort the job) is left running, and its memory with it. */
+void engine_destroy(struct engine *e);
+
+#endif
