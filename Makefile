@@ -45,7 +45,7 @@ GPU_LIBS :=
 endif
 EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/exchange/pieces.c trainer/exchange/wfbp.c \
                 trainer/exchange/mgwfbp.c trainer/exchange/ps.c trainer/exchange/grouping.c \
-                trainer/exchange/engine.c trainer/exchange/bytescheduler.c
+                trainer/exchange/engine.c trainer/exchange/bytescheduler.c trainer/exchange/placement.c
 LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
             trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/loader.c $(LOOP_SRC) \
@@ -88,7 +88,7 @@ test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SR
 test_train_LIBS := $(TRAINER_LIBS) -ljansson
 test_cuda_SRC := tests/test_cuda.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_cuda_LIBS := $(TRAINER_LIBS)
-test_exchange_SRC := tests/test_exchange.c trainer/exchange/grouping.c
+test_exchange_SRC := tests/test_exchange.c trainer/exchange/grouping.c trainer/exchange/placement.c
 test_exchange_LIBS := -lm
 test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 test_record_LIBS := -ljansson

@@ -1,5 +1,5 @@
 /* test_exchange.c - the exchange methods' arithmetic without MPI: MG-WFBP's merging on a worked
- * example, size-threshold fusion, the alpha-beta fit. */
+ * example, size-threshold fusion, the alpha-beta fit, where parameter servers are placed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "grouping.h"
+#include "placement.h"
 
 /* Four layers, times in ms, alpha 1 ms, beta 0.001 ms per byte:
  *   layer           0     1     2     3
@@ -88,6 +89,23 @@ static void test_alpha_beta_fit_recovers_a_line(void **state)
     assert_int_equal(grouping_fit(2, same, seconds, &cost), -1);
 }
 
+/* Dedicated servers are the last ranks; colocated, the last rank of each host, wherever the
+ * launcher put it (hosts in any order), a host with one rank giving it to its server. */
+static void test_servers_are_placed(void **state)
+{
+    (void)state;
+    const char *hosts[] = {"gn01", "gn01", "gn02", "gn02", "gn01", "gn03"};
+    bool serving[6];
+    assert_int_equal(placement_servers(6, hosts, 2, false, serving), 2);
+    for (int r = 0; r < 6; r++)
+        assert_int_equal(serving[r], r >= 4);
+    assert_int_equal(placement_servers(6, hosts, 0, true, serving), 3);
+    bool expected[] = {false, false, false, true, true, true};
+    for (int r = 0; r < 6; r++)
+        assert_int_equal(serving[r], expected[r]);
+    assert_int_equal(placement_servers(1, hosts, 0, true, serving), 1);   /* nobody left to train: ps.c refuses */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -95,6 +113,7 @@ int main(void)
         cmocka_unit_test(test_mgwfbp_ends_at_wfbp_and_bsp),
         cmocka_unit_test(test_threshold_fuses_from_the_last_layer),
         cmocka_unit_test(test_alpha_beta_fit_recovers_a_line),
+        cmocka_unit_test(test_servers_are_placed),
     };
     return cmocka_run_group_tests_name("exchange", tests, NULL, NULL);
 }

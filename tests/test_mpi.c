@@ -250,17 +250,23 @@ static void test_mgwfbp_ends_where_allreduce_ends(void **state)
 
 /* Parameter servers: the last ranks sum what the workers push and send the sums back; two
  * workers' sums are a + b, so the parameters equal 2-rank BSP's bitwise. bsp-ps with one server
- * (3 ranks) and wfbp-ps with two (4 ranks), LeNet's gradients cut into 9 partitions of 20000 bytes. */
+ * (3 ranks), wfbp-ps with two (4 ranks) and colocated (3 ranks on one host), LeNet's gradients cut
+ * into 9 partitions of 20000 bytes. */
 static void test_parameter_servers_end_where_allreduce_ends(void **state)
 {
     (void)state;
     require_mpirun_and_fashion_mnist();
-    struct tu_result bsp, one, two;
+    struct tu_result bsp, one, two, colocated;
     train(2, "32", "bsp", "", &bsp);
     train(3, "32", "ps1", "--comm bsp-ps --partition-bytes 20000 --check-replicas", &one);
     train(4, "32", "ps2", "--comm wfbp-ps --ps-servers 2 --partition-bytes 20000", &two);
+    train(3, "32", "psco", "--comm wfbp-ps --ps-colocated --partition-bytes 20000", &colocated);
     assert_same_params("bsp.rank0", "ps1.rank1");
     assert_same_params("bsp.rank0", "ps2.rank0");
+    assert_same_params("bsp.rank0", "psco.rank1");   /* one host: its last rank serves */
+    assert_true(tu_contains(colocated.err, "wfbp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 2 workers, "
+                                           "1 server"));
+    tu_result_free(&colocated);
     /* the workers train and print, "2 ranks"; the servers wrote no parameters */
     assert_true(tu_contains(one.err, "batch 32 x 2 ranks"));
     assert_true(tu_contains(one.err, "bsp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 2 workers, 1 "
@@ -340,7 +346,7 @@ static void test_method_options_belong_to_their_methods(void **state)
     const char *cases[][3] = {
         {"--credit-bytes", "1000", "--credit-bytes is ByteScheduler's"},
         {"--partition-bytes", "1000", "--partition-bytes is for methods that cut gradients into partitions"},
-        {"--ps-servers", "2", "--ps-servers is the parameter servers'"},
+        {"--ps-servers", "2", "--ps-servers and --ps-colocated are the parameter servers'"},
     };
     for (int i = 0; i < 3; i++) {
         char *argv[] = {(char *)tu_bin("dtrain-train"), "--comm", "wfbp", (char *)cases[i][0], (char *)cases[i][1], NULL};

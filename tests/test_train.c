@@ -486,7 +486,7 @@ static void test_timeline_records_the_steps(void **state)
     json_error_t jerr;
     json_t *events = json_load_file(path, 0, &jerr);
     assert_non_null(events);
-    int steps = 0, phases = 0, conv0 = 0, linear4 = 0, transfers = 0;
+    int steps = 0, phases = 0, conv0 = 0, linear4 = 0, transfers = 0, ready = 0;
     size_t i;
     json_t *e;
     json_array_foreach(events, i, e) {
@@ -498,14 +498,16 @@ static void test_timeline_records_the_steps(void **state)
         phases += strcmp(cat, "step") == 0 && strncmp(name, "step ", 5) != 0;
         conv0 += strcmp(name, "conv 0") == 0;
         linear4 += strcmp(name, "linear 4") == 0;
-        transfers += strcmp(cat, "exchange") == 0 && strcmp(name, "iallreduce") == 0;
+        transfers += strcmp(cat, "transfer") == 0 && strncmp(name, "allreduce L", 11) == 0;
+        ready += strcmp(cat, "transfer") == 0 && strcmp(name, "ready") == 0;
     }
     json_decref(events);
     assert_int_equal(steps, 2);
     assert_int_equal(phases, 2 * 4);
     assert_int_equal(conv0, 2 * 2);
     assert_int_equal(linear4, 2 * 2);
-    assert_int_equal(transfers, 2 * 5);
+    assert_int_equal(transfers, 2 * 5);   /* the communication thread's, one per layer */
+    assert_int_equal(ready, 2 * 5);
     unlink(path);
     rmdir(scratch);
 }

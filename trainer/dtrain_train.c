@@ -58,6 +58,8 @@ static const char usage_text[] =
     "      --comm-threshold BYTES  mg-wfbp: merge layers into groups of at least BYTES,\n"
     "                          from the last layer (Horovod's fusion), instead of measuring\n"
     "      --ps-servers N      *-ps: the last N ranks are parameter servers (1)\n"
+    "      --ps-colocated      *-ps: instead, the last rank of every node is its server,\n"
+    "                          beside that node's workers (BytePS's colocated mode)\n"
     "      --partition-bytes N  *-ps, bytescheduler-*: the largest piece of the gradients sent\n"
     "                          at once (4096000, as BytePS in the seeds' runs; ByteScheduler\n"
     "                          cuts each layer on its own)\n"
@@ -129,7 +131,7 @@ static int bad(const char *option, const char *value, const char *what)
 /* Long options without a short form. */
 enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
-       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PARTITION, O_CREDIT, O_TIMELINE,
+       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PARTITION, O_CREDIT, O_TIMELINE,
        O_TIMELINE_STEPS };
 
 /* The options that take a number: 0 when opt was one and its value good, 2 when the value is bad,
@@ -243,6 +245,7 @@ static int parse_choice(int opt, struct train_config *cfg)
         cfg->find_algorithms = strcmp(optarg, "find") == 0;
         break;
     case O_GRAPHS: cfg->cuda_graphs = true; break;
+    case O_PS_COLOCATED: cfg->exchange_options.ps_colocated = true; break;
     case 'q': cfg->progress = false; break;
     case O_CHECK: cfg->check_replicas = true; break;
     case O_PARAMS_OUT: cfg->params_out = optarg; break;
@@ -289,7 +292,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"precision", required_argument, NULL, O_PRECISION}, {"conv-algo", required_argument, NULL, O_CONV_ALGO},
         {"cuda-graphs", no_argument, NULL, O_GRAPHS}, {"comm-threshold", required_argument, NULL, O_COMM_THRESHOLD},
         {"ps-servers", required_argument, NULL, O_PS_SERVERS}, {"partition-bytes", required_argument, NULL, O_PARTITION},
-        {"credit-bytes", required_argument, NULL, O_CREDIT},
+        {"credit-bytes", required_argument, NULL, O_CREDIT}, {"ps-colocated", no_argument, NULL, O_PS_COLOCATED},
         {"timeline", required_argument, NULL, O_TIMELINE}, {"timeline-steps", required_argument, NULL, O_TIMELINE_STEPS},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -318,9 +321,12 @@ static int parse(int argc, char **argv, struct train_config *cfg)
     if (cfg->exchange_options.threshold_set && cfg->exchange != &exchange_mgwfbp)
         return fprintf(stderr, "dtrain-train: --comm-threshold is mg-wfbp's (--comm mg-wfbp)\n"), 2;
     const struct exchange_method *method = cfg->exchange ? cfg->exchange : &exchange_bsp;
-    if (cfg->exchange_options.ps_servers && !method->serve)
-        return fprintf(stderr, "dtrain-train: --ps-servers is the parameter servers' (--comm bsp-ps, wfbp-ps or "
-                       "bytescheduler-ps)\n"), 2;
+    if ((cfg->exchange_options.ps_servers || cfg->exchange_options.ps_colocated) && !method->serve)
+        return fprintf(stderr, "dtrain-train: --ps-servers and --ps-colocated are the parameter servers' (--comm "
+                       "bsp-ps, wfbp-ps or bytescheduler-ps)\n"), 2;
+    if (cfg->exchange_options.ps_servers && cfg->exchange_options.ps_colocated)
+        return fprintf(stderr, "dtrain-train: --ps-servers N (the last N ranks serve) or --ps-colocated (the last "
+                       "rank of each node serves), not both\n"), 2;
     if (cfg->exchange_options.partition_bytes && !method->takes_partition)
         return fprintf(stderr, "dtrain-train: --partition-bytes is for methods that cut gradients into partitions "
                        "(--comm bsp-ps, wfbp-ps, bytescheduler-a2a or bytescheduler-ps)\n"), 2;

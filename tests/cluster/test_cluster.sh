@@ -209,7 +209,8 @@ check "sweep: repeats on different nodes (1 node: gn01, then gn02)" \
 cd "$work" || exit 1
 
 # (6) every gradient-exchange method through the template, srun --mpi=pmix, one rank per node: two
-# workers (parameter servers: a third node serves) end with 2-rank BSP's parameters, bitwise
+# workers (parameter servers: a third node serves, or, colocated, each node's second rank) end with
+# 2-rank BSP's parameters, bitwise
 mkdir t6 && cd t6 || exit 1
 ids=""
 for m in bsp-a2a wfbp-a2a mg-wfbp bytescheduler-a2a bsp-ps wfbp-ps bytescheduler-ps; do
@@ -223,6 +224,10 @@ for m in bsp-a2a wfbp-a2a mg-wfbp bytescheduler-a2a bsp-ps wfbp-ps bytescheduler
              --comm "$m" $extra --params-out "p-$m")
     ids="$ids $m:$id"
 done
+# colocated parameter servers: 2 nodes x 2 ranks, each node's last rank serving its worker
+id=$(sbatch --parsable -N2 --ntasks-per-node=2 --gpus-per-node=0 -J m-colocated "$template" $train --max-steps 20 \
+         --comm wfbp-ps --ps-colocated --partition-bytes 20000 --params-out p-colocated)
+ids="$ids colocated:$id"
 methods_ok=1
 for entry in $ids; do
     m=${entry%%:*} id=${entry#*:}
@@ -234,7 +239,7 @@ for entry in $ids; do
 done
 grep '"comm":"bsp-ps"' runs/records.jsonl >ps.json 2>/dev/null
 grep '"comm":"bytescheduler-ps"' runs/records.jsonl >bs.json 2>/dev/null
-check "methods: all seven on 2 nodes (+ a server) end bitwise equal" \
+check "methods: all seven on 2 nodes (+ a server), and colocated servers, end bitwise equal" \
     '[ $methods_ok = 1 ] && [ "$(field ps.json comm_options)" = "servers=1 partition=20000" ] &&
      [ "$(field bs.json comm_options)" = "servers=1 partition=20000 credit=40000" ]'
 cd "$work" || exit 1

@@ -10,7 +10,7 @@
  * bytescheduler-ps pushes them to parameter servers (ps.h), each worker choosing its own order.
  * The sums are BSP's and a layer's update equals the whole step's update of that range bitwise
  * (optim.h), so the parameters equal BSP's bitwise at two workers. */
-#include "engine.h"
+#include "pieces.h"
 #include "ps.h"
 
 #include <stdio.h>
@@ -18,34 +18,13 @@
 #include <string.h>
 
 struct bytescheduler {
-    struct engine *engine;
+    struct pieces pieces;      /* each layer's partitions, on the communication thread */
     struct ps *ps;             /* bytescheduler-ps */
-    struct comm *own;          /* bytescheduler-a2a: the thread's duplicate of the workers' comm */
     int layers;
     size_t *first, *count;     /* each layer's parameters */
     bool *due;                 /* layer l's update of the last step is not applied yet */
     int cursor;                /* the layer the forward pass reached (a guess that is usually right) */
 };
-
-/* The engine's start of a transfer: an allreduce of the partition, or its push. */
-static int start_allreduce(void *ctx, struct comm *comm, struct engine_transfer *t, struct dt_err *err)
-{
-    struct exchange *x = ctx;
-    t->nreqs = 1;
-    return comm->iallreduce_sum(comm, x->grads + t->first, t->count, &t->reqs[0], err);
-}
-
-/* Over a parameter server: the engine's plan and the servers' partitions are cut alike (each
- * layer by --partition-bytes, in order), so transfer k of the plan is partition k. */
-static int start_push(void *ctx, struct comm *comm, struct engine_transfer *t, struct dt_err *err)
-{
-    struct exchange *x = ctx;
-    struct bytescheduler *s = x->state;
-    int transfers;
-    const struct engine_transfer *plan = engine_plan(s->engine, &transfers);
-    t->nreqs = 2;
-    return ps_push(s->ps, comm, x->grads, (int)(t - plan), t->reqs, err);
-}
 
 /* The layer whose parameters begin at first. */
 static int layer_at(struct bytescheduler *s, size_t first)
@@ -67,7 +46,7 @@ static int layer_at(struct bytescheduler *s, size_t first)
 static int apply_layer(struct exchange *x, struct bytescheduler *s, int l, struct dt_err *err)
 {
     double start = timeline_now();
-    if (engine_wait_layer(s->engine, l, err) < 0)
+    if (engine_wait_span(s->pieces.engine, l, err) < 0)
         return dt_wrap(err, "the gradients of layer %d", l);
     double waited = timeline_now();
     timeline_span(x->timeline, LANE_EXCHANGE, "exchange", "layer wait", start, waited);
@@ -96,9 +75,7 @@ static int bs_settle(struct exchange *x, struct dt_err *err)
     for (int l = 0; l < s->layers; l++)
         if (s->due[l] && apply_layer(x, s, l, err) < 0)
             return -1;
-    struct engine_stats stats = engine_stats(s->engine);
-    x->stats.pieces = stats.started;
-    x->stats.floats = stats.floats;
+    pieces_count(&s->pieces, x);
     return 0;
 }
 
@@ -111,14 +88,14 @@ static void bs_begin_backward(struct exchange *x)
         x->failed = true;
         return;
     }
-    engine_begin_step(s->engine, x->timeline);
+    pieces_begin(&s->pieces, x);
 }
 
 static int bs_grads_ready(struct exchange *x, size_t first, struct dt_err *err)
 {
     (void)err;
     struct bytescheduler *s = x->state;
-    engine_ready_from(s->engine, first);
+    pieces_ready_from(&s->pieces, first);
     return 0;
 }
 
@@ -127,7 +104,7 @@ static int bs_finish(struct exchange *x, struct dt_err *err)
 {
     (void)err;
     struct bytescheduler *s = x->state;
-    engine_ready_from(s->engine, 0);   /* a layer without a grads_ready call: none, but stay safe */
+    pieces_ready_from(&s->pieces, 0);   /* a layer without a grads_ready call: none, but stay safe */
     for (int l = 0; l < s->layers; l++)
         s->due[l] = true;
     return 0;
@@ -154,9 +131,7 @@ static void bs_destroy(struct exchange *x)
     struct bytescheduler *s = x->state;
     if (!s)
         return;
-    engine_destroy(s->engine);
-    if (s->own)
-        s->own->destroy(s->own);
+    pieces_close(&s->pieces);
     ps_free(s->ps);
     free(s->first);
     free(s->count);
@@ -189,22 +164,13 @@ static int bs_create(struct exchange *x, struct dt_err *err)
         return 0;   /* a server serves; it has no thread */
     size_t partition = x->options.partition_bytes ? x->options.partition_bytes : EXCHANGE_PARTITION_BYTES;
     size_t credit = x->options.credit_bytes ? x->options.credit_bytes : EXCHANGE_CREDIT_BYTES;
-    struct comm *thread_comm;
-    if (over_ps)
-        thread_comm = ps_traffic(s->ps);
-    else if (x->workers.comm->split(x->workers.comm, 0, x->workers.rank, &s->own, err) < 0)
-        return -1;
-    else
-        thread_comm = s->own;
-    struct engine_ops ops = {.start = over_ps ? start_push : start_allreduce, .ctx = x, .ordered = !over_ps,
-                             .credit_requests = over_ps ? 1 : 0, .what = over_ps ? "push" : "allreduce"};
     size_t per = partition / sizeof(float) ? partition / sizeof(float) : 1;
-    if (engine_create(&s->engine, thread_comm, s->first, s->count, s->layers, per, credit, ops, err) < 0)
+    struct engine_ops ops = {.start = pieces_start_allreduce, .ctx = x, .ordered = true, .what = "allreduce"};
+    if (over_ps ? ps_open_pieces(s->ps, x, &s->pieces, true, credit, err) < 0
+                : pieces_open(&s->pieces, x, NULL, s->first, s->count, s->layers, per, credit, ops, err) < 0)
         return -1;
     int transfers;
-    engine_plan(s->engine, &transfers);
-    if (s->ps && transfers != ps_partitions(s->ps))
-        return dt_fail(err, "the plan has %d transfers, the servers %d partitions", transfers, ps_partitions(s->ps));
+    engine_plan(s->pieces.engine, &transfers);
     char ps_text[sizeof x->stats.detail / 2] = "";
     if (s->ps)
         ps_describe(s->ps, ps_text, sizeof ps_text);

@@ -37,7 +37,7 @@ struct engine {
 
 static bool leads(const struct engine *e)
 {
-    return !e->ops.ordered || e->comm->rank == 0;
+    return !e->ops.ordered || e->ops.fifo || e->comm->rank == 0;
 }
 
 /* ---------- the plan ---------- */
@@ -45,6 +45,10 @@ static bool leads(const struct engine *e)
 static int make_plan(struct engine *e, const size_t *first, const size_t *count, int layers, size_t per,
                      struct dt_err *err)
 {
+    if (per == 0)
+        for (int l = 0; l < layers; l++)
+            per = count[l] > per ? count[l] : per;   /* whole spans */
+    per = per ? per : 1;
     size_t n = 0;
     for (int l = 0; l < layers; l++)
         n += (count[l] + per - 1) / per;
@@ -57,8 +61,9 @@ static int make_plan(struct engine *e, const size_t *first, const size_t *count,
         e->layer_begin[l] = k;
         for (size_t done = 0, part = 0; done < count[l]; done += per, part++) {
             size_t left = count[l] - done;
-            e->plan[k++] = (struct engine_transfer){.first = first[l] + done, .count = left < per ? left : per,
-                                                    .layer = l, .part = (int)part, .state = DONE};
+            e->plan[k] = (struct engine_transfer){.first = first[l] + done, .count = left < per ? left : per,
+                                                  .index = k, .layer = l, .part = (int)part, .state = DONE};
+            k++;
         }
     }
     e->layer_begin[layers] = k;
@@ -100,13 +105,25 @@ static int start(struct engine *e, int k)
     return 0;
 }
 
-/* The ready transfer of highest priority, or -1. */
+/* The ready transfer to start next, or -1: the one made ready first (FIFO: backward readies
+ * from the end), or the one of highest priority. */
 static int best_ready(const struct engine *e)
 {
+    if (e->ops.fifo) {
+        for (int k = e->transfers - 1; k >= e->ready_from; k--)
+            if (e->plan[k].state == READY)
+                return k;
+        return -1;
+    }
     for (int k = e->ready_from; k < e->transfers; k++)
         if (e->plan[k].state == READY)
             return k;
     return -1;
+}
+
+static bool has_credit(const struct engine *e)
+{
+    return e->credit_bytes == 0 || e->credit > 0;
 }
 
 /* Tests n of t's requests; -1 when the test failed (the engine has failed). */
@@ -158,8 +175,8 @@ static bool complete(struct engine *e)
 static bool lead(struct engine *e)
 {
     bool any = false;
-    for (int k; e->credit > 0 && !e->failed && (k = best_ready(e)) >= 0; any = true) {
-        if (e->ops.ordered && e->comm->world > 1) {
+    for (int k; has_credit(e) && !e->failed && (k = best_ready(e)) >= 0; any = true) {
+        if (e->ops.ordered && !e->ops.fifo && e->comm->world > 1) {
             struct dt_err err;
             int order = k;
             e->blocked = true;   /* a broadcast's root returns once the message is out */
@@ -242,7 +259,7 @@ static void *engine_main(void *arg)
 
 /* ---------- the rank's side ---------- */
 
-int engine_create(struct engine **engine, struct comm *comm, const size_t *first, const size_t *count, int layers,
+int engine_create(struct engine **engine, struct comm *comm, const size_t *first, const size_t *count, int spans,
                   size_t partition_floats, size_t credit_bytes, struct engine_ops ops, struct dt_err *err)
 {
     *engine = NULL;
@@ -255,7 +272,7 @@ int engine_create(struct engine **engine, struct comm *comm, const size_t *first
     e->ops = ops;
     e->credit_bytes = credit_bytes;
     e->comm = comm;
-    if (make_plan(e, first, count, layers, partition_floats ? partition_floats : 1, err) < 0) {
+    if (make_plan(e, first, count, spans, partition_floats, err) < 0) {
         free(e->plan), free(e->layer_begin), free(e);
         return -1;
     }
@@ -305,7 +322,7 @@ void engine_ready_from(struct engine *e, size_t first)
 }
 
 /* Waits until plan[begin, end) are done (those not made ready count as done). */
-static int wait_span(struct engine *e, int begin, int end, struct dt_err *err)
+static int wait_transfers(struct engine *e, int begin, int end, struct dt_err *err)
 {
     pthread_mutex_lock(&e->lock);
     for (;;) {
@@ -325,14 +342,14 @@ static int wait_span(struct engine *e, int begin, int end, struct dt_err *err)
     return 0;
 }
 
-int engine_wait_layer(struct engine *e, int layer, struct dt_err *err)
+int engine_wait_span(struct engine *e, int span, struct dt_err *err)
 {
-    return wait_span(e, e->layer_begin[layer], e->layer_begin[layer + 1], err);
+    return wait_transfers(e, e->layer_begin[span], e->layer_begin[span + 1], err);
 }
 
 int engine_wait_all(struct engine *e, struct dt_err *err)
 {
-    return wait_span(e, 0, e->transfers, err);
+    return wait_transfers(e, 0, e->transfers, err);
 }
 
 struct engine_stats engine_stats(struct engine *e)

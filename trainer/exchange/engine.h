@@ -1,10 +1,11 @@
-/* engine.h - a rank's communication thread (Horovod's background thread, ByteScheduler's core).
- * A step's gradient transfers are planned once: each layer's gradients cut into partitions, the
- * same plan on every rank. Backward makes them ready, from the last layer towards the first; the
- * thread starts ready ones in priority order (the layer nearest the input first, since the next
- * forward pass needs it first) while credit lasts (bytes under way; one start may overdraw it),
- * returns the credit as each completes, and keeps them moving while the rank computes. The rank
- * waits for them layer by layer.
+/* engine.h - a rank's communication thread (Horovod's background thread, ByteScheduler's core),
+ * through which every method but BSP sends its gradients. A step's transfers are planned once:
+ * spans of the gradient buffer (layers, MG-WFBP's groups, a parameter server's partitions), each
+ * cut into partitions, the same plan on every rank. Backward makes them ready, from the last span
+ * towards the first, and the thread starts them: in the order they became ready (FIFO: WFBP), or
+ * by priority, the span nearest the input first, since the next forward pass needs it first,
+ * while credit lasts (bytes under way; one start may overdraw it; ByteScheduler). It keeps them
+ * moving while the rank computes; the rank waits for a span, or for all.
  *
  * Over collectives every rank must start the same transfers in the same order, yet each rank's
  * ready set and credit differ from moment to moment: rank 0's thread picks and broadcasts each
@@ -30,7 +31,8 @@
 /* One partition of one layer's gradients. */
 struct engine_transfer {
     size_t first, count;       /* floats of the gradient buffer */
-    int layer, part;           /* the layer (0: nearest the input) and the partition within it */
+    int index;                 /* in the plan */
+    int layer, part;           /* the span (0: nearest the input) and the partition within it */
     struct comm_request reqs[ENGINE_MAX_REQUESTS];
     int nreqs;                 /* set by the method's start */
     int state;                 /* the engine's (under its lock) */
@@ -44,7 +46,8 @@ struct engine_ops {
      * engine's thread. 0 or -1 with err. */
     int (*start)(void *ctx, struct comm *comm, struct engine_transfer *t, struct dt_err *err);
     void *ctx;
-    bool ordered;              /* collectives: rank 0 picks the order, the others follow */
+    bool fifo;                 /* start in the order made ready (every rank alike), not by priority */
+    bool ordered;              /* by priority over collectives: rank 0 picks the order, the others follow */
     /* A transfer's credit comes back when its first credit_requests requests complete (0: all
      * of them). A push returns it once sent: were it held until the sum came back, two workers
      * that each pushed a different partition first would each wait for the other's push of it,
@@ -60,11 +63,11 @@ struct engine_stats {
 
 struct engine;
 
-/* The plan: layer l's gradients [first[l], first[l] + count[l]) in partitions of at most
- * partition_floats; credit_bytes under way at once. The thread's transfers go over comm (the
- * caller's; it outlives the engine). 0, or -1 with err (a transport not safe for threads is
- * refused). */
-int engine_create(struct engine **engine, struct comm *comm, const size_t *first, const size_t *count, int layers,
+/* The plan: span l, gradients [first[l], first[l] + count[l]), in partitions of at most
+ * partition_floats (0: whole); credit_bytes under way at once (0: no limit). The thread's
+ * transfers go over comm (the caller's; it outlives the engine). 0, or -1 with err (a transport
+ * not safe for threads is refused). */
+int engine_create(struct engine **engine, struct comm *comm, const size_t *first, const size_t *count, int spans,
                   size_t partition_floats, size_t credit_bytes, struct engine_ops ops, struct dt_err *err);
 
 /* The plan, in priority order (for the method's buffers and the tests). */
@@ -77,9 +80,9 @@ void engine_begin_step(struct engine *e, struct timeline *timeline);
 /* Backward has made gradients [first, end of the buffer) final: their transfers are ready. */
 void engine_ready_from(struct engine *e, size_t first);
 
-/* Waits until layer's transfers of this step are done. 0, or -1 with err when a transfer failed
+/* Waits until span's transfers of this step are done. 0, or -1 with err when a transfer failed
  * (the job must then be aborted). */
-int engine_wait_layer(struct engine *e, int layer, struct dt_err *err);
+int engine_wait_span(struct engine *e, int span, struct dt_err *err);
 
 /* Waits until every transfer that was made ready is done. 0 or -1 with err. */
 int engine_wait_all(struct engine *e, struct dt_err *err);

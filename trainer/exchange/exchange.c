@@ -149,7 +149,9 @@ void exchange_describe_options(const struct exchange_method *method, const struc
 {
     size_t used = 0;
     text[0] = '\0';
-    if (method->serve)
+    if (method->serve && options->ps_colocated)
+        used += (size_t)snprintf(text + used, size - used, "servers=colocated ");
+    else if (method->serve)
         used += (size_t)snprintf(text + used, size - used, "servers=%d ",
                                  options->ps_servers ? options->ps_servers : EXCHANGE_PS_SERVERS);
     if (method->takes_partition && used < size)

@@ -32,6 +32,7 @@ struct exchange_options {
     bool threshold_set;        /* --comm-threshold given: */
     size_t threshold_bytes;    /* mg-wfbp fuses layers by size instead of its measured plan */
     int ps_servers;            /* parameter servers: the last ranks (0: EXCHANGE_PS_SERVERS) */
+    bool ps_colocated;         /* parameter servers: instead, the last rank of every node */
     size_t partition_bytes;    /* the largest piece sent (0: EXCHANGE_PARTITION_BYTES) */
     size_t credit_bytes;       /* bytescheduler: bytes under way at once (0: EXCHANGE_CREDIT_BYTES) */
 };

@@ -73,11 +73,24 @@ static void mgwfbp_destroy(struct exchange *x)
     struct mgwfbp *s = x->state;
     if (!s)
         return;
-    pieces_free(&s->pieces);
+    pieces_close(&s->pieces);
     free(s->first);
     free(s->backward);
     free(s->merged);
     free(s);
+}
+
+/* The plan as spans of the buffer: a group from its first layer to its last (merged[l]: layer l
+ * goes with l - 1). Returns their number. */
+static int group_spans(const struct mgwfbp *s, size_t *first, size_t *count)
+{
+    int groups = 0;
+    for (int l = 0; l < s->layers; l++) {
+        if (l == 0 || !s->merged[l])
+            first[groups] = s->first[l], count[groups++] = 0;
+        count[groups - 1] += s->count[l];
+    }
+    return groups;
 }
 
 static int mgwfbp_create(struct exchange *x, struct dt_err *err)
@@ -94,10 +107,12 @@ static int mgwfbp_create(struct exchange *x, struct dt_err *err)
         return dt_fail(err, "out of memory");
     s->count = s->first + s->layers;
     model_layer_spans(x->model, s->first, s->count);
-    if (pieces_init(&s->pieces, x, err) < 0)
-        return -1;
-    if (!x->options.threshold_set)
+    struct engine_ops ops = {.start = pieces_start_allreduce, .ctx = x, .fifo = true, .what = "allreduce"};
+    if (!x->options.threshold_set) {   /* layer by layer until the plan is made */
+        if (pieces_open(&s->pieces, x, NULL, s->first, s->count, s->layers, 0, 0, ops, err) < 0)
+            return -1;
         return x->workers.count > 1 ? fit_cost(x, s, err) : 0;
+    }
     size_t *bytes = malloc((size_t)s->layers * sizeof *bytes);
     if (!bytes)
         return dt_fail(err, "out of memory");
@@ -108,12 +123,19 @@ static int mgwfbp_create(struct exchange *x, struct dt_err *err)
     s->planned = true;
     snprintf(x->stats.detail, sizeof x->stats.detail, "%d layers in %d groups (--comm-threshold %zu bytes)",
              s->layers, groups, x->options.threshold_bytes);
-    return 0;
+    size_t *first = malloc(2 * (size_t)s->layers * sizeof *first);
+    if (!first)
+        return dt_fail(err, "out of memory");
+    int spans = group_spans(s, first, first + s->layers);
+    int rc = pieces_open(&s->pieces, x, NULL, first, first + s->layers, spans, 0, 0, ops, err);
+    free(first);
+    return rc;
 }
 
 static void mgwfbp_begin_backward(struct exchange *x)
 {
     struct mgwfbp *s = x->state;
+    pieces_begin(&s->pieces, x);
     s->next = s->layers - 1;
     s->mark = timeline_now();
 }
@@ -137,9 +159,20 @@ static int mgwfbp_grads_ready(struct exchange *x, size_t first, struct dt_err *e
         s->mark = now;
     }
     s->next = l - 1;
-    if (s->planned && s->merged[l])
-        return 0;   /* it goes out with the layer before it */
-    return pieces_send_from(&s->pieces, x, s->first[l], err);
+    (void)err;
+    pieces_ready_from(&s->pieces, s->first[l]);   /* a group goes out once its first layer is ready */
+    return 0;
+}
+
+/* The communication thread sends the plan's groups from now on. */
+static int replan(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
+{
+    size_t *first = malloc(2 * (size_t)s->layers * sizeof *first);
+    if (!first)
+        return dt_fail(err, "out of memory");
+    int rc = pieces_replan(&s->pieces, x, first, first + s->layers, group_spans(s, first, first + s->layers), err);
+    free(first);
+    return rc;
 }
 
 /* After the warm-up: the workers' mean backward times, the same on every rank, make the plan. */
@@ -158,6 +191,8 @@ static int make_plan(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
         int groups = grouping_mgwfbp(s->layers, backward, bytes, s->cost, s->merged, &finish);
         rc = groups < 0 ? dt_fail(err, "out of memory") : 0;
         s->planned = rc == 0;
+        if (rc == 0)
+            rc = replan(x, s, err);
         snprintf(x->stats.detail, sizeof x->stats.detail, "%d layers in %d groups from %ld measured steps "
                  "(alpha %.3g s, beta %.3g s/byte; predicted backward + exchange %.3g s)", s->layers, groups,
                  s->measured, s->cost.alpha, s->cost.beta, finish);
@@ -169,8 +204,9 @@ static int make_plan(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
 static int mgwfbp_finish(struct exchange *x, struct dt_err *err)
 {
     struct mgwfbp *s = x->state;
-    if (pieces_finish(&s->pieces, x, err) < 0)
+    if (pieces_wait_all(&s->pieces, x, err) < 0)
         return -1;
+    comm_scale(x->grads, x->count, x->workers.count);
     if (!s->planned && ++s->measured == MGWFBP_WARMUP_STEPS)
         return make_plan(x, s, err);
     return 0;
@@ -183,6 +219,7 @@ const struct exchange_method exchange_mgwfbp = {
             "planned from backward times measured in the first 5 steps and an alpha-beta cost fitted on "
             "the job's links (--comm-threshold BYTES: merged by size instead) (CPU ranks)",
     .needs_op_order = true,
+    .needs_thread = true,
     .create = mgwfbp_create,
     .begin_backward = mgwfbp_begin_backward,
     .grads_ready = mgwfbp_grads_ready,

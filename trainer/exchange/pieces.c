@@ -1,63 +1,72 @@
-/* pieces.c - a step's gradients sent piece by piece and waited for (see pieces.h). */
+/* pieces.c - a step's gradients handed to the communication thread in pieces (see pieces.h). */
 #include "pieces.h"
 
-#include <stdlib.h>
+#include <string.h>
 
-int pieces_init(struct pieces *p, const struct exchange *x, struct dt_err *err)
+int pieces_start_allreduce(void *ctx, struct comm *comm, struct engine_transfer *t, struct dt_err *err)
 {
-    *p = (struct pieces){.unsent_end = x->count};
-    if (!x->transport->iallreduce_sum)
-        return dt_fail(err, "the %s transport has no non-blocking allreduce", x->transport->name);
-    return 0;
+    struct exchange *x = ctx;
+    t->nreqs = 1;
+    return comm->iallreduce_sum(comm, x->grads + t->first, t->count, &t->reqs[0], err);
 }
 
-void pieces_free(struct pieces *p)
+int pieces_open(struct pieces *p, struct exchange *x, struct comm *comm, const size_t *first, const size_t *count,
+                int spans, size_t partition_floats, size_t credit_bytes, struct engine_ops ops, struct dt_err *err)
 {
-    free(p->requests);
-    p->requests = NULL;
-}
-
-/* Starts the sum of grads[first, end): one more request. */
-static int start_piece(struct pieces *p, struct exchange *x, size_t first, size_t end, struct dt_err *err)
-{
-    if (p->started == p->cap) {
-        int cap = p->cap ? 2 * p->cap : 64;
-        struct comm_request *grown = realloc(p->requests, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return dt_fail(err, "out of memory");
-        p->requests = grown, p->cap = cap;
+    memset(p, 0, sizeof *p);
+    if (ops.start == pieces_start_allreduce) {
+        if (!x->transport->iallreduce_sum)
+            return dt_fail(err, "the %s transport has no non-blocking allreduce", x->transport->name);
+        if (x->workers.comm->split(x->workers.comm, 0, x->workers.rank, &p->own, err) < 0)
+            return dt_wrap(err, "a comm for the communication thread");
+        comm = p->own;
     }
-    if (x->transport->iallreduce_sum(x->transport, x->grads + first, end - first, &p->requests[p->started], err) < 0)
-        return dt_wrap(err, "gradients [%zu, %zu)", first, end);
-    p->started++;
-    timeline_instant(x->timeline, LANE_EXCHANGE, "exchange", "iallreduce", timeline_now(), "floats", (double)(end - first));
-    x->stats.pieces++;
-    x->stats.floats += (double)(end - first);
-    return 0;
+    *p = (struct pieces){.own = p->own, .comm = comm, .ops = ops, .partition_floats = partition_floats,
+                         .credit_bytes = credit_bytes};
+    return engine_create(&p->engine, comm, first, count, spans, partition_floats, credit_bytes, ops, err);
 }
 
-int pieces_send_from(struct pieces *p, struct exchange *x, size_t first, struct dt_err *err)
+int pieces_replan(struct pieces *p, struct exchange *x, const size_t *first, const size_t *count, int spans,
+                  struct dt_err *err)
 {
-    if (first >= p->unsent_end)
-        return 0;
-    if (start_piece(p, x, first, p->unsent_end, err) < 0)
-        return -1;
-    p->unsent_end = first;
-    bool done;   /* lets the pieces under way advance while the next layers compute */
-    return x->transport->test_all(x->transport, p->requests, p->started, &done, err);
+    pieces_count(p, x);
+    p->before = (struct engine_stats){(long)x->stats.pieces, x->stats.floats};
+    engine_destroy(p->engine);
+    p->engine = NULL;
+    return engine_create(&p->engine, p->comm, first, count, spans, p->partition_floats, p->credit_bytes, p->ops, err);
 }
 
-int pieces_finish(struct pieces *p, struct exchange *x, struct dt_err *err)
+void pieces_close(struct pieces *p)
 {
-    if (p->unsent_end > 0 && start_piece(p, x, 0, p->unsent_end, err) < 0)
-        return -1;
+    engine_destroy(p->engine);
+    if (p->own)
+        p->own->destroy(p->own);
+    memset(p, 0, sizeof *p);
+}
+
+void pieces_begin(struct pieces *p, const struct exchange *x)
+{
+    engine_begin_step(p->engine, x->timeline);
+}
+
+void pieces_ready_from(struct pieces *p, size_t first)
+{
+    engine_ready_from(p->engine, first);
+}
+
+void pieces_count(struct pieces *p, struct exchange *x)
+{
+    struct engine_stats now = engine_stats(p->engine);
+    x->stats.pieces = p->before.started + now.started;
+    x->stats.floats = p->before.floats + now.floats;
+}
+
+int pieces_wait_all(struct pieces *p, struct exchange *x, struct dt_err *err)
+{
+    engine_ready_from(p->engine, 0);
     double start = timeline_now();
-    int rc = x->transport->wait_all(x->transport, p->requests, p->started, err);
+    int rc = engine_wait_all(p->engine, err);
     timeline_span(x->timeline, LANE_EXCHANGE, "exchange", "wait", start, timeline_now());
-    p->started = 0;
-    p->unsent_end = x->count;
-    if (rc < 0)
-        return dt_wrap(err, "waiting for the gradient exchange");
-    comm_scale(x->grads, x->count, x->workers.count);
-    return 0;
+    pieces_count(p, x);
+    return rc < 0 ? dt_wrap(err, "waiting for the gradient exchange") : 0;
 }

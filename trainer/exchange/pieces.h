@@ -1,26 +1,47 @@
-/* pieces.h - what WFBP-like methods share: the gradient buffer sent in pieces, from its end towards
- * its start as backward completes it, each piece a non-blocking sum over the transport; the step
- * waits for all of them and takes the mean. */
+/* pieces.h - what the methods that send a step's gradients in pieces share (WFBP, MG-WFBP,
+ * ByteScheduler, the parameter servers): the pieces are spans of the gradient buffer handed to
+ * the rank's communication thread (engine.h) as backward completes them; the step waits for all
+ * of them (or, layer-wise, for each before its forward pass). Over allreduce the thread has its
+ * own duplicate of the workers' comm. */
 #ifndef PIECES_H
 #define PIECES_H
 
+#include "engine.h"
 #include "exchange.h"
 
 struct pieces {
-    struct comm_request *requests;   /* this step's transfers */
-    int started, cap;
-    size_t unsent_end;               /* gradients [0, unsent_end) not yet sent this step */
+    struct engine *engine;
+    struct comm *own;                /* allreduce: the thread's duplicate of the workers' comm */
+    struct comm *comm;               /* the thread's */
+    struct engine_ops ops;
+    size_t partition_floats, credit_bytes;
+    struct engine_stats before;      /* counted by engines this one replaced (MG-WFBP's plan) */
 };
 
-/* Ready for a step over grads[0, count); fails when the transport has no non-blocking sum. */
-int pieces_init(struct pieces *p, const struct exchange *x, struct dt_err *err);
-void pieces_free(struct pieces *p);
+/* The engine's start of an allreduce of a partition (ops.ctx: the exchange). */
+int pieces_start_allreduce(void *ctx, struct comm *comm, struct engine_transfer *t, struct dt_err *err);
 
-/* Sends grads[first, unsent_end) as one piece (nothing when first is not below unsent_end) and
- * lets the pieces under way advance. */
-int pieces_send_from(struct pieces *p, struct exchange *x, size_t first, struct dt_err *err);
+/* Pieces of x's gradients: span l is [first[l], first[l] + count[l]), cut into partitions of at
+ * most partition_floats (0: whole), credit_bytes under way (0: no limit). Over allreduce when
+ * ops.start is pieces_start_allreduce (a duplicate of the workers' comm is made for it), else over
+ * comm. 0 or -1 with err. */
+int pieces_open(struct pieces *p, struct exchange *x, struct comm *comm, const size_t *first, const size_t *count,
+                int spans, size_t partition_floats, size_t credit_bytes, struct engine_ops ops, struct dt_err *err);
+/* The same pieces with new spans (MG-WFBP, once planned), counting on. Between steps. */
+int pieces_replan(struct pieces *p, struct exchange *x, const size_t *first, const size_t *count, int spans,
+                  struct dt_err *err);
+void pieces_close(struct pieces *p);
 
-/* Sends what is left, waits for every piece, divides by the workers: the mean. */
-int pieces_finish(struct pieces *p, struct exchange *x, struct dt_err *err);
+/* A step's backward begins: the spans wait for their gradients again. */
+void pieces_begin(struct pieces *p, const struct exchange *x);
+
+/* Backward has made gradients [first, end) final: the pieces inside go out. */
+void pieces_ready_from(struct pieces *p, size_t first);
+
+/* Sends what is left and waits for every piece; x->stats counts them. 0 or -1 with err. */
+int pieces_wait_all(struct pieces *p, struct exchange *x, struct dt_err *err);
+
+/* x->stats from the pieces sent so far. */
+void pieces_count(struct pieces *p, struct exchange *x);
 
 #endif

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "fault.h"
+#include "placement.h"
 
 #define PS_TAG_CONTROL 1
 #define PS_TAG_FIRST 16
@@ -30,10 +31,14 @@ struct partition {
 struct ps {
     int servers, workers, me;  /* me: this server's index, or -1 on a worker */
     size_t partition_bytes;
+    bool by_layer;             /* each layer cut on its own */
     struct comm *group;        /* the workers' comm, or the servers' */
     struct comm *traffic;      /* the world's duplicate the partitions travel on */
+    int *server_rank;          /* server index -> world rank, then worker index -> world rank: */
+    int *worker_rank;          /* (one allocation) */
     struct partition *parts;
     int nparts;
+    const float *grads;        /* worker: what it pushes */
     float *inbox;              /* worker: the sums coming back; server: its partitions, worker after worker */
     float *sums;               /* server: the sums of its partitions */
     size_t mine;               /* server: floats of its partitions */
@@ -60,10 +65,16 @@ static int cut(struct ps *s, size_t first, size_t count, size_t per, size_t *loa
     return 0;
 }
 
+/* Floats in a partition, at most. */
+static size_t per_partition(const struct ps *s)
+{
+    return s->partition_bytes / sizeof(float) ? s->partition_bytes / sizeof(float) : 1;
+}
+
 /* The partitions of the whole buffer, or of each layer. */
 static int plan_partitions(struct ps *s, const struct exchange *x, bool by_layer, struct dt_err *err)
 {
-    size_t per = s->partition_bytes / sizeof(float) ? s->partition_bytes / sizeof(float) : 1;
+    size_t per = per_partition(s);
     int layers = by_layer ? model_layer_spans(x->model, NULL, NULL) : 1;
     size_t *first = calloc((size_t)layers, sizeof *first), *count = calloc((size_t)layers, sizeof *count);
     size_t *load = calloc((size_t)s->servers, sizeof *load), most = x->count / per + (size_t)layers + 1;
@@ -79,23 +90,6 @@ static int plan_partitions(struct ps *s, const struct exchange *x, bool by_layer
     return rc;
 }
 
-int ps_partitions(const struct ps *ps)
-{
-    return ps->nparts;
-}
-
-void ps_partition(const struct ps *ps, int p, size_t *first, size_t *count, int *server)
-{
-    *first = ps->parts[p].first;
-    *count = ps->parts[p].count;
-    *server = ps->workers + ps->parts[p].server;
-}
-
-struct comm *ps_traffic(struct ps *ps)
-{
-    return ps->traffic;
-}
-
 const float *ps_sums(const struct ps *ps)
 {
     return ps->inbox;
@@ -109,16 +103,43 @@ void ps_describe(const struct ps *s, char *text, size_t size)
 
 /* ---------- a worker ---------- */
 
-int ps_push(struct ps *s, struct comm *comm, const float *grads, int p, struct comm_request reqs[2],
-            struct dt_err *err)
+/* The engine's start of transfer t: the push of partition t->index and the receive of its sum. */
+static int start_push(void *ctx, struct comm *comm, struct engine_transfer *t, struct dt_err *err)
 {
+    struct ps *s = ctx;
+    int p = t->index;
     const struct partition *part = &s->parts[p];
-    int server = s->workers + part->server;
+    int server = s->server_rank[part->server];
     size_t bytes = part->count * sizeof(float);
-    if (comm->isend(comm, grads + part->first, bytes, server, PS_TAG_FIRST + p, &reqs[0], err) < 0 ||
-        comm->irecv(comm, s->inbox + part->first, bytes, server, PS_TAG_FIRST + p, &reqs[1], err) < 0)
+    t->nreqs = 2;
+    if (comm->isend(comm, s->grads + part->first, bytes, server, PS_TAG_FIRST + p, &t->reqs[0], err) < 0 ||
+        comm->irecv(comm, s->inbox + part->first, bytes, server, PS_TAG_FIRST + p, &t->reqs[1], err) < 0)
         return dt_wrap(err, "pushing partition %d to server rank %d", p, server);
     return 0;
+}
+
+/* The engine's spans are the layers cut as the partitions are (by layer), or the partitions
+ * themselves: either way its transfer k is partition k. */
+int ps_open_pieces(struct ps *s, struct exchange *x, struct pieces *pieces, bool by_priority, size_t credit_bytes,
+                   struct dt_err *err)
+{
+    int spans = s->by_layer ? model_layer_spans(x->model, NULL, NULL) : s->nparts;
+    size_t *first = calloc((size_t)spans + 1, sizeof *first), *count = calloc((size_t)spans + 1, sizeof *count);
+    if (!first || !count)
+        return free(first), free(count), dt_fail(err, "out of memory");
+    if (s->by_layer)
+        model_layer_spans(x->model, first, count);
+    for (int p = 0; !s->by_layer && p < s->nparts; p++)
+        first[p] = s->parts[p].first, count[p] = s->parts[p].count;
+    struct engine_ops ops = {.start = start_push, .ctx = s, .fifo = !by_priority, .credit_requests = 1,
+                             .what = "push"};
+    int rc = pieces_open(pieces, x, s->traffic, first, count, spans, s->by_layer ? per_partition(s) : 0,
+                         credit_bytes, ops, err);
+    free(first), free(count);
+    int transfers;
+    if (rc == 0 && (engine_plan(pieces->engine, &transfers), transfers != s->nparts))
+        rc = dt_fail(err, "the communication thread plans %d transfers for %d partitions", transfers, s->nparts);
+    return rc;
 }
 
 int ps_tell_servers(struct exchange *x, struct ps *s, int what, struct dt_err *err)
@@ -126,8 +147,8 @@ int ps_tell_servers(struct exchange *x, struct ps *s, int what, struct dt_err *e
     if (s->group->rank != 0)
         return 0;
     for (int k = 0; k < s->servers; k++)   /* a few bytes: sent at once, whatever the server does */
-        if (x->transport->send(x->transport, &what, sizeof what, s->workers + k, PS_TAG_CONTROL, err) < 0)
-            return dt_wrap(err, "telling server rank %d %s", s->workers + k, what ? "a step comes" : "to stop");
+        if (x->transport->send(x->transport, &what, sizeof what, s->server_rank[k], PS_TAG_CONTROL, err) < 0)
+            return dt_wrap(err, "telling server rank %d %s", s->server_rank[k], what ? "a step comes" : "to stop");
     return 0;
 }
 
@@ -155,8 +176,8 @@ static int post_receives(struct ps *s, int *local, struct dt_err *err)
         if (part->server != s->me)
             continue;
         for (int w = 0; w < s->workers; w++)
-            if (s->traffic->irecv(s->traffic, s->inbox + (size_t)w * s->mine + slot, part->count * sizeof(float), w,
-                                  PS_TAG_FIRST + p, &s->reqs[j * s->workers + w], err) < 0)
+            if (s->traffic->irecv(s->traffic, s->inbox + (size_t)w * s->mine + slot, part->count * sizeof(float),
+                                  s->worker_rank[w], PS_TAG_FIRST + p, &s->reqs[j * s->workers + w], err) < 0)
                 return -1;
         local[j++] = p;
         slot += part->count;
@@ -186,7 +207,7 @@ static int serve_step(struct ps *s, int *local, int nlocal, struct dt_err *err)
             const struct partition *part = &s->parts[local[j]];
             sum_partition(s, slot, part->count);
             for (int w = 0; w < s->workers && rc == 0; w++)
-                rc = s->traffic->isend(s->traffic, s->sums + slot, part->count * sizeof(float), w,
+                rc = s->traffic->isend(s->traffic, s->sums + slot, part->count * sizeof(float), s->worker_rank[w],
                                        PS_TAG_FIRST + local[j], &sends[j * s->workers + w], err);
             summed[j] = 1, left--, moved = true;
         }
@@ -210,7 +231,7 @@ int ps_serve(struct exchange *x, struct ps *s, struct dt_err *err)
     int rc = 0;
     for (long step = 1; rc == 0; step++) {
         int control = -1;
-        if (x->transport->recv(x->transport, &control, sizeof control, 0, PS_TAG_CONTROL, err) < 0) {
+        if (x->transport->recv(x->transport, &control, sizeof control, s->worker_rank[0], PS_TAG_CONTROL, err) < 0) {
             rc = dt_wrap(err, "server %d waiting for step %ld", s->me, step);
             break;
         }
@@ -236,10 +257,48 @@ void ps_free(struct ps *s)
     if (s->traffic)
         s->traffic->destroy(s->traffic);
     free(s->parts);
+    free(s->server_rank);
     free(s->inbox);
     free(s->sums);
     free(s->reqs);
     free(s);
+}
+
+/* Which ranks serve (placement.h), and this rank's index among the servers (or -1). */
+static int place(struct ps *s, struct comm *world, const struct exchange_options *options, struct dt_err *err)
+{
+    int n = world->world, dedicated = options->ps_servers ? options->ps_servers : EXCHANGE_PS_SERVERS;
+    bool *serving = calloc((size_t)n, sizeof *serving);
+    const char **hosts = calloc((size_t)n, sizeof *hosts);
+    char *names = options->ps_colocated ? calloc((size_t)n, sizeof world->hostname) : NULL;
+    s->server_rank = calloc(2 * (size_t)n, sizeof *s->server_rank);
+    int rc = serving && hosts && s->server_rank && (names || !options->ps_colocated) ? 0 : dt_fail(err, "out of memory");
+    if (rc == 0 && names)   /* every rank's host: the last rank of each serves */
+        rc = world->allgather(world, world->hostname, sizeof world->hostname, names, err);
+    for (int r = 0; rc == 0 && names && r < n; r++)
+        hosts[r] = names + (size_t)r * sizeof world->hostname;
+    if (rc == 0) {
+        s->servers = placement_servers(n, hosts, dedicated, options->ps_colocated, serving);
+        s->workers = n - s->servers;
+        s->worker_rank = s->server_rank + s->servers;
+        s->me = -1;
+        for (int r = 0, k = 0, w = 0; r < n; r++) {
+            if (serving[r] && r == world->rank)
+                s->me = k;
+            if (serving[r])
+                s->server_rank[k++] = r;
+            else
+                s->worker_rank[w++] = r;
+        }
+    }
+    if (rc == 0 && s->workers < 1)
+        rc = options->ps_colocated
+                 ? dt_fail(err, "--ps-colocated: every node's last rank serves, and no rank is left to train (run 2 "
+                           "or more ranks per node)")
+                 : dt_fail(err, "%d rank%s cannot hold %d server%s and a worker (--ps-servers)", n, n == 1 ? "" : "s",
+                           dedicated, dedicated == 1 ? "" : "s");
+    free(serving), free(hosts), free(names);
+    return rc;
 }
 
 /* A server's buffers: every worker's pushes of its partitions, their sums, two requests each. */
@@ -261,15 +320,12 @@ int ps_open(struct exchange *x, bool by_layer, struct ps **ps, struct dt_err *er
     struct ps *s = *ps = calloc(1, sizeof *s);
     if (!s)
         return dt_fail(err, "out of memory");
-    s->servers = x->options.ps_servers ? x->options.ps_servers : EXCHANGE_PS_SERVERS;
-    s->workers = world->world - s->servers;
     s->partition_bytes = x->options.partition_bytes ? x->options.partition_bytes : EXCHANGE_PARTITION_BYTES;
     if (!world->isend || !world->irecv)
         return dt_fail(err, "the %s transport has no point-to-point messages", world->name);
-    if (s->workers < 1)
-        return dt_fail(err, "%d rank%s cannot hold %d server%s and a worker (--ps-servers)", world->world,
-                       world->world == 1 ? "" : "s", s->servers, s->servers == 1 ? "" : "s");
-    s->me = world->rank >= s->workers ? world->rank - s->workers : -1;
+    if (place(s, world, &x->options, err) < 0)
+        return -1;
+    s->by_layer = by_layer;
     if (world->split(world, s->me >= 0, world->rank, &s->group, err) < 0 ||
         world->split(world, 0, world->rank, &s->traffic, err) < 0 || plan_partitions(s, x, by_layer, err) < 0)
         return -1;
@@ -278,6 +334,7 @@ int ps_open(struct exchange *x, bool by_layer, struct ps **ps, struct dt_err *er
     ps_describe(s, x->stats.detail, sizeof x->stats.detail);
     if (x->serving)
         return server_buffers(s, err);
+    s->grads = x->grads;
     s->inbox = malloc((x->count + 1) * sizeof(float));
     return s->inbox ? 0 : dt_fail(err, "out of memory");
 }
@@ -286,50 +343,29 @@ int ps_open(struct exchange *x, bool by_layer, struct ps **ps, struct dt_err *er
 
 struct ps_worker {
     struct ps *ps;
-    bool layerwise;            /* wfbp-ps */
-    int next;                  /* partitions [0, next) not yet pushed this step */
-    bool told;                 /* the servers know this step has begun */
-    struct comm_request *reqs; /* two per partition */
-    int nreqs;
+    struct pieces pieces;      /* the partitions, pushed by the communication thread */
 };
 
-/* Pushes every partition not yet pushed that lies in [first, end), from the last. */
-static int push_from(struct exchange *x, struct ps_worker *w, size_t first, struct dt_err *err)
+static void ps_begin_backward(struct exchange *x)
 {
-    if (!w->told && ps_tell_servers(x, w->ps, 1, err) < 0)   /* before the step's first push */
-        return -1;
-    w->told = true;
-    while (w->next > 0 && w->ps->parts[w->next - 1].first >= first) {
-        int p = --w->next;
-        if (ps_push(w->ps, w->ps->traffic, x->grads, p, &w->reqs[w->nreqs], err) < 0)
-            return -1;
-        w->nreqs += 2;
-        timeline_instant(x->timeline, LANE_EXCHANGE, "exchange", "push", timeline_now(), "partition", p);
-        x->stats.pieces++;
-        x->stats.floats += (double)w->ps->parts[p].count;
-    }
-    bool done;
-    return w->ps->traffic->test_all(w->ps->traffic, w->reqs, w->nreqs, &done, err);
+    struct ps_worker *w = x->state;
+    if (ps_tell_servers(x, w->ps, 1, &x->pending) < 0)   /* before the step's first push */
+        x->failed = true;
+    pieces_begin(&w->pieces, x);
 }
 
 static int ps_grads_ready(struct exchange *x, size_t first, struct dt_err *err)
 {
+    (void)err;
     struct ps_worker *w = x->state;
-    return w->layerwise ? push_from(x, w, first, err) : 0;
+    pieces_ready_from(&w->pieces, first);
+    return 0;
 }
 
 static int ps_finish(struct exchange *x, struct dt_err *err)
 {
     struct ps_worker *w = x->state;
-    if (push_from(x, w, 0, err) < 0)
-        return dt_wrap(err, "the parameter-server exchange");
-    double start = timeline_now();
-    int rc = w->ps->traffic->wait_all(w->ps->traffic, w->reqs, w->nreqs, err);
-    timeline_span(x->timeline, LANE_EXCHANGE, "exchange", "wait", start, timeline_now());
-    w->nreqs = 0;
-    w->next = ps_partitions(w->ps);
-    w->told = false;
-    if (rc < 0)
+    if (pieces_wait_all(&w->pieces, x, err) < 0)
         return dt_wrap(err, "the parameter-server exchange");
     memcpy(x->grads, ps_sums(w->ps), x->count * sizeof(float));
     comm_scale(x->grads, x->count, x->workers.count);
@@ -354,8 +390,8 @@ static void ps_destroy(struct exchange *x)
     struct ps_worker *w = x->state;
     if (!w)
         return;
+    pieces_close(&w->pieces);
     ps_free(w->ps);
-    free(w->reqs);
     free(w);
 }
 
@@ -365,12 +401,9 @@ static int ps_create(struct exchange *x, struct dt_err *err)
     if (!w)
         return dt_fail(err, "out of memory");
     x->state = w;
-    w->layerwise = x->method == &exchange_wfbp_ps;
     if (ps_open(x, false, &w->ps, err) < 0)
         return -1;
-    w->next = ps_partitions(w->ps);
-    w->reqs = calloc(2 * (size_t)w->next + 1, sizeof *w->reqs);
-    return w->reqs ? 0 : dt_fail(err, "out of memory");
+    return x->serving ? 0 : ps_open_pieces(w->ps, x, &w->pieces, false, 0, err);
 }
 
 const struct exchange_method exchange_bsp_ps = {
@@ -378,8 +411,10 @@ const struct exchange_method exchange_bsp_ps = {
     .aliases = "ps",
     .help = "a parameter server: the last --ps-servers ranks (1) sum the workers' gradients, pushed in "
             "partitions of --partition-bytes (4096000) after backward (CPU ranks)",
+    .needs_thread = true,
     .takes_partition = true,
     .create = ps_create,
+    .begin_backward = ps_begin_backward,
     .finish = ps_finish,
     .serve = ps_method_serve,
     .close = ps_close,
@@ -391,8 +426,10 @@ const struct exchange_method exchange_wfbp_ps = {
     .aliases = "",
     .help = "as bsp-ps, each partition pushed as soon as backward has completed it (CPU ranks)",
     .needs_op_order = true,
+    .needs_thread = true,
     .takes_partition = true,
     .create = ps_create,
+    .begin_backward = ps_begin_backward,
     .grads_ready = ps_grads_ready,
     .finish = ps_finish,
     .serve = ps_method_serve,

@@ -11,6 +11,7 @@
 #define PS_H
 
 #include "exchange.h"
+#include "pieces.h"
 
 struct ps;
 
@@ -19,17 +20,12 @@ struct ps;
 int ps_open(struct exchange *x, bool by_layer, struct ps **ps, struct dt_err *err);
 void ps_free(struct ps *ps);
 
-/* The comm pushes travel on (a worker's communication thread owns it during a step). */
-struct comm *ps_traffic(struct ps *ps);
-
-/* Partitions: how many, and p's floats and server (world rank). */
-int ps_partitions(const struct ps *ps);
-void ps_partition(const struct ps *ps, int p, size_t *first, size_t *count, int *server);
-
-/* A worker pushes partition p of grads over comm and asks for its sum into ps's inbox: two
- * requests into reqs. 0 or -1 with err. */
-int ps_push(struct ps *ps, struct comm *comm, const float *grads, int p, struct comm_request reqs[2],
-            struct dt_err *err);
+/* The worker's pieces (pieces.h) are the partitions, pushed over the servers' comm: each transfer k of
+ * the engine's plan pushes partition k and asks for its sum into the inbox (the plan must be cut
+ * as the partitions are); its credit comes back once the push is out. by_priority: ByteScheduler's
+ * order, else as backward readies them. */
+int ps_open_pieces(struct ps *ps, struct exchange *x, struct pieces *pieces, bool by_priority, size_t credit_bytes,
+                   struct dt_err *err);
 
 /* The sums that came back (the inbox, indexed like the gradient buffer). */
 const float *ps_sums(const struct ps *ps);
