@@ -13,6 +13,18 @@ static int same_row(const struct run_record *a, const struct run_record *b)
            strcmp(a->tag, b->tag) == 0 && strcmp(a->comm, b->comm) == 0 && strcmp(a->comm_options, b->comm_options) == 0;
 }
 
+/* The ranks that trained: a parameter-server run's servers (comm_options "servers=N", or
+ * "servers=colocated": one per node) are not GPUs of the seeds' columns. */
+static int workers_of(const struct run_record *r)
+{
+    const char *servers = strstr(r->comm_options, "servers=");
+    if (!servers)
+        return r->world_size;
+    servers += strlen("servers=");
+    int n = strncmp(servers, "colocated", 9) == 0 ? r->nodes : atoi(servers);
+    return n > 0 && n < r->world_size ? r->world_size - n : r->world_size;
+}
+
 static int compare_ints(const void *a, const void *b)
 {
     return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
@@ -26,10 +38,10 @@ static int column_sizes(const struct run_record *runs, int n, int **sizes)
         return -1;
     for (int i = 0; i < n; i++) {
         int j = 0;
-        while (j < count && s[j] != runs[i].world_size)
+        while (j < count && s[j] != workers_of(&runs[i]))
             j++;
         if (j == count)
-            s[count++] = runs[i].world_size;
+            s[count++] = workers_of(&runs[i]);
     }
     qsort(s, (size_t)count, sizeof *s, compare_ints);
     *sizes = s;
@@ -55,7 +67,7 @@ static struct cell cell_of(const struct run_record *runs, int n, const struct ru
 {
     struct cell c = {0};
     for (int i = 0; i < n; i++)
-        if (runs[i].world_size == world && counts_for(&runs[i], r, any_method))
+        if (workers_of(&runs[i]) == world && counts_for(&runs[i], r, any_method))
             rates[c.repeats++] = runs[i].final_data_per_sec;
     stats_mean_std(rates, c.repeats, &c.mean, &c.std);
     return c;

@@ -360,14 +360,22 @@ static void test_throughput_of_logs(void **state)
     }
     /* records: the method table, mean +- sample std of each model/batch/tag/method at each rank count */
     tu_fixture(dir, sizeof dir, "methods");
-    run_analyze((char *[]){"throughput", dir, NULL}, &r);
+    char ps_dir[4096];
+    tu_fixture(ps_dir, sizeof ps_dir, "methods-ps");
+    run_analyze((char *[]){"throughput", dir, ps_dir, NULL}, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.out, "| Model | BS | Tag | Method | Baseline | 1 GPU | 2 GPUs | 4 GPUs |"));
     assert_true(tu_contains(r.out, "| lenet | 64 | 1gbit | bsp-a2a | 1005.0 | 1005.000 +- 7.07 | 1950.000 +- 50.00 | "
                                    "2500.000 +- 0.00 |"));
     assert_true(tu_contains(r.out, "| lenet | 64 | 10gbit | bsp-a2a | 1020.0 | 1020.000 +- 0.00 | 1990.000 +- 0.00 | "
                                    "3920.000 +- 28.28 |"));
-    assert_true(tu_contains(r.err, "throughput: 0 log runs, 10 records read, 0 not completed (left out), 0 lines skipped"));
+    /* parameter servers: the columns count workers, not the server ranks (3 ranks with one server;
+     * 4 ranks on 2 nodes, colocated: 2 workers) */
+    assert_true(tu_contains(r.out, "| lenet | 64 | 1gbit | bsp-ps (servers=1 partition=4096000) | 1005.0 | - | "
+                                   "1900.000 +- 0.00 | - |"));
+    assert_true(tu_contains(r.out, "| lenet | 64 | 1gbit | bsp-ps (servers=colocated partition=4096000) | 1005.0 | - | "
+                                   "1800.000 +- 0.00 | - |"));
+    assert_true(tu_contains(r.err, "throughput: 0 log runs, 12 records read, 0 not completed (left out), 0 lines skipped"));
     tu_result_free(&r);
     run_analyze((char *[]){"throughput", "--format", "csv", dir, NULL}, &r);
     assert_true(tu_contains(r.out, "lenet,64,1gbit,bsp-a2a,1005.0,1005.000 +- 7.07,1950.000 +- 50.00,2500.000 +- 0.00\n"));
