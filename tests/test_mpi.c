@@ -285,7 +285,7 @@ static void test_parameter_servers_end_where_allreduce_ends(void **state)
  * at 8000 bytes: 26 partitions) and credit smaller than a partition (one under way at a time), sent
  * by the communication thread with rank 0 choosing the order (a2a) or each worker its own (ps), each
  * layer updated just before its next forward: the sums and updates are BSP's, so are the parameters,
- * bitwise; also for ResNet-18's 41 layers (synthetic data, 3 steps) with a larger credit. */
+ * bitwise. Then every method on ResNet-18 (synthetic data, 3 steps). */
 static void test_bytescheduler_ends_where_allreduce_ends(void **state)
 {
     (void)state;
@@ -319,19 +319,33 @@ static void test_bytescheduler_ends_where_allreduce_ends(void **state)
     assert_string_equal(rec.comm_options, "partition=8000 credit=4000");
     record_free(&rec);
 
-    struct tu_result r18[3];
+    /* ResNet-18, every method but BSP against BSP (its 41 layers with parameters: convolutions,
+     * batch norms, the classifier) */
     const char *resnet = "--model resnet18 --dataset synthetic --optimizer adam --lr 0.001 --max-steps 3 "
                          "--eval-every 0 --quiet";
-    train_with(2, resnet, "4", "r18bsp", "", &r18[0]);
-    train_with(2, resnet, "4", "r18bs", "--comm bytescheduler-a2a --partition-bytes 400000 --credit-bytes 300000",
-               &r18[1]);
-    train_with(3, resnet, "4", "r18ps", "--comm bytescheduler-ps --partition-bytes 400000 --credit-bytes 300000",
-               &r18[2]);
-    assert_same_params("r18bsp.rank0", "r18bs.rank1");
-    assert_same_params("r18bsp.rank0", "r18ps.rank1");
-    assert_true(tu_contains(r18[1].err, "41 layers in 142 partitions of up to 400000 bytes"));
-    for (int i = 0; i < 3; i++)
-        tu_result_free(&r18[i]);
+    const struct {
+        int ranks;
+        const char *out, *options;
+    } r18[] = {
+        {2, "r18bs", "--comm bytescheduler-a2a --partition-bytes 400000 --credit-bytes 300000"},
+        {3, "r18bsps", "--comm bytescheduler-ps --partition-bytes 400000 --credit-bytes 300000"},
+        {2, "r18wfbp", "--comm wfbp-a2a"},
+        {2, "r18mg", "--comm mg-wfbp --comm-threshold 2000000"},
+        {3, "r18ps", "--comm bsp-ps --partition-bytes 1000000"},
+        {3, "r18wps", "--comm wfbp-ps --partition-bytes 1000000"},
+    };
+    struct tu_result r;
+    train_with(2, resnet, "4", "r18bsp", "", &r);
+    tu_result_free(&r);
+    for (size_t i = 0; i < sizeof r18 / sizeof r18[0]; i++) {
+        char name[64];
+        train_with(r18[i].ranks, resnet, "4", r18[i].out, r18[i].options, &r);
+        if (i == 0)
+            assert_true(tu_contains(r.err, "41 layers in 142 partitions of up to 400000 bytes"));
+        tu_result_free(&r);
+        snprintf(name, sizeof name, "%s.rank1", r18[i].out);
+        assert_same_params("r18bsp.rank0", name);
+    }
     tu_result_free(&bsp);
     tu_result_free(&a2a);
     tu_result_free(&ps1);

@@ -7,9 +7,13 @@
 #include <time.h>
 
 /* How long the thread sleeps when transfers are under way but none moved: MPI advances them only
- * inside its calls, so the thread calls in again this often. Short beside a layer's compute;
- * long enough that a polling thread leaves the cores to the compute it overlaps. */
-#define ENGINE_POLL_NS 20000
+ * inside its calls, so the thread calls in again. While the rank waits for a transfer (its cores
+ * are idle) every ENGINE_POLL_FAST_NS; while it computes, backing off from that to
+ * ENGINE_POLL_SLOW_NS, so the polling leaves the cores to the compute it overlaps (on a node with
+ * fewer cores than threads every wake-up is taken from the compute). Work made ready wakes the
+ * thread at once. */
+#define ENGINE_POLL_FAST_NS 20000L
+#define ENGINE_POLL_SLOW_NS 1000000L
 
 enum transfer_state { WAITING, READY, STARTED, DONE };
 
@@ -26,6 +30,8 @@ struct engine {
     pthread_cond_t moved;          /* the rank: a transfer finished, or one failed */
     pthread_t thread;
     bool running, stop, failed, blocked;
+    int waiters;                   /* the rank's threads in a wait (poll fast) */
+    long poll_ns;                  /* the thread's current pause */
     struct dt_err error;
     long credit;                   /* bytes that may still start (negative: overdrawn) */
     int ready_from;                /* plan[ready_from...] have been made ready this step */
@@ -226,11 +232,18 @@ static bool follow(struct engine *e, int *order)
     return false;
 }
 
+/* Sleeps until work is made ready, the rank starts waiting, or the pause is over; the pause
+ * doubles each time nothing moved, up to the slow poll, unless the rank waits. */
 static void pause_briefly(struct engine *e)
 {
-    pthread_mutex_unlock(&e->lock);
-    nanosleep(&(struct timespec){0, ENGINE_POLL_NS}, NULL);
-    pthread_mutex_lock(&e->lock);
+    long ns = e->waiters > 0 ? ENGINE_POLL_FAST_NS : e->poll_ns;
+    e->poll_ns = ns * 2 < ENGINE_POLL_SLOW_NS ? ns * 2 : ENGINE_POLL_SLOW_NS;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += ns;
+    if (until.tv_nsec >= 1000000000L)
+        until.tv_sec++, until.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&e->wake, &e->lock, &until);
 }
 
 static void *engine_main(void *arg)
@@ -246,8 +259,10 @@ static void *engine_main(void *arg)
         bool moved = complete(e);
         moved |= leads(e) ? lead(e) : follow(e, &order);
         bool waiting_for_order = !leads(e) && order < 0 && e->picked < e->transfers && e->ready_from < e->transfers;
-        if (moved)
+        if (moved) {
+            e->poll_ns = ENGINE_POLL_FAST_NS;
             continue;
+        }
         if (e->in_flight > 0 || waiting_for_order)
             pause_briefly(e);
         else
@@ -277,6 +292,7 @@ int engine_create(struct engine **engine, struct comm *comm, const size_t *first
         return -1;
     }
     e->credit = (long)credit_bytes;
+    e->poll_ns = ENGINE_POLL_FAST_NS;
     pthread_mutex_init(&e->lock, NULL);
     pthread_cond_init(&e->wake, NULL);
     pthread_cond_init(&e->moved, NULL);
@@ -336,7 +352,10 @@ static int wait_transfers(struct engine *e, int begin, int end, struct dt_err *e
             k++;
         if (k == end)
             break;
+        e->waiters++;
+        pthread_cond_signal(&e->wake);   /* the thread polls fast while the rank waits */
         pthread_cond_wait(&e->moved, &e->lock);
+        e->waiters--;
     }
     pthread_mutex_unlock(&e->lock);
     return 0;

@@ -1,0 +1,100 @@
+#!/bin/sh
+# bench/methods_shaped.sh BINDIR [OUTDIR] - the seeds' method comparison (seed 004) on this machine:
+# the test cluster (tests/cluster/: 4 nodes, gn01+gn02 on one leaf, gn03+gn04 on the other) with the
+# links between the leaves shaped to each of RATES, every gradient-exchange method at 2 and 4
+# workers, REPEATS runs each, one job at a time (chained by --dependency) through the project's sbatch
+# template; dtrain-analyze throughput turns the records into the seeds' table (mean +- std of
+# samples/s). Beside it, in the same run, dtrain-commbench's busbw against raw MPI_Allreduce between
+# two nodes across the shaped link (the goal: >= 0.95 from 4 MB up).
+#
+# Placement: 2 workers on gn01 and gn03 (their allreduce crosses the shaped link), 4 on gn01-gn04,
+# one rank per node; parameter servers at 2 workers get a node of their own (gn01, gn02 train, gn03
+# serves: both pushes cross the link), at 4 workers they are colocated (--ps-colocated, 2 ranks per
+# node). The nodes share this machine's 2 cores: at 4 workers (8 ranks with colocated servers) the
+# CPU, not the link, bounds what is measured; the rates are real, the compute is not a GPU's.
+# Needs root (it starts the test cluster). Environment: RATES ("1gbit 10gbit"), REPEATS (3), MODEL
+# (cnn), BATCH (32), STEPS (60), METHODS (all seven).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+bin=$(cd "${1:?usage: methods_shaped.sh BINDIR [OUTDIR]}" && pwd)
+out=${2:-$top/build/bench-methods}
+cluster=$top/tests/cluster
+# shellcheck source=../tests/cluster/cluster.conf.sh
+. "$cluster/cluster.conf.sh"
+[ "$(id -u)" = 0 ] || { echo "methods_shaped: needs root (it starts the test cluster)" >&2; exit 1; }
+rates=${RATES:-1gbit 10gbit}
+repeats=${REPEATS:-3}
+methods=${METHODS:-bsp-a2a wfbp-a2a mg-wfbp bytescheduler-a2a bsp-ps wfbp-ps bytescheduler-ps}
+train="--model ${MODEL:-cnn} --dataset fashion-mnist --batch-size ${BATCH:-32} --max-steps ${STEPS:-60} --eval-every 0 \
+--log-every 10 -q"
+
+rm -rf "$out" && mkdir -p "$out"
+"$cluster/down.sh"
+trap '"$cluster/down.sh"' EXIT
+"$cluster/up.sh" >/dev/null
+export SLURM_CONF="$DTC_DIR/etc/slurm.conf" PATH="$DTC_DIR/bin:$PATH" DTRAIN_BIN="$bin" DTRAIN_THREADS=1
+export DTRAIN_RUN_DIR="$out/runs"
+cd "$out"
+
+last=""   # the job submitted last: each job waits for it (one run at a time, none sharing a link)
+submit() {   # submit SBATCH-ARGS...: queued after the last one
+    last=$(sbatch --parsable ${last:+--dependency=afterany:$last} "$@")
+}
+
+wait_last() {   # until the last job has left the queue
+    while [ -n "$(squeue -h -j "$last" 2>/dev/null)" ]; do sleep 0.5; done
+}
+
+job() {   # job NODES TASKS_PER_NODE NODELIST TRAINER-OPTIONS...: one run, queued
+    n=$1 per=$2 nodes=$3
+    shift 3
+    # shellcheck disable=SC2086  # $train: options, split on purpose
+    submit -N "$n" --ntasks-per-node="$per" --gpus-per-node=0 --exclusive -w "$nodes" -o "$out/%x-%j.out" \
+        -J bench "$top/sbatch/dtrain.sbatch" $train "$@"
+}
+
+commbench() {   # commbench NAME [--raw]: dtrain-commbench on 2 nodes across the link, into NAME.out
+    name=$1
+    shift
+    submit -N 2 --ntasks-per-node=1 --exclusive -w 'gn[01,03]' -o "$out/$name.out" -J commbench --wrap \
+        "srun --mpi=pmix $bin/dtrain --gpus-per-node 0 -- $bin/dtrain-commbench -b 4M -e 32M -n 4 -w 1 $*"
+}
+
+for rate in $rates; do
+    "$cluster/link.sh" "$rate"
+    export DTRAIN_TAG="$rate"
+    echo "== links between the leaves at $rate: $repeats repeats of 1 worker and of every method at 2 and 4" >&2
+    for k in $(seq "$repeats"); do
+        job 1 1 gn01 --comm bsp-a2a
+        for m in $methods; do
+            case $m in
+                *-ps)
+                    job 3 1 'gn[01-03]' --comm "$m"
+                    job 4 2 'gn[01-04]' --comm "$m" --ps-colocated ;;
+                *)
+                    job 2 1 'gn[01,03]' --comm "$m"
+                    job 4 1 'gn[01-04]' --comm "$m" ;;
+            esac
+        done
+    done
+    for k in 1 2 3; do
+        commbench "ours-$rate.$k"
+        commbench "raw-$rate.$k" --raw
+    done
+    wait_last   # the next rate reshapes the links
+done
+"$bin/dtrain-analyze" throughput "$out/runs/records.jsonl" > "$out/methods.md"
+echo "## samples/s, mean +- std of $repeats runs (model ${MODEL:-cnn}, batch ${BATCH:-32} per worker, ${STEPS:-60} steps)"
+cat "$out/methods.md"
+for rate in $rates; do
+    echo
+    echo "## busbw across the $rate link, 2 nodes (best of 3): dtrain's transport vs raw MPI_Allreduce"
+    echo "| bytes | dtrain transport busbw (GB/s) | raw MPI_Allreduce busbw (GB/s) | ratio |"
+    echo "|---|---|---|---|"
+    for side in ours raw; do
+        awk '!/^#/ && NF >= 6 { if ($6 > b[$1]) b[$1] = $6 } END { for (s in b) print s, b[s] }' "$out/$side-$rate".*.out |
+            sort -n > "$out/$side-$rate"
+    done
+    join "$out/ours-$rate" "$out/raw-$rate" | awk '{ printf "| %s | %.4f | %.4f | %.2f |\n", $1, $2, $3, $2 / $3 }'
+done
