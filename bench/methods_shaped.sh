@@ -27,13 +27,17 @@ rates=${RATES:-1gbit 10gbit}
 repeats=${REPEATS:-3}
 methods=${METHODS:-bsp-a2a wfbp-a2a mg-wfbp bytescheduler-a2a bsp-ps wfbp-ps bytescheduler-ps}
 train="--model ${MODEL:-cnn} --dataset fashion-mnist --batch-size ${BATCH:-32} --max-steps ${STEPS:-60} --eval-every 0 \
---log-every 10 -q"
+--log-every 10 -q --timeout 5"
 
 rm -rf "$out" && mkdir -p "$out"
 "$cluster/down.sh"
 trap '"$cluster/down.sh"' EXIT
+trap 'exit 130' INT TERM   # so that the EXIT trap brings the cluster down
 "$cluster/up.sh" >/dev/null
-export SLURM_CONF="$DTC_DIR/etc/slurm.conf" PATH="$DTC_DIR/bin:$PATH" DTRAIN_BIN="$bin" DTRAIN_THREADS=1
+# The nodes share this machine's cores: binding each node's first rank to "its" core 0 would pile
+# every node's first rank onto one core (and busy-polling MPI collectives starve the rest).
+export SLURM_CONF="$DTC_DIR/etc/slurm.conf" PATH="$DTC_DIR/bin:$PATH" DTRAIN_BIN="$bin" DTRAIN_THREADS=1 \
+    DTRAIN_LAUNCH_OPTIONS=--no-bind
 export DTRAIN_RUN_DIR="$out/runs"
 cd "$out"
 

@@ -20,8 +20,11 @@
 #define PS_TAG_FIRST 16
 /* MPI guarantees tags up to 32767: partitions beyond are refused (use larger partitions). */
 #define PS_MAX_PARTITIONS (32767 - PS_TAG_FIRST)
-/* How long a server sleeps when no push moved (MPI advances them only inside its calls). */
-#define PS_POLL_NS 20000
+/* How long a server sleeps when no push moved (MPI advances them only inside its calls): from
+ * the first to the second, doubling while nothing moves, so that an idle server (colocated, beside
+ * its node's workers) leaves them the cores. */
+#define PS_POLL_FIRST_NS 20000L
+#define PS_POLL_MOST_NS 1000000L
 
 struct partition {
     size_t first, count;       /* floats of the gradient buffer */
@@ -196,6 +199,7 @@ static int serve_step(struct ps *s, int *local, int nlocal, struct dt_err *err)
     if (!summed)
         return dt_fail(err, "out of memory");
     int left = nlocal, rc = 0;
+    long pause = PS_POLL_FIRST_NS;
     while (left > 0 && rc == 0) {
         bool moved = false;
         size_t slot = 0;
@@ -211,8 +215,12 @@ static int serve_step(struct ps *s, int *local, int nlocal, struct dt_err *err)
                                        PS_TAG_FIRST + local[j], &sends[j * s->workers + w], err);
             summed[j] = 1, left--, moved = true;
         }
-        if (!moved && rc == 0)
-            nanosleep(&(struct timespec){0, PS_POLL_NS}, NULL);
+        if (moved)
+            pause = PS_POLL_FIRST_NS;
+        else if (rc == 0) {
+            nanosleep(&(struct timespec){0, pause}, NULL);
+            pause = pause * 2 < PS_POLL_MOST_NS ? pause * 2 : PS_POLL_MOST_NS;
+        }
     }
     free(summed);
     if (rc == 0)
