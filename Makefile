@@ -47,10 +47,11 @@ EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/excha
                 trainer/exchange/mgwfbp.c trainer/exchange/ps.c trainer/exchange/grouping.c \
                 trainer/exchange/engine.c trainer/exchange/bytescheduler.c trainer/exchange/placement.c
 LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
-            trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c
+            trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c trainer/loop/profile.c \
+            trainer/loop/emulate.c
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/loader.c $(LOOP_SRC) \
                $(EXCHANGE_SRC) trainer/comm/comm_single.c trainer/backend/device_choice.c $(GPU_SRC) logs/seedlog.c
-TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread $(GPU_LIBS)
+TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread -ljansson $(GPU_LIBS)
 # Only dtrain-train links MPI (the launcher never does, and tests of the loop use comm_single).
 MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS := $(shell pkg-config --libs ompi-c 2>/dev/null)

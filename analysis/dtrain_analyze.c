@@ -399,6 +399,15 @@ static int throughput_command(int argc, char **argv)
     return rc;
 }
 
+/* Whether some runs of set were emulated and some real. */
+static bool mixes_emulated_and_real(const struct record_set *set)
+{
+    int emulated = 0;
+    for (int i = 0; i < set->count; i++)
+        emulated += set->runs[i].emulation[0] != '\0';
+    return emulated > 0 && emulated < set->count;
+}
+
 static int table_command(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -432,6 +441,9 @@ static int table_command(int argc, char **argv)
     struct record_set set = {0};
     int rc = load_records("table", argv + optind, argc - optind, &set);
     struct dt_err err;
+    if (rc == 0 && mixes_emulated_and_real(&set))
+        fprintf(stderr, "dtrain-analyze table: warning: the records mix emulated runs (dtrain-train --emulate) "
+                "with real ones; `throughput` tables them apart\n");
     if (rc == 0 && speedup_table(stdout, set.runs, set.count, &opt, &err) < 0) {
         fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
         rc = 2;

@@ -10,7 +10,8 @@
 static int same_row(const struct run_record *a, const struct run_record *b)
 {
     return strcmp(a->model, b->model) == 0 && a->batch_per_replica == b->batch_per_replica &&
-           strcmp(a->tag, b->tag) == 0 && strcmp(a->comm, b->comm) == 0 && strcmp(a->comm_options, b->comm_options) == 0;
+           strcmp(a->tag, b->tag) == 0 && strcmp(a->emulation, b->emulation) == 0 && strcmp(a->comm, b->comm) == 0 &&
+           strcmp(a->comm_options, b->comm_options) == 0;
 }
 
 /* The ranks that trained: a parameter-server run's servers (comm_options "servers=N", or
@@ -58,7 +59,8 @@ static int counts_for(const struct run_record *o, const struct run_record *r, in
 {
     if (!any_method)
         return same_row(o, r);
-    return strcmp(o->model, r->model) == 0 && o->batch_per_replica == r->batch_per_replica && strcmp(o->tag, r->tag) == 0;
+    return strcmp(o->model, r->model) == 0 && o->batch_per_replica == r->batch_per_replica && strcmp(o->tag, r->tag) == 0 &&
+           strcmp(o->emulation, r->emulation) == 0;   /* an emulated run is never a real one's baseline */
 }
 
 /* rates: room for n values, the cell's scratch. */
@@ -108,9 +110,11 @@ int methods_table(FILE *out, const struct run_record *runs, int n, enum methods_
             continue;
         rows++;
         struct cell base = cell_of(runs, n, &runs[i], 1, 1, rates);
-        fprintf(out, "%s%s%s%d%s%s%s%s%s%s%s%s", format == METHODS_MD ? "| " : "", runs[i].model, sep,
-                runs[i].batch_per_replica, sep, runs[i].tag[0] ? runs[i].tag : "-", sep, runs[i].comm,
-                runs[i].comm_options[0] ? " (" : "", runs[i].comm_options, runs[i].comm_options[0] ? ")" : "", sep);
+        fprintf(out, "%s%s%s%d%s%s%s%s%s%s%s%s%s%s%s", format == METHODS_MD ? "| " : "", runs[i].model, sep,
+                runs[i].batch_per_replica, sep, runs[i].tag[0] || runs[i].emulation[0] ? runs[i].tag : "-",
+                runs[i].emulation[0] ? " (emulated: " : "", runs[i].emulation, runs[i].emulation[0] ? ")" : "", sep,
+                runs[i].comm, runs[i].comm_options[0] ? " (" : "", runs[i].comm_options, runs[i].comm_options[0] ? ")" : "",
+                sep);
         if (base.repeats)
             fprintf(out, "%.1f", base.mean);
         else

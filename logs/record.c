@@ -46,6 +46,7 @@ static json_t *to_json(const struct run_record *r)
                                         r->exit_state, "error", r->error, "resumed", r->resumed));
     json_object_set_new(o, "tag", json_string(r->tag));
     json_object_set_new(o, "comm_options", json_string(r->comm_options));
+    json_object_set_new(o, "emulation", json_string(r->emulation));
     return o;
 }
 
@@ -117,6 +118,8 @@ static const struct field fields[] = {
     /* version 2's: absent (version 1) means none */
     {"comm_options", FIELD_TEXT, offsetof(struct run_record, comm_options),
      sizeof(((struct run_record *)0)->comm_options), 1},
+    /* emulated runs came later: absent means a real run */
+    {"emulation", FIELD_TEXT, offsetof(struct run_record, emulation), sizeof(((struct run_record *)0)->emulation), 1},
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 

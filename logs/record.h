@@ -33,6 +33,7 @@ struct run_record {
     char error[512];              /* why, when failed */
     char version[32];             /* dtrain's */
     char tag[128];                /* the user's label of the run (dtrain-train --tag: "1gbit"); "" when none */
+    char emulation[320];          /* an emulated run's compute ("profile=F rate=R dilate=K"); "" for a real run */
 };
 
 /* Appends the record as one line, with a single write() to a file opened O_APPEND, so lines of

@@ -120,6 +120,9 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
     /* version 2's: absent (version 1) means none */
     if (rc == 0 && json_object_get(o, "comm_options"))
         rc = get_string(o, "comm_options", r->comm_options, sizeof r->comm_options, err);
+    /* emulated runs came later: absent means a real run */
+    if (rc == 0 && json_object_get(o, "emulation"))
+        rc = get_string(o, "emulation", r->emulation, sizeof r->emulation, err);
     json_decref(o);
     if (rc < 0)
         record_free(r);

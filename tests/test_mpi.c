@@ -378,6 +378,56 @@ static void test_method_options_belong_to_their_methods(void **state)
     tu_result_free(&r);
 }
 
+/* --emulate at 4 ranks (oversubscribed: the ranks wait, they do not compute): a hand-made LeNet
+ * profile of 104 ms a step (each layer 8 ms forward and 12 ms backward, the update 4 ms) gives
+ * 4 x 2 samples every 104 ms within 5%, with the exchange real (BSP's allreduce of LeNet's
+ * gradients); the record says the run was emulated. */
+static void test_four_emulated_ranks_take_their_profile_time(void **state)
+{
+    (void)state;
+    require_mpirun();
+    char profile[4200], records[4200], text[2048] = "", cmd[16384];
+    const char *names[] = {"conv 0", "conv 1", "linear 2", "linear 3", "linear 4"};
+    const int params[] = {156, 2416, 30840, 10164, 850};
+    for (int l = 0; l < 5; l++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s{\"name\": \"%s\", \"params\": %d, "
+                 "\"forward_seconds\": 0.008, \"backward_seconds\": 0.012}", l ? ", " : "", names[l], params[l]);
+    snprintf(profile, sizeof profile, "%s/lenet-profile.json", dir);
+    snprintf(records, sizeof records, "%s/emulated.jsonl", dir);
+    FILE *f = fopen(profile, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"format\": \"dtrain-profile\", \"version\": 1, \"model\": \"lenet\", \"device\": \"by hand\", "
+            "\"backend\": \"none\", \"batch\": 2, \"steps\": 1, \"update_seconds\": 0.004, \"step_seconds\": 0.105, "
+            "\"layers\": [%s]}\n", text);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 4 %s --gpus-per-node 0 -- %s --model lenet --dataset synthetic "
+             "--batch-size 2 --max-steps 24 --eval-every 0 --log-every 1000 --quiet --emulate %s --record %s",
+             mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"), profile, records);
+    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    struct tu_env env = {0};
+    mpi_environment(&env);
+    struct tu_result r;
+    assert_int_equal(tu_run(argv, env.vars, &r), 0);
+    tu_env_free(&env);
+    if (r.status != 0)
+        print_error("%s\n%s", cmd, r.err);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    f = fopen(records, "r");
+    assert_non_null(f);
+    char line[65536];
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    struct run_record rec;
+    struct dt_err err;
+    assert_int_equal(record_parse(line, &rec, &err), 0);
+    double expected = 4 * 2 / 0.104;
+    print_message("4 emulated ranks: %.2f samples/s (expected %.2f)\n", rec.final_data_per_sec, expected);
+    assert_true(fabs(rec.final_data_per_sec / expected - 1) < 0.05);
+    assert_true(strstr(rec.emulation, "profile=") && strstr(rec.emulation, "lenet-profile.json rate=0 dilate=1"));
+    record_free(&rec);
+}
+
 /* A parameter server killed mid-run (it kills itself before serving step 20): the job ends,
  * non-zero, within seconds, as when a worker dies. */
 static void test_a_killed_server_ends_the_job(void **state)
@@ -541,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_parameter_servers_end_where_allreduce_ends),
         cmocka_unit_test(test_bytescheduler_ends_where_allreduce_ends),
         cmocka_unit_test(test_method_options_belong_to_their_methods),
+        cmocka_unit_test(test_four_emulated_ranks_take_their_profile_time),
         cmocka_unit_test(test_a_killed_server_ends_the_job),
         cmocka_unit_test(test_commbench_times_and_checks_the_transport),
         cmocka_unit_test(test_the_mpi_transport_splits_sums_and_sends),

@@ -25,7 +25,8 @@ static int same_record(const struct run_record *a, const struct run_record *b)
                               offsetof(struct run_record, comm), offsetof(struct run_record, start_time),
                               offsetof(struct run_record, end_time), offsetof(struct run_record, exit_state),
                               offsetof(struct run_record, error), offsetof(struct run_record, version),
-                              offsetof(struct run_record, tag)};
+                              offsetof(struct run_record, tag), offsetof(struct run_record, comm_options),
+                              offsetof(struct run_record, emulation)};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (strcmp((const char *)a + strings[i], (const char *)b + strings[i]) != 0)
             return 0;

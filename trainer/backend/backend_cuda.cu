@@ -874,6 +874,16 @@ int backend_cuda_sync(struct backend *be)
     return cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize") && !failed(st) ? 0 : -1;
 }
 
+void backend_cuda_device_name(struct backend *be, char *name, size_t size)
+{
+    cuda_state *st = state_of(be->state);
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, st->device) == cudaSuccess)
+        snprintf(name, size, "%s (device %d)", prop.name, st->device);
+    else
+        snprintf(name, size, "CUDA device %d", st->device);
+}
+
 void backend_cuda_sgd(struct backend *be, float *params, const float *grads, float *momentum_buf, size_t count, float lr,
                       float momentum, float weight_decay, bool first)
 {

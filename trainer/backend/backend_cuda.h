@@ -71,6 +71,8 @@ int backend_cuda_staged(struct backend *be);
 
 /* Waits for everything queued. -1 when something failed (backend_cuda_error says what). */
 int backend_cuda_sync(struct backend *be);
+/* "NVIDIA H100 80GB HBM3 (device 0)": the GPU's name, into name. */
+void backend_cuda_device_name(struct backend *be, char *name, size_t size);
 /* The stream the backend's work runs on (a cudaStream_t). */
 void *backend_cuda_stream(struct backend *be);
 

@@ -29,6 +29,7 @@ void backend_cuda_unpin(struct backend *be, void *h) { (void)be, (void)h; }
 int backend_cuda_stage(struct backend *be, int slot, const struct cuda_copy *c, int n) { return (void)be, (void)slot, (void)c, (void)n, -1; }
 int backend_cuda_staged(struct backend *be) { return (void)be, -1; }
 void *backend_cuda_stream(struct backend *be) { return (void)be, NULL; }
+void backend_cuda_device_name(struct backend *be, char *name, size_t size) { (void)be, snprintf(name, size, "none"); }
 
 void backend_cuda_sgd(struct backend *be, float *p, const float *g, float *m, size_t count, float lr, float momentum,
                       float weight_decay, bool first)

@@ -219,3 +219,32 @@ int device_sync(struct run *r, struct dt_err *err)
 {
     return r->gpu && backend_cuda_sync(r->gpu) < 0 ? device_failed(r, err) : 0;
 }
+
+/* The CPU's model name, from /proc/cpuinfo ("unknown CPU" where there is none). */
+static void cpu_model(char *name, size_t size)
+{
+    snprintf(name, size, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(name, size, "%s", colon + 2);
+            name[strcspn(name, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+void device_describe(const struct run *r, int threads, char *text, size_t size)
+{
+    if (r->gpu) {
+        backend_cuda_device_name(r->gpu, text, size);
+        return;
+    }
+    char cpu[160];
+    cpu_model(cpu, sizeof cpu);
+    snprintf(text, size, "cpu: %d thread%s of %s", threads, threads == 1 ? "" : "s", cpu);
+}

@@ -75,4 +75,7 @@ int device_graph_step(struct run *r, const float *x, const int *y, int batch, de
 /* Waits for everything queued on the GPU; 0 on the CPU. */
 int device_sync(struct run *r, struct dt_err *err);
 
+/* What the run computes on, for a profile: the GPU's name, or "cpu: T threads of MODEL". */
+void device_describe(const struct run *r, int threads, char *text, size_t size);
+
 #endif

@@ -21,7 +21,9 @@ void run_begin_update(struct run *r, bool counted)
 
 void run_update_range(struct run *r, size_t first, size_t count)
 {
-    if (r->gpu)
+    if (r->emulating)
+        emulate_update(&r->emu, count);
+    else if (r->gpu)
         device_update_range(r, first, count);
     else
         optim_update_range(&r->opt, r->params, r->grads, first, count);
@@ -36,6 +38,8 @@ void run_free(struct run *r)
 {
     timeline_close(r->timeline_file, &(struct dt_err){0});   /* still open: the run failed */
     trace_free(&r->trace);
+    profile_free(&r->measured);
+    emulation_close(&r->emu);
     exchange_destroy(&r->exchange);
     if (r->nccl)
         comm_nccl_destroy(r->nccl);
@@ -126,7 +130,15 @@ int run_setup(struct run *r, const struct train_config *cfg, struct comm *comm, 
         model_build(&r->model, cfg->model, r->train.c, r->train.h, r->train.w, r->train.classes, err) < 0 ||
         choose_backend(r, cfg, err) < 0)
         return -1;
-    if (initial_state(r, cfg, comm, err) < 0 || workspace_create(&r->ws, &r->model, r->be, cfg->batch, err) < 0 ||
+    if (cfg->emulate && r->gpu)
+        return dt_fail(err, "--emulate runs on CPU ranks: the profile stands for the device (drop --device cuda)");
+    if (cfg->emulate && emulation_open(&r->emu, cfg->emulate, cfg->emulate_rate, cfg->dilate > 0 ? cfg->dilate : 1,
+                                       cfg->batch, &r->model, err) < 0)
+        return -1;
+    r->emulating = cfg->emulate != NULL;
+    /* an emulated run computes nothing: no activations to keep */
+    if (initial_state(r, cfg, comm, err) < 0 ||
+        (!r->emulating && workspace_create(&r->ws, &r->model, r->be, cfg->batch, err) < 0) ||
         optim_create(&r->opt, cfg->optimizer, r->model.num_params, err) < 0)
         return -1;
     size_t sample = (size_t)r->train.c * r->train.h * r->train.w;

@@ -6,10 +6,12 @@
 #include "backend.h"
 #include "data.h"
 #include "device.h"
+#include "emulate.h"
 #include "exchange.h"
 #include "loader.h"
 #include "nn.h"
 #include "optim.h"
+#include "profile.h"
 #include "trace.h"
 #include "train.h"
 
@@ -31,6 +33,9 @@ struct run {
     struct timeline *timeline_file;   /* --timeline: this rank's trace, open */
     struct timeline *timeline;        /* where steps are recorded now (NULL after --timeline-steps) */
     struct step_trace trace;
+    struct profile measured;   /* --profile-out: summed over the counted steps */
+    struct emulation emu;      /* --emulate */
+    bool emulating;
 };
 
 /* Opens the data, builds the model on its backend, sets every rank to rank 0's initial values and

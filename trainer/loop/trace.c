@@ -4,10 +4,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int trace_init(struct step_trace *s, const struct model *m, struct timeline *t)
+/* Whether the hooks do anything. */
+static bool active(const struct step_trace *s)
 {
-    *s = (struct step_trace){.timeline = t};
-    if (!t)
+    return s->timeline || s->profile;
+}
+
+int trace_init(struct step_trace *s, const struct model *m, struct timeline *t, struct profile *profile)
+{
+    *s = (struct step_trace){.timeline = t, .profile = profile};
+    if (!active(s))
         return 0;
     s->layers = model_layer_spans(m, NULL, NULL);
     const char **kinds = malloc(((size_t)s->layers + 1) * sizeof *kinds);
@@ -27,27 +33,35 @@ void trace_free(struct step_trace *s)
     s->names = NULL;
 }
 
-/* Ends the span of the layer being timed (category cat) and starts the next one's. */
-static void next_layer(struct step_trace *s, const char *cat, int next)
+double trace_now_settled(struct step_trace *s)
 {
-    double now = timeline_now();
-    if (s->layer >= 0 && s->layer < s->layers)
-        timeline_span(s->timeline, LANE_COMPUTE, cat, s->names[s->layer], s->mark, now);
-    s->layer = next;
-    s->mark = now;
+    if (s->profile && s->settle)
+        s->settle(s->settle_ctx);
+    return timeline_now();
+}
+
+/* Layer `layer` of a pass (cat: "forward" or "backward") ran from s->mark to now. */
+static void layer_ran(struct step_trace *s, const char *cat, int layer, double now)
+{
+    if (layer < 0 || layer >= s->layers)
+        return;
+    timeline_span(s->timeline, LANE_COMPUTE, cat, s->names[layer], s->mark, now);
+    if (s->profile && s->counting)
+        (cat[0] == 'f' ? s->profile->forward : s->profile->backward)[layer] += now - s->mark;
 }
 
 static void on_needed(void *ctx, size_t first, size_t count)
 {
     struct step_trace *s = ctx;
-    next_layer(s, "forward", s->layer + 1);
-    if (s->need)
+    layer_ran(s, "forward", s->layer++, trace_now_settled(s));
+    if (s->need)   /* a layer-wise exchange's wait is not the layer's compute */
         s->need->call(s->need->ctx, first, count);
+    s->mark = timeline_now();
 }
 
 const struct params_needed *trace_forward(struct step_trace *s, const struct params_needed *need)
 {
-    if (!s->timeline)
+    if (!active(s))
         return need;
     s->need = need;
     s->layer = -1;
@@ -57,24 +71,23 @@ const struct params_needed *trace_forward(struct step_trace *s, const struct par
 
 void trace_forward_done(struct step_trace *s)
 {
-    if (s->timeline)
-        next_layer(s, "forward", -1);
+    if (active(s))
+        layer_ran(s, "forward", s->layer, trace_now_settled(s));
+    s->layer = -1;
 }
 
 static void on_ready(void *ctx, size_t first)
 {
     struct step_trace *s = ctx;
-    double now = timeline_now();
-    if (--s->layer >= 0)   /* backward has finished this layer: its span began at the last mark */
-        timeline_span(s->timeline, LANE_COMPUTE, "backward", s->names[s->layer], s->mark, now);
-    s->mark = now;
+    layer_ran(s, "backward", --s->layer, trace_now_settled(s));   /* backward has finished this layer */
     if (s->ready.call)
         s->ready.call(s->ready.ctx, first);
+    s->mark = timeline_now();
 }
 
 struct grads_ready trace_backward(struct step_trace *s, struct grads_ready ready)
 {
-    if (!s->timeline)
+    if (!active(s))
         return ready;
     s->ready = ready;
     s->layer = s->layers;   /* backward finishes the last layer first */

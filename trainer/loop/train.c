@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_cuda.h"
 #include "checkpoint.h"
 #include "fault.h"
 #include "restart.h"
@@ -35,8 +36,9 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
 {
     struct batch b = {.n = batch, .x = x, .labels = y};
     double t0 = timeline_now();
-    *loss = model_forward(&r->model, r->be, &r->ws, run_params(r), run_buffers(r), &b, true,
-                          trace_forward(&r->trace, exchange_forward_hook(&r->exchange)), NULL);
+    const struct params_needed *need = trace_forward(&r->trace, exchange_forward_hook(&r->exchange));
+    *loss = r->emulating ? emulate_forward(&r->emu, need)
+                         : model_forward(&r->model, r->be, &r->ws, run_params(r), run_buffers(r), &b, true, need, NULL);
     trace_forward_done(&r->trace);
     double t1 = timeline_now();
     timeline_span(r->timeline, LANE_COMPUTE, "step", "forward", t0, t1);
@@ -44,9 +46,13 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
         return -1;
     if (!captured && !isfinite(*loss))
         return 1;
-    backend_zero(r->be, run_grads(r), r->model.num_params * sizeof(float));
+    if (!r->emulating)   /* (an emulated run's gradients stay zero: nothing writes them but their sums) */
+        backend_zero(r->be, run_grads(r), r->model.num_params * sizeof(float));
     struct grads_ready hook = trace_backward(&r->trace, exchange_backward_hook(&r->exchange));
-    model_backward_notify(&r->model, r->be, &r->ws, run_params(r), run_grads(r), batch, &hook);
+    if (r->emulating)
+        emulate_backward(&r->emu, &hook);
+    else
+        model_backward_notify(&r->model, r->be, &r->ws, run_params(r), run_grads(r), batch, &hook);
     double t2 = timeline_now();
     timeline_span(r->timeline, LANE_COMPUTE, "step", "backward", t1, t2);
     if (exchange_finish(&r->exchange, err) < 0)
@@ -56,7 +62,10 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
     run_begin_update(r, captured);
     if (!exchange_updates_itself(&r->exchange))   /* else each layer's, before its next forward */
         run_update_range(r, 0, r->model.num_params);
-    timeline_span(r->timeline, LANE_COMPUTE, "step", "update", t3, timeline_now());
+    double t4 = trace_now_settled(&r->trace);
+    timeline_span(r->timeline, LANE_COMPUTE, "step", "update", t3, t4);
+    if (r->trace.counting)
+        r->measured.update += t4 - t3;
     return 0;
 }
 
@@ -70,6 +79,7 @@ struct loop {
     bool leader;               /* only rank 0 prints the log lines */
     long first, total, per_epoch;
     double samples_per_step, start, epoch_start, eval_time;
+    double dilate;             /* --dilate: wall seconds per reported second */
     struct watchdog wd;
 };
 
@@ -145,10 +155,49 @@ static int open_timeline(struct loop *l, struct dt_err *err)
     snprintf(process, sizeof process, "rank %d on %s", l->comm->rank, l->comm->hostname);
     if (!(r->timeline_file = timeline_open(path, l->comm->rank, process, err)))
         return -1;
-    if (trace_init(&r->trace, &r->model, r->timeline_file) < 0)
-        return dt_fail(err, "out of memory");
     record_into(r, r->timeline_file);
     return 0;
+}
+
+static void settle_gpu(void *gpu)
+{
+    backend_cuda_sync(gpu);   /* a failure shows at the step's device_check */
+}
+
+/* What the layer hooks record: --timeline's spans, --profile-out's sums (on a GPU, each mark
+ * waits for the work queued before it, so the times are the device's). 0 or -1 with err. */
+static int start_tracing(struct loop *l, struct dt_err *err)
+{
+    struct run *r = &l->r;
+    if (l->cfg->timeline && open_timeline(l, err) < 0)
+        return -1;
+    if (l->cfg->profile_out && profile_for_model(&r->measured, &r->model, err) < 0)
+        return -1;
+    if (trace_init(&r->trace, &r->model, r->timeline_file, l->cfg->profile_out ? &r->measured : NULL) < 0)
+        return dt_fail(err, "out of memory");
+    if (r->gpu)
+        r->trace.settle = settle_gpu, r->trace.settle_ctx = r->gpu;
+    record_into(r, r->timeline_file);
+    return 0;
+}
+
+/* --profile-out: rank 0 writes the mean of the counted steps. 0 or -1 with err. */
+static int write_profile(struct loop *l, struct dt_err *err)
+{
+    struct profile *p = &l->r.measured;
+    if (p->steps < 1)
+        return dt_fail(err, "--profile-out: no step was measured (the first %d are warm-up: run more steps)",
+                       PROFILE_WARMUP_STEPS);
+    if (!l->leader)
+        return 0;
+    double n = (double)p->steps;
+    for (int k = 0; k < p->layers; k++)
+        p->forward[k] /= n, p->backward[k] /= n;
+    p->update /= n, p->step /= n;
+    p->batch = l->cfg->batch;
+    snprintf(p->backend, sizeof p->backend, "%s", l->r.be->name);
+    device_describe(&l->r, l->cfg->threads, p->device, sizeof p->device);
+    return profile_write(p, l->cfg->profile_out, err);
 }
 
 /* Fetches step's batch and trains on it: eagerly, or as a replayed CUDA graph (the first step of
@@ -161,6 +210,7 @@ static int step_once(struct loop *l, long step, double *loss, struct dt_err *err
     fault_injection_point(l->comm->rank, step);
     if (l->cfg->timeline_steps > 0 && step - l->first > l->cfg->timeline_steps)
         record_into(r, NULL);   /* enough steps recorded */
+    r->trace.counting = l->cfg->profile_out && step > l->first + PROFILE_WARMUP_STEPS;
     double start = timeline_now();
     if (device_next_batch(r, &x, &y, err) < 0 || device_batch_in(r, x, y, l->cfg->batch, &x, &y, err) < 0)
         return -1;
@@ -169,7 +219,10 @@ static int step_once(struct loop *l, long step, double *loss, struct dt_err *err
                  : train_step(r, x, y, l->cfg->batch, false, loss, err);
     char name[32];
     snprintf(name, sizeof name, "step %ld", step);
-    timeline_span(r->timeline, LANE_COMPUTE, "step", name, start, timeline_now());
+    double end = timeline_now();
+    timeline_span(r->timeline, LANE_COMPUTE, "step", name, start, end);
+    if (r->trace.counting)
+        r->measured.step += end - start, r->measured.steps++;
     if (rc < 0)
         return dt_wrap(err, "step %ld", step);
     if (rc > 0 || !isfinite(*loss))
@@ -212,7 +265,7 @@ static void print_eta(long step, long total, double elapsed, double loss)
 static void account_step(struct loop *l, long step, double loss)
 {
     struct train_result *res = l->res;
-    double trained = timeline_now() - l->start - l->eval_time;
+    double trained = (timeline_now() - l->start - l->eval_time) / l->dilate;   /* at real time */
     res->seconds = trained;
     res->steps = step;
     res->final_loss = loss;
@@ -241,10 +294,10 @@ static int end_epoch(struct loop *l, long step, struct dt_err *err)
     const struct train_config *cfg = l->cfg;
     struct train_result *res = l->res;
     int epoch = (int)((step - 1) / l->per_epoch);
-    double train_sec = timeline_now() - l->epoch_start;
+    double train_sec = (timeline_now() - l->epoch_start) / l->dilate;
     res->epoch_seconds[epoch] = train_sec;
     res->epoch_accuracy[epoch] = -1;
-    if (cfg->eval_every > 0 && ((epoch + 1) % cfg->eval_every == 0 || step == l->total)) {
+    if (cfg->eval_every > 0 && !l->r.emulating && ((epoch + 1) % cfg->eval_every == 0 || step == l->total)) {
         double e0 = timeline_now();
         if (exchange_settle(&l->r.exchange, err) < 0 || (res->final_accuracy = evaluate(&l->r, cfg->batch, err)) < 0)
             return -1;
@@ -324,7 +377,8 @@ static int begin(struct loop *l, struct dt_err *err)
     l->samples_per_step = (double)cfg->batch * l->r.workers.count;
     l->comm = l->r.workers.comm;
     l->leader = l->comm->rank == 0;
-    return cfg->timeline ? open_timeline(l, err) : 0;
+    l->dilate = l->r.emulating && cfg->dilate > 0 ? cfg->dilate : 1;
+    return start_tracing(l, err);
 }
 
 /* What only the end of a run can tell: the backend's late failures, the parameters out. */
@@ -338,6 +392,8 @@ static int finish(struct loop *l, int rc, struct dt_err *err)
         rc = -1;
     if (rc == 0 && l->cfg->params_out)
         rc = restart_write_params(r, l->cfg->params_out, err);
+    if (rc == 0 && l->cfg->profile_out)
+        rc = write_profile(l, err);
     struct timeline *timeline = r->timeline_file;
     r->timeline_file = NULL;
     record_into(r, NULL);

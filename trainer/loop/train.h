@@ -36,6 +36,10 @@ struct train_config {
     double *loss_curve;        /* optional, max_steps long: step k's loss lands in loss_curve[k - 1] */
     const char *timeline;      /* --timeline PREFIX: each worker's Chrome trace in PREFIX.rankR.json */
     long timeline_steps;       /* steps recorded (0: all) */
+    const char *profile_out;   /* --profile-out FILE: rank 0 writes the step's per-layer costs (profile.h) */
+    const char *emulate;       /* --emulate FILE: layers take this profile's times instead of computing */
+    double emulate_rate;       /* --emulate-rate R: scaled so one device trains R samples/s (0: as profiled) */
+    double dilate;             /* --dilate K: emulated waits K times longer, times reported / K (1) */
 };
 
 struct train_result {
