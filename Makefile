@@ -48,7 +48,7 @@ EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/excha
                 trainer/exchange/engine.c trainer/exchange/bytescheduler.c trainer/exchange/placement.c
 LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
             trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c trainer/loop/profile.c \
-            trainer/loop/emulate.c
+            trainer/loop/profile_model.c trainer/loop/emulate.c
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/loader.c $(LOOP_SRC) \
                $(EXCHANGE_SRC) trainer/comm/comm_single.c trainer/backend/device_choice.c $(GPU_SRC) logs/seedlog.c
 TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread -ljansson $(GPU_LIBS)
@@ -67,7 +67,8 @@ dtrain-train_SRC := trainer/dtrain_train.c trainer/comm/comm_mpi.c logs/record.c
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 dtrain-commbench_SRC := trainer/dtrain_commbench.c trainer/comm/comm_mpi.c trainer/exchange/grouping.c $(COMMON_SRC)
 dtrain-commbench_LIBS := $(MPI_LIBS) -ljansson
-dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/timeline_sum.c analysis/audit.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c \
+dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/predict.c analysis/costmodel.c trainer/loop/profile.c \
+                      trainer/exchange/grouping.c analysis/timeline_sum.c analysis/audit.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c \
                       logs/table.c logs/record.c logs/json_read.c logs/seedlog.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson
@@ -89,11 +90,12 @@ test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SR
 test_train_LIBS := $(TRAINER_LIBS) -ljansson
 test_cuda_SRC := tests/test_cuda.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_cuda_LIBS := $(TRAINER_LIBS)
-test_exchange_SRC := tests/test_exchange.c trainer/exchange/grouping.c trainer/exchange/placement.c
+test_exchange_SRC := tests/test_exchange.c trainer/exchange/grouping.c trainer/exchange/placement.c analysis/costmodel.c
 test_exchange_LIBS := -lm
 test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 test_record_LIBS := -ljansson
 test_analyze_SRC := tests/test_analyze.c tests/testutil.c $(COMMON_SRC)
+test_analyze_LIBS := -ljansson -lm
 test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c logs/json_read.c trainer/loop/checkpoint.c \
                       $(COMMON_SRC)
 test_checkpoint_LIBS := -ljansson -lz
@@ -213,6 +215,11 @@ bench: deps
 	@sh bench/commbench_vs_mpi.sh $(BIN) 2
 	@echo
 	@sh bench/analyze_corpus.sh $(BIN) $(BUILD)/bench/corpus
+
+# The seeds' method comparison on the test cluster with shaped links (root; about 15 minutes):
+# every exchange method at 2 and 4 workers, 1 and 10 Gbit/s between the leaves.
+bench-methods: deps all
+	@sh bench/methods_shaped.sh $(BIN) $(BUILD)/bench-methods
 
 # The analyzer's part of make bench alone: a 10,000-run study (~575 MB) parsed into tables.
 bench-analyze: deps

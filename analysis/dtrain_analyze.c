@@ -16,6 +16,7 @@
 #include "table.h"
 #include "methods.h"
 #include "throughput.h"
+#include "predict.h"
 #include "timeline_sum.h"
 #include "version.h"
 
@@ -54,6 +55,10 @@ static const char usage_text[] =
     "                            one line per GPUs-per-node value (default), per tag (e.g.\n"
     "                            the link speed of a sweep) or per method, each of the latter\n"
     "                            against its own baseline runs\n"
+    "  predict [options] PROFILE\n"
+    "                  every exchange method's samples/s at every job size predicted from a\n"
+    "                  profile (dtrain-train --profile-out) and the links' speed and latency\n"
+    "                  (or dtrain-commbench's fit), as the seeds' method table (predict --help)\n"
     "  timeline FILE...\n"
     "                  dtrain-train --timeline traces (PREFIX.rankR.json) summed up, a row per\n"
     "                  trace: steps, and the mean ms per step of the step, its forward, backward,\n"
@@ -361,7 +366,7 @@ static int throughput_command(int argc, char **argv)
         {"format", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     enum methods_format format = METHODS_MD;
     int c;
-    optind = 1;
+    optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
     while ((c = getopt_long(argc, argv, "f:h", options, NULL)) != -1) {
         if (c == 'h')
             return fputs(usage_text, stdout), 0;
@@ -416,7 +421,7 @@ static int table_command(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
     int c;
-    optind = 1;
+    optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
     while ((c = getopt_long(argc, argv, "b:s:f:xh", options, NULL)) != -1) {
         switch (c) {
         case 'b':
@@ -464,7 +469,7 @@ static int plot_command(int argc, char **argv)
     const char *prefix = "dtrain-plot";
     enum plot_by by = PLOT_BY_GPUS_PER_NODE;
     int c;
-    optind = 1;
+    optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
     while ((c = getopt_long(argc, argv, "o:b:s:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': prefix = optarg; break;
@@ -558,8 +563,11 @@ int main(int argc, char **argv)
         return throughput_command(argc - optind, argv + optind);
     if (strcmp(command, "timeline") == 0)
         return timeline_command(argc - optind, argv + optind);
+    if (strcmp(command, "predict") == 0)
+        return predict_command(argc - optind, argv + optind);
     if (strcmp(command, "audit") != 0) {
-        fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, throughput, plot, timeline, audit)\n", command);
+        fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, throughput, plot, timeline, "
+                "predict, audit)\n", command);
         return 2;
     }
     if (optind + 1 < argc && (strcmp(argv[optind + 1], "--help") == 0 || strcmp(argv[optind + 1], "-h") == 0)) {

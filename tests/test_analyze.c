@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
 
 #include "duration.h"
 #include "testutil.h"
@@ -484,6 +486,64 @@ static void test_plot_renders_pictures(void **state)
  * 5, exchange wait 1, update 1; transfers at 4, 6 and 8 ms, backward ending at 8: 4 ms under way
  * during backward), step 2 of 12 ms (3, 6, 2, 1; transfers at 27 and 28.5 ms, backward ending at
  * 29: 2 ms). The means, and a file that is no trace. */
+/* predict on the three-layer profile test_exchange.c works out by hand (2 workers, a link of
+ * 1000 bytes/s and 0.5 s; one server, partitions of 2500 bytes): every method's step to 1e-9
+ * through the command line (options after the profile), and bad input refused with exit 2. With
+ * 2500-byte partitions ByteScheduler's allreduce cuts layer 1 in two (2500 + 500): layer 1's sums
+ * are back at 15 instead of 14, and the period grows from 13.5 to 14.5. */
+static void test_predict_the_worked_case(void **state)
+{
+    (void)state;
+    char profile[4096];
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    struct tu_result r;
+    run_analyze((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "1,2", "--inter", "0.008mbit:0.5s",
+                           "--servers", "1", "--partition-bytes", "2500", "--format", "json", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    json_error_t jerr;
+    json_t *rows = json_loads(r.out, 0, &jerr);
+    assert_non_null(rows);
+    assert_int_equal(json_array_size(rows), 14);
+    struct expected_step {
+        const char *method;
+        double two;   /* seconds a step at 2 workers; 1 worker: 8.6 for all */
+    };
+    const struct expected_step expected[] = {{"bsp-a2a", 15.6}, {"wfbp-a2a", 14.6}, {"mg-wfbp", 13.6}, {"bytescheduler-a2a", 14.5},
+                    {"bsp-ps", 27.6}, {"wfbp-ps", 24.6}, {"bytescheduler-ps", 22.5}};
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *row = json_array_get(rows, i);
+        const struct expected_step *e = &expected[i / 2];
+        int gpus = (int)json_integer_value(json_object_get(row, "gpus"));
+        double step = json_number_value(json_object_get(row, "step_seconds"));
+        assert_string_equal(json_string_value(json_object_get(row, "method")), e->method);
+        assert_int_equal(gpus, i % 2 ? 2 : 1);
+        assert_true(fabs(step - (gpus == 1 ? 8.6 : e->two)) < 1e-9);
+        assert_true(fabs(json_number_value(json_object_get(row, "samples_per_second")) - gpus / step) < 1e-6);
+    }
+    json_decref(rows);
+    tu_result_free(&r);
+    /* the seeds' table: a row per method, a column per GPU count */
+    run_analyze((char *[]){"predict", "--nodes", "1,2,4", profile, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| Model | BS | Method | 4 GPUs | 8 GPUs | 16 GPUs |"));
+    assert_true(tu_contains(r.out, "| three | 1 | bytescheduler-ps |"));
+    tu_result_free(&r);
+    const char *bad[][3] = {{"--inter", "fast", "--inter \"fast\": expected BANDWIDTH"},
+                            {"--methods", "bsp", "unknown method \"bsp\""},
+                            {"--nodes", "0", "--nodes \"0\""},
+                            {"--format", "xml", "--format \"xml\""}};
+    for (int i = 0; i < 4; i++) {
+        run_analyze((char *[]){"predict", profile, (char *)bad[i][0], (char *)bad[i][1], NULL}, &r);
+        assert_int_equal(r.status, 2);
+        assert_true(tu_contains(r.err, bad[i][2]));
+        tu_result_free(&r);
+    }
+    run_analyze((char *[]){"predict", "/nonexistent.json", NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "/nonexistent.json"));
+    tu_result_free(&r);
+}
+
 static void test_timeline_sums(void **state)
 {
     (void)state;
@@ -514,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_throughput_of_logs),
         cmocka_unit_test(test_plot_renders_pictures),
         cmocka_unit_test(test_timeline_sums),
+        cmocka_unit_test(test_predict_the_worked_case),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "costmodel.h"
 #include "grouping.h"
 #include "placement.h"
 
@@ -106,6 +107,77 @@ static void test_servers_are_placed(void **state)
     assert_int_equal(placement_servers(1, hosts, 0, true, serving), 1);   /* nobody left to train: ps.c refuses */
 }
 
+/* The collectives' costs as Thakur, Rabenseifner and Gropp give them, worked by hand: 1 MB over
+ * 4 ranks, alpha 10 us, beta 1 ns/byte: ring 6 alpha + 1.5 MB beta = 1.56 ms, Rabenseifner
+ * 4 alpha + 1.5 MB beta = 1.54 ms; on 2 nodes of 2 (inside: 1 us, 0.1 ns/byte) the hierarchical one
+ * 2 us + 0.1 ms + 20 us + 1 ms = 1.122 ms, the cheapest. */
+static void test_allreduce_costs_as_worked_by_hand(void **state)
+{
+    (void)state;
+    struct link_cost out = {1e-5, 1e-9}, in = {1e-6, 1e-10};
+    assert_true(fabs(cost_ring(4, out, 1e6) - 1.56e-3) < 1e-12);
+    assert_true(fabs(cost_rabenseifner(4, out, 1e6) - 1.54e-3) < 1e-12);
+    assert_true(cost_rabenseifner(3, out, 1e6) < 0);
+    struct cluster_shape c = {.nodes = 2, .gpus_per_node = 2, .intra = in, .inter = out};
+    assert_true(fabs(cost_hierarchical(&c, 1e6) - 1.122e-3) < 1e-12);
+    assert_true(fabs(cost_allreduce(&c, 1e6) - 1.122e-3) < 1e-12);
+    c.gpus_per_node = 1;   /* 2 ranks: every algorithm is 2 alpha + n beta */
+    assert_true(fabs(cost_allreduce(&c, 1e6) - (2e-5 + 1e-3)) < 1e-12);
+}
+
+/* Three layers (forward, backward, bytes): (1, 2, 1000), (1, 1, 3000), (2, 1, 2000); the update
+ * 0.6 (its share by bytes: 0.1, 0.3, 0.2); 2 workers on 2 nodes, between them alpha 0.5 and beta
+ * 0.001 a byte, so an allreduce of n bytes is 2 alpha + n beta = 1 + n / 1000. F = 4, B = 4;
+ * backward finishes layer 2 at 1, layer 1 at 2, layer 0 at 4.
+ *   1 worker: F + B + U = 8.6.
+ *   bsp-a2a: F + B + AR(6000) + U = 4 + 4 + 7 + 0.6 = 15.6.
+ *   wfbp-a2a: layer 2 sends 1..4, layer 1 4..8, layer 0 8..10: 4 + 10 + 0.6 = 14.6.
+ *   mg-wfbp: the fit finds alpha 1, beta 0.001; layer 1 is ready at 2, not before layer 2's start
+ *     (1) + alpha: layer 2 alone (1..4); layer 0 is ready at 4 < layer 1's start (4) + alpha: {0, 1}
+ *     as one group of 4000 bytes, 4..9: 4 + 9 + 0.6 = 13.6.
+ *   bytescheduler-a2a (partitions larger than a layer): step 0 backward from 4 readies layer 2 at
+ *     5, 1 at 6, 0 at 8: layer 2 sends 5..8, then layer 0 (first by priority) 8..10, layer 1 10..14;
+ *     step 1 starts at 8: layer 0 waits for 10, updates (0.1), computes to 11.1; layer 1 waits for
+ *     14: 14.3..15.3; layer 2 15.5..17.5; backward to 21.5; sends layer 2 18.5..21.5, layer 0
+ *     21.5..23.5, layer 1 23.5..27.5; step 2 starts at 21.5: the period is 13.5, and stays so.
+ *   Parameter servers, one server, partitions of 2500 bytes: a push costs alpha + bytes x 0.002
+ *     (the server takes both workers' pushes), its sum is back alpha + bytes x 0.002 after.
+ *   bsp-ps: partitions of the buffer 2500, 2500, 1000 bytes, pushed from the last after backward:
+ *     4..6.5, 6.5..12, 12..17.5, the last sum back at 17.5 + 0.5 + 5 = 23: 4 + 23 + 0.6 = 27.6.
+ *   wfbp-ps: the 1000-byte partition (layer 2's) ready at 1: 1..3.5; [2500, 5000) starts in layer
+ *     1, ready at 2: 3.5..9; [0, 2500) ready at 4: 9..14.5; back at 20: 4 + 20 + 0.6 = 24.6.
+ *   bytescheduler-ps: each layer cut on its own (1000; 2500 + 500; 2000): step 0 pushes layer 2
+ *     5..9.5 (back 14), layer 0 9.5..12 (back 14.5), layer 1's 12..17.5 (back 23) and 17.5..19
+ *     (back 20.5); step 1 from 8: layer 0 at 14.6..15.6, layer 1 23.3..24.3, layer 2 24.5..26.5,
+ *     backward to 30.5; pushes 27.5..32, 32..34.5, 34.5..40, 40..41.5 (back 36.5, 37, 45.5, 43);
+ *     step 2 from 30.5: 37.1..38.1, 45.8..46.8, 47..49, backward to 53: the period is 22.5. */
+static void test_step_costs_as_worked_by_hand(void **state)
+{
+    (void)state;
+    const struct layer_cost layers[] = {{1, 2, 1000}, {1, 1, 3000}, {2, 1, 2000}};
+    struct step_costs s = {.layers = 3, .layer = layers, .update = 0.6};
+    struct cluster_shape one = {.nodes = 1, .gpus_per_node = 1, .inter = {0.5, 0.001}};
+    struct cluster_shape two = {.nodes = 2, .gpus_per_node = 1, .inter = {0.5, 0.001}, .servers = 1};
+    struct method_settings whole = {0}, cut = {.partition_bytes = 2500};
+    assert_true(fabs(cost_step(&s, &one, "bsp-a2a", &whole) - 8.6) < 1e-9);
+    const struct {
+        const char *method;
+        const struct method_settings *settings;
+        double expected;
+    } cases[] = {
+        {"bsp-a2a", &whole, 15.6}, {"wfbp-a2a", &whole, 14.6}, {"mg-wfbp", &whole, 13.6},
+        {"bytescheduler-a2a", &whole, 13.5}, {"bsp-ps", &cut, 27.6}, {"wfbp-ps", &cut, 24.6},
+        {"bytescheduler-ps", &cut, 22.5},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double got = cost_step(&s, &two, cases[i].method, cases[i].settings);
+        if (fabs(got - cases[i].expected) >= 1e-9)
+            print_error("%s: %.12f, expected %.12f\n", cases[i].method, got, cases[i].expected);
+        assert_true(fabs(got - cases[i].expected) < 1e-9);
+    }
+    assert_true(cost_step(&s, &two, "carrier-pigeon", &whole) < 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -114,6 +186,8 @@ int main(void)
         cmocka_unit_test(test_threshold_fuses_from_the_last_layer),
         cmocka_unit_test(test_alpha_beta_fit_recovers_a_line),
         cmocka_unit_test(test_servers_are_placed),
+        cmocka_unit_test(test_allreduce_costs_as_worked_by_hand),
+        cmocka_unit_test(test_step_costs_as_worked_by_hand),
     };
     return cmocka_run_group_tests_name("exchange", tests, NULL, NULL);
 }

@@ -8,7 +8,8 @@
 #include <stddef.h>
 
 #include "dt_error.h"
-#include "nn.h"
+
+struct model;
 
 #define PROFILE_FORMAT "dtrain-profile"
 #define PROFILE_VERSION 1

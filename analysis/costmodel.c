@@ -1,0 +1,308 @@
+/* costmodel.c - predicted step times of the exchange methods (see costmodel.h). */
+#include "costmodel.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grouping.h"
+
+#define DEFAULT_PARTITION_BYTES 4096000.0
+/* Steps the ByteScheduler schedule is run for before its period is read off. */
+#define SIMULATED_STEPS 6
+
+/* ---------- collectives ---------- */
+
+double cost_ring(int p, struct link_cost link, double bytes)
+{
+    return p < 2 ? 0 : 2.0 * (p - 1) * link.alpha + 2.0 * (p - 1) / p * bytes * link.beta;
+}
+
+double cost_rabenseifner(int p, struct link_cost link, double bytes)
+{
+    if (p < 2)
+        return 0;
+    if (p & (p - 1))
+        return -1;
+    return 2.0 * log2((double)p) * link.alpha + 2.0 * (p - 1) / p * bytes * link.beta;
+}
+
+double cost_hierarchical(const struct cluster_shape *c, double bytes)
+{
+    int g = c->gpus_per_node, n = c->nodes;
+    double inside = g > 1 ? 2.0 * (g - 1) * c->intra.alpha + 2.0 * (g - 1) / g * bytes * c->intra.beta : 0;
+    double between = n > 1 ? 2.0 * (n - 1) * c->inter.alpha + 2.0 * (n - 1) / n * bytes * c->inter.beta : 0;
+    return inside + between;
+}
+
+double cost_allreduce(const struct cluster_shape *c, double bytes)
+{
+    int p = c->nodes * c->gpus_per_node;
+    if (p < 2)
+        return 0;
+    struct link_cost link = c->nodes > 1 ? c->inter : c->intra;   /* a flat algorithm crosses the slowest */
+    double best = cost_ring(p, link, bytes), rab = cost_rabenseifner(p, link, bytes);
+    if (rab >= 0 && rab < best)
+        best = rab;
+    if (c->nodes > 1 && c->gpus_per_node > 1) {
+        double hier = cost_hierarchical(c, bytes);
+        best = hier < best ? hier : best;
+    }
+    return best;
+}
+
+/* ---------- pieces sent one at a time ---------- */
+
+/* A piece of the gradients: when backward has made it ready (from the start of backward), what
+ * sending it costs, and its layer and bytes. */
+struct piece {
+    double ready, cost, bytes;
+    int layer;
+    double done;               /* when its sum is back */
+};
+
+/* Sends pieces in their order, one at a time from `from`: each starts when ready and the link is
+ * free. Returns when the last one has left. */
+static double send_in_order(struct piece *pieces, int n, double from)
+{
+    double free_at = from;
+    for (int k = 0; k < n; k++) {
+        double start = pieces[k].ready > free_at ? pieces[k].ready : free_at;
+        free_at = start + pieces[k].cost;
+        pieces[k].done = free_at;
+    }
+    return free_at;
+}
+
+/* What a method's transfers cost: an allreduce, or a parameter server's push and pull. */
+struct transfer_cost {
+    const struct cluster_shape *c;
+    bool ps;
+    double ps_beta;            /* a push's seconds per byte at the busiest link */
+};
+
+static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool ps)
+{
+    struct transfer_cost t = {.c = c, .ps = ps};
+    int workers = c->nodes * c->gpus_per_node, servers = c->servers > 0 ? c->servers : c->nodes;
+    double load = (double)workers / servers;   /* each server takes every worker's share */
+    if (c->gpus_per_node > load)
+        load = c->gpus_per_node;               /* a node's link carries all its workers' pushes */
+    t.ps_beta = c->inter.beta * load;
+    return t;
+}
+
+/* The link's time for a piece (a push's, or the whole allreduce's). */
+static double send_cost(const struct transfer_cost *t, double bytes)
+{
+    return t->ps ? t->c->inter.alpha + bytes * t->ps_beta : cost_allreduce(t->c, bytes);
+}
+
+/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push. */
+static double sum_back(const struct transfer_cost *t, double sent, double bytes)
+{
+    return t->ps ? sent + t->c->inter.alpha + bytes * t->ps_beta : sent;
+}
+
+/* When backward (started at 0) has finished layer l: R_l = the backward of layers l..L-1. */
+static void ready_times(const struct step_costs *s, double *ready)
+{
+    double t = 0;
+    for (int l = s->layers - 1; l >= 0; l--)
+        ready[l] = t += s->layer[l].backward;
+}
+
+/* ---------- one-step schedules: bsp, wfbp, mg-wfbp and their servers ---------- */
+
+/* Each layer's (or group's) gradients as pieces, from the last: group g spans layers [first[g],
+ * first[g + 1]). Returns the end of the exchange, from the start of backward. */
+static double exchange_groups(const struct step_costs *s, const struct transfer_cost *t, const int *first, int groups)
+{
+    double *ready = malloc((size_t)s->layers * sizeof *ready);
+    struct piece *pieces = calloc((size_t)groups, sizeof *pieces);
+    if (!ready || !pieces)
+        return free(ready), free(pieces), -1;
+    ready_times(s, ready);
+    for (int g = groups - 1, k = 0; g >= 0; g--, k++) {
+        int end = g + 1 < groups ? first[g + 1] : s->layers;
+        for (int l = first[g]; l < end; l++)
+            pieces[k].bytes += s->layer[l].bytes;
+        pieces[k].ready = ready[first[g]];
+        pieces[k].cost = send_cost(t, pieces[k].bytes);
+    }
+    double sent = send_in_order(pieces, groups, 0), back = sum_back(t, sent, pieces[groups - 1].bytes);
+    free(ready), free(pieces);
+    return back;
+}
+
+/* Partitions of at most `per` bytes of [from, to) of the buffer, appended to pieces with the
+ * ready time of the layer holding each one's first byte. */
+static int cut(const struct step_costs *s, const double *ready, double from, double to, double per,
+               struct piece *pieces, int n)
+{
+    for (double at = from; at < to; at += per) {
+        double offset = 0;
+        int l = 0;
+        while (l + 1 < s->layers && offset + s->layer[l].bytes <= at)
+            offset += s->layer[l++].bytes;
+        pieces[n++] = (struct piece){.ready = ready[l], .bytes = to - at < per ? to - at : per, .layer = l};
+    }
+    return n;
+}
+
+/* A parameter server's partitions of the whole buffer (bsp-ps, wfbp-ps), pushed from the last,
+ * all after backward or each when backward has reached its first byte. */
+static double exchange_partitions(const struct step_costs *s, const struct transfer_cost *t, double per,
+                                  bool at_end_only)
+{
+    double total = 0;
+    for (int l = 0; l < s->layers; l++)
+        total += s->layer[l].bytes;
+    int most = (int)ceil(total / per) + 1;
+    double *ready = malloc((size_t)s->layers * sizeof *ready);
+    struct piece *pieces = calloc((size_t)most, sizeof *pieces), *backwards = calloc((size_t)most, sizeof *pieces);
+    if (!ready || !pieces || !backwards)
+        return free(ready), free(pieces), free(backwards), -1;
+    ready_times(s, ready);
+    int n = cut(s, ready, 0, total, per, pieces, 0);
+    for (int k = 0; k < n; k++) {   /* from the end of the buffer */
+        backwards[k] = pieces[n - 1 - k];
+        backwards[k].ready = at_end_only ? ready[0] : backwards[k].ready;
+        backwards[k].cost = send_cost(t, backwards[k].bytes);
+    }
+    double back = sum_back(t, send_in_order(backwards, n, 0), backwards[n - 1].bytes);
+    free(ready), free(pieces), free(backwards);
+    return back;
+}
+
+/* MG-WFBP's groups (grouping.h), planned with the alpha and beta of the allreduce at this size
+ * of job, as its fit on the job's links would find them (a line through 32 KiB and 2 MiB). */
+static int mgwfbp_groups(const struct step_costs *s, const struct cluster_shape *c, int *first)
+{
+    double small = 32768, large = 2097152, t0 = cost_allreduce(c, small), t1 = cost_allreduce(c, large);
+    struct alpha_beta fit = {.beta = (t1 - t0) / (large - small)};
+    fit.alpha = t0 - fit.beta * small;
+    double *backward = malloc((size_t)s->layers * sizeof *backward);
+    size_t *bytes = malloc((size_t)s->layers * sizeof *bytes);
+    bool *merged = malloc((size_t)s->layers * sizeof *merged);
+    int groups = -1;
+    if (backward && bytes && merged) {
+        for (int l = 0; l < s->layers; l++)
+            backward[l] = s->layer[l].backward, bytes[l] = (size_t)s->layer[l].bytes;
+        grouping_mgwfbp(s->layers, backward, bytes, fit, merged, NULL);
+        groups = 0;
+        for (int l = 0; l < s->layers; l++)
+            if (l == 0 || !merged[l])
+                first[groups++] = l;
+    }
+    free(backward), free(bytes), free(merged);
+    return groups;
+}
+
+/* ---------- ByteScheduler: steps in a row ---------- */
+
+/* The link's queue: the pieces of one step, started by priority (layer, then partition) whenever
+ * the link is free, from `free_at`; returns when it is free again. */
+static double send_by_priority(struct piece *pieces, int n, double free_at, const struct transfer_cost *t)
+{
+    bool *sent = calloc((size_t)n, sizeof *sent);
+    if (!sent)
+        return -1;
+    for (int left = n; left > 0; left--) {
+        double soonest = INFINITY;   /* nothing ready while the link is free: wait for the first */
+        for (int k = 0; k < n; k++)
+            if (!sent[k] && pieces[k].ready < soonest)
+                soonest = pieces[k].ready;
+        double now = free_at > soonest ? free_at : soonest;
+        int best = -1;
+        for (int k = 0; k < n; k++)   /* pieces are in priority order */
+            if (!sent[k] && pieces[k].ready <= now) {
+                best = k;
+                break;
+            }
+        sent[best] = true;
+        free_at = now + pieces[best].cost;
+        pieces[best].done = sum_back(t, free_at, pieces[best].bytes);
+    }
+    free(sent);
+    return free_at;
+}
+
+/* The steady distance between two forward passes' starts: each layer's forward waits for its
+ * sums of the step before and applies its share of the update first. */
+static double bytescheduler_step(const struct step_costs *s, const struct transfer_cost *t, double per)
+{
+    int n = 0, most = 0;
+    double total = 0;
+    for (int l = 0; l < s->layers; l++)
+        most += (int)ceil(s->layer[l].bytes / per) + 1, total += s->layer[l].bytes;
+    struct piece *pieces = calloc((size_t)most + 1, sizeof *pieces);
+    double *ready = malloc((size_t)s->layers * sizeof *ready), *done = calloc((size_t)s->layers, sizeof *done);
+    if (!pieces || !ready || !done)
+        return free(pieces), free(ready), free(done), -1;
+    ready_times(s, ready);
+    double start = 0, previous = 0, link_free = 0;
+    for (int step = 0; step < SIMULATED_STEPS; step++) {
+        double t_at = start;   /* the forward pass */
+        for (int l = 0; l < s->layers; l++) {
+            if (step > 0)
+                t_at = (t_at > done[l] ? t_at : done[l]) + s->update * s->layer[l].bytes / total;
+            t_at += s->layer[l].forward;
+        }
+        n = 0;   /* each layer cut on its own, in priority order */
+        for (int l = 0; l < s->layers; l++)
+            for (double at = 0; at < s->layer[l].bytes; at += per) {
+                double bytes = s->layer[l].bytes - at < per ? s->layer[l].bytes - at : per;
+                pieces[n++] = (struct piece){.ready = t_at + ready[l], .cost = send_cost(t, bytes), .bytes = bytes,
+                                             .layer = l};
+            }
+        link_free = send_by_priority(pieces, n, link_free, t);
+        for (int l = 0; l < s->layers; l++)
+            done[l] = 0;
+        for (int k = 0; k < n; k++)
+            done[pieces[k].layer] = pieces[k].done > done[pieces[k].layer] ? pieces[k].done : done[pieces[k].layer];
+        previous = start;
+        start = t_at + ready[0];   /* backward over: the next forward begins */
+    }
+    free(pieces), free(ready), free(done);
+    return start - previous;
+}
+
+/* ---------- a step ---------- */
+
+double cost_step(const struct step_costs *s, const struct cluster_shape *c, const char *method,
+                 const struct method_settings *settings)
+{
+    double forward = 0, backward = 0, total = 0;
+    for (int l = 0; l < s->layers; l++)
+        forward += s->layer[l].forward, backward += s->layer[l].backward, total += s->layer[l].bytes;
+    double per = settings && settings->partition_bytes > 0 ? settings->partition_bytes : DEFAULT_PARTITION_BYTES;
+    bool ps = strlen(method) > 3 && strcmp(method + strlen(method) - 3, "-ps") == 0;
+    struct transfer_cost t = transfer_cost_of(c, ps);
+    if (c->nodes * c->gpus_per_node < 2)
+        return forward + backward + s->update;   /* one worker exchanges nothing */
+    double exchange;
+    if (strncmp(method, "bytescheduler-", 14) == 0)
+        return bytescheduler_step(s, &t, per);
+    if (strcmp(method, "bsp-a2a") == 0) {
+        exchange = backward + cost_allreduce(c, total);
+    } else if (strcmp(method, "wfbp-a2a") == 0 || strcmp(method, "mg-wfbp") == 0) {
+        int *first = malloc((size_t)s->layers * sizeof *first), groups = s->layers;
+        if (!first)
+            return -1;
+        for (int l = 0; l < s->layers; l++)
+            first[l] = l;
+        if (method[0] == 'm')
+            groups = mgwfbp_groups(s, c, first);
+        exchange = groups > 0 ? exchange_groups(s, &t, first, groups) : -1;
+        free(first);
+    } else if (strcmp(method, "bsp-ps") == 0 || strcmp(method, "wfbp-ps") == 0) {
+        exchange = exchange_partitions(s, &t, per, method[0] == 'b');
+    } else {
+        return -1;
+    }
+    if (exchange < 0)
+        return -1;
+    return forward + (exchange > backward ? exchange : backward) + s->update;
+}

@@ -1,0 +1,71 @@
+/* costmodel.h - the predicted time of a data-parallel training step with each gradient-exchange
+ * method, from a profile's per-layer compute and the links' alpha-beta costs: what dtrain-analyze
+ * predict prints before an allocation is spent. Pure arithmetic, tested on hand-worked cases.
+ *
+ * Collectives (Thakur, Rabenseifner and Gropp 2005; shared/notes/exchange-methods.md section 4),
+ * n bytes over p ranks, a link costing alpha + beta * bytes:
+ *   ring            2(p-1) alpha + 2(p-1)/p n beta
+ *   Rabenseifner    2 lg p alpha + 2(p-1)/p n beta        (p a power of two)
+ *   hierarchical    a ring inside each node of G ranks, one between the N nodes, a ring again:
+ *                   2(G-1) a_in + 2(G-1)/G n b_in + 2(N-1) a_out + 2(N-1)/N n b_out
+ * With several nodes a flat ring or Rabenseifner crosses a node's one link: its alpha and beta are
+ * the link's between nodes. An allreduce costs the cheapest of those that apply (as MPI and NCCL
+ * choose the algorithm by size).
+ *
+ * Schedules of one step after the forward pass (F: the sum of the layers' forward, B: of their
+ * backward, U: the update):
+ *   bsp-a2a            F + B + AR(all gradients) + U
+ *   wfbp-a2a, mg-wfbp  F + max(B, end of the last allreduce) + U, each layer's (each group's:
+ *                      grouping.h's rule with the allreduce's alpha and beta) allreduce starting
+ *                      when backward has finished it and the one before has ended (one at a time)
+ *   bytescheduler-a2a  steps in a row, simulated: partitions start by priority (the layer nearest
+ *                      the input first) whenever the link is free; the next step's forward of a
+ *                      layer waits for that layer's sums and update; the step is the steady
+ *                      distance between two forward passes' starts
+ *   *-ps               as their allreduce twins, a partition's push and pull costing
+ *                      alpha + bytes beta max(1, W / S) (S servers, each receiving every one of the
+ *                      W workers' pushes of its share), and the last sum's pull once more.
+ * One worker exchanges nothing: F + B + U. */
+#ifndef COSTMODEL_H
+#define COSTMODEL_H
+
+#include <stddef.h>
+
+/* A link: seconds per message and per byte. */
+struct link_cost {
+    double alpha, beta;
+};
+
+struct cluster_shape {
+    int nodes, gpus_per_node;  /* workers: nodes x gpus_per_node */
+    struct link_cost intra, inter;   /* inside a node, between nodes */
+    int servers;               /* parameter servers (each on a node of its own); 0: one per worker node */
+};
+
+struct layer_cost {
+    double forward, backward;  /* seconds a step */
+    double bytes;              /* its gradients */
+};
+
+struct step_costs {
+    int layers;
+    const struct layer_cost *layer;   /* from the input */
+    double update;             /* seconds a step, all parameters */
+};
+
+struct method_settings {
+    double partition_bytes;    /* ByteScheduler's and the servers' partitions (0: 4096000) */
+};
+
+/* The allreduce algorithms, and the cheapest that applies: seconds for n bytes. */
+double cost_ring(int p, struct link_cost link, double bytes);
+double cost_rabenseifner(int p, struct link_cost link, double bytes);   /* p a power of two, else -1 */
+double cost_hierarchical(const struct cluster_shape *c, double bytes);
+double cost_allreduce(const struct cluster_shape *c, double bytes);
+
+/* Seconds of one step of method (an exchange method's name: "bsp-a2a", "wfbp-ps", ...) on cluster
+ * c; -1 for a method it does not know. */
+double cost_step(const struct step_costs *s, const struct cluster_shape *c, const char *method,
+                 const struct method_settings *settings);
+
+#endif

@@ -1,0 +1,280 @@
+/* predict.c - dtrain-analyze predict (see predict.h): a profile's layers and the links' alpha and
+ * beta into every method's predicted samples/s at every size of job, as the seeds' method table. */
+#include "predict.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "costmodel.h"
+#include "dt_parse.h"
+#include "profile.h"
+
+static const char predict_usage[] =
+    "Usage: dtrain-analyze predict [options] PROFILE\n"
+    "\n"
+    "Predicts samples/s of every gradient-exchange method at every job size from a profile\n"
+    "(dtrain-train --profile-out) and the links, before the allocation is spent: BSP as compute\n"
+    "plus an allreduce (the cheapest of ring, Rabenseifner and hierarchical, Thakur et al.),\n"
+    "WFBP, MG-WFBP and ByteScheduler by a per-layer schedule of the step, parameter servers by\n"
+    "their busiest link. Printed as the seeds' method table (a row per method, a column per GPU\n"
+    "count). analysis/costmodel.h writes the model out.\n"
+    "\n"
+    "      --gpus-per-node G   workers per node (4, as the seeds' clusters)\n"
+    "      --nodes LIST        node counts, comma-separated (1,2,4,8)\n"
+    "      --inter LINK        between nodes: BANDWIDTH[:LATENCY] (10gbit:25us; bandwidth in\n"
+    "                          gbit, mbit, GB/s or MB/s, latency in us, ms or s), or a JSON file\n"
+    "                          of dtrain-commbench --json run on 2 ranks across the link (its\n"
+    "                          allreduce fit 2 alpha + n beta gives the link's alpha and beta)\n"
+    "      --intra LINK        inside a node, the same way (12GB/s:5us: PCIe 3 x16)\n"
+    "      --servers N         parameter servers, each on a node of its own (default: one per\n"
+    "                          worker node)\n"
+    "      --methods LIST      (all seven: bsp-a2a,wfbp-a2a,mg-wfbp,bytescheduler-a2a,bsp-ps,\n"
+    "                          wfbp-ps,bytescheduler-ps)\n"
+    "      --partition-bytes N ByteScheduler's and the servers' partitions (4096000)\n"
+    "      --batch B           samples per worker a step (the profile's; times scale with it)\n"
+    "      --rate R            scale the profile so one device trains R samples/s (ResNet-50 on\n"
+    "                          the seeds' GPUs: 253.1)\n"
+    "      --format md|csv|json  (md)\n"
+    "  -h, --help              this text\n"
+    "\n"
+    "Example:\n"
+    "  dtrain-analyze predict resnet50.json --rate 253.1 --inter 10gbit:25us --nodes 1,2,4,8\n";
+
+#define ALL_METHODS "bsp-a2a,wfbp-a2a,mg-wfbp,bytescheduler-a2a,bsp-ps,wfbp-ps,bytescheduler-ps"
+
+double predict_parse_bandwidth(const char *text)
+{
+    char *end;
+    double x = strtod(text, &end);
+    if (end == text || !(x > 0))
+        return -1;
+    static const struct {
+        const char *unit;
+        double bytes;
+    } units[] = {{"gbit", 1e9 / 8}, {"mbit", 1e6 / 8}, {"gb/s", 1e9}, {"mb/s", 1e6}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcasecmp(end, units[i].unit) == 0)
+            return x * units[i].bytes;
+    return -1;
+}
+
+double predict_parse_latency(const char *text)
+{
+    char *end;
+    double x = strtod(text, &end);
+    if (end == text || x < 0)
+        return -1;
+    if (*end == '\0' || strcmp(end, "s") == 0)
+        return x;
+    if (strcmp(end, "ms") == 0)
+        return x * 1e-3;
+    if (strcmp(end, "us") == 0)
+        return x * 1e-6;
+    return -1;
+}
+
+/* A link given as BANDWIDTH[:LATENCY] or a dtrain-commbench JSON file. 0, or -1 with why. */
+static int parse_link(const char *text, struct link_cost *link, char *why, size_t size)
+{
+    const char *json = strstr(text, ".json");
+    if (json && json[5] == '\0') {
+        json_error_t jerr;
+        json_t *doc = json_load_file(text, 0, &jerr), *fit = json_object_get(doc, "fit");
+        double alpha = json_number_value(json_object_get(fit, "alpha_s")),
+               beta = json_number_value(json_object_get(fit, "beta_s_per_byte"));
+        json_decref(doc);
+        if (!doc)
+            return snprintf(why, size, "%s:%d: %s", text, jerr.line, jerr.text), -1;
+        if (!(beta > 0) || alpha < 0)
+            return snprintf(why, size, "%s: no alpha-beta fit (dtrain-commbench --json writes one)", text), -1;
+        *link = (struct link_cost){alpha / 2, beta};   /* 2 ranks: an allreduce is 2 alpha + n beta */
+        return 0;
+    }
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s", text);
+    char *colon = strchr(copy, ':');
+    if (colon)
+        *colon = '\0';
+    double bandwidth = predict_parse_bandwidth(copy), latency = colon ? predict_parse_latency(colon + 1) : 25e-6;
+    if (bandwidth < 0 || latency < 0)
+        return snprintf(why, size, "\"%s\": expected BANDWIDTH[:LATENCY] (10gbit:25us, 12GB/s:5us) or a "
+                        "dtrain-commbench .json file", text), -1;
+    *link = (struct link_cost){latency, 1 / bandwidth};
+    return 0;
+}
+
+struct predict_options {
+    int gpus_per_node, nodes[32], node_counts, servers, batch;
+    struct link_cost intra, inter;
+    char methods[512];
+    double partition_bytes, rate;
+    const char *format;
+};
+
+/* The profile as the cost model's step: times scaled to the batch, or to rate samples/s. */
+static int step_of(const struct profile *p, const struct predict_options *o, struct layer_cost *layers,
+                   struct step_costs *s)
+{
+    double compute = profile_compute_seconds(p), scale = (double)o->batch / p->batch;
+    if (o->rate > 0 && compute > 0)
+        scale = o->batch / o->rate / compute;
+    for (int l = 0; l < p->layers; l++)
+        layers[l] = (struct layer_cost){p->forward[l] * scale, p->backward[l] * scale, (double)p->params[l] * 4};
+    *s = (struct step_costs){.layers = p->layers, .layer = layers, .update = p->update * scale};
+    return compute > 0 ? 0 : -1;
+}
+
+static void print_table(const struct profile *p, const struct predict_options *o, const struct step_costs *s)
+{
+    bool md = strcmp(o->format, "md") == 0, json = strcmp(o->format, "json") == 0;
+    const char *sep = md ? " | " : ",";
+    if (json)
+        printf("[");
+    else if (md) {
+        printf("| Model | BS | Method |");
+        for (int k = 0; k < o->node_counts; k++)
+            printf(" %d GPU%s |", o->nodes[k] * o->gpus_per_node, o->nodes[k] * o->gpus_per_node == 1 ? "" : "s");
+        printf("\n|---|---|---|");
+        for (int k = 0; k < o->node_counts; k++)
+            printf("---|");
+        printf("\n");
+    } else {
+        printf("model,batch,method");
+        for (int k = 0; k < o->node_counts; k++)
+            printf(",%d", o->nodes[k] * o->gpus_per_node);
+        printf("\n");
+    }
+    char methods[512];
+    snprintf(methods, sizeof methods, "%s", o->methods);
+    bool first = true;
+    for (char *m = strtok(methods, ","); m; m = strtok(NULL, ",")) {
+        if (!json)
+            printf("%s%s%s%d%s%s", md ? "| " : "", p->model, sep, o->batch, sep, m);
+        for (int k = 0; k < o->node_counts; k++) {
+            struct cluster_shape c = {.nodes = o->nodes[k], .gpus_per_node = o->gpus_per_node, .intra = o->intra,
+                                      .inter = o->inter, .servers = o->servers};
+            struct method_settings settings = {.partition_bytes = o->partition_bytes};
+            double step = cost_step(s, &c, m, &settings), rate = (double)o->batch * c.nodes * c.gpus_per_node / step;
+            if (json)
+                printf("%s\n {\"model\": \"%s\", \"batch\": %d, \"method\": \"%s\", \"gpus\": %d, \"step_seconds\": "
+                       "%.9g, \"samples_per_second\": %.6g}", first ? "" : ",", p->model, o->batch, m,
+                       c.nodes * c.gpus_per_node, step, rate);
+            else
+                printf("%s%.1f", sep, rate);
+            first = false;
+        }
+        if (!json)
+            printf(md ? " |\n" : "\n");
+    }
+    if (json)
+        printf("\n]\n");
+}
+
+/* Checks and fills the lists; 0, or 2 with a message. */
+static int parse_lists(struct predict_options *o, const char *nodes)
+{
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", nodes);
+    o->node_counts = 0;
+    for (char *n = strtok(copy, ","); n; n = strtok(NULL, ",")) {
+        if (o->node_counts == 32 || dt_parse_int(n, 1, 1 << 20, &o->nodes[o->node_counts++]) < 0)
+            return fprintf(stderr, "dtrain-analyze predict: --nodes \"%s\": expected up to 32 counts from 1\n", nodes),
+                   2;
+    }
+    snprintf(copy, sizeof copy, "%s", o->methods);
+    for (char *m = strtok(copy, ","); m; m = strtok(NULL, ",")) {
+        char word[80];
+        snprintf(word, sizeof word, ",%s,", m);
+        if (!strstr("," ALL_METHODS ",", word))
+            return fprintf(stderr, "dtrain-analyze predict: --methods: unknown method \"%s\" (%s)\n", m, ALL_METHODS), 2;
+    }
+    return o->node_counts > 0 ? 0 : (fprintf(stderr, "dtrain-analyze predict: --nodes is empty\n"), 2);
+}
+
+enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_BATCH, P_RATE, P_FORMAT };
+
+int predict_command(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"gpus-per-node", required_argument, NULL, P_GPN}, {"nodes", required_argument, NULL, P_NODES},
+        {"inter", required_argument, NULL, P_INTER}, {"intra", required_argument, NULL, P_INTRA},
+        {"servers", required_argument, NULL, P_SERVERS}, {"methods", required_argument, NULL, P_METHODS},
+        {"partition-bytes", required_argument, NULL, P_PARTITION}, {"batch", required_argument, NULL, P_BATCH},
+        {"rate", required_argument, NULL, P_RATE}, {"format", required_argument, NULL, P_FORMAT},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    struct predict_options o = {.gpus_per_node = 4, .intra = {5e-6, 1 / 12e9}, .inter = {25e-6, 8 / 10e9},
+                                .methods = ALL_METHODS, .format = "md"};
+    const char *nodes = "1,2,4,8";
+    char why[512];
+    long value;
+    int opt;
+    optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        switch (opt) {
+        case P_GPN:
+            if (dt_parse_int(optarg, 1, 1024, &o.gpus_per_node) < 0)
+                return fprintf(stderr, "dtrain-analyze predict: --gpus-per-node \"%s\": expected 1 to 1024\n", optarg), 2;
+            break;
+        case P_NODES: nodes = optarg; break;
+        case P_INTER:
+        case P_INTRA:
+            if (parse_link(optarg, opt == P_INTER ? &o.inter : &o.intra, why, sizeof why) < 0)
+                return fprintf(stderr, "dtrain-analyze predict: --%s %s\n", opt == P_INTER ? "inter" : "intra", why), 2;
+            break;
+        case P_SERVERS:
+            if (dt_parse_int(optarg, 1, 1 << 20, &o.servers) < 0)
+                return fprintf(stderr, "dtrain-analyze predict: --servers \"%s\": expected a count from 1\n", optarg), 2;
+            break;
+        case P_METHODS: snprintf(o.methods, sizeof o.methods, "%s", optarg); break;
+        case P_PARTITION:
+            if (dt_parse_long(optarg, 4, 1L << 30, &value) < 0)
+                return fprintf(stderr, "dtrain-analyze predict: --partition-bytes \"%s\": expected 4 to 1 GiB\n", optarg), 2;
+            o.partition_bytes = (double)value;
+            break;
+        case P_BATCH:
+            if (dt_parse_int(optarg, 1, 1 << 20, &o.batch) < 0)
+                return fprintf(stderr, "dtrain-analyze predict: --batch \"%s\": expected a count from 1\n", optarg), 2;
+            break;
+        case P_RATE: {
+            char *end;
+            o.rate = strtod(optarg, &end);
+            if (end == optarg || *end || !(o.rate > 0))
+                return fprintf(stderr, "dtrain-analyze predict: --rate \"%s\": expected samples/s above 0\n", optarg), 2;
+            break;
+        }
+        case P_FORMAT:
+            if (strcmp(optarg, "md") != 0 && strcmp(optarg, "csv") != 0 && strcmp(optarg, "json") != 0)
+                return fprintf(stderr, "dtrain-analyze predict: --format \"%s\": expected md, csv or json\n", optarg), 2;
+            o.format = optarg;
+            break;
+        case 'h': fputs(predict_usage, stdout); return 0;
+        default: fputs("Try 'dtrain-analyze predict --help'.\n", stderr); return 2;
+        }
+    }
+    if (optind + 1 != argc)
+        return fputs("dtrain-analyze predict: one PROFILE is needed (dtrain-train --profile-out writes it)\n", stderr), 2;
+    if (parse_lists(&o, nodes) != 0)
+        return 2;
+    struct profile p;
+    struct dt_err err;
+    if (profile_read(argv[optind], &p, &err) < 0)
+        return fprintf(stderr, "dtrain-analyze predict: %s\n", err.msg), 2;
+    if (o.batch == 0)
+        o.batch = p.batch;
+    struct layer_cost *layers = calloc((size_t)p.layers, sizeof *layers);
+    struct step_costs s;
+    int rc = 0;
+    if (!layers)
+        rc = (fputs("dtrain-analyze predict: out of memory\n", stderr), 2);
+    else if (step_of(&p, &o, layers, &s) < 0)
+        rc = (fprintf(stderr, "dtrain-analyze predict: %s: the layers take no time\n", argv[optind]), 2);
+    else
+        print_table(&p, &o, &s);
+    free(layers);
+    profile_free(&p);
+    return rc;
+}
