@@ -265,6 +265,11 @@ static void test_table_of_records(void **state)
     assert_true(tu_contains(r.out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Efficiency,Std,Min,Max"));
     assert_true(tu_contains(r.out, "2,1,2,64,938,0:00:55,2.00,\"Avg\",1.00,0:00:07,0:00:50,0:01:00"));
     tu_result_free(&r);
+    /* options after the files are options too (GNU getopt's order, restarted for the subcommand) */
+    run_analyze((char *[]){"table", file, "--format", "csv", "--extra", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "2,1,2,64,938,0:00:55,2.00,\"Avg\",1.00,0:00:07,0:00:50,0:01:00"));
+    tu_result_free(&r);
 
     run_analyze((char *[]){"table", "--baseline", "4x4", file, NULL}, &r);
     assert_int_equal(r.status, 2);
