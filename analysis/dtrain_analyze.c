@@ -1,14 +1,13 @@
 /* dtrain_analyze.c - `dtrain-analyze`: turn result documents into findings and tables: run
  * records into the seeds' speedup table, hand-made tables into an audit of what does not add up. */
-#include <ftw.h>
 #include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "audit.h"
+#include "inputs.h"
 #include "dt_parse.h"
 #include "record.h"
 #include "plot.h"
@@ -190,151 +189,6 @@ static int audit_files(int argc, char **argv)
 
 /* ---------- table ---------- */
 
-/* A file whose first non-blank character is '{' holds run records. */
-static bool holds_records(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    int c = ' ';
-    while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\r' || c == '\n'))
-        ;
-    if (f)
-        fclose(f);
-    return c == '{';
-}
-
-struct record_set {
-    struct run_record *runs;
-    int count, cap, lines_skipped, not_completed;
-    int other_files;   /* files of a walked directory that hold no records (job outputs, tables) */
-};
-
-static void read_records(const char *path, struct record_set *set)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "dtrain-analyze: %s: cannot open\n", path);
-        set->lines_skipped++;
-        return;
-    }
-    char *line = NULL;
-    size_t size = 0;
-    int number = 0;
-    while (getline(&line, &size, f) > 0) {
-        number++;
-        if (line[strspn(line, " \t\r\n")] == '\0')
-            continue;
-        struct run_record r;
-        struct dt_err err;
-        if (record_parse(line, &r, &err) < 0) {
-            if (set->lines_skipped++ < 8)
-                fprintf(stderr, "dtrain-analyze: skipped %s:%d: %s\n", path, number, err.msg);
-            continue;
-        }
-        if (strcmp(r.exit_state, "completed") != 0) {
-            set->not_completed++;
-            record_free(&r);
-            continue;
-        }
-        if (set->count == set->cap) {
-            int cap = set->cap ? set->cap * 2 : 64;
-            struct run_record *grown = realloc(set->runs, (size_t)cap * sizeof *grown);
-            if (!grown) {
-                fprintf(stderr, "dtrain-analyze: %s:%d: out of memory, the rest of the file is not read\n", path,
-                        number);
-                set->lines_skipped++;
-                record_free(&r);
-                break;
-            }
-            set->runs = grown, set->cap = cap;
-        }
-        set->runs[set->count++] = r;
-    }
-    free(line);
-    fclose(f);
-}
-
-static void free_records(struct record_set *set)
-{
-    for (int i = 0; i < set->count; i++)
-        record_free(&set->runs[i]);
-    free(set->runs);
-}
-
-static void read_log(const char *path, struct log_runs *set)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "dtrain-analyze: %s: cannot open\n", path);
-        return;
-    }
-    if (throughput_read(f, path, set) < 0)
-        fprintf(stderr, "dtrain-analyze: %s: out of memory\n", path);
-    fclose(f);
-}
-
-/* nftw passes no context, so the file reader and its set wait here. */
-static void (*walk_reader)(const char *path, void *set);
-static void *walk_set;
-static bool walking;   /* the file came from a directory, not from the command line */
-
-static int walk_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st, (void)ftw;
-    if (type == FTW_F)
-        walk_reader(path, walk_set);
-    return 0;
-}
-
-/* Each FILE read, each DIR walked recursively. Returns 0, or 2 for a path that does not exist. */
-static int read_inputs(char **paths, int count, void (*reader)(const char *, void *), void *set)
-{
-    walk_reader = reader, walk_set = set;
-    for (int i = 0; i < count; i++) {
-        struct stat st;
-        if (stat(paths[i], &st) < 0) {
-            fprintf(stderr, "dtrain-analyze: %s: no such file or directory\n", paths[i]);
-            return 2;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            walking = true;
-            nftw(paths[i], walk_file, 16, FTW_PHYS);
-            walking = false;
-        }
-        else
-            reader(paths[i], set);
-    }
-    return 0;
-}
-
-/* In a directory, only the files that hold records: a sweep's directory also has its jobs' outputs. */
-static void records_reader(const char *path, void *set)
-{
-    struct record_set *records = set;
-    if (walking && !holds_records(path))
-        records->other_files++;
-    else
-        read_records(path, records);
-}
-
-/* The completed runs of the record files and directories paths[0..count), with the summary line
- * every command ends with. Returns 0, or 2 when there is nothing to work on; the caller frees set
- * either way. */
-static int load_records(const char *command, char **paths, int count, struct record_set *set)
-{
-    if (count == 0)
-        return fprintf(stderr, "dtrain-analyze: %s needs record files or directories\n", command), 2;
-    if (read_inputs(paths, count, records_reader, set) != 0)
-        return 2;
-    fprintf(stderr, "%s: %d runs read, %d not completed (left out), %d lines skipped", command, set->count,
-            set->not_completed, set->lines_skipped);
-    if (set->other_files)
-        fprintf(stderr, "; %d files without records passed over", set->other_files);
-    fputc('\n', stderr);
-    if (set->count == 0)
-        return fputs("dtrain-analyze: no completed run in the input\n", stderr), 2;
-    return 0;
-}
-
 static int parse_baseline(const char *text, struct speedup_options *opt)
 {
     char extra;
@@ -350,11 +204,10 @@ struct throughput_inputs {
     struct record_set records;
 };
 
-
 static void throughput_reader(const char *path, void *set)
 {
     struct throughput_inputs *in = set;
-    if (holds_records(path))
+    if (inputs_hold_records(path))
         read_records(path, &in->records);
     else
         read_log(path, &in->logs);

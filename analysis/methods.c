@@ -14,9 +14,7 @@ static int same_row(const struct run_record *a, const struct run_record *b)
            strcmp(a->comm_options, b->comm_options) == 0;
 }
 
-/* The ranks that trained: a parameter-server run's servers (comm_options "servers=N", or
- * "servers=colocated": one per node) are not GPUs of the seeds' columns. */
-static int workers_of(const struct run_record *r)
+int methods_workers_of(const struct run_record *r)
 {
     const char *servers = strstr(r->comm_options, "servers=");
     if (!servers)
@@ -39,10 +37,10 @@ static int column_sizes(const struct run_record *runs, int n, int **sizes)
         return -1;
     for (int i = 0; i < n; i++) {
         int j = 0;
-        while (j < count && s[j] != workers_of(&runs[i]))
+        while (j < count && s[j] != methods_workers_of(&runs[i]))
             j++;
         if (j == count)
-            s[count++] = workers_of(&runs[i]);
+            s[count++] = methods_workers_of(&runs[i]);
     }
     qsort(s, (size_t)count, sizeof *s, compare_ints);
     *sizes = s;
@@ -69,7 +67,7 @@ static struct cell cell_of(const struct run_record *runs, int n, const struct ru
 {
     struct cell c = {0};
     for (int i = 0; i < n; i++)
-        if (workers_of(&runs[i]) == world && counts_for(&runs[i], r, any_method))
+        if (methods_workers_of(&runs[i]) == world && counts_for(&runs[i], r, any_method))
             rates[c.repeats++] = runs[i].final_data_per_sec;
     stats_mean_std(rates, c.repeats, &c.mean, &c.std);
     return c;

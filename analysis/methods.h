@@ -18,4 +18,8 @@ enum methods_format { METHODS_MD, METHODS_CSV };
 /* Prints the table of runs[0..n). Returns the number of rows, or -1 when out of memory. */
 int methods_table(FILE *out, const struct run_record *runs, int n, enum methods_format format);
 
+/* The ranks of r that trained: a parameter-server run's servers (comm_options "servers=N", or
+ * "servers=colocated": one per node) are not GPUs of the seeds' columns. */
+int methods_workers_of(const struct run_record *r);
+
 #endif

@@ -3,6 +3,7 @@
 #include "predict.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include <strings.h>
 
 #include "costmodel.h"
+#include "inputs.h"
+#include "methods.h"
 #include "dt_parse.h"
 #include "profile.h"
 
@@ -39,10 +42,16 @@ static const char predict_usage[] =
     "      --rate R            scale the profile so one device trains R samples/s (ResNet-50 on\n"
     "                          the seeds' GPUs: 253.1)\n"
     "      --format md|csv|json  (md)\n"
+    "      --records           the arguments after PROFILE are run records (files or\n"
+    "                          directories): each method, tag and job size the profile's model\n"
+    "                          and batch ran at, measured (mean +- std) beside predicted, error %\n"
+    "                          (the links as the options give them; the job's shape from the record)\n"
+    "      --tag TEXT          with --records: only the runs of this tag (the link they ran over)\n"
     "  -h, --help              this text\n"
     "\n"
-    "Example:\n"
-    "  dtrain-analyze predict resnet50.json --rate 253.1 --inter 10gbit:25us --nodes 1,2,4,8\n";
+    "Examples:\n"
+    "  dtrain-analyze predict resnet50.json --rate 253.1 --inter 10gbit:25us --nodes 1,2,4,8\n"
+    "  dtrain-analyze predict cnn.json --inter 1gbit:50us --records runs/\n";
 
 #define ALL_METHODS "bsp-a2a,wfbp-a2a,mg-wfbp,bytescheduler-a2a,bsp-ps,wfbp-ps,bytescheduler-ps"
 
@@ -174,6 +183,69 @@ static void print_table(const struct profile *p, const struct predict_options *o
         printf("\n]\n");
 }
 
+/* The job a record ran as: its workers' nodes and ranks per node, its servers. */
+static struct cluster_shape shape_of(const struct run_record *r, const struct predict_options *o)
+{
+    int workers = methods_workers_of(r), per_node = r->nodes > 0 ? r->world_size / r->nodes : 1;
+    per_node = per_node > 0 ? per_node : 1;
+    struct cluster_shape c = {.nodes = (workers + per_node - 1) / per_node, .gpus_per_node = per_node,
+                              .intra = o->intra, .inter = o->inter};
+    const char *servers = strstr(r->comm_options, "servers=");
+    if (servers)
+        c.servers = strncmp(servers + 8, "colocated", 9) == 0 ? r->nodes : atoi(servers + 8);
+    if (c.nodes * c.gpus_per_node != workers)   /* a last node not full: as many nodes of one */
+        c.nodes = workers, c.gpus_per_node = 1;
+    return c;
+}
+
+/* --records: the completed runs of the profile's model and batch, grouped by method, settings,
+ * tag and workers, their mean +- std beside the prediction for that job, and the error. */
+static int compare_records(const struct profile *p, const struct predict_options *o, const struct step_costs *s,
+                           char **paths, int count, const char *tag)
+{
+    struct record_set set = {0};
+    int rc = load_records("predict", paths, count, &set), rows = 0;
+    if (rc == 0)
+        printf("| Method | Tag | GPUs | Runs | Measured samples/s | Predicted | Error |\n|---|---|---|---|---|---|---|\n");
+    for (int i = 0; rc == 0 && i < set.count; i++) {
+        const struct run_record *r = &set.runs[i];
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = strcmp(set.runs[j].model, r->model) == 0 && set.runs[j].batch_per_replica == r->batch_per_replica &&
+                   strcmp(set.runs[j].comm, r->comm) == 0 && strcmp(set.runs[j].comm_options, r->comm_options) == 0 &&
+                   strcmp(set.runs[j].tag, r->tag) == 0 && methods_workers_of(&set.runs[j]) == methods_workers_of(r);
+        if (seen || strcmp(r->model, p->model) != 0 || r->batch_per_replica != o->batch || (tag && strcmp(r->tag, tag)))
+            continue;
+        double sum = 0, squares = 0;
+        int n = 0;
+        for (int j = i; j < set.count; j++) {
+            const struct run_record *q = &set.runs[j];
+            if (strcmp(q->model, r->model) == 0 && q->batch_per_replica == r->batch_per_replica &&
+                strcmp(q->comm, r->comm) == 0 && strcmp(q->comm_options, r->comm_options) == 0 &&
+                strcmp(q->tag, r->tag) == 0 && methods_workers_of(q) == methods_workers_of(r))
+                sum += q->final_data_per_sec, squares += q->final_data_per_sec * q->final_data_per_sec, n++;
+        }
+        double mean = sum / n, std = n > 1 ? sqrt(fmax(0, (squares - n * mean * mean) / (n - 1))) : 0;
+        struct cluster_shape c = shape_of(r, o);
+        struct method_settings settings = {.partition_bytes = o->partition_bytes};
+        double step = cost_step(s, &c, r->comm, &settings);
+        double predicted = step > 0 ? (double)o->batch * c.nodes * c.gpus_per_node / step : -1;
+        printf("| %s%s%s%s | %s | %d | %d | %.1f +- %.1f | ", r->comm, r->comm_options[0] ? " (" : "",
+               r->comm_options, r->comm_options[0] ? ")" : "", r->tag[0] ? r->tag : "-", methods_workers_of(r), n, mean,
+               std);
+        if (predicted > 0)
+            printf("%.1f | %+.1f%% |\n", predicted, (predicted - mean) / mean * 100);
+        else
+            printf("- | - |\n");
+        rows++;
+    }
+    if (rc == 0 && rows == 0)
+        rc = (fprintf(stderr, "dtrain-analyze predict: no run of model %s at batch %d in the records\n", p->model,
+                      o->batch), 2);
+    free_records(&set);
+    return rc;
+}
+
 /* Checks and fills the lists; 0, or 2 with a message. */
 static int parse_lists(struct predict_options *o, const char *nodes)
 {
@@ -195,7 +267,8 @@ static int parse_lists(struct predict_options *o, const char *nodes)
     return o->node_counts > 0 ? 0 : (fprintf(stderr, "dtrain-analyze predict: --nodes is empty\n"), 2);
 }
 
-enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_BATCH, P_RATE, P_FORMAT };
+enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_BATCH, P_RATE, P_FORMAT,
+       P_RECORDS, P_TAG };
 
 int predict_command(int argc, char **argv)
 {
@@ -205,10 +278,13 @@ int predict_command(int argc, char **argv)
         {"servers", required_argument, NULL, P_SERVERS}, {"methods", required_argument, NULL, P_METHODS},
         {"partition-bytes", required_argument, NULL, P_PARTITION}, {"batch", required_argument, NULL, P_BATCH},
         {"rate", required_argument, NULL, P_RATE}, {"format", required_argument, NULL, P_FORMAT},
+        {"records", no_argument, NULL, P_RECORDS}, {"tag", required_argument, NULL, P_TAG},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct predict_options o = {.gpus_per_node = 4, .intra = {5e-6, 1 / 12e9}, .inter = {25e-6, 8 / 10e9},
                                 .methods = ALL_METHODS, .format = "md"};
     const char *nodes = "1,2,4,8";
+    bool records = false;   /* the arguments after the profile are run records to compare with */
+    const char *tag = NULL; /* with records: only those of this tag (the link they ran over) */
     char why[512];
     long value;
     int opt;
@@ -251,12 +327,15 @@ int predict_command(int argc, char **argv)
                 return fprintf(stderr, "dtrain-analyze predict: --format \"%s\": expected md, csv or json\n", optarg), 2;
             o.format = optarg;
             break;
+        case P_RECORDS: records = true; break;
+        case P_TAG: tag = optarg; break;
         case 'h': fputs(predict_usage, stdout); return 0;
         default: fputs("Try 'dtrain-analyze predict --help'.\n", stderr); return 2;
         }
     }
-    if (optind + 1 != argc)
-        return fputs("dtrain-analyze predict: one PROFILE is needed (dtrain-train --profile-out writes it)\n", stderr), 2;
+    if (optind >= argc || (!records && optind + 1 != argc) || (records && optind + 1 == argc))
+        return fputs("dtrain-analyze predict: one PROFILE is needed (dtrain-train --profile-out writes it), and with "
+                     "--records the record files or directories after it\n", stderr), 2;
     if (parse_lists(&o, nodes) != 0)
         return 2;
     struct profile p;
@@ -272,6 +351,8 @@ int predict_command(int argc, char **argv)
         rc = (fputs("dtrain-analyze predict: out of memory\n", stderr), 2);
     else if (step_of(&p, &o, layers, &s) < 0)
         rc = (fprintf(stderr, "dtrain-analyze predict: %s: the layers take no time\n", argv[optind]), 2);
+    else if (records)
+        rc = compare_records(&p, &o, &s, argv + optind + 1, argc - optind - 1, tag);
     else
         print_table(&p, &o, &s);
     free(layers);

@@ -543,6 +543,16 @@ static void test_predict_the_worked_case(void **state)
         assert_true(tu_contains(r.err, bad[i][2]));
         tu_result_free(&r);
     }
+    /* beside measured runs: two bsp-a2a runs of the model at 2 workers (0.130 and 0.126 samples/s,
+     * mean 0.128) against 2 / 15.6 = 0.12821: +0.2%; the LeNet run and the other tag left out */
+    char runs[4096];
+    tu_fixture(runs, sizeof runs, "profiles/three-layers-runs.jsonl");
+    run_analyze((char *[]){"predict", profile, "--records", runs, "--gpus-per-node", "1", "--inter", "0.008mbit:0.5s",
+                           "--tag", "slow", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| bsp-a2a | slow | 2 | 2 | 0.1 +- 0.0 | 0.1 | +0.2% |"));
+    assert_false(tu_contains(r.out, "fast"));
+    tu_result_free(&r);
     run_analyze((char *[]){"predict", "/nonexistent.json", NULL}, &r);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "/nonexistent.json"));

@@ -1,0 +1,36 @@
+/* inputs.h - what dtrain-analyze reads: run-record files (JSON lines, completed runs kept, the
+ * rest counted), trainer logs, and directories walked recursively for either. Messages about
+ * what was skipped go to standard error, naming file and line. */
+#ifndef INPUTS_H
+#define INPUTS_H
+
+#include <stdbool.h>
+
+#include "record.h"
+#include "throughput.h"
+
+struct record_set {
+    struct run_record *runs;
+    int count, cap, lines_skipped, not_completed;
+    int other_files;   /* files of a walked directory that hold no records (job outputs, tables) */
+};
+
+/* Whether the file's first non-blank character is '{' (it holds run records). */
+bool inputs_hold_records(const char *path);
+
+/* The completed runs of the record files and directories paths[0..count), with the summary line
+ * every command ends with ("COMMAND: N runs read, ..."). Returns 0, or 2 when there is nothing to
+ * work on; the caller frees set either way. */
+int load_records(const char *command, char **paths, int count, struct record_set *set);
+/* One record file's completed runs into set. */
+void read_records(const char *path, struct record_set *set);
+void free_records(struct record_set *set);
+
+/* A trainer log's runs into set (throughput.h). */
+void read_log(const char *path, struct log_runs *set);
+
+/* Each FILE given to reader, each DIR walked recursively. Returns 0, or 2 for a path that does
+ * not exist. */
+int read_inputs(char **paths, int count, void (*reader)(const char *, void *), void *set);
+
+#endif
