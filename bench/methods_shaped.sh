@@ -13,7 +13,10 @@
 # node). The nodes share this machine's 2 cores: at 4 workers (8 ranks with colocated servers) the
 # CPU, not the link, bounds what is measured; the rates are real, the compute is not a GPU's.
 # Needs root (it starts the test cluster). Environment: RATES ("1gbit 10gbit"), REPEATS (3), MODEL
-# (cnn), BATCH (32), STEPS (60), METHODS (all seven).
+# (cnn), BATCH (32), STEPS (60), METHODS (all seven), SIZES (workers as NODES:RANKS_PER_NODE,
+# "2:1 4:1"; parameter servers get a node of their own where one is free and a node has one
+# worker, else sit beside the workers, one per node), EMULATE (a profile: every rank waits its
+# layers' times instead of computing, dtrain-train --emulate), EMULATE_RATE, DILATE.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -26,8 +29,13 @@ cluster=$top/tests/cluster
 rates=${RATES:-1gbit 10gbit}
 repeats=${REPEATS:-3}
 methods=${METHODS:-bsp-a2a wfbp-a2a mg-wfbp bytescheduler-a2a bsp-ps wfbp-ps bytescheduler-ps}
+sizes=${SIZES:-2:1 4:1}
 train="--model ${MODEL:-cnn} --dataset fashion-mnist --batch-size ${BATCH:-32} --max-steps ${STEPS:-60} --eval-every 0 \
 --log-every 10 -q --timeout 5"
+if [ -n "${EMULATE:-}" ]; then
+    train="$train --emulate $(cd "$(dirname "$EMULATE")" && pwd)/$(basename "$EMULATE") --dilate ${DILATE:-1}"
+    [ -z "${EMULATE_RATE:-}" ] || train="$train --emulate-rate $EMULATE_RATE"
+fi
 
 rm -rf "$out" && mkdir -p "$out"
 "$cluster/down.sh"
@@ -68,18 +76,22 @@ commbench() {   # commbench NAME [--raw]: dtrain-commbench on 2 nodes across the
 for rate in $rates; do
     "$cluster/link.sh" "$rate"
     export DTRAIN_TAG="$rate"
-    echo "== links between the leaves at $rate: $repeats repeats of 1 worker and of every method at 2 and 4" >&2
+    echo "== links between the leaves at $rate: $repeats repeats of 1 worker and of every method at $sizes" >&2
     for k in $(seq "$repeats"); do
         job 1 1 gn01 --comm bsp-a2a
         for m in $methods; do
-            case $m in
-                *-ps)
-                    job 3 1 'gn[01-03]' --comm "$m"
-                    job 4 2 'gn[01-04]' --comm "$m" --ps-colocated ;;
-                *)
-                    job 2 1 'gn[01,03]' --comm "$m"
-                    job 4 1 'gn[01-04]' --comm "$m" ;;
-            esac
+            for size in $sizes; do
+                n=${size%%:*} per=${size#*:}
+                case $n in 1) nodes=gn01 ;; 2) nodes='gn[01,03]' ;; 3) nodes='gn[01-03]' ;; *) nodes='gn[01-04]' ;; esac
+                case $m in
+                    *-ps) if [ "$per" = 1 ] && [ "$n" -lt 4 ]; then
+                              job $((n + 1)) 1 "gn[01-0$((n + 1))]" --comm "$m"
+                          else
+                              job "$n" $((per + 1)) "$nodes" --comm "$m" --ps-colocated
+                          fi ;;
+                    *) job "$n" "$per" "$nodes" --comm "$m" ;;
+                esac
+            done
         done
     done
     for k in 1 2 3; do

@@ -2,6 +2,7 @@
  * the ranks locally when no launcher is present). */
 #include <getopt.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +235,15 @@ static int run_local(const struct launch_request *req, const struct allocation *
     return status;
 }
 
+/* Every rank of a step fails the same check, and one says why. Under srun --kill-on-bad-exit the
+ * first rank to exit takes the others down: a silent rank that exits first can kill the one that
+ * would have printed the message before it did (seen in the cluster test: job FAILED, no message).
+ * The silent ones wait a moment, so the rank with the message goes first. */
+static void give_the_message_time(void)
+{
+    nanosleep(&(struct timespec){1, 0}, NULL);
+}
+
 int main(int argc, char **argv)
 {
     struct launch_request req;
@@ -252,6 +262,8 @@ int main(int argc, char **argv)
     if (launch_check(&req, &alloc, &announce, &err) < 0) {
         if (announce)
             fprintf(stderr, "dtrain: %s\n", err.msg);
+        else if (alloc.source != ALLOC_LOCAL)
+            give_the_message_time();
         alloc_free(&alloc);
         return 2;
     }
