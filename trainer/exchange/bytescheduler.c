@@ -131,8 +131,8 @@ static void bs_destroy(struct exchange *x)
     struct bytescheduler *s = x->state;
     if (!s)
         return;
-    pieces_close(&s->pieces);
-    ps_free(s->ps);
+    if (pieces_close(&s->pieces))   /* else the thread still sends on the servers' comm */
+        ps_free(s->ps);
     free(s->first);
     free(s->count);
     free(s->due);

@@ -379,10 +379,10 @@ struct engine_stats engine_stats(struct engine *e)
     return stats;
 }
 
-void engine_destroy(struct engine *e)
+bool engine_destroy(struct engine *e)
 {
     if (!e)
-        return;
+        return true;
     if (e->running) {
         pthread_mutex_lock(&e->lock);
         e->stop = true;
@@ -390,7 +390,7 @@ void engine_destroy(struct engine *e)
         pthread_cond_signal(&e->wake);
         pthread_mutex_unlock(&e->lock);
         if (stuck)
-            return;   /* a failed run: the job is aborted next; joining could wait for ever */
+            return false;   /* a failed run: the job is aborted next; joining could wait for ever */
         pthread_join(e->thread, NULL);
     }
     pthread_mutex_destroy(&e->lock);
@@ -399,4 +399,5 @@ void engine_destroy(struct engine *e)
     free(e->plan);
     free(e->layer_begin);
     free(e);
+    return true;
 }

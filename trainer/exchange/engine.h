@@ -90,8 +90,9 @@ int engine_wait_all(struct engine *e, struct dt_err *err);
 /* Counted over the run (after engine_wait_all, or any time for an estimate). */
 struct engine_stats engine_stats(struct engine *e);
 
-/* Stops the thread and frees the engine. A thread stuck in a transfer that will never finish (a
- * failed run about to abort the job) is left running, and its memory with it. */
-void engine_destroy(struct engine *e);
+/* Stops the thread and frees the engine: true. A thread stuck in a transfer that will never
+ * finish (a failed run about to abort the job) is left running, and its memory with it: false,
+ * and its comm must not be freed either. */
+bool engine_destroy(struct engine *e);
 
 #endif

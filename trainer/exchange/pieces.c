@@ -36,12 +36,13 @@ int pieces_replan(struct pieces *p, struct exchange *x, const size_t *first, con
     return engine_create(&p->engine, p->comm, first, count, spans, p->partition_floats, p->credit_bytes, p->ops, err);
 }
 
-void pieces_close(struct pieces *p)
+bool pieces_close(struct pieces *p)
 {
-    engine_destroy(p->engine);
-    if (p->own)
+    bool released = engine_destroy(p->engine);
+    if (released && p->own)   /* a thread left in a transfer still uses its comm */
         p->own->destroy(p->own);
     memset(p, 0, sizeof *p);
+    return released;
 }
 
 void pieces_begin(struct pieces *p, const struct exchange *x)

@@ -30,7 +30,9 @@ int pieces_open(struct pieces *p, struct exchange *x, struct comm *comm, const s
 /* The same pieces with new spans (MG-WFBP, once planned), counting on. Between steps. */
 int pieces_replan(struct pieces *p, struct exchange *x, const size_t *first, const size_t *count, int spans,
                   struct dt_err *err);
-void pieces_close(struct pieces *p);
+/* Stops the thread: true; false when it was left in a transfer (a failed run about to abort),
+ * and then the comm it sends on must be left alone too. */
+bool pieces_close(struct pieces *p);
 
 /* A step's backward begins: the spans wait for their gradients again. */
 void pieces_begin(struct pieces *p, const struct exchange *x);

@@ -398,8 +398,8 @@ static void ps_destroy(struct exchange *x)
     struct ps_worker *w = x->state;
     if (!w)
         return;
-    pieces_close(&w->pieces);
-    ps_free(w->ps);
+    if (pieces_close(&w->pieces))   /* else the thread still sends on the servers' comm */
+        ps_free(w->ps);
     free(w);
 }
 
