@@ -198,6 +198,15 @@ static struct cluster_shape shape_of(const struct run_record *r, const struct pr
     return c;
 }
 
+/* Whether a and b are repeats of one experiment: model, batch, method and its settings, tag,
+ * workers. */
+static bool same_group(const struct run_record *a, const struct run_record *b)
+{
+    return strcmp(a->model, b->model) == 0 && a->batch_per_replica == b->batch_per_replica &&
+           strcmp(a->comm, b->comm) == 0 && strcmp(a->comm_options, b->comm_options) == 0 &&
+           strcmp(a->tag, b->tag) == 0 && methods_workers_of(a) == methods_workers_of(b);
+}
+
 /* --records: the completed runs of the profile's model and batch, grouped by method, settings,
  * tag and workers, their mean +- std beside the prediction for that job, and the error. */
 static int compare_records(const struct profile *p, const struct predict_options *o, const struct step_costs *s,
@@ -211,20 +220,16 @@ static int compare_records(const struct profile *p, const struct predict_options
         const struct run_record *r = &set.runs[i];
         bool seen = false;
         for (int j = 0; j < i && !seen; j++)
-            seen = strcmp(set.runs[j].model, r->model) == 0 && set.runs[j].batch_per_replica == r->batch_per_replica &&
-                   strcmp(set.runs[j].comm, r->comm) == 0 && strcmp(set.runs[j].comm_options, r->comm_options) == 0 &&
-                   strcmp(set.runs[j].tag, r->tag) == 0 && methods_workers_of(&set.runs[j]) == methods_workers_of(r);
+            seen = same_group(&set.runs[j], r);
         if (seen || strcmp(r->model, p->model) != 0 || r->batch_per_replica != o->batch || (tag && strcmp(r->tag, tag)))
             continue;
         double sum = 0, squares = 0;
         int n = 0;
-        for (int j = i; j < set.count; j++) {
-            const struct run_record *q = &set.runs[j];
-            if (strcmp(q->model, r->model) == 0 && q->batch_per_replica == r->batch_per_replica &&
-                strcmp(q->comm, r->comm) == 0 && strcmp(q->comm_options, r->comm_options) == 0 &&
-                strcmp(q->tag, r->tag) == 0 && methods_workers_of(q) == methods_workers_of(r))
-                sum += q->final_data_per_sec, squares += q->final_data_per_sec * q->final_data_per_sec, n++;
-        }
+        for (int j = i; j < set.count; j++)
+            if (same_group(&set.runs[j], r)) {
+                double rate = set.runs[j].final_data_per_sec;
+                sum += rate, squares += rate * rate, n++;
+            }
         double mean = sum / n, std = n > 1 ? sqrt(fmax(0, (squares - n * mean * mean) / (n - 1))) : 0;
         struct cluster_shape c = shape_of(r, o);
         struct method_settings settings = {.partition_bytes = o->partition_bytes};

@@ -162,12 +162,11 @@ static int bs_create(struct exchange *x, struct dt_err *err)
         return -1;
     if (x->serving)
         return 0;   /* a server serves; it has no thread */
-    size_t partition = x->options.partition_bytes ? x->options.partition_bytes : EXCHANGE_PARTITION_BYTES;
-    size_t credit = x->options.credit_bytes ? x->options.credit_bytes : EXCHANGE_CREDIT_BYTES;
-    size_t per = partition / sizeof(float) ? partition / sizeof(float) : 1;
+    size_t partition = exchange_partition_bytes(&x->options), credit = exchange_credit_bytes(&x->options);
     struct engine_ops ops = {.start = pieces_start_allreduce, .ctx = x, .ordered = true, .what = "allreduce"};
     if (over_ps ? ps_open_pieces(s->ps, x, &s->pieces, true, credit, err) < 0
-                : pieces_open(&s->pieces, x, NULL, s->first, s->count, s->layers, per, credit, ops, err) < 0)
+                : pieces_open(&s->pieces, x, NULL, s->first, s->count, s->layers,
+                              exchange_partition_floats(&x->options), credit, ops, err) < 0)
         return -1;
     int transfers;
     engine_plan(s->pieces.engine, &transfers);

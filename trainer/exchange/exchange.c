@@ -144,6 +144,22 @@ int exchange_close(struct exchange *x, struct dt_err *err)
     return x->method->close && !exchanges_nothing(x) ? x->method->close(x, err) : 0;
 }
 
+size_t exchange_partition_bytes(const struct exchange_options *options)
+{
+    return options->partition_bytes ? options->partition_bytes : (size_t)EXCHANGE_PARTITION_BYTES;
+}
+
+size_t exchange_partition_floats(const struct exchange_options *options)
+{
+    size_t floats = exchange_partition_bytes(options) / sizeof(float);
+    return floats ? floats : 1;
+}
+
+size_t exchange_credit_bytes(const struct exchange_options *options)
+{
+    return options->credit_bytes ? options->credit_bytes : (size_t)EXCHANGE_CREDIT_BYTES;
+}
+
 void exchange_describe_options(const struct exchange_method *method, const struct exchange_options *options,
                                char *text, size_t size)
 {
@@ -156,10 +172,10 @@ void exchange_describe_options(const struct exchange_method *method, const struc
                                  options->ps_servers ? options->ps_servers : EXCHANGE_PS_SERVERS);
     if (method->takes_partition && used < size)
         used += (size_t)snprintf(text + used, size - used, "partition=%zu ",
-                                 options->partition_bytes ? options->partition_bytes : (size_t)EXCHANGE_PARTITION_BYTES);
+                                 exchange_partition_bytes(options));
     if (method->takes_credit && used < size)
         used += (size_t)snprintf(text + used, size - used, "credit=%zu ",
-                                 options->credit_bytes ? options->credit_bytes : (size_t)EXCHANGE_CREDIT_BYTES);
+                                 exchange_credit_bytes(options));
     if (method == &exchange_mgwfbp && options->threshold_set && used < size)
         used += (size_t)snprintf(text + used, size - used, "threshold=%zu ", options->threshold_bytes);
     if (used > 0 && used <= size)

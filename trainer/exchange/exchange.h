@@ -43,6 +43,11 @@ struct exchange_options {
 #define EXCHANGE_PARTITION_BYTES 4096000
 #define EXCHANGE_CREDIT_BYTES 16000000
 
+/* The settings in force: the options', or the defaults where they gave none. */
+size_t exchange_partition_bytes(const struct exchange_options *options);
+size_t exchange_partition_floats(const struct exchange_options *options);   /* at least 1 */
+size_t exchange_credit_bytes(const struct exchange_options *options);
+
 /* The method's settings as the run record keeps them ("servers=1 partition=4096000",
  * "threshold=40000"; "" when it has none), into text. */
 void exchange_describe_options(const struct exchange_method *method, const struct exchange_options *options,

@@ -68,16 +68,10 @@ static int cut(struct ps *s, size_t first, size_t count, size_t per, size_t *loa
     return 0;
 }
 
-/* Floats in a partition, at most. */
-static size_t per_partition(const struct ps *s)
-{
-    return s->partition_bytes / sizeof(float) ? s->partition_bytes / sizeof(float) : 1;
-}
-
 /* The partitions of the whole buffer, or of each layer. */
 static int plan_partitions(struct ps *s, const struct exchange *x, bool by_layer, struct dt_err *err)
 {
-    size_t per = per_partition(s);
+    size_t per = exchange_partition_floats(&x->options);
     int layers = by_layer ? model_layer_spans(x->model, NULL, NULL) : 1;
     size_t *first = calloc((size_t)layers, sizeof *first), *count = calloc((size_t)layers, sizeof *count);
     size_t *load = calloc((size_t)s->servers, sizeof *load), most = x->count / per + (size_t)layers + 1;
@@ -136,7 +130,7 @@ int ps_open_pieces(struct ps *s, struct exchange *x, struct pieces *pieces, bool
         first[p] = s->parts[p].first, count[p] = s->parts[p].count;
     struct engine_ops ops = {.start = start_push, .ctx = s, .fifo = !by_priority, .credit_requests = 1,
                              .what = "push"};
-    int rc = pieces_open(pieces, x, s->traffic, first, count, spans, s->by_layer ? per_partition(s) : 0,
+    int rc = pieces_open(pieces, x, s->traffic, first, count, spans, s->by_layer ? exchange_partition_floats(&x->options) : 0,
                          credit_bytes, ops, err);
     free(first), free(count);
     int transfers;
@@ -328,7 +322,7 @@ int ps_open(struct exchange *x, bool by_layer, struct ps **ps, struct dt_err *er
     struct ps *s = *ps = calloc(1, sizeof *s);
     if (!s)
         return dt_fail(err, "out of memory");
-    s->partition_bytes = x->options.partition_bytes ? x->options.partition_bytes : EXCHANGE_PARTITION_BYTES;
+    s->partition_bytes = exchange_partition_bytes(&x->options);
     if (!world->isend || !world->irecv)
         return dt_fail(err, "the %s transport has no point-to-point messages", world->name);
     if (place(s, world, &x->options, err) < 0)

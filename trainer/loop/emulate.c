@@ -38,6 +38,8 @@ int emulation_open(struct emulation *e, const char *path, double rate, double di
     }
     model_layer_spans(m, e->first, count);
     free(count);
+    for (int l = 0; l < e->profile.layers; l++)
+        e->params += e->profile.params[l];
     return 0;
 }
 
@@ -103,9 +105,6 @@ void emulate_backward(struct emulation *e, const struct grads_ready *ready)
 
 void emulate_update(struct emulation *e, size_t count)
 {
-    size_t total = 0;
-    for (int l = 0; l < e->profile.layers; l++)
-        total += e->profile.params[l];
     begin_pass(e);
-    wait_for(e, total ? e->profile.update * (double)count / (double)total : 0);
+    wait_for(e, e->params ? e->profile.update * (double)count / (double)e->params : 0);
 }

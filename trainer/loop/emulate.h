@@ -17,6 +17,7 @@ struct emulation {
     double scale;              /* profile seconds -> wall seconds: rate scaling x batch ratio x dilation */
     double dilate;             /* K */
     size_t *first;             /* each layer's first parameter */
+    size_t params;             /* all of them (an update's share of the profile's update time) */
     double target;             /* when the work under way ends (timeline_now's clock) */
 };
 
