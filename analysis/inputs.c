@@ -20,6 +20,24 @@ bool inputs_hold_records(const char *path)
     return c == '{';
 }
 
+/* A record, or a torn write's fragment with a whole record glued after it (record files written
+ * before appends checked the file's last byte have these): the fragment is reported, the record
+ * kept. */
+static int parse_line(const char *line, const char *path, int number, struct record_set *set, struct run_record *r,
+                      struct dt_err *err)
+{
+    if (record_parse(line, r, err) == 0)
+        return 0;
+    const char *glued = strstr(line + 1, "{\"record_version\"");
+    struct dt_err glued_err;
+    if (!glued || record_parse(glued, r, &glued_err) < 0)
+        return -1;
+    if (set->lines_skipped++ < 8)
+        fprintf(stderr, "dtrain-analyze: skipped %s:%d: %zu bytes of a torn record before a whole one\n", path, number,
+                (size_t)(glued - line));
+    return 0;
+}
+
 void read_records(const char *path, struct record_set *set)
 {
     FILE *f = fopen(path, "r");
@@ -37,9 +55,10 @@ void read_records(const char *path, struct record_set *set)
             continue;
         struct run_record r;
         struct dt_err err;
-        if (record_parse(line, &r, &err) < 0) {
+        if (parse_line(line, path, number, set, &r, &err) < 0) {
             if (set->lines_skipped++ < 8)
-                fprintf(stderr, "dtrain-analyze: skipped %s:%d: %s\n", path, number, err.msg);
+                fprintf(stderr, "dtrain-analyze: skipped %s:%d: %s%s\n", path, number, err.msg,
+                        line[strlen(line) - 1] != '\n' ? " (a torn last line: a write that did not finish)" : "");
             continue;
         }
         if (strcmp(r.exit_state, "completed") != 0) {

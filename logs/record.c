@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +52,34 @@ static json_t *to_json(const struct run_record *r)
     return o;
 }
 
+/* Appends one line so that it lands whole or not at all. Writers take the file's lock, so the
+ * length seen before the write is still the file's end: a short write (a full disk, a file size
+ * limit) is cut back to it. A file whose last line is torn (a writer killed mid-write, or a
+ * filesystem that could not truncate) gets a newline first, so this line stays readable. */
+static int append_whole(int fd, const char *path, const char *line, size_t len, struct dt_err *err)
+{
+    if (flock(fd, LOCK_EX) < 0)
+        return dt_fail(err, "cannot lock the record file %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return dt_fail(err, "cannot read the record file %s: %s", path, strerror(errno));
+    char last = '\n';
+    if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
+        return dt_fail(err, "cannot read the record file %s: %s", path, strerror(errno));
+    int rc = 0;
+    if (last != '\n' && write(fd, "\n", 1) != 1)
+        rc = dt_fail(err, "cannot write the record file %s: %s", path, strerror(errno));
+    ssize_t n = rc < 0 ? 0 : write(fd, line, len);
+    if (rc == 0 && n != (ssize_t)len)
+        rc = dt_fail(err, "cannot write the record file %s: %s", path,
+                     n < 0 ? strerror(errno) : "short write (the disk is full?); the file is as it was");
+    if (rc == 0 && fsync(fd) < 0)
+        rc = dt_fail(err, "cannot flush the record file %s: %s", path, strerror(errno));
+    if (rc < 0 && ftruncate(fd, st.st_size) < 0)
+        dt_wrap(err, "%s: could not be cut back to its last whole line (%s)", path, strerror(errno));
+    return rc;   /* closing the fd releases the lock */
+}
+
 int record_append(const char *path, const struct run_record *rec, struct dt_err *err)
 {
     json_t *o = to_json(rec);
@@ -63,18 +93,11 @@ int record_append(const char *path, const struct run_record *rec, struct dt_err 
         return dt_fail(err, "%s: the run record is longer than %d bytes", path, RECORD_MAX_LINE);
     }
     text[len] = '\n';   /* json_dumps leaves room: it wrote len + 1 bytes with the NUL */
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    int rc = 0;
-    if (fd < 0) {
-        rc = dt_fail(err, "cannot open the record file %s: %s", path, strerror(errno));
-    } else {
-        ssize_t n = write(fd, text, len + 1);   /* one write: O_APPEND keeps concurrent lines whole */
-        if (n != (ssize_t)(len + 1))
-            rc = dt_fail(err, "cannot write the record file %s: %s", path, n < 0 ? strerror(errno) : "short write");
-        if (fsync(fd) < 0 && rc == 0)
-            rc = dt_fail(err, "cannot flush the record file %s: %s", path, strerror(errno));
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    int rc = fd < 0 ? dt_fail(err, "cannot open the record file %s: %s", path, strerror(errno))
+                    : append_whole(fd, path, text, len + 1, err);
+    if (fd >= 0)
         close(fd);
-    }
     free(text);
     return rc;
 }

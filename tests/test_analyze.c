@@ -284,6 +284,36 @@ static void test_table_of_records(void **state)
     tu_result_free(&r);
 }
 
+/* A fragment of a torn write glued before a whole record (files written before appends were made
+ * whole have these) keeps the record; a torn last line is said to be one. */
+static void test_torn_record_lines(void **state)
+{
+    (void)state;
+    char fixture_file[4200], torn[] = "/tmp/dtrain-test-torn-XXXXXX";
+    tu_fixture(fixture_file, sizeof fixture_file, "records/runs.jsonl");
+    FILE *in = fopen(fixture_file, "r");
+    assert_non_null(in);
+    char *line = NULL;
+    size_t size = 0;
+    assert_true(getline(&line, &size, in) > 100);
+    fclose(in);
+    int fd = mkstemp(torn);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    fprintf(out, "%.60s%s%.60s", line, line, line);   /* fragment+record, then a torn last line */
+    fclose(out);
+    free(line);
+    struct tu_result r;
+    run_analyze((char *[]){"table", torn, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.err, ":1: 60 bytes of a torn record before a whole one"));
+    assert_true(tu_contains(r.err, ":2: "));
+    assert_true(tu_contains(r.err, "(a torn last line: a write that did not finish)"));
+    assert_true(tu_contains(r.err, "1 runs read"));
+    tu_result_free(&r);
+    unlink(torn);
+}
+
 /* What the analyzer writes, its audit finds nothing wrong with. */
 static void audit_written_table(const char *records, const char *format, const char *summary)
 {
@@ -585,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_audit_of_notebooks),
         cmocka_unit_test(test_audit_of_method_tables),
         cmocka_unit_test(test_table_of_records),
+        cmocka_unit_test(test_torn_record_lines),
         cmocka_unit_test(test_written_table_passes_the_audit),
         cmocka_unit_test(test_throughput_of_logs),
         cmocka_unit_test(test_plot_renders_pictures),

@@ -258,7 +258,8 @@ static void test_topology_is_cached_per_node(void **state)
     topo_free(&topo);
     /* A damaged cache is rediscovered and replaced. */
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "for f in %s/dtrain-topo-*.xml; do echo '<topology version=\"2.0\"><broken' > \"$f\"; done", dir);
+    snprintf(cmd, sizeof cmd, "test $(stat -c %%a %s/dtrain-topo-%u) = 700 && for f in %s/dtrain-topo-%u/*.xml; do "
+             "echo '<topology version=\"2.0\"><broken' > \"$f\"; done", dir, (unsigned)geteuid(), dir, (unsigned)geteuid());
     assert_int_equal(system(cmd), 0);
     assert_int_equal(topo_load_cached(&topo, dir, &from_cache, &err), 0);
     assert_false(from_cache);
@@ -267,6 +268,91 @@ static void test_topology_is_cached_per_node(void **state)
     assert_true(from_cache);
     topo_free(&topo);
     assert_int_equal(tu_remove_tree(dir), 0);
+}
+
+/* Runs a shell command, as user nobody when `as_nobody` (the planting side of the tests below). */
+static int sh(bool as_nobody, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sh(bool as_nobody, const char *fmt, ...)
+{
+    char body[2048], cmd[2300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    if (as_nobody)
+        snprintf(cmd, sizeof cmd, "setpriv --reuid=65534 --regid=65534 --clear-groups sh -c '%s'", body);
+    else
+        snprintf(cmd, sizeof cmd, "%s", body);
+    return system(cmd);
+}
+
+/* Loads through the cache in `base` and says whether the cache was used. */
+static bool load_through_cache(const char *base)
+{
+    struct topo topo;
+    struct dt_err err;
+    bool from_cache = true;
+    assert_int_equal(topo_load_cached(&topo, base, &from_cache, &err), 0);   /* never a failure */
+    assert_true(hwloc_get_nbobjs_by_type(topo.hw, HWLOC_OBJ_PU) >= 1);
+    assert_string_equal(topo.source, "this machine");   /* never a cache path in messages */
+    topo_free(&topo);
+    return from_cache;
+}
+
+/* Issue 19 items 5 and 6: another user plants a directory or a symlink where the cache goes. */
+static void test_cache_refuses_what_another_user_planted(void **state)
+{
+    (void)state;
+    if (geteuid() != 0 || sh(false, "setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null") != 0) {
+        printf("SKIP: planting as another user needs root and setpriv\n");
+        return;
+    }
+    char base[] = "/tmp/dtrain-test-topoplant-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    unsigned uid = (unsigned)geteuid();
+    /* A world-writable sticky place like /dev/shm, and a root-owned victim beside it. */
+    assert_int_equal(sh(false, "chmod 1777 %s && mkdir -m 700 %s/victim-dir && touch %s/victim-file", base, base, base), 0);
+    /* Their directory where ours goes: refused, nothing written into it. */
+    assert_int_equal(sh(true, "mkdir -m 777 %s/dtrain-topo-%u", base, uid), 0);
+    assert_false(load_through_cache(base));
+    assert_int_equal(sh(false, "test -z \"$(ls -A %s/dtrain-topo-%u)\"", base, uid), 0);
+    /* Their symlink to a directory of ours: not followed, the victim stays empty. */
+    assert_int_equal(sh(false, "rmdir %s/dtrain-topo-%u", base, uid), 0);
+    assert_int_equal(sh(true, "ln -s %s/victim-dir %s/dtrain-topo-%u", base, base, uid), 0);
+    assert_false(load_through_cache(base));
+    assert_false(load_through_cache(base));
+    assert_int_equal(sh(false, "test -z \"$(ls -A %s/victim-dir)\" && test -L %s/dtrain-topo-%u", base, base, uid), 0);
+    assert_int_equal(tu_remove_tree(base), 0);
+}
+
+/* Inside our own directory (which only we can write) links and loose modes are refused too. */
+static void test_cache_never_follows_links_inside(void **state)
+{
+    (void)state;
+    char base[] = "/tmp/dtrain-test-topolinks-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    unsigned uid = (unsigned)geteuid();
+    assert_false(load_through_cache(base));
+    assert_true(load_through_cache(base));
+    /* The lock as a symlink: no lock taken through it, the file it names never made. */
+    assert_int_equal(sh(false, "cd %s/dtrain-topo-%u && for f in *.lock; do rm \"$f\"; ln -s %s/victim-lock \"$f\"; done",
+                        base, uid, base), 0);
+    assert_false(load_through_cache(base));
+    assert_int_equal(sh(false, "test ! -e %s/victim-lock", base), 0);
+    assert_int_equal(sh(false, "rm %s/dtrain-topo-%u/*.lock", base, uid), 0);
+    /* The cache as a symlink to a file of ours: not read, not written through; replaced. */
+    assert_int_equal(sh(false, "echo precious > %s/victim-file && cd %s/dtrain-topo-%u && for f in *.xml; do rm \"$f\"; "
+                               "ln -s %s/victim-file \"$f\"; done", base, base, uid, base), 0);
+    assert_false(load_through_cache(base));
+    assert_int_equal(sh(false, "test \"$(cat %s/victim-file)\" = precious && test ! -L %s/dtrain-topo-%u/*.xml",
+                        base, base, uid), 0);
+    assert_true(load_through_cache(base));
+    /* Our directory made writable by the group: refused until it is private again. */
+    assert_int_equal(sh(false, "chmod 770 %s/dtrain-topo-%u", base, uid), 0);
+    assert_false(load_through_cache(base));
+    assert_int_equal(sh(false, "chmod 700 %s/dtrain-topo-%u", base, uid), 0);
+    assert_true(load_through_cache(base));
+    assert_int_equal(tu_remove_tree(base), 0);
 }
 
 static void test_this_machine_loads(void **state)
@@ -287,6 +373,8 @@ int main(void)
         cmocka_unit_test(test_cpu_only_node),
         cmocka_unit_test(test_bad_topology_files),
         cmocka_unit_test(test_topology_is_cached_per_node),
+        cmocka_unit_test(test_cache_refuses_what_another_user_planted),
+        cmocka_unit_test(test_cache_never_follows_links_inside),
         cmocka_unit_test(test_this_machine_loads),
     };
     return cmocka_run_group_tests_name("topology", tests, NULL, NULL);

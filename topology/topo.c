@@ -265,30 +265,41 @@ static int init_without_plugins(hwloc_topology_t *hw)
     return rc;
 }
 
-int topo_load_ex(struct topo *topo, const char *xml_path, bool this_system, struct dt_err *err)
+/* Where the XML comes from: a file, a buffer in memory, or neither (this machine). */
+struct xml_source {
+    const char *path;
+    const char *buffer;
+    int length;
+};
+
+static int load_from(struct topo *topo, struct xml_source xml, bool this_system, struct dt_err *err)
 {
     memset(topo, 0, sizeof *topo);
-    snprintf(topo->source, sizeof topo->source, "%s", xml_path ? xml_path : "this machine");
-    if (xml_path && access(xml_path, R_OK) < 0)
-        return dt_fail(err, "topology file %s: %s", xml_path, strerror(errno));
+    snprintf(topo->source, sizeof topo->source, "%s", xml.path ? xml.path : "this machine");
+    if (xml.path && access(xml.path, R_OK) < 0)
+        return dt_fail(err, "topology file %s: %s", xml.path, strerror(errno));
     if (init_without_plugins(&topo->hw) < 0)
         return dt_fail(err, "hwloc cannot start: %s", strerror(errno));
     /* Before load, or hwloc drops every bridge, PCI device and OS device: no GPUs, no NICs. */
     hwloc_topology_set_io_types_filter(topo->hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    if (xml_path && hwloc_topology_set_xml(topo->hw, xml_path) < 0) {
+    int set = xml.path     ? hwloc_topology_set_xml(topo->hw, xml.path)
+              : xml.buffer ? hwloc_topology_set_xmlbuffer(topo->hw, xml.buffer, xml.length)
+                           : 0;
+    if (set < 0) {
         topo_free(topo);
-        return dt_fail(err, "topology file %s is not an hwloc XML export (%s)", xml_path, strerror(errno));
+        return dt_fail(err, "topology %s is not an hwloc XML export (%s)", xml.path ? xml.path : "cache",
+                       strerror(errno));
     }
     /* A cached export of this very machine: binding works, and the cpus and memory this process
      * may use come from the OS now (its Slurm cgroup), not from whoever wrote the cache. */
-    if (xml_path && this_system)
+    if ((xml.path || xml.buffer) && this_system)
         hwloc_topology_set_flags(topo->hw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
                                                HWLOC_TOPOLOGY_FLAG_THISSYSTEM_ALLOWED_RESOURCES);
     if (hwloc_topology_load(topo->hw) < 0) {
         int saved = errno;
         topo_free(topo);
-        return dt_fail(err, "cannot load the topology of %s: %s", xml_path ? xml_path : "this machine",
-                       xml_path ? "not a valid hwloc XML export" : strerror(saved));
+        return dt_fail(err, "cannot load the topology of %s: %s", xml.path ? xml.path : "this machine",
+                       xml.path || xml.buffer ? "not a valid hwloc XML export" : strerror(saved));
     }
     if (discover(topo, err) < 0) {
         topo_free(topo);
@@ -296,6 +307,16 @@ int topo_load_ex(struct topo *topo, const char *xml_path, bool this_system, stru
     }
     find_nearest_nics(topo);
     return 0;
+}
+
+int topo_load_ex(struct topo *topo, const char *xml_path, bool this_system, struct dt_err *err)
+{
+    return load_from(topo, (struct xml_source){.path = xml_path}, this_system, err);
+}
+
+int topo_load_this_machine_xml(struct topo *topo, const char *xml, int length, struct dt_err *err)
+{
+    return load_from(topo, (struct xml_source){.buffer = xml, .length = length}, true, err);
 }
 
 void topo_free(struct topo *topo)

@@ -76,12 +76,18 @@ int topo_load(struct topo *topo, const char *xml_path, struct dt_err *err);
 /* Like topo_load; with this_system the XML is taken as an export of this machine (the cache). */
 int topo_load_ex(struct topo *topo, const char *xml_path, bool this_system, struct dt_err *err);
 
-/* Loads this machine's topology through a per-node cache: an XML export in `cache_dir` named by
- * user, host, boot id and hwloc version, written atomically by whichever rank discovers first while
+/* Loads an XML export of this machine held in memory (the cache, read through a checked file
+ * descriptor); topo->source says "this machine". */
+int topo_load_this_machine_xml(struct topo *topo, const char *xml, int length, struct dt_err *err);
+
+/* Loads this machine's topology through a per-node cache: an XML export in the user's private
+ * directory `cache_dir`/dtrain-topo-UID (0700; refused unless it is a real directory of this user
+ * that nobody else may write), named by host, boot id and hwloc version, written atomically by whichever rank discovers first while
  * the others wait on a lock, then loaded by them (0.1 ms here instead of ~10 ms of discovery).
  * A cache that does not load or does not match this machine's cpu count is rewritten. cache_dir
- * NULL: $DTRAIN_TOPO_CACHE, else /dev/shm, else $TMPDIR or /tmp. *from_cache says which way it
- * went. Returns 0, or -1 with err. */
+ * NULL: $DTRAIN_TOPO_CACHE, else /dev/shm, else $TMPDIR or /tmp. Nothing in the cache is followed:
+ * a symlink or another user's file there is reported on stderr and the topology discovered
+ * without the cache. *from_cache says which way it went. Returns 0, or -1 with err. */
 int topo_load_cached(struct topo *topo, const char *cache_dir, bool *from_cache, struct dt_err *err);
 
 void topo_free(struct topo *topo);
