@@ -112,8 +112,14 @@ test_fuzz_record_LIBS := -ljansson
 test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/seedlog.c \
                      $(COMMON_SRC)
 test_fuzz_log_LIBS := -lm
+test_fuzz_checkpoint_SRC := tests/fuzz/fuzz_checkpoint.c tests/fuzz/replay.c trainer/loop/checkpoint.c $(COMMON_SRC)
+test_fuzz_checkpoint_LIBS := -lz
+test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data.c $(COMMON_SRC)
+test_fuzz_idx_LIBS := -lz -lm
+test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
+test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
 TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_exchange test_cuda test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
-         test_fuzz_table test_fuzz_record test_fuzz_log
+         test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
@@ -241,16 +247,23 @@ $(BUILD)/bench/conv_layers: $(call obj,$(BUILD)/obj,bench/conv_layers.c $(ENGINE
 
 # libFuzzer targets, one per parser; they need clang. The same sources also build with gcc as
 # corpus replayers (test_fuzz_*), so every sanitized run replays the corpora.
-FUZZERS := hostlist table record log
+FUZZERS := hostlist table record log checkpoint idx slurmenv
 fuzz_hostlist_SRC := tests/fuzz/fuzz_hostlist.c $(COMMON_SRC)
 fuzz_table_SRC := tests/fuzz/fuzz_table.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/seedlog.c $(COMMON_SRC)
 fuzz_record_SRC := tests/fuzz/fuzz_record.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 fuzz_record_LIBS := -ljansson
 fuzz_log_SRC := tests/fuzz/fuzz_log.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/seedlog.c $(COMMON_SRC)
+fuzz_checkpoint_SRC := tests/fuzz/fuzz_checkpoint.c trainer/loop/checkpoint.c $(COMMON_SRC)
+fuzz_checkpoint_LIBS := -lz
+fuzz_idx_SRC := tests/fuzz/fuzz_idx.c trainer/data/data.c $(COMMON_SRC)
+fuzz_idx_LIBS := -lz
+fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
+fuzz_slurmenv_LIBS := -lhwloc -ljansson
 define fuzz_rules
 $(BUILD)/fuzz/fuzz_$(1): $(fuzz_$(1)_SRC)
 	@mkdir -p $$(dir $$@)
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Ilogs -Ianalysis -fsanitize=fuzzer,address,undefined $$^ -o $$@ \
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Ilogs -Ianalysis -Ilauncher -Itopology -Itrainer/loop -Itrainer/data \
+	    -fsanitize=fuzzer,address,undefined $$^ -o $$@ \
 	    $(fuzz_$(1)_LIBS) -lm
 endef
 $(foreach f,$(FUZZERS),$(eval $(call fuzz_rules,$(f))))

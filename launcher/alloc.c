@@ -101,9 +101,33 @@ int alloc_parse_tasks_per_node(const char *text, int *counts, int max_nodes, str
 static int read_nodelist(struct allocation *alloc, const char *var, const char *value, struct dt_err *err)
 {
     alloc->nodelist_var = var;
-    snprintf(alloc->nodelist, sizeof alloc->nodelist, "%s", value);
+    free(alloc->nodelist);
+    if (!(alloc->nodelist = strdup(value)))
+        return dt_fail(err, "out of memory");
     if (hostlist_expand(value, &alloc->hosts, err) < 0)
         return dt_wrap(err, "%s", var);
+    return 0;
+}
+
+/* Copies a Slurm id that must be a non-empty run of digits (SLURM_JOB_ID, SLURM_STEP_ID). */
+static int read_id(const char *var, const char *value, char *out, size_t size, struct dt_err *err)
+{
+    size_t len = strlen(value);
+    if (len == 0 || len >= size || strspn(value, "0123456789") != len)
+        return dt_fail(err, "%s=\"%s\" is not a Slurm id (1 to %zu digits)", var, value, size - 1);
+    memcpy(out, value, len + 1);
+    return 0;
+}
+
+/* A node name as Slurm's slurm.conf allows it (letters, digits, '-', '_', '.'). */
+static int read_node_name(const char *var, const char *value, char *out, size_t size, struct dt_err *err)
+{
+    size_t len = strlen(value);
+    if (len == 0 || len >= size ||
+        strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != len)
+        return dt_fail(err, "%s=\"%s\" is not a node name (1 to %zu letters, digits, '-', '_' or '.')", var, value,
+                       size - 1);
+    memcpy(out, value, len + 1);
     return 0;
 }
 
@@ -167,6 +191,23 @@ static int read_node_resources(struct allocation *alloc, char *const *envp, stru
         alloc->gpus_var = "CUDA_VISIBLE_DEVICES";
     }
     return read_int(envp, "SLURM_CPUS_ON_NODE", 1, INT_MAX, &alloc->cpus_on_node, err) < 0 ? -1 : 0;
+}
+
+/* Is this task where its variables say? Slurm starts task 0 on the step's first node (MASTER_ADDR
+ * relies on it), and SLURMD_NODENAME is node SLURM_NODEID of the step's list. */
+static int check_slurm_identity(const struct allocation *alloc, char *const *envp, struct dt_err *err)
+{
+    if (alloc->rank == 0 && alloc->node_rank != 0)
+        return dt_fail(err, "SLURM_PROCID=0 on SLURM_NODEID=%d: task 0 runs on the step's first node", alloc->node_rank);
+    if (!env_lookup(envp, "SLURMD_NODENAME"))
+        return 0;
+    ssize_t found = hostlist_find(&alloc->hosts, alloc->hostname);
+    if (found < 0)
+        return dt_fail(err, "SLURMD_NODENAME=%s is not in %s=%s", alloc->hostname, alloc->nodelist_var, alloc->nodelist);
+    if (found != alloc->node_rank)
+        return dt_fail(err, "SLURMD_NODENAME=%s is node %zd of %s=%s, but SLURM_NODEID=%d", alloc->hostname, found,
+                       alloc->nodelist_var, alloc->nodelist, alloc->node_rank);
+    return 0;
 }
 
 /* An srun step: every fact from SLURM_* variables, checked against each other. */
@@ -233,7 +274,7 @@ static int read_slurm_step(struct allocation *alloc, char *const *envp, struct d
     if (alloc->local_rank >= alloc->local_size)
         return dt_fail(err, "SLURM_LOCALID=%d but %s gives node %d only %d tasks", alloc->local_rank, var,
                        alloc->node_rank, alloc->local_size);
-    return 0;
+    return check_slurm_identity(alloc, envp, err);
 }
 
 /* Open MPI's mpirun: ranks from OMPI_COMM_WORLD_*; nodes from the Slurm job when there is one. */
@@ -270,9 +311,10 @@ static int read_torch(struct allocation *alloc, char *const *envp, struct dt_err
         require_int(envp, "RANK", 0, alloc->world_size - 1, &alloc->rank, err) < 0)
         return -1;
     alloc->local_size = alloc->world_size;
-    alloc->local_rank = alloc->rank;
-    if (read_int(envp, "LOCAL_WORLD_SIZE", 1, alloc->world_size, &alloc->local_size, err) < 0 ||
-        read_int(envp, "LOCAL_RANK", 0, alloc->local_size - 1, &alloc->local_rank, err) < 0)
+    if (read_int(envp, "LOCAL_WORLD_SIZE", 1, alloc->world_size, &alloc->local_size, err) < 0)
+        return -1;
+    alloc->local_rank = alloc->rank % alloc->local_size;   /* ranks fill each node in turn, as torchrun's */
+    if (read_int(envp, "LOCAL_RANK", 0, alloc->local_size - 1, &alloc->local_rank, err) < 0)
         return -1;
     alloc->num_nodes = (alloc->world_size + alloc->local_size - 1) / alloc->local_size;
     alloc->num_nodes_var = "WORLD_SIZE / LOCAL_WORLD_SIZE";
@@ -306,23 +348,27 @@ int alloc_from_env(struct allocation *alloc, char *const *envp, struct dt_err *e
 
     const char *var;
     const char *value = lookup_either(envp, "SLURMD_NODENAME", NULL, &var);
+    int rc = 0;
     if (value)
-        snprintf(alloc->hostname, sizeof alloc->hostname, "%s", value);
+        rc = read_node_name(var, value, alloc->hostname, sizeof alloc->hostname, err);
     else if (gethostname(alloc->hostname, sizeof alloc->hostname - 1) < 0)
         snprintf(alloc->hostname, sizeof alloc->hostname, "localhost");
-    if ((value = lookup_either(envp, "SLURM_JOB_ID", "SLURM_JOBID", &var))) {
+    if (rc == 0 && (value = lookup_either(envp, "SLURM_JOB_ID", "SLURM_JOBID", &var))) {
         alloc->in_slurm_job = true;
-        snprintf(alloc->job_id, sizeof alloc->job_id, "%s", value);
+        rc = read_id(var, value, alloc->job_id, sizeof alloc->job_id, err);
     }
-    if ((value = lookup_either(envp, "SLURM_JOB_NAME", NULL, &var)))
-        snprintf(alloc->job_name, sizeof alloc->job_name, "%s", value);
+    if (rc == 0 && (value = lookup_either(envp, "SLURM_JOB_NAME", NULL, &var)) && !(alloc->job_name = strdup(value)))
+        rc = dt_fail(err, "out of memory");
     bool in_step = false;
-    if ((value = lookup_either(envp, "SLURM_STEP_ID", "SLURM_STEPID", &var))) {
+    if (rc == 0 && (value = lookup_either(envp, "SLURM_STEP_ID", "SLURM_STEPID", &var))) {
         in_step = alloc->in_slurm_job;
-        snprintf(alloc->step_id, sizeof alloc->step_id, "%s", value);
+        rc = read_id(var, value, alloc->step_id, sizeof alloc->step_id, err);
+    }
+    if (rc < 0) {
+        alloc_free(alloc);
+        return -1;
     }
 
-    int rc;
     if (env_lookup(envp, "OMPI_COMM_WORLD_SIZE"))
         rc = read_mpirun(alloc, envp, err);
     else if (in_step)
@@ -340,6 +386,9 @@ int alloc_from_env(struct allocation *alloc, char *const *envp, struct dt_err *e
 
 void alloc_free(struct allocation *alloc)
 {
+    free(alloc->nodelist);
+    free(alloc->job_name);
+    alloc->nodelist = alloc->job_name = NULL;
     hostlist_free(&alloc->hosts);
     free(alloc->tasks_per_node);
     alloc->tasks_per_node = NULL;

@@ -25,13 +25,14 @@ enum alloc_source { ALLOC_LOCAL, ALLOC_SLURM, ALLOC_MPIRUN, ALLOC_TORCH };
 struct allocation {
     enum alloc_source source;
     bool in_slurm_job;            /* SLURM_JOB_ID is set */
-    char job_id[32];              /* "" outside Slurm */
-    char step_id[32];             /* "" outside an srun step */
-    char job_name[256];           /* SLURM_JOB_NAME; "" outside Slurm */
-    char hostname[256];           /* SLURMD_NODENAME, else gethostname() */
+    char job_id[32];              /* digits; "" outside Slurm */
+    char step_id[32];             /* digits; "" outside an srun step */
+    char *job_name;               /* SLURM_JOB_NAME, any length; NULL outside Slurm */
+    char hostname[256];           /* SLURMD_NODENAME (checked: a host name, in the node list), else gethostname() */
 
-    /* The nodes of the step (of the job under mpirun), as Slurm wrote them and expanded. */
-    char nodelist[1024];
+    /* The nodes of the step (of the job under mpirun), as Slurm wrote them (any length; NULL when
+     * no list is known) and expanded. */
+    char *nodelist;
     const char *nodelist_var;     /* which variable held it, for messages */
     struct hostlist hosts;        /* empty when no nodelist is known */
 
@@ -62,7 +63,10 @@ struct allocation {
 };
 
 /* Reads the allocation from an environment (a NULL-terminated "NAME=value" array, like environ).
- * Returns 0, or -1 with err naming the variable and value that are malformed or inconsistent. */
+ * Returns 0, or -1 with err naming the variable and value that are malformed or inconsistent:
+ * Slurm's identity is checked, not trusted (numeric job and step ids, a node name that is a host
+ * name and is the step's node SLURM_NODEID, task 0 on the step's first node), and nothing is cut
+ * to fit a buffer: a value too long for its field is an error. */
 int alloc_from_env(struct allocation *alloc, char *const *envp, struct dt_err *err);
 
 void alloc_free(struct allocation *alloc);

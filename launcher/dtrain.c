@@ -193,8 +193,14 @@ static int exec_rank(const struct launch_request *req, const struct allocation *
     struct rank_bind bind = {&nb->topo, &nb->plan, &nb->plan.ranks[place->local_rank]};
     launch_exports(req, alloc, place, port, environ, &exports);
     launch_export_binding(req, alloc, &bind, environ, &exports);
+    struct dt_err err;
+    if (launch_exports_check(&exports, &err) < 0) {
+        launch_exports_free(&exports);
+        return fprintf(stderr, "dtrain: rank %d: %s\n", place->rank, err.msg), 2;
+    }
     if (req->dry_run) {
         launch_print(stdout, alloc, place, &exports, argv);
+        launch_exports_free(&exports);
         return 0;
     }
     launch_report_kept(&exports, place->rank, req->verbose);
@@ -202,13 +208,15 @@ static int exec_rank(const struct launch_request *req, const struct allocation *
         launch_print(stderr, alloc, place, &exports, argv);
     if (req->report_bindings)
         launch_report_binding(alloc, place, &bind);
-    struct dt_err err;
+    int status = 0;
     if (nb->apply && plan_apply(&nb->topo, bind.binding, &err) < 0)
-        return fprintf(stderr, "dtrain: rank %d: %s\n", place->rank, err.msg), 2;
-    if (launch_apply(&exports, &err) < 0)
-        return fprintf(stderr, "dtrain: %s\n", err.msg), 1;
-    int status = launch_exec(argv, &err);
+        status = 2;
+    else if (launch_apply(&exports, &err) < 0)
+        status = 1;
+    else
+        status = launch_exec(argv, &err);
     fprintf(stderr, "dtrain: rank %d: %s\n", place->rank, err.msg);
+    launch_exports_free(&exports);
     return status;
 }
 

@@ -131,12 +131,40 @@ static void add(struct rank_exports *out, char *const *envp, const char *name, c
 {
     struct export_var *var = &out->vars[out->count++];
     var->name = name;
+    var->user_value = NULL;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(var->value, sizeof var->value, fmt, ap);
+    if (vasprintf(&var->value, fmt, ap) < 0)
+        var->value = NULL;
     va_end(ap);
+    if (!var->value || strlen(name) + 1 + strlen(var->value) >= LAUNCH_MAX_ENV_STRING) {
+        out->unfit = out->unfit ? out->unfit : name;
+        if (!var->value)
+            return;
+    }
     const char *current = env_lookup(envp, name);
     var->user_value = current && strcmp(current, var->value) != 0 ? current : NULL;
+}
+
+int launch_exports_check(const struct rank_exports *exports, struct dt_err *err)
+{
+    if (!exports->unfit)
+        return 0;
+    for (int i = 0; i < exports->count; i++) {
+        const struct export_var *var = &exports->vars[i];
+        if (var->name == exports->unfit && var->value)
+            return dt_fail(err, "%s would be %zu bytes, more than one environment variable may hold (%d): it is "
+                           "not cut, so nothing is started", var->name, strlen(var->value), LAUNCH_MAX_ENV_STRING - 1);
+    }
+    return dt_fail(err, "out of memory making %s", exports->unfit);
+}
+
+void launch_exports_free(struct rank_exports *exports)
+{
+    for (int i = 0; i < exports->count; i++)
+        free(exports->vars[i].value);
+    exports->count = 0;
+    exports->unfit = NULL;
 }
 
 /* A port every rank of the job computes alike; 0 when nothing identifies the job. */
@@ -172,6 +200,7 @@ void launch_exports(const struct launch_request *req, const struct allocation *a
                     struct rank_exports *out)
 {
     out->count = 0;
+    out->unfit = NULL;
     add(out, envp, "RANK", "%d", place->rank);
     add(out, envp, "WORLD_SIZE", "%d", place->world_size);
     add(out, envp, "LOCAL_RANK", "%d", place->local_rank);
@@ -189,7 +218,7 @@ void launch_exports(const struct launch_request *req, const struct allocation *a
         add(out, envp, "DTRAIN_NODELIST", "%s", a->nodelist);
     if (a->in_slurm_job) {
         add(out, envp, "DTRAIN_JOB_ID", "%s", a->job_id);
-        if (a->job_name[0])
+        if (a->job_name && a->job_name[0])
             add(out, envp, "DTRAIN_JOB_NAME", "%s", a->job_name);
         if (a->step_id[0])
             add(out, envp, "DTRAIN_STEP_ID", "%s", a->step_id);
@@ -200,10 +229,7 @@ void launch_exports(const struct launch_request *req, const struct allocation *a
 /* Like add, but the value replaces whatever the environment had (marked not kept). */
 static void add_forced(struct rank_exports *out, const char *name, const char *value)
 {
-    struct export_var *var = &out->vars[out->count++];
-    var->name = name;
-    snprintf(var->value, sizeof var->value, "%s", value);
-    var->user_value = NULL;
+    add(out, NULL, name, "%s", value);
 }
 
 /* Does this network namespace have the interface, with an IPv4 address? Only then may MPI and
@@ -284,6 +310,8 @@ void launch_report_binding(const struct allocation *a, const struct rank_place *
 
 int launch_apply(const struct rank_exports *exports, struct dt_err *err)
 {
+    if (launch_exports_check(exports, err) < 0)
+        return -1;
     for (int i = 0; i < exports->count; i++) {
         const struct export_var *var = &exports->vars[i];
         if (!var->user_value && setenv(var->name, var->value, 1) < 0)
@@ -309,21 +337,44 @@ static void print_quoted(FILE *out, const char *text)
     fputc('\'', out);
 }
 
+/* Prints text inside a shell comment: printable characters as they are, others as \xHH, so a
+ * newline in a value cannot end the comment. */
+static void print_in_comment(FILE *out, const char *text)
+{
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c >= 0x20 && *c < 0x7f)
+            fputc(*c, out);
+        else
+            fprintf(out, "\\x%02x", *c);
+    }
+}
+
 void launch_print(FILE *out, const struct allocation *a, const struct rank_place *place,
                   const struct rank_exports *exports, char *const *argv)
 {
-    fprintf(out, "# rank %d of %d: node %d of %d (%s), local rank %d of %d; launcher %s", place->rank,
-            place->world_size, place->node_rank, place->num_nodes, a->hostname, place->local_rank,
-            place->local_size, alloc_source_name(a->source));
-    if (a->in_slurm_job)
-        fprintf(out, ", job %s%s%s", a->job_id, a->step_id[0] ? " step " : "", a->step_id);
+    fprintf(out, "# rank %d of %d: node %d of %d (", place->rank, place->world_size, place->node_rank,
+            place->num_nodes);
+    print_in_comment(out, a->hostname);
+    fprintf(out, "), local rank %d of %d; launcher %s", place->local_rank, place->local_size,
+            alloc_source_name(a->source));
+    if (a->in_slurm_job) {
+        fputs(", job ", out);
+        print_in_comment(out, a->job_id);
+        if (a->step_id[0]) {
+            fputs(" step ", out);
+            print_in_comment(out, a->step_id);
+        }
+    }
     fputc('\n', out);
     for (int i = 0; i < exports->count; i++) {
         const struct export_var *var = &exports->vars[i];
         fprintf(out, "export %s=", var->name);
         print_quoted(out, var->user_value ? var->user_value : var->value);
-        if (var->user_value)
-            fprintf(out, "  # kept: already set (dtrain would set %s)", var->value);
+        if (var->user_value) {
+            fputs("  # kept: already set (dtrain would set ", out);
+            print_in_comment(out, var->value);
+            fputc(')', out);
+        }
         fputc('\n', out);
     }
     if (!argv)

@@ -45,9 +45,12 @@ int launch_local_ranks(const struct launch_request *req);
  * NODE_RANK, MASTER_ADDR, MASTER_PORT) and dtrain's own DTRAIN_*. */
 #define LAUNCH_MAX_EXPORTS 40
 
+/* The longest NAME=value one environment string may be (Linux's MAX_ARG_STRLEN, 32 pages). */
+#define LAUNCH_MAX_ENV_STRING (32 * 4096)
+
 struct export_var {
     const char *name;
-    char value[1024];
+    char *value;              /* any length up to the limit above; owned */
     const char *user_value;   /* non-NULL: the environment already had another value; it is kept */
 };
 
@@ -69,6 +72,7 @@ struct rank_bind {
 struct rank_exports {
     struct export_var vars[LAUNCH_MAX_EXPORTS];
     int count;
+    const char *unfit;        /* the first variable that could not be made (too long, no memory) */
 };
 
 /* The place of one rank: from the allocation, or chosen by local mode for each rank it starts. */
@@ -99,11 +103,18 @@ void launch_export_binding(const struct launch_request *req, const struct alloca
 void launch_report_binding(const struct allocation *alloc, const struct rank_place *place,
                            const struct rank_bind *bind);
 
+/* Says whether every export was made whole: -1 with err naming a value too long for the
+ * environment (never cut to fit). */
+int launch_exports_check(const struct rank_exports *exports, struct dt_err *err);
+
+void launch_exports_free(struct rank_exports *exports);
+
 /* Sets the exports in this process's environment (skipping kept ones). Returns 0 or -1. */
 int launch_apply(const struct rank_exports *exports, struct dt_err *err);
 
 /* Prints the exports as shell lines ("export RANK=0", kept values with a comment) and, when argv
- * is not NULL, the exec line, shell-quoted. */
+ * is not NULL, the exec line, shell-quoted; comments show control characters as \xHH, so no
+ * value can end a comment and start a command. */
 void launch_print(FILE *out, const struct allocation *alloc, const struct rank_place *place,
                   const struct rank_exports *exports, char *const *argv);
 

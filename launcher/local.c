@@ -118,6 +118,9 @@ static void become_rank(const struct node_bind *nb, const struct rank_exports *e
     _exit(status);
 }
 
+static int fork_rank(struct supervisor *sup, const struct node_bind *nb, const struct rank_exports *exports, int rank,
+                     char *const *argv, struct dt_err *err);
+
 static int start_rank(struct supervisor *sup, const struct launch_request *req, const struct allocation *alloc,
                       const struct node_bind *nb, int rank, int port, char *const *argv, struct dt_err *err)
 {
@@ -127,12 +130,23 @@ static int start_rank(struct supervisor *sup, const struct launch_request *req, 
     launch_exports(req, alloc, &place, port, environ, &exports);
     struct rank_bind bind = {&nb->topo, &nb->plan, &nb->plan.ranks[rank]};
     launch_export_binding(req, alloc, &bind, environ, &exports);
-    launch_report_kept(&exports, rank, req->verbose);
-    if (req->report_bindings)
-        launch_report_binding(alloc, &place, &bind);
-    if (req->verbose)
-        launch_print(stderr, alloc, &place, &exports, argv);
+    int rc = launch_exports_check(&exports, err);
+    if (rc == 0) {
+        launch_report_kept(&exports, rank, req->verbose);
+        if (req->report_bindings)
+            launch_report_binding(alloc, &place, &bind);
+        if (req->verbose)
+            launch_print(stderr, alloc, &place, &exports, argv);
+        rc = fork_rank(sup, nb, &exports, rank, argv, err);
+    }
+    launch_exports_free(&exports);
+    return rc;
+}
 
+/* Forks rank `rank` with its exports and keeps its pipes; the parent's half of start_rank. */
+static int fork_rank(struct supervisor *sup, const struct node_bind *nb, const struct rank_exports *exports, int rank,
+                     char *const *argv, struct dt_err *err)
+{
     struct child *child = &sup->children[rank];
     int pipes[2][2] = {{-1, -1}, {-1, -1}};
     for (int s = 0; s < 2 && sup->label; s++)
@@ -142,7 +156,7 @@ static int start_rank(struct supervisor *sup, const struct launch_request *req, 
     if (pid < 0)
         return dt_fail(err, "cannot start rank %d: %s", rank, strerror(errno));
     if (pid == 0)
-        become_rank(nb, &exports, rank, pipes[0][1], pipes[1][1], argv);
+        become_rank(nb, exports, rank, pipes[0][1], pipes[1][1], argv);
     setpgid(pid, pid);   /* also here: whichever of parent and child runs first, the group exists */
     child->pid = pid;
     child->rank = rank;

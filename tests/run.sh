@@ -52,7 +52,8 @@ for t in "$@"; do
 done
 
 # libFuzzer, one target per parser; the hostlist parser gets the larger share of the time
-for target in hostlist:$((fuzz_time / 3)) table:$((fuzz_time / 5)) record:$((fuzz_time / 5)) log:$((fuzz_time / 5)); do
+for target in hostlist:$((fuzz_time / 3)) table:$((fuzz_time / 5)) record:$((fuzz_time / 5)) log:$((fuzz_time / 5)) \
+        checkpoint:$((fuzz_time / 5)) idx:$((fuzz_time / 5)) slurmenv:$((fuzz_time / 5)); do
     name=${target%%:*} seconds=${target#*:}
     fuzzer="$top/build/fuzz/fuzz_$name"
     if [ ! -x "$fuzzer" ]; then

@@ -328,6 +328,7 @@ static void test_exports_of_a_slurm_rank(void **state)
     assert_string_equal(export_of(&e, "MASTER_PORT"), "61005");   /* 61000 + 5 % 4536 */
     assert_string_equal(export_of(&e, "DTRAIN_NODELIST"), "gn[01-02]");
     assert_string_equal(export_of(&e, "DTRAIN_GPUS_PER_NODE"), "2");
+    launch_exports_free(&e);
     alloc_free(&a);
 
     /* A value the user set is kept, and marked so. */
@@ -335,6 +336,7 @@ static void test_exports_of_a_slurm_rank(void **state)
     assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
     launch_exports(&req, &a, &place, 0, env.vars, &e);
     assert_string_equal(export_of(&e, "MASTER_PORT"), "12345");
+    launch_exports_free(&e);
     alloc_free(&a);
     tu_env_free(&env);
 }
@@ -356,6 +358,7 @@ static void test_master_port_is_the_same_on_every_rank(void **state)
         struct rank_exports e;
         launch_exports(&req, &a, &place, 0, env.vars, &e);
         snprintf(ports[i], sizeof ports[i], "%s", export_of(&e, "MASTER_PORT"));
+        launch_exports_free(&e);
         alloc_free(&a);
         tu_env_free(&env);
     }
@@ -410,6 +413,128 @@ static void test_fixtures_match_the_recorded_cluster_notes(void **state)
     assert_true(checked >= 40);
 }
 
+/* Issue 19 item 11: Slurm variables that contradict each other are refused, naming the variable. */
+static void test_slurm_identity_is_checked(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *value, *expected;
+    } cases[] = {
+        {"SLURM_PROCID", "0", "SLURM_PROCID=0 on SLURM_NODEID=1: task 0 runs on the step's first node"},
+        {"SLURMD_NODENAME", "gn09", "SLURMD_NODENAME=gn09 is not in SLURM_STEP_NODELIST=gn[01-02]"},
+        {"SLURMD_NODENAME", "gn01", "SLURMD_NODENAME=gn01 is node 0 of SLURM_STEP_NODELIST=gn[01-02], but SLURM_NODEID=1"},
+        {"SLURMD_NODENAME", "gn02\necho injected", "SLURMD_NODENAME=\"gn02\necho injected\" is not a node name"},
+        {"SLURM_JOB_ID", "4; rm", "SLURM_JOB_ID=\"4; rm\" is not a Slurm id"},
+        {"SLURM_JOB_ID", "123456789012345678901234567890123", "is not a Slurm id (1 to 31 digits)"},
+        {"SLURM_STEP_ID", "", "SLURM_STEP_ID=\"\" is not a Slurm id"},
+        {"SLURM_STEP_ID", "0\n", "SLURM_STEP_ID=\"0\n\" is not a Slurm id"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct allocation a;
+        struct dt_err err;
+        int rc = load_changed(&a, "srun_N2x2_task3.env", cases[i].name, cases[i].value, &err);
+        if (rc == 0 || !strstr(err.msg, cases[i].expected))
+            print_error("%s=%s: rc %d, \"%s\"\n", cases[i].name, cases[i].value, rc, rc ? err.msg : "accepted");
+        assert_int_equal(rc, -1);
+        assert_non_null(strstr(err.msg, cases[i].expected));
+    }
+}
+
+/* A fixture's environment with the step spread over `nodes` nodes named by `name_of`, this task
+ * being task 0 on the first. */
+static void spread_step(struct tu_env *env, int nodes, char *list, size_t size)
+{
+    size_t used = 0;
+    for (int n = 0; n < nodes; n++)   /* a different prefix each: nothing folds */
+        used += (size_t)snprintf(list + used, size - used, "%s%c%c%dn", n ? "," : "", 'a' + n % 26, 'a' + n / 26 % 26, n);
+    char count[16], per_node[32], first[32];
+    snprintf(count, sizeof count, "%d", nodes);
+    snprintf(per_node, sizeof per_node, "1(x%d)", nodes);
+    snprintf(first, sizeof first, "aa0n");
+    const char *const lists[] = {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"};
+    for (int i = 0; i < 3; i++)
+        tu_env_set(env, lists[i], list);
+    const char *const counts[] = {"SLURM_STEP_NUM_NODES", "SLURM_NNODES", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS"};
+    for (int i = 0; i < 5; i++)
+        tu_env_set(env, counts[i], count);
+    tu_env_set(env, "SLURM_STEP_TASKS_PER_NODE", per_node);
+    tu_env_set(env, "SLURM_TASKS_PER_NODE", per_node);
+    tu_env_set(env, "SLURMD_NODENAME", first);
+    tu_env_set(env, "SLURM_PROCID", "0");
+    tu_env_set(env, "SLURM_NODEID", "0");
+    tu_env_set(env, "SLURM_LOCALID", "0");
+}
+
+/* Issue 19 item 8: a node list longer than any buffer is exported whole, and one too long for the
+ * environment is an error, never a shorter list that names other nodes. */
+static void test_long_node_lists_are_never_cut(void **state)
+{
+    (void)state;
+    static char list[400000];
+    const int sizes[] = {200, 25000};
+    for (int i = 0; i < 2; i++) {
+        struct tu_env env = {0};
+        tu_env_load(&env, "srun_N2x2_task3.env");
+        spread_step(&env, sizes[i], list, sizeof list);
+        struct allocation a;
+        struct dt_err err;
+        assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
+        assert_int_equal(a.num_nodes, sizes[i]);
+        struct launch_request req = {.nodes = -1, .gpus_per_node = 0, .ranks = -1};
+        struct rank_place place = launch_place_of(&a);
+        struct rank_exports e;
+        launch_exports(&req, &a, &place, 0, env.vars, &e);
+        if (i == 0) {
+            assert_true(strlen(list) > 1024);
+            assert_int_equal(launch_exports_check(&e, &err), 0);
+            assert_string_equal(export_of(&e, "DTRAIN_NODELIST"), list);
+        } else {
+            assert_true(strlen(list) > LAUNCH_MAX_ENV_STRING);
+            assert_int_equal(launch_exports_check(&e, &err), -1);
+            assert_non_null(strstr(err.msg, "DTRAIN_NODELIST would be"));
+            assert_int_equal(launch_apply(&e, &err), -1);
+        }
+        launch_exports_free(&e);
+        alloc_free(&a);
+        tu_env_free(&env);
+    }
+}
+
+/* Issue 19 item 7: whatever the variables hold, the dry-run script runs nothing but its exec: a
+ * newline in a kept value's comment is printed as \x0a. The script is run to see. */
+static void test_dry_run_lines_cannot_run_commands(void **state)
+{
+    (void)state;
+    char marker[64], script[64], name[160];
+    snprintf(marker, sizeof marker, "/tmp/dtrain-test-injected-%d", (int)getpid());
+    snprintf(script, sizeof script, "/tmp/dtrain-test-dryrun-%d.sh", (int)getpid());
+    snprintf(name, sizeof name, "name\ntouch %s #", marker);
+    struct tu_env env = {0};
+    tu_env_load(&env, "srun_N2x2_task3.env");
+    tu_env_set(&env, "SLURM_JOB_NAME", name);
+    tu_env_set(&env, "DTRAIN_JOB_NAME", "kept'\nalso");   /* kept, so dtrain's value goes in a comment */
+    struct allocation a;
+    struct dt_err err;
+    assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
+    struct launch_request req = {.nodes = -1, .gpus_per_node = 0, .ranks = -1};
+    struct rank_place place = launch_place_of(&a);
+    struct rank_exports e;
+    launch_exports(&req, &a, &place, 0, env.vars, &e);
+    FILE *out = fopen(script, "w");
+    assert_non_null(out);
+    launch_print(out, &a, &place, &e, (char *[]){"sh", "-c", "test \"$DTRAIN_JOB_NAME\" = \"$(printf 'kept\\047\\nalso')\"", NULL});
+    fclose(out);
+    unlink(marker);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "sh %s", script);
+    assert_int_equal(system(cmd), 0);   /* the kept value arrives whole */
+    assert_int_equal(access(marker, F_OK), -1);   /* and nothing else ran */
+    unlink(script);
+    launch_exports_free(&e);
+    alloc_free(&a);
+    tu_env_free(&env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +550,9 @@ int main(void)
         cmocka_unit_test(test_exports_of_a_slurm_rank),
         cmocka_unit_test(test_master_port_is_the_same_on_every_rank),
         cmocka_unit_test(test_fixtures_match_the_recorded_cluster_notes),
+        cmocka_unit_test(test_slurm_identity_is_checked),
+        cmocka_unit_test(test_long_node_lists_are_never_cut),
+        cmocka_unit_test(test_dry_run_lines_cannot_run_commands),
     };
     return cmocka_run_group_tests_name("allocation", tests, NULL, NULL);
 }

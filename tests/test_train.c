@@ -110,6 +110,8 @@ static void test_idx_files_and_their_errors(void **state)
     write_valid(true);
     write_idx("train-images-idx3-ubyte.gz", 0x803, tr, 3, 20 * 16 - 5, 0);   /* truncated */
     expect_open_error("train-images-idx3-ubyte.gz: truncated at offset 331: expected 320 bytes of pixels (20 images of 4x4)");
+    write_idx("train-images-idx3-ubyte.gz", 0x803, tr, 3, 20 * 16 + 3, 0);   /* 3 bytes too many */
+    expect_open_error("train-images-idx3-ubyte.gz: offset 336: bytes after the 20 images the header announces");
     write_idx("train-images-idx3-ubyte.gz", 0x801, tr, 1, 20, 0);            /* a labels file in its place */
     expect_open_error("offset 0: expected the IDX magic 0x00000803 (unsigned bytes, 3 dimensions), found 0x00000801");
     write_idx("train-images-idx3-ubyte.gz", 0x803, tr, 3, 20 * 16, 0);

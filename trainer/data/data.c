@@ -37,6 +37,29 @@ static int read_exact(gzFile f, const char *path, void *buf, size_t len, long of
     return 0;
 }
 
+/* Reads the `total` bytes a header announces into a buffer that grows with what arrives, so a
+ * damaged header that announces terabytes costs an error, not a terabyte allocation. */
+static int read_payload(gzFile f, const char *path, uint8_t **data, size_t total, long offset, const char *what,
+                        struct dt_err *err)
+{
+    size_t have = 0, cap = 0;
+    while (have < total) {
+        size_t want = total - have < ((size_t)1 << 26) ? total - have : (size_t)1 << 26;   /* 64 MiB a read */
+        if (have + want > cap) {
+            size_t grown = cap ? cap * 2 : want;
+            grown = grown < have + want ? have + want : grown > total ? total : grown;
+            uint8_t *bigger = realloc(*data, grown);
+            if (!bigger)
+                return dt_fail(err, "%s: out of memory for %zu bytes of %s", path, grown, what);
+            *data = bigger, cap = grown;
+        }
+        if (read_exact(f, path, *data + have, want, offset + (long)have, what, err) < 0)
+            return -1;
+        have += want;
+    }
+    return 0;
+}
+
 static uint32_t big_endian(const uint8_t *b)
 {
     return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
@@ -61,16 +84,18 @@ int idx_read(const char *path, int dims, uint32_t *sizes, uint8_t **data, long *
             rc = dt_fail(err, "%s: offset %d: dimension %d is %u, not a plausible size", path, 4 + 4 * d, d, sizes[d]);
         total *= sizes[d];
     }
-    if (rc == 0 && !(*data = malloc(total)))
-        rc = dt_fail(err, "%s: out of memory for %zu bytes", path, total);
     if (rc == 0) {
         char what[96];
         if (dims == 1)
             snprintf(what, sizeof what, "labels (%u of them)", sizes[0]);
         else
             snprintf(what, sizeof what, "pixels (%u images of %ux%u)", sizes[0], sizes[1], sizes[2]);
-        rc = read_exact(f, path, *data, total, 4 + 4 * dims, what, err);
+        rc = read_payload(f, path, data, total, 4 + 4 * dims, what, err);
     }
+    char extra;   /* more than the header announces: a damaged file, or one of another shape */
+    if (rc == 0 && gzread(f, &extra, 1) != 0)
+        rc = dt_fail(err, "%s: offset %zu: bytes after the %u %s the header announces (damaged, or not this "
+                     "data set's file)", path, 4 + 4 * (size_t)dims + total, sizes[0], dims == 1 ? "labels" : "images");
     gzclose(f);
     if (rc < 0) {
         free(*data);
