@@ -23,6 +23,8 @@ top=$(cd "$here/.." && pwd)
 bin=$(cd "${1:?usage: methods_shaped.sh BINDIR [OUTDIR]}" && pwd)
 out=${2:-$top/build/bench-methods}
 cluster=$top/tests/cluster
+# a cluster of its own (namespaces and directory named by the id): another suite may run beside
+export DTRAIN_CLUSTER_ID="${DTRAIN_CLUSTER_ID:-dtc$$}"
 # shellcheck source=../tests/cluster/cluster.conf.sh
 . "$cluster/cluster.conf.sh"
 [ "$(id -u)" = 0 ] || { echo "methods_shaped: needs root (it starts the test cluster)" >&2; exit 1; }

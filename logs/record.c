@@ -58,8 +58,6 @@ static json_t *to_json(const struct run_record *r)
  * filesystem that could not truncate) gets a newline first, so this line stays readable. */
 static int append_whole(int fd, const char *path, const char *line, size_t len, struct dt_err *err)
 {
-    if (flock(fd, LOCK_EX) < 0)
-        return dt_fail(err, "cannot lock the record file %s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) < 0)
         return dt_fail(err, "cannot read the record file %s: %s", path, strerror(errno));
@@ -77,11 +75,40 @@ static int append_whole(int fd, const char *path, const char *line, size_t len, 
         rc = dt_fail(err, "cannot flush the record file %s: %s", path, strerror(errno));
     if (rc < 0 && ftruncate(fd, st.st_size) < 0)
         dt_wrap(err, "%s: could not be cut back to its last whole line (%s)", path, strerror(errno));
-    return rc;   /* closing the fd releases the lock */
+    return rc;
 }
 
-int record_append(const char *path, const struct run_record *rec, struct dt_err *err)
+/* Does the open file hold a failed record of this job step? (read under the lock) */
+static bool has_failure_of(int fd, const struct run_record *rec)
 {
+    FILE *f = fdopen(dup(fd), "r");
+    if (!f)
+        return false;
+    rewind(f);
+    char *line = NULL, key[80];
+    size_t size = 0;
+    bool found = false;
+    snprintf(key, sizeof key, "\"job_id\":\"%s\"", rec->job_id);
+    while (!found && getline(&line, &size, f) > 0) {
+        struct run_record other;
+        struct dt_err ignored;
+        if (!strstr(line, key) || !strstr(line, "\"failed\"") || record_parse(line, &other, &ignored) < 0)
+            continue;
+        found = strcmp(other.job_id, rec->job_id) == 0 && strcmp(other.step_id, rec->step_id) == 0 &&
+                strcmp(other.exit_state, "failed") == 0;
+        record_free(&other);
+    }
+    free(line);
+    fclose(f);
+    return found;
+}
+
+/* Encodes the record and appends it under the file's lock; with only_first_failure, not when a
+ * failed record of the same job step is there already. */
+static int append_locked(const char *path, const struct run_record *rec, bool only_first_failure, bool *written,
+                         struct dt_err *err)
+{
+    *written = false;
     json_t *o = to_json(rec);
     char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
@@ -94,12 +121,28 @@ int record_append(const char *path, const struct run_record *rec, struct dt_err 
     }
     text[len] = '\n';   /* json_dumps leaves room: it wrote len + 1 bytes with the NUL */
     int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    int rc = fd < 0 ? dt_fail(err, "cannot open the record file %s: %s", path, strerror(errno))
-                    : append_whole(fd, path, text, len + 1, err);
+    int rc = fd < 0 ? dt_fail(err, "cannot open the record file %s: %s", path, strerror(errno)) : 0;
+    if (rc == 0 && flock(fd, LOCK_EX) < 0)
+        rc = dt_fail(err, "cannot lock the record file %s: %s", path, strerror(errno));
+    if (rc == 0 && !(only_first_failure && rec->job_id[0] && has_failure_of(fd, rec))) {
+        rc = append_whole(fd, path, text, len + 1, err);
+        *written = rc == 0;
+    }
     if (fd >= 0)
-        close(fd);
+        close(fd);   /* releases the lock */
     free(text);
     return rc;
+}
+
+int record_append(const char *path, const struct run_record *rec, struct dt_err *err)
+{
+    bool written;
+    return append_locked(path, rec, false, &written, err);
+}
+
+int record_append_failure(const char *path, const struct run_record *rec, bool *written, struct dt_err *err)
+{
+    return append_locked(path, rec, true, written, err);
 }
 
 /* The fast reader: one pass over the line with json_read, each member's value going straight to

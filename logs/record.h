@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include <stdbool.h>
+
 #include "dt_error.h"
 
 /* Bumped whenever a field changes meaning or disappears (adding fields does not). */
@@ -36,9 +38,15 @@ struct run_record {
     char emulation[320];          /* an emulated run's compute ("profile=F rate=R dilate=K"); "" for a real run */
 };
 
-/* Appends the record as one line, with a single write() to a file opened O_APPEND, so lines of
- * concurrent writers never interleave. Returns 0, or -1 with err naming the file. */
+/* Appends the record as one line, whole or not at all: writers hold the file's lock, a short write
+ * (a full disk) is cut back, a torn last line left by a killed writer is ended first. Returns 0, or
+ * -1 with err naming the file. */
 int record_append(const char *path, const struct run_record *rec, struct dt_err *err);
+
+/* Appends a failed run's record unless the file already has a failed record of the same job step
+ * (job_id and step_id, when the record has a job id): the ranks that see one failure each report
+ * it, and the first to take the lock writes. *written says which. Returns 0, or -1 with err. */
+int record_append_failure(const char *path, const struct run_record *rec, bool *written, struct dt_err *err);
 
 /* Parses one line. The strings of any length (nodelist, hostnames) are the record's own: a parsed
  * record's hostnames are one block, the pointers followed by the names. The caller frees with

@@ -428,6 +428,27 @@ static void test_four_emulated_ranks_take_their_profile_time(void **state)
     record_free(&rec);
 }
 
+/* How many lines of a record file say "failed" and contain `text`; each must parse. */
+static int failed_records(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char *line = NULL;
+    size_t size = 0;
+    int count = 0;
+    while (getline(&line, &size, f) > 0) {
+        struct run_record rec;
+        struct dt_err err;
+        assert_int_equal(record_parse(line, &rec, &err), 0);
+        count += strcmp(rec.exit_state, "failed") == 0 && strstr(line, text) != NULL;
+        record_free(&rec);
+    }
+    free(line);
+    fclose(f);
+    return count;
+}
+
 /* A parameter server killed mid-run (it kills itself before serving step 20): the job ends,
  * non-zero, within seconds, as when a worker dies. */
 static void test_a_killed_server_ends_the_job(void **state)
@@ -568,9 +589,9 @@ static void test_a_hung_rank_is_caught_by_the_watchdog(void **state)
     snprintf(script, sizeof script,
              "start=$(date +%%s%%N); DTRAIN_FAULT_HANG=1:5 %s --oversubscribe -np 2 -x DTRAIN_FAULT_HANG %s "
              "--gpus-per-node 0 -- %s --model lenet --dataset synthetic --epochs 1000 --log-every 5 --eval-every 0 "
-             "--quiet --timeout 0.05; status=$?; end=$(date +%%s%%N); "
+             "--quiet --timeout 0.05 --record %s/hung.jsonl; status=$?; end=$(date +%%s%%N); "
              "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
-             mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"));
+             mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"), dir);
     struct tu_result r;
     int status = -1;
     long ms = -1;
@@ -579,6 +600,42 @@ static void test_a_hung_rank_is_caught_by_the_watchdog(void **state)
     assert_true(status != 0);
     assert_true(ms < 15000);
     assert_true(tu_contains(r.err, "no step finished for"));
+    tu_result_free(&r);
+    char records[4200];
+    snprintf(records, sizeof records, "%s/hung.jsonl", dir);
+    assert_int_equal(failed_records(records, "no step finished for"), 1);
+}
+
+/* Issue 19 item 9: a multi-rank run that fails leaves one "failed" record naming the rank and the
+ * cause. Rank 0's checkpoint meets a full disk (a 64 KiB tmpfs in a private mount namespace); the
+ * job is ended, and the record is written first, without a collective. */
+static void test_a_failed_run_leaves_its_record(void **state)
+{
+    (void)state;
+    require_mpirun();
+    if (geteuid() != 0 || system("unshare -m true 2>/dev/null") != 0) {
+        printf("SKIP: a full disk needs root (a tmpfs in a private mount namespace)\n");
+        return;
+    }
+    char script[8192];
+    snprintf(script, sizeof script,
+             "mkdir -p %s/full && unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs %s/full && "
+             "%s --oversubscribe -np 2 %s --gpus-per-node 0 -- %s --model lenet --dataset synthetic --max-steps 40 "
+             "--log-every 10 --eval-every 0 --quiet --checkpoint %s/full/ck --checkpoint-every 10 "
+             "--record %s/failed.jsonl'; echo \"status $? after 0 ms\"",
+             dir, dir, mpirun, tu_bin("dtrain"), tu_bin("dtrain-train"), dir, dir);
+    struct tu_result r;
+    int status = -1;
+    long ms = -1;
+    run_timed(script, &r, &status, &ms);
+    assert_true(status != 0);
+    char records[4200];
+    snprintf(records, sizeof records, "%s/failed.jsonl", dir);
+    int found = failed_records(records, "\"error\":\"rank 0 on ");
+    if (found != 1)
+        print_error("%d failed records; stderr:\n%s\n", found, r.err);
+    assert_int_equal(found, 1);
+    assert_int_equal(failed_records(records, "No space left on device"), 1);
     tu_result_free(&r);
 }
 
@@ -597,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_the_mpi_transport_splits_sums_and_sends),
         cmocka_unit_test(test_a_killed_rank_ends_the_job),
         cmocka_unit_test(test_a_hung_rank_is_caught_by_the_watchdog),
+        cmocka_unit_test(test_a_failed_run_leaves_its_record),
     };
     return cmocka_run_group_tests_name("mpi", tests, setup, teardown);
 }

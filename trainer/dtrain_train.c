@@ -372,17 +372,46 @@ static void copy_env(const char *name, char *out, size_t size)
     snprintf(out, size, "%s", getenv(name) ? getenv(name) : "");
 }
 
-/* Every rank's host name, then rank 0 appends the record. The launcher (dtrain) hands over the
- * job's facts through DTRAIN_* variables: the trainer never reads Slurm's own. */
+/* What the record says of the run itself; the hosts and node list are the caller's. The launcher
+ * (dtrain) hands over the job's facts through DTRAIN_* variables: the trainer never reads Slurm's. */
+static void describe_run(const struct train_config *cfg, const struct train_result *res, long start, const char *error,
+                         struct run_record *rec)
+{
+    rec->batch_per_replica = cfg->batch, rec->epochs = cfg->epochs, rec->threads = cfg->threads, rec->lr = cfg->lr;
+    if (res) {
+        rec->steps_per_rank = res->steps, rec->runtime_seconds = res->seconds, rec->resumed = res->resumed;
+        rec->peak_data_per_sec = res->peak_rate, rec->final_data_per_sec = res->final_rate;
+        rec->epochs_done = res->epochs_done, rec->epoch_seconds = res->epoch_seconds;
+        rec->epoch_accuracy = res->epoch_accuracy;
+    }
+    copy_env("DTRAIN_JOB_ID", rec->job_id, sizeof rec->job_id);
+    copy_env("DTRAIN_JOB_NAME", rec->job_name, sizeof rec->job_name);
+    copy_env("DTRAIN_STEP_ID", rec->step_id, sizeof rec->step_id);
+    rec->gpus_per_node = getenv("DTRAIN_GPUS_PER_NODE") ? atoi(getenv("DTRAIN_GPUS_PER_NODE")) : 0;
+    snprintf(rec->model, sizeof rec->model, "%s", cfg->model);
+    snprintf(rec->dataset, sizeof rec->dataset, "%s", cfg->dataset);
+    snprintf(rec->optimizer, sizeof rec->optimizer, "%s", cfg->optimizer);
+    snprintf(rec->backend, sizeof rec->backend, "%s%s", cfg->backend, cfg->bf16 ? "-bf16" : "");
+    const struct exchange_method *method = cfg->exchange ? cfg->exchange : &exchange_bsp;
+    snprintf(rec->comm, sizeof rec->comm, "%s", method->name);
+    exchange_describe_options(method, &cfg->exchange_options, rec->comm_options, sizeof rec->comm_options);
+    snprintf(rec->tag, sizeof rec->tag, "%s", record_tag);
+    if (cfg->emulate)
+        snprintf(rec->emulation, sizeof rec->emulation, "profile=%.200s rate=%g dilate=%g", cfg->emulate,
+                 cfg->emulate_rate, cfg->dilate > 0 ? cfg->dilate : 1);
+    snprintf(rec->version, sizeof rec->version, "%s", DTRAIN_VERSION);
+    snprintf(rec->exit_state, sizeof rec->exit_state, "%s",
+             error ? "failed" : res && res->stop_signal ? "interrupted" : "completed");
+    snprintf(rec->error, sizeof rec->error, "%s", error ? error : "");
+    record_time(start, rec->start_time);
+    record_time((long)time(NULL), rec->end_time);
+}
+
+/* Every rank's host name, then rank 0 appends the record. */
 static int write_record(struct comm *comm, const struct train_config *cfg, const struct train_result *res,
                         long start, const char *error, struct dt_err *err)
 {
-    struct run_record rec = {.world_size = comm->world, .batch_per_replica = cfg->batch, .epochs = cfg->epochs,
-                             .threads = cfg->threads, .lr = cfg->lr, .steps_per_rank = res->steps,
-                             .runtime_seconds = res->seconds, .peak_data_per_sec = res->peak_rate,
-                             .final_data_per_sec = res->final_rate, .epochs_done = res->epochs_done,
-                             .epoch_seconds = res->epoch_seconds, .epoch_accuracy = res->epoch_accuracy,
-                             .resumed = res->resumed};
+    struct run_record rec = {.world_size = comm->world};
     char(*names)[256] = calloc((size_t)comm->world, sizeof *names);   /* the allgather's fixed rows */
     rec.hostnames = calloc((size_t)comm->world, sizeof *rec.hostnames);
     if (!names || !rec.hostnames)
@@ -402,27 +431,7 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
         rec.nodelist = folded;
         rec.nodes = (int)nodes.count;
         hostlist_free(&nodes);
-        copy_env("DTRAIN_JOB_ID", rec.job_id, sizeof rec.job_id);
-        copy_env("DTRAIN_JOB_NAME", rec.job_name, sizeof rec.job_name);
-        copy_env("DTRAIN_STEP_ID", rec.step_id, sizeof rec.step_id);
-        rec.gpus_per_node = getenv("DTRAIN_GPUS_PER_NODE") ? atoi(getenv("DTRAIN_GPUS_PER_NODE")) : 0;
-        snprintf(rec.model, sizeof rec.model, "%s", cfg->model);
-        snprintf(rec.dataset, sizeof rec.dataset, "%s", cfg->dataset);
-        snprintf(rec.optimizer, sizeof rec.optimizer, "%s", cfg->optimizer);
-        snprintf(rec.backend, sizeof rec.backend, "%s%s", cfg->backend, cfg->bf16 ? "-bf16" : "");
-        const struct exchange_method *method = cfg->exchange ? cfg->exchange : &exchange_bsp;
-        snprintf(rec.comm, sizeof rec.comm, "%s", method->name);
-        exchange_describe_options(method, &cfg->exchange_options, rec.comm_options, sizeof rec.comm_options);
-        snprintf(rec.tag, sizeof rec.tag, "%s", record_tag);
-        if (cfg->emulate)
-            snprintf(rec.emulation, sizeof rec.emulation, "profile=%.200s rate=%g dilate=%g", cfg->emulate,
-                     cfg->emulate_rate, cfg->dilate > 0 ? cfg->dilate : 1);
-        snprintf(rec.version, sizeof rec.version, "%s", DTRAIN_VERSION);
-        snprintf(rec.exit_state, sizeof rec.exit_state, "%s",
-                 error ? "failed" : res->stop_signal ? "interrupted" : "completed");
-        snprintf(rec.error, sizeof rec.error, "%s", error ? error : "");
-        record_time(start, rec.start_time);
-        record_time((long)time(NULL), rec.end_time);
+        describe_run(cfg, res, start, error, &rec);
         if (rc == 0)
             rc = record_append(record_path, &rec, err);
         free(folded);
@@ -430,6 +439,54 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
     free(rec.hostnames);
     free(names);
     return rc;
+}
+
+/* The record of a multi-rank run that failed, written by a rank that saw it fail, before the job
+ * ends: no collective (the other ranks may be dead, hung, or about to be killed). The other ranks'
+ * hosts are known only with one rank a node (the launcher's DTRAIN_NODELIST), else left "". Under
+ * a launcher that names the job, the first such record of the job step is the one kept. */
+static void record_failure(struct comm *comm, const struct train_config *cfg, const struct train_result *res,
+                           long start, const char *error)
+{
+    char message[600];
+    snprintf(message, sizeof message, "rank %d on %s: %s", comm->rank, comm->hostname, error);
+    struct run_record rec = {.world_size = comm->world, .nodes = 1};
+    const char *nodelist = getenv("DTRAIN_NODELIST");
+    struct hostlist hosts;
+    hostlist_init(&hosts);
+    struct dt_err err;
+    bool one_per_node = nodelist && hostlist_expand(nodelist, &hosts, &err) == 0 && hosts.count == (size_t)comm->world;
+    rec.hostnames = calloc((size_t)comm->world, sizeof *rec.hostnames);
+    if (rec.hostnames) {
+        for (int r = 0; r < comm->world; r++)
+            rec.hostnames[r] = one_per_node ? (char *)hostlist_nth(&hosts, (size_t)r) : (char *)"";
+        rec.hostnames[comm->rank] = (char *)comm->hostname;
+        rec.nodelist = (char *)(nodelist ? nodelist : comm->hostname);
+        rec.nodes = getenv("DTRAIN_NODES") ? atoi(getenv("DTRAIN_NODES")) : 1;
+        describe_run(cfg, res, start, message, &rec);
+        bool written;
+        if (record_append_failure(record_path, &rec, &written, &err) < 0)
+            fprintf(stderr, "dtrain-train: rank %d: %s\n", comm->rank, err.msg);
+    }
+    free(rec.hostnames);
+    hostlist_free(&hosts);
+}
+
+/* The watchdog's report, kept for it: the run's settings and when it started. */
+static struct {
+    struct comm *comm;
+    const struct train_config *cfg;
+    long start;
+} stalled_run;
+
+static void record_stall(const char *message, long step)
+{
+    /* every live rank's watchdog fires: without a job step to tell their records apart, rank 0's
+     * alone is written (with one, the first to take the file's lock writes) */
+    if (stalled_run.comm->rank != 0 && !getenv("DTRAIN_JOB_ID"))
+        return;
+    struct train_result partial = {.steps = step};
+    record_failure(stalled_run.comm, stalled_run.cfg, &partial, stalled_run.start, message);
 }
 
 /* The rank's GPU (cuda_device_for_rank): dtrain's choice, else the local rank a launcher gave
@@ -479,11 +536,17 @@ int main(int argc, char **argv)
     }
     long start = (long)time(NULL);
     struct train_result result;
+    if (record_path) {
+        stalled_run.comm = comm, stalled_run.cfg = &cfg, stalled_run.start = start;
+        cfg.on_stall = record_stall;
+    }
     if (train_run(&cfg, stdout, &result, &err) < 0) {
         fprintf(stderr, "dtrain-train: rank %d on %s: %s\n", comm->rank, comm->hostname, err.msg);
         struct dt_err record_err;
         if (record_path && comm->world == 1 && write_record(comm, &cfg, &result, start, err.msg, &record_err) < 0)
-            fprintf(stderr, "dtrain-train: %s\n", record_err.msg);   /* (with several ranks the job is aborted) */
+            fprintf(stderr, "dtrain-train: %s\n", record_err.msg);
+        else if (record_path && comm->world > 1)   /* the job is about to be ended: no collective */
+            record_failure(comm, &cfg, &result, start, err.msg);
         train_result_free(&result);
         /* a run that trained and then failed is a failure (1); one that never started is bad input
          * (2); either way the other ranks must not wait for this one: end the whole job */

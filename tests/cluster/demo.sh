@@ -10,6 +10,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 bin=$(cd "${1:-$top/build/bin}" && pwd)
 out=${2:-$top/build/cluster-demo}
+# a cluster of its own (namespaces and directory named by the id): another suite may run beside
+export DTRAIN_CLUSTER_ID="${DTRAIN_CLUSTER_ID:-dtc$$}"
 . "$here/cluster.conf.sh"
 [ "$(id -u)" = 0 ] || { echo "cluster-demo: needs root (it starts a Slurm cluster)" >&2; exit 1; }
 

@@ -40,7 +40,7 @@ for ns in ctl $DTC_NODES; do
     ip netns del "$DTC_PREFIX-$ns" 2>/dev/null
     rm -rf "/etc/netns/${DTC_PREFIX:?}-$ns"
 done
-ip route del unreachable "$DTC_NET.0/24" 2>/dev/null
-rm -f "$DTC_DIR/run/up"
+[ -e "$DTC_DIR/run/route-ours" ] && ip route del unreachable "$DTC_NET.0/24" 2>/dev/null
+rm -f "$DTC_DIR/run/up" "$DTC_DIR/run/route-ours"
 if [ "${DTRAIN_CLUSTER_KEEP:-0}" != 1 ]; then rm -rf "${DTC_DIR:?}"; fi
 exit 0

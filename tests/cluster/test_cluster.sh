@@ -11,6 +11,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 bin=$(cd "${1:-$top/build/bin}" && pwd)
+# a cluster of its own (namespaces and directory named by the id): another suite may run beside
+export DTRAIN_CLUSTER_ID="${DTRAIN_CLUSTER_ID:-dtc$$}"
 . "$here/cluster.conf.sh"
 
 # The scripts users run must pass shellcheck (it needs no cluster).
@@ -42,8 +44,10 @@ fi
 
 work=$(mktemp -d /tmp/dtrain-cluster-test.XXXXXX)
 passed=0 failed=0
+other=""
 finish() {
     [ "$failed" -gt 0 ] && export DTRAIN_CLUSTER_KEEP=1 && echo "cluster logs kept in $DTC_DIR/log, jobs in $work"
+    [ -z "$other" ] || DTRAIN_CLUSTER_ID=$other DTRAIN_CLUSTER_KEEP=0 "$here/down.sh"
     "$here/down.sh"
     [ "$failed" -gt 0 ] || rm -rf "$work"
 }
@@ -243,6 +247,21 @@ check "methods: all seven on 2 nodes (+ a server), and colocated servers, end bi
     '[ $methods_ok = 1 ] && [ "$(field ps.json comm_options)" = "servers=1 partition=20000" ] &&
      [ "$(field bs.json comm_options)" = "servers=1 partition=20000 credit=40000" ]'
 cd "$work" || exit 1
+
+# (last) a second cluster beside this one (issue 19 item 12: both used /run/dtrain-cluster and the
+# dtc-* namespaces): it comes up, runs a job, goes down, and this cluster's nodes stay idle and its
+# namespaces and directory stay where they are
+other=${DTC_ID}b   # finish brings it down too if this script is interrupted
+other_ok=0
+if DTRAIN_CLUSTER_ID=$other "$here/up.sh" >"$work/up-$other.log" 2>&1; then
+    other_host=$("/run/dtrain-cluster-$other/bin/srun" -N1 -w gn03 hostname 2>&1)
+    [ "$other_host" = gn03 ] && other_ok=1
+fi
+DTRAIN_CLUSTER_ID=$other DTRAIN_CLUSTER_KEEP=0 "$here/down.sh"
+check "a second cluster ($other) beside this one ($DTC_ID) runs a job and leaves this one whole" \
+    '[ $other_ok = 1 ] && [ ! -e "/run/netns/$other-ctl" ] && [ ! -e "/run/dtrain-cluster-$other" ] &&
+     [ -e "/run/netns/$DTC_PREFIX-ctl" ] && [ -e "$DTC_DIR/run/up" ] &&
+     [ "$(sinfo -h -t idle -o %D | head -n 1)" = 4 ]'
 
 echo "cluster tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]

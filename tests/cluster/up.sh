@@ -4,7 +4,8 @@
 # each in its own network namespace, behind leaf bridges under a spine (gn01,gn02 on leaf1; gn03,gn04
 # on leaf2) as topology.conf tells Slurm. Every node offers gpu:4 (character devices with the nvidia
 # major and no driver behind them: Slurm hands them out, nothing can open them).
-#   DTRAIN_CLUSTER_DIR  where it all lives (/run/dtrain-cluster)
+#   DTRAIN_CLUSTER_ID   which cluster (cluster.conf.sh: namespaces ID-*, default dtc)
+#   DTRAIN_CLUSTER_DIR  where it all lives (/run/dtrain-cluster[-ID])
 #   DTRAIN_CLUSTER_LINK leaf<->spine rate for tc tbf (e.g. 1gbit; unset: unshaped)
 # Prints the client wrappers' directory; put it first in PATH (or source env.sh). Needs root.
 # Every packet stays on loopback or inside these namespaces: no NAT, no default route, no DNS
@@ -60,7 +61,8 @@ make_network() {
         i=$((i + 1))
     done
     ns_exec ctl sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-    ip route add unreachable "$DTC_NET.0/24" 2>/dev/null || true
+    # one guard route for every cluster on the machine: the first to add it removes it
+    if ip route add unreachable "$DTC_NET.0/24" 2>/dev/null; then touch "$DTC_DIR/run/route-ours"; fi
     if [ -n "${DTRAIN_CLUSTER_LINK:-}" ]; then "$here/link.sh" "$DTRAIN_CLUSTER_LINK"; fi
 }
 

@@ -33,6 +33,9 @@ struct train_config {
     long checkpoint_every;     /* steps between checkpoints; 0: only when SIGTERM or SIGUSR1 arrives */
     bool resume;               /* continue from the newest valid checkpoint in checkpoint_dir */
     double timeout_minutes;    /* no step finished for this long: a rank hung; abort the job (0: never) */
+    /* Called on the watchdog's thread just before it ends the job, with its message and the last
+     * step finished (the run's record of the failure); NULL: nothing. */
+    void (*on_stall)(const char *message, long step);
     double *loss_curve;        /* optional, max_steps long: step k's loss lands in loss_curve[k - 1] */
     const char *timeline;      /* --timeline PREFIX: each worker's Chrome trace in PREFIX.rankR.json */
     long timeline_steps;       /* steps recorded (0: all) */

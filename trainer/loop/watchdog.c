@@ -21,9 +21,13 @@ static void *watchdog_main(void *arg)
         double idle = (now_ms() - atomic_load(&wd->progress_ms)) / 1000.0;
         if (idle < wd->timeout || atomic_load(&wd->stop))
             continue;
-        fprintf(stderr, "dtrain-train: rank %d on %s: no step finished for %.0f s (after step %ld): a rank hung or "
-                "the network failed; ending the job (--timeout)\n", wd->comm->rank, wd->comm->hostname, idle,
-                atomic_load(&wd->step));
+        char message[256];
+        long step = atomic_load(&wd->step);
+        snprintf(message, sizeof message, "no step finished for %.0f s (after step %ld): a rank hung or the network "
+                 "failed; ending the job (--timeout)", idle, step);
+        fprintf(stderr, "dtrain-train: rank %d on %s: %s\n", wd->comm->rank, wd->comm->hostname, message);
+        if (wd->on_stall)
+            wd->on_stall(message, step);
         wd->comm->abort(wd->comm, 3);
         _exit(3);   /* the single-process comm returns from abort only by exiting; MPI_Abort does not return */
     }
@@ -36,9 +40,11 @@ void watchdog_touch(struct watchdog *wd, long step)
     atomic_store(&wd->progress_ms, now_ms());
 }
 
-void watchdog_start(struct watchdog *wd, struct comm *comm, double timeout_seconds, long step)
+void watchdog_start(struct watchdog *wd, struct comm *comm, double timeout_seconds, long step,
+                    void (*on_stall)(const char *message, long step))
 {
     wd->comm = comm;
+    wd->on_stall = on_stall;
     wd->timeout = timeout_seconds;
     atomic_store(&wd->stop, 0);
     watchdog_touch(wd, step);

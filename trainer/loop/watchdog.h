@@ -18,10 +18,12 @@ struct watchdog {
     _Atomic long progress_ms;  /* when the last step (or evaluation) finished */
     _Atomic int stop;
     _Atomic long step;         /* for the message */
+    void (*on_stall)(const char *message, long step);   /* told before the job is ended; may be NULL */
 };
 
 /* Starts watching (timeout_seconds 0: never fires, no thread). */
-void watchdog_start(struct watchdog *wd, struct comm *comm, double timeout_seconds, long step);
+void watchdog_start(struct watchdog *wd, struct comm *comm, double timeout_seconds, long step,
+                    void (*on_stall)(const char *message, long step));
 /* A step (or an evaluation) finished. */
 void watchdog_touch(struct watchdog *wd, long step);
 void watchdog_stop(struct watchdog *wd);
