@@ -137,6 +137,42 @@ static void test_an_unwritable_record_is_refused_before_training(void **state)
     tu_result_free(&r);
 }
 
+/* --record-failure: the batch script's record of a job step srun ended before any rank could
+ * write (a rank killed outright): nothing trains, the record has the run's settings and shape. */
+static void test_a_lost_run_is_recorded_by_its_script(void **state)
+{
+    (void)state;
+    char script[8192];
+    snprintf(script, sizeof script,
+             "DTRAIN_JOB_ID=42 DTRAIN_NODELIST='gn[01-04]' DTRAIN_NODES=4 WORLD_SIZE=4 %s --model lenet --batch-size 16 "
+             "--record %s/lost.jsonl --record-failure 'the job step ended with status 137' && "
+             "%s --record-failure x; echo \"refused $?\"", tu_bin("dtrain-train"), dir, tu_bin("dtrain-train"));
+    struct tu_result r;
+    shell(script, &r);
+    assert_false(tu_contains(r.out, "Step"));
+    assert_true(tu_contains(r.out, "refused 2"));
+    assert_true(tu_contains(r.err, "--record-failure TEXT writes to the --record FILE"));
+    tu_result_free(&r);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lost.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[8192];
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    struct run_record rec;
+    struct dt_err err;
+    assert_int_equal(record_parse(line, &rec, &err), 0);
+    assert_string_equal(rec.exit_state, "failed");
+    assert_string_equal(rec.error, "the job step ended with status 137");
+    assert_string_equal(rec.job_id, "42");
+    assert_int_equal(rec.world_size, 4);
+    assert_int_equal(rec.nodes, 4);
+    assert_string_equal(rec.hostnames[3], "gn04");
+    assert_int_equal(rec.batch_per_replica, 16);
+    record_free(&rec);
+}
+
 /* A small checkpoint of 10 parameters, 4 buffers and Adam's moments, values from seed. */
 struct small {
     float params[10], buffers[4], m[10], v[10];
@@ -240,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_a_damaged_checkpoint_changes_nothing),
         cmocka_unit_test(test_stale_temporary_files_are_removed),
         cmocka_unit_test(test_an_unwritable_record_is_refused_before_training),
+        cmocka_unit_test(test_a_lost_run_is_recorded_by_its_script),
     };
     return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
 }

@@ -372,6 +372,7 @@ static void test_binding_exports(void **state)
             assert_string_equal(export_of(&e, "UCX_NET_DEVICES"), want);   /* the rank's own NIC */
             assert_null(export_of(&e, "NCCL_SOCKET_IFNAME"));   /* ib7 has no address here */
             snprintf(hca[r], sizeof hca[r], "%s", export_of(&e, "NCCL_IB_HCA"));
+            launch_exports_free(&e);
         }
         assert_string_equal(hca[0], hca[1]);   /* the same NCCL_IB_HCA on every rank */
     }

@@ -85,6 +85,9 @@ static const char usage_text[] =
     "      --record FILE       append this run's record, one JSON line (logs/FORMAT.md), to FILE\n"
     "      --tag TEXT          a label kept in the record (e.g. the link: 1gbit); dtrain-analyze\n"
     "                          throughput tables runs per model, batch, tag and method\n"
+    "      --record-failure TEXT  train nothing: append a failed record of the run these options\n"
+    "                          describe, with TEXT as its error (a batch script whose job step was\n"
+    "                          ended before any rank could write; WORLD_SIZE and DTRAIN_* give its shape)\n"
     "      --checkpoint DIR    save checkpoints in DIR: every --checkpoint-every steps, and when\n"
     "                          SIGTERM or SIGUSR1 arrives (then stop; #SBATCH --signal=USR1@120)\n"
     "      --checkpoint-every N  steps between checkpoints (0: only on a signal; default 0)\n"
@@ -107,7 +110,7 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0; 1 when training fails (a diverging loss); 2 for bad options or input files.\n";
 
-static const char *record_path, *record_tag = "";
+static const char *record_path, *record_tag = "", *record_failure_text;
 
 /* --help, with the exchange methods from their table: each name, then its help in words
  * wrapped under it. */
@@ -144,7 +147,7 @@ enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_W
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
        O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PARTITION, O_CREDIT, O_TIMELINE,
        O_PROFILE_OUT, O_EMULATE, O_EMULATE_RATE, O_DILATE,
-       O_TIMELINE_STEPS };
+       O_TIMELINE_STEPS, O_RECORD_FAILURE };
 
 /* The options that take a number: 0 when opt was one and its value good, 2 when the value is bad,
  * 1 when opt is not one of them. */
@@ -271,6 +274,7 @@ static int parse_choice(int opt, struct train_config *cfg)
     case O_CHECK: cfg->check_replicas = true; break;
     case O_PARAMS_OUT: cfg->params_out = optarg; break;
     case O_RECORD: record_path = optarg; break;
+    case O_RECORD_FAILURE: record_failure_text = optarg; break;
     case O_TAG:
         /* it becomes a table cell (Markdown, CSV) */
         if (strlen(optarg) >= sizeof ((struct run_record *)0)->tag || strpbrk(optarg, ",|\"\n"))
@@ -319,6 +323,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"emulate", required_argument, NULL, O_EMULATE}, {"emulate-rate", required_argument, NULL, O_EMULATE_RATE},
         {"dilate", required_argument, NULL, O_DILATE}, {"ps-colocated", no_argument, NULL, O_PS_COLOCATED},
         {"timeline", required_argument, NULL, O_TIMELINE}, {"timeline-steps", required_argument, NULL, O_TIMELINE_STEPS},
+        {"record-failure", required_argument, NULL, O_RECORD_FAILURE},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -364,6 +369,8 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         return fprintf(stderr, "dtrain-train: --profile-out measures a real run, not an emulated one (--emulate)\n"), 2;
     if ((cfg->resume || cfg->checkpoint_every) && !cfg->checkpoint_dir)
         return fprintf(stderr, "dtrain-train: --resume and --checkpoint-every need --checkpoint DIR\n"), 2;
+    if (record_failure_text && !record_path)
+        return fprintf(stderr, "dtrain-train: --record-failure TEXT writes to the --record FILE: give both\n"), 2;
     return 0;
 }
 
@@ -472,6 +479,37 @@ static void record_failure(struct comm *comm, const struct train_config *cfg, co
     hostlist_free(&hosts);
 }
 
+/* --record-failure: the record of a run that ended before any of its ranks could write one (srun
+ * kills every rank as soon as one dies). The batch script that ran it gives its shape as the
+ * launcher would: WORLD_SIZE, DTRAIN_NODELIST, DTRAIN_NODES, DTRAIN_JOB_ID, ... No MPI. */
+static int record_lost_run(const struct train_config *cfg)
+{
+    int world = 1;
+    if (getenv("WORLD_SIZE") && dt_parse_int(getenv("WORLD_SIZE"), 1, 1 << 24, &world) < 0)
+        return fprintf(stderr, "dtrain-train: WORLD_SIZE=\"%s\" is not a rank count\n", getenv("WORLD_SIZE")), 2;
+    const char *nodelist = getenv("DTRAIN_NODELIST") ? getenv("DTRAIN_NODELIST") : "";
+    struct hostlist hosts;
+    hostlist_init(&hosts);
+    struct dt_err err;
+    bool one_per_node = nodelist[0] && hostlist_expand(nodelist, &hosts, &err) == 0 && hosts.count == (size_t)world;
+    struct run_record rec = {.world_size = world, .nodelist = (char *)nodelist,
+                             .nodes = getenv("DTRAIN_NODES") ? atoi(getenv("DTRAIN_NODES")) : 1};
+    rec.hostnames = calloc((size_t)world, sizeof *rec.hostnames);
+    int rc = rec.hostnames ? 0 : 1;
+    for (int r = 0; r < world && rc == 0; r++)
+        rec.hostnames[r] = one_per_node ? (char *)hostlist_nth(&hosts, (size_t)r) : (char *)"";
+    if (rc == 0) {
+        describe_run(cfg, NULL, (long)time(NULL), record_failure_text, &rec);
+        if (record_append(record_path, &rec, &err) < 0) {
+            fprintf(stderr, "dtrain-train: %s\n", err.msg);
+            rc = 1;
+        }
+    }
+    free(rec.hostnames);
+    hostlist_free(&hosts);
+    return rc;
+}
+
 /* The watchdog's report, kept for it: the run's settings and when it started. */
 static struct {
     struct comm *comm;
@@ -519,6 +557,8 @@ int main(int argc, char **argv)
     int rc = parse(argc, argv, &cfg);
     if (rc != 0)
         return rc;
+    if (record_failure_text)
+        return record_lost_run(&cfg);
     struct dt_err err;
     struct comm *comm = comm_mpi_init(&argc, &argv, cfg.exchange && cfg.exchange->needs_thread, &err);
     if (!comm) {

@@ -152,6 +152,12 @@ if wait_for "dtrain-$id.out" '^Step10:' 60; then
     left=$(trainers $DTC_NODES)
     check "rank killed: job $id $s after $(echo "$took" | cut -c1-4) s, no rank left" \
         '[ "$s" = FAILED ] && [ "$(echo "$took < 15" | bc)" = 1 ] && [ -z "$left" ]'
+    # srun killed the other ranks before they could write: the template records the failure
+    grep "\"job_id\":\"$id\"" runs/records.jsonl >failed.json 2>/dev/null
+    check "rank killed: one failed record of job $id, 4 ranks on gn[01-02], the status named" \
+        '[ "$(wc -l <failed.json)" = 1 ] && [ "$(field failed.json exit_state)" = failed ] &&
+         [ "$(field failed.json world_size)" = 4 ] && [ "$(field failed.json nodelist)" = "gn[01-02]" ] &&
+         grep -q "ended with status" failed.json'
 else
     bad "rank killed: job $id never logged a step"
 fi
