@@ -25,7 +25,8 @@ COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/durat
               common/timeline.c
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
-ENGINE_SRC := trainer/nn/nn.c trainer/nn/ops.c trainer/nn/models.c trainer/backend/backend_ref.c trainer/backend/backend_cpu.c \
+ENGINE_SRC := trainer/nn/nn.c trainer/nn/ops.c trainer/nn/models.c trainer/nn/models_seq.c trainer/backend/backend_ref.c trainer/backend/backend_cpu.c \
+              trainer/backend/seq_kernels.c \
               trainer/backend/conv_direct.c trainer/backend/conv_dnnl.c
 ENGINE_LIBS := -ldnnl -lopenblas -fopenmp -lm
 # The GPU backend (cuDNN, cuBLAS, NCCL): built whenever nvcc is found; `make CUDA=0` leaves it out
@@ -86,6 +87,8 @@ test_plan_SRC := tests/test_plan.c tests/testutil.c logs/table.c $(LAUNCHER_SRC)
 test_plan_LIBS := -lhwloc -ljansson
 test_nn_SRC := tests/test_nn.c $(ENGINE_SRC) $(COMMON_SRC)
 test_nn_LIBS := $(ENGINE_LIBS)
+test_seq_SRC := tests/test_seq.c tests/testutil.c $(ENGINE_SRC) $(COMMON_SRC)
+test_seq_LIBS := $(ENGINE_LIBS)
 test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_train_LIBS := $(TRAINER_LIBS) -ljansson
 test_cuda_SRC := tests/test_cuda.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
@@ -118,7 +121,7 @@ test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data
 test_fuzz_idx_LIBS := -lz -lm
 test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_train test_exchange test_cuda test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_seq test_train test_exchange test_cuda test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
 
 BIN := $(BUILD)/bin

@@ -520,9 +520,12 @@ static struct {
 static void record_stall(const char *message, long step)
 {
     /* every live rank's watchdog fires: without a job step to tell their records apart, rank 0's
-     * alone is written (with one, the first to take the file's lock writes) */
-    if (stalled_run.comm->rank != 0 && !getenv("DTRAIN_JOB_ID"))
+     * alone is written (with one, the first to take the file's lock writes); the others give it a
+     * second before their abort ends the job, rank 0 included */
+    if (stalled_run.comm->rank != 0 && !getenv("DTRAIN_JOB_ID")) {
+        sleep(1);
         return;
+    }
     struct train_result partial = {.steps = step};
     record_failure(stalled_run.comm, stalled_run.cfg, &partial, stalled_run.start, message);
 }

@@ -90,7 +90,37 @@ struct backend {
      * by n) and returns the loss; *correct counts rows whose argmax is the label. */
     double (*softmax_xent)(void *state, const float *logits, const int *labels, float *dlogits, int n, int classes,
                            int *correct);
+
+    /* The language models' layers (seq_kernels.c has the reference and the conventions: sequence
+     * tensors [n][T][H], token batches [n][T][SEQ_TOKEN_FIELDS]). A backend without them (NULL)
+     * cannot run those models; the model's set-up says so. Embedding and layer-norm backward ADD
+     * into their parameter gradients, as every backward does. */
+    void (*embedding_forward)(void *state, const float *tokens, const float *word, const float *pos, const float *seg,
+                              float *y, int n, int T, int H);
+    void (*embedding_backward)(void *state, const float *tokens, const float *dy, float *dword, float *dpos,
+                               float *dseg, int n, int T, int H);
+    void (*layernorm_forward)(void *state, const float *x, const float *gamma, const float *beta, float *save_mean,
+                              float *save_invstd, float *y, int rows, int H, float eps);
+    void (*layernorm_backward)(void *state, const float *x, const float *gamma, const float *save_mean,
+                               const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta,
+                               int rows, int H, bool accumulate);
+    void (*gelu_forward)(void *state, const float *x, float *y, size_t count);
+    void (*gelu_backward)(void *state, const float *x, const float *dy, float *dx, size_t count, bool accumulate);
+    void (*tanh_forward)(void *state, const float *x, float *y, size_t count);
+    void (*tanh_backward)(void *state, const float *y, const float *dy, float *dx, size_t count, bool accumulate);
+    /* qkv [n][T][3H] (each token's query, key, value); probs [n][heads][T][T] kept for backward. */
+    void (*attention_forward)(void *state, const float *qkv, const float *tokens, float *probs, float *y, int n, int T,
+                              int H, int heads);
+    void (*attention_backward)(void *state, const float *qkv, const float *probs, const float *dy, float *dqkv, int n,
+                               int T, int H, int heads, bool accumulate);
+    void (*first_token_forward)(void *state, const float *x, float *y, int n, int T, int H);
+    void (*first_token_backward)(void *state, const float *dy, float *dx, int n, int T, int H, bool accumulate);
 };
+
+/* A token batch: per token its id and its segment, as floats (exact for ids below 2^24). */
+#define SEQ_TOKEN_FIELDS 2
+/* The padding id ([PAD] in BERT's vocabulary and in the vocabularies dtrain builds). */
+#define SEQ_PAD_ID 0
 
 /* The memory a backend's kernels read and write (malloc, free, memset for CPU backends). */
 void *backend_alloc(const struct backend *be, size_t bytes);

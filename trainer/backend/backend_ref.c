@@ -359,6 +359,18 @@ static const struct backend reference = {
     .add_forward = cpu_add_forward,
     .add_backward = cpu_add_backward,
     .softmax_xent = cpu_softmax_xent,
+    .embedding_forward = seq_embedding_forward,
+    .embedding_backward = seq_embedding_backward,
+    .layernorm_forward = seq_layernorm_forward,
+    .layernorm_backward = seq_layernorm_backward,
+    .gelu_forward = seq_gelu_forward,
+    .gelu_backward = seq_gelu_backward,
+    .tanh_forward = seq_tanh_forward,
+    .tanh_backward = seq_tanh_backward,
+    .attention_forward = seq_attention_forward,
+    .attention_backward = seq_attention_backward,
+    .first_token_forward = seq_first_token_forward,
+    .first_token_backward = seq_first_token_backward,
 };
 
 void *backend_alloc(const struct backend *be, size_t bytes)

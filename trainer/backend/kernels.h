@@ -26,4 +26,25 @@ void cpu_add_backward(void *state, const float *restrict dy, float *restrict da,
 double cpu_softmax_xent(void *state, const float *logits, const int *labels, float *dlogits, int n, int classes,
                         int *correct);
 
+/* seq_kernels.c: the language models' layers (backend.h). */
+void seq_embedding_forward(void *state, const float *tokens, const float *word, const float *pos, const float *seg,
+                           float *y, int n, int T, int H);
+void seq_embedding_backward(void *state, const float *tokens, const float *dy, float *dword, float *dpos, float *dseg,
+                            int n, int T, int H);
+void seq_layernorm_forward(void *state, const float *x, const float *gamma, const float *beta, float *save_mean,
+                           float *save_invstd, float *y, int rows, int H, float eps);
+void seq_layernorm_backward(void *state, const float *x, const float *gamma, const float *save_mean,
+                            const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int rows,
+                            int H, bool accumulate);
+void seq_gelu_forward(void *state, const float *x, float *y, size_t count);
+void seq_gelu_backward(void *state, const float *x, const float *dy, float *dx, size_t count, bool accumulate);
+void seq_tanh_forward(void *state, const float *x, float *y, size_t count);
+void seq_tanh_backward(void *state, const float *y, const float *dy, float *dx, size_t count, bool accumulate);
+void seq_attention_forward(void *state, const float *qkv, const float *tokens, float *probs, float *y, int n, int T,
+                           int H, int heads);
+void seq_attention_backward(void *state, const float *qkv, const float *probs, const float *dy, float *dqkv, int n,
+                            int T, int H, int heads, bool accumulate);
+void seq_first_token_forward(void *state, const float *x, float *y, int n, int T, int H);
+void seq_first_token_backward(void *state, const float *dy, float *dx, int n, int T, int H, bool accumulate);
+
 #endif

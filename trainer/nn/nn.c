@@ -164,6 +164,80 @@ int nn_add(struct model *m, int a, int b)
     return output_of_last_op(m, s.c, s.h, s.w);
 }
 
+/* ---------- the language models' layers ---------- */
+
+#define BERT_INIT_STD 0.02f
+
+int nn_embed(struct model *m, int tokens, int vocab, int positions, int segments, int hidden)
+{
+    int T = m->tensors[tokens].c;
+    struct op *op = new_op(m, OP_EMBED, tokens);
+    if (!op)
+        return 0;
+    op->embed = (struct op_embed){.vocab = vocab, .positions = positions, .segments = segments};
+    size_t word = new_params(m, (size_t)vocab * hidden, INIT_NORMAL, BERT_INIT_STD);
+    size_t pos = new_params(m, (size_t)positions * hidden, INIT_NORMAL, BERT_INIT_STD);
+    size_t seg = new_params(m, (size_t)segments * hidden, INIT_NORMAL, BERT_INIT_STD);
+    op->w = word, op->embed.pos = pos, op->embed.seg = seg;
+    return output_of_last_op(m, T, 1, hidden);
+}
+
+int nn_layernorm(struct model *m, int in)
+{
+    struct tensor_shape s = m->tensors[in];
+    if (!new_op(m, OP_LAYERNORM, in))
+        return 0;
+    size_t gamma = new_params(m, (size_t)s.w, INIT_CONSTANT, 1.0f);
+    size_t beta = new_params(m, (size_t)s.w, INIT_CONSTANT, 0.0f);
+    struct op *op = &m->ops[m->num_ops - 1];
+    op->w = gamma, op->b = beta;
+    op->slot = m->num_slots++;
+    return output_of_last_op(m, s.c, s.h, s.w);
+}
+
+int nn_dense(struct model *m, int in, int out_features)
+{
+    struct tensor_shape s = m->tensors[in];
+    if (!new_op(m, OP_DENSE, in))
+        return 0;
+    size_t w = new_params(m, (size_t)out_features * s.w, INIT_NORMAL, BERT_INIT_STD);
+    size_t b = new_params(m, (size_t)out_features, INIT_CONSTANT, 0.0f);
+    struct op *op = &m->ops[m->num_ops - 1];
+    op->w = w, op->b = b;
+    op->linear.out_features = out_features;
+    return output_of_last_op(m, s.c, s.h, out_features);
+}
+
+static int elementwise(struct model *m, enum op_kind kind, int in)
+{
+    struct tensor_shape s = m->tensors[in];
+    if (!new_op(m, kind, in))
+        return 0;
+    return output_of_last_op(m, s.c, s.h, s.w);
+}
+
+int nn_gelu(struct model *m, int in) { return elementwise(m, OP_GELU, in); }
+int nn_tanh(struct model *m, int in) { return elementwise(m, OP_TANH, in); }
+
+int nn_attention(struct model *m, int qkv, int heads)
+{
+    struct tensor_shape s = m->tensors[qkv];
+    struct op *op = new_op(m, OP_ATTENTION, qkv);
+    if (!op)
+        return 0;
+    op->attention.heads = heads;
+    op->slot = m->num_slots++;
+    return output_of_last_op(m, s.c, s.h, s.w / 3);
+}
+
+int nn_first_token(struct model *m, int in)
+{
+    struct tensor_shape s = m->tensors[in];
+    if (!new_op(m, OP_FIRST_TOKEN, in))
+        return 0;
+    return output_of_last_op(m, 1, 1, s.w);
+}
+
 int nn_softmax_xent(struct model *m, int logits)
 {
     if (!new_op(m, OP_SOFTMAX_XENT, logits))
@@ -225,6 +299,12 @@ int workspace_create(struct workspace *ws, const struct model *m, const struct b
                      struct dt_err *err)
 {
     memset(ws, 0, sizeof *ws);
+    for (int i = 0; i < m->num_ops; i++) {
+        const struct op_type *type = op_type_of(&m->ops[i]);
+        if (type->runs_on && !type->runs_on(be))
+            return dt_fail(err, "model %s needs the %s layer, which the %s backend does not have yet", m->name,
+                           type->name, be->name);
+    }
     ws->max_batch = max_batch;
     ws->act = calloc((size_t)m->num_tensors, sizeof *ws->act);
     ws->grad = calloc((size_t)m->num_tensors, sizeof *ws->grad);

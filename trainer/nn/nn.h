@@ -18,11 +18,20 @@
 enum op_kind {
     OP_LINEAR, OP_CONV, OP_BATCHNORM, OP_RELU, OP_MAXPOOL, OP_AVGPOOL, OP_ADD,
     OP_SOFTMAX_XENT,          /* the loss: mean softmax cross-entropy of the logits against the labels */
+    /* the language models' (sequence tensors, below) */
+    OP_EMBED,                 /* token + position + segment embeddings of a token batch */
+    OP_LAYERNORM,             /* over each token's features */
+    OP_DENSE,                 /* a linear layer applied to each token */
+    OP_GELU, OP_TANH,
+    OP_ATTENTION,             /* multi-head self-attention of [query, key, value] per token */
+    OP_FIRST_TOKEN,           /* each sequence's first token ([CLS]) */
     OP_KIND_COUNT
 };
 
+/* Per sample. A linear layer reads c*h*w features. A sequence tensor is c = T tokens of w = H
+ * features (h = 1); the model's input is then a token batch, w = SEQ_TOKEN_FIELDS (backend.h). */
 struct tensor_shape {
-    int c, h, w;              /* per sample; a linear layer reads c*h*w features */
+    int c, h, w;
 };
 
 /* What each kind needs beyond its tensors, one struct per kind. */
@@ -39,6 +48,13 @@ struct op_pool {
 struct op_batchnorm {
     size_t running_mean, running_var;   /* offsets in buffers */
 };
+struct op_embed {
+    int vocab, positions, segments;
+    size_t pos, seg;          /* offsets of the position and segment tables (the word table is at w) */
+};
+struct op_attention {
+    int heads;
+};
 
 struct op {
     enum op_kind kind;
@@ -50,6 +66,8 @@ struct op {
         struct op_linear linear;
         struct op_pool pool;
         struct op_batchnorm bn;
+        struct op_embed embed;
+        struct op_attention attention;
     };
 };
 
@@ -83,6 +101,15 @@ struct model {
  * resnet34, resnet50, resnet101 (torchvision's blocks; inputs under 64x64 get a 3x3 stride-1 stem
  * and no max pool, larger ones the ImageNet stem). Returns 0, or -1 with err. */
 int model_build(struct model *m, const char *name, int c, int h, int w, int classes, struct dt_err *err);
+/* Builds a language model over token batches of `tokens` tokens with ids below `vocab`:
+ * transformer (the seeds' SST-5 classifier: 6 layers, hidden 256, 4 heads), bert-base, bert-large,
+ * or any of them with a size, "transformer:LAYERSxHIDDENxHEADS"; a classifier into `classes` over
+ * the pooled [CLS] token. Returns 0, or -1 with err. */
+int model_build_seq(struct model *m, const char *name, int tokens, int vocab, int classes, struct dt_err *err);
+
+/* Is `name` one of model_build_seq's? */
+bool model_is_seq(const char *name);
+
 void model_free(struct model *m);
 
 /* Fills params with the initial values (PyTorch's defaults; torchvision's for ResNets) from a

@@ -20,6 +20,18 @@ int nn_maxpool(struct model *m, int in, int k, int stride, int pad);
 int nn_avgpool(struct model *m, int in);
 int nn_linear(struct model *m, int in, int out_features);
 int nn_add(struct model *m, int a, int b);
+/* The language models' layers (sequence tensors: c tokens of w features). Weights start as BERT's
+ * (normal, std 0.02; biases 0; layer norm 1 and 0). */
+int nn_embed(struct model *m, int tokens, int vocab, int positions, int segments, int hidden);
+int nn_layernorm(struct model *m, int in);
+int nn_dense(struct model *m, int in, int out_features);
+int nn_gelu(struct model *m, int in);
+int nn_tanh(struct model *m, int in);
+/* Self-attention over a tensor of [query, key, value] (3H features a token); reads the model's
+ * input for the padding mask. */
+int nn_attention(struct model *m, int qkv, int heads);
+int nn_first_token(struct model *m, int in);
+
 /* The loss over the class scores in tensor logits (sets m->logits); every model ends with one. */
 int nn_softmax_xent(struct model *m, int logits);
 

@@ -198,6 +198,150 @@ static void softmax_xent_backward(const struct pass *p, const struct op *op, boo
     (void)p, (void)op, (void)acc;
 }
 
+/* ---------- the language models' layers ---------- */
+
+/* Rows of a sequence tensor over the batch (tokens), and each row's features. */
+static int rows_of(const struct pass *p, int t) { return p->n * p->m->tensors[t].c * p->m->tensors[t].h; }
+static int features_of(const struct model *m, int t) { return m->tensors[t].w; }
+
+static bool has_seq_kernels(const struct backend *be)
+{
+    return be->embedding_forward && be->layernorm_forward && be->gelu_forward && be->tanh_forward &&
+           be->attention_forward && be->first_token_forward;
+}
+
+static void embed_forward(struct pass *p, const struct op *op)
+{
+    struct tensor_shape s = p->m->tensors[op->out];
+    p->be->embedding_forward(p->be->state, in_of(p, op), p->params + op->w, p->params + op->embed.pos,
+                             p->params + op->embed.seg, p->ws->act[op->out], p->n, s.c, s.w);
+}
+
+static void embed_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    (void)acc;   /* token ids have no gradient */
+    struct tensor_shape s = p->m->tensors[op->out];
+    p->be->embedding_backward(p->be->state, in_of(p, op), p->ws->grad[op->out], p->grads + op->w,
+                              p->grads + op->embed.pos, p->grads + op->embed.seg, p->n, s.c, s.w);
+}
+
+static size_t embed_params(const struct model *m, const struct op *op)
+{
+    const struct op_embed *e = &op->embed;
+    return (size_t)(e->vocab + e->positions + e->segments) * features_of(m, op->out);
+}
+
+#define LN_EPS 1e-12f   /* BERT's (PyTorch's nn.LayerNorm default is 1e-5) */
+
+static size_t layernorm_params(const struct model *m, const struct op *op)
+{
+    return 2 * (size_t)features_of(m, op->in);
+}
+
+static size_t layernorm_saved(const struct model *m, const struct op *op, int max_batch)
+{
+    return 2 * (size_t)max_batch * m->tensors[op->in].c * m->tensors[op->in].h * sizeof(float);   /* mean, 1/std a row */
+}
+
+static void layernorm_forward(struct pass *p, const struct op *op)
+{
+    int rows = rows_of(p, op->in);
+    float *saved = p->ws->saved[op->slot];
+    p->be->layernorm_forward(p->be->state, in_of(p, op), p->params + op->w, p->params + op->b, saved, saved + rows,
+                             p->ws->act[op->out], rows, features_of(p->m, op->in), LN_EPS);
+}
+
+static void layernorm_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    int rows = rows_of(p, op->in);
+    const float *saved = p->ws->saved[op->slot];
+    p->be->layernorm_backward(p->be->state, in_of(p, op), p->params + op->w, saved, saved + rows, p->ws->grad[op->out],
+                              din_of(p, op), p->grads + op->w, p->grads + op->b, rows, features_of(p->m, op->in), acc);
+}
+
+/* A linear layer over each token: the backend's linear kernels with one row per token. */
+static void dense_forward(struct pass *p, const struct op *op)
+{
+    p->be->linear_forward(p->be->state, in_of(p, op), p->params + op->w, p->params + op->b, p->ws->act[op->out],
+                          rows_of(p, op->in), features_of(p->m, op->in), op->linear.out_features);
+}
+
+static void dense_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    p->be->linear_backward(p->be->state, in_of(p, op), p->params + op->w, p->ws->grad[op->out], din_of(p, op),
+                           p->grads + op->w, p->grads + op->b, rows_of(p, op->in), features_of(p->m, op->in),
+                           op->linear.out_features, acc);
+}
+
+static size_t dense_params(const struct model *m, const struct op *op)
+{
+    return ((size_t)features_of(m, op->in) + 1) * op->linear.out_features;
+}
+
+static double dense_macs(const struct model *m, const struct op *op)
+{
+    return (double)m->tensors[op->in].c * m->tensors[op->in].h * features_of(m, op->in) * op->linear.out_features;
+}
+
+static void gelu_forward(struct pass *p, const struct op *op)
+{
+    p->be->gelu_forward(p->be->state, in_of(p, op), p->ws->act[op->out], in_count(p, op));
+}
+
+static void gelu_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    p->be->gelu_backward(p->be->state, in_of(p, op), p->ws->grad[op->out], din_of(p, op), in_count(p, op), acc);
+}
+
+static void tanh_forward(struct pass *p, const struct op *op)
+{
+    p->be->tanh_forward(p->be->state, in_of(p, op), p->ws->act[op->out], in_count(p, op));
+}
+
+static void tanh_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    p->be->tanh_backward(p->be->state, p->ws->act[op->out], p->ws->grad[op->out], din_of(p, op), in_count(p, op), acc);
+}
+
+static size_t attention_saved(const struct model *m, const struct op *op, int max_batch)
+{
+    size_t T = (size_t)m->tensors[op->in].c;
+    return (size_t)max_batch * op->attention.heads * T * T * sizeof(float);   /* the softmax weights */
+}
+
+/* The padding mask comes from the model's input, the token batch. */
+static void attention_forward(struct pass *p, const struct op *op)
+{
+    struct tensor_shape s = p->m->tensors[op->out];
+    p->be->attention_forward(p->be->state, in_of(p, op), p->ws->input, p->ws->saved[op->slot], p->ws->act[op->out],
+                             p->n, s.c, s.w, op->attention.heads);
+}
+
+static void attention_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    struct tensor_shape s = p->m->tensors[op->out];
+    p->be->attention_backward(p->be->state, in_of(p, op), p->ws->saved[op->slot], p->ws->grad[op->out], din_of(p, op),
+                              p->n, s.c, s.w, op->attention.heads, acc);
+}
+
+static double attention_macs(const struct model *m, const struct op *op)
+{
+    double T = m->tensors[op->in].c;
+    return 2 * T * T * features_of(m, op->out);   /* Q K^T and P V */
+}
+
+static void first_token_forward(struct pass *p, const struct op *op)
+{
+    struct tensor_shape s = in_shape(p, op);
+    p->be->first_token_forward(p->be->state, in_of(p, op), p->ws->act[op->out], p->n, s.c, s.w);
+}
+
+static void first_token_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    struct tensor_shape s = in_shape(p, op);
+    p->be->first_token_backward(p->be->state, p->ws->grad[op->out], din_of(p, op), p->n, s.c, s.w, acc);
+}
+
 const struct op_type op_types[OP_KIND_COUNT] = {
     [OP_LINEAR] = {.name = "linear", .inputs = 1, .owns_params = true, .param_count = linear_params,
                    .forward = linear_forward,
@@ -216,4 +360,19 @@ const struct op_type op_types[OP_KIND_COUNT] = {
     [OP_ADD] = {.name = "add", .inputs = 2, .forward = add_forward, .backward = add_backward},
     [OP_SOFTMAX_XENT] = {.name = "softmax_xent", .inputs = 1, .is_loss = true, .forward = softmax_xent_forward,
                          .backward = softmax_xent_backward},
+    [OP_EMBED] = {.name = "embedding", .inputs = 1, .owns_params = true, .param_count = embed_params,
+                  .forward = embed_forward, .backward = embed_backward, .runs_on = has_seq_kernels},
+    [OP_LAYERNORM] = {.name = "layernorm", .inputs = 1, .owns_params = true, .param_count = layernorm_params,
+                      .saved_bytes = layernorm_saved, .forward = layernorm_forward, .backward = layernorm_backward,
+                      .runs_on = has_seq_kernels},
+    [OP_DENSE] = {.name = "dense", .inputs = 1, .owns_params = true, .param_count = dense_params,
+                  .forward = dense_forward, .backward = dense_backward, .forward_macs = dense_macs},
+    [OP_GELU] = {.name = "gelu", .inputs = 1, .forward = gelu_forward, .backward = gelu_backward,
+                 .runs_on = has_seq_kernels},
+    [OP_TANH] = {.name = "tanh", .inputs = 1, .forward = tanh_forward, .backward = tanh_backward,
+                 .runs_on = has_seq_kernels},
+    [OP_ATTENTION] = {.name = "attention", .inputs = 1, .saved_bytes = attention_saved, .forward = attention_forward,
+                      .backward = attention_backward, .forward_macs = attention_macs, .runs_on = has_seq_kernels},
+    [OP_FIRST_TOKEN] = {.name = "first_token", .inputs = 1, .forward = first_token_forward,
+                        .backward = first_token_backward, .runs_on = has_seq_kernels},
 };

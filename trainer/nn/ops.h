@@ -46,6 +46,8 @@ struct op_type {
     void (*backward)(const struct pass *p, const struct op *op, bool acc);
     /* Multiply-adds of its forward pass per sample (GEMM-shaped work only); NULL: none counted. */
     double (*forward_macs)(const struct model *m, const struct op *op);
+    /* Whether a backend has its kernels; NULL: every backend has (the convolutional nets' layers). */
+    bool (*runs_on)(const struct backend *be);
 };
 
 /* Indexed by enum op_kind. */
