@@ -26,7 +26,7 @@ COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/durat
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
 ENGINE_SRC := trainer/nn/nn.c trainer/nn/ops.c trainer/nn/models.c trainer/nn/models_seq.c trainer/backend/backend_ref.c trainer/backend/backend_cpu.c \
-              trainer/backend/seq_kernels.c \
+              trainer/backend/seq_kernels.c trainer/backend/seq_fast.c \
               trainer/backend/conv_direct.c trainer/backend/conv_dnnl.c
 ENGINE_LIBS := -ldnnl -lopenblas -fopenmp -lm
 # The GPU backend (cuDNN, cuBLAS, NCCL): built whenever nvcc is found; `make CUDA=0` leaves it out
@@ -50,7 +50,7 @@ EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/excha
 LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
             trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c trainer/loop/profile.c \
             trainer/loop/profile_model.c trainer/loop/emulate.c
-TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/loader.c $(LOOP_SRC) \
+TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/text.c trainer/data/loader.c $(LOOP_SRC) \
                $(EXCHANGE_SRC) trainer/comm/comm_single.c trainer/backend/device_choice.c $(GPU_SRC) logs/seedlog.c
 TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread -ljansson $(GPU_LIBS)
 # Only dtrain-train links MPI (the launcher never does, and tests of the loop use comm_single).
@@ -89,6 +89,8 @@ test_nn_SRC := tests/test_nn.c $(ENGINE_SRC) $(COMMON_SRC)
 test_nn_LIBS := $(ENGINE_LIBS)
 test_seq_SRC := tests/test_seq.c tests/testutil.c $(ENGINE_SRC) $(COMMON_SRC)
 test_seq_LIBS := $(ENGINE_LIBS)
+test_text_SRC := tests/test_text.c tests/testutil.c trainer/data/data.c trainer/data/text.c $(COMMON_SRC)
+test_text_LIBS := -lz -lm
 test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_train_LIBS := $(TRAINER_LIBS) -ljansson
 test_cuda_SRC := tests/test_cuda.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
@@ -117,11 +119,11 @@ test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughp
 test_fuzz_log_LIBS := -lm
 test_fuzz_checkpoint_SRC := tests/fuzz/fuzz_checkpoint.c tests/fuzz/replay.c trainer/loop/checkpoint.c $(COMMON_SRC)
 test_fuzz_checkpoint_LIBS := -lz
-test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data.c $(COMMON_SRC)
+test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data.c trainer/data/text.c $(COMMON_SRC)
 test_fuzz_idx_LIBS := -lz -lm
 test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_seq test_train test_exchange test_cuda test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_seq test_text test_train test_exchange test_cuda test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
 
 BIN := $(BUILD)/bin
@@ -149,6 +151,7 @@ $(BUILD)/test/obj/trainer/backend/backend_cuda.o: $(BUILD)/obj/trainer/backend/b
 # The trainer's kernels: GCC 12's -O2 vectorises only loops that need no alias check, and
 # errno-setting sqrtf never; its elementwise loops run 4-8x faster with these.
 $(BUILD)/obj/trainer/%.o $(BUILD)/test/obj/trainer/%.o: HOT := -O3 -fno-math-errno
+$(BUILD)/obj/trainer/backend/seq_fast.o $(BUILD)/test/obj/trainer/backend/seq_fast.o: HOT := -O3 -fno-math-errno -fopenmp
 $(BUILD)/obj/trainer/comm/comm_mpi.o $(BUILD)/test/obj/trainer/comm/comm_mpi.o: HOT := $(MPI_CFLAGS)
 $(BUILD)/obj/trainer/dtrain_commbench.o $(BUILD)/test/obj/trainer/dtrain_commbench.o: HOT := -O3 $(MPI_CFLAGS)
 $(BUILD)/obj/trainer/comm/comm_nccl.o $(BUILD)/test/obj/trainer/comm/comm_nccl.o: HOT := -I$(CUDA_HOME)/include
@@ -258,14 +261,14 @@ fuzz_record_LIBS := -ljansson
 fuzz_log_SRC := tests/fuzz/fuzz_log.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/seedlog.c $(COMMON_SRC)
 fuzz_checkpoint_SRC := tests/fuzz/fuzz_checkpoint.c trainer/loop/checkpoint.c $(COMMON_SRC)
 fuzz_checkpoint_LIBS := -lz
-fuzz_idx_SRC := tests/fuzz/fuzz_idx.c trainer/data/data.c $(COMMON_SRC)
+fuzz_idx_SRC := tests/fuzz/fuzz_idx.c trainer/data/data.c trainer/data/text.c $(COMMON_SRC)
 fuzz_idx_LIBS := -lz
 fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 fuzz_slurmenv_LIBS := -lhwloc -ljansson
 define fuzz_rules
 $(BUILD)/fuzz/fuzz_$(1): $(fuzz_$(1)_SRC)
 	@mkdir -p $$(dir $$@)
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Ilogs -Ianalysis -Ilauncher -Itopology -Itrainer/loop -Itrainer/data \
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Ilogs -Ianalysis -Ilauncher -Itopology -Itrainer/loop -Itrainer/data -Itrainer/backend \
 	    -fsanitize=fuzzer,address,undefined $$^ -o $$@ \
 	    $(fuzz_$(1)_LIBS) -lm
 endef

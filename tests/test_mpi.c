@@ -195,6 +195,37 @@ static void test_two_ranks_match_one_rank_with_twice_the_batch(void **state)
     tu_result_free(&two);
 }
 
+/* The language model under data parallelism: 2 ranks x 8 sentences end where 1 rank x 16 ends
+ * (the same samples), and every exchange method that sends layer by layer ends where BSP ends,
+ * bitwise (its layers are the embeddings, layer norms and dense layers, in op order). */
+static void test_a_transformer_trains_data_parallel(void **state)
+{
+    (void)state;
+    require_mpirun();
+    const char *common = "--model transformer:2x32x4 --dataset synthetic-text:200x16 --optimizer adam --lr 0.001 "
+                         "--max-steps 6 --log-every 3 --eval-every 0 --quiet";
+    struct tu_result one, two, wfbp, bs;
+    train_with(1, common, "16", "t-one", "", &one);
+    train_with(2, common, "8", "t-two", "--check-replicas", &two);
+    train_with(2, common, "8", "t-wfbp", "--comm wfbp --check-replicas", &wfbp);
+    train_with(2, common, "8", "t-bs", "--comm bytescheduler --partition-bytes 4000 --credit-bytes 8000", &bs);
+    size_t n1, n2;
+    float *p1 = read_params("t-one.rank0", &n1), *p2 = read_params("t-two.rank0", &n2);
+    assert_int_equal(n2, n1);
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < n1; i++) {
+        diff = fmax(diff, fabs((double)p1[i] - p2[i]));
+        scale = fmax(scale, fabs((double)p1[i]));
+    }
+    print_message("transformer, 6 Adam steps: 2 ranks x 8 vs 1 rank x 16, largest parameter difference %.2e (of %.2e)\n",
+                  diff, scale);
+    assert_true(diff <= 1e-4 * scale);
+    assert_same_params("t-two.rank0", "t-wfbp.rank0");
+    assert_same_params("t-two.rank0", "t-bs.rank1");
+    free(p1), free(p2);
+    tu_result_free(&one), tu_result_free(&two), tu_result_free(&wfbp), tu_result_free(&bs);
+}
+
 /* WFBP sends each layer's gradients as backward makes them; the sums are BSP's, element for
  * element, so both methods end with the same parameters, bitwise (two ranks: each sum is a + b). */
 static void test_wfbp_ends_where_allreduce_ends(void **state)
@@ -643,6 +674,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_ranks_match_one_rank_with_twice_the_batch),
+        cmocka_unit_test(test_a_transformer_trains_data_parallel),
         cmocka_unit_test(test_wfbp_ends_where_allreduce_ends),
         cmocka_unit_test(test_mgwfbp_ends_where_allreduce_ends),
         cmocka_unit_test(test_parameter_servers_end_where_allreduce_ends),

@@ -27,9 +27,15 @@ static const char usage_text[] =
     "The configuration, the parameter count and an ETA go to standard error.\n"
     "\n"
     "Options:\n"
-    "  -m, --model NAME        mlp, lenet, cnn, resnet18, resnet34, resnet50, resnet101 (lenet)\n"
-    "  -d, --dataset SPEC      fashion-mnist, mnist, synthetic[:HxWxC], bigmnist[:K] (fashion-mnist)\n"
-    "      --data DIR          where the IDX files are (" DATA_DEFAULT_DIR ")\n"
+    "  -m, --model NAME        mlp, lenet, cnn, resnet18, resnet34, resnet50, resnet101 (lenet); for text:\n"
+    "                          transformer (6 layers, hidden 256, 4 heads), bert-base, bert-large, or a\n"
+    "                          size as transformer:LAYERSxHIDDENxHEADS\n"
+    "  -d, --dataset SPEC      fashion-mnist, mnist, synthetic[:HxWxC], bigmnist[:K] (fashion-mnist);\n"
+    "                          text: wordnet (WordNet's noun glosses, 5 classes), sst5 (train.txt and\n"
+    "                          test.txt PTB trees in --data), tsv (train.tsv, test.tsv: label<TAB>text),\n"
+    "                          synthetic-text[:VOCABxLEN]\n"
+    "      --data DIR          where the files are (" DATA_DEFAULT_DIR "; wordnet: " TEXT_WORDNET_DIR ")\n"
+    "      --seq-len N         tokens a sentence is cut or padded to, [CLS] first (64)\n"
     "  -b, --batch-size N      samples per step and rank (128)\n"
     "  -e, --epochs N          passes over the training set (1)\n"
     "      --max-steps N       stop after N steps (the epoch line still follows)\n"
@@ -147,7 +153,7 @@ enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_W
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
        O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PARTITION, O_CREDIT, O_TIMELINE,
        O_PROFILE_OUT, O_EMULATE, O_EMULATE_RATE, O_DILATE,
-       O_TIMELINE_STEPS, O_RECORD_FAILURE };
+       O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN };
 
 /* The options that take a number: 0 when opt was one and its value good, 2 when the value is bad,
  * 1 when opt is not one of them. */
@@ -159,6 +165,10 @@ static int parse_number(int opt, struct train_config *cfg)
     case O_CKPT_EVERY:
         if (dt_parse_long(optarg, 0, 1L << 40, &cfg->checkpoint_every) < 0)
             return bad("--checkpoint-every", optarg, "a number from 0");
+        break;
+    case O_SEQ_LEN:
+        if (dt_parse_int(optarg, 2, 65536, &cfg->seq_len) < 0)
+            return bad("--seq-len", optarg, "a number of tokens from 2 to 65536");
         break;
     case 'b':
         if (dt_parse_int(optarg, 1, 1 << 20, &cfg->batch) < 0)
@@ -323,7 +333,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"emulate", required_argument, NULL, O_EMULATE}, {"emulate-rate", required_argument, NULL, O_EMULATE_RATE},
         {"dilate", required_argument, NULL, O_DILATE}, {"ps-colocated", no_argument, NULL, O_PS_COLOCATED},
         {"timeline", required_argument, NULL, O_TIMELINE}, {"timeline-steps", required_argument, NULL, O_TIMELINE_STEPS},
-        {"record-failure", required_argument, NULL, O_RECORD_FAILURE},
+        {"record-failure", required_argument, NULL, O_RECORD_FAILURE}, {"seq-len", required_argument, NULL, O_SEQ_LEN},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };

@@ -1,8 +1,9 @@
 /* backend_cpu.c - the fast CPU backend. Linear layers are OpenBLAS SGEMMs. Convolutions take the
  * way measured fastest for their shape (bench/conv_layers): one input channel, computed directly
  * (conv_direct.c); otherwise oneDNN's JIT kernels (conv_dnnl.c), about twice OpenBLAS's speed;
- * im2col + SGEMM over a chunk of images remains for when oneDNN refuses a shape. The
- * memory-bound kernels are shared with the reference backend. */
+ * im2col + SGEMM over a chunk of images remains for when oneDNN refuses a shape. The language
+ * models' attention, layer norm and GELU are seq_fast.c's. The other memory-bound kernels are
+ * shared with the reference backend. */
 #include "backend.h"
 
 #include <cblas.h>
@@ -13,6 +14,7 @@
 #include "conv_direct.h"
 #include "conv_dnnl.h"
 #include "kernels.h"
+#include "seq_fast.h"
 
 /* im2col columns for one chunk of images: 8 M floats (32 MiB) keeps a chunk in memory without
  * growing with the batch, and is big enough that every GEMM stays efficient. */
@@ -264,6 +266,12 @@ struct backend *backend_cpu_create(int threads)
     b->linear_backward = cpu_linear_backward;
     b->conv_forward = cpu_conv_forward;
     b->conv_backward = cpu_conv_backward;
+    b->attention_forward = fast_attention_forward;
+    b->attention_backward = fast_attention_backward;
+    b->layernorm_forward = fast_layernorm_forward;
+    b->layernorm_backward = fast_layernorm_backward;
+    b->gelu_forward = fast_gelu_forward;
+    b->gelu_backward = fast_gelu_backward;
     return b;
 }
 

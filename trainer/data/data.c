@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "backend.h"
 #include "rng.h"
 
 /* Samples in the synthetic sets, the size of (Fashion-)MNIST's. */
@@ -184,6 +185,97 @@ static int make_pool(struct dataset *ds, struct dt_err *err)
     return 0;
 }
 
+/* ---------- text ---------- */
+
+static bool spec_is(const char *spec, const char *name)
+{
+    size_t len = strlen(name);
+    return strncmp(spec, name, len) == 0 && (spec[len] == '\0' || spec[len] == ':');
+}
+
+static void text_shape(struct dataset *ds, enum dataset_kind kind, int len, int vocab, int classes)
+{
+    ds->kind = kind;
+    ds->c = len, ds->h = 1, ds->w = SEQ_TOKEN_FIELDS;
+    ds->vocab = vocab, ds->classes = classes;
+}
+
+static int open_synthetic_text(const char *spec, int seq_len, struct dataset *train, struct dataset *test,
+                               struct dt_err *err)
+{
+    int vocab = 30522, len = seq_len ? seq_len : DATA_SEQ_LEN;
+    char extra;
+    if (spec[14] == ':' && (sscanf(spec + 15, "%dx%d%c", &vocab, &len, &extra) != 2 || vocab <= TEXT_FIRST_WORD ||
+                            vocab > (1 << 24) || len < 2 || len > 65536))
+        return dt_fail(err, "--dataset %s: expected synthetic-text:VOCABxLEN (e.g. 30522x64: ids below VOCAB, LEN "
+                       "tokens)", spec);
+    if (seq_len && seq_len != len)
+        return dt_fail(err, "--seq-len %d, but --dataset %s says %d tokens", seq_len, spec, len);
+    text_shape(train, DATASET_SYNTHETIC_TEXT, len, vocab, 2);
+    text_shape(test, DATASET_SYNTHETIC_TEXT, len, vocab, 2);
+    train->count = SYNTHETIC_TRAIN, train->seed = 0x5eed;
+    test->count = SYNTHETIC_TEST, test->seed = 0x7e57;
+    return 0;
+}
+
+/* wordnet, sst5, tsv: sentences read, a vocabulary built from the training split, both encoded. */
+static int open_text(const char *spec, const char *dir, int seq_len, struct dataset *train, struct dataset *test,
+                     struct dt_err *err)
+{
+    struct sentence_list train_text = {0}, test_text = {0};
+    char path[4200];
+    int rc;
+    bool dir_given = strcmp(dir, DATA_DEFAULT_DIR) != 0;
+    if (strcmp(spec, "wordnet") == 0) {
+        rc = text_read_wordnet(dir_given ? dir : TEXT_WORDNET_DIR, &train_text, &test_text, err);
+    } else if (!dir_given) {
+        return dt_fail(err, "--dataset %s reads its files from --data DIR (%s)", spec,
+                       strcmp(spec, "sst5") == 0 ? "SST-5's train.txt and test.txt" : "train.tsv and test.tsv");
+    } else {
+        bool sst = strcmp(spec, "sst5") == 0;
+        int (*read)(const char *, struct sentence_list *, struct dt_err *) = sst ? text_read_ptb : text_read_tsv;
+        snprintf(path, sizeof path, "%s/train.%s", dir, sst ? "txt" : "tsv");
+        rc = read(path, &train_text, err);
+        snprintf(path, sizeof path, "%s/test.%s", dir, sst ? "txt" : "tsv");
+        if (rc == 0)
+            rc = read(path, &test_text, err);
+    }
+    int len = seq_len ? seq_len : DATA_SEQ_LEN;
+    if (rc == 0)
+        rc = text_encode(&train_text, &test_text, len, &train->text, &test->text, err);
+    sentence_list_free(&train_text);
+    sentence_list_free(&test_text);
+    if (rc < 0)
+        return -1;
+    text_shape(train, DATASET_TEXT, len, train->text.vocab, train->text.classes);
+    text_shape(test, DATASET_TEXT, len, train->text.vocab, train->text.classes);
+    train->count = train->text.count, test->count = test->text.count;
+    return 0;
+}
+
+int dataset_open_seq(const char *spec, const char *dir, int seq_len, struct dataset *train, struct dataset *test,
+                     struct dt_err *err)
+{
+    bool synthetic = spec_is(spec, "synthetic-text");
+    if (!synthetic && strcmp(spec, "wordnet") != 0 && strcmp(spec, "sst5") != 0 && strcmp(spec, "tsv") != 0) {
+        if (seq_len)
+            return dt_fail(err, "--seq-len is for text datasets (wordnet, sst5, tsv, synthetic-text), not %s", spec);
+        return dataset_open(spec, dir, train, test, err);
+    }
+    if (seq_len && (seq_len < 2 || seq_len > 65536))
+        return dt_fail(err, "--seq-len %d: expected 2 to 65536 tokens", seq_len);
+    memset(train, 0, sizeof *train);
+    memset(test, 0, sizeof *test);
+    snprintf(train->name, sizeof train->name, "%s", spec);
+    snprintf(test->name, sizeof test->name, "%s", spec);
+    int rc = synthetic ? open_synthetic_text(spec, seq_len, train, test, err) : open_text(spec, dir, seq_len, train, test, err);
+    if (rc < 0) {
+        dataset_free(train);
+        dataset_free(test);
+    }
+    return rc;
+}
+
 int dataset_open(const char *spec, const char *dir, struct dataset *train, struct dataset *test, struct dt_err *err)
 {
     memset(train, 0, sizeof *train);
@@ -210,7 +302,8 @@ int dataset_open(const char *spec, const char *dir, struct dataset *train, struc
         if (spec[8] == ':' && (sscanf(spec + 9, "%d%c", &factor, &extra) != 1 || factor < 1 || factor > 100000))
             return dt_fail(err, "--dataset %s: expected bigmnist:K with K from 1 to 100000", spec);
     } else if (strcmp(spec, "fashion-mnist") != 0 && strcmp(spec, "mnist") != 0) {
-        return dt_fail(err, "unknown dataset \"%s\" (fashion-mnist, mnist, synthetic[:HxWxC], bigmnist[:K])", spec);
+        return dt_fail(err, "unknown dataset \"%s\" (fashion-mnist, mnist, synthetic[:HxWxC], bigmnist[:K]; text: "
+                       "wordnet, sst5, tsv, synthetic-text[:VOCABxLEN])", spec);
     }
     if (load_idx_pair(train, dir, "train", err) < 0 || load_idx_pair(test, dir, "t10k", err) < 0) {
         dataset_free(train);
@@ -235,6 +328,7 @@ int dataset_open(const char *spec, const char *dir, struct dataset *train, struc
 
 void dataset_free(struct dataset *ds)
 {
+    text_set_free(&ds->text);
     free(ds->pixels);
     free(ds->labels);
     free(ds->pool);
@@ -293,6 +387,21 @@ void dataset_sample(const struct dataset *ds, long index, float *out, int *label
         deformed_sample(ds, index, out);
         *label = ds->labels[index % ds->base_count];
         break;
+    case DATASET_TEXT:
+    case DATASET_SYNTHETIC_TEXT: {   /* each token's id and segment (one sentence: segment 0) */
+        int32_t ids[ds->c];
+        if (ds->kind == DATASET_TEXT) {
+            memcpy(ids, ds->text.ids + (size_t)index * ds->c, (size_t)ds->c * sizeof *ids);
+            *label = ds->text.labels[index];
+        } else {
+            text_synthetic_sample(ds->seed, index, ds->vocab, ds->c, ds->classes, ids, label);
+        }
+        for (int t = 0; t < ds->c; t++) {
+            out[t * SEQ_TOKEN_FIELDS] = (float)ids[t];
+            out[t * SEQ_TOKEN_FIELDS + 1] = 0.0f;
+        }
+        break;
+    }
     case DATASET_SYNTHETIC: {
         struct rng r;
         rng_seed(&r, ds->seed ^ (uint64_t)index * 0x9e3779b97f4a7c15ULL);

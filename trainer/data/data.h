@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "dt_error.h"
+#include "text.h"
 
 /* Where Debian's dataset-fashion-mnist puts its IDX files. */
 #define DATA_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
@@ -16,7 +17,11 @@
  * epochs. */
 #define DATA_BIGMNIST_FACTOR 120
 
-enum dataset_kind { DATASET_IDX, DATASET_SYNTHETIC, DATASET_BIGMNIST };
+enum dataset_kind { DATASET_IDX, DATASET_SYNTHETIC, DATASET_BIGMNIST, DATASET_TEXT, DATASET_SYNTHETIC_TEXT };
+
+/* Tokens a sentence of a text dataset is cut or padded to, unless --seq-len says (the seeds' BERT
+ * runs: 64). */
+#define DATA_SEQ_LEN 64
 
 struct dataset {
     enum dataset_kind kind;
@@ -29,6 +34,10 @@ struct dataset {
     float mean, std;           /* pixel normalisation, from the training images */
     uint64_t seed;             /* synthetic and bigMNIST: what the samples are derived from */
     float *pool;               /* synthetic: DATA_SYNTHETIC_POOL random samples, reused */
+    /* Text (c = tokens, h = 1, w = SEQ_TOKEN_FIELDS: a token batch): the encoded sentences, or for
+     * synthetic-text only their shape. */
+    struct text_set text;
+    int vocab;                 /* token ids are below this; 0 for images */
 };
 
 /* Distinct synthetic samples: speed runs measure training, not a random-number generator, so
@@ -41,6 +50,14 @@ struct dataset {
  *   bigmnist[:K]           the IDX training set x K (default 120) deformed; the plain test set
  * Returns 0, or -1 with err naming the file, the byte offset and what was expected. */
 int dataset_open(const char *spec, const char *dir, struct dataset *train, struct dataset *test, struct dt_err *err);
+
+/* dataset_open with the sequence length of text datasets (0: DATA_SEQ_LEN):
+ *   wordnet                WordNet's noun glosses in 5 classes (dir: /usr/share/wordnet unless given)
+ *   sst5                   SST-5's train.txt and test.txt (PTB trees) in dir
+ *   tsv                    train.tsv and test.tsv ("label<TAB>text") in dir
+ *   synthetic-text[:VxL]   random ids below V (default 30522), L tokens (default the length), 2 classes */
+int dataset_open_seq(const char *spec, const char *dir, int seq_len, struct dataset *train, struct dataset *test,
+                     struct dt_err *err);
 void dataset_free(struct dataset *ds);
 
 /* Sample `index` (0 <= index < count), normalised, into out (c x h x w floats); its class into *label. */

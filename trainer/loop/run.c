@@ -123,12 +123,24 @@ static int initial_state(struct run *r, const struct train_config *cfg, struct c
     return 0;
 }
 
+/* A language model reads token batches, the others images: each only its own kind of data. */
+static int build_model(struct run *r, const struct train_config *cfg, struct dt_err *err)
+{
+    bool text = r->train.vocab > 0, seq_model = model_is_seq(cfg->model);
+    if (text != seq_model)
+        return dt_fail(err, "model %s reads %s, but --dataset %s holds %s", cfg->model, seq_model ? "text" : "images",
+                       cfg->dataset, text ? "text (try --model transformer)" : "images (try a text dataset: wordnet, "
+                       "sst5, tsv, synthetic-text)");
+    if (text)
+        return model_build_seq(&r->model, cfg->model, r->train.c, r->train.vocab, r->train.classes, err);
+    return model_build(&r->model, cfg->model, r->train.c, r->train.h, r->train.w, r->train.classes, err);
+}
+
 int run_setup(struct run *r, const struct train_config *cfg, struct comm *comm, struct dt_err *err)
 {
     memset(r, 0, sizeof *r);
-    if (dataset_open(cfg->dataset, cfg->data_dir, &r->train, &r->test, err) < 0 ||
-        model_build(&r->model, cfg->model, r->train.c, r->train.h, r->train.w, r->train.classes, err) < 0 ||
-        choose_backend(r, cfg, err) < 0)
+    if (dataset_open_seq(cfg->dataset, cfg->data_dir, cfg->seq_len, &r->train, &r->test, err) < 0 ||
+        build_model(r, cfg, err) < 0 || choose_backend(r, cfg, err) < 0)
         return -1;
     if (cfg->emulate && r->gpu)
         return dt_fail(err, "--emulate runs on CPU ranks: the profile stands for the device (drop --device cuda)");

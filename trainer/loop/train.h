@@ -32,6 +32,7 @@ struct train_config {
     const char *checkpoint_dir;   /* save checkpoints here (NULL: none) */
     long checkpoint_every;     /* steps between checkpoints; 0: only when SIGTERM or SIGUSR1 arrives */
     bool resume;               /* continue from the newest valid checkpoint in checkpoint_dir */
+    int seq_len;               /* --seq-len: tokens a sentence of a text dataset is cut or padded to (0: default) */
     double timeout_minutes;    /* no step finished for this long: a rank hung; abort the job (0: never) */
     /* Called on the watchdog's thread just before it ends the job, with its message and the last
      * step finished (the run's record of the failure); NULL: nothing. */

@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""seq_peer.py MODEL BATCH LEN THREADS STEPS [VOCAB] - PyTorch's side of bench/seq_vs_torch.sh.
+
+Trains dtrain's language-model classifier (BERT's post-LN encoder, the pooler over [CLS], a
+2-class classifier; the same shapes as dtrain-train --model MODEL, parameters and all) on random
+token ids with Adam, and prints "samples/s tokens/s" over STEPS steps after 3 untimed ones.
+MODEL: transformer, bert-base, bert-large, or NAME:LAYERSxHIDDENxHEADS. Threads are set before
+torch is imported (OMP_NUM_THREADS), as the bench's rules ask.
+"""
+import os
+import sys
+import time
+
+model_name, batch, length, threads, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), \
+    int(sys.argv[5])
+vocab = int(sys.argv[6]) if len(sys.argv) > 6 else 30522
+os.environ["OMP_NUM_THREADS"] = str(threads)
+
+import torch  # noqa: E402  (after the thread count)
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+torch.set_num_threads(threads)
+
+SIZES = {"transformer": (6, 256, 4, None), "bert-base": (12, 768, 12, 512), "bert-large": (24, 1024, 16, 512)}
+
+
+def size_of(name):
+    base, _, custom = name.partition(":")
+    layers, hidden, heads, positions = SIZES[base]
+    if custom:
+        layers, hidden, heads = (int(v) for v in custom.split("x"))
+    return layers, hidden, heads, positions or length
+
+
+class Layer(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(hidden, 3 * hidden)
+        self.out = nn.Linear(hidden, hidden)
+        self.ln1 = nn.LayerNorm(hidden, eps=1e-12)
+        self.ff1 = nn.Linear(hidden, 4 * hidden)
+        self.ff2 = nn.Linear(4 * hidden, hidden)
+        self.ln2 = nn.LayerNorm(hidden, eps=1e-12)
+
+    def forward(self, x, keep):
+        n, t, h = x.shape
+        q, k, v = (z.reshape(n, t, self.heads, h // self.heads).transpose(1, 2) for z in self.qkv(x).split(h, dim=-1))
+        scores = (q @ k.transpose(-1, -2)) / (h // self.heads) ** 0.5
+        a = (torch.softmax(scores.masked_fill(~keep, float("-inf")), -1) @ v).transpose(1, 2).reshape(n, t, h)
+        x = self.ln1(self.out(a) + x)
+        return self.ln2(self.ff2(F.gelu(self.ff1(x))) + x)
+
+
+class Classifier(nn.Module):
+    def __init__(self, layers, hidden, heads, positions, classes=2):
+        super().__init__()
+        self.word, self.pos, self.seg = nn.Embedding(vocab, hidden), nn.Embedding(positions, hidden), \
+            nn.Embedding(2, hidden)
+        self.ln = nn.LayerNorm(hidden, eps=1e-12)
+        self.layers = nn.ModuleList(Layer(hidden, heads) for _ in range(layers))
+        self.pool = nn.Linear(hidden, hidden)
+        self.cls = nn.Linear(hidden, classes)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        x = self.ln(self.word(ids) + self.pos.weight[:t] + self.seg.weight[0])
+        keep = (ids != 0)[:, None, None, :]
+        for layer in self.layers:
+            x = layer(x, keep)
+        return self.cls(torch.tanh(self.pool(x[:, 0])))
+
+
+def main():
+    torch.manual_seed(1)
+    model = Classifier(*size_of(model_name))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    ids = torch.randint(4, vocab, (batch, length))
+    ids[:, 0] = 2
+    labels = torch.randint(0, 2, (batch,))
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(model(ids), labels).backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    rate = batch * steps / (time.perf_counter() - start)
+    print(f"{rate:.2f} {rate * length:.0f}")
+
+
+if __name__ == "__main__":
+    main()

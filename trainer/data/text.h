@@ -1,0 +1,66 @@
+/* text.h - labelled sentences as token batches for the language models: readers for SST-5's
+ * PTB-tree files, TSV files and WordNet's glosses, BERT's basic tokenizer with a word vocabulary
+ * built from the training split, and random token sequences for speed runs. */
+#ifndef TEXT_H
+#define TEXT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dt_error.h"
+
+/* Special tokens: the ids every vocabulary dtrain builds starts with ([PAD] is SEQ_PAD_ID). */
+enum { TEXT_PAD = 0, TEXT_UNK = 1, TEXT_CLS = 2, TEXT_SEP = 3, TEXT_FIRST_WORD = 4 };
+
+/* A word must occur this often in the training split to get its own id (else [UNK]). */
+#define TEXT_MIN_COUNT 2
+
+/* Where Debian's wordnet-base puts WordNet. */
+#define TEXT_WORDNET_DIR "/usr/share/wordnet"
+
+/* Sentences, each [CLS] and its first len - 1 tokens, padded with [PAD] to len. */
+struct text_set {
+    long count;
+    int len;                   /* tokens per sequence */
+    int32_t *ids;              /* count x len */
+    uint8_t *labels;
+    int classes;
+    int vocab;                 /* ids are below this */
+};
+
+/* A sentence as read, before tokenising: its label and its words (or raw text to split). */
+struct sentence_list {
+    long count, cap;
+    char **texts;
+    uint8_t *labels;
+};
+
+void sentence_list_free(struct sentence_list *list);
+
+/* SST-5's PTB-tree file: one tree a line, "(3 (2 It) (4 ...))"; the root's label 0-4 is the
+ * sentence's, the leaves are its tokens. A malformed tree is an error naming path:line. */
+int text_read_ptb(const char *path, struct sentence_list *out, struct dt_err *err);
+
+/* "label<TAB>text" lines, labels 0-255. */
+int text_read_tsv(const char *path, struct sentence_list *out, struct dt_err *err);
+
+/* WordNet's noun glosses labelled by the lexicographer file of their synset: animal, artifact,
+ * food, person, plant (text_wordnet_classes names them); every tenth synset is in the test split. */
+int text_read_wordnet(const char *dir, struct sentence_list *train, struct sentence_list *test, struct dt_err *err);
+extern const char *const text_wordnet_classes[5];
+
+/* BERT's basic tokenization: lower-cased, split at white space, each punctuation character a
+ * token of its own. Calls emit for each token (not NUL-terminated: start, length). */
+void text_basic_tokens(const char *text, void (*emit)(void *ctx, const char *token, int length), void *ctx);
+
+/* A word vocabulary built from the training sentences (words seen TEXT_MIN_COUNT times, most
+ * frequent first, ties alphabetically); encodes both splits with it. */
+int text_encode(const struct sentence_list *train_text, const struct sentence_list *test_text, int len,
+                struct text_set *train, struct text_set *test, struct dt_err *err);
+
+/* Random sequences of ids TEXT_FIRST_WORD..vocab-1 after [CLS], labels 0..classes-1, from seed. */
+void text_synthetic_sample(uint64_t seed, long index, int vocab, int len, int classes, int32_t *ids, int *label);
+
+void text_set_free(struct text_set *set);
+
+#endif
