@@ -130,7 +130,7 @@ BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
 obj = $(patsubst %.cu,$(1)/%.o,$(patsubst %.c,$(1)/%.o,$(2)))
 
-.PHONY: all test cluster-test cluster-demo demo bench bench-analyze gpu-bundle fuzz install deps clean
+.PHONY: all test cluster-test cluster-demo demo bench bench-analyze bench-seq gpu-bundle fuzz install deps clean
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 # Release objects and sanitized test objects live apart, so `make && make test` rebuilds nothing twice.
@@ -222,6 +222,8 @@ bench: deps
 	@echo
 	@PEAK=$$(sed -n 's/.*: \([0-9.]*\) GFLOP.*/\1/p' $(BUILD)/bench/peak.txt) sh bench/train_vs_torch.sh $(BIN) 1
 	@echo
+	@sh bench/seq_vs_torch.sh $(BIN)
+	@echo
 	@sh bench/ddp_vs_mpi.sh $(BIN) mlp lenet cnn
 	@echo
 	@sh bench/commbench_vs_mpi.sh $(BIN) 2
@@ -232,6 +234,12 @@ bench: deps
 # every exchange method at 2 and 4 workers, 1 and 10 Gbit/s between the leaves.
 bench-methods: deps all
 	@sh bench/methods_shaped.sh $(BIN) $(BUILD)/bench-methods
+
+# The language models against PyTorch alone (transformer and bert-base, 1 and 2 threads).
+bench-seq: deps
+	@sh deps/install.sh deps/bench-packages.txt
+	@$(MAKE) --no-print-directory all
+	@sh bench/seq_vs_torch.sh $(BIN)
 
 # The analyzer's part of make bench alone: a 10,000-run study (~575 MB) parsed into tables.
 bench-analyze: deps
