@@ -26,7 +26,7 @@ COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/durat
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
 ENGINE_SRC := trainer/nn/nn.c trainer/nn/ops.c trainer/nn/models.c trainer/nn/models_seq.c trainer/backend/backend_ref.c trainer/backend/backend_cpu.c \
-              trainer/backend/seq_kernels.c trainer/backend/seq_fast.c \
+              trainer/backend/seq_kernels.c trainer/backend/seq_fast.c trainer/backend/seq_gelu.c \
               trainer/backend/conv_direct.c trainer/backend/conv_dnnl.c
 ENGINE_LIBS := -ldnnl -lopenblas -fopenmp -lm
 # The GPU backend (cuDNN, cuBLAS, NCCL): built whenever nvcc is found; `make CUDA=0` leaves it out
@@ -152,6 +152,7 @@ $(BUILD)/test/obj/trainer/backend/backend_cuda.o: $(BUILD)/obj/trainer/backend/b
 # errno-setting sqrtf never; its elementwise loops run 4-8x faster with these.
 $(BUILD)/obj/trainer/%.o $(BUILD)/test/obj/trainer/%.o: HOT := -O3 -fno-math-errno
 $(BUILD)/obj/trainer/backend/seq_fast.o $(BUILD)/test/obj/trainer/backend/seq_fast.o: HOT := -O3 -fno-math-errno -fopenmp
+$(BUILD)/obj/trainer/backend/seq_gelu.o $(BUILD)/test/obj/trainer/backend/seq_gelu.o: HOT := -O3 -ffast-math -fopenmp
 $(BUILD)/obj/trainer/comm/comm_mpi.o $(BUILD)/test/obj/trainer/comm/comm_mpi.o: HOT := $(MPI_CFLAGS)
 $(BUILD)/obj/trainer/dtrain_commbench.o $(BUILD)/test/obj/trainer/dtrain_commbench.o: HOT := -O3 $(MPI_CFLAGS)
 $(BUILD)/obj/trainer/comm/comm_nccl.o $(BUILD)/test/obj/trainer/comm/comm_nccl.o: HOT := -I$(CUDA_HOME)/include
