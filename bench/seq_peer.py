@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """seq_peer.py MODEL BATCH LEN THREADS STEPS [VOCAB] - PyTorch's side of bench/seq_vs_torch.sh.
 
-Trains dtrain's language-model classifier (BERT's post-LN encoder, the pooler over [CLS], a
-2-class classifier; the same shapes as dtrain-train --model MODEL, parameters and all) on random
+Trains dtrain's language-model classifier (BERT's post-LN encoder with dropout 0.1 where dtrain
+puts it, the pooler over [CLS], a 2-class classifier; the same shapes as dtrain-train --model
+MODEL, parameters and all) on random
 token ids with Adam, and prints "samples/s tokens/s" over STEPS steps after 3 untimed ones.
 MODEL: transformer, bert-base, bert-large, or NAME:LAYERSxHIDDENxHEADS. Threads are set before
 torch is imported (OMP_NUM_THREADS), as the bench's rules ask.
@@ -22,6 +23,7 @@ from torch import nn  # noqa: E402
 
 torch.set_num_threads(threads)
 
+DROPOUT = 0.1  # dtrain-train's default: after the embeddings and each attention and feed-forward block
 SIZES = {"transformer": (6, 256, 4, None), "bert-base": (12, 768, 12, 512), "bert-large": (24, 1024, 16, 512)}
 
 
@@ -43,14 +45,15 @@ class Layer(nn.Module):
         self.ff1 = nn.Linear(hidden, 4 * hidden)
         self.ff2 = nn.Linear(4 * hidden, hidden)
         self.ln2 = nn.LayerNorm(hidden, eps=1e-12)
+        self.drop = nn.Dropout(DROPOUT)
 
     def forward(self, x, keep):
         n, t, h = x.shape
         q, k, v = (z.reshape(n, t, self.heads, h // self.heads).transpose(1, 2) for z in self.qkv(x).split(h, dim=-1))
         scores = (q @ k.transpose(-1, -2)) / (h // self.heads) ** 0.5
         a = (torch.softmax(scores.masked_fill(~keep, float("-inf")), -1) @ v).transpose(1, 2).reshape(n, t, h)
-        x = self.ln1(self.out(a) + x)
-        return self.ln2(self.ff2(F.gelu(self.ff1(x))) + x)
+        x = self.ln1(self.drop(self.out(a)) + x)
+        return self.ln2(self.drop(self.ff2(F.gelu(self.ff1(x)))) + x)
 
 
 class Classifier(nn.Module):
@@ -59,13 +62,14 @@ class Classifier(nn.Module):
         self.word, self.pos, self.seg = nn.Embedding(vocab, hidden), nn.Embedding(positions, hidden), \
             nn.Embedding(2, hidden)
         self.ln = nn.LayerNorm(hidden, eps=1e-12)
+        self.drop = nn.Dropout(DROPOUT)
         self.layers = nn.ModuleList(Layer(hidden, heads) for _ in range(layers))
         self.pool = nn.Linear(hidden, hidden)
         self.cls = nn.Linear(hidden, classes)
 
     def forward(self, ids):
         t = ids.shape[1]
-        x = self.ln(self.word(ids) + self.pos.weight[:t] + self.seg.weight[0])
+        x = self.drop(self.ln(self.word(ids) + self.pos.weight[:t] + self.seg.weight[0]))
         keep = (ids != 0)[:, None, None, :]
         for layer in self.layers:
             x = layer(x, keep)

@@ -229,7 +229,7 @@ static void test_backward_matches_central_differences(void **state)
         tiny_model(&m, kind);
         struct run r;
         setup_run(&m, &r, n, 42 + (uint64_t)kind);
-        double float_loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &(struct batch){n, r.x, r.labels}, true, NULL, NULL);
+        double float_loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &(struct batch){.n = n, .x = r.x, .labels = r.labels}, true, NULL, NULL);
         memset(r.grads, 0, m.num_params * sizeof(float));
         model_backward(&m, backend_reference(), &r.ws, r.params, r.grads, n);
         size_t in = tensor_size(&m, 0) * n;
@@ -283,9 +283,9 @@ static void compare_backends(struct model *m, int n, const char *label, enum cpu
     struct run ref, cpu;
     setup_run(m, &ref, n, 7);
     setup_run(m, &cpu, n, 7);
-    double ref_loss = model_forward(m, backend_reference(), &ref.ws, ref.params, ref.buffers, &(struct batch){n, ref.x, ref.labels}, true,
+    double ref_loss = model_forward(m, backend_reference(), &ref.ws, ref.params, ref.buffers, &(struct batch){.n = n, .x = ref.x, .labels = ref.labels}, true,
                                    NULL, NULL);
-    double cpu_loss = model_forward(m, fast, &cpu.ws, cpu.params, cpu.buffers, &(struct batch){n, cpu.x, cpu.labels}, true, NULL, NULL);
+    double cpu_loss = model_forward(m, fast, &cpu.ws, cpu.params, cpu.buffers, &(struct batch){.n = n, .x = cpu.x, .labels = cpu.labels}, true, NULL, NULL);
     memset(ref.grads, 0, m->num_params * sizeof(float));
     memset(cpu.grads, 0, m->num_params * sizeof(float));
     model_backward(m, backend_reference(), &ref.ws, ref.params, ref.grads, n);
@@ -369,7 +369,7 @@ static void test_passes_tell_each_layer_its_parameters(void **state)
         setup_run(&m, &r, 2, 3);
         struct spans fwd = {.ok = true}, bwd = {.ok = true};
         struct params_needed need = {on_needed, &fwd};
-        model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &(struct batch){2, r.x, r.labels}, true,
+        model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &(struct batch){.n = 2, .x = r.x, .labels = r.labels}, true,
                       &need, NULL);
         bwd.next = m.num_params + 1;
         struct grads_ready ready = {on_ready, &bwd};

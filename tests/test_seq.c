@@ -18,13 +18,18 @@
 #include "rng.h"
 #include "testutil.h"
 
-static void build(struct model *m, const char *name, int T, int vocab, int classes)
+static void build_dropout(struct model *m, const char *name, int T, int vocab, int classes, float dropout)
 {
     struct dt_err err;
-    if (model_build_seq(m, name, T, vocab, classes, &err) < 0) {
+    if (model_build_seq(m, name, T, vocab, classes, dropout, &err) < 0) {
         print_error("%s: %s\n", name, err.msg);
         fail();
     }
+}
+
+static void build(struct model *m, const char *name, int T, int vocab, int classes)
+{
+    build_dropout(m, name, T, vocab, classes, 0);
 }
 
 /* HuggingFace's BertModel (encoder and pooler) has exactly these; the classifier adds (H + 1) x classes. */
@@ -44,11 +49,11 @@ static void test_bert_parameter_counts(void **state)
     assert_int_equal(m.num_params, (1000 + 256 + 2) * 256 + 512 + 6 * 789760 + 65792 + 257 * 5);
     model_free(&m);
     struct dt_err err;
-    assert_int_equal(model_build_seq(&m, "transformer:2x10x3", 8, 50, 2, &err), -1);   /* 10 % 3 */
+    assert_int_equal(model_build_seq(&m, "transformer:2x10x3", 8, 50, 2, 0, &err), -1);   /* 10 % 3 */
     assert_non_null(strstr(err.msg, "LAYERSxHIDDENxHEADS"));
-    assert_int_equal(model_build_seq(&m, "bert-base", 600, 30522, 2, &err), -1);
+    assert_int_equal(model_build_seq(&m, "bert-base", 600, 30522, 2, 0, &err), -1);
     assert_non_null(strstr(err.msg, "512 positions"));
-    assert_int_equal(model_build_seq(&m, "gpt", 8, 50, 2, &err), -1);
+    assert_int_equal(model_build_seq(&m, "gpt", 8, 50, 2, 0, &err), -1);
     assert_non_null(strstr(err.msg, "unknown language model"));
 }
 
@@ -132,8 +137,13 @@ static void d_attention(const double *qkv, const double *tokens, double *y, int 
             }
 }
 
-static void d_op(const struct model *m, const struct op *op, const double *p, double **act, int n)
+/* The batch's dropout randomness, as model_forward is given it. */
+static const uint64_t test_noise = 0x1234567;
+static const long test_position = 40;
+
+static void d_op(const struct model *m, int index, const double *p, double **act, int n)
 {
+    const struct op *op = &m->ops[index];
     struct tensor_shape s = m->tensors[op->in], o = m->tensors[op->out];
     const double *x = act[op->in];
     double *y = act[op->out];
@@ -173,6 +183,15 @@ static void d_op(const struct model *m, const struct op *op, const double *p, do
         for (int i = 0; i < n; i++)
             memcpy(y + (size_t)i * s.w, x + (size_t)i * s.c * s.w, (size_t)s.w * sizeof(double));
         break;
+    case OP_DROPOUT: {   /* the draw the kernels make, written out again */
+        size_t per = tensor_size(m, op->in);
+        uint64_t noise = test_noise ^ ((uint64_t)index * 0xd1342543de82ef95ULL);
+        for (int i = 0; i < n; i++)
+            for (size_t e = 0; e < per; e++)
+                y[i * per + e] = seq_noise(noise, test_position + i, e) >= op->dropout.rate
+                                     ? x[i * per + e] / (1.0 - (double)op->dropout.rate) : 0.0;
+        break;
+    }
     default: break;   /* the loss: below */
     }
 }
@@ -184,7 +203,7 @@ static double double_loss(const struct model *m, const double *p, const double *
     for (int t = 1; t < m->num_tensors; t++)
         act[t] = calloc(tensor_size(m, t) * (size_t)n, sizeof(double));
     for (int i = 0; i < m->num_ops; i++)
-        d_op(m, &m->ops[i], p, act, n);
+        d_op(m, i, p, act, n);
     double loss = 0;
     for (int b = 0; b < n; b++) {
         const double *z = act[m->logits] + (size_t)b * m->classes;
@@ -202,17 +221,17 @@ static double double_loss(const struct model *m, const double *p, const double *
 }
 
 /* Every parameter's gradient (embeddings, layer norms, the fused query/key/value weights, the
- * feed-forward, pooler and classifier) against (L(p + h) - L(p - h)) / 2h in double precision. */
-static void test_backward_matches_central_differences(void **state)
+ * feed-forward, pooler and classifier) against (L(p + h) - L(p - h)) / 2h in double precision;
+ * once without dropout and once with it (the double pass draws the same masks). */
+static void check_central_differences(const char *name, float dropout)
 {
-    (void)state;
     const int n = 3, vocab = 11;
     struct model m;
-    build(&m, "transformer:2x8x2", 5, vocab, 3);
+    build_dropout(&m, name, 5, vocab, 3, dropout);
     struct run r;
     setup_run(&m, backend_reference(), &r, n, vocab, 5);
-    double float_loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers,
-                                      &(struct batch){n, r.x, r.labels}, true, NULL, NULL);
+    struct batch b = {n, r.x, r.labels, test_noise, test_position};
+    double float_loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &b, true, NULL, NULL);
     model_backward(&m, backend_reference(), &r.ws, r.params, r.grads, n);
     size_t in = tensor_size(&m, 0) * n;
     double *p = malloc(m.num_params * sizeof(double)), *x = malloc(in * sizeof(double));
@@ -238,10 +257,43 @@ static void test_backward_matches_central_differences(void **state)
             print_error("parameter %zu: analytic %.8g, central difference %.8g\n", i, analytic, numeric);
         assert_true(error <= 1e-3);
     }
-    print_message("%s: %zu parameters, worst relative difference %.2e\n", m.name, m.num_params, worst);
+    print_message("%s, dropout %.1f: %zu parameters, worst relative difference %.2e\n", m.name, dropout, m.num_params,
+                  worst);
     free(p), free(x);
     free_run(&m, backend_reference(), &r);
     model_free(&m);
+}
+
+static void test_backward_matches_central_differences(void **state)
+{
+    (void)state;
+    check_central_differences("transformer:2x8x2", 0);
+    check_central_differences("transformer:2x8x2", 0.3f);
+}
+
+/* Dropout keeps about 1 - rate of the elements, scaled; evaluation keeps them all; the masks are
+ * the sample's, wherever in a batch it is. */
+static void test_dropout_draws(void **state)
+{
+    (void)state;
+    enum { PER = 4000 };
+    float *x = malloc(2 * PER * sizeof(float)), *y = malloc(2 * PER * sizeof(float)), *again = malloc(PER * sizeof(float));
+    uint8_t *mask = malloc(2 * PER), *mask1 = malloc(PER);
+    for (int i = 0; i < 2 * PER; i++)
+        x[i] = 1.0f + (float)i / PER;
+    const struct backend *be = backend_reference();
+    be->dropout_forward(be->state, x, y, mask, 2, PER, 0.25f, 99, 10);
+    int kept = 0;
+    for (int i = 0; i < 2 * PER; i++) {
+        kept += mask[i];
+        assert_true(mask[i] ? fabsf(y[i] - x[i] / 0.75f) < 1e-6f : y[i] == 0.0f);
+    }
+    assert_true(abs(kept - 6000) < 150);   /* 0.75 of 8000, within 4 standard deviations */
+    be->dropout_forward(be->state, x + PER, again, mask1, 1, PER, 0.25f, 99, 11);   /* sample 11 alone */
+    assert_memory_equal(again, y + PER, PER * sizeof(float));
+    be->dropout_forward(be->state, x, y, mask, 2, PER, 0.0f, 99, 10);   /* rate 0: evaluation */
+    assert_memory_equal(x, y, 2 * PER * sizeof(float));
+    free(x), free(y), free(again), free(mask), free(mask1);
 }
 
 static double relative_difference(const float *a, const float *b, size_t count)
@@ -275,8 +327,8 @@ static void test_fast_backend_matches_reference(void **state)
     setup_run(&m, backend_reference(), &ref, n, vocab, 9);
     setup_run(&m, fast, &cpu, n, vocab, 9);
     double ref_loss = model_forward(&m, backend_reference(), &ref.ws, ref.params, ref.buffers,
-                                    &(struct batch){n, ref.x, ref.labels}, true, NULL, NULL);
-    double cpu_loss = model_forward(&m, fast, &cpu.ws, cpu.params, cpu.buffers, &(struct batch){n, cpu.x, cpu.labels},
+                                    &(struct batch){.n = n, .x = ref.x, .labels = ref.labels}, true, NULL, NULL);
+    double cpu_loss = model_forward(&m, fast, &cpu.ws, cpu.params, cpu.buffers, &(struct batch){.n = n, .x = cpu.x, .labels = cpu.labels},
                                     true, NULL, NULL);
     model_backward(&m, backend_reference(), &ref.ws, ref.params, ref.grads, n);
     model_backward(&m, fast, &cpu.ws, cpu.params, cpu.grads, n);
@@ -315,7 +367,7 @@ static void test_matches_pytorch(void **state)
     build(&m, name, T, vocab, classes);
     struct run r;
     setup_run(&m, backend_reference(), &r, n, vocab, 21);
-    double loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &(struct batch){n, r.x, r.labels},
+    double loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &(struct batch){.n = n, .x = r.x, .labels = r.labels},
                                 true, NULL, NULL);
     model_backward(&m, backend_reference(), &r.ws, r.params, r.grads, n);
     float *labels = malloc((size_t)n * sizeof(float));
@@ -356,6 +408,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bert_parameter_counts),
         cmocka_unit_test(test_backward_matches_central_differences),
+        cmocka_unit_test(test_dropout_draws),
         cmocka_unit_test(test_fast_backend_matches_reference),
         cmocka_unit_test(test_matches_pytorch),
     };

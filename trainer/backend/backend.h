@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct conv_shape {
     int n, c, h, w;          /* input */
@@ -115,7 +116,25 @@ struct backend {
                                int T, int H, int heads, bool accumulate);
     void (*first_token_forward)(void *state, const float *x, float *y, int n, int T, int H);
     void (*first_token_backward)(void *state, const float *dy, float *dx, int n, int T, int H, bool accumulate);
+    /* Keeps each of n x per_sample elements with probability 1 - rate, scaled by 1 / (1 - rate);
+     * mask records which (1 byte each). The draw of element e of sample i is seq_noise(noise,
+     * position + i, e): the same wherever the sample is computed. rate 0: y = x, mask all kept. */
+    void (*dropout_forward)(void *state, const float *x, float *y, uint8_t *mask, int n, size_t per_sample,
+                            float rate, uint64_t noise, long position);
+    void (*dropout_backward)(void *state, const uint8_t *mask, const float *dy, float *dx, size_t count, float rate,
+                             bool accumulate);
 };
+
+/* A uniform number in [0, 1) for element `element` of sample `sample` under `noise` (splitmix64 of
+ * the three: counter-based, so any backend, any order and any rank draws the same). */
+static inline float seq_noise(uint64_t noise, long sample, size_t element)
+{
+    uint64_t z = noise ^ ((uint64_t)sample * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)element * 0xbf58476d1ce4e5b9ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
 
 /* A token batch: per token its id and its segment, as floats (exact for ids below 2^24). */
 #define SEQ_TOKEN_FIELDS 2

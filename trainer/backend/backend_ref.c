@@ -371,6 +371,8 @@ static const struct backend reference = {
     .attention_backward = seq_attention_backward,
     .first_token_forward = seq_first_token_forward,
     .first_token_backward = seq_first_token_backward,
+    .dropout_forward = seq_dropout_forward,
+    .dropout_backward = seq_dropout_backward,
 };
 
 void *backend_alloc(const struct backend *be, size_t bytes)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 void cpu_batchnorm_forward(void *state, const float *x, const float *gamma, const float *beta, float *running_mean,
                            float *running_var, float *save_mean, float *save_invstd, float *y, int n, int c, int hw,
@@ -44,6 +45,10 @@ void seq_attention_forward(void *state, const float *qkv, const float *tokens, f
                            int H, int heads);
 void seq_attention_backward(void *state, const float *qkv, const float *probs, const float *dy, float *dqkv, int n,
                             int T, int H, int heads, bool accumulate);
+void seq_dropout_forward(void *state, const float *x, float *y, uint8_t *mask, int n, size_t per_sample, float rate,
+                         uint64_t noise, long position);
+void seq_dropout_backward(void *state, const uint8_t *mask, const float *dy, float *dx, size_t count, float rate,
+                          bool accumulate);
 void seq_first_token_forward(void *state, const float *x, float *y, int n, int T, int H);
 void seq_first_token_backward(void *state, const float *dy, float *dx, int n, int T, int H, bool accumulate);
 

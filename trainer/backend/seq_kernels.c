@@ -225,6 +225,30 @@ void seq_attention_backward(void *state, const float *qkv, const float *probs, c
         }
 }
 
+void seq_dropout_forward(void *state, const float *x, float *y, uint8_t *mask, int n, size_t per_sample, float rate,
+                         uint64_t noise, long position)
+{
+    (void)state;
+    float scale = 1.0f / (1.0f - rate);
+    for (int i = 0; i < n; i++)
+        for (size_t e = 0; e < per_sample; e++) {
+            size_t at = (size_t)i * per_sample + e;
+            mask[at] = rate <= 0 || seq_noise(noise, position + i, e) >= rate;
+            y[at] = mask[at] ? (rate > 0 ? x[at] * scale : x[at]) : 0.0f;
+        }
+}
+
+void seq_dropout_backward(void *state, const uint8_t *mask, const float *dy, float *dx, size_t count, float rate,
+                          bool accumulate)
+{
+    (void)state;
+    float scale = rate > 0 ? 1.0f / (1.0f - rate) : 1.0f;
+    for (size_t i = 0; i < count; i++) {
+        float d = mask[i] ? dy[i] * scale : 0.0f;
+        dx[i] = accumulate ? dx[i] + d : d;
+    }
+}
+
 /* [n][T][H] -> [n][H]: each sequence's first token. */
 void seq_first_token_forward(void *state, const float *x, float *y, int n, int T, int H)
 {

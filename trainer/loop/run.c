@@ -132,7 +132,11 @@ static int build_model(struct run *r, const struct train_config *cfg, struct dt_
                        cfg->dataset, text ? "text (try --model transformer)" : "images (try a text dataset: wordnet, "
                        "sst5, tsv, synthetic-text)");
     if (text)
-        return model_build_seq(&r->model, cfg->model, r->train.c, r->train.vocab, r->train.classes, err);
+        return model_build_seq(&r->model, cfg->model, r->train.c, r->train.vocab, r->train.classes,
+                               cfg->dropout_set ? (float)cfg->dropout : TRAIN_DEFAULT_DROPOUT, err);
+    if (cfg->dropout_set)
+        return dt_fail(err, "--dropout is for the language models (transformer, bert-base, bert-large), not %s",
+                       cfg->model);
     return model_build(&r->model, cfg->model, r->train.c, r->train.h, r->train.w, r->train.classes, err);
 }
 

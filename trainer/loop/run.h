@@ -36,6 +36,7 @@ struct run {
     struct profile measured;   /* --profile-out: summed over the counted steps */
     struct emulation emu;      /* --emulate */
     bool emulating;
+    uint64_t step_noise;       /* this step's dropout randomness, the same on every rank (struct batch) */
 };
 
 /* Opens the data, builds the model on its backend, sets every rank to rank 0's initial values and

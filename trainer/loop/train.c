@@ -34,7 +34,8 @@ static void on_stop_signal(int sig)
 static int train_step(struct run *r, const float *x, const int *y, int batch, bool captured, double *loss,
                       struct dt_err *err)
 {
-    struct batch b = {.n = batch, .x = x, .labels = y};
+    struct batch b = {.n = batch, .x = x, .labels = y, .noise = r->step_noise,
+                      .position = (long)r->workers.rank * batch};
     double t0 = timeline_now();
     const struct params_needed *need = trace_forward(&r->trace, exchange_forward_hook(&r->exchange));
     *loss = r->emulating ? emulate_forward(&r->emu, need)
@@ -211,6 +212,7 @@ static int step_once(struct loop *l, long step, double *loss, struct dt_err *err
     if (l->cfg->timeline_steps > 0 && step - l->first > l->cfg->timeline_steps)
         record_into(r, NULL);   /* enough steps recorded */
     r->trace.counting = l->cfg->profile_out && step > l->first + PROFILE_WARMUP_STEPS;
+    r->step_noise = (l->cfg->seed + 1) * 0x9e3779b97f4a7c15ULL ^ (uint64_t)step * 0xc2b2ae3d27d4eb4fULL;
     double start = timeline_now();
     if (device_next_batch(r, &x, &y, err) < 0 || device_batch_in(r, x, y, l->cfg->batch, &x, &y, err) < 0)
         return -1;

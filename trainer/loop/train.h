@@ -11,6 +11,9 @@
 #include "dt_error.h"
 #include "exchange.h"
 
+/* BERT's hidden dropout, the language models' default. */
+#define TRAIN_DEFAULT_DROPOUT 0.1f
+
 struct train_config {
     const char *model, *dataset, *data_dir, *optimizer, *backend;
     int batch, epochs, threads, log_every;
@@ -33,6 +36,8 @@ struct train_config {
     long checkpoint_every;     /* steps between checkpoints; 0: only when SIGTERM or SIGUSR1 arrives */
     bool resume;               /* continue from the newest valid checkpoint in checkpoint_dir */
     int seq_len;               /* --seq-len: tokens a sentence of a text dataset is cut or padded to (0: default) */
+    double dropout;            /* --dropout: the language models' (where dropout_set; else TRAIN_DEFAULT_DROPOUT) */
+    bool dropout_set;
     double timeout_minutes;    /* no step finished for this long: a rank hung; abort the job (0: never) */
     /* Called on the watchdog's thread just before it ends the job, with its message and the last
      * step finished (the run's record of the failure); NULL: nothing. */

@@ -11,21 +11,22 @@
 
 struct encoder_size {
     int layers, hidden, heads, ffn;
+    float dropout;
 };
 
 /* One post-LN encoder layer: x + attention, normalised; then x + feed-forward, normalised. */
 static int encoder_layer(struct model *m, int x, const struct encoder_size *e)
 {
     int a = nn_attention(m, nn_dense(m, x, 3 * e->hidden), e->heads);
-    x = nn_layernorm(m, nn_add(m, nn_dense(m, a, e->hidden), x));
+    x = nn_layernorm(m, nn_add(m, nn_dropout(m, nn_dense(m, a, e->hidden), e->dropout), x));
     int f = nn_dense(m, nn_gelu(m, nn_dense(m, x, e->ffn)), e->hidden);
-    return nn_layernorm(m, nn_add(m, f, x));
+    return nn_layernorm(m, nn_add(m, nn_dropout(m, f, e->dropout), x));
 }
 
 /* Embeddings, the encoder, the pooler (dense + tanh over [CLS]) and the classifier. */
 static void build_classifier(struct model *m, const struct encoder_size *e, int vocab, int positions)
 {
-    int x = nn_layernorm(m, nn_embed(m, 0, vocab, positions, 2, e->hidden));
+    int x = nn_dropout(m, nn_layernorm(m, nn_embed(m, 0, vocab, positions, 2, e->hidden)), e->dropout);
     for (int l = 0; l < e->layers; l++)
         x = encoder_layer(m, x, e);
     int pooled = nn_tanh(m, nn_dense(m, nn_first_token(m, x), e->hidden));
@@ -48,16 +49,17 @@ static int parse_size(const char *name, const char *base, struct encoder_size *e
     return 0;
 }
 
-int model_build_seq(struct model *m, const char *name, int tokens, int vocab, int classes, struct dt_err *err)
+int model_build_seq(struct model *m, const char *name, int tokens, int vocab, int classes, float dropout,
+                    struct dt_err *err)
 {
     static const struct {
         const char *name;
         struct encoder_size size;
         int positions;          /* 0: the sequence length */
     } models[] = {
-        {"transformer", {6, 256, 4, 1024}, 0},
-        {"bert-base", {12, 768, 12, 3072}, 512},
-        {"bert-large", {24, 1024, 16, 4096}, 512},
+        {"transformer", {6, 256, 4, 1024, 0}, 0},
+        {"bert-base", {12, 768, 12, 3072, 0}, 512},
+        {"bert-large", {24, 1024, 16, 4096, 0}, 512},
     };
     size_t i = 0;
     for (; i < sizeof models / sizeof models[0]; i++) {
@@ -71,6 +73,9 @@ int model_build_seq(struct model *m, const char *name, int tokens, int vocab, in
     struct encoder_size e = models[i].size;
     if (parse_size(name, models[i].name, &e, err) < 0)
         return -1;
+    if (!(dropout >= 0 && dropout < 1))
+        return dt_fail(err, "dropout %g: expected a probability from 0 to below 1", dropout);
+    e.dropout = dropout;
     int positions = models[i].positions ? models[i].positions : tokens;
     if (tokens > positions)
         return dt_fail(err, "model %s has %d positions, fewer than the %d tokens of a sequence", name, positions, tokens);

@@ -238,6 +238,19 @@ int nn_first_token(struct model *m, int in)
     return output_of_last_op(m, 1, 1, s.w);
 }
 
+int nn_dropout(struct model *m, int in, float rate)
+{
+    if (rate <= 0)
+        return in;
+    struct tensor_shape s = m->tensors[in];
+    struct op *op = new_op(m, OP_DROPOUT, in);
+    if (!op)
+        return 0;
+    op->dropout.rate = rate;
+    op->slot = m->num_slots++;
+    return output_of_last_op(m, s.c, s.h, s.w);
+}
+
 int nn_softmax_xent(struct model *m, int logits)
 {
     if (!new_op(m, OP_SOFTMAX_XENT, logits))
@@ -367,7 +380,7 @@ double model_forward(const struct model *m, const struct backend *be, struct wor
 {
     ws->input = b->x;
     struct pass p = {.m = m, .be = be, .ws = ws, .params = params, .buffers = buffers, .n = b->n,
-                     .training = training, .labels = b->labels};
+                     .training = training, .labels = b->labels, .noise = b->noise, .position = b->position};
     for (p.index = 0; p.index < m->num_ops; p.index++) {
         const struct op *op = &m->ops[p.index];
         if (need && op_type_of(op)->owns_params)

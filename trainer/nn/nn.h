@@ -25,6 +25,7 @@ enum op_kind {
     OP_GELU, OP_TANH,
     OP_ATTENTION,             /* multi-head self-attention of [query, key, value] per token */
     OP_FIRST_TOKEN,           /* each sequence's first token ([CLS]) */
+    OP_DROPOUT,               /* in training, each element zeroed with probability rate, the rest scaled */
     OP_KIND_COUNT
 };
 
@@ -55,6 +56,9 @@ struct op_embed {
 struct op_attention {
     int heads;
 };
+struct op_dropout {
+    float rate;
+};
 
 struct op {
     enum op_kind kind;
@@ -68,6 +72,7 @@ struct op {
         struct op_batchnorm bn;
         struct op_embed embed;
         struct op_attention attention;
+        struct op_dropout dropout;
     };
 };
 
@@ -104,8 +109,10 @@ int model_build(struct model *m, const char *name, int c, int h, int w, int clas
 /* Builds a language model over token batches of `tokens` tokens with ids below `vocab`:
  * transformer (the seeds' SST-5 classifier: 6 layers, hidden 256, 4 heads), bert-base, bert-large,
  * or any of them with a size, "transformer:LAYERSxHIDDENxHEADS"; a classifier into `classes` over
- * the pooled [CLS] token. Returns 0, or -1 with err. */
-int model_build_seq(struct model *m, const char *name, int tokens, int vocab, int classes, struct dt_err *err);
+ * the pooled [CLS] token; `dropout` after the embeddings and each attention and feed-forward block
+ * (BERT's hidden dropout; 0: none). Returns 0, or -1 with err. */
+int model_build_seq(struct model *m, const char *name, int tokens, int vocab, int classes, float dropout,
+                    struct dt_err *err);
 
 /* Is `name` one of model_build_seq's? */
 bool model_is_seq(const char *name);
@@ -143,6 +150,12 @@ struct batch {
     int n;
     const float *x;
     const int *labels;
+    /* Dropout's randomness: a value drawn for the step (the same on every rank), and the place
+     * of this batch's first sample among the step's samples of all ranks (rank x batch). A mask
+     * is a function of both and of the sample's place, so 2 ranks x 8 samples drop exactly what
+     * 1 rank x 16 drops. */
+    uint64_t noise;
+    long position;
 };
 
 /* Told before the forward pass of each op that owns parameters, params[first, first + count):

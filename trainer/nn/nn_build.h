@@ -31,6 +31,8 @@ int nn_tanh(struct model *m, int in);
  * input for the padding mask. */
 int nn_attention(struct model *m, int qkv, int heads);
 int nn_first_token(struct model *m, int in);
+/* Training only; rate 0 returns `in` itself (no op). */
+int nn_dropout(struct model *m, int in, float rate);
 
 /* The loss over the class scores in tensor logits (sets m->logits); every model ends with one. */
 int nn_softmax_xent(struct model *m, int logits);

@@ -342,6 +342,31 @@ static void first_token_backward(const struct pass *p, const struct op *op, bool
     p->be->first_token_backward(p->be->state, p->ws->grad[op->out], din_of(p, op), p->n, s.c, s.w, acc);
 }
 
+static size_t dropout_saved(const struct model *m, const struct op *op, int max_batch)
+{
+    return tensor_size(m, op->in) * (size_t)max_batch;   /* one byte a element: kept or dropped */
+}
+
+/* Each dropout op draws its own masks: the step's noise mixed with the op's place in the graph. */
+static void dropout_forward(struct pass *p, const struct op *op)
+{
+    p->be->dropout_forward(p->be->state, in_of(p, op), p->ws->act[op->out], (uint8_t *)p->ws->saved[op->slot], p->n,
+                           tensor_size(p->m, op->in), p->training ? op->dropout.rate : 0.0f,
+                           p->noise ^ ((uint64_t)p->index * 0xd1342543de82ef95ULL), p->position);
+}
+
+static void dropout_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    p->be->dropout_backward(p->be->state, (const uint8_t *)p->ws->saved[op->slot], p->ws->grad[op->out], din_of(p, op),
+                            in_count(p, op),
+                            op->dropout.rate, acc);
+}
+
+static bool has_dropout(const struct backend *be)
+{
+    return be->dropout_forward && be->dropout_backward;
+}
+
 const struct op_type op_types[OP_KIND_COUNT] = {
     [OP_LINEAR] = {.name = "linear", .inputs = 1, .owns_params = true, .param_count = linear_params,
                    .forward = linear_forward,
@@ -375,4 +400,6 @@ const struct op_type op_types[OP_KIND_COUNT] = {
                       .backward = attention_backward, .forward_macs = attention_macs, .runs_on = has_seq_kernels},
     [OP_FIRST_TOKEN] = {.name = "first_token", .inputs = 1, .forward = first_token_forward,
                         .backward = first_token_backward, .runs_on = has_seq_kernels},
+    [OP_DROPOUT] = {.name = "dropout", .inputs = 1, .saved_bytes = dropout_saved, .forward = dropout_forward,
+                    .backward = dropout_backward, .runs_on = has_dropout},
 };

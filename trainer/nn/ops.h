@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "nn.h"
 
@@ -22,6 +23,8 @@ struct pass {
     bool training;             /* forward: batch statistics, and keep what backward needs */
     int index;                 /* the op's place in m->ops (its kept im2col columns) */
     const int *labels;         /* forward: the batch's, for the loss op */
+    uint64_t noise;            /* forward: the batch's dropout randomness (struct batch) */
+    long position;
     double loss;               /* forward: what the loss op computed */
     int correct;               /* forward: right answers the loss op counted */
 };
