@@ -52,7 +52,7 @@ static const char usage_text[] =
     "and DTRAIN_LAUNCHER DTRAIN_NODES DTRAIN_NODELIST DTRAIN_JOB_ID DTRAIN_JOB_NAME DTRAIN_STEP_ID\n"
     "DTRAIN_GPUS_PER_NODE\n"
     "DTRAIN_GPU (the rank's index among the GPUs CUDA sees). MASTER_ADDR is the first node of\n"
-    "the step; MASTER_PORT is 61000 + job id %% 4536, the same on every rank. Binding adds\n"
+    "the step; MASTER_PORT is 61000 + job id % 4536, the same on every rank. Binding adds\n"
     "CUDA_DEVICE_ORDER=PCI_BUS_ID, NCCL_IB_HCA (every HCA of the node, the same on every rank),\n"
     "UCX_NET_DEVICES, NCCL_SOCKET_IFNAME and OMPI_MCA_btl_tcp_if_include (the rank's own NIC),\n"
     "DTRAIN_GPU_BUSID, DTRAIN_NIC, DTRAIN_NUMA and DTRAIN_CPUS.\n"

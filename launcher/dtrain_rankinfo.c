@@ -68,7 +68,7 @@ static void format_affinity(char *out, size_t size)
 int main(int argc, char **argv)
 {
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        puts("Usage: dtrain dtrain-rankinfo\n\n"
+        puts("Usage: dtrain-rankinfo, as the program dtrain starts: dtrain [OPTIONS] -- dtrain-rankinfo\n\n"
              "Prints one line about the rank it runs as: RANK/WORLD_SIZE, LOCAL_RANK/LOCAL_WORLD_SIZE,\n"
              "NODE_RANK, the host, MASTER_ADDR:MASTER_PORT, DTRAIN_GPU, DTRAIN_NIC, the CPUs it may\n"
              "run on (sched_getaffinity) and its memory policy (get_mempolicy: mode:nodes).\n"

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <float.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,11 +415,39 @@ int record_parse(const char *line, struct run_record *r, struct dt_err *err)
         rc = dt_fail(err, "field \"hostnames\" is not a list of world_size (%ld) names", w.world);
     r->nodes = (int)w.nodes, r->gpus_per_node = (int)w.gpus, r->world_size = (int)w.world, r->batch_per_replica = (int)w.batch;
     r->epochs = (int)w.epochs, r->steps_per_rank = w.steps, r->threads = (int)w.threads, r->resumed = (int)w.resumed;
+    if (rc == 0)
+        rc = record_check_sense(r, err);
     if (rc < 0)
         record_free(r);
     else
         record_upgrade(r, w.version);
     return rc;
+}
+
+/* A number a run could have produced: finite, not negative, not beyond `most`. */
+static bool sensible(double value, double most)
+{
+    return isfinite(value) && value >= 0 && value <= most;
+}
+
+int record_check_sense(const struct run_record *r, struct dt_err *err)
+{
+    if (!sensible(r->runtime_seconds, 1e9))   /* 31 years */
+        return dt_fail(err, "field \"runtime_seconds\" is %g: not a run's duration", r->runtime_seconds);
+    if (!sensible(r->peak_data_per_sec, 1e12) || !sensible(r->final_data_per_sec, 1e12))
+        return dt_fail(err, "fields \"peak_data_per_sec\" and \"final_data_per_sec\" (%g, %g) are not rates",
+                       r->peak_data_per_sec, r->final_data_per_sec);
+    if (!sensible(r->lr, DBL_MAX))
+        return dt_fail(err, "field \"lr\" is %g: not a learning rate", r->lr);
+    if (r->gpus_per_node < 0 || (long)r->gpus_per_node * r->nodes > r->world_size)
+        return dt_fail(err, "gpus_per_node %d on %d nodes is more GPUs than the %d ranks", r->gpus_per_node, r->nodes,
+                       r->world_size);
+    if (r->steps_per_rank < 0 || r->threads < 0 || r->epochs < 0 || r->batch_per_replica < 0 || r->resumed < 0)
+        return dt_fail(err, "a negative count among steps_per_rank, threads, epochs, batch_per_replica, resumed");
+    for (int e = 0; e < r->epochs_done; e++)
+        if (!sensible(r->epoch_seconds[e], 1e9))
+            return dt_fail(err, "field \"epochs_run\": epoch %d took %g s", e, r->epoch_seconds[e]);
+    return 0;
 }
 
 void record_upgrade(struct run_record *r, long version)

@@ -48,6 +48,11 @@ int record_append(const char *path, const struct run_record *rec, struct dt_err 
  * it, and the first to take the lock writes. *written says which. Returns 0, or -1 with err. */
 int record_append_failure(const char *path, const struct run_record *rec, bool *written, struct dt_err *err);
 
+/* Whether a parsed record's numbers could come from a run: runtimes and rates finite, not
+ * negative and not absurd; no more GPUs than ranks; no negative counts. Both readers apply it, so
+ * such a line is skipped as broken, with its file:line. 0, or -1 with err naming the field. */
+int record_check_sense(const struct run_record *r, struct dt_err *err);
+
 /* Parses one line. The strings of any length (nodelist, hostnames) are the record's own: a parsed
  * record's hostnames are one block, the pointers followed by the names. The caller frees with
  * record_free. Returns 0, or -1 with err naming the field

@@ -124,6 +124,8 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
     if (rc == 0 && json_object_get(o, "emulation"))
         rc = get_string(o, "emulation", r->emulation, sizeof r->emulation, err);
     json_decref(o);
+    if (rc == 0)
+        rc = record_check_sense(r, err);
     if (rc < 0)
         record_free(r);
     else

@@ -173,6 +173,59 @@ static void test_a_lost_run_is_recorded_by_its_script(void **state)
     record_free(&rec);
 }
 
+/* Issue 18's trainer options: bad numbers refused at parse time with the right reason (exit 2),
+ * a batch larger than the data refused before training, --max-steps alone runs exactly that many
+ * steps across epochs, and Ctrl-C (SIGINT) stops a checkpointing run as SIGTERM does. */
+static void test_trainer_options_and_sigint(void **state)
+{
+    (void)state;
+    const char *bin = tu_bin("dtrain-train");
+    static const struct {
+        const char *options, *expected;
+    } refused[] = {
+        {"--lr nan", "--lr \"nan\": expected a positive number up to 1000"},
+        {"--lr 0", "--lr \"0\": expected a positive number up to 1000"},
+        {"--momentum -0.5", "--momentum \"-0.5\": expected a number from 0 to 1000"},
+        {"--weight-decay inf", "--weight-decay \"inf\": expected a number from 0 to 1000"},
+        {"--model mlp --batch-size 100000", "--batch-size 100000 x 1 rank is 100000 samples a step, more than the 60000"},
+    };
+    char script[4096];
+    struct tu_result r;
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        snprintf(script, sizeof script, "%s --dataset synthetic --max-steps 1 --quiet %s", bin, refused[i].options);
+        shell(script, &r);
+        if (r.status != 2 || !tu_contains(r.err, refused[i].expected))
+            print_error("%s: exit %d, %s\n", refused[i].options, r.status, r.err);
+        assert_int_equal(r.status, 2);
+        assert_true(tu_contains(r.err, refused[i].expected));
+        tu_result_free(&r);
+    }
+    /* 70 steps of 1000 samples: one epoch of 60000 is 60 steps; --max-steps alone goes on */
+    snprintf(script, sizeof script, "%s --model mlp --dataset synthetic --batch-size 1000 --max-steps 70 --log-every 10 "
+             "--eval-every 0 --quiet", bin);
+    shell(script, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "Step70: "));
+    assert_true(tu_contains(r.err, "70 steps in"));
+    tu_result_free(&r);
+    snprintf(script, sizeof script, "%s --model mlp --dataset synthetic --batch-size 1000 --max-steps 70 --epochs 1 "
+             "--log-every 10 --eval-every 0 --quiet", bin);   /* both given: whichever ends first */
+    shell(script, &r);
+    assert_true(tu_contains(r.err, "60 steps in"));
+    tu_result_free(&r);
+    snprintf(script, sizeof script,
+             "%s " TRAIN " --checkpoint %s/int --record %s/int.jsonl > %s/int.out & pid=$!; "
+             "while ! grep -q Step %s/int.out; do sleep 0.01; done; kill -INT $pid; wait $pid; echo \"status $?\"",
+             bin, dir, dir, dir, dir);
+    shell(script, &r);
+    assert_true(tu_contains(r.out, "status 130"));
+    tu_result_free(&r);
+    snprintf(script, sizeof script, "grep -c '\"exit_state\":\"interrupted\"' %s/int.jsonl", dir);
+    shell(script, &r);
+    assert_true(tu_contains(r.out, "1"));
+    tu_result_free(&r);
+}
+
 /* A small checkpoint of 10 parameters, 4 buffers and Adam's moments, values from seed. */
 struct small {
     float params[10], buffers[4], m[10], v[10];
@@ -277,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_stale_temporary_files_are_removed),
         cmocka_unit_test(test_an_unwritable_record_is_refused_before_training),
         cmocka_unit_test(test_a_lost_run_is_recorded_by_its_script),
+        cmocka_unit_test(test_trainer_options_and_sigint),
     };
     return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
 }

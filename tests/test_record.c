@@ -172,6 +172,12 @@ static void test_bad_record_lines_name_the_field(void **state)
         {"\"model\":\"resnet18\"", "\"model\":18", "\"model\" is missing or not a string"},
         {"\"hostnames\":[\"gn01\",\"gn01\"]", "\"hostnames\":[\"gn01\"]", "not a list of world_size (2) names"},
         {"\"runtime_seconds\":", "\"runtime\":", "\"runtime_seconds\" is missing"},
+        /* numbers no run makes (issue 18): tabled, they gave a speedup of -11.91 */
+        {"\"runtime_seconds\":14812.5", "\"runtime_seconds\":-5", "\"runtime_seconds\" is -5: not a run's duration"},
+        {"\"runtime_seconds\":14812.5", "\"runtime_seconds\":1e308", "is 1e+308: not a run's duration"},
+        {"\"gpus_per_node\":2", "\"gpus_per_node\":5", "gpus_per_node 5 on 1 nodes is more GPUs than the 2 ranks"},
+        {"\"final_data_per_sec\":4900.5", "\"final_data_per_sec\":-1", "are not rates"},
+        {"\"steps_per_rank\":35158", "\"steps_per_rank\":-3", "a negative count"},
     };
     for (size_t i = 0; i < sizeof breaks / sizeof breaks[0]; i++) {
         char *at = strstr(text, breaks[i].from);

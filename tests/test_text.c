@@ -191,6 +191,7 @@ static void test_text_options_are_checked(void **state)
     expect_refused("sst5", DATA_DEFAULT_DIR, 0, "--dataset sst5 reads its files from --data DIR");
     expect_refused("sst5", "/nonexistent", 0, "/nonexistent/train.txt: No such file or directory");
     expect_refused("fashion-mnist", DATA_DEFAULT_DIR, 32, "--seq-len is for text datasets");
+    expect_refused("mnist", DATA_DEFAULT_DIR, 0, "--dataset mnist reads MNIST's IDX files from --data DIR");
     expect_refused("synthetic-text:100", DATA_DEFAULT_DIR, 0, "expected synthetic-text:VOCABxLEN");
     expect_refused("synthetic-text:100x16", DATA_DEFAULT_DIR, 32, "--seq-len 32, but --dataset synthetic-text:100x16 says 16");
     expect_refused("wordnet", "/nonexistent", 0, "/nonexistent/data.noun: No such file or directory (Debian's wordnet-base");

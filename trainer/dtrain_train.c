@@ -183,6 +183,7 @@ static int parse_number(int opt, struct train_config *cfg)
             return bad("--batch-size", optarg, "a number from 1");
         break;
     case 'e':
+        cfg->epochs_set = true;
         if (dt_parse_int(optarg, 1, 1 << 20, &cfg->epochs) < 0)
             return bad("--epochs", optarg, "a number from 1");
         break;
@@ -242,9 +243,9 @@ static int parse_number(int opt, struct train_config *cfg)
     case O_MOMENTUM:
     case O_WD: {
         double x = strtod(optarg, &end);
-        if (end == optarg || *end || x < 0 || x > 1e3 || (opt == O_LR && x == 0))
+        if (end == optarg || *end || !(x >= 0 && x <= 1e3) || (opt == O_LR && x == 0))   /* NaN fails too */
             return bad(opt == O_LR ? "--lr" : opt == O_MOMENTUM ? "--momentum" : "--weight-decay", optarg,
-                       "a number, not negative");
+                       opt == O_LR ? "a positive number up to 1000" : "a number from 0 to 1000");
         *(opt == O_LR ? &cfg->lr : opt == O_MOMENTUM ? &cfg->momentum : &cfg->weight_decay) = x;
         break;
     }

@@ -301,6 +301,10 @@ int dataset_open(const char *spec, const char *dir, struct dataset *train, struc
         char extra;
         if (spec[8] == ':' && (sscanf(spec + 9, "%d%c", &factor, &extra) != 1 || factor < 1 || factor > 100000))
             return dt_fail(err, "--dataset %s: expected bigmnist:K with K from 1 to 100000", spec);
+    } else if (strcmp(spec, "mnist") == 0 && strcmp(dir, DATA_DEFAULT_DIR) == 0) {
+        /* the same file names: without this, MNIST runs would train on Fashion-MNIST unawares */
+        return dt_fail(err, "--dataset mnist reads MNIST's IDX files from --data DIR (the default, %s, holds "
+                       "Fashion-MNIST: --dataset fashion-mnist)", DATA_DEFAULT_DIR);
     } else if (strcmp(spec, "fashion-mnist") != 0 && strcmp(spec, "mnist") != 0) {
         return dt_fail(err, "unknown dataset \"%s\" (fashion-mnist, mnist, synthetic[:HxWxC], bigmnist[:K]; text: "
                        "wordnet, sst5, tsv, synthetic-text[:VOCABxLEN])", spec);

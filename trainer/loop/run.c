@@ -163,6 +163,10 @@ int run_setup(struct run *r, const struct train_config *cfg, struct comm *comm, 
     r->opt.lr = (float)(cfg->lr * (cfg->lr_scale_linear ? r->workers.count : 1));
     r->opt.momentum = (float)cfg->momentum;
     r->opt.weight_decay = (float)cfg->weight_decay;
+    if ((long)cfg->batch * r->workers.count > r->train.count)
+        return dt_fail(err, "--batch-size %d x %d rank%s is %ld samples a step, more than the %ld of %s's training set",
+                       cfg->batch, r->workers.count, r->workers.count > 1 ? "s" : "", (long)cfg->batch * r->workers.count,
+                       r->train.count, cfg->dataset);
     if (loader_init(&r->loader, &r->train, cfg->batch, r->workers.rank, r->workers.count, cfg->seed, err) < 0)
         return -1;
     return device_pin_batches(r, err);

@@ -352,7 +352,8 @@ static void announce(const struct loop *l)
             r->opt.lr, l->total, l->per_epoch);
 }
 
-/* Checkpoints on SIGTERM and SIGUSR1 while on (a run with a checkpoint directory). */
+/* Checkpoints on SIGTERM, SIGUSR1 and SIGINT (a terminal's Ctrl-C: treated as SIGTERM) while on
+ * (a run with a checkpoint directory). */
 static void catch_stop_signals(bool on)
 {
     stop_signal = 0;
@@ -360,6 +361,20 @@ static void catch_stop_signals(bool on)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+/* Room for every epoch's time and accuracy (the run may span more epochs than --epochs said). */
+static int grow_epoch_results(struct train_result *res, long epochs)
+{
+    double *seconds = realloc(res->epoch_seconds, (size_t)epochs * sizeof(double));
+    if (seconds)
+        res->epoch_seconds = seconds;
+    double *accuracy = seconds ? realloc(res->epoch_accuracy, (size_t)epochs * sizeof(double)) : NULL;
+    if (!accuracy)
+        return -1;
+    res->epoch_accuracy = accuracy;
+    return 0;
 }
 
 /* Resumes when asked, starts the loader, and sets the step range. 0 or -1 with err. */
@@ -373,7 +388,12 @@ static int begin(struct loop *l, struct dt_err *err)
     if (loader_start(&l->r.loader, l->first, err) < 0)
         return -1;
     l->per_epoch = l->r.loader.steps_per_epoch;
-    l->total = l->per_epoch * cfg->epochs;
+    long epochs = cfg->epochs;
+    if (cfg->max_steps > 0 && !cfg->epochs_set)   /* --max-steps alone: exactly that many steps */
+        epochs = (cfg->max_steps + l->per_epoch - 1) / l->per_epoch;
+    if (epochs > cfg->epochs && grow_epoch_results(l->res, epochs) < 0)
+        return dt_fail(err, "out of memory for %ld epochs", epochs);
+    l->total = l->per_epoch * epochs;
     if (cfg->max_steps > 0 && cfg->max_steps < l->total)
         l->total = cfg->max_steps;
     l->samples_per_step = (double)cfg->batch * l->r.workers.count;
