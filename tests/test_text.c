@@ -174,15 +174,21 @@ static void test_token_batches(void **state)
     dataset_free(&train), dataset_free(&test);
 }
 
-static void expect_refused(const char *spec, const char *dir, int seq_len, const char *expected)
+static void expect_refused_vocab(const char *spec, const char *dir, int seq_len, const char *vocab,
+                                 const char *expected)
 {
     struct dataset train, test;
     struct dt_err err;
-    int rc = dataset_open_seq(spec, dir, seq_len, &train, &test, &err);
+    int rc = dataset_open_text(spec, dir, seq_len, vocab, &train, &test, &err);
     if (rc == 0 || !strstr(err.msg, expected))
         print_error("%s: %s\n", spec, rc == 0 ? "accepted" : err.msg);
     assert_int_equal(rc, -1);
     assert_non_null(strstr(err.msg, expected));
+}
+
+static void expect_refused(const char *spec, const char *dir, int seq_len, const char *expected)
+{
+    expect_refused_vocab(spec, dir, seq_len, NULL, expected);
 }
 
 static void test_text_options_are_checked(void **state)
@@ -195,6 +201,63 @@ static void test_text_options_are_checked(void **state)
     expect_refused("synthetic-text:100", DATA_DEFAULT_DIR, 0, "expected synthetic-text:VOCABxLEN");
     expect_refused("synthetic-text:100x16", DATA_DEFAULT_DIR, 32, "--seq-len 32, but --dataset synthetic-text:100x16 says 16");
     expect_refused("wordnet", "/nonexistent", 0, "/nonexistent/data.noun: No such file or directory (Debian's wordnet-base");
+}
+
+/* WordPiece from a BERT vocab.txt: greedy longest-match-first, "##" pieces, [UNK] for a word it
+ * cannot cover; malformed vocabularies named by file:line. */
+static void test_wordpiece(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "text/vocab.txt");
+    struct wordpiece wp;
+    struct dt_err err;
+    if (text_wordpiece_load(path, &wp, &err) < 0)
+        print_error("%s\n", err.msg);
+    assert_int_equal(wp.size, 10);
+    assert_int_equal(wp.cls, 2);
+    int32_t ids[16];
+    int n = text_wordpiece_ids(&wp, "A lovely film. Films unaffable", ids, 16);
+    const int32_t expected[] = {4, 6, 7, 5, 8, 5, 9, 1};   /* a love ##ly film . film ##s [UNK] */
+    assert_int_equal(n, 8);
+    assert_memory_equal(ids, expected, sizeof expected);
+    assert_int_equal(text_wordpiece_ids(&wp, "A lovely film", ids, 2), 2);   /* cut at max */
+    text_wordpiece_free(&wp);
+    char dir[4096];
+    tu_fixture(dir, sizeof dir, "text");
+    struct dataset train, test;
+    assert_int_equal(dataset_open_text("sst5", dir, 8, path, &train, &test, &err), 0);
+    assert_int_equal(train.vocab, 10);
+    float x[8 * SEQ_TOKEN_FIELDS];
+    int label;
+    dataset_sample(&train, 0, x, &label);   /* [CLS] it ' s a love ##ly film */
+    assert_true(x[0] == 2 && x[2] == 1 && x[8] == 4 && x[10] == 6 && x[12] == 7 && x[14] == 5);
+    dataset_free(&train), dataset_free(&test);
+
+    static const struct {
+        const char *text, *expected;
+    } bad[] = {
+        {"[PAD]\n\n[UNK]\n", ":2: an empty line"},
+        {"[PAD]\n[UNK]\n[PAD]\n", ":3: \"[PAD]\" is there already"},
+        {"[PAD]\n[UNK]\n[CLS]\n", "no [SEP] token"},
+        {"[UNK]\n[PAD]\n[CLS]\n[SEP]\n", "[PAD] is id 1; dtrain pads with id 0"},
+    };
+    char vocab[] = "/tmp/dtrain-test-vocab-XXXXXX";
+    int fd = mkstemp(vocab);
+    assert_true(fd >= 0);
+    close(fd);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(vocab, "w");
+        fputs(bad[i].text, f);
+        fclose(f);
+        int rc = text_wordpiece_load(vocab, &wp, &err);
+        if (rc == 0 || !strstr(err.msg, bad[i].expected) || !strstr(err.msg, vocab))
+            print_error("case %zu: %s\n", i, rc == 0 ? "accepted" : err.msg);
+        assert_int_equal(rc, -1);
+        assert_non_null(strstr(err.msg, bad[i].expected));
+    }
+    unlink(vocab);
+    expect_refused_vocab("synthetic-text:100x16", DATA_DEFAULT_DIR, 0, path, "--vocab tokenises sentences");
 }
 
 /* The real text set the demo trains on: WordNet's noun glosses in five classes. */
@@ -227,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_vocabulary_and_encoding),
         cmocka_unit_test(test_token_batches),
         cmocka_unit_test(test_text_options_are_checked),
+        cmocka_unit_test(test_wordpiece),
         cmocka_unit_test(test_wordnet_glosses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

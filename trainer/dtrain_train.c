@@ -36,6 +36,8 @@ static const char usage_text[] =
     "                          synthetic-text[:VOCABxLEN]\n"
     "      --data DIR          where the files are (" DATA_DEFAULT_DIR "; wordnet: " TEXT_WORDNET_DIR ")\n"
     "      --seq-len N         tokens a sentence is cut or padded to, [CLS] first (64)\n"
+    "      --vocab FILE        tokenise with WordPiece from a BERT vocab.txt (default: a word\n"
+    "                          vocabulary built from the training sentences)\n"
     "      --dropout P         the language models' dropout after the embeddings and each attention\n"
     "                          and feed-forward block, in training (0.1, as BERT's)\n"
     "  -b, --batch-size N      samples per step and rank (128)\n"
@@ -155,7 +157,7 @@ enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_W
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
        O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PARTITION, O_CREDIT, O_TIMELINE,
        O_PROFILE_OUT, O_EMULATE, O_EMULATE_RATE, O_DILATE,
-       O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT };
+       O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT, O_VOCAB };
 
 /* The options that take a number: 0 when opt was one and its value good, 2 when the value is bad,
  * 1 when opt is not one of them. */
@@ -270,6 +272,7 @@ static int parse_choice(int opt, struct train_config *cfg)
     case 'm': cfg->model = optarg; break;
     case 'd': cfg->dataset = optarg; break;
     case O_DATA: cfg->data_dir = optarg; break;
+    case O_VOCAB: cfg->vocab = optarg; break;
     case O_OPTIMIZER: cfg->optimizer = optarg; break;
     case O_BACKEND: cfg->backend = optarg; break;
     case O_DEVICE:
@@ -343,7 +346,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"dilate", required_argument, NULL, O_DILATE}, {"ps-colocated", no_argument, NULL, O_PS_COLOCATED},
         {"timeline", required_argument, NULL, O_TIMELINE}, {"timeline-steps", required_argument, NULL, O_TIMELINE_STEPS},
         {"record-failure", required_argument, NULL, O_RECORD_FAILURE}, {"seq-len", required_argument, NULL, O_SEQ_LEN},
-        {"dropout", required_argument, NULL, O_DROPOUT},
+        {"dropout", required_argument, NULL, O_DROPOUT}, {"vocab", required_argument, NULL, O_VOCAB},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };

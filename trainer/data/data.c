@@ -219,8 +219,8 @@ static int open_synthetic_text(const char *spec, int seq_len, struct dataset *tr
 }
 
 /* wordnet, sst5, tsv: sentences read, a vocabulary built from the training split, both encoded. */
-static int open_text(const char *spec, const char *dir, int seq_len, struct dataset *train, struct dataset *test,
-                     struct dt_err *err)
+static int open_text(const char *spec, const char *dir, int seq_len, const char *vocab_path, struct dataset *train,
+                     struct dataset *test, struct dt_err *err)
 {
     struct sentence_list train_text = {0}, test_text = {0};
     char path[4200];
@@ -241,8 +241,13 @@ static int open_text(const char *spec, const char *dir, int seq_len, struct data
             rc = read(path, &test_text, err);
     }
     int len = seq_len ? seq_len : DATA_SEQ_LEN;
+    struct wordpiece wp = {0};
+    if (rc == 0 && vocab_path)
+        rc = text_wordpiece_load(vocab_path, &wp, err);
     if (rc == 0)
-        rc = text_encode(&train_text, &test_text, len, &train->text, &test->text, err);
+        rc = vocab_path ? text_encode_wordpiece(&wp, &train_text, &test_text, len, &train->text, &test->text, err)
+                        : text_encode(&train_text, &test_text, len, &train->text, &test->text, err);
+    text_wordpiece_free(&wp);
     sentence_list_free(&train_text);
     sentence_list_free(&test_text);
     if (rc < 0)
@@ -256,7 +261,15 @@ static int open_text(const char *spec, const char *dir, int seq_len, struct data
 int dataset_open_seq(const char *spec, const char *dir, int seq_len, struct dataset *train, struct dataset *test,
                      struct dt_err *err)
 {
+    return dataset_open_text(spec, dir, seq_len, NULL, train, test, err);
+}
+
+int dataset_open_text(const char *spec, const char *dir, int seq_len, const char *vocab_path, struct dataset *train,
+                      struct dataset *test, struct dt_err *err)
+{
     bool synthetic = spec_is(spec, "synthetic-text");
+    if (vocab_path && (synthetic || (strcmp(spec, "wordnet") && strcmp(spec, "sst5") && strcmp(spec, "tsv"))))
+        return dt_fail(err, "--vocab tokenises sentences (wordnet, sst5, tsv), not --dataset %s", spec);
     if (!synthetic && strcmp(spec, "wordnet") != 0 && strcmp(spec, "sst5") != 0 && strcmp(spec, "tsv") != 0) {
         if (seq_len)
             return dt_fail(err, "--seq-len is for text datasets (wordnet, sst5, tsv, synthetic-text), not %s", spec);
@@ -268,7 +281,8 @@ int dataset_open_seq(const char *spec, const char *dir, int seq_len, struct data
     memset(test, 0, sizeof *test);
     snprintf(train->name, sizeof train->name, "%s", spec);
     snprintf(test->name, sizeof test->name, "%s", spec);
-    int rc = synthetic ? open_synthetic_text(spec, seq_len, train, test, err) : open_text(spec, dir, seq_len, train, test, err);
+    int rc = synthetic ? open_synthetic_text(spec, seq_len, train, test, err)
+                       : open_text(spec, dir, seq_len, vocab_path, train, test, err);
     if (rc < 0) {
         dataset_free(train);
         dataset_free(test);

@@ -58,6 +58,11 @@ int dataset_open(const char *spec, const char *dir, struct dataset *train, struc
  *   synthetic-text[:VxL]   random ids below V (default 30522), L tokens (default the length), 2 classes */
 int dataset_open_seq(const char *spec, const char *dir, int seq_len, struct dataset *train, struct dataset *test,
                      struct dt_err *err);
+
+/* dataset_open_seq tokenising with WordPiece from a BERT vocab.txt (vocab_path NULL: a word
+ * vocabulary built from the training split). */
+int dataset_open_text(const char *spec, const char *dir, int seq_len, const char *vocab_path, struct dataset *train,
+                      struct dataset *test, struct dt_err *err);
 void dataset_free(struct dataset *ds);
 
 /* Sample `index` (0 <= index < count), normalised, into out (c x h x w floats); its class into *label. */

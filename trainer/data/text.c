@@ -380,6 +380,153 @@ int text_encode(const struct sentence_list *train_text, const struct sentence_li
     return rc;
 }
 
+/* ---------- WordPiece ---------- */
+
+struct text_vocab_table {
+    struct vocab v;
+};
+
+/* A WordPiece table keeps each token's id where a counting table keeps its count (vocab_grow
+ * carries words and counts along when it rehashes). Adds a token; -1 when memory runs out. */
+static int vocab_insert(struct vocab *v, const char *token, int length, int32_t id)
+{
+    if ((v->used + 1) * 2 > v->cap && !vocab_grow(v))
+        return -1;
+    size_t i = slot_of(v, token, length);
+    if (!(v->words[i] = strndup(token, (size_t)length)))
+        return -1;
+    v->counts[i] = id;
+    v->used++;
+    return 0;
+}
+
+static int32_t lookup(const struct vocab *v, const char *token, int length)
+{
+    size_t i = slot_of(v, token, length);
+    return v->words[i] ? (int32_t)v->counts[i] : -1;
+}
+
+static int special(const struct vocab *v, const char *name, int32_t *id, const char *path, struct dt_err *err)
+{
+    *id = lookup(v, name, (int)strlen(name));
+    return *id < 0 ? dt_fail(err, "%s: no %s token (a BERT vocab.txt has [PAD] [UNK] [CLS] [SEP])", path, name) : 0;
+}
+
+int text_wordpiece_load(const char *path, struct wordpiece *wp, struct dt_err *err)
+{
+    memset(wp, 0, sizeof *wp);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return dt_fail(err, "%s: %s", path, strerror(errno));
+    wp->table = calloc(1, sizeof *wp->table);
+    struct vocab *v = wp->table ? &wp->table->v : NULL;
+    int rc = v && vocab_grow(v) ? 0 : dt_fail(err, "out of memory for %s", path);
+    char *line = NULL;
+    size_t size = 0;
+    long number = 0;
+    while (rc == 0 && getline(&line, &size, f) > 0) {
+        number++;
+        int length = (int)strcspn(line, "\r\n");
+        if (length == 0) {
+            rc = dt_fail(err, "%s:%ld: an empty line (one token a line)", path, number);
+        } else if (lookup(v, line, length) >= 0) {
+            rc = dt_fail(err, "%s:%ld: \"%.*s\" is there already", path, number, length, line);
+        } else if (vocab_insert(v, line, length, (int32_t)(number - 1)) < 0) {   /* the id: the line from 0 */
+            rc = dt_fail(err, "out of memory for %s", path);
+        }
+    }
+    free(line);
+    fclose(f);
+    wp->size = (int)number;
+    if (rc == 0 && (special(v, "[PAD]", &wp->pad, path, err) || special(v, "[UNK]", &wp->unk, path, err) ||
+                    special(v, "[CLS]", &wp->cls, path, err) || special(v, "[SEP]", &wp->sep, path, err)))
+        rc = -1;
+    if (rc == 0 && wp->pad != TEXT_PAD)
+        rc = dt_fail(err, "%s: [PAD] is id %d; dtrain pads with id 0 (line 1)", path, wp->pad);
+    if (rc < 0)
+        text_wordpiece_free(wp);
+    return rc;
+}
+
+void text_wordpiece_free(struct wordpiece *wp)
+{
+    if (wp->table)
+        vocab_free(&wp->table->v);
+    free(wp->table);
+    memset(wp, 0, sizeof *wp);
+}
+
+struct piece_writer {
+    const struct wordpiece *wp;
+    int32_t *ids;
+    int max, count;
+};
+
+/* Greedy longest-match-first: the longest prefix in the vocabulary, then the longest "##" piece
+ * of the rest, and so on; a word that cannot be covered (or of more than 100 characters) is [UNK]. */
+static void write_pieces(void *ctx, const char *token, int length)
+{
+    struct piece_writer *w = ctx;
+    const struct vocab *v = &w->wp->table->v;
+    int32_t pieces[100];
+    int count = 0, start = 0;
+    char piece[104] = "##";
+    while (length <= 100 && start < length) {
+        int32_t id = -1;
+        int end = length;
+        while (end > start) {
+            int n = end - start;
+            if (start > 0)   /* a continuation: "##" and the rest */
+                memcpy(piece + 2, token + start, (size_t)n);
+            if ((id = start > 0 ? lookup(v, piece, n + 2) : lookup(v, token, n)) >= 0)
+                break;
+            end--;
+        }
+        if (id < 0)
+            break;
+        pieces[count++] = id;
+        start = end;
+    }
+    if (length > 100 || start < length)   /* not covered: the whole word is unknown */
+        pieces[0] = w->wp->unk, count = 1;
+    for (int i = 0; i < count && w->count < w->max; i++)
+        w->ids[w->count++] = pieces[i];
+}
+
+int text_wordpiece_ids(const struct wordpiece *wp, const char *text, int32_t *ids, int max)
+{
+    struct piece_writer w = {.wp = wp, .ids = ids, .max = max};
+    text_basic_tokens(text, write_pieces, &w);
+    return w.count;
+}
+
+int text_encode_wordpiece(const struct wordpiece *wp, const struct sentence_list *train_text,
+                          const struct sentence_list *test_text, int len, struct text_set *train, struct text_set *test,
+                          struct dt_err *err)
+{
+    const struct sentence_list *texts[2] = {train_text, test_text};
+    struct text_set *sets[2] = {train, test};
+    for (int k = 0; k < 2; k++) {
+        struct text_set *out = sets[k];
+        memset(out, 0, sizeof *out);
+        out->count = texts[k]->count, out->len = len, out->vocab = wp->size;
+        out->ids = calloc((size_t)out->count * len, sizeof *out->ids);
+        out->labels = malloc((size_t)out->count + 1);
+        if (!out->ids || !out->labels)
+            return dt_fail(err, "out of memory for %ld sentences of %d tokens", out->count, len);
+        for (long s = 0; s < out->count; s++) {
+            int32_t *ids = out->ids + (size_t)s * len;
+            ids[0] = wp->cls;
+            text_wordpiece_ids(wp, texts[k]->texts[s], ids + 1, len - 1);
+            out->labels[s] = texts[k]->labels[s];
+            out->classes = out->labels[s] >= out->classes ? out->labels[s] + 1 : out->classes;
+        }
+    }
+    int classes = train->classes > test->classes ? train->classes : test->classes;
+    train->classes = test->classes = classes;
+    return 0;
+}
+
 void text_synthetic_sample(uint64_t seed, long index, int vocab, int len, int classes, int32_t *ids, int *label)
 {
     struct rng r;

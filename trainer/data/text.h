@@ -58,6 +58,28 @@ void text_basic_tokens(const char *text, void (*emit)(void *ctx, const char *tok
 int text_encode(const struct sentence_list *train_text, const struct sentence_list *test_text, int len,
                 struct text_set *train, struct text_set *test, struct dt_err *err);
 
+/* A BERT vocabulary (vocab.txt: one token a line, its id the line's number from 0; "##" marks a
+ * piece that continues a word), for WordPiece: greedy longest-match-first over each basic token,
+ * a word with no match [UNK]. */
+struct wordpiece {
+    struct text_vocab_table *table;
+    int size;
+    int32_t pad, unk, cls, sep;
+};
+
+/* Reads vocab.txt; an empty line, a repeated token or a missing [PAD] (which must be id 0, as
+ * padding is id 0 here), [UNK], [CLS] or [SEP] is an error naming path:line. */
+int text_wordpiece_load(const char *path, struct wordpiece *wp, struct dt_err *err);
+void text_wordpiece_free(struct wordpiece *wp);
+
+/* The ids of `text`'s WordPiece tokens, at most `max` of them into ids; returns how many. */
+int text_wordpiece_ids(const struct wordpiece *wp, const char *text, int32_t *ids, int max);
+
+/* Encodes both splits with WordPiece ([CLS] first, then the pieces, [PAD] after). */
+int text_encode_wordpiece(const struct wordpiece *wp, const struct sentence_list *train_text,
+                          const struct sentence_list *test_text, int len, struct text_set *train, struct text_set *test,
+                          struct dt_err *err);
+
 /* Random sequences of ids TEXT_FIRST_WORD..vocab-1 after [CLS], labels 0..classes-1, from seed. */
 void text_synthetic_sample(uint64_t seed, long index, int vocab, int len, int classes, int32_t *ids, int *label);
 

@@ -143,7 +143,7 @@ static int build_model(struct run *r, const struct train_config *cfg, struct dt_
 int run_setup(struct run *r, const struct train_config *cfg, struct comm *comm, struct dt_err *err)
 {
     memset(r, 0, sizeof *r);
-    if (dataset_open_seq(cfg->dataset, cfg->data_dir, cfg->seq_len, &r->train, &r->test, err) < 0 ||
+    if (dataset_open_text(cfg->dataset, cfg->data_dir, cfg->seq_len, cfg->vocab, &r->train, &r->test, err) < 0 ||
         build_model(r, cfg, err) < 0 || choose_backend(r, cfg, err) < 0)
         return -1;
     if (cfg->emulate && r->gpu)

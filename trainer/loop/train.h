@@ -36,6 +36,7 @@ struct train_config {
     long checkpoint_every;     /* steps between checkpoints; 0: only when SIGTERM or SIGUSR1 arrives */
     bool resume;               /* continue from the newest valid checkpoint in checkpoint_dir */
     int seq_len;               /* --seq-len: tokens a sentence of a text dataset is cut or padded to (0: default) */
+    const char *vocab;         /* --vocab: a BERT vocab.txt for WordPiece (NULL: a word vocabulary) */
     bool epochs_set;           /* --epochs was given: with --max-steps, whichever ends first; else --max-steps
                                   alone decides, over as many epochs as it takes */
     double dropout;            /* --dropout: the language models' (where dropout_set; else TRAIN_DEFAULT_DROPOUT) */
