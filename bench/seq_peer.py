@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """seq_peer.py MODEL BATCH LEN THREADS STEPS [VOCAB] - PyTorch's side of bench/seq_vs_torch.sh.
 
-Trains dtrain's language-model classifier (BERT's post-LN encoder with dropout 0.1 where dtrain
-puts it, the pooler over [CLS], a 2-class classifier; the same shapes as dtrain-train --model
-MODEL, parameters and all) on random
+Trains dtrain's language model (BERT's post-LN encoder with dropout 0.1 where dtrain puts it, the
+pooler over [CLS], and for bert-* BertForPreTraining's heads with the decoder tied to the word
+table, else a 2-class classifier; the same shapes as dtrain-train --model MODEL on synthetic-text,
+parameters and all) on random
 token ids with Adam, and prints "samples/s tokens/s" over STEPS steps after 3 untimed ones.
 MODEL: transformer, bert-base, bert-large, or NAME:LAYERSxHIDDENxHEADS. Threads are set before
 torch is imported (OMP_NUM_THREADS), as the bench's rules ask.
@@ -57,8 +58,12 @@ class Layer(nn.Module):
 
 
 class Classifier(nn.Module):
-    def __init__(self, layers, hidden, heads, positions, classes=2):
+    def __init__(self, layers, hidden, heads, positions, classes=2, pretraining=False):
         super().__init__()
+        self.pretraining = pretraining
+        if pretraining:  # BertForPreTraining's heads, as dtrain builds them for bert-* on synthetic-text
+            self.mlm_dense, self.mlm_ln = nn.Linear(hidden, hidden), nn.LayerNorm(hidden, eps=1e-12)
+            self.mlm_bias = nn.Parameter(torch.zeros(vocab))
         self.word, self.pos, self.seg = nn.Embedding(vocab, hidden), nn.Embedding(positions, hidden), \
             nn.Embedding(2, hidden)
         self.ln = nn.LayerNorm(hidden, eps=1e-12)
@@ -73,20 +78,34 @@ class Classifier(nn.Module):
         keep = (ids != 0)[:, None, None, :]
         for layer in self.layers:
             x = layer(x, keep)
-        return self.cls(torch.tanh(self.pool(x[:, 0])))
+        nsp = self.cls(torch.tanh(self.pool(x[:, 0])))
+        if not self.pretraining:
+            return nsp
+        mlm = F.linear(self.mlm_ln(F.gelu(self.mlm_dense(x))), self.word.weight, self.mlm_bias)  # tied decoder
+        return nsp, mlm
 
 
 def main():
     torch.manual_seed(1)
-    model = Classifier(*size_of(model_name))
+    pretraining = model_name.startswith("bert")
+    model = Classifier(*size_of(model_name), pretraining=pretraining)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-    ids = torch.randint(4, vocab, (batch, length))
+    ids = torch.randint(5, vocab, (batch, length))
     ids[:, 0] = 2
     labels = torch.randint(0, 2, (batch,))
+    masked = torch.rand(batch, length) < 0.15  # 15% predicted, as dtrain's synthetic-text
+    masked[:, 0] = False
+    mlm_labels = torch.where(masked, ids, torch.full_like(ids, -100))
+    ids = torch.where(masked, torch.full_like(ids, 4), ids)
 
     def step():
         opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(ids), labels).backward()
+        if pretraining:
+            nsp, mlm = model(ids)
+            loss = F.cross_entropy(nsp, labels) + F.cross_entropy(mlm.reshape(-1, vocab), mlm_labels.reshape(-1))
+        else:
+            loss = F.cross_entropy(model(ids), labels)
+        loss.backward()
         opt.step()
 
     for _ in range(3):

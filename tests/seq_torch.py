@@ -3,7 +3,7 @@
 
 Builds dtrain's language-model classifier (BERT's post-LN encoder, pooler over [CLS], classifier)
 from the flat float32 parameters test_seq wrote in dtrain's order (DIR/params.f32), runs the token
-batch (DIR/tokens.f32: per token its id and segment; id 0 is padding) and labels (DIR/labels.f32),
+batch (DIR/tokens.f32: per token its id, segment and masked-LM label; id 0 is padding) and labels (DIR/labels.f32),
 and writes the loss and every parameter's gradient, in the same order, to DIR/grads.f32.
 """
 import os
@@ -21,7 +21,7 @@ def main():
     n, T, vocab, classes, layers, hidden, heads, ffn = (int(a) for a in sys.argv[2:10])
     flat = torch.from_file(os.path.join(d, "params.f32"), size=os.path.getsize(os.path.join(d, "params.f32")) // 4,
                            dtype=torch.float32).clone().requires_grad_(True)
-    tok = torch.from_file(os.path.join(d, "tokens.f32"), size=n * T * 2, dtype=torch.float32).view(n, T, 2)
+    tok = torch.from_file(os.path.join(d, "tokens.f32"), size=n * T * 3, dtype=torch.float32).view(n, T, 3)
     ids, segs = tok[..., 0].long(), tok[..., 1].long()
     labels = torch.from_file(os.path.join(d, "labels.f32"), size=n, dtype=torch.float32).long()
 

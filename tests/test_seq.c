@@ -18,10 +18,12 @@
 #include "rng.h"
 #include "testutil.h"
 
-static void build_dropout(struct model *m, const char *name, int T, int vocab, int classes, float dropout)
+static void build_as(struct model *m, const char *name, int T, int vocab, int classes, float dropout, bool pretraining)
 {
     struct dt_err err;
-    if (model_build_seq(m, name, T, vocab, classes, dropout, &err) < 0) {
+    struct seq_model_input in = {.tokens = T, .vocab = vocab, .classes = classes, .dropout = dropout,
+                                 .pretraining = pretraining};
+    if (model_build_seq(m, name, &in, &err) < 0) {
         print_error("%s: %s\n", name, err.msg);
         fail();
     }
@@ -29,7 +31,7 @@ static void build_dropout(struct model *m, const char *name, int T, int vocab, i
 
 static void build(struct model *m, const char *name, int T, int vocab, int classes)
 {
-    build_dropout(m, name, T, vocab, classes, 0);
+    build_as(m, name, T, vocab, classes, 0, false);
 }
 
 /* HuggingFace's BertModel (encoder and pooler) has exactly these; the classifier adds (H + 1) x classes. */
@@ -44,16 +46,22 @@ static void test_bert_parameter_counts(void **state)
     build(&m, "bert-large", 64, 30522, 2);
     assert_int_equal(m.num_params, 335141888 + 1025 * 2);
     model_free(&m);
+    /* BertForPreTraining: + the MLM transform (dense, layer norm), the decoder's bias (its weights
+     * are the word table), next sentence: HuggingFace's 110,106,428 */
+    build_as(&m, "bert-base", 64, 30522, 2, 0.1f, true);
+    assert_int_equal(m.num_params, 110106428);
+    assert_true(model_params_in_op_order(&m));
+    model_free(&m);
     /* the seeds' transformer: 6 layers of 789,760, embeddings for 256 positions, 5 classes */
     build(&m, "transformer", 256, 1000, 5);
     assert_int_equal(m.num_params, (1000 + 256 + 2) * 256 + 512 + 6 * 789760 + 65792 + 257 * 5);
     model_free(&m);
     struct dt_err err;
-    assert_int_equal(model_build_seq(&m, "transformer:2x10x3", 8, 50, 2, 0, &err), -1);   /* 10 % 3 */
+    assert_int_equal(model_build_seq(&m, "transformer:2x10x3", &(struct seq_model_input){.tokens = 8, .vocab = 50, .classes = 2}, &err), -1);   /* 10 % 3 */
     assert_non_null(strstr(err.msg, "LAYERSxHIDDENxHEADS"));
-    assert_int_equal(model_build_seq(&m, "bert-base", 600, 30522, 2, 0, &err), -1);
+    assert_int_equal(model_build_seq(&m, "bert-base", &(struct seq_model_input){.tokens = 600, .vocab = 30522, .classes = 2}, &err), -1);
     assert_non_null(strstr(err.msg, "512 positions"));
-    assert_int_equal(model_build_seq(&m, "gpt", 8, 50, 2, 0, &err), -1);
+    assert_int_equal(model_build_seq(&m, "gpt", &(struct seq_model_input){.tokens = 8, .vocab = 50, .classes = 2}, &err), -1);
     assert_non_null(strstr(err.msg, "unknown language model"));
 }
 
@@ -81,6 +89,7 @@ static void setup_run(const struct model *m, const struct backend *be, struct ru
             float *tok = r->x + ((size_t)i * T + t) * SEQ_TOKEN_FIELDS;
             tok[0] = t >= T - pad ? SEQ_PAD_ID : (float)(1 + rng_below(&rng, (uint64_t)vocab - 1));
             tok[1] = (float)(t >= T / 2);
+            tok[2] = t % 3 == 1 && tok[0] != SEQ_PAD_ID ? (float)rng_below(&rng, (uint64_t)vocab) : SEQ_NO_LABEL;
         }
         r->labels[i] = (int)rng_below(&rng, (uint64_t)m->classes);
     }
@@ -153,8 +162,9 @@ static void d_op(const struct model *m, int index, const double *p, double **act
     case OP_EMBED:
         for (int r = 0; r < rows; r++)
             for (int h = 0; h < o.w; h++)
-                y[r * o.w + h] = p[op->w + (size_t)x[r * 2] * o.w + h] + p[op->embed.pos + (r % s.c) * o.w + h] +
-                                 p[op->embed.seg + (size_t)x[r * 2 + 1] * o.w + h];
+                y[r * o.w + h] = p[op->w + (size_t)x[r * SEQ_TOKEN_FIELDS] * o.w + h] +
+                                 p[op->embed.pos + (r % s.c) * o.w + h] +
+                                 p[op->embed.seg + (size_t)x[r * SEQ_TOKEN_FIELDS + 1] * o.w + h];
         break;
     case OP_LAYERNORM: d_layernorm(x, p, op, y, rows, s.w); break;
     case OP_DENSE:
@@ -192,8 +202,38 @@ static void d_op(const struct model *m, int index, const double *p, double **act
                                      ? x[i * per + e] / (1.0 - (double)op->dropout.rate) : 0.0;
         break;
     }
-    default: break;   /* the loss: below */
+    case OP_TIED_DENSE:
+        for (int r = 0; r < rows; r++)
+            for (int k = 0; k < o.w; k++) {
+                double sum = p[op->b + k];
+                for (int j = 0; j < s.w; j++)
+                    sum += p[op->tied.table + (size_t)k * s.w + j] * x[r * s.w + j];
+                y[r * o.w + k] = sum;
+            }
+        break;
+    default: break;   /* the losses: below */
     }
+}
+
+/* Mean softmax cross-entropy of `rows` rows of `classes` logits against labels (a label below 0:
+ * the row does not count); 0 when no row counts. */
+static double d_xent(const double *logits, const int *labels, int rows, int classes)
+{
+    double loss = 0;
+    int counted = 0;
+    for (int b = 0; b < rows; b++) {
+        if (labels[b] < 0)
+            continue;
+        const double *z = logits + (size_t)b * classes;
+        double max = z[0], sum = 0;
+        for (int k = 1; k < classes; k++)
+            max = fmax(max, z[k]);
+        for (int k = 0; k < classes; k++)
+            sum += exp(z[k] - max);
+        loss += log(sum) - (z[labels[b]] - max);
+        counted++;
+    }
+    return counted ? loss / counted : 0;
 }
 
 static double double_loss(const struct model *m, const double *p, const double *x, const int *labels, int n)
@@ -204,30 +244,29 @@ static double double_loss(const struct model *m, const double *p, const double *
         act[t] = calloc(tensor_size(m, t) * (size_t)n, sizeof(double));
     for (int i = 0; i < m->num_ops; i++)
         d_op(m, i, p, act, n);
-    double loss = 0;
-    for (int b = 0; b < n; b++) {
-        const double *z = act[m->logits] + (size_t)b * m->classes;
-        double max = z[0], sum = 0;
-        for (int k = 1; k < m->classes; k++)
-            max = fmax(max, z[k]);
-        for (int k = 0; k < m->classes; k++)
-            sum += exp(z[k] - max);
-        loss += log(sum) - (z[labels[b]] - max);
+    double loss = d_xent(act[m->logits], labels, n, m->classes);
+    const struct op *last = &m->ops[m->num_ops - 1];
+    if (last->kind == OP_PRETRAIN_LOSS) {   /* plus the masked LM over the labelled tokens */
+        int T = m->tensors[0].c, *mlm = malloc((size_t)n * T * sizeof(int));
+        for (int r = 0; r < n * T; r++)
+            mlm[r] = (int)x[r * SEQ_TOKEN_FIELDS + 2];
+        loss += d_xent(act[last->in], mlm, n * T, m->tensors[last->in].w);
+        free(mlm);
     }
     for (int t = 1; t < m->num_tensors; t++)
         free(act[t]);
     free(act);
-    return loss / n;
+    return loss;
 }
 
 /* Every parameter's gradient (embeddings, layer norms, the fused query/key/value weights, the
  * feed-forward, pooler and classifier) against (L(p + h) - L(p - h)) / 2h in double precision;
  * once without dropout and once with it (the double pass draws the same masks). */
-static void check_central_differences(const char *name, float dropout)
+static void check_central_differences(const char *name, float dropout, bool pretraining)
 {
     const int n = 3, vocab = 11;
     struct model m;
-    build_dropout(&m, name, 5, vocab, 3, dropout);
+    build_as(&m, name, 5, vocab, 3, dropout, pretraining);
     struct run r;
     setup_run(&m, backend_reference(), &r, n, vocab, 5);
     struct batch b = {n, r.x, r.labels, test_noise, test_position};
@@ -257,8 +296,8 @@ static void check_central_differences(const char *name, float dropout)
             print_error("parameter %zu: analytic %.8g, central difference %.8g\n", i, analytic, numeric);
         assert_true(error <= 1e-3);
     }
-    print_message("%s, dropout %.1f: %zu parameters, worst relative difference %.2e\n", m.name, dropout, m.num_params,
-                  worst);
+    print_message("%s%s, dropout %.1f: %zu parameters, worst relative difference %.2e\n", m.name,
+                  pretraining ? " (pre-training heads)" : "", dropout, m.num_params, worst);
     free(p), free(x);
     free_run(&m, backend_reference(), &r);
     model_free(&m);
@@ -267,8 +306,9 @@ static void check_central_differences(const char *name, float dropout)
 static void test_backward_matches_central_differences(void **state)
 {
     (void)state;
-    check_central_differences("transformer:2x8x2", 0);
-    check_central_differences("transformer:2x8x2", 0.3f);
+    check_central_differences("transformer:2x8x2", 0, false);
+    check_central_differences("transformer:2x8x2", 0.3f, false);
+    check_central_differences("transformer:2x8x2", 0, true);   /* the decoder shares the word table */
 }
 
 /* Dropout keeps about 1 - rate of the elements, scaled; evaluation keeps them all; the masks are

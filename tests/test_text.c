@@ -169,8 +169,17 @@ static void test_token_batches(void **state)
     dataset_sample(&train, 7, y, &label);
     dataset_sample(&train, 7, again, &label);
     assert_memory_equal(y, again, sizeof y);   /* the same sample each time it is drawn */
-    for (int t = 1; t < 16; t++)
-        assert_true(y[t * SEQ_TOKEN_FIELDS] >= TEXT_FIRST_WORD && y[t * SEQ_TOKEN_FIELDS] < 100);
+    int masked = 0;
+    for (int t = 1; t < 16; t++) {   /* a word, or [MASK] with the word it hides as its label */
+        const float *tok = y + t * SEQ_TOKEN_FIELDS;
+        if (tok[0] == TEXT_MASK) {
+            assert_true(tok[2] >= TEXT_FIRST_WORD && tok[2] < 100);
+            masked++;
+        } else {
+            assert_true(tok[0] >= TEXT_FIRST_WORD && tok[0] < 100 && tok[2] == SEQ_NO_LABEL);
+        }
+    }
+    assert_true(train.pretraining);
     dataset_free(&train), dataset_free(&test);
 }
 
@@ -231,7 +240,8 @@ static void test_wordpiece(void **state)
     float x[8 * SEQ_TOKEN_FIELDS];
     int label;
     dataset_sample(&train, 0, x, &label);   /* [CLS] it ' s a love ##ly film */
-    assert_true(x[0] == 2 && x[2] == 1 && x[8] == 4 && x[10] == 6 && x[12] == 7 && x[14] == 5);
+    const int F = SEQ_TOKEN_FIELDS;
+    assert_true(x[0] == 2 && x[F] == 1 && x[4 * F] == 4 && x[5 * F] == 6 && x[6 * F] == 7 && x[7 * F] == 5);
     dataset_free(&train), dataset_free(&test);
 
     static const struct {

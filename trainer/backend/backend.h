@@ -123,6 +123,11 @@ struct backend {
                             float rate, uint64_t noise, long position);
     void (*dropout_backward)(void *state, const uint8_t *mask, const float *dy, float *dx, size_t count, float rate,
                              bool accumulate);
+    /* Masked LM: mean softmax cross-entropy of the rows (tokens) whose label in the token batch is
+     * not SEQ_NO_LABEL, over `classes` (the vocabulary); dlogits (may be NULL) gets its gradient,
+     * zero on the other rows. *counted says how many rows had a label. */
+    double (*token_xent)(void *state, const float *logits, const float *tokens, float *dlogits, int rows, int classes,
+                         int *counted);
 };
 
 /* A uniform number in [0, 1) for element `element` of sample `sample` under `noise` (splitmix64 of
@@ -136,8 +141,10 @@ static inline float seq_noise(uint64_t noise, long sample, size_t element)
     return (float)(z >> 40) * (1.0f / 16777216.0f);
 }
 
-/* A token batch: per token its id and its segment, as floats (exact for ids below 2^24). */
-#define SEQ_TOKEN_FIELDS 2
+/* A token batch: per token its id, its segment and its masked-LM label (the id to predict there,
+ * or SEQ_NO_LABEL), as floats (exact for ids below 2^24). */
+#define SEQ_TOKEN_FIELDS 3
+#define SEQ_NO_LABEL (-1)
 /* The padding id ([PAD] in BERT's vocabulary and in the vocabularies dtrain builds). */
 #define SEQ_PAD_ID 0
 

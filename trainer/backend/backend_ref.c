@@ -373,6 +373,7 @@ static const struct backend reference = {
     .first_token_backward = seq_first_token_backward,
     .dropout_forward = seq_dropout_forward,
     .dropout_backward = seq_dropout_backward,
+    .token_xent = seq_token_xent,
 };
 
 void *backend_alloc(const struct backend *be, size_t bytes)

@@ -49,6 +49,8 @@ void seq_dropout_forward(void *state, const float *x, float *y, uint8_t *mask, i
                          uint64_t noise, long position);
 void seq_dropout_backward(void *state, const uint8_t *mask, const float *dy, float *dx, size_t count, float rate,
                           bool accumulate);
+double seq_token_xent(void *state, const float *logits, const float *tokens, float *dlogits, int rows, int classes,
+                      int *counted);
 void seq_first_token_forward(void *state, const float *x, float *y, int n, int T, int H);
 void seq_first_token_backward(void *state, const float *dy, float *dx, int n, int T, int H, bool accumulate);
 

@@ -249,6 +249,36 @@ void seq_dropout_backward(void *state, const uint8_t *mask, const float *dy, flo
     }
 }
 
+double seq_token_xent(void *state, const float *logits, const float *tokens, float *dlogits, int rows, int classes,
+                      int *counted)
+{
+    (void)state;
+    int count = 0;
+    for (int r = 0; r < rows; r++)
+        count += (int)tokens[(size_t)r * SEQ_TOKEN_FIELDS + 2] != SEQ_NO_LABEL;
+    *counted = count;
+    double loss = 0;
+    for (int r = 0; r < rows; r++) {
+        const float *z = logits + (size_t)r * classes;
+        float *dz = dlogits ? dlogits + (size_t)r * classes : NULL;
+        int label = (int)tokens[(size_t)r * SEQ_TOKEN_FIELDS + 2];
+        if (label == SEQ_NO_LABEL) {
+            if (dz)
+                memset(dz, 0, (size_t)classes * sizeof(float));
+            continue;
+        }
+        double max = z[0], sum = 0;
+        for (int k = 1; k < classes; k++)
+            max = z[k] > max ? z[k] : max;
+        for (int k = 0; k < classes; k++)
+            sum += exp(z[k] - max);
+        loss += log(sum) - (z[label] - max);
+        for (int k = 0; dz && k < classes; k++)
+            dz[k] = (float)((exp(z[k] - max) / sum - (k == label)) / count);
+    }
+    return count ? loss / count : 0.0;
+}
+
 /* [n][T][H] -> [n][H]: each sequence's first token. */
 void seq_first_token_forward(void *state, const float *x, float *y, int n, int T, int H)
 {

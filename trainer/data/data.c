@@ -213,6 +213,7 @@ static int open_synthetic_text(const char *spec, int seq_len, struct dataset *tr
         return dt_fail(err, "--seq-len %d, but --dataset %s says %d tokens", seq_len, spec, len);
     text_shape(train, DATASET_SYNTHETIC_TEXT, len, vocab, 2);
     text_shape(test, DATASET_SYNTHETIC_TEXT, len, vocab, 2);
+    train->pretraining = test->pretraining = true;
     train->count = SYNTHETIC_TRAIN, train->seed = 0x5eed;
     test->count = SYNTHETIC_TEST, test->seed = 0x7e57;
     return 0;
@@ -406,17 +407,20 @@ void dataset_sample(const struct dataset *ds, long index, float *out, int *label
         *label = ds->labels[index % ds->base_count];
         break;
     case DATASET_TEXT:
-    case DATASET_SYNTHETIC_TEXT: {   /* each token's id and segment (one sentence: segment 0) */
-        int32_t ids[ds->c];
-        if (ds->kind == DATASET_TEXT) {
+    case DATASET_SYNTHETIC_TEXT: {   /* each token's id, segment and masked-LM label */
+        int32_t ids[ds->c], mlm[ds->c];
+        if (ds->kind == DATASET_TEXT) {   /* one sentence: segment 0, nothing to predict */
             memcpy(ids, ds->text.ids + (size_t)index * ds->c, (size_t)ds->c * sizeof *ids);
+            for (int t = 0; t < ds->c; t++)
+                mlm[t] = SEQ_NO_LABEL;
             *label = ds->text.labels[index];
         } else {
-            text_synthetic_sample(ds->seed, index, ds->vocab, ds->c, ds->classes, ids, label);
+            text_synthetic_sample(ds->seed, index, ds->vocab, ds->c, ids, mlm, label);
         }
         for (int t = 0; t < ds->c; t++) {
             out[t * SEQ_TOKEN_FIELDS] = (float)ids[t];
-            out[t * SEQ_TOKEN_FIELDS + 1] = 0.0f;
+            out[t * SEQ_TOKEN_FIELDS + 1] = ds->kind == DATASET_TEXT ? 0.0f : (float)(t >= ds->c / 2);
+            out[t * SEQ_TOKEN_FIELDS + 2] = (float)mlm[t];
         }
         break;
     }

@@ -38,6 +38,7 @@ struct dataset {
      * synthetic-text only their shape. */
     struct text_set text;
     int vocab;                 /* token ids are below this; 0 for images */
+    bool pretraining;          /* masked tokens and next-sentence labels (synthetic-text): BERT's heads */
 };
 
 /* Distinct synthetic samples: speed runs measure training, not a random-number generator, so
@@ -55,7 +56,8 @@ int dataset_open(const char *spec, const char *dir, struct dataset *train, struc
  *   wordnet                WordNet's noun glosses in 5 classes (dir: /usr/share/wordnet unless given)
  *   sst5                   SST-5's train.txt and test.txt (PTB trees) in dir
  *   tsv                    train.tsv and test.tsv ("label<TAB>text") in dir
- *   synthetic-text[:VxL]   random ids below V (default 30522), L tokens (default the length), 2 classes */
+ *   synthetic-text[:VxL]   BERT pre-training data as the seeds': random ids below V (default 30522),
+ *                          L tokens (default the length), 15% masked, a next-sentence label */
 int dataset_open_seq(const char *spec, const char *dir, int seq_len, struct dataset *train, struct dataset *test,
                      struct dt_err *err);
 

@@ -527,14 +527,19 @@ int text_encode_wordpiece(const struct wordpiece *wp, const struct sentence_list
     return 0;
 }
 
-void text_synthetic_sample(uint64_t seed, long index, int vocab, int len, int classes, int32_t *ids, int *label)
+void text_synthetic_sample(uint64_t seed, long index, int vocab, int len, int32_t *ids, int32_t *mlm_labels,
+                           int *label)
 {
     struct rng r;
     rng_seed(&r, seed ^ (uint64_t)index * 0x9e3779b97f4a7c15ULL);
-    *label = (int)rng_below(&r, (uint64_t)classes);
-    ids[0] = TEXT_CLS;
-    for (int t = 1; t < len; t++)
+    *label = (int)rng_below(&r, 2);
+    ids[0] = TEXT_CLS, mlm_labels[0] = -1;
+    for (int t = 1; t < len; t++) {
         ids[t] = TEXT_FIRST_WORD + (int32_t)rng_below(&r, (uint64_t)(vocab - TEXT_FIRST_WORD));
+        mlm_labels[t] = -1;
+        if (rng_uniform(&r) < TEXT_MASKED_SHARE)
+            mlm_labels[t] = ids[t], ids[t] = TEXT_MASK;
+    }
 }
 
 void text_set_free(struct text_set *set)

@@ -10,7 +10,10 @@
 #include "dt_error.h"
 
 /* Special tokens: the ids every vocabulary dtrain builds starts with ([PAD] is SEQ_PAD_ID). */
-enum { TEXT_PAD = 0, TEXT_UNK = 1, TEXT_CLS = 2, TEXT_SEP = 3, TEXT_FIRST_WORD = 4 };
+enum { TEXT_PAD = 0, TEXT_UNK = 1, TEXT_CLS = 2, TEXT_SEP = 3, TEXT_MASK = 4, TEXT_FIRST_WORD = 5 };
+
+/* The share of tokens BERT's pre-training masks and predicts. */
+#define TEXT_MASKED_SHARE 0.15
 
 /* A word must occur this often in the training split to get its own id (else [UNK]). */
 #define TEXT_MIN_COUNT 2
@@ -80,8 +83,11 @@ int text_encode_wordpiece(const struct wordpiece *wp, const struct sentence_list
                           const struct sentence_list *test_text, int len, struct text_set *train, struct text_set *test,
                           struct dt_err *err);
 
-/* Random sequences of ids TEXT_FIRST_WORD..vocab-1 after [CLS], labels 0..classes-1, from seed. */
-void text_synthetic_sample(uint64_t seed, long index, int vocab, int len, int classes, int32_t *ids, int *label);
+/* A random pre-training sequence, as the seeds' synthetic BERT runs: [CLS], then ids
+ * TEXT_FIRST_WORD..vocab-1, of which TEXT_MASKED_SHARE are [MASK] with the id they hid in
+ * mlm_labels (-1 elsewhere), and a next-sentence label 0 or 1; from seed and index alone. */
+void text_synthetic_sample(uint64_t seed, long index, int vocab, int len, int32_t *ids, int32_t *mlm_labels,
+                           int *label);
 
 void text_set_free(struct text_set *set);
 

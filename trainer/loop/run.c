@@ -123,7 +123,9 @@ static int initial_state(struct run *r, const struct train_config *cfg, struct c
     return 0;
 }
 
-/* A language model reads token batches, the others images: each only its own kind of data. */
+/* A language model reads token batches, the others images: each only its own kind of data. BERT
+ * on pre-training data (synthetic-text) gets BertForPreTraining's heads, as the seeds ran it; the
+ * transformer stays the seeds' classifier (the next-sentence label its class). */
 static int build_model(struct run *r, const struct train_config *cfg, struct dt_err *err)
 {
     bool text = r->train.vocab > 0, seq_model = model_is_seq(cfg->model);
@@ -132,8 +134,14 @@ static int build_model(struct run *r, const struct train_config *cfg, struct dt_
                        cfg->dataset, text ? "text (try --model transformer)" : "images (try a text dataset: wordnet, "
                        "sst5, tsv, synthetic-text)");
     if (text)
-        return model_build_seq(&r->model, cfg->model, r->train.c, r->train.vocab, r->train.classes,
-                               cfg->dropout_set ? (float)cfg->dropout : TRAIN_DEFAULT_DROPOUT, err);
+        return model_build_seq(&r->model, cfg->model,
+                               &(struct seq_model_input){.tokens = r->train.c, .vocab = r->train.vocab,
+                                                         .classes = r->train.classes,
+                                                         .dropout = cfg->dropout_set ? (float)cfg->dropout
+                                                                                     : TRAIN_DEFAULT_DROPOUT,
+                                                         .pretraining = r->train.pretraining &&
+                                                                        strncmp(cfg->model, "bert", 4) == 0},
+                               err);
     if (cfg->dropout_set)
         return dt_fail(err, "--dropout is for the language models (transformer, bert-base, bert-large), not %s",
                        cfg->model);

@@ -1,5 +1,6 @@
 /* models_seq.c - the language models: BERT's encoder (post-LN, as HuggingFace's BertModel) with its
- * pooler and a classifier over the [CLS] token. `transformer` is the seeds' SST-5 classifier (6
+ * pooler and a classifier over the [CLS] token, or BertForPreTraining's heads where the data are
+ * for pre-training (masked tokens). `transformer` is the seeds' SST-5 classifier (6
  * layers, hidden 256, 4 heads); `bert-base` and `bert-large` are BERT's sizes. Parameters lie in
  * op order (embeddings first, the classifier last), as WFBP needs; each attention block's query,
  * key and value weights are one [3H][H] matrix (HuggingFace's three, stacked in that order). */
@@ -23,14 +24,22 @@ static int encoder_layer(struct model *m, int x, const struct encoder_size *e)
     return nn_layernorm(m, nn_add(m, nn_dropout(m, f, e->dropout), x));
 }
 
-/* Embeddings, the encoder, the pooler (dense + tanh over [CLS]) and the classifier. */
-static void build_classifier(struct model *m, const struct encoder_size *e, int vocab, int positions)
+/* Embeddings, the encoder and the pooler (dense + tanh over [CLS]); then the classifier, or
+ * BertForPreTraining's heads: the masked-LM transform (dense, GELU, layer norm) and decoder (the
+ * word table's weights, a bias of its own) over every token, next sentence over the pooled [CLS]. */
+static void build(struct model *m, const struct encoder_size *e, int vocab, int positions, bool pretraining)
 {
     int x = nn_dropout(m, nn_layernorm(m, nn_embed(m, 0, vocab, positions, 2, e->hidden)), e->dropout);
+    size_t word_table = m->ops[0].w;
     for (int l = 0; l < e->layers; l++)
         x = encoder_layer(m, x, e);
     int pooled = nn_tanh(m, nn_dense(m, nn_first_token(m, x), e->hidden));
-    nn_softmax_xent(m, nn_dense(m, pooled, m->classes));
+    if (!pretraining) {
+        nn_softmax_xent(m, nn_dense(m, pooled, m->classes));
+        return;
+    }
+    int t = nn_layernorm(m, nn_gelu(m, nn_dense(m, x, e->hidden)));
+    nn_pretrain_loss(m, nn_tied_dense(m, t, word_table, vocab), nn_dense(m, pooled, 2));
 }
 
 /* "NAME" or "NAME:LAYERSxHIDDENxHEADS" (the feed-forward is 4 x hidden, as BERT's). */
@@ -49,8 +58,7 @@ static int parse_size(const char *name, const char *base, struct encoder_size *e
     return 0;
 }
 
-int model_build_seq(struct model *m, const char *name, int tokens, int vocab, int classes, float dropout,
-                    struct dt_err *err)
+int model_build_seq(struct model *m, const char *name, const struct seq_model_input *in, struct dt_err *err)
 {
     static const struct {
         const char *name;
@@ -73,14 +81,15 @@ int model_build_seq(struct model *m, const char *name, int tokens, int vocab, in
     struct encoder_size e = models[i].size;
     if (parse_size(name, models[i].name, &e, err) < 0)
         return -1;
-    if (!(dropout >= 0 && dropout < 1))
-        return dt_fail(err, "dropout %g: expected a probability from 0 to below 1", dropout);
-    e.dropout = dropout;
-    int positions = models[i].positions ? models[i].positions : tokens;
-    if (tokens > positions)
-        return dt_fail(err, "model %s has %d positions, fewer than the %d tokens of a sequence", name, positions, tokens);
-    nn_begin(m, name, tokens, 1, SEQ_TOKEN_FIELDS, classes);
-    build_classifier(m, &e, vocab, positions);
+    if (!(in->dropout >= 0 && in->dropout < 1))
+        return dt_fail(err, "dropout %g: expected a probability from 0 to below 1", in->dropout);
+    e.dropout = in->dropout;
+    int positions = models[i].positions ? models[i].positions : in->tokens;
+    if (in->tokens > positions)
+        return dt_fail(err, "model %s has %d positions, fewer than the %d tokens of a sequence", name, positions,
+                       in->tokens);
+    nn_begin(m, name, in->tokens, 1, SEQ_TOKEN_FIELDS, in->pretraining ? 2 : in->classes);
+    build(m, &e, in->vocab, positions, in->pretraining);
     if (m->failed || nn_finish(m) < 0) {
         model_free(m);
         return dt_fail(err, "out of memory building %s", name);

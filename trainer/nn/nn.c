@@ -251,6 +251,28 @@ int nn_dropout(struct model *m, int in, float rate)
     return output_of_last_op(m, s.c, s.h, s.w);
 }
 
+int nn_tied_dense(struct model *m, int in, size_t table, int out_features)
+{
+    struct tensor_shape s = m->tensors[in];
+    if (!new_op(m, OP_TIED_DENSE, in))
+        return 0;
+    size_t b = new_params(m, (size_t)out_features, INIT_CONSTANT, 0.0f);
+    struct op *op = &m->ops[m->num_ops - 1];
+    op->w = op->b = b;
+    op->tied = (struct op_tied){.table = table, .out_features = out_features};
+    return output_of_last_op(m, s.c, s.h, out_features);
+}
+
+int nn_pretrain_loss(struct model *m, int mlm_logits, int nsp_logits)
+{
+    struct op *op = new_op(m, OP_PRETRAIN_LOSS, mlm_logits);
+    if (!op)
+        return 0;
+    op->in2 = nsp_logits;
+    m->logits = nsp_logits;   /* what evaluations count right answers of */
+    return output_of_last_op(m, 1, 1, 1);
+}
+
 int nn_softmax_xent(struct model *m, int logits)
 {
     if (!new_op(m, OP_SOFTMAX_XENT, logits))

@@ -26,6 +26,8 @@ enum op_kind {
     OP_ATTENTION,             /* multi-head self-attention of [query, key, value] per token */
     OP_FIRST_TOKEN,           /* each sequence's first token ([CLS]) */
     OP_DROPOUT,               /* in training, each element zeroed with probability rate, the rest scaled */
+    OP_TIED_DENSE,            /* a dense layer whose weights are another op's (the MLM decoder: the word table) */
+    OP_PRETRAIN_LOSS,         /* BERT's pre-training loss: masked LM (in) plus next sentence (in2) */
     OP_KIND_COUNT
 };
 
@@ -59,6 +61,10 @@ struct op_attention {
 struct op_dropout {
     float rate;
 };
+struct op_tied {
+    size_t table;             /* offset of the weights [out][in] it shares (it owns only its bias, at w) */
+    int out_features;
+};
 
 struct op {
     enum op_kind kind;
@@ -73,6 +79,7 @@ struct op {
         struct op_embed embed;
         struct op_attention attention;
         struct op_dropout dropout;
+        struct op_tied tied;
     };
 };
 
@@ -109,10 +116,15 @@ int model_build(struct model *m, const char *name, int c, int h, int w, int clas
 /* Builds a language model over token batches of `tokens` tokens with ids below `vocab`:
  * transformer (the seeds' SST-5 classifier: 6 layers, hidden 256, 4 heads), bert-base, bert-large,
  * or any of them with a size, "transformer:LAYERSxHIDDENxHEADS"; a classifier into `classes` over
- * the pooled [CLS] token; `dropout` after the embeddings and each attention and feed-forward block
- * (BERT's hidden dropout; 0: none). Returns 0, or -1 with err. */
-int model_build_seq(struct model *m, const char *name, int tokens, int vocab, int classes, float dropout,
-                    struct dt_err *err);
+ * the pooled [CLS] token, or BERT's pre-training heads; `dropout` after the embeddings and each
+ * attention and feed-forward block (BERT's hidden dropout; 0: none). Returns 0, or -1 with err. */
+struct seq_model_input {
+    int tokens, vocab, classes;
+    float dropout;
+    bool pretraining;         /* BertForPreTraining's heads (masked LM tied to the word table, next
+                                 sentence over [CLS]) instead of the classifier; classes is then 2 */
+};
+int model_build_seq(struct model *m, const char *name, const struct seq_model_input *in, struct dt_err *err);
 
 /* Is `name` one of model_build_seq's? */
 bool model_is_seq(const char *name);

@@ -33,6 +33,12 @@ int nn_attention(struct model *m, int qkv, int heads);
 int nn_first_token(struct model *m, int in);
 /* Training only; rate 0 returns `in` itself (no op). */
 int nn_dropout(struct model *m, int in, float rate);
+/* A dense layer over each token with the weights [out][in] at `table` (another op's: BERT's MLM
+ * decoder shares the word embeddings) and a bias of its own. */
+int nn_tied_dense(struct model *m, int in, size_t table, int out_features);
+/* BERT's pre-training loss: masked-LM logits [T][vocab] (labels in the token batch) and
+ * next-sentence logits [2] (the batch's labels); ends the graph. */
+int nn_pretrain_loss(struct model *m, int mlm_logits, int nsp_logits);
 
 /* The loss over the class scores in tensor logits (sets m->logits); every model ends with one. */
 int nn_softmax_xent(struct model *m, int logits);

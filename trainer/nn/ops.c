@@ -362,6 +362,48 @@ static void dropout_backward(const struct pass *p, const struct op *op, bool acc
                             op->dropout.rate, acc);
 }
 
+/* The MLM decoder: the backend's linear kernels with the shared table as weights. */
+static void tied_forward(struct pass *p, const struct op *op)
+{
+    p->be->linear_forward(p->be->state, in_of(p, op), p->params + op->tied.table, p->params + op->b,
+                          p->ws->act[op->out], rows_of(p, op->in), features_of(p->m, op->in), op->tied.out_features);
+}
+
+static void tied_backward(const struct pass *p, const struct op *op, bool acc)
+{
+    p->be->linear_backward(p->be->state, in_of(p, op), p->params + op->tied.table, p->ws->grad[op->out], din_of(p, op),
+                           p->grads + op->tied.table, p->grads + op->b, rows_of(p, op->in), features_of(p->m, op->in),
+                           op->tied.out_features, acc);
+}
+
+static size_t tied_params(const struct model *m, const struct op *op)
+{
+    (void)m;
+    return (size_t)op->tied.out_features;   /* its bias: the weights are the table's owner's */
+}
+
+static double tied_macs(const struct model *m, const struct op *op)
+{
+    return (double)m->tensors[op->in].c * m->tensors[op->in].h * features_of(m, op->in) * op->tied.out_features;
+}
+
+/* Masked LM plus next sentence, as BertForPreTraining's total loss; both gradients written here. */
+static void pretrain_loss_forward(struct pass *p, const struct op *op)
+{
+    int counted;
+    double mlm = p->be->token_xent(p->be->state, p->ws->act[op->in], p->ws->input,
+                                   p->training ? p->ws->grad[op->in] : NULL, rows_of(p, op->in),
+                                   features_of(p->m, op->in), &counted);
+    double nsp = p->be->softmax_xent(p->be->state, p->ws->act[op->in2], p->labels,
+                                     p->training ? p->ws->grad[op->in2] : NULL, p->n, p->m->classes, &p->correct);
+    p->loss = mlm + nsp;
+}
+
+static bool has_token_xent(const struct backend *be)
+{
+    return be->token_xent != NULL;
+}
+
 static bool has_dropout(const struct backend *be)
 {
     return be->dropout_forward && be->dropout_backward;
@@ -402,4 +444,8 @@ const struct op_type op_types[OP_KIND_COUNT] = {
                         .backward = first_token_backward, .runs_on = has_seq_kernels},
     [OP_DROPOUT] = {.name = "dropout", .inputs = 1, .saved_bytes = dropout_saved, .forward = dropout_forward,
                     .backward = dropout_backward, .runs_on = has_dropout},
+    [OP_TIED_DENSE] = {.name = "tied_dense", .inputs = 1, .owns_params = true, .param_count = tied_params,
+                       .forward = tied_forward, .backward = tied_backward, .forward_macs = tied_macs},
+    [OP_PRETRAIN_LOSS] = {.name = "pretrain_loss", .inputs = 2, .is_loss = true, .forward = pretrain_loss_forward,
+                          .backward = softmax_xent_backward, .runs_on = has_token_xent},
 };
