@@ -20,3 +20,20 @@ int atomic_write(const char *path, atomic_fill fill, const void *arg, struct dt_
     }
     return 0;
 }
+
+int write_fully(int fd, const void *data, size_t bytes)
+{
+    for (const char *p = data; bytes > 0;) {
+        ssize_t n = write(fd, p, bytes);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = ENOSPC;
+            return -1;
+        }
+        p += n;
+        bytes -= (size_t)n;
+    }
+    return 0;
+}

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
+
 #define CACHE_MAX_BYTES (64 << 20)   /* a big node's export is ~1 MB; more is not ours */
 
 static const char *default_cache_dir(void)
@@ -136,20 +138,6 @@ static int read_cache(int dir_fd, const char *dir, const char *name, char **xml,
     return rc < 0 ? dt_fail(err, "%s/%s: cannot be read whole", dir, name) : rc;
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Writes a fresh temporary file (O_EXCL) and renames it over the cache: readers see the old file
  * or the whole new one, never half. */
 static int write_cache(const struct topo *topo, int dir_fd, const char *dir, const char *name, struct dt_err *err)
@@ -163,7 +151,7 @@ static int write_cache(const struct topo *topo, int dir_fd, const char *dir, con
     int fd = open_inside(dir_fd, dir, tmp, O_WRONLY | O_CREAT | O_EXCL, err);
     int rc = fd < 0 ? -1 : 0;
     if (fd >= 0) {
-        if (write_all(fd, xml, (size_t)len - 1) < 0 || fsync(fd) < 0)   /* len counts the NUL */
+        if (write_fully(fd, xml, (size_t)len - 1) < 0 || fsync(fd) < 0)   /* len counts the NUL */
             rc = dt_fail(err, "cannot write %s/%s: %s", dir, tmp, strerror(errno));
         close(fd);
         if (rc == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)

@@ -93,42 +93,11 @@ static int read_tree(struct tree_reader *t, const char *path, long number, int d
     return label;
 }
 
-int text_read_ptb(const char *path, struct sentence_list *out, struct dt_err *err)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return dt_fail(err, "%s: %s", path, strerror(errno));
-    char *line = NULL;
-    size_t size = 0;
-    long number = 0;
-    int rc = 0;
-    ssize_t length;
-    while (rc == 0 && (length = getline(&line, &size, f)) > 0) {
-        number++;
-        line[strcspn(line, "\r\n")] = '\0';
-        if (line[0] == '\0')
-            continue;
-        struct tree_reader t = {.line = line, .at = line, .words = malloc((size_t)length + 1)};
-        if (!t.words) {
-            rc = dt_fail(err, "out of memory");
-            break;
-        }
-        int label = read_tree(&t, path, number, 0, err);
-        if (label >= 0 && *t.at != '\0')
-            label = tree_error(&t, path, number, "text after the tree's closing ')'", err);
-        rc = label < 0 ? -1 : push_sentence(out, t.words, t.used ? t.used - 1 : 0, label, err);
-        free(t.words);
-    }
-    free(line);
-    fclose(f);
-    if (rc == 0 && out->count == 0)
-        rc = dt_fail(err, "%s: no sentences", path);
-    return rc;
-}
+/* Reads a sentence file line by line, each non-empty line (its CR/LF cut) through one_line;
+ * a file without sentences is an error too. */
+typedef int (*sentence_line)(const char *path, long number, char *line, struct sentence_list *out, struct dt_err *err);
 
-/* ---------- TSV ---------- */
-
-int text_read_tsv(const char *path, struct sentence_list *out, struct dt_err *err)
+static int read_sentences(const char *path, sentence_line one_line, struct sentence_list *out, struct dt_err *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -140,20 +109,48 @@ int text_read_tsv(const char *path, struct sentence_list *out, struct dt_err *er
     while (rc == 0 && getline(&line, &size, f) > 0) {
         number++;
         line[strcspn(line, "\r\n")] = '\0';
-        if (line[0] == '\0')
-            continue;
-        char *tab = strchr(line, '\t'), *end;
-        long label = tab ? strtol(line, &end, 10) : -1;
-        if (!tab || end != tab || tab == line || label < 0 || label > 255)
-            rc = dt_fail(err, "%s:%ld: expected \"LABEL<TAB>text\" with a label from 0 to 255", path, number);
-        else
-            rc = push_sentence(out, tab + 1, strlen(tab + 1), (int)label, err);
+        if (line[0] != '\0')
+            rc = one_line(path, number, line, out, err);
     }
     free(line);
     fclose(f);
     if (rc == 0 && out->count == 0)
         rc = dt_fail(err, "%s: no sentences", path);
     return rc;
+}
+
+static int ptb_line(const char *path, long number, char *line, struct sentence_list *out, struct dt_err *err)
+{
+    struct tree_reader t = {.line = line, .at = line, .words = malloc(strlen(line) + 1)};
+    if (!t.words)
+        return dt_fail(err, "out of memory");
+    int label = read_tree(&t, path, number, 0, err);
+    if (label >= 0 && *t.at != '\0')
+        label = tree_error(&t, path, number, "text after the tree's closing ')'", err);
+    int rc = label < 0 ? -1 : push_sentence(out, t.words, t.used ? t.used - 1 : 0, label, err);
+    free(t.words);
+    return rc;
+}
+
+int text_read_ptb(const char *path, struct sentence_list *out, struct dt_err *err)
+{
+    return read_sentences(path, ptb_line, out, err);
+}
+
+/* ---------- TSV ---------- */
+
+static int tsv_line(const char *path, long number, char *line, struct sentence_list *out, struct dt_err *err)
+{
+    char *tab = strchr(line, '\t'), *end;
+    long label = tab ? strtol(line, &end, 10) : -1;
+    if (!tab || end != tab || tab == line || label < 0 || label > 255)
+        return dt_fail(err, "%s:%ld: expected \"LABEL<TAB>text\" with a label from 0 to 255", path, number);
+    return push_sentence(out, tab + 1, strlen(tab + 1), (int)label, err);
+}
+
+int text_read_tsv(const char *path, struct sentence_list *out, struct dt_err *err)
+{
+    return read_sentences(path, tsv_line, out, err);
 }
 
 /* ---------- WordNet glosses ---------- */

@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "atomic_file.h"
+
 #define CK_MAGIC "DTRAINCK"
 #define CK_FORMAT 2   /* 1: the CRC covered the payload only (such files are passed over) */
 
@@ -58,20 +60,6 @@ static uLong crc_of(uLong crc, const void *data, size_t bytes)
         done += chunk;
     }
     return crc;
-}
-
-static int write_all(int fd, const void *data, size_t bytes)
-{
-    for (const char *p = data; bytes > 0;) {
-        ssize_t n = write(fd, p, bytes);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        bytes -= (size_t)n;
-    }
-    return 0;
 }
 
 static int fsync_dir(const char *dir)
@@ -152,9 +140,9 @@ int checkpoint_save(const char *dir, const struct checkpoint *ck, struct dt_err 
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return dt_fail(err, "checkpoint %s: %s", tmp, strerror(errno));
-    bool ok = write_all(fd, &h, sizeof h) == 0;
+    bool ok = write_fully(fd, &h, sizeof h) == 0;
     for (int i = 0; i < n && ok; i++)
-        ok = write_all(fd, parts[i].data, parts[i].bytes) == 0;
+        ok = write_fully(fd, parts[i].data, parts[i].bytes) == 0;
     ok = ok && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
     /* rename is atomic: a reader sees the old set of files or the new one, never half a file */
