@@ -1,10 +1,13 @@
 #!/usr/bin/python3
-"""seq_torch.py DIR N T VOCAB CLASSES LAYERS HIDDEN HEADS FFN - test_seq's PyTorch side.
+"""seq_torch.py DIR N T VOCAB CLASSES LAYERS HIDDEN HEADS FFN [pretraining] - test_seq's PyTorch side.
 
 Builds dtrain's language-model classifier (BERT's post-LN encoder, pooler over [CLS], classifier)
 from the flat float32 parameters test_seq wrote in dtrain's order (DIR/params.f32), runs the token
 batch (DIR/tokens.f32: per token its id, segment and masked-LM label; id 0 is padding) and labels (DIR/labels.f32),
-and writes the loss and every parameter's gradient, in the same order, to DIR/grads.f32.
+and writes the loss and every parameter's gradient, in the same order, to DIR/grads.f32. With
+"pretraining" the heads are BertForPreTraining's as dtrain lays them out: after the pooler, the
+masked-LM transform (dense, GELU, layer norm), the decoder's bias (its weights the word table),
+next sentence; the loss is next sentence plus the masked LM over the tokens with a label.
 """
 import os
 import sys
@@ -19,10 +22,11 @@ EPS = 1e-12  # BERT's layer-norm epsilon
 def main():
     d = sys.argv[1]
     n, T, vocab, classes, layers, hidden, heads, ffn = (int(a) for a in sys.argv[2:10])
+    pretraining = len(sys.argv) > 10 and sys.argv[10] == "pretraining"
     flat = torch.from_file(os.path.join(d, "params.f32"), size=os.path.getsize(os.path.join(d, "params.f32")) // 4,
                            dtype=torch.float32).clone().requires_grad_(True)
     tok = torch.from_file(os.path.join(d, "tokens.f32"), size=n * T * 3, dtype=torch.float32).view(n, T, 3)
-    ids, segs = tok[..., 0].long(), tok[..., 1].long()
+    ids, segs, mlm_labels = tok[..., 0].long(), tok[..., 1].long(), tok[..., 2].long()
     labels = torch.from_file(os.path.join(d, "labels.f32"), size=n, dtype=torch.float32).long()
 
     at = [0]
@@ -50,9 +54,15 @@ def main():
         f = F.linear(F.gelu(F.linear(x, take(ffn, H), take(ffn))), take(H, ffn), take(H))
         x = F.layer_norm(f + x, (H,), take(H), take(H), EPS)
     pooled = torch.tanh(F.linear(x[:, 0], take(H, H), take(H)))
-    logits = F.linear(pooled, take(classes, H), take(classes))
+    if pretraining:
+        t = F.layer_norm(F.gelu(F.linear(x, take(H, H), take(H))), (H,), take(H), take(H), EPS)
+        mlm = F.linear(t, word, take(vocab))  # the decoder: the word table's weights
+        nsp = F.linear(pooled, take(2, H), take(2))
+        loss = F.cross_entropy(nsp, labels) + F.cross_entropy(mlm.reshape(-1, vocab), mlm_labels.reshape(-1),
+                                                             ignore_index=-1)
+    else:
+        loss = F.cross_entropy(F.linear(pooled, take(classes, H), take(classes)), labels)
     assert at[0] == flat.numel(), f"{at[0]} parameters used, {flat.numel()} given"
-    loss = F.cross_entropy(logits, labels)
     loss.backward()
     with open(os.path.join(d, "grads.f32"), "wb") as out:
         out.write(torch.tensor([loss.item()], dtype=torch.float32).numpy().tobytes())

@@ -392,19 +392,14 @@ static int write_floats(const char *path, const float *v, size_t count)
 /* The same weights and batch through PyTorch (tests/seq_torch.py builds the model from the flat
  * parameters in dtrain's order): the loss, and every parameter tensor's gradient, within 1e-4
  * relative in float32. */
-static void test_matches_pytorch(void **state)
+static void compare_with_pytorch(bool pretraining)
 {
-    (void)state;
-    if (system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
-        printf("SKIP: PyTorch comparison of the language models (python3-torch is not installed)\n");
-        return;
-    }
     const int n = 4, T = 16, vocab = 50, classes = 5, layers = 2, hidden = 32, heads = 4;
     char name[64], dir[] = "/tmp/dtrain-test-seq-XXXXXX", path[256], cmd[8192];
     snprintf(name, sizeof name, "transformer:%dx%dx%d", layers, hidden, heads);
     assert_non_null(mkdtemp(dir));
     struct model m;
-    build(&m, name, T, vocab, classes);
+    build_as(&m, name, T, vocab, classes, 0, pretraining);
     struct run r;
     setup_run(&m, backend_reference(), &r, n, vocab, 21);
     double loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &(struct batch){.n = n, .x = r.x, .labels = r.labels},
@@ -421,8 +416,8 @@ static void test_matches_pytorch(void **state)
     assert_int_equal(write_floats(path, labels, (size_t)n), 0);
     char script[4096];
     tu_fixture(script, sizeof script, "../seq_torch.py");
-    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 /usr/bin/python3 %s %s %d %d %d %d %d %d %d %d", script, dir, n, T,
-             vocab, classes, layers, hidden, heads, 4 * hidden);
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 /usr/bin/python3 %s %s %d %d %d %d %d %d %d %d %s", script, dir, n, T,
+             vocab, classes, layers, hidden, heads, 4 * hidden, pretraining ? "pretraining" : "");
     assert_int_equal(system(cmd), 0);
     snprintf(path, sizeof path, "%s/grads.f32", dir);
     float *torch_grads = malloc(m.num_params * sizeof(float)), torch_loss = 0;
@@ -433,14 +428,25 @@ static void test_matches_pytorch(void **state)
     assert_int_equal(fgetc(f), EOF);
     fclose(f);
     double worst = worst_tensor_difference(&m, r.grads, torch_grads);
-    print_message("PyTorch %s: loss %.7f vs %.7f, gradients %.1e (worst tensor, relative)\n", name, loss, torch_loss,
-                  worst);
+    print_message("PyTorch %s%s: loss %.7f vs %.7f, gradients %.1e (worst tensor, relative)\n", name,
+                  pretraining ? " with the pre-training heads" : "", loss, torch_loss, worst);
     assert_true(fabs(loss - torch_loss) <= 1e-5 * fabs(loss));
     assert_true(worst <= 1e-4);
     free(torch_grads), free(labels);
     free_run(&m, backend_reference(), &r);
     model_free(&m);
     assert_int_equal(tu_remove_tree(dir), 0);
+}
+
+static void test_matches_pytorch(void **state)
+{
+    (void)state;
+    if (system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+        printf("SKIP: PyTorch comparison of the language models (python3-torch is not installed)\n");
+        return;
+    }
+    compare_with_pytorch(false);
+    compare_with_pytorch(true);   /* masked LM through the tied decoder, and next sentence */
 }
 
 int main(void)

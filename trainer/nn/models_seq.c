@@ -39,7 +39,9 @@ static void build(struct model *m, const struct encoder_size *e, int vocab, int 
         return;
     }
     int t = nn_layernorm(m, nn_gelu(m, nn_dense(m, x, e->hidden)));
-    nn_pretrain_loss(m, nn_tied_dense(m, t, word_table, vocab), nn_dense(m, pooled, 2));
+    int mlm = nn_tied_dense(m, t, word_table, vocab);   /* one op a statement: C leaves the order of */
+    int nsp = nn_dense(m, pooled, 2);                   /* arguments open, and parameters lie in op order */
+    nn_pretrain_loss(m, mlm, nsp);
 }
 
 /* "NAME" or "NAME:LAYERSxHIDDENxHEADS" (the feed-forward is 4 x hidden, as BERT's). */
