@@ -185,6 +185,8 @@ int plot_write(const char *prefix, const char *title, const struct plot_series *
                 a.max_gpus = series[s].points[k].total_gpus;
     }
     snprintf(path, sizeof path, "%s.dat", prefix);
+    if (make_parent_dirs(path) < 0)   /* -o results/plots/scaling: the folders are made */
+        return dt_fail(err, "cannot make the folder of %s: %s", prefix, strerror(errno));
     if (atomic_write(path, write_data, &a, err) < 0)
         return -1;
     snprintf(path, sizeof path, "%s.gp", prefix);

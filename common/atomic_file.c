@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int atomic_write(const char *path, atomic_fill fill, const void *arg, struct dt_err *err)
@@ -36,4 +37,33 @@ int write_fully(int fd, const void *data, size_t bytes)
         bytes -= (size_t)n;
     }
     return 0;
+}
+
+int make_dirs(const char *dir)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+int make_parent_dirs(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    return make_dirs(dir);
 }

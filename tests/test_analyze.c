@@ -453,7 +453,7 @@ static void test_plot_renders_pictures(void **state)
     (void)state;
     char dir[] = "/tmp/dtrain-test-plot-XXXXXX", prefix[64], path[128], records[4200];
     assert_non_null(mkdtemp(dir));
-    snprintf(prefix, sizeof prefix, "%s/scaling", dir);
+    snprintf(prefix, sizeof prefix, "%s/plots/scaling", dir);   /* the folder plots is made (issue 18) */
     tu_fixture(records, sizeof records, "records");
     struct tu_result r;
     run_analyze((char *[]){"plot", "--output", prefix, records, NULL}, &r);
@@ -514,7 +514,7 @@ static void test_plot_renders_pictures(void **state)
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "--series \"color\": expected gpus-per-node, tag or method"));
     tu_result_free(&r);
-    assert_int_equal(rmdir(dir), 0);
+    assert_int_equal(tu_remove_tree(dir), 0);
 }
 
 /* A hand-made trace of two steps (tests/fixtures/timeline): step 1 of 10 ms (forward 3, backward

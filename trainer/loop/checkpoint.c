@@ -105,21 +105,6 @@ static int list_steps(const char *dir, long *steps, int max)
 }
 
 /* mkdir -p */
-static int make_dirs(const char *dir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0755) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 int checkpoint_save(const char *dir, const struct checkpoint *ck, struct dt_err *err)
 {
     if (make_dirs(dir) < 0)
