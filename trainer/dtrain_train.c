@@ -471,28 +471,41 @@ static int write_record(struct comm *comm, const struct train_config *cfg, const
     return rc;
 }
 
+/* A record's shape from the launcher's variables alone, for records written without the other
+ * ranks: world ranks, the node list and count (DTRAIN_NODELIST, DTRAIN_NODES), and each rank's
+ * host where one rank runs a node (the list then names them in rank order), else "". The
+ * caller frees rec->hostnames and hosts. 0, or -1 when out of memory. */
+static int shape_from_launcher(struct run_record *rec, int world, struct hostlist *hosts)
+{
+    const char *nodelist = getenv("DTRAIN_NODELIST") ? getenv("DTRAIN_NODELIST") : "";
+    struct dt_err ignored;
+    hostlist_init(hosts);
+    bool one_per_node = nodelist[0] && hostlist_expand(nodelist, hosts, &ignored) == 0 && hosts->count == (size_t)world;
+    rec->world_size = world;
+    rec->nodelist = (char *)nodelist;
+    rec->nodes = getenv("DTRAIN_NODES") ? atoi(getenv("DTRAIN_NODES")) : 1;
+    if (!(rec->hostnames = calloc((size_t)world, sizeof *rec->hostnames)))
+        return -1;
+    for (int r = 0; r < world; r++)
+        rec->hostnames[r] = one_per_node ? (char *)hostlist_nth(hosts, (size_t)r) : (char *)"";
+    return 0;
+}
+
 /* The record of a multi-rank run that failed, written by a rank that saw it fail, before the job
- * ends: no collective (the other ranks may be dead, hung, or about to be killed). The other ranks'
- * hosts are known only with one rank a node (the launcher's DTRAIN_NODELIST), else left "". Under
- * a launcher that names the job, the first such record of the job step is the one kept. */
+ * ends: no collective (the other ranks may be dead, hung, or about to be killed). Under a
+ * launcher that names the job, the first such record of the job step is the one kept. */
 static void record_failure(struct comm *comm, const struct train_config *cfg, const struct train_result *res,
                            long start, const char *error)
 {
     char message[600];
     snprintf(message, sizeof message, "rank %d on %s: %s", comm->rank, comm->hostname, error);
-    struct run_record rec = {.world_size = comm->world, .nodes = 1};
-    const char *nodelist = getenv("DTRAIN_NODELIST");
+    struct run_record rec = {0};
     struct hostlist hosts;
-    hostlist_init(&hosts);
     struct dt_err err;
-    bool one_per_node = nodelist && hostlist_expand(nodelist, &hosts, &err) == 0 && hosts.count == (size_t)comm->world;
-    rec.hostnames = calloc((size_t)comm->world, sizeof *rec.hostnames);
-    if (rec.hostnames) {
-        for (int r = 0; r < comm->world; r++)
-            rec.hostnames[r] = one_per_node ? (char *)hostlist_nth(&hosts, (size_t)r) : (char *)"";
+    if (shape_from_launcher(&rec, comm->world, &hosts) == 0) {
         rec.hostnames[comm->rank] = (char *)comm->hostname;
-        rec.nodelist = (char *)(nodelist ? nodelist : comm->hostname);
-        rec.nodes = getenv("DTRAIN_NODES") ? atoi(getenv("DTRAIN_NODES")) : 1;
+        if (!rec.nodelist[0])
+            rec.nodelist = (char *)comm->hostname;
         describe_run(cfg, res, start, message, &rec);
         bool written;
         if (record_append_failure(record_path, &rec, &written, &err) < 0)
@@ -510,17 +523,10 @@ static int record_lost_run(const struct train_config *cfg)
     int world = 1;
     if (getenv("WORLD_SIZE") && dt_parse_int(getenv("WORLD_SIZE"), 1, 1 << 24, &world) < 0)
         return fprintf(stderr, "dtrain-train: WORLD_SIZE=\"%s\" is not a rank count\n", getenv("WORLD_SIZE")), 2;
-    const char *nodelist = getenv("DTRAIN_NODELIST") ? getenv("DTRAIN_NODELIST") : "";
+    struct run_record rec = {0};
     struct hostlist hosts;
-    hostlist_init(&hosts);
     struct dt_err err;
-    bool one_per_node = nodelist[0] && hostlist_expand(nodelist, &hosts, &err) == 0 && hosts.count == (size_t)world;
-    struct run_record rec = {.world_size = world, .nodelist = (char *)nodelist,
-                             .nodes = getenv("DTRAIN_NODES") ? atoi(getenv("DTRAIN_NODES")) : 1};
-    rec.hostnames = calloc((size_t)world, sizeof *rec.hostnames);
-    int rc = rec.hostnames ? 0 : 1;
-    for (int r = 0; r < world && rc == 0; r++)
-        rec.hostnames[r] = one_per_node ? (char *)hostlist_nth(&hosts, (size_t)r) : (char *)"";
+    int rc = shape_from_launcher(&rec, world, &hosts) == 0 ? 0 : 1;
     if (rc == 0) {
         describe_run(cfg, NULL, (long)time(NULL), record_failure_text, &rec);
         if (record_append(record_path, &rec, &err) < 0) {

@@ -284,15 +284,14 @@ static void count_token(void *ctx, const char *token, int length)
     v->counts[i]++;
 }
 
-static const struct vocab *sort_vocab;
-
 /* Most frequent first, ties alphabetically: the same ids on every rank and every run. */
-static int by_count(const void *a, const void *b)
+static int by_count(const void *a, const void *b, void *table)
 {
+    const struct vocab *v = table;
     size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    if (sort_vocab->counts[i] != sort_vocab->counts[j])
-        return sort_vocab->counts[i] > sort_vocab->counts[j] ? -1 : 1;
-    return strcmp(sort_vocab->words[i], sort_vocab->words[j]);
+    if (v->counts[i] != v->counts[j])
+        return v->counts[i] > v->counts[j] ? -1 : 1;
+    return strcmp(v->words[i], v->words[j]);
 }
 
 static int assign_ids(struct vocab *v, int *size)
@@ -303,8 +302,7 @@ static int assign_ids(struct vocab *v, int *size)
     for (size_t i = 0; i < v->cap; i++)
         if (v->words[i] && v->counts[i] >= TEXT_MIN_COUNT)
             order[kept++] = i;
-    sort_vocab = v;
-    qsort(order, kept, sizeof *order, by_count);
+    qsort_r(order, kept, sizeof *order, by_count, v);
     for (size_t i = 0; i < v->cap; i++)
         v->ids[i] = TEXT_UNK;
     for (size_t k = 0; k < kept; k++)
@@ -336,22 +334,37 @@ static void encode_token(void *ctx, const char *token, int length)
     e->ids[e->at++] = e->v->words[i] ? e->v->ids[i] : TEXT_UNK;
 }
 
-static int encode_split(const struct sentence_list *text, const struct vocab *v, int len, int vocab,
-                        struct text_set *out, struct dt_err *err)
+/* Writes a sentence's ids after [CLS] into ids (at most max); the rest stays [PAD] (0). */
+typedef void (*sentence_encoder)(const void *table, const char *text, int32_t *ids, int max);
+
+static void encode_words(const void *table, const char *text, int32_t *ids, int max)
 {
-    memset(out, 0, sizeof *out);
-    out->count = text->count, out->len = len, out->vocab = vocab;
-    out->ids = calloc((size_t)text->count * len, sizeof *out->ids);
-    out->labels = malloc((size_t)text->count);
-    if (!out->ids || !out->labels)
-        return dt_fail(err, "out of memory for %ld sentences of %d tokens", text->count, len);
-    for (long s = 0; s < text->count; s++) {
-        struct encoder e = {.v = v, .ids = out->ids + (size_t)s * len, .len = len, .at = 1};
-        e.ids[0] = TEXT_CLS;
-        text_basic_tokens(text->texts[s], encode_token, &e);   /* the rest stays [PAD] (0) */
-        out->labels[s] = text->labels[s];
-        out->classes = text->labels[s] >= out->classes ? text->labels[s] + 1 : out->classes;
+    struct encoder e = {.v = table, .ids = ids, .len = max, .at = 0};
+    text_basic_tokens(text, encode_token, &e);
+}
+
+/* Both splits, each sentence [CLS] and its ids, with the classes either split names. */
+static int encode_splits(const struct sentence_list *texts[2], int len, int vocab, int32_t cls,
+                         sentence_encoder encode, const void *table, struct text_set *sets[2], struct dt_err *err)
+{
+    for (int k = 0; k < 2; k++) {
+        struct text_set *out = sets[k];
+        memset(out, 0, sizeof *out);
+        out->count = texts[k]->count, out->len = len, out->vocab = vocab;
+        out->ids = calloc((size_t)out->count * len, sizeof *out->ids);
+        out->labels = malloc((size_t)out->count + 1);
+        if (!out->ids || !out->labels)
+            return dt_fail(err, "out of memory for %ld sentences of %d tokens", out->count, len);
+        for (long s = 0; s < out->count; s++) {
+            int32_t *ids = out->ids + (size_t)s * len;
+            ids[0] = cls;
+            encode(table, texts[k]->texts[s], ids + 1, len - 1);
+            out->labels[s] = texts[k]->labels[s];
+            out->classes = out->labels[s] >= out->classes ? out->labels[s] + 1 : out->classes;
+        }
     }
+    int classes = sets[0]->classes > sets[1]->classes ? sets[0]->classes : sets[1]->classes;
+    sets[0]->classes = sets[1]->classes = classes;
     return 0;
 }
 
@@ -366,13 +379,8 @@ int text_encode(const struct sentence_list *train_text, const struct sentence_li
     int size = 0;
     int rc = v.failed || assign_ids(&v, &size) < 0 ? dt_fail(err, "out of memory for the vocabulary") : 0;
     if (rc == 0)
-        rc = encode_split(train_text, &v, len, size, train, err);
-    if (rc == 0)
-        rc = encode_split(test_text, &v, len, size, test, err);
-    if (rc == 0) {   /* both splits name the same classes */
-        int classes = train->classes > test->classes ? train->classes : test->classes;
-        train->classes = test->classes = classes;
-    }
+        rc = encode_splits((const struct sentence_list *[2]){train_text, test_text}, len, size, TEXT_CLS, encode_words,
+                           &v, (struct text_set *[2]){train, test}, err);
     vocab_free(&v);
     return rc;
 }
@@ -497,31 +505,17 @@ int text_wordpiece_ids(const struct wordpiece *wp, const char *text, int32_t *id
     return w.count;
 }
 
+static void encode_pieces(const void *table, const char *text, int32_t *ids, int max)
+{
+    text_wordpiece_ids(table, text, ids, max);
+}
+
 int text_encode_wordpiece(const struct wordpiece *wp, const struct sentence_list *train_text,
                           const struct sentence_list *test_text, int len, struct text_set *train, struct text_set *test,
                           struct dt_err *err)
 {
-    const struct sentence_list *texts[2] = {train_text, test_text};
-    struct text_set *sets[2] = {train, test};
-    for (int k = 0; k < 2; k++) {
-        struct text_set *out = sets[k];
-        memset(out, 0, sizeof *out);
-        out->count = texts[k]->count, out->len = len, out->vocab = wp->size;
-        out->ids = calloc((size_t)out->count * len, sizeof *out->ids);
-        out->labels = malloc((size_t)out->count + 1);
-        if (!out->ids || !out->labels)
-            return dt_fail(err, "out of memory for %ld sentences of %d tokens", out->count, len);
-        for (long s = 0; s < out->count; s++) {
-            int32_t *ids = out->ids + (size_t)s * len;
-            ids[0] = wp->cls;
-            text_wordpiece_ids(wp, texts[k]->texts[s], ids + 1, len - 1);
-            out->labels[s] = texts[k]->labels[s];
-            out->classes = out->labels[s] >= out->classes ? out->labels[s] + 1 : out->classes;
-        }
-    }
-    int classes = train->classes > test->classes ? train->classes : test->classes;
-    train->classes = test->classes = classes;
-    return 0;
+    return encode_splits((const struct sentence_list *[2]){train_text, test_text}, len, wp->size, wp->cls,
+                         encode_pieces, wp, (struct text_set *[2]){train, test}, err);
 }
 
 void text_synthetic_sample(uint64_t seed, long index, int vocab, int len, int32_t *ids, int32_t *mlm_labels,
