@@ -108,6 +108,26 @@ static double printed_tolerance(double value)
     return 5e-7;
 }
 
+/* The samples a row's configuration trained: Steps (per rank, as the seeds count them) x Batchsize x
+ * GPUs in all. */
+static double samples_of(const struct result_row *r)
+{
+    return (double)r->steps * r->batch * r->nodes * r->gpus;
+}
+
+static long dataset_size(const char *title);
+
+/* Whether speedup (printed as it is) is ratio, both runtimes having been rounded as printed. */
+static bool follows(double speedup, double ratio, const struct result_row *base, const struct result_row *r)
+{
+    double runtime_error = ratio * (0.5 * duration_unit(base->runtime_text) / base->runtime +
+                                    0.5 * duration_unit(r->runtime_text) / r->runtime);
+    return fabs(speedup - ratio) <= printed_tolerance(speedup) + runtime_error;
+}
+
+/* A speedup is the runtime ratio when the configurations trained the same samples, and the ratio of
+ * samples/s when they did not (a fixed number of steps at every job size). Where the title names
+ * the dataset, its epochs say the work was the same and check_counts judges the Steps cells. */
 static int check_speedups(const struct result_table *t, struct audit *out)
 {
     bool has_avg = false;
@@ -124,14 +144,25 @@ static int check_speedups(const struct result_table *t, struct audit *out)
         const struct result_row *r = &t->rows[i];
         if (isnan(r->speedup) || r->avg != has_avg || r->runtime <= 0)
             continue;
-        double computed = base->runtime / r->runtime;
-        /* both runtimes were rounded to their last digit before the division */
-        double runtime_error = computed * (0.5 * duration_unit(base->runtime_text) / base->runtime +
-                                           0.5 * duration_unit(r->runtime_text) / r->runtime);
-        if (fabs(r->speedup - computed) <= printed_tolerance(r->speedup) + runtime_error)
+        double by_time = base->runtime / r->runtime;
+        double by_rate = samples_of(base) > 0 ? (samples_of(r) / r->runtime) / (samples_of(base) / base->runtime) : by_time;
+        bool same_work = dataset_size(t->title) > 0 ||
+                         fabs(samples_of(r) - samples_of(base)) <= 0.05 * fmin(samples_of(r), samples_of(base));
+        if (same_work ? follows(r->speedup, by_time, base, r) : follows(r->speedup, by_rate, base, r))
             continue;
-        if (add(out, r->line, "speedup %g of %s x %s does not follow from the runtimes: %s / %s = %.2f", r->speedup,
-                plural(r->nodes, "node"), plural(r->gpus, "GPU"), base->runtime_text, r->runtime_text, computed) < 0)
+        int rc;
+        if (same_work)
+            rc = add(out, r->line, "speedup %g of %s x %s does not follow from the runtimes: %s / %s = %.2f", r->speedup,
+                     plural(r->nodes, "node"), plural(r->gpus, "GPU"), base->runtime_text, r->runtime_text, by_time);
+        else if (follows(r->speedup, by_time, base, r))
+            rc = add(out, r->line, "speedup %g of %s x %s is a runtime ratio, but the runs did not train the same "
+                     "samples (%.0f at 1 x 1, %.0f here: Steps x Batchsize x GPUs); by samples/s it is %.2f",
+                     r->speedup, plural(r->nodes, "node"), plural(r->gpus, "GPU"), samples_of(base), samples_of(r),
+                     by_rate);
+        else
+            rc = add(out, r->line, "speedup %g of %s x %s does not follow from samples/s (the runs did not train the "
+                     "same samples): %.2f", r->speedup, plural(r->nodes, "node"), plural(r->gpus, "GPU"), by_rate);
+        if (rc < 0)
             return -1;
     }
     return 0;

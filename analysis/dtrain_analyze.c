@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "audit.h"
+#include "corrected.h"
+#include "experiment.h"
 #include "inputs.h"
 #include "dt_parse.h"
 #include "record.h"
@@ -19,82 +21,108 @@
 #include "timeline_sum.h"
 #include "version.h"
 
-static const char usage_text[] =
-    "Usage: dtrain-analyze COMMAND [options] FILE...\n"
-    "\n"
-    "Commands:\n"
-    "  table [options] FILE|DIR...\n"
-    "                  run records (dtrain-train --record; JSON lines, directories read\n"
-    "                  recursively) as the seeds' speedup table: one row per completed run,\n"
-    "                  then a bold Avg row per (#Nodes, #GPUs) group; Runtime H:MM:SS;\n"
-    "                  Speedup = the baseline group's average runtime / the group's\n"
-    "      --baseline NxG     the baseline configuration (1x1)\n"
-    "      --stat mean|median how a group's runtimes are averaged (mean)\n"
-    "      --format md|csv|json  (md)\n"
-    "      --extra            also efficiency (speedup / GPUs) and spread (std, min-max)\n"
-    "                  #GPUs is GPUs per node, or ranks per node for CPU runs.\n"
-    "  throughput [--format md|csv] FILE|DIR...\n"
-    "                  trainer logs in the seeds' format (Step/Epoch lines, Markdown notebooks,\n"
-    "                  slurm-%j.out files) as one row per run: model, node(s) and GPUs named by\n"
-    "                  its headings, peak data/sec (the largest Step value), the heading's own\n"
-    "                  figure (\", not the peak\" when it is not), speedup against\n"
-    "                  the 1-GPU run of the same model on the same node (for a mix of nodes, the\n"
-    "                  slowest one's), efficiency (speedup / GPUs), epochs, final accuracy.\n"
-    "                  Run records (files of JSON lines) make the seeds' method table instead:\n"
-    "                  a row per model, batch, tag and method, a column per GPU (rank) count,\n"
-    "                  mean +- std of the repeats' data/sec, and the 1-GPU Baseline.\n"
-    "  plot [options] FILE|DIR...\n"
-    "                  run records as pictures drawn by gnuplot: speedup against GPUs with the\n"
-    "                  ideal line, and data/sec against GPUs, one line per series;\n"
-    "                  PREFIX-speedup.png/.svg, PREFIX-throughput.png/.svg, beside the data\n"
-    "                  (PREFIX.dat) and script (PREFIX.gp) to restyle them\n"
-    "      -o, --output PREFIX   (dtrain-plot)\n"
-    "      --baseline NxG        as for table\n"
-    "      --series gpus-per-node|tag|method\n"
-    "                            one line per GPUs-per-node value (default), per tag (e.g.\n"
-    "                            the link speed of a sweep) or per method, each of the latter\n"
-    "                            against its own baseline runs\n"
-    "  predict [options] PROFILE\n"
-    "                  every exchange method's samples/s at every job size predicted from a\n"
-    "                  profile (dtrain-train --profile-out) and the links' speed and latency\n"
-    "                  (or dtrain-commbench's fit), as the seeds' method table (predict --help)\n"
-    "  timeline FILE...\n"
-    "                  dtrain-train --timeline traces (PREFIX.rankR.json) summed up, a row per\n"
-    "                  trace: steps, and the mean ms per step of the step, its forward, backward,\n"
-    "                  the wait for the gradient exchange after backward (what was not hidden)\n"
-    "                  and the update; transfers a step; and for how long, on average, the\n"
-    "                  exchange was already under way while backward still computed (WFBP's\n"
-    "                  overlap; 0 for BSP, which starts after backward)\n"
-    "  audit FILE...   recompute hand-made result tables (the seeds' form: #Nodes, #GPUs, Epoch,\n"
-    "                  Batchsize, Steps, Runtime, Speedup, Node(s), bold Avg rows; Markdown or\n"
-    "                  CSV) and report,\n"
-    "                  with its line, every Avg row that is not the mean, median or a trimmed\n"
-    "                  mean of its runs; every speedup that does not follow from the runtimes\n"
-    "                  (baseline 1 node x 1 GPU); node lists that are malformed or do not name\n"
-    "                  #Nodes hosts; epochs or steps that differ within a configuration or do not\n"
-    "                  match the dataset (MNIST, bigMNIST) over batch x GPUs. In notebooks (the\n"
-    "                  seeds' \"### lm1-160.70-1.96x, baseline: 81.84\" over Step lines): headline\n"
-    "                  figures that are not the peak of their Step lines, speedups that do not\n"
-    "                  follow from figure / baseline, baselines that are not the peak of the\n"
-    "                  1-GPU run of that model and node, runs whose lines copy another run's,\n"
-    "                  run headings written at their model heading's level. In method tables\n"
-    "                  (the seeds' 004: METHOD, Baseline, \"N GPUs\" columns of \"mean +- std\"):\n"
-    "                  a header with more GPU columns than the rows have values, values faster\n"
-    "                  than GPUs x Baseline by more than their std, zero spreads, copied rows.\n"
-    "\n"
+/* Each command's --help; `dtrain-analyze --help` prints the overview and all of them. */
+static const char table_help[] =
+    "Usage: dtrain-analyze table [options] FILE|DIR...\n"
+    "  Run records (dtrain-train --record; JSON lines; directories read recursively) as the\n"
+    "  seeds' speedup table: one row per completed run, then a bold Avg row per (#Nodes, #GPUs)\n"
+    "  group; Runtime H:MM:SS; Speedup = the baseline group's average runtime / the group's.\n"
+    "  Runs are averaged together only when they differ in nothing but the job: a records file\n"
+    "  that collects a study becomes one table per experiment (model, dataset, batch, epochs,\n"
+    "  max-steps, method, backend, threads, optimizer, lr, tag, emulation), each under a heading.\n"
+    "  When an experiment's runs did not train the same samples (--max-steps at every job\n"
+    "  size), its speedup is by samples/s, and the table says so.\n"
+    "  Hand-made result tables (the seeds' 003: Markdown or CSV with the columns #Nodes, #GPUs,\n"
+    "  Epoch, Batchsize, Steps, Runtime, Speedup, Node(s); several a file) come out corrected:\n"
+    "  Avg = the mean of the runs above it, speedups from those means, the table's own values\n"
+    "  in Given columns where they differ.\n"
+    "          --baseline NxG     the baseline configuration (1x1)\n"
+    "          --stat mean|median how a group's runtimes are averaged (mean)\n"
+    "      -f, --format md|csv|json  (md; json for records only)\n"
+    "      -x, --extra            also efficiency (speedup / GPUs) and spread (std, min-max)\n"
+    "      -w, --where KEY=VALUE  only runs with that value (repeatable): --where method=wfbp-a2a\n"
+    "  #GPUs is GPUs per node, or ranks per node for CPU runs. Exit 2 when a line could not be\n"
+    "  read, after the table of the rest.\n"
+    "  e.g. dtrain-analyze table runs/ > speedup.md\n"
+    "       dtrain-analyze table --where tag=10gbit --stat median runs.jsonl\n"
+    "       dtrain-analyze table 003_bigmnist.txt       # a hand-made table, corrected\n";
 
-    "Options:\n"
-    "  -h, --help      this text\n"
-    "  -V, --version   the version\n"
-    "\n"
-    "Examples:\n"
-    "  dtrain-analyze table runs/ > speedup.md\n"
-    "  dtrain-analyze table --baseline 1x2 --stat median --extra runs.jsonl\n"
-    "  dtrain-analyze plot -o results/scaling runs/\n"
-    "  dtrain-analyze throughput slurm-1234.out notebook.md\n"
-    "  dtrain-analyze audit results/bigmnist.md\n"
-    "\n"
-    "Exit status: 0 nothing found; 1 findings; 2 bad usage, an unreadable file, or no table.\n";
+static const char throughput_help[] =
+    "Usage: dtrain-analyze throughput [-f md|csv] FILE|DIR...\n"
+    "  Trainer logs in the seeds' format (Step/Epoch lines, Markdown notebooks, slurm-%j.out\n"
+    "  files) as one row per run: model, node(s) and GPUs named by its headings, peak data/sec\n"
+    "  (the largest Step value), the heading's own figure (\", not the peak\" when it is not),\n"
+    "  speedup against the 1-GPU run of the same model on the same node (for a mix of nodes, the\n"
+    "  slowest one's), efficiency (speedup / GPUs), epochs, final accuracy.\n"
+    "  Run records (files of JSON lines) make the seeds' method table instead: a row per model,\n"
+    "  batch, tag and method, a column per GPU (rank) count, mean +- std of the repeats'\n"
+    "  data/sec, and the 1-GPU Baseline (CSV: mean and std in columns of their own).\n"
+    "      -f, --format md|csv    (md)\n"
+    "  e.g. dtrain-analyze throughput slurm-1234.out notebook.md\n";
+
+static const char plot_help[] =
+    "Usage: dtrain-analyze plot [options] FILE|DIR...\n"
+    "  Run records as pictures drawn by gnuplot: speedup against GPUs (or CPU ranks) with the\n"
+    "  ideal line, and data/sec against them, one line per series, error bars from the repeats;\n"
+    "  PREFIX-speedup.png/.svg, PREFIX-throughput.png/.svg, beside the data (PREFIX.dat) and\n"
+    "  script (PREFIX.gp) to restyle them; the folders of PREFIX are made.\n"
+    "      -o, --output PREFIX    (dtrain-plot)\n"
+    "          --baseline NxG     as for table\n"
+    "          --series gpus-per-node|tag|method\n"
+    "                             one line per GPUs-per-node value (default), per tag (e.g. the\n"
+    "                             link speed of a sweep) or per method, each of the latter\n"
+    "                             against its own baseline runs\n"
+    "  e.g. dtrain-analyze plot -o results/scaling runs/\n";
+
+static const char timeline_help[] =
+    "Usage: dtrain-analyze timeline FILE...\n"
+    "  dtrain-train --timeline traces (PREFIX.rankR.json) summed up, a row per trace: steps, and\n"
+    "  the mean ms per step of the step, its forward, backward, the wait for the gradient\n"
+    "  exchange after backward (what was not hidden) and the update; transfers a step; and for\n"
+    "  how long, on average, the exchange was already under way while backward still computed\n"
+    "  (WFBP's overlap; 0 for BSP, which starts after backward).\n"
+    "  e.g. dtrain-analyze timeline trace.rank0.json trace.rank1.json\n";
+
+static const char audit_help[] =
+    "Usage: dtrain-analyze audit FILE|DIR...\n"
+    "  Recompute hand-made result tables (the seeds' form: #Nodes, #GPUs, Epoch, Batchsize,\n"
+    "  Steps, Runtime, Speedup, Node(s), bold Avg rows; Markdown or CSV) and report, with its\n"
+    "  line, every Avg row that is not the mean, median or a trimmed mean of its runs; every\n"
+    "  speedup that does not follow from the runtimes (baseline 1 node x 1 GPU), or that is by\n"
+    "  runtime where the configurations did not train the same samples; node lists that are\n"
+    "  malformed or do not name #Nodes hosts; epochs or steps that differ within a configuration\n"
+    "  or do not match the dataset (MNIST, bigMNIST) over batch x GPUs. In notebooks (the seeds'\n"
+    "  \"### lm1-160.70-1.96x, baseline: 81.84\" over Step lines): headline figures that are not\n"
+    "  the peak of their Step lines, speedups that do not follow from figure / baseline,\n"
+    "  baselines that are not the peak of the 1-GPU run of that model and node, runs whose lines\n"
+    "  copy another run's, run headings written at their model heading's level. In method tables\n"
+    "  (the seeds' 004: METHOD, Baseline, \"N GPUs\" columns of \"mean +- std\"): a header with\n"
+    "  more GPU columns than the rows have values, values faster than GPUs x Baseline by more\n"
+    "  than their std, zero spreads, copied rows.\n"
+    "  Exit 0 nothing found, 1 findings, 2 nothing to audit or a file that cannot be read.\n"
+    "  e.g. dtrain-analyze audit results/bigmnist.md\n";
+
+static const char overview[] =
+    "Usage: dtrain-analyze COMMAND [options] FILE...\n"
+    "Turns result documents into findings and tables. Commands (COMMAND --help for one):\n"
+    "  table       run records -> the seeds' speedup table; hand-made tables -> corrected\n"
+    "  throughput  trainer logs -> data/sec per run; records -> the seeds' method table\n"
+    "  plot        run records -> speedup and throughput pictures (gnuplot)\n"
+    "  predict     a profile and the links -> every method's samples/s (predict --help)\n"
+    "  timeline    dtrain-train --timeline traces -> where a step's time went\n"
+    "  audit       hand-made tables, notebooks, method tables -> what does not add up\n"
+    "Options: -h, --help (this text), -V, --version.\n"
+    "Options may come before or after the files; -- ends them.\n"
+    "Exit status: 0 ok (audit: nothing found); 1 audit findings; 2 bad usage, an unreadable\n"
+    "file or line (after what could be done with the rest), or nothing to table.\n\n";
+
+static void print_all_help(void)
+{
+    fputs(overview, stdout);
+    const char *const parts[] = {table_help, throughput_help, plot_help, timeline_help, audit_help};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        fputs(parts[i], stdout), fputc('\n', stdout);
+}
 
 static int by_line(const void *a, const void *b)
 {
@@ -222,11 +250,12 @@ static int throughput_command(int argc, char **argv)
     optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
     while ((c = getopt_long(argc, argv, "f:h", options, NULL)) != -1) {
         if (c == 'h')
-            return fputs(usage_text, stdout), 0;
+            return fputs(throughput_help, stdout), 0;
         if (c == 'f' && (strcmp(optarg, "md") == 0 || strcmp(optarg, "csv") == 0))
             format = strcmp(optarg, "md") == 0 ? METHODS_MD : METHODS_CSV;
         else
-            return c == 'f' ? fprintf(stderr, "dtrain-analyze: --format \"%s\": expected md or csv\n", optarg), 2 : 2;
+            return c == 'f' ? fprintf(stderr, "dtrain-analyze: --format \"%s\": expected md or csv\n", optarg), 2
+                            : (fputs("Try 'dtrain-analyze throughput --help'.\n", stderr), 2);
     }
     if (optind >= argc)
         return fputs("dtrain-analyze: throughput needs log or record files, or directories\n", stderr), 2;
@@ -266,47 +295,208 @@ static bool mixes_emulated_and_real(const struct record_set *set)
     return emulated > 0 && emulated < set->count;
 }
 
-static int table_command(int argc, char **argv)
+/* What `table` reads: run records, and hand-made result tables (the seeds' 003) to correct. */
+struct table_inputs {
+    struct record_set records;
+    struct table_set tables;
+    int files_without_tables;   /* named files that hold neither */
+};
+
+static void table_reader(const char *path, void *set)
+{
+    struct table_inputs *in = set;
+    if (inputs_hold_records(path)) {
+        read_records(path, &in->records);
+        return;
+    }
+    int before = in->tables.count;
+    struct dt_err err;
+    if (table_parse_file(path, &in->tables, &err) < 0) {
+        fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
+        in->records.lines_skipped++;
+    } else if (in->tables.count == before) {
+        if (inputs_walking())
+            in->records.other_files++;   /* a sweep's directory also has its jobs' outputs */
+        else
+            in->files_without_tables++, fprintf(stderr, "dtrain-analyze: %s: no run record and no result table "
+                                                "(#Nodes, #GPUs, Epoch, Batchsize, Steps, Runtime, Speedup, Node(s))\n", path);
+    }
+}
+
+/* The runs of experiment e as their own array (shallow copies: the table only reads them). */
+static int runs_of_experiment(const struct record_set *set, const int *index, int e, struct run_record *out)
+{
+    int n = 0;
+    for (int i = 0; i < set->count; i++)
+        if (index[i] == e)
+            out[n++] = set->runs[i];
+    return n;
+}
+
+/* One table per experiment of the records (a heading each when there are several). Returns 0, or 2. */
+static int table_of_records(const struct record_set *set, struct speedup_options opt)
+{
+    int *index = malloc((size_t)set->count * sizeof *index), *all = malloc((size_t)set->count * sizeof *all);
+    struct run_record *subset = malloc((size_t)set->count * sizeof *subset);
+    if (!index || !all || !subset) {
+        free(index), free(all), free(subset);
+        return fputs("dtrain-analyze: out of memory\n", stderr), 2;
+    }
+    int experiments = experiment_split(set->runs, set->count, index), rc = 0;
+    if (experiments > 1)
+        fprintf(stderr, "table: %d experiments (runs that differ in more than the job size are not averaged "
+                "together; --where KEY=VALUE picks one)\n", experiments);
+    if (opt.format == FORMAT_JSON)
+        fputs("{\"experiments\": [", stdout);
+    for (int e = 0; e < experiments && rc == 0; e++) {
+        int n = runs_of_experiment(set, index, e, subset);
+        for (int i = 0; i < n; i++)
+            all[i] = i;
+        double fewest, most;
+        char heading[768];
+        experiment_describe(&subset[0], heading, sizeof heading);
+        opt.by_rate = !experiment_same_work(subset, all, n, &fewest, &most);
+        opt.heading = experiments > 1 || opt.format == FORMAT_JSON ? heading : NULL;
+        opt.baseline_optional = experiments > 1;
+        if (opt.format == FORMAT_JSON)
+            fputs(e ? ",\n" : "\n", stdout);
+        struct dt_err err;
+        if (speedup_table(stdout, subset, n, &opt, &err) < 0)
+            rc = (fprintf(stderr, "dtrain-analyze: %s\n", err.msg), 2);
+        else if (opt.format != FORMAT_JSON && e + 1 < experiments)
+            fputc('\n', stdout);
+    }
+    if (opt.format == FORMAT_JSON && rc == 0)
+        fputs("\n]}\n", stdout);
+    free(index), free(all), free(subset);
+    return rc;
+}
+
+/* The hand-made tables, corrected. Returns 0, or 2. */
+static int table_of_tables(const struct table_set *tables, const struct speedup_options *opt)
+{
+    int changed = 0;
+    for (int t = 0; t < tables->count; t++) {
+        int c;
+        if (corrected_print(stdout, &tables->tables[t], opt, &c) < 0)
+            return fputs("dtrain-analyze: out of memory\n", stderr), 2;
+        changed += c;
+    }
+    fprintf(stderr, "table: %d hand-made table%s, %d rows read; %d Avg runtime%s or speedup%s corrected (the table's "
+            "own in the Given columns); `dtrain-analyze audit` lists the rest\n", tables->count,
+            tables->count == 1 ? "" : "s", tables->rows_read, changed, changed == 1 ? "" : "s", changed == 1 ? "" : "s");
+    return 0;
+}
+
+/* Keeps the runs that meet every --where condition. */
+static void keep_where(struct record_set *set, const struct experiment_where *where, int count)
+{
+    int kept = 0;
+    for (int i = 0; i < set->count; i++) {
+        if (experiment_matches(&set->runs[i], where, count))
+            set->runs[kept++] = set->runs[i];
+        else
+            record_free(&set->runs[i]);
+    }
+    if (kept < set->count)
+        fprintf(stderr, "table: %d of %d runs meet --where\n", kept, set->count);
+    set->count = kept;
+}
+
+enum { MAX_WHERE = 16 };
+
+/* Options with no short form: -b, -s and -S mean other things in dtrain's other tools. */
+enum { O_BASELINE = 256, O_STAT, O_SERIES };
+
+static int table_options(int argc, char **argv, struct speedup_options *opt, struct experiment_where *where,
+                         int *where_count)
 {
     static const struct option options[] = {
-        {"baseline", required_argument, NULL, 'b'}, {"stat", required_argument, NULL, 's'},
-        {"format", required_argument, NULL, 'f'}, {"extra", no_argument, NULL, 'x'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
+        {"baseline", required_argument, NULL, O_BASELINE}, {"stat", required_argument, NULL, O_STAT},
+        {"format", required_argument, NULL, 'f'},         {"extra", no_argument, NULL, 'x'},
+        {"where", required_argument, NULL, 'w'},          {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     int c;
+    struct dt_err err;
     optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
-    while ((c = getopt_long(argc, argv, "b:s:f:xh", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:xw:h", options, NULL)) != -1) {
         switch (c) {
-        case 'b':
-            if (parse_baseline(optarg, &opt) != 0)
+        case O_BASELINE:
+            if (parse_baseline(optarg, opt) != 0)
                 return 2;
             break;
-        case 's':
+        case O_STAT:
             if (strcmp(optarg, "mean") && strcmp(optarg, "median"))
                 return fprintf(stderr, "dtrain-analyze: --stat \"%s\": mean or median\n", optarg), 2;
-            opt.stat = strcmp(optarg, "median") == 0 ? STAT_MEDIAN : STAT_MEAN;
+            opt->stat = strcmp(optarg, "median") == 0 ? STAT_MEDIAN : STAT_MEAN;
             break;
         case 'f':
             if (strcmp(optarg, "md") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
                 return fprintf(stderr, "dtrain-analyze: --format \"%s\": md, csv or json\n", optarg), 2;
-            opt.format = optarg[0] == 'm' ? FORMAT_MD : optarg[0] == 'c' ? FORMAT_CSV : FORMAT_JSON;
+            opt->format = optarg[0] == 'm' ? FORMAT_MD : optarg[0] == 'c' ? FORMAT_CSV : FORMAT_JSON;
             break;
-        case 'x': opt.extra = 1; break;
-        case 'h': fputs(usage_text, stdout); return 0;
-        default: fputs("Try 'dtrain-analyze --help'.\n", stderr); return 2;
+        case 'x': opt->extra = 1; break;
+        case 'w':
+            if (*where_count == MAX_WHERE)
+                return fprintf(stderr, "dtrain-analyze: at most %d --where conditions\n", MAX_WHERE), 2;
+            if (experiment_where_parse(optarg, &where[*where_count], &err) < 0)
+                return fprintf(stderr, "dtrain-analyze: %s\n", err.msg), 2;
+            ++*where_count;
+            break;
+        case 'h': fputs(table_help, stdout); return -1;
+        default: fputs("Try 'dtrain-analyze table --help'.\n", stderr); return 2;
         }
     }
-    struct record_set set = {0};
-    int rc = load_records("table", argv + optind, argc - optind, &set);
-    struct dt_err err;
-    if (rc == 0 && mixes_emulated_and_real(&set))
+    return 0;
+}
+
+static int table_command(int argc, char **argv)
+{
+    struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
+    struct experiment_where where[MAX_WHERE];
+    int where_count = 0, rc = table_options(argc, argv, &opt, where, &where_count);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    if (optind >= argc)
+        return fputs("dtrain-analyze: table needs record files, hand-made tables or directories\n", stderr), 2;
+    struct table_inputs in = {0};
+    rc = read_inputs(argv + optind, argc - optind, table_reader, &in);
+    struct record_set *set = &in.records;
+    int skipped = set->lines_skipped + in.tables.lines_skipped;
+    if (rc == 0) {
+        if (set->count + set->not_completed + skipped > 0 || in.tables.count == 0) {
+            fprintf(stderr, "table: %d runs read, %d not completed (left out), %d lines skipped", set->count,
+                    set->not_completed, skipped);
+            if (set->other_files)
+                fprintf(stderr, "; %d files without records passed over", set->other_files);
+            fputc('\n', stderr);
+        }
+        for (int s = 0; s < in.tables.lines_skipped && s < 8; s++)
+            fprintf(stderr, "dtrain-analyze: skipped %s\n", in.tables.skipped[s]);
+        keep_where(set, where, where_count);
+        if (set->count == 0 && in.tables.count == 0)
+            rc = (fputs("dtrain-analyze: no completed run and no result table in the input\n", stderr), 2);
+        else if (in.tables.count > 0 && opt.format == FORMAT_JSON)
+            rc = (fputs("dtrain-analyze: --format json is for run records; hand-made tables come out as md or csv\n",
+                        stderr), 2);
+    }
+    if (rc == 0 && mixes_emulated_and_real(set))
         fprintf(stderr, "dtrain-analyze table: warning: the records mix emulated runs (dtrain-train --emulate) "
-                "with real ones; `throughput` tables them apart\n");
-    if (rc == 0 && speedup_table(stdout, set.runs, set.count, &opt, &err) < 0) {
-        fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
+                "with real ones; they are tabled as separate experiments\n");
+    if (rc == 0 && set->count > 0)
+        rc = table_of_records(set, opt);
+    if (rc == 0 && in.tables.count > 0) {
+        if (set->count > 0)
+            fputc('\n', stdout);
+        rc = table_of_tables(&in.tables, &opt);
+    }
+    if (rc == 0 && (skipped > 0 || in.files_without_tables > 0)) {   /* the table is of what could be read */
+        fprintf(stderr, "dtrain-analyze: %d line%s of the input could not be read (above), %d file%s held nothing "
+                "to table: the table is of the rest\n", skipped, skipped == 1 ? "" : "s", in.files_without_tables,
+                in.files_without_tables == 1 ? "" : "s");
         rc = 2;
     }
-    free_records(&set);
+    free_records(set);
+    table_set_free(&in.tables);
     return rc;
 }
 
@@ -315,18 +505,18 @@ static int table_command(int argc, char **argv)
 static int plot_command(int argc, char **argv)
 {
     static const struct option options[] = {
-        {"output", required_argument, NULL, 'o'}, {"baseline", required_argument, NULL, 'b'},
-        {"series", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+        {"output", required_argument, NULL, 'o'}, {"baseline", required_argument, NULL, O_BASELINE},
+        {"series", required_argument, NULL, O_SERIES}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
     const char *prefix = "dtrain-plot";
     enum plot_by by = PLOT_BY_GPUS_PER_NODE;
     int c;
     optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
-    while ((c = getopt_long(argc, argv, "o:b:s:h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': prefix = optarg; break;
-        case 's':
+        case O_SERIES:
             if (strcmp(optarg, "gpus-per-node") == 0)
                 by = PLOT_BY_GPUS_PER_NODE;
             else if (strcmp(optarg, "tag") == 0)
@@ -337,12 +527,12 @@ static int plot_command(int argc, char **argv)
                 return fprintf(stderr, "dtrain-analyze: --series \"%s\": expected gpus-per-node, tag or method\n",
                                optarg), 2;
             break;
-        case 'b':
+        case O_BASELINE:
             if (parse_baseline(optarg, &opt) != 0)
                 return 2;
             break;
-        case 'h': fputs(usage_text, stdout); return 0;
-        default: fputs("Try 'dtrain-analyze --help'.\n", stderr); return 2;
+        case 'h': fputs(plot_help, stdout); return 0;
+        default: fputs("Try 'dtrain-analyze plot --help'.\n", stderr); return 2;
         }
     }
     struct record_set set = {0};
@@ -367,27 +557,85 @@ static int plot_command(int argc, char **argv)
     return rc;
 }
 
+/* The options of a command that has only --help: 0 with optind at the first file, -1 when the help
+ * was printed, 2 for anything else. */
+static int help_only_options(int argc, char **argv, const char *command, const char *help)
+{
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int c;
+    optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
+    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (c == 'h')
+            return fputs(help, stdout), -1;
+        return fprintf(stderr, "Try 'dtrain-analyze %s --help'.\n", command), 2;
+    }
+    if (optind >= argc)
+        return fprintf(stderr, "dtrain-analyze: %s needs at least one FILE\n", command), 2;
+    return 0;
+}
+
 /* dtrain-analyze timeline FILE...: one summary row per trace. */
 static int timeline_command(int argc, char **argv)
 {
-    if (argc < 2)
-        return fputs("dtrain-analyze: timeline needs at least one FILE\n", stderr), 2;
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return fputs(usage_text, stdout), 0;
-    struct timeline_sum *sums = calloc((size_t)argc, sizeof *sums);
+    int rc = help_only_options(argc, argv, "timeline", timeline_help);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    int first = optind, count = argc - optind;
+    struct timeline_sum *sums = calloc((size_t)count, sizeof *sums);
     if (!sums)
         return fputs("dtrain-analyze: out of memory\n", stderr), 2;
-    int rc = 0;
-    for (int k = 1; k < argc && rc == 0; k++) {
+    for (int k = 0; k < count && rc == 0; k++) {
         struct dt_err err;
-        if (timeline_sum_file(argv[k], &sums[k - 1], &err) < 0) {
+        if (timeline_sum_file(argv[first + k], &sums[k], &err) < 0) {
             fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
             rc = 2;
         }
     }
     if (rc == 0)
-        timeline_sum_print(stdout, (const char *const *)argv + 1, sums, argc - 1);
+        timeline_sum_print(stdout, (const char *const *)argv + first, sums, count);
     free(sums);
+    return rc;
+}
+
+/* The files to audit: those named, and every file of the directories named. */
+struct path_list {
+    char **paths;
+    int count, cap;
+    bool out_of_memory;
+};
+
+static void collect_path(const char *path, void *set)
+{
+    struct path_list *list = set;
+    if (list->count == list->cap) {
+        int cap = list->cap ? 2 * list->cap : 16;
+        char **grown = realloc(list->paths, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            list->out_of_memory = true;
+            return;
+        }
+        list->paths = grown, list->cap = cap;
+    }
+    if (!(list->paths[list->count] = strdup(path)))
+        list->out_of_memory = true;
+    else
+        list->count++;
+}
+
+static int audit_command(int argc, char **argv)
+{
+    int rc = help_only_options(argc, argv, "audit", audit_help);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    struct path_list list = {0};
+    rc = read_inputs(argv + optind, argc - optind, collect_path, &list);
+    if (rc == 0 && list.out_of_memory)
+        rc = (fputs("dtrain-analyze: out of memory\n", stderr), 2);
+    if (rc == 0)
+        rc = audit_files(list.count, list.paths);
+    for (int i = 0; i < list.count; i++)
+        free(list.paths[i]);
+    free(list.paths);
     return rc;
 }
 
@@ -398,7 +646,7 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt_long(argc, argv, "+hV", options, NULL)) != -1) {
         switch (opt) {
-        case 'h': fputs(usage_text, stdout); return 0;
+        case 'h': print_all_help(); return 0;
         case 'V': printf("dtrain-analyze %s\n", DTRAIN_VERSION); return 0;
         default: fputs("Try 'dtrain-analyze --help'.\n", stderr); return 2;
         }
@@ -407,29 +655,16 @@ int main(int argc, char **argv)
         fputs("dtrain-analyze: no command given (try --help)\n", stderr);
         return 2;
     }
-    const char *command = argv[optind];
-    if (strcmp(command, "table") == 0)
-        return table_command(argc - optind, argv + optind);
-    if (strcmp(command, "plot") == 0)
-        return plot_command(argc - optind, argv + optind);
-    if (strcmp(command, "throughput") == 0)
-        return throughput_command(argc - optind, argv + optind);
-    if (strcmp(command, "timeline") == 0)
-        return timeline_command(argc - optind, argv + optind);
-    if (strcmp(command, "predict") == 0)
-        return predict_command(argc - optind, argv + optind);
-    if (strcmp(command, "audit") != 0) {
-        fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, throughput, plot, timeline, "
-                "predict, audit)\n", command);
-        return 2;
-    }
-    if (optind + 1 < argc && (strcmp(argv[optind + 1], "--help") == 0 || strcmp(argv[optind + 1], "-h") == 0)) {
-        fputs(usage_text, stdout);
-        return 0;
-    }
-    if (optind + 1 >= argc) {
-        fputs("dtrain-analyze: audit needs at least one FILE\n", stderr);
-        return 2;
-    }
-    return audit_files(argc - optind - 1, argv + optind + 1);
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } commands[] = {{"table", table_command},       {"plot", plot_command},
+                    {"throughput", throughput_command}, {"timeline", timeline_command},
+                    {"predict", predict_command},   {"audit", audit_command}};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[optind], commands[i].name) == 0)
+            return commands[i].run(argc - optind, argv + optind);
+    fprintf(stderr, "dtrain-analyze: unknown command \"%s\" (this version has: table, throughput, plot, timeline, "
+            "predict, audit)\n", argv[optind]);
+    return 2;
 }

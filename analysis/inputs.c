@@ -2,6 +2,7 @@
  * walked for them. */
 #include "inputs.h"
 
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,11 @@ static void (*walk_reader)(const char *path, void *set);
 static void *walk_set;
 static bool walking;   /* the file came from a directory, not from the command line */
 
+bool inputs_walking(void)
+{
+    return walking;
+}
+
 static int walk_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
     (void)st, (void)ftw;
@@ -123,7 +129,7 @@ int read_inputs(char **paths, int count, void (*reader)(const char *, void *), v
     for (int i = 0; i < count; i++) {
         struct stat st;
         if (stat(paths[i], &st) < 0) {
-            fprintf(stderr, "dtrain-analyze: %s: no such file or directory\n", paths[i]);
+            fprintf(stderr, "dtrain-analyze: %s: %s\n", paths[i], strerror(errno));
             return 2;
         }
         if (S_ISDIR(st.st_mode)) {

@@ -29,6 +29,9 @@ void free_records(struct record_set *set);
 /* A trainer log's runs into set (throughput.h). */
 void read_log(const char *path, struct log_runs *set);
 
+/* Whether the file the reader has now came from a walked directory (not named on the command line). */
+bool inputs_walking(void);
+
 /* Each FILE given to reader, each DIR walked recursively. Returns 0, or 2 for a path that does
  * not exist. */
 int read_inputs(char **paths, int count, void (*reader)(const char *, void *), void *set);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "experiment.h"
 #include "stats.h"
 
 int speedup_gpus_of(const struct run_record *r)
@@ -42,6 +43,7 @@ static void summarise(const struct run_record *runs, const int *order, struct sp
     for (int i = 0; i < g->count; i++) {
         t[i] = runs[order[g->first + i]].runtime_seconds;
         g->data_per_sec += runs[order[g->first + i]].peak_data_per_sec / g->count;
+        g->samples += experiment_samples(&runs[order[g->first + i]]) / g->count;
     }
     stats_mean_std(t, g->count, &mean, &g->std);
     qsort(t, (size_t)g->count, sizeof *t, by_double);
@@ -56,7 +58,7 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
 {
     char runtime[32], std[32], lo[32], hi[32], speedup[16] = "-", eff[16] = "-";
     duration_format(avg ? g->average : r->runtime_seconds, decimals, runtime);
-    if (avg) {
+    if (avg && !isnan(g->speedup)) {
         snprintf(speedup, sizeof speedup, "%.2f", g->speedup);
         snprintf(eff, sizeof eff, "%.2f", g->speedup / (g->nodes * g->gpus));
     }
@@ -66,9 +68,10 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
     const char *nodes = avg ? "Avg" : r->nodelist;
     if (opt->format == FORMAT_CSV) {
         fprintf(out, "%d,%d,%d,%d,%ld,%s,%s,\"%s\"", g->nodes, g->gpus, r->epochs, r->batch_per_replica,
-                r->steps_per_rank, runtime, avg ? speedup : "", nodes);
+                r->steps_per_rank, runtime, avg && !isnan(g->speedup) ? speedup : "", nodes);
         if (opt->extra)
-            fprintf(out, ",%s,%s,%s,%s", avg ? eff : "", avg ? std : "", avg ? lo : "", avg ? hi : "");
+            fprintf(out, ",%s,%s,%s,%s", avg && !isnan(g->speedup) ? eff : "", avg ? std : "", avg ? lo : "",
+                    avg ? hi : "");
         fputc('\n', out);
         return;
     }
@@ -84,19 +87,28 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
 static void print_json(FILE *out, const struct run_record *runs, const int *order, const struct speedup_group *groups, int ng,
                        const struct speedup_options *opt)
 {
-    fprintf(out, "{\"baseline\": \"%dx%d\", \"stat\": \"%s\", \"groups\": [", opt->base_nodes, opt->base_gpus,
+    fputc('{', out);
+    if (opt->heading)
+        fprintf(out, "\"experiment\": \"%s\", ", opt->heading);   /* the caller's: no quotes or controls in it */
+    fprintf(out, "\"speedup_by\": \"%s\", \"baseline\": \"%dx%d\", \"stat\": \"%s\", \"groups\": [",
+            opt->by_rate ? "samples_per_sec" : "runtime", opt->base_nodes, opt->base_gpus,
             opt->stat == STAT_MEAN ? "mean" : "median");
     for (int k = 0; k < ng; k++) {
         const struct speedup_group *g = &groups[k];
-        fprintf(out, "%s\n  {\"nodes\": %d, \"gpus\": %d, \"runs\": %d, \"runtime_seconds\": %.3f, \"speedup\": %.4f, "
-                "\"efficiency\": %.4f, \"std_seconds\": %.3f, \"min_seconds\": %.3f, \"max_seconds\": %.3f, \"nodelists\": [",
-                k ? "," : "", g->nodes, g->gpus, g->count, g->average, g->speedup, g->speedup / (g->nodes * g->gpus),
-                g->std, g->min, g->max);
+        char speedup[32] = "null", efficiency[32] = "null";   /* no baseline: null, as JSON has no NaN */
+        if (!isnan(g->speedup)) {
+            snprintf(speedup, sizeof speedup, "%.4f", g->speedup);
+            snprintf(efficiency, sizeof efficiency, "%.4f", g->speedup / (g->nodes * g->gpus));
+        }
+        fprintf(out, "%s\n  {\"nodes\": %d, \"gpus\": %d, \"runs\": %d, \"runtime_seconds\": %.3f, \"speedup\": %s, "
+                "\"efficiency\": %s, \"samples\": %.0f, \"std_seconds\": %.3f, \"min_seconds\": %.3f, "
+                "\"max_seconds\": %.3f, \"nodelists\": [", k ? "," : "", g->nodes, g->gpus, g->count, g->average,
+                speedup, efficiency, g->samples, g->std, g->min, g->max);
         for (int i = 0; i < g->count; i++)
             fprintf(out, "%s\"%s\"", i ? ", " : "", runs[order[g->first + i]].nodelist);
         fputs("]}", out);
     }
-    fputs("\n]}\n", out);
+    fputs("\n]}", out);
 }
 
 int speedup_compute(const struct run_record *runs, int n, const struct speedup_options *opt,
@@ -125,13 +137,15 @@ int speedup_compute(const struct run_record *runs, int n, const struct speedup_o
         if (groups[k].nodes == opt->base_nodes && groups[k].gpus == opt->base_gpus)
             base = &groups[k];
     }
-    if (!base) {
+    if (!base && !opt->baseline_optional) {
         free(order), free(groups);
         return dt_fail(err, "no run of the baseline, %d node%s x %d GPU%s (choose another with --baseline NxG)",
                        opt->base_nodes, opt->base_nodes == 1 ? "" : "s", opt->base_gpus, opt->base_gpus == 1 ? "" : "s");
     }
     for (int k = 0; k < ng; k++)
-        groups[k].speedup = base->average / groups[k].average;
+        groups[k].speedup = !base         ? NAN
+                            : opt->by_rate ? (groups[k].samples / groups[k].average) / (base->samples / base->average)
+                                           : base->average / groups[k].average;
     *out = (struct speedup_result){.order = order, .groups = groups, .count = ng};
     return 0;
 }
@@ -154,6 +168,14 @@ int speedup_table(FILE *out, const struct run_record *runs, int n, const struct 
     if (opt->format == FORMAT_JSON) {
         print_json(out, runs, order, groups, ng, opt);
     } else {
+        if (opt->heading)
+            fprintf(out, "%s %s\n\n", opt->format == FORMAT_CSV ? "#" : "###", opt->heading);
+        if (ng > 0 && isnan(groups[0].speedup))
+            fprintf(out, "%sNo run of the baseline, %d x %d, in this experiment: no speedups.\n\n",
+                    opt->format == FORMAT_CSV ? "# " : "", opt->base_nodes, opt->base_gpus);
+        if (opt->by_rate)
+            fprintf(out, "%sSpeedup by samples/s: the runs did not train the same samples (Steps x Batchsize x "
+                    "ranks), so a shorter runtime is not a speedup.\n\n", opt->format == FORMAT_CSV ? "# " : "");
         if (opt->format == FORMAT_CSV)
             fprintf(out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s)%s\n",
                     opt->extra ? ",Efficiency,Std,Min,Max" : "");

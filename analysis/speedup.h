@@ -4,6 +4,7 @@
 #ifndef SPEEDUP_H
 #define SPEEDUP_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "record.h"
@@ -16,6 +17,9 @@ struct speedup_options {
     enum speedup_stat stat;
     enum speedup_format format;
     int extra;                   /* also efficiency (speedup / GPUs) and spread (std, min-max) */
+    bool by_rate;                /* speedup from samples/s, for runs that did not train the same samples */
+    bool baseline_optional;      /* without a baseline run, speedups are NAN ("-") instead of an error */
+    const char *heading;         /* printed above the table (Markdown "###", CSV "#"); NULL for none */
 };
 
 /* One (#Nodes, #GPUs) configuration of a set of runs. */
@@ -24,6 +28,7 @@ struct speedup_group {
     int first, count;            /* into speedup_result.order */
     double average, std, min, max, speedup;   /* runtimes in seconds */
     double data_per_sec;         /* the mean of the runs' peak data/sec */
+    double samples;              /* the mean of the runs' samples (steps x batch x ranks) */
 };
 
 struct speedup_result {
@@ -35,15 +40,17 @@ struct speedup_result {
 /* #GPUs of a run: GPUs per node, or for CPU ranks the ranks per node. */
 int speedup_gpus_of(const struct run_record *r);
 
-/* Groups runs[0..n) by configuration and computes each group's average and speedup. Returns 0,
- * or -1 with err when there is no run of the baseline configuration. */
+/* Groups runs[0..n) by configuration and computes each group's average and speedup: the baseline's
+ * runtime over the group's, or with by_rate the group's samples/s (its samples over its average
+ * runtime) over the baseline's. Returns 0, or -1 with err when there is no run of the baseline
+ * configuration (unless baseline_optional). */
 int speedup_compute(const struct run_record *runs, int n, const struct speedup_options *opt,
                     struct speedup_result *out, struct dt_err *err);
 
 void speedup_result_free(struct speedup_result *result);
 
-/* Prints the table of runs[0..n). Returns 0, or -1 with err when there is no run of the baseline
- * configuration. */
+/* Prints the table of runs[0..n), under opt->heading when there is one. Returns 0, or -1 with err
+ * when there is no run of the baseline configuration (unless baseline_optional). */
 int speedup_table(FILE *out, const struct run_record *runs, int n, const struct speedup_options *opt,
                   struct dt_err *err);
 

@@ -9,8 +9,8 @@ ranks=${2:-2}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 
 run() {   # run [--raw]: "BYTES BUSBW" per size from 4M to 64M
-    mpirun --oversubscribe -np "$ranks" "$bin/dtrain" --gpus-per-node 0 -- "$bin/dtrain-commbench" -b 4M -e 64M \
-        -n 10 -w 3 "$@" | awk '!/^#/ { print $1, $6 }'
+    mpirun --oversubscribe -np "$ranks" "$bin/dtrain" --gpus-per-node 0 -- "$bin/dtrain-commbench" --min-bytes 4M \
+        --max-bytes 64M --iters 10 --warmup 3 "$@" | awk '!/^#/ { print $1, $6 }'
 }
 
 best() {   # best FILE...: per size, the largest busbw of the files

@@ -72,7 +72,7 @@ commbench() {   # commbench NAME [--raw]: dtrain-commbench on 2 nodes across the
     name=$1
     shift
     submit -N 2 --ntasks-per-node=1 --exclusive -w 'gn[01,03]' -o "$out/$name.out" -J commbench --wrap \
-        "srun --mpi=pmix $bin/dtrain --gpus-per-node 0 -- $bin/dtrain-commbench -b 4M -e 32M -n 4 -w 1 $*"
+        "srun --mpi=pmix $bin/dtrain --gpus-per-node 0 -- $bin/dtrain-commbench --min-bytes 4M --max-bytes 32M --iters 4 --warmup 1 $*"
 }
 
 for rate in $rates; do

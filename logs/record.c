@@ -51,6 +51,7 @@ static json_t *to_json(const struct run_record *r)
     json_object_set_new(o, "tag", json_string(r->tag));
     json_object_set_new(o, "comm_options", json_string(r->comm_options));
     json_object_set_new(o, "emulation", json_string(r->emulation));
+    json_object_set_new(o, "max_steps", json_integer((json_int_t)r->max_steps));
     return o;
 }
 
@@ -153,7 +154,7 @@ int record_append_failure(const char *path, const struct run_record *rec, bool *
 
 /* Integer fields are read into longs first: the record keeps some as int. */
 struct whole_fields {
-    long version, nodes, gpus, world, batch, epochs, steps, threads, resumed;
+    long version, nodes, gpus, world, batch, epochs, steps, threads, resumed, max_steps;
 };
 
 enum field_kind { FIELD_TEXT, FIELD_OWNED_TEXT, FIELD_WHOLE, FIELD_REAL, FIELD_HOSTS, FIELD_EPOCHS };
@@ -188,6 +189,8 @@ static const struct field fields[] = {
      sizeof(((struct run_record *)0)->comm_options), 1},
     /* emulated runs came later: absent means a real run */
     {"emulation", FIELD_TEXT, offsetof(struct run_record, emulation), sizeof(((struct run_record *)0)->emulation), 1},
+    /* came with the analyzer's experiments: absent means no step limit was recorded */
+    {"max_steps", FIELD_WHOLE, offsetof(struct whole_fields, max_steps), 0, 1},
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -415,6 +418,7 @@ int record_parse(const char *line, struct run_record *r, struct dt_err *err)
         rc = dt_fail(err, "field \"hostnames\" is not a list of world_size (%ld) names", w.world);
     r->nodes = (int)w.nodes, r->gpus_per_node = (int)w.gpus, r->world_size = (int)w.world, r->batch_per_replica = (int)w.batch;
     r->epochs = (int)w.epochs, r->steps_per_rank = w.steps, r->threads = (int)w.threads, r->resumed = (int)w.resumed;
+    r->max_steps = w.max_steps;
     if (rc == 0)
         rc = record_check_sense(r, err);
     if (rc < 0)
@@ -442,8 +446,8 @@ int record_check_sense(const struct run_record *r, struct dt_err *err)
     if (r->gpus_per_node < 0 || (long)r->gpus_per_node * r->nodes > r->world_size)
         return dt_fail(err, "gpus_per_node %d on %d nodes is more GPUs than the %d ranks", r->gpus_per_node, r->nodes,
                        r->world_size);
-    if (r->steps_per_rank < 0 || r->threads < 0 || r->epochs < 0 || r->batch_per_replica < 0 || r->resumed < 0)
-        return dt_fail(err, "a negative count among steps_per_rank, threads, epochs, batch_per_replica, resumed");
+    if (r->steps_per_rank < 0 || r->max_steps < 0 || r->threads < 0 || r->epochs < 0 || r->batch_per_replica < 0 || r->resumed < 0)
+        return dt_fail(err, "a negative count among steps_per_rank, max_steps, threads, epochs, batch_per_replica, resumed");
     for (int e = 0; e < r->epochs_done; e++)
         if (!sensible(r->epoch_seconds[e], 1e9))
             return dt_fail(err, "field \"epochs_run\": epoch %d took %g s", e, r->epoch_seconds[e]);

@@ -26,6 +26,7 @@ struct run_record {
     int batch_per_replica, epochs, threads, resumed;
     double lr;
     long steps_per_rank;
+    long max_steps;               /* --max-steps, 0 when the epochs alone ended the run */
     double runtime_seconds, peak_data_per_sec, final_data_per_sec;
     int epochs_done;
     double *epoch_seconds;        /* epochs_done of each */

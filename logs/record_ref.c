@@ -123,6 +123,9 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
     /* emulated runs came later: absent means a real run */
     if (rc == 0 && json_object_get(o, "emulation"))
         rc = get_string(o, "emulation", r->emulation, sizeof r->emulation, err);
+    /* came with the analyzer's experiments: absent means no step limit was recorded */
+    if (rc == 0 && json_object_get(o, "max_steps"))
+        rc = get_int(o, "max_steps", &r->max_steps, err);
     json_decref(o);
     if (rc == 0)
         rc = record_check_sense(r, err);

@@ -522,8 +522,8 @@ static void test_commbench_times_and_checks_the_transport(void **state)
     (void)state;
     require_mpirun();
     char cmd[16384];
-    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s -b 8 -e 64K -n 3 -w 1 --json %s/cb.json && "
-             "%s --oversubscribe -np 3 %s -o pushpull -e 4K -n 2", mpirun, tu_bin("dtrain-commbench"), dir, mpirun,
+    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s --min-bytes 8 --max-bytes 64K --iters 3 --warmup 1 --json %s/cb.json && "
+             "%s --oversubscribe -np 3 %s --op pushpull --max-bytes 4K --iters 2", mpirun, tu_bin("dtrain-commbench"), dir, mpirun,
              tu_bin("dtrain-commbench"));
     char *argv[] = {"/bin/sh", "-c", cmd, NULL};
     struct tu_env env = {0};

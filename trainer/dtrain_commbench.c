@@ -33,20 +33,22 @@ static const char usage_text[] =
     "Then the alpha-beta fit of time = alpha + beta x bytes over the sizes from --fit-from on.\n"
     "\n"
     "Options:\n"
-    "  -o, --op NAME           allreduce (default) or pushpull (ranks 0..n-2 push to the last)\n"
-    "  -b, --min-bytes SIZE    first size (8); K, M, G: powers of 1024\n"
-    "  -e, --max-bytes SIZE    last size (256M)\n"
-    "  -n, --iters N           timed operations per size (20)\n"
-    "  -w, --warmup N          untimed operations first (5)\n"
+    "      --op NAME           allreduce (default) or pushpull (ranks 0..n-2 push to the last)\n"
+    "      --min-bytes SIZE    first size (8); K, M, G: powers of 1024\n"
+    "      --max-bytes SIZE    last size (256M)\n"
+    "      --iters N           timed operations per size (20)\n"
+    "      --warmup N          untimed operations first (5)\n"
     "      --fit-from SIZE     smallest size in the alpha-beta fit (32K)\n"
     "      --raw               allreduce: call MPI_Allreduce directly (the yardstick)\n"
     "      --json FILE         write the table and the fit (written whole or not at all)\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
+    "nccl-tests' -b, -e, -n, -w and -o are long options here: a short option of dtrain's means\n"
+    "one thing in all its tools (-b is --batch-size, -n --ranks, -o --output).\n"
     "\n"
     "Examples:\n"
-    "  mpirun -np 4 dtrain --gpus-per-node 0 -- dtrain-commbench -e 64M --json links.json\n"
-    "  srun --mpi=pmix dtrain --nodes 2 --gpus-per-node 0 -- dtrain-commbench -o pushpull\n"
+    "  mpirun -np 4 dtrain --gpus-per-node 0 -- dtrain-commbench --max-bytes 64M --json links.json\n"
+    "  srun --mpi=pmix dtrain --nodes 2 --gpus-per-node 0 -- dtrain-commbench --op pushpull\n"
     "\n"
     "Exit status: 0; 1 when a value came out wrong or a transfer failed; 2 for bad options.\n";
 
@@ -71,29 +73,29 @@ static int bad(const char *option, const char *value, const char *what)
 
 static int parse(int argc, char **argv, struct options *o)
 {
-    enum { O_FIT_FROM = 256, O_RAW, O_JSON };
+    enum { O_FIT_FROM = 256, O_RAW, O_JSON, O_OP, O_MIN_BYTES, O_MAX_BYTES, O_ITERS, O_WARMUP };
     static const struct option options[] = {
-        {"op", required_argument, NULL, 'o'}, {"min-bytes", required_argument, NULL, 'b'},
-        {"max-bytes", required_argument, NULL, 'e'}, {"iters", required_argument, NULL, 'n'},
-        {"warmup", required_argument, NULL, 'w'}, {"fit-from", required_argument, NULL, O_FIT_FROM},
+        {"op", required_argument, NULL, O_OP}, {"min-bytes", required_argument, NULL, O_MIN_BYTES},
+        {"max-bytes", required_argument, NULL, O_MAX_BYTES}, {"iters", required_argument, NULL, O_ITERS},
+        {"warmup", required_argument, NULL, O_WARMUP}, {"fit-from", required_argument, NULL, O_FIT_FROM},
         {"raw", no_argument, NULL, O_RAW}, {"json", required_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
     };
     *o = (struct options){.op = "allreduce", .min_bytes = 8, .max_bytes = 256L << 20, .fit_from = 32L << 10,
                           .iters = 20, .warmup = 5};
     int opt;
-    while ((opt = getopt_long(argc, argv, "o:b:e:n:w:hV", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "hV", options, NULL)) != -1) {
         switch (opt) {
-        case 'o':
+        case O_OP:
             if (strcmp(optarg, "allreduce") != 0 && strcmp(optarg, "pushpull") != 0)
                 return bad("--op", optarg, "allreduce or pushpull");
             o->op = optarg;
             break;
-        case 'b':
+        case O_MIN_BYTES:
             if (dt_parse_bytes(optarg, 4, 1L << 32, &o->min_bytes) < 0)
                 return bad("--min-bytes", optarg, "a size from 4 bytes to 4G");
             break;
-        case 'e':
+        case O_MAX_BYTES:
             if (dt_parse_bytes(optarg, 4, 1L << 32, &o->max_bytes) < 0)
                 return bad("--max-bytes", optarg, "a size from 4 bytes to 4G");
             break;
@@ -101,11 +103,11 @@ static int parse(int argc, char **argv, struct options *o)
             if (dt_parse_bytes(optarg, 4, 1L << 32, &o->fit_from) < 0)
                 return bad("--fit-from", optarg, "a size from 4 bytes to 4G");
             break;
-        case 'n':
+        case O_ITERS:
             if (dt_parse_int(optarg, 1, 1 << 20, &o->iters) < 0)
                 return bad("--iters", optarg, "a number from 1");
             break;
-        case 'w':
+        case O_WARMUP:
             if (dt_parse_int(optarg, 0, 1 << 20, &o->warmup) < 0)
                 return bad("--warmup", optarg, "a number from 0");
             break;

@@ -49,7 +49,7 @@ static const char usage_text[] =
     "      --momentum X        SGD momentum (0.9)\n"
     "      --weight-decay X    L2 penalty (0)\n"
     "      --seed N            initial weights and data order (1)\n"
-    "  -t, --threads N         threads of the cpu backend (1)\n"
+    "  -T, --threads N         threads of the cpu backend (1)\n"
     "      --backend NAME      cpu (OpenBLAS), reference (plain C, slow) or cuda (cpu)\n"
     "      --device cpu|cuda   cuda: train on a GPU (cuDNN, cuBLAS; NCCL between ranks), the\n"
     "                          one dtrain gave the rank (DTRAIN_GPU), else LOCAL_RANK, else 0\n"
@@ -189,7 +189,7 @@ static int parse_number(int opt, struct train_config *cfg)
         if (dt_parse_int(optarg, 1, 1 << 20, &cfg->epochs) < 0)
             return bad("--epochs", optarg, "a number from 1");
         break;
-    case 't':
+    case 'T':
         if (dt_parse_int(optarg, 1, 1024, &cfg->threads) < 0)
             return bad("--threads", optarg, "a number from 1 to 1024");
         break;
@@ -331,7 +331,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"optimizer", required_argument, NULL, O_OPTIMIZER}, {"lr", required_argument, NULL, O_LR},
         {"lr-scale", required_argument, NULL, O_LR_SCALE}, {"momentum", required_argument, NULL, O_MOMENTUM},
         {"weight-decay", required_argument, NULL, O_WD}, {"seed", required_argument, NULL, O_SEED},
-        {"threads", required_argument, NULL, 't'}, {"backend", required_argument, NULL, O_BACKEND},
+        {"threads", required_argument, NULL, 'T'}, {"backend", required_argument, NULL, O_BACKEND},
         {"log-every", required_argument, NULL, O_LOG}, {"eval-every", required_argument, NULL, O_EVAL},
         {"comm", required_argument, NULL, O_COMM}, {"check-replicas", no_argument, NULL, O_CHECK},
         {"params-out", required_argument, NULL, O_PARAMS_OUT}, {"record", required_argument, NULL, O_RECORD},
@@ -355,7 +355,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
                                  .log_every = 200, .eval_every = 1, .lr = 0.01, .momentum = 0.9, .seed = 1,
                                  .progress = true, .timeout_minutes = 30, .timeline_steps = 100};
     int opt;
-    while ((opt = getopt_long(argc, argv, "m:d:b:e:t:qhV", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "m:d:b:e:T:qhV", options, NULL)) != -1) {
         int rc = parse_choice(opt, cfg);
         if (rc == 1)
             rc = parse_number(opt, cfg);
@@ -408,6 +408,7 @@ static void describe_run(const struct train_config *cfg, const struct train_resu
                          struct run_record *rec)
 {
     rec->batch_per_replica = cfg->batch, rec->epochs = cfg->epochs, rec->threads = cfg->threads, rec->lr = cfg->lr;
+    rec->max_steps = cfg->max_steps;
     if (res) {
         rec->steps_per_rank = res->steps, rec->runtime_seconds = res->seconds, rec->resumed = res->resumed;
         rec->peak_data_per_sec = res->peak_rate, rec->final_data_per_sec = res->final_rate;

@@ -37,7 +37,7 @@ static int same_record(const struct run_record *a, const struct run_record *b)
             return 0;
     return a->nodes == b->nodes && a->gpus_per_node == b->gpus_per_node && a->world_size == b->world_size &&
            a->batch_per_replica == b->batch_per_replica && a->epochs == b->epochs && a->threads == b->threads &&
-           a->resumed == b->resumed && a->steps_per_rank == b->steps_per_rank && a->epochs_done == b->epochs_done &&
+           a->resumed == b->resumed && a->steps_per_rank == b->steps_per_rank && a->max_steps == b->max_steps && a->epochs_done == b->epochs_done &&
            same_doubles(&a->lr, &b->lr, 1) && same_doubles(&a->runtime_seconds, &b->runtime_seconds, 1) &&
            same_doubles(&a->peak_data_per_sec, &b->peak_data_per_sec, 1) &&
            same_doubles(&a->final_data_per_sec, &b->final_data_per_sec, 1) &&

@@ -1,0 +1,183 @@
+/* corrected.c - a hand-made result table recomputed from its runs (see corrected.h). */
+#include "corrected.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "dt_parse.h"
+#include "duration.h"
+
+/* One (#Nodes, #GPUs) configuration of the table, in the order the table first shows it. */
+struct config {
+    int nodes, gpus;
+    int *runs, count;          /* row indices of its runs (not Avg rows) */
+    int given;                 /* the row whose Runtime and Speedup the table gives for it: its last Avg
+                                * row, or its lone run where it has no Avg row; -1: none */
+    const struct result_row *usual;   /* a run with the configuration's usual Epoch, Batchsize, Steps */
+    double runtime, samples, speedup;
+};
+
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The configuration's runtime: the mean or median of its runs (the given Avg when it has none). */
+static void summarise(const struct result_table *t, struct config *c, enum speedup_stat stat)
+{
+    if (c->count == 0) {   /* only an Avg row */
+        c->runtime = t->rows[c->given].runtime;
+        c->usual = &t->rows[c->given];
+        c->samples = (double)c->usual->steps * c->usual->batch * c->nodes * c->gpus;
+        return;
+    }
+    double *times = malloc((size_t)c->count * sizeof *times), sum = 0;
+    int best = 0;
+    for (int i = 0; i < c->count; i++) {
+        const struct result_row *r = &t->rows[c->runs[i]];
+        sum += times[i] = r->runtime;
+        int same = 0;   /* how many runs share this one's Epoch and Steps: the usual one has most */
+        for (int j = 0; j < c->count; j++)
+            same += t->rows[c->runs[j]].epoch == r->epoch && t->rows[c->runs[j]].steps == r->steps;
+        if (same > best)
+            best = same, c->usual = r;
+    }
+    qsort(times, (size_t)c->count, sizeof *times, by_value);
+    int n = c->count;
+    c->runtime = stat == STAT_MEAN ? sum / n : n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    c->samples = (double)c->usual->steps * c->usual->batch * c->nodes * c->gpus;
+    free(times);
+}
+
+/* The configurations of t; returns how many, or -1 out of memory. */
+static int configs_of(const struct result_table *t, struct config *configs)
+{
+    int count = 0;
+    for (int i = 0; i < t->count; i++) {
+        const struct result_row *r = &t->rows[i];
+        int k = 0;
+        while (k < count && !(configs[k].nodes == r->nodes && configs[k].gpus == r->gpus))
+            k++;
+        if (k == count) {
+            configs[count++] = (struct config){.nodes = r->nodes, .gpus = r->gpus, .given = -1};
+            if (!(configs[k].runs = malloc((size_t)t->count * sizeof *configs[k].runs)))
+                return -1;
+        }
+        if (r->avg)
+            configs[k].given = i;
+        else
+            configs[k].runs[configs[k].count++] = i;
+    }
+    for (int k = 0; k < count; k++)   /* no Avg row: a lone run's own speedup is the one given */
+        if (configs[k].given < 0 && configs[k].count == 1)
+            configs[k].given = configs[k].runs[0];
+    return count;
+}
+
+/* Whether speedups come from samples/s: the configurations did not train the same samples, and
+ * the title names no dataset whose epochs would say they did (a wrong Steps cell is audit's). */
+static bool by_rate(const struct result_table *t, const struct config *configs, int count)
+{
+    bool same_epochs = true;
+    double fewest = INFINITY, most = 0;
+    for (int k = 0; k < count; k++) {
+        same_epochs &= configs[k].usual->epoch == configs[0].usual->epoch;
+        fewest = configs[k].samples < fewest ? configs[k].samples : fewest;
+        most = configs[k].samples > most ? configs[k].samples : most;
+    }
+    if (most <= fewest * 1.05)
+        return false;
+    return !(same_epochs && strcasestr(t->title, "MNIST"));
+}
+
+static void print_row(FILE *out, const struct speedup_options *opt, int decimals, const struct result_row *r,
+                      const struct config *c, const struct result_table *t)
+{
+    bool avg = r == NULL;
+    const struct result_row *shown = avg ? c->usual : r;
+    char runtime[32], speedup[32] = "-", given_runtime[40] = "", given_speedup[32] = "";
+    duration_format(avg ? c->runtime : r->runtime, decimals, runtime);
+    if (avg && !isnan(c->speedup))
+        snprintf(speedup, sizeof speedup, "%.2f", c->speedup);
+    if (avg && c->given >= 0) {
+        const struct result_row *g = &t->rows[c->given];
+        char rounded[32];
+        duration_format(g->runtime, decimals, rounded);
+        if (g->avg && strcmp(rounded, runtime) != 0)
+            snprintf(given_runtime, sizeof given_runtime, "%s", g->runtime_text);
+        if (!isnan(g->speedup) && !isnan(c->speedup) && fabs(g->speedup - c->speedup) >= 0.005)
+            snprintf(given_speedup, sizeof given_speedup, "%g", g->speedup);
+    }
+    const char *nodes = avg ? "Avg" : r->nodelist;
+    if (opt->format == FORMAT_CSV) {
+        fprintf(out, "%d,%d,%d,%d,%ld,%s,%s,\"%s\",%s,%s\n", c->nodes, c->gpus, shown->epoch, shown->batch, shown->steps,
+                runtime, avg && !isnan(c->speedup) ? speedup : "", nodes, given_runtime, given_speedup);
+        return;
+    }
+    const char *b = avg ? "**" : "";
+    fprintf(out, "| %s%d%s | %s%d%s | %s%d%s | %s%d%s | %s%ld%s | %s%s%s | %s%s%s | %s%s%s | %s | %s |\n", b, c->nodes,
+            b, b, c->gpus, b, b, shown->epoch, b, b, shown->batch, b, b, shown->steps, b, b, runtime, b, b, speedup, b,
+            b, nodes, b, given_runtime, given_speedup);
+}
+
+static int counted_changes(const struct result_table *t, const struct config *c, int decimals)
+{
+    if (c->given < 0)
+        return 0;
+    const struct result_row *g = &t->rows[c->given];
+    char runtime[32], rounded[32];
+    duration_format(c->runtime, decimals, runtime);
+    duration_format(g->runtime, decimals, rounded);
+    return (g->avg && strcmp(rounded, runtime) != 0) +
+           (!isnan(g->speedup) && !isnan(c->speedup) && fabs(g->speedup - c->speedup) >= 0.005);
+}
+
+int corrected_print(FILE *out, const struct result_table *t, const struct speedup_options *opt, int *changed)
+{
+    struct config *configs = calloc((size_t)(t->count ? t->count : 1), sizeof *configs);
+    int count = configs ? configs_of(t, configs) : -1, rc = count < 0 ? -1 : 0, decimals = 0;
+    const struct config *base = NULL;
+    for (int k = 0; k < count; k++) {
+        summarise(t, &configs[k], opt->stat);
+        if (configs[k].nodes == opt->base_nodes && configs[k].gpus == opt->base_gpus)
+            base = &configs[k];
+    }
+    for (int i = 0; i < t->count; i++) {
+        int d = dt_decimals(t->rows[i].runtime_text, strlen(t->rows[i].runtime_text));
+        decimals = d > decimals ? (d > 3 ? 3 : d) : decimals;
+    }
+    bool rate = count > 0 && by_rate(t, configs, count);
+    for (int k = 0; k < count; k++)
+        configs[k].speedup = !base ? NAN
+                             : rate ? (configs[k].samples / configs[k].runtime) / (base->samples / base->runtime)
+                                    : base->runtime / configs[k].runtime;
+    *changed = 0;
+    if (rc == 0) {
+        fprintf(out, "# %s (corrected: Avg = the %s of the runs above it)\n\n", t->title[0] ? t->title : "Table",
+                opt->stat == STAT_MEAN ? "mean" : "median");
+        if (rate)
+            fprintf(out, "%sSpeedup by samples/s: the configurations did not train the same samples (Steps x "
+                    "Batchsize x GPUs).\n\n", opt->format == FORMAT_CSV ? "# " : "");
+        if (!base)
+            fprintf(out, "%sNo run of the baseline, %d x %d: no speedups.\n\n", opt->format == FORMAT_CSV ? "# " : "",
+                    opt->base_nodes, opt->base_gpus);
+        fputs(opt->format == FORMAT_CSV ? "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Given Runtime,Given Speedup\n"
+                                        : "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) | Given Runtime | Given Speedup |\n"
+                                          "|---|---|---|---|---|---|---|---|---|---|\n", out);
+        for (int k = 0; k < count; k++) {
+            for (int i = 0; i < configs[k].count; i++)
+                print_row(out, opt, decimals, &t->rows[configs[k].runs[i]], &configs[k], t);
+            print_row(out, opt, decimals, NULL, &configs[k], t);
+            *changed += counted_changes(t, &configs[k], decimals);
+        }
+        fputc('\n', out);
+    }
+    for (int k = 0; k < count; k++)
+        free(configs[k].runs);
+    free(configs);
+    return rc;
+}
