@@ -271,7 +271,7 @@ static int throughput_command(int argc, char **argv)
     }
     if (rc == 0 && in.logs.count > 0) {
         throughput_baselines(&in.logs);
-        throughput_print(stdout, &in.logs);
+        throughput_print(stdout, &in.logs, format == METHODS_CSV);
     }
     if (rc == 0 && in.records.count > 0) {
         if (in.logs.count > 0)

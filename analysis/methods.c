@@ -77,8 +77,12 @@ static void print_header(FILE *out, const int *sizes, int columns, enum methods_
 {
     const char *sep = format == METHODS_MD ? " | " : ",";
     fprintf(out, "%sModel%sBS%sTag%sMethod%sBaseline", format == METHODS_MD ? "| " : "", sep, sep, sep, sep);
-    for (int c = 0; c < columns; c++)
-        fprintf(out, "%s%d GPU%s", sep, sizes[c], sizes[c] == 1 ? "" : "s");
+    for (int c = 0; c < columns; c++)   /* CSV: numbers only, the mean and the std each a column */
+        if (format == METHODS_MD)
+            fprintf(out, "%s%d GPU%s", sep, sizes[c], sizes[c] == 1 ? "" : "s");
+        else
+            fprintf(out, ",%d GPU%s mean,%d GPU%s std", sizes[c], sizes[c] == 1 ? "" : "s", sizes[c],
+                    sizes[c] == 1 ? "" : "s");
     fputs(format == METHODS_MD ? " |\n" : "\n", out);
     if (format == METHODS_MD) {
         fputs("|---|---|---|---|---|", out);
@@ -108,18 +112,22 @@ int methods_table(FILE *out, const struct run_record *runs, int n, enum methods_
             continue;
         rows++;
         struct cell base = cell_of(runs, n, &runs[i], 1, 1, rates);
-        fprintf(out, "%s%s%s%d%s%s%s%s%s%s%s%s%s%s%s", format == METHODS_MD ? "| " : "", runs[i].model, sep,
-                runs[i].batch_per_replica, sep, runs[i].tag[0] || runs[i].emulation[0] ? runs[i].tag : "-",
-                runs[i].emulation[0] ? " (emulated: " : "", runs[i].emulation, runs[i].emulation[0] ? ")" : "", sep,
-                runs[i].comm, runs[i].comm_options[0] ? " (" : "", runs[i].comm_options, runs[i].comm_options[0] ? ")" : "",
-                sep);
+        const char *quote = format == METHODS_MD ? "" : "\"";   /* CSV: the text cells quoted */
+        fprintf(out, "%s%s%s%s%s%d%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s", format == METHODS_MD ? "| " : "", quote, runs[i].model,
+                quote, sep, runs[i].batch_per_replica, sep, quote,
+                runs[i].tag[0] || runs[i].emulation[0] || format != METHODS_MD ? runs[i].tag : "-",
+                runs[i].emulation[0] ? " (emulated: " : "", runs[i].emulation, runs[i].emulation[0] ? ")" : "", quote, sep,
+                quote, runs[i].comm, runs[i].comm_options[0] ? " (" : "", runs[i].comm_options,
+                runs[i].comm_options[0] ? ")" : "", quote, sep, "");
         if (base.repeats)
             fprintf(out, "%.1f", base.mean);
         else
-            fputs("-", out);
+            fputs(format == METHODS_MD ? "-" : "", out);
         for (int c = 0; c < columns; c++) {
             struct cell cell = cell_of(runs, n, &runs[i], sizes[c], 0, rates);
-            if (cell.repeats)
+            if (format == METHODS_CSV)
+                cell.repeats ? fprintf(out, ",%.3f,%.3f", cell.mean, cell.std) : fputs(",,", out);
+            else if (cell.repeats)
                 fprintf(out, "%s%.3f +- %.2f", sep, cell.mean, cell.std);
             else
                 fprintf(out, "%s-", sep);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* A host name as the seeds write them: letters then digits ("lm6", "gn01"). Returns its length. */
 static size_t node_name_length(const char *s)
@@ -17,9 +18,11 @@ static size_t node_name_length(const char *s)
     return letters > 0 && digits > 0 ? letters + digits : 0;
 }
 
-/* A node name then its figure ("lm6-120.7", "lm6-198.38-1.648x") or its GPUs ("lm1:2x2080ti"); a model
- * name looks like a node name ("ResNet18") but is followed by other words ("ResNet18-2080ti"). */
-bool runid_is_run_heading(const char *heading)
+/* A node name then its figure ("lm6-120.7", "lm6-198.38-1.648x") or its GPUs ("lm1:2x2080ti"). A
+ * model heading can look the same ("VGG19-4090": a model and a GPU made only of digits), so a
+ * figure must show a decimal point, a speedup or a baseline after it, unless the heading is the
+ * one the Step lines stand under (loose). */
+static bool looks_like_run(const char *heading, bool loose)
 {
     size_t n = node_name_length(heading);
     if (n == 0)
@@ -30,7 +33,15 @@ bool runid_is_run_heading(const char *heading)
         return false;
     char *end;
     strtod(heading + n + 1, &end);
-    return *end == '\0' || *end == '-' || *end == ',' || *end == ' ';
+    if (!(*end == '\0' || *end == '-' || *end == ',' || *end == ' '))
+        return false;
+    bool decimal = memchr(heading + n + 1, '.', (size_t)(end - (heading + n + 1))) != NULL;
+    return loose || decimal || *end == '-' || *end == ',';
+}
+
+bool runid_is_run_heading(const char *heading)
+{
+    return looks_like_run(heading, false);
 }
 
 /* "2x2080ti" at s: the count, or 0 when s is not a count of GPUs ("1.96x, " is a speedup). */
@@ -80,18 +91,86 @@ static int stated_gpus(const char *heading)
     return 0;
 }
 
-/* A model heading is any below the top that names neither a run nor a GPU set ("in 2x2080ti");
- * the model is its text up to the first '-' or ','. */
-static void find_model(const char levels[6][128], struct run_identity *id)
+/* A GPU as headings name it, with its count or not: "2080ti", "4090", "A100", "2xH100", "T4". */
+static bool is_gpu_token(const char *t, size_t n)
+{
+    size_t i = 0;
+    while (i < n && isdigit((unsigned char)t[i]))
+        i++;
+    if (i > 0 && i < n && t[i] == 'x' && i + 1 < n)   /* "2x": a count, then the GPU */
+        t += i + 1, n -= i + 1, i = 0;
+    while (i < n && isdigit((unsigned char)t[i]))
+        i++;
+    if (i >= 3) {   /* "2080ti", "4090" */
+        while (i < n && isalpha((unsigned char)t[i]))
+            i++;
+        return i == n;
+    }
+    if (i > 0)
+        return false;
+    size_t letters = 0, digits = 0;   /* "A100", "MI250X", "T4", "L40S" */
+    while (letters < n && isupper((unsigned char)t[letters]))
+        letters++;
+    while (letters + digits < n && isdigit((unsigned char)t[letters + digits]))
+        digits++;
+    for (i = letters + digits; i < n && isalpha((unsigned char)t[i]);)
+        i++;
+    return letters >= 1 && letters <= 2 && digits >= 1 && i == n;
+}
+
+/* What may follow a GPU's name: "H100-SXM", "A100-PCIe", "A100-80GB", "H100-NVL". */
+static bool is_gpu_suffix(const char *t, size_t n)
+{
+    if (n >= 3 && (strncasecmp(t, "SXM", 3) == 0 || strncasecmp(t, "PCIe", n) == 0 || strncasecmp(t, "NVL", n) == 0))
+        return true;
+    size_t digits = 0;
+    while (digits < n && isdigit((unsigned char)t[digits]))
+        digits++;
+    return digits > 0 && n - digits == 2 && strncasecmp(t + digits, "GB", 2) == 0;
+}
+
+/* The model a heading names: its words up to the GPU ("ViT-B16-H100-SXM": ViT-B16; "VGG19-4090":
+ * VGG19; "ResNet18-2x2080ti-128batch_size": ResNet18; "ResNet18-lm1:3x2080ti, ...": ResNet18). */
+static void model_of(const char *heading, char *out, size_t size)
+{
+    size_t length = strcspn(heading, ",");
+    const char *token[16];
+    size_t token_length[16];
+    int count = 0;
+    for (const char *s = heading; s < heading + length && count < 16;) {
+        size_t n = strcspn(s, "-,");
+        n = s + n > heading + length ? (size_t)(heading + length - s) : n;
+        bool batch = n > 0 && isdigit((unsigned char)s[0]) && memmem(s, n, "batch", 5) != NULL;
+        if (n > 0 && !batch && !memchr(s, ':', n))   /* batch sizes and node lists are not the model */
+            token[count] = s, token_length[count++] = n;
+        s += n + (s[n] == '-');
+        if (n == 0 && s[0] != '-')
+            break;
+    }
+    int kept = count;
+    while (kept > 1 && is_gpu_suffix(token[kept - 1], token_length[kept - 1]))
+        kept--;
+    if (kept > 1 && is_gpu_token(token[kept - 1], token_length[kept - 1]))
+        kept--;
+    else
+        kept = count;   /* no GPU named: the suffix-like words belong to the model */
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < (kept ? kept : 1) && i < count && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%.*s", i ? "-" : "", (int)token_length[i], token[i]);
+    while (used > 0 && used < size && out[used - 1] == ' ')
+        out[--used] = '\0';
+}
+
+/* A model heading is any below the top that names neither a run nor a GPU set ("in 2x2080ti").
+ * deepest is the heading the Step lines stand under: a run's own. */
+static void find_model(const char levels[6][128], int deepest, struct run_identity *id)
 {
     for (int d = 1; d < 6; d++) {
         const char *h = levels[d];
-        if (!isalpha((unsigned char)h[0]) || runid_is_run_heading(h) || strncmp(h, "in ", 3) == 0)
+        if (!isalpha((unsigned char)h[0]) || looks_like_run(h, d == deepest) || strncmp(h, "in ", 3) == 0)
             continue;
-        size_t n = strcspn(h, "-,");
-        while (n > 0 && h[n - 1] == ' ')
-            n--;
-        snprintf(id->model, sizeof id->model, "%.*s", (int)n, h);
+        model_of(h, id->model, sizeof id->model);
         return;
     }
 }
@@ -99,7 +178,10 @@ static void find_model(const char levels[6][128], struct run_identity *id)
 void runid_from_headings(const char levels[6][128], struct run_identity *id)
 {
     *id = (struct run_identity){.gpus = 1};
-    find_model(levels, id);
+    int deepest = 5;
+    while (deepest > 0 && !levels[deepest][0])
+        deepest--;
+    find_model(levels, deepest, id);
     for (int d = 5; d >= 0 && id->node_count == 0; d--)
         id->node_count = parse_node_list(levels[d], id);
     if (id->node_count > 0) {
@@ -109,7 +191,7 @@ void runid_from_headings(const char levels[6][128], struct run_identity *id)
         return;
     }
     for (int d = 5; d >= 0; d--) {
-        if (levels[d][0] && runid_is_run_heading(levels[d]) && id->node_count == 0) {
+        if (levels[d][0] && looks_like_run(levels[d], d == deepest) && id->node_count == 0) {
             snprintf(id->node[0], sizeof id->node[0], "%.*s", (int)node_name_length(levels[d]), levels[d]);
             id->node_count = 1;
         }

@@ -17,7 +17,51 @@ struct heading_state {
     char path[400];       /* "ResNet18-2080ti / lm6-120.7" */
 };
 
-static struct log_run *open_run(struct log_runs *set, const char *source, int line, const struct heading_state *h)
+/* What dtrain's own job output says of its run, in lines the seeds' logs lack: the sbatch
+ * template's "dtrain.sbatch: job 12 on gn[01-02], restart 0, 2 nodes x 4 GPUs per node, 8 ranks"
+ * and dtrain-train's "dtrain-train: model lenet (61706 parameters), ..., batch 64 x 8 ranks (mpi)". */
+struct job_facts {
+    char model[64], nodelist[32];
+    int ranks;
+};
+
+/* Takes what a line says into facts; other lines leave it. srun's "0: " label may come first. */
+static void read_job_facts(const char *line, struct job_facts *facts)
+{
+    const char *at;
+    if ((at = strstr(line, "dtrain-train: model ")) != NULL) {
+        at += strlen("dtrain-train: model ");
+        snprintf(facts->model, sizeof facts->model, "%.*s", (int)strcspn(at, " (,\n"), at);
+        const char *batch = strstr(at, ", batch ");
+        int size, ranks;
+        if (batch && sscanf(batch, ", batch %d x %d rank", &size, &ranks) == 2 && ranks > 0)
+            facts->ranks = ranks;
+    } else if ((at = strstr(line, "dtrain.sbatch: job ")) != NULL && (at = strstr(at, " on ")) != NULL) {
+        at += 4;
+        snprintf(facts->nodelist, sizeof facts->nodelist, "%.*s", (int)strcspn(at, ", \n"), at);
+        const char *shape = strstr(at, "GPUs per node, ");
+        int ranks;
+        if (shape && sscanf(shape, "GPUs per node, %d ranks", &ranks) == 1 && ranks > 0)
+            facts->ranks = ranks;
+    }
+}
+
+/* A run under no heading that names it (a job's output) is named by its job's facts. */
+static void apply_job_facts(const struct job_facts *facts, const struct heading_state *h, struct run_identity *id)
+{
+    if (!id->model[0] && facts->model[0])
+        snprintf(id->model, sizeof id->model, "%s", facts->model);
+    if (h->depth > 0 || facts->ranks == 0)
+        return;
+    id->gpus = facts->ranks;
+    if (facts->nodelist[0]) {
+        snprintf(id->node[0], sizeof id->node[0], "%s", facts->nodelist);
+        id->node_count = 1, id->node_gpus[0] = facts->ranks;
+    }
+}
+
+static struct log_run *open_run(struct log_runs *set, const char *source, int line, const struct heading_state *h,
+                                const struct job_facts *facts)
 {
     if (set->count == set->cap) {
         int cap = set->cap ? set->cap * 2 : 32;
@@ -33,6 +77,7 @@ static struct log_run *open_run(struct log_runs *set, const char *source, int li
     snprintf(r->heading, sizeof r->heading, "%s", h->path);
     snprintf(r->title, sizeof r->title, "%s", h->depth ? h->levels[h->depth - 1] : "");
     runid_from_headings((const char(*)[128])h->levels, &r->id);
+    apply_job_facts(facts, h, &r->id);
     return r;
 }
 
@@ -99,6 +144,7 @@ int throughput_read(FILE *in, const char *source, struct log_runs *set)
     size_t size = 0;
     int number = 0, heading_line = 0;
     struct log_run *run = NULL;   /* the run the current lines belong to */
+    struct job_facts facts = {0};
     while (getline(&text, &size, in) > 0) {
         number++;
         if (text[0] == '#') {
@@ -108,9 +154,11 @@ int throughput_read(FILE *in, const char *source, struct log_runs *set)
             continue;
         }
         struct seedlog_line l;
-        if (seedlog_parse(text, &l) == SEEDLOG_OTHER)
+        if (seedlog_parse(text, &l) == SEEDLOG_OTHER) {
+            read_job_facts(text, &facts);
             continue;
-        if (!run && !(run = open_run(set, source, heading_line ? heading_line : number, &headings))) {
+        }
+        if (!run && !(run = open_run(set, source, heading_line ? heading_line : number, &headings, &facts))) {
             free(text);
             return -1;
         }
@@ -172,24 +220,39 @@ static void headline_cell(const struct log_run *r, char *out, int size)
     snprintf(out, (size_t)size, "%s%s", figure, is_peak ? "" : ", not the peak");
 }
 
-void throughput_print(FILE *out, const struct log_runs *set)
+void throughput_print(FILE *out, const struct log_runs *set, bool csv)
 {
-    fputs("| Log | Run | Model | Node(s) | GPUs | Steps logged | Peak data/sec | Headline | Speedup | Efficiency | "
-          "Epochs | Final accuracy |\n"
-          "|-----|-----|-------|---------|------|--------------|---------------|----------|---------|------------|"
-          "--------|----------------|\n",
-          out);
+    if (csv)   /* numbers as numbers: no "x" or "%", empty for none */
+        fputs("Log,Line,Run,Model,Node(s),GPUs,Steps logged,Peak data/sec,Headline,Headline is peak,Speedup,"
+              "Efficiency,Epochs,Final accuracy\n", out);
+    else
+        fputs("| Log | Run | Model | Node(s) | GPUs | Steps logged | Peak data/sec | Headline | Speedup | Efficiency | "
+              "Epochs | Final accuracy |\n"
+              "|-----|-----|-------|---------|------|--------------|---------------|----------|---------|------------|"
+              "--------|----------------|\n",
+              out);
     for (int i = 0; i < set->count; i++) {
         const struct log_run *r = &set->runs[i];
         char accuracy[32] = "-", speedup[32] = "-", efficiency[32] = "-", nodes[128], headline[64];
         headline_cell(r, headline, sizeof headline);
+        runid_nodes(&r->id, nodes, sizeof nodes);
+        if (csv) {
+            char figure[32];
+            runid_headline(r->title, figure, sizeof figure);
+            fprintf(out, "\"%s\",%d,\"%s\",\"%s\",\"%s\",%d,%d,%.2f,%s,%s,", r->source, r->line, r->heading,
+                    r->id.model, nodes, r->id.gpus, r->steps_logged, r->peak_data_per_sec, figure,
+                    !figure[0] ? "" : strstr(headline, "not the peak") ? "no" : "yes");
+            isnan(r->speedup) ? fputs(",,", out) : fprintf(out, "%.4f,%.4f,", r->speedup, r->efficiency);
+            fprintf(out, "%d,", r->epochs);
+            isnan(r->final_accuracy) ? fputc('\n', out) : fprintf(out, "%.4f\n", r->final_accuracy);
+            continue;
+        }
         if (!isnan(r->final_accuracy))
             snprintf(accuracy, sizeof accuracy, "%.4f", r->final_accuracy);
         if (!isnan(r->speedup)) {
             snprintf(speedup, sizeof speedup, "%.2fx", r->speedup);
             snprintf(efficiency, sizeof efficiency, "%.1f%%", 100 * r->efficiency);
         }
-        runid_nodes(&r->id, nodes, sizeof nodes);
         fprintf(out, "| %s:%d | %s | %s | %s | %d | %d | %.2f | %s | %s | %s | %d | %s |\n", r->source, r->line,
                 r->heading[0] ? r->heading : "-", r->id.model[0] ? r->id.model : "-", nodes, r->id.gpus,
                 r->steps_logged, r->peak_data_per_sec, headline, speedup, efficiency, r->epochs, accuracy);

@@ -7,6 +7,7 @@
 #define THROUGHPUT_H
 
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "runid.h"
@@ -43,6 +44,6 @@ const struct log_run *throughput_one_gpu_run(const struct log_runs *set, const s
 /* Finds each run's baseline and computes its speedup and efficiency (speedup / GPUs). */
 void throughput_baselines(struct log_runs *set);
 
-void throughput_print(FILE *out, const struct log_runs *set);
+void throughput_print(FILE *out, const struct log_runs *set, bool csv);
 
 #endif

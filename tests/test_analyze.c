@@ -526,6 +526,45 @@ static void test_written_table_passes_the_audit(void **state)
     tu_result_free(&r);
 }
 
+/* Headings whatever the model and GPU names are (digits only, letters and digits, with dashes), a
+ * 1-GPU heading with no count, and dtrain's own job output (nodes and ranks from its lines); CSV
+ * cells are numbers. */
+static void test_throughput_reads_any_names(void **state)
+{
+    (void)state;
+    char dir[4200];
+    tu_fixture(dir, sizeof dir, "logs-names");
+    struct tu_result r;
+    run_analyze((char *[]){"throughput", dir, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| Single node 1 GPUs / VGG19-4090 / lm6-100.5 | VGG19 | lm6 | 1 |"));
+    assert_true(tu_contains(r.out, "| Single node 1 GPUs / ViT-B16-H100-SXM / gn01-50.0 | ViT-B16 | gn01 | 1 |"));
+    assert_true(tu_contains(r.out, "| Single node 1 GPUs / ResNet50-A100 / gn02-70.0 | ResNet50 | gn02 | 1 |"));
+    /* the 2-GPU runs find their 1-GPU baselines under the names read right */
+    assert_true(tu_contains(r.out, "| VGG19 | lm6 | 2 | 1 | 190.00 | 190.0 | 1.89x | 94.5% |"));
+    assert_true(tu_contains(r.out, "| ViT-B16 | gn01 | 2 | 1 | 95.00 | 95.0 | 1.90x | 95.0% |"));
+    assert_true(tu_contains(r.out, "slurm-77.out:3 | - | resnet18 | gn[01-02] | 8 | 2 | 810.50 |"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"throughput", dir, "--format", "csv", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "Log,Line,Run,Model,Node(s),GPUs,Steps logged,Peak data/sec,Headline,Headline is peak,"
+                                   "Speedup,Efficiency,Epochs,Final accuracy\n"));
+    assert_true(tu_contains(r.out, "\"VGG19\",\"lm6\",2,1,190.00,190.0,yes,1.8905,0.9453,0,\n"));
+    tu_result_free(&r);
+    char methods[4200];
+    tu_fixture(methods, sizeof methods, "methods");
+    run_analyze((char *[]){"throughput", "-f", "csv", methods, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "Model,BS,Tag,Method,Baseline,1 GPU mean,1 GPU std,2 GPUs mean,2 GPUs std"));
+    assert_true(tu_contains(r.out, "\"lenet\",64,\"1gbit\",\"bsp-a2a\",1005.0,1005.000,7.071,1950.000,50.000"));
+    assert_null(strstr(r.out, "+-"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"throughput", "--help", NULL}, &r);
+    assert_true(tu_contains(r.out, "Usage: dtrain-analyze throughput"));
+    assert_null(strstr(r.out, "Usage: dtrain-analyze table"));
+    tu_result_free(&r);
+}
+
 static void test_throughput_of_logs(void **state)
 {
     (void)state;
@@ -591,7 +630,7 @@ static void test_throughput_of_logs(void **state)
     assert_true(tu_contains(r.err, "throughput: 0 log runs, 12 records read, 0 not completed (left out), 0 lines skipped"));
     tu_result_free(&r);
     run_analyze((char *[]){"throughput", "--format", "csv", dir, NULL}, &r);
-    assert_true(tu_contains(r.out, "lenet,64,1gbit,bsp-a2a,1005.0,1005.000 +- 7.07,1950.000 +- 50.00,2500.000 +- 0.00\n"));
+    assert_true(tu_contains(r.out, "\"lenet\",64,\"1gbit\",\"bsp-a2a\",1005.0,1005.000,7.071,1950.000,50.000,2500.000,0.000\n"));
     tu_result_free(&r);
     run_analyze((char *[]){"throughput", "--format", "xml", dir, NULL}, &r);
     assert_int_equal(r.status, 2);
@@ -797,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_torn_record_lines),
         cmocka_unit_test(test_written_table_passes_the_audit),
         cmocka_unit_test(test_throughput_of_logs),
+        cmocka_unit_test(test_throughput_reads_any_names),
         cmocka_unit_test(test_plot_renders_pictures),
         cmocka_unit_test(test_timeline_sums),
         cmocka_unit_test(test_predict_the_worked_case),
