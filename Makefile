@@ -69,7 +69,7 @@ dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 dtrain-commbench_SRC := trainer/dtrain_commbench.c trainer/comm/comm_mpi.c trainer/exchange/grouping.c $(COMMON_SRC)
 dtrain-commbench_LIBS := $(MPI_LIBS) -ljansson
 dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/inputs.c analysis/predict.c analysis/costmodel.c trainer/loop/profile.c \
-                      trainer/exchange/grouping.c analysis/timeline_sum.c analysis/audit.c analysis/corrected.c analysis/experiment.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c \
+                      trainer/exchange/grouping.c analysis/timeline_sum.c analysis/audit.c analysis/corrected.c analysis/experiment.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c analysis/plot_sources.c \
                       logs/table.c logs/record.c logs/json_read.c logs/seedlog.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson

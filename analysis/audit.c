@@ -397,6 +397,7 @@ static int check_columns(const struct method_table *t, struct audit *out)
         return 0;
     int shift = t->columns - values, written_row, shifted_row;
     int written = count_superlinear(t, 0, &written_row), shifted = count_superlinear(t, shift, &shifted_row);
+    /* audit_method_shift reads the same way */
     char why[256] = "";
     if (written > shifted && written_row >= 0) {
         const struct method_row *r = &t->rows[written_row];
@@ -409,6 +410,23 @@ static int check_columns(const struct method_table *t, struct audit *out)
             "the GPU count it was measured at%s", t->columns, short_rows, t->count, values, why) < 0)
         return -1;
     return written > shifted ? shift : 0;
+}
+
+int audit_method_shift(const struct method_table *t)
+{
+    int short_rows = 0, values = t->columns, row;
+    for (int i = 0; i < t->count; i++)
+        if (t->rows[i].values < t->columns)
+            short_rows++, values = t->rows[i].values;
+    if (short_rows == 0)
+        return 0;
+    int shift = t->columns - values;
+    return count_superlinear(t, 0, &row) > count_superlinear(t, shift, &row) ? shift : 0;
+}
+
+int audit_method_gpus(const struct method_table *t, const struct method_row *r, int k, int shift)
+{
+    return gpus_at(t, r, k, shift);
 }
 
 static int check_method_row(const struct method_table *t, int i, int shift, struct audit *out)

@@ -40,6 +40,14 @@ int audit_notebook(const struct log_runs *runs, struct audit *out);
  * memory. */
 int audit_method_table(const struct method_table *table, struct audit *out);
 
+/* How many columns right of where they are written a method table's values belong: where the
+ * header has more GPU columns than the rows have values, the reading the Baselines support (the
+ * seeds' 004: 1). 0 when the table is read as written. */
+int audit_method_shift(const struct method_table *t);
+
+/* The GPU count value k of row r was measured at, read with shift. 0 when none. */
+int audit_method_gpus(const struct method_table *t, const struct method_row *r, int k, int shift);
+
 void audit_free(struct audit *a);
 
 #endif

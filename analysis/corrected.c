@@ -10,15 +10,9 @@
 #include "dt_parse.h"
 #include "duration.h"
 
-/* One (#Nodes, #GPUs) configuration of the table, in the order the table first shows it. */
-struct config {
-    int nodes, gpus;
-    int *runs, count;          /* row indices of its runs (not Avg rows) */
-    int given;                 /* the row whose Runtime and Speedup the table gives for it: its last Avg
-                                * row, or its lone run where it has no Avg row; -1: none */
-    const struct result_row *usual;   /* a run with the configuration's usual Epoch, Batchsize, Steps */
-    double runtime, samples, speedup;
-};
+#include "stats.h"
+
+#define config corrected_config
 
 static int by_value(const void *x, const void *y)
 {
@@ -46,6 +40,8 @@ static void summarise(const struct result_table *t, struct config *c, enum speed
         if (same > best)
             best = same, c->usual = r;
     }
+    double mean;
+    stats_mean_std(times, c->count, &mean, &c->std);
     qsort(times, (size_t)c->count, sizeof *times, by_value);
     int n = c->count;
     c->runtime = stat == STAT_MEAN ? sum / n : n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
@@ -136,48 +132,70 @@ static int counted_changes(const struct result_table *t, const struct config *c,
            (!isnan(g->speedup) && !isnan(c->speedup) && fabs(g->speedup - c->speedup) >= 0.005);
 }
 
-int corrected_print(FILE *out, const struct result_table *t, const struct speedup_options *opt, int *changed)
+int corrected_configs(const struct result_table *t, const struct speedup_options *opt, struct corrected_config **out,
+                      bool *rate)
 {
     struct config *configs = calloc((size_t)(t->count ? t->count : 1), sizeof *configs);
-    int count = configs ? configs_of(t, configs) : -1, rc = count < 0 ? -1 : 0, decimals = 0;
+    int count = configs ? configs_of(t, configs) : -1;
+    if (count < 0) {
+        corrected_free(configs, configs ? t->count : 0);
+        return -1;
+    }
     const struct config *base = NULL;
     for (int k = 0; k < count; k++) {
         summarise(t, &configs[k], opt->stat);
         if (configs[k].nodes == opt->base_nodes && configs[k].gpus == opt->base_gpus)
             base = &configs[k];
     }
+    *rate = count > 0 && by_rate(t, configs, count);
+    for (int k = 0; k < count; k++)
+        configs[k].speedup = !base ? NAN
+                             : *rate ? (configs[k].samples / configs[k].runtime) / (base->samples / base->runtime)
+                                     : base->runtime / configs[k].runtime;
+    *out = configs;
+    return count;
+}
+
+void corrected_free(struct corrected_config *configs, int count)
+{
+    for (int k = 0; configs && k < count; k++)
+        free(configs[k].runs);
+    free(configs);
+}
+
+int corrected_print(FILE *out, const struct result_table *t, const struct speedup_options *opt, int *changed)
+{
+    struct config *configs;
+    bool rate;
+    int count = corrected_configs(t, opt, &configs, &rate), decimals = 0;
+    if (count < 0)
+        return -1;
+    bool has_base = false;
+    for (int k = 0; k < count; k++)
+        has_base |= !isnan(configs[k].speedup);
     for (int i = 0; i < t->count; i++) {
         int d = dt_decimals(t->rows[i].runtime_text, strlen(t->rows[i].runtime_text));
         decimals = d > decimals ? (d > 3 ? 3 : d) : decimals;
     }
-    bool rate = count > 0 && by_rate(t, configs, count);
-    for (int k = 0; k < count; k++)
-        configs[k].speedup = !base ? NAN
-                             : rate ? (configs[k].samples / configs[k].runtime) / (base->samples / base->runtime)
-                                    : base->runtime / configs[k].runtime;
     *changed = 0;
-    if (rc == 0) {
-        fprintf(out, "# %s (corrected: Avg = the %s of the runs above it)\n\n", t->title[0] ? t->title : "Table",
-                opt->stat == STAT_MEAN ? "mean" : "median");
-        if (rate)
-            fprintf(out, "%sSpeedup by samples/s: the configurations did not train the same samples (Steps x "
-                    "Batchsize x GPUs).\n\n", opt->format == FORMAT_CSV ? "# " : "");
-        if (!base)
-            fprintf(out, "%sNo run of the baseline, %d x %d: no speedups.\n\n", opt->format == FORMAT_CSV ? "# " : "",
-                    opt->base_nodes, opt->base_gpus);
-        fputs(opt->format == FORMAT_CSV ? "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Given Runtime,Given Speedup\n"
-                                        : "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) | Given Runtime | Given Speedup |\n"
-                                          "|---|---|---|---|---|---|---|---|---|---|\n", out);
-        for (int k = 0; k < count; k++) {
-            for (int i = 0; i < configs[k].count; i++)
-                print_row(out, opt, decimals, &t->rows[configs[k].runs[i]], &configs[k], t);
-            print_row(out, opt, decimals, NULL, &configs[k], t);
-            *changed += counted_changes(t, &configs[k], decimals);
-        }
-        fputc('\n', out);
+    fprintf(out, "# %s (corrected: Avg = the %s of the runs above it)\n\n", t->title[0] ? t->title : "Table",
+            opt->stat == STAT_MEAN ? "mean" : "median");
+    if (rate)
+        fprintf(out, "%sSpeedup by samples/s: the configurations did not train the same samples (Steps x "
+                "Batchsize x GPUs).\n\n", opt->format == FORMAT_CSV ? "# " : "");
+    if (!has_base)
+        fprintf(out, "%sNo run of the baseline, %d x %d: no speedups.\n\n", opt->format == FORMAT_CSV ? "# " : "",
+                opt->base_nodes, opt->base_gpus);
+    fputs(opt->format == FORMAT_CSV ? "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Given Runtime,Given Speedup\n"
+                                    : "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) | Given Runtime | Given Speedup |\n"
+                                      "|---|---|---|---|---|---|---|---|---|---|\n", out);
+    for (int k = 0; k < count; k++) {
+        for (int i = 0; i < configs[k].count; i++)
+            print_row(out, opt, decimals, &t->rows[configs[k].runs[i]], &configs[k], t);
+        print_row(out, opt, decimals, NULL, &configs[k], t);
+        *changed += counted_changes(t, &configs[k], decimals);
     }
-    for (int k = 0; k < count; k++)
-        free(configs[k].runs);
-    free(configs);
-    return rc;
+    fputc('\n', out);
+    corrected_free(configs, count);
+    return 0;
 }

@@ -5,10 +5,30 @@
 #ifndef CORRECTED_H
 #define CORRECTED_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "speedup.h"
 #include "table.h"
+
+/* One (#Nodes, #GPUs) configuration of a table, in the order the table first shows it. */
+struct corrected_config {
+    int nodes, gpus;
+    int *runs, count;          /* row indices of its runs (not Avg rows) */
+    int given;                 /* the row whose Runtime and Speedup the table gives for it: its last Avg
+                                * row, or its lone run where it has no Avg row; -1: none */
+    const struct result_row *usual;   /* a run with the configuration's usual Epoch, Batchsize, Steps */
+    double runtime, std;       /* the runs' mean (or median) and std, seconds */
+    double samples;            /* Steps x Batchsize x GPUs of the usual run */
+    double speedup;            /* against the baseline configuration; NAN without one */
+};
+
+/* The configurations of t, their runtimes (opt->stat) and speedups; *by_rate: speedups from
+ * samples/s, as the configurations did not train the same samples. Returns how many, or -1 out of
+ * memory; the caller frees with corrected_free. */
+int corrected_configs(const struct result_table *t, const struct speedup_options *opt, struct corrected_config **out,
+                      bool *by_rate);
+void corrected_free(struct corrected_config *configs, int count);
 
 /* Prints t corrected, under its title, in opt's format and statistic (opt->base_nodes x base_gpus
  * is the baseline; without one, speedups are "-"). *changed gets how many Avg runtimes and

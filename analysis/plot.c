@@ -2,6 +2,8 @@
 #include "plot.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,31 +12,41 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "experiment.h"
 
-/* A series' points from the groups of one speedup result, those with gpus == only (0: all). */
+int plot_add_point(struct plot_series *series, struct plot_point p)
+{
+    struct plot_point *bigger = realloc(series->points, (size_t)(series->count + 1) * sizeof *bigger);
+    if (!bigger)
+        return -1;
+    series->points = bigger;
+    int at = series->count++;
+    while (at > 0 && series->points[at - 1].total_gpus > p.total_gpus) {
+        series->points[at] = series->points[at - 1];
+        at--;
+    }
+    series->points[at] = p;
+    return 0;
+}
+
+/* A series' points from the groups of one speedup result, those with gpus == only (0: all). The
+ * speedup's spread is the runtimes' (or rates'), relative, as the baseline's own is not added. */
 static int add_points(struct plot_series *series, const struct speedup_result *result, int only)
 {
     for (int k = 0; k < result->count; k++) {
         const struct speedup_group *g = &result->groups[k];
         if (only && g->gpus != only)
             continue;
-        struct plot_point *bigger = realloc(series->points, (size_t)(series->count + 1) * sizeof *bigger);
-        if (!bigger)
-            return -1;
-        series->points = bigger;
         struct plot_point p = {.total_gpus = g->nodes * g->gpus, .nodes = g->nodes, .speedup = g->speedup,
-                               .data_per_sec = g->data_per_sec};
-        int at = series->count++;
-        while (at > 0 && series->points[at - 1].total_gpus > p.total_gpus) {   /* groups come sorted by nodes */
-            series->points[at] = series->points[at - 1];
-            at--;
-        }
-        series->points[at] = p;
+                               .data_per_sec = g->data_per_sec, .data_per_sec_std = g->data_per_sec_std,
+                               .speedup_std = g->average > 0 ? g->speedup * g->std / g->average : 0};
+        if (plot_add_point(series, p) < 0)
+            return -1;
     }
     return 0;
 }
 
-static struct plot_series *new_series(struct plot_series **list, int *count, const char *label)
+struct plot_series *plot_new_series(struct plot_series **list, int *count, const char *label)
 {
     struct plot_series *bigger = realloc(*list, (size_t)(*count + 1) * sizeof *bigger);
     if (!bigger)
@@ -44,6 +56,31 @@ static struct plot_series *new_series(struct plot_series **list, int *count, con
     *s = (struct plot_series){0};
     snprintf(s->label, sizeof s->label, "%s", label);
     return s;
+}
+
+/* The speedup options for runs[0..n) of one series: by samples/s where they did not train the same
+ * samples. Fails with err when they are not one experiment. */
+static int series_options(const struct run_record *runs, int n, const char *what, struct speedup_options *opt,
+                          struct dt_err *err)
+{
+    for (int i = 1; i < n; i++) {
+        if (experiment_same(&runs[0], &runs[i]))
+            continue;
+        char a[768], b[768];
+        experiment_describe(&runs[0], a, sizeof a);
+        experiment_describe(&runs[i], b, sizeof b);
+        return dt_fail(err, "%s mixes experiments (\"%s\" and \"%s\"): pick one with --where KEY=VALUE, or draw "
+                       "a line per tag or method (--series)", what, a, b);
+    }
+    int *all = malloc((size_t)(n ? n : 1) * sizeof *all);
+    if (!all)
+        return dt_fail(err, "out of memory");
+    for (int i = 0; i < n; i++)
+        all[i] = i;
+    double fewest, most;
+    opt->by_rate = !experiment_same_work(runs, all, n, &fewest, &most);
+    free(all);
+    return 0;
 }
 
 static const char *key_of(const struct run_record *r, enum plot_by by)
@@ -71,9 +108,14 @@ static int series_by_key(const struct run_record *runs, int n, const struct spee
                 subset[m++] = runs[j];   /* a shallow copy: speedup_compute only reads */
         struct speedup_result result = {0};
         struct plot_series *s = NULL;
-        if (speedup_compute(subset, m, opt, &result, err) < 0)
+        struct speedup_options own = *opt;
+        char what[200];
+        snprintf(what, sizeof what, "the line of %s %s", by == PLOT_BY_TAG ? "tag" : "method", key_of(&runs[i], by));
+        if (series_options(subset, m, what, &own, err) < 0)
+            rc = -1;
+        else if (speedup_compute(subset, m, &own, &result, err) < 0)
             rc = dt_fail(err, "%s %s: %s", by == PLOT_BY_TAG ? "tag" : "method", key_of(&runs[i], by), err->msg);
-        else if (!(s = new_series(out, count, key_of(&runs[i], by))) || add_points(s, &result, 0) < 0)
+        else if (!(s = plot_new_series(out, count, key_of(&runs[i], by))) || add_points(s, &result, 0) < 0)
             rc = dt_fail(err, "out of memory");
         speedup_result_free(&result);
     }
@@ -90,15 +132,19 @@ int plot_series_of(const struct run_record *runs, int n, const struct speedup_op
         rc = series_by_key(runs, n, opt, by, out, &count, err);
     } else {
         struct speedup_result result = {0};
-        rc = speedup_compute(runs, n, opt, &result, err);
+        struct speedup_options own = *opt;
+        rc = series_options(runs, n, "the records", &own, err);
+        if (rc == 0)
+            rc = speedup_compute(runs, n, &own, &result, err);
+        bool cpu = n > 0 && runs[0].gpus_per_node == 0;
         for (int per_node = 1; rc == 0 && per_node <= 1 << 16; per_node++) {   /* ascending, each present value */
             int present = 0;
             for (int k = 0; k < result.count && !present; k++)
                 present = result.groups[k].gpus == per_node;
             char label[64];
-            snprintf(label, sizeof label, "%d GPU%s per node", per_node, per_node == 1 ? "" : "s");
+            snprintf(label, sizeof label, "%d %s%s per node", per_node, cpu ? "rank" : "GPU", per_node == 1 ? "" : "s");
             struct plot_series *s;
-            if (present && (!(s = new_series(out, &count, label)) || add_points(s, &result, per_node) < 0))
+            if (present && (!(s = plot_new_series(out, &count, label)) || add_points(s, &result, per_node) < 0))
                 rc = dt_fail(err, "out of memory");
         }
         speedup_result_free(&result);
@@ -123,6 +169,7 @@ struct plot {
     const struct plot_series *series;
     int count, max_gpus;
     const char *name, *title;    /* name: the prefix's last part, as the script refers to its files */
+    char x_label[64];
 };
 
 /* atomic_write fills: they return 0, as atomic_write checks the stream's error flag itself. */
@@ -130,27 +177,30 @@ static int write_data(FILE *f, const void *arg)
 {
     const struct plot *p = arg;
     fputs("# dtrain-analyze plot data: one block per series\n"
-          "# total_gpus speedup data_per_sec nodes\n", f);
+          "# total_gpus speedup data_per_sec nodes speedup_std data_per_sec_std\n", f);
     for (int s = 0; s < p->count; s++) {
         fprintf(f, "%s# %s\n", s ? "\n\n" : "", p->series[s].label);
         for (int k = 0; k < p->series[s].count; k++) {
             const struct plot_point *pt = &p->series[s].points[k];
-            fprintf(f, "%d %.4f %.2f %d\n", pt->total_gpus, pt->speedup, pt->data_per_sec, pt->nodes);
+            fprintf(f, "%d %.4f %.2f %d %.4f %.2f\n", pt->total_gpus, pt->speedup, pt->data_per_sec, pt->nodes,
+                    pt->speedup_std, pt->data_per_sec_std);   /* NAN prints as nan: gnuplot leaves it out */
         }
     }
     return 0;
 }
 
+/* Series s is linetype s + 1 in every figure (the ideal line has its own style), so a series has
+ * one colour wherever it is drawn. */
 static void write_figure(FILE *f, const struct plot *p, const char *terminal, const char *ext, const char *what,
                          int column, int with_ideal)
 {
     fprintf(f, "set terminal %s\nset output '%s-%s.%s'\nset ylabel '%s'\nplot ", terminal, p->name, what, ext,
-            column == 2 ? "speedup over the baseline" : "data/sec (mean peak of the runs)");
+            column == 2 ? "speedup over the baseline" : "data/sec (mean of the runs)");
     if (with_ideal)
         fputs("x with lines dashtype 2 linecolor rgb 'gray' title 'ideal', ", f);
     for (int s = 0; s < p->count; s++)
-        fprintf(f, "%s'%s.dat' index %d using 1:%d with linespoints pointtype 7 title '%s'", s ? ", " : "", p->name, s,
-                column, p->series[s].label);
+        fprintf(f, "%s'%s.dat' index %d using 1:%d:%d with yerrorlines linetype %d pointtype 7 title '%s'",
+                s ? ", " : "", p->name, s, column, column == 2 ? 5 : 6, s + 1, p->series[s].label);
     fputs("\n", f);
 }
 
@@ -158,10 +208,20 @@ static int write_script(FILE *f, const void *arg)
 {
     const struct plot *p = arg;
     fprintf(f, "# dtrain-analyze plot script: gnuplot %s.gp (restyle freely)\n"
-               "set title '%s'\nset xlabel 'GPUs (nodes x GPUs per node)'\nset grid\nset key top left\n"
-               "set xrange [0.5:%d.5]\nset yrange [0:*]\nset xtics 1\n",
-            p->name, p->title, p->max_gpus);
-    static const char *terminals[][2] = {{"pngcairo size 800,500", "png"}, {"svg size 800,500", "svg"}};
+               "set title '%s'\nset xlabel '%s'\nset grid\nset key outside right top\n"
+               "set xrange [0.5:%d.5]\nset yrange [0:*]\nset bars small\nset xtics (",
+            p->name, p->title, p->x_label, p->max_gpus + (p->max_gpus > 8 ? p->max_gpus / 16 : 0));
+    int listed = 0;   /* a tic at each GPU count drawn, in order */
+    for (int x = 1; x <= p->max_gpus; x++) {
+        bool drawn = false;
+        for (int s = 0; s < p->count && !drawn; s++)
+            for (int k = 0; k < p->series[s].count && !drawn; k++)
+                drawn = p->series[s].points[k].total_gpus == x;
+        if (drawn)
+            fprintf(f, "%s%d", listed++ ? ", " : "", x);
+    }
+    fputs(")\n", f);
+    static const char *terminals[][2] = {{"pngcairo size 900,500", "png"}, {"svg size 900,500", "svg"}};
     for (int t = 0; t < 2; t++) {
         write_figure(f, p, terminals[t][0], terminals[t][1], "speedup", 2, 1);
         write_figure(f, p, terminals[t][0], terminals[t][1], "throughput", 3, 0);
@@ -169,12 +229,14 @@ static int write_script(FILE *f, const void *arg)
     return 0;
 }
 
-int plot_write(const char *prefix, const char *title, const struct plot_series *series, int count,
-               struct dt_err *err)
+int plot_write(const char *prefix, const char *title, const char *x_unit, const struct plot_series *series,
+               int count, struct dt_err *err)
 {
     char copy[4096], path[4200];
     snprintf(copy, sizeof copy, "%s", prefix);
     struct plot a = {.series = series, .count = count, .name = basename(copy), .title = title};
+    snprintf(a.x_label, sizeof a.x_label, "%s (nodes x %s per node)", x_unit,
+             strcmp(x_unit, "CPU ranks") == 0 ? "ranks" : x_unit);
     if (strchr(a.name, '\'') || strchr(title, '\''))
         return dt_fail(err, "plot prefix or title \"%s\" has a quote gnuplot would misread", prefix);
     for (int s = 0; s < count; s++) {

@@ -41,10 +41,12 @@ static void summarise(const struct run_record *runs, const int *order, struct sp
 {
     double *t = malloc((size_t)g->count * sizeof *t), mean;
     for (int i = 0; i < g->count; i++) {
-        t[i] = runs[order[g->first + i]].runtime_seconds;
-        g->data_per_sec += runs[order[g->first + i]].peak_data_per_sec / g->count;
+        t[i] = runs[order[g->first + i]].peak_data_per_sec;
         g->samples += experiment_samples(&runs[order[g->first + i]]) / g->count;
     }
+    stats_mean_std(t, g->count, &g->data_per_sec, &g->data_per_sec_std);
+    for (int i = 0; i < g->count; i++)
+        t[i] = runs[order[g->first + i]].runtime_seconds;
     stats_mean_std(t, g->count, &mean, &g->std);
     qsort(t, (size_t)g->count, sizeof *t, by_double);
     g->min = t[0], g->max = t[g->count - 1];

@@ -28,6 +28,7 @@ struct speedup_group {
     int first, count;            /* into speedup_result.order */
     double average, std, min, max, speedup;   /* runtimes in seconds */
     double data_per_sec;         /* the mean of the runs' peak data/sec */
+    double data_per_sec_std;     /* and their std */
     double samples;              /* the mean of the runs' samples (steps x batch x ranks) */
 };
 

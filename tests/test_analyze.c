@@ -669,7 +669,7 @@ static void test_plot_renders_pictures(void **state)
     char dir[] = "/tmp/dtrain-test-plot-XXXXXX", prefix[64], path[128], records[4200];
     assert_non_null(mkdtemp(dir));
     snprintf(prefix, sizeof prefix, "%s/plots/scaling", dir);   /* the folder plots is made (issue 18) */
-    tu_fixture(records, sizeof records, "records");
+    clean_records(records, sizeof records);
     struct tu_result r;
     run_analyze((char *[]){"plot", "--output", prefix, records, NULL}, &r);
     assert_int_equal(r.status, 0);
@@ -683,7 +683,7 @@ static void test_plot_renders_pictures(void **state)
         assert_int_equal(fread(head, 1, sizeof head, f), sizeof head);
         fclose(f);
         assert_memory_equal(head, "\x89PNG\r\n\x1a\n", 8);
-        assert_int_equal((head[16] << 24) | (head[17] << 16) | (head[18] << 8) | head[19], 800);
+        assert_int_equal((head[16] << 24) | (head[17] << 16) | (head[18] << 8) | head[19], 900);
         assert_int_equal((head[20] << 24) | (head[21] << 16) | (head[22] << 8) | head[23], 500);
         assert_true(file_size(path) > 8000);
         unlink(path);
@@ -701,9 +701,10 @@ static void test_plot_renders_pictures(void **state)
     snprintf(path, sizeof path, "%s.dat", prefix);
     char *data = read_whole(path);
     assert_non_null(data);
-    assert_true(tu_contains(data, "# 1 GPU per node\n1 1.0000 1000.00 1\n2 2.0000 1000.00 2\n"));
+    assert_true(tu_contains(data, "# 1 GPU per node\n1 1.0000 1000.00 1 0.0909 0.00\n2 2.0000 1000.00 2 0.2571 0.00\n"));
     free(data);
     unlink(path);
+    unlink(records);
     snprintf(path, sizeof path, "%s.gp", prefix);
     unlink(path);
 
@@ -716,9 +717,21 @@ static void test_plot_renders_pictures(void **state)
     snprintf(path, sizeof path, "%s.dat", prefix);
     data = read_whole(path);
     assert_non_null(data);
-    assert_true(tu_contains(data, "# 1gbit\n1 1.0000 1015.05 1\n2 1.9395 1969.50 2\n4 2.4876 2525.00 4\n"));
-    assert_true(tu_contains(data, "# 10gbit\n1 1.0000 1030.20 1\n2 1.9510 2009.90 2\n4 3.8430 3959.20 4\n"));
+    assert_true(tu_contains(data, "# 1gbit\n1 1.0000 1015.05 1 0.0070 7.14\n2 1.9395 1969.50 2 0.0497 50.50\n"
+                                  "4 2.4876 2525.00 4 0.0000 0.00\n"));
+    assert_true(tu_contains(data, "# 10gbit\n1 1.0000 1030.20 1 0.0000 0.00\n2 1.9510 2009.90 2 0.0000 0.00\n"
+                                  "4 3.8430 3959.20 4 0.0277 28.57\n"));
     free(data);
+    /* a series keeps its colour in both figures (the ideal line takes none of theirs), the key
+     * sits outside the data, the repeats' spread is drawn */
+    snprintf(path, sizeof path, "%s.gp", prefix);
+    char *script = read_whole(path);
+    assert_non_null(script);
+    assert_true(tu_contains(script, "set key outside"));
+    assert_true(tu_contains(script, "index 1 using 1:2:5 with yerrorlines linetype 2 pointtype 7 title '10gbit'"));
+    assert_true(tu_contains(script, "index 1 using 1:3:6 with yerrorlines linetype 2 pointtype 7 title '10gbit'"));
+    assert_true(tu_contains(script, "set xlabel 'GPUs (nodes x GPUs per node)'"));
+    free(script);
     const char *made[] = {".dat", ".gp", "-speedup.png", "-speedup.svg", "-throughput.png", "-throughput.svg"};
     for (int i = 0; i < 6; i++) {
         snprintf(path, sizeof path, "%s%s", prefix, made[i]);
@@ -729,6 +742,93 @@ static void test_plot_renders_pictures(void **state)
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "--series \"color\": expected gpus-per-node, tag or method"));
     tu_result_free(&r);
+
+    /* CPU ranks are called so; runs of two experiments in one line are refused, --where picks */
+    char cpu[4200];
+    snprintf(cpu, sizeof cpu, "%s/cpu.jsonl", dir);
+    FILE *out = fopen(cpu, "w");
+    assert_non_null(out);
+    write_record(out, 1, 1, 1876, 100, "gpus_per_node", json_integer(0));
+    write_record(out, 1, 2, 938, 50, "gpus_per_node", json_integer(0));
+    write_record(out, 1, 2, 938, 40, "batch_per_replica", json_integer(128));
+    fclose(out);
+    snprintf(prefix, sizeof prefix, "%s/cpu", dir);
+    run_analyze((char *[]){"plot", "-o", prefix, cpu, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "the records mixes experiments"));
+    assert_true(tu_contains(r.err, "--where KEY=VALUE"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"plot", "-o", prefix, cpu, "--where", "batch=64", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    snprintf(path, sizeof path, "%s.gp", prefix);
+    script = read_whole(path);
+    assert_non_null(script);
+    assert_true(tu_contains(script, "set xlabel 'CPU ranks (nodes x ranks per node)'"));
+    assert_true(tu_contains(script, "title '2 ranks per node'"));
+    free(script);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
+/* The documents people already have, drawn: a hand-made table (from its corrected means) and,
+ * where ../shared is present, the seeds' notebooks (000, 001) and method table (004). */
+static void test_plot_draws_tables_notebooks_and_method_tables(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-plotdocs-XXXXXX", prefix[128], path[256], table[4200];
+    assert_non_null(mkdtemp(dir));
+    fixture(table, sizeof table, "clean.md");
+    snprintf(prefix, sizeof prefix, "%s/table", dir);
+    struct tu_result r;
+    run_analyze((char *[]){"plot", "-o", prefix, table, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    snprintf(path, sizeof path, "%s.dat", prefix);
+    char *data = read_whole(path);
+    assert_non_null(data);
+    assert_true(tu_contains(data, "# 1 node\n1 1.0000 "));
+    assert_true(tu_contains(data, "# 1 GPU per node\n1 1.0000 "));
+    free(data);
+
+    const char *shared = getenv("DTRAIN_SHARED");
+    if (!shared) {
+        printf("SKIP: the seeds (../shared/seeds) are not here\n");
+        assert_int_equal(tu_remove_tree(dir), 0);
+        return;
+    }
+    char seed[4200];
+    snprintf(seed, sizeof seed, "%s/seeds/000_685292da7d634812.txt", shared);
+    snprintf(prefix, sizeof prefix, "%s/000", dir);
+    run_analyze((char *[]){"plot", "-o", prefix, seed, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    snprintf(path, sizeof path, "%s.dat", prefix);
+    data = read_whole(path);
+    assert_non_null(data);
+    assert_true(tu_contains(data, "# ResNet18 on lm6\n1 1.0000 120.70 1 0.0000 0.00\n2 1.6436 198.38 1"));
+    free(data);
+
+    snprintf(seed, sizeof seed, "%s/seeds/001_3998dbd99d4aa271.txt", shared);
+    snprintf(prefix, sizeof prefix, "%s/001", dir);
+    run_analyze((char *[]){"plot", "-o", prefix, seed, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+
+    snprintf(seed, sizeof seed, "%s/seeds/004_fa976a34413c7ab4.txt", shared);
+    snprintf(prefix, sizeof prefix, "%s/004", dir);
+    run_analyze((char *[]){"plot", "-o", prefix, seed, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    /* a chart per model and link, a line per method, the values at the GPU counts the Baselines
+     * support (the header's extra "1 GPU" column read as the audit reads it) */
+    snprintf(path, sizeof path, "%s-resnet-50-64-10gbe-with-tcp-ip.dat", prefix);
+    data = read_whole(path);
+    assert_non_null(data);
+    assert_true(tu_contains(data, "# BSP-A2A\n4 3.6548 925.02 0 0.0175 4.42\n8 5.0663 1282.28"));
+    assert_true(tu_contains(data, "# MG-WFBP\n"));
+    free(data);
+    snprintf(path, sizeof path, "%s-bert-large-8-100gbib-with-rdma-speedup.png", prefix);
+    assert_true(file_size(path) > 8000);
     assert_int_equal(tu_remove_tree(dir), 0);
 }
 
@@ -838,6 +938,7 @@ int main(void)
         cmocka_unit_test(test_throughput_of_logs),
         cmocka_unit_test(test_throughput_reads_any_names),
         cmocka_unit_test(test_plot_renders_pictures),
+        cmocka_unit_test(test_plot_draws_tables_notebooks_and_method_tables),
         cmocka_unit_test(test_timeline_sums),
         cmocka_unit_test(test_predict_the_worked_case),
     };
