@@ -283,6 +283,9 @@ static int throughput_command(int argc, char **argv)
             rc = 2;
         }
     }
+    if (rc == 0 && in.records.lines_skipped > 0)   /* the table is of what could be read */
+        rc = (fprintf(stderr, "dtrain-analyze: %d record line%s could not be read (above): the table is of the rest\n",
+                      in.records.lines_skipped, in.records.lines_skipped == 1 ? "" : "s"), 2);
     free(in.logs.runs);
     free_records(&in.records);
     return rc;

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Piece `piece` of `parts` even, disjoint pieces of `set`, in whole cores when there are enough
  * cores (SMT siblings stay together), else in PUs; with fewer PUs than parts, one PU each. */
@@ -59,8 +60,19 @@ static int find_nic(const struct topo *topo, const char *name)
 static int resolve_gpus(const struct topo *topo, const struct plan_request *req, int *gpus, struct dt_err *err)
 {
     int wanted = req->gpus_per_node;
-    if (wanted > topo->num_gpus)
-        return dt_fail(err, "--gpus-per-node %d, but %s has %d GPUs", wanted, topo->source, topo->num_gpus);
+    if (wanted > topo->num_gpus) {   /* name the node, not where its topology was read from */
+        char host[256] = "?", where[sizeof topo->source + 16];
+        if (strcmp(topo->source, "this machine") == 0) {
+            if (gethostname(host, sizeof host) == 0)
+                host[sizeof host - 1] = '\0';
+            snprintf(where, sizeof where, "this node (%s)", host);
+        } else {
+            snprintf(where, sizeof where, "%s", topo->source);
+        }
+        return dt_fail(err, "--gpus-per-node %d, but %s has %d GPU%s: run where there are GPUs (sbatch --gres=gpu:%d, "
+                       "or a GPU partition), or ask for CPU ranks with --gpus-per-node 0", wanted, where, topo->num_gpus,
+                       topo->num_gpus == 1 ? "" : "s", wanted);
+    }
     if (req->step_gpus && req->num_step_gpus < wanted)
         return dt_fail(err, "--gpus-per-node %d, but the step was given only %d GPUs on this node", wanted,
                        req->num_step_gpus);

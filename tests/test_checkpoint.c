@@ -212,6 +212,7 @@ static void test_trainer_options_and_sigint(void **state)
              "--log-every 10 --eval-every 0 --quiet", bin);   /* both given: whichever ends first */
     shell(script, &r);
     assert_true(tu_contains(r.err, "60 steps in"));
+    assert_true(tu_contains(r.err, "--max-steps 70 and --epochs 1: --epochs ends the run first"));   /* said at start */
     tu_result_free(&r);
     snprintf(script, sizeof script,
              "%s " TRAIN " --checkpoint %s/int --record %s/int.jsonl > %s/int.out & pid=$!; "

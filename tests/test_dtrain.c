@@ -398,6 +398,8 @@ static void test_bad_topology_input_stops_before_exec(void **state)
                "--", "sh", "-c", "echo ran", NULL);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "--gpus-per-node 9, but"));
+    assert_true(tu_contains(r.err, "has 8 GPUs: run where there are GPUs"));   /* and the fix */
+    assert_true(tu_contains(r.err, "--gpus-per-node 0"));
     tu_result_free(&r);
     struct tu_env extra = {0};
     tu_env_set(&extra, "SLURM_STEP_GPUS", "0,9");

@@ -325,6 +325,21 @@ static void test_gpu_options_need_the_gpu(void **state)
         assert_true(tu_contains(err.msg, want[i]));
         cfg.bf16 = false, cfg.find_algorithms = i == 0, cfg.cuda_graphs = i == 1;
     }
+    /* --device cuda where CUDA finds no GPU says so, and the fix (not the driver's own words) */
+    char why[256];
+    if (backend_cuda_probe(why, sizeof why) != 0) {
+        print_message("SKIP: --device cuda without a GPU: this machine has one, or a driver that fails (%s)\n", why);
+        return;
+    }
+    cfg.cuda_graphs = false, cfg.backend = "cuda";
+    struct train_result res;
+    struct dt_err err;
+    FILE *out = fopen("/dev/null", "w");
+    assert_int_equal(train_run(&cfg, out, &res, &err), -1);
+    train_result_free(&res);
+    fclose(out);
+    assert_true(tu_contains(err.msg, "--device cuda, but this node has no GPU CUDA can use"));
+    assert_true(tu_contains(err.msg, "--device cpu"));
 }
 
 /* A transport of two ranks whose other rank is this one's twin: it holds the same values, so a sum

@@ -72,6 +72,13 @@ static int choose_backend(struct run *r, const struct train_config *cfg, struct 
     } else if (strcmp(cfg->backend, "cuda") == 0) {
         char why[512];
         struct cuda_options options = {.bf16 = cfg->bf16, .find_algorithms = cfg->find_algorithms};
+        int devices = backend_cuda_probe(why, sizeof why);   /* "no GPU here" said as that, with the fix */
+        if (devices == 0)
+            return dt_fail(err, "--device cuda, but this node has no GPU CUDA can use (%s): run on a GPU node, or "
+                           "train on the CPU with --device cpu", why);
+        if (devices > 0 && cfg->gpu >= devices)
+            return dt_fail(err, "--device cuda: GPU %d, but this node has %d (GPUs 0-%d)", cfg->gpu, devices,
+                           devices - 1);
         if (!(r->gpu = backend_cuda_create(cfg->gpu, &options, why, sizeof why)))
             return dt_fail(err, "--device cuda: %s", why);
         r->be = r->gpu;

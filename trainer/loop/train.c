@@ -350,6 +350,9 @@ static void announce(const struct loop *l)
             r->model.num_params, cfg->dataset, r->train.count, r->test.count, r->be->name, cfg->threads,
             cfg->threads > 1 ? "s" : "", cfg->batch, world, world > 1 ? "s" : "", l->comm->name, cfg->optimizer,
             r->opt.lr, l->total, l->per_epoch);
+    if (cfg->max_steps > 0 && cfg->epochs_set)   /* both given: whichever ends first, and which that is */
+        fprintf(stderr, "dtrain-train: --max-steps %ld and --epochs %d: %s ends the run first\n", cfg->max_steps,
+                cfg->epochs, cfg->max_steps < (long)cfg->epochs * l->per_epoch ? "--max-steps" : "--epochs");
 }
 
 /* Checkpoints on SIGTERM, SIGUSR1 and SIGINT (a terminal's Ctrl-C: treated as SIGTERM) while on
