@@ -42,7 +42,7 @@ static const char table_help[] =
     "          --stat mean|median how a group's runtimes are averaged (mean)\n"
     "      -f, --format md|csv|json  (md; json for records only)\n"
     "      -x, --extra            also efficiency (speedup / GPUs) and spread (std, min-max)\n"
-    "      -w, --where KEY=VALUE  only runs with that value (repeatable): --where method=wfbp-a2a\n"
+    "          --where KEY=VALUE  only runs with that value (repeatable): --where method=wfbp-a2a\n"
     "  #GPUs is GPUs per node, or ranks per node for CPU runs. Exit 2 when a line could not be\n"
     "  read, after the table of the rest.\n"
     "  e.g. dtrain-analyze table runs/ > speedup.md\n"
@@ -410,8 +410,9 @@ static void keep_where(struct record_set *set, const struct experiment_where *wh
 
 enum { MAX_WHERE = 16 };
 
-/* Options with no short form: -b, -s and -S mean other things in dtrain's other tools. */
-enum { O_BASELINE = 256, O_STAT, O_SERIES };
+/* Options with no short form: -b, -s and -w mean other things in dtrain's other tools (batch size,
+ * separator, sweep's Slurm-like node list). */
+enum { O_BASELINE = 256, O_STAT, O_SERIES, O_WHERE };
 
 static int table_options(int argc, char **argv, struct speedup_options *opt, struct experiment_where *where,
                          int *where_count)
@@ -419,11 +420,11 @@ static int table_options(int argc, char **argv, struct speedup_options *opt, str
     static const struct option options[] = {
         {"baseline", required_argument, NULL, O_BASELINE}, {"stat", required_argument, NULL, O_STAT},
         {"format", required_argument, NULL, 'f'},         {"extra", no_argument, NULL, 'x'},
-        {"where", required_argument, NULL, 'w'},          {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+        {"where", required_argument, NULL, O_WHERE},      {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     int c;
     struct dt_err err;
     optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
-    while ((c = getopt_long(argc, argv, "f:xw:h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:xh", options, NULL)) != -1) {
         switch (c) {
         case O_BASELINE:
             if (parse_baseline(optarg, opt) != 0)
@@ -440,7 +441,7 @@ static int table_options(int argc, char **argv, struct speedup_options *opt, str
             opt->format = optarg[0] == 'm' ? FORMAT_MD : optarg[0] == 'c' ? FORMAT_CSV : FORMAT_JSON;
             break;
         case 'x': opt->extra = 1; break;
-        case 'w':
+        case O_WHERE:
             if (*where_count == MAX_WHERE)
                 return fprintf(stderr, "dtrain-analyze: at most %d --where conditions\n", MAX_WHERE), 2;
             if (experiment_where_parse(optarg, &where[*where_count], &err) < 0)
@@ -613,7 +614,7 @@ static int plot_command(int argc, char **argv)
 {
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'}, {"baseline", required_argument, NULL, O_BASELINE},
-        {"series", required_argument, NULL, O_SERIES}, {"where", required_argument, NULL, 'w'},
+        {"series", required_argument, NULL, O_SERIES}, {"where", required_argument, NULL, O_WHERE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
@@ -624,10 +625,10 @@ static int plot_command(int argc, char **argv)
     struct experiment_where where[MAX_WHERE];
     int where_count = 0;
     struct dt_err err;
-    while ((c = getopt_long(argc, argv, "o:w:h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': prefix = optarg; break;
-        case 'w':
+        case O_WHERE:
             if (where_count == MAX_WHERE)
                 return fprintf(stderr, "dtrain-analyze: at most %d --where conditions\n", MAX_WHERE), 2;
             if (experiment_where_parse(optarg, &where[where_count], &err) < 0)

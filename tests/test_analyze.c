@@ -372,7 +372,7 @@ static void test_mixed_records_make_separate_experiments(void **state)
     assert_true(tu_contains(r.err, "3 experiments"));
     tu_result_free(&r);
 
-    run_analyze((char *[]){"table", name, "-w", "batch=128", "--where", "method=bsp-a2a", NULL}, &r);
+    run_analyze((char *[]){"table", name, "--where", "batch=128", "--where", "method=bsp-a2a", NULL}, &r);
     assert_int_equal(r.status, 0);
     assert_null(strstr(r.out, "###"));   /* one experiment: no heading */
     assert_null(strstr(r.out, "| 64 |"));

@@ -1,4 +1,5 @@
 /* test_dtrain.c - the `dtrain` binary end to end: dry runs, exec, checks, local mode. */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,6 +54,45 @@ static int count_lines(const char *text)
     for (; *text; text++)
         lines += *text == '\n';
     return lines;
+}
+
+/* One meaning per short option across the tools (issue 18): every "-X, --long" of every tool's
+ * --help (and sbatch/sweep's) is read, and a letter that stands for two long options fails. */
+static void test_a_short_option_means_one_thing_everywhere(void **state)
+{
+    (void)state;
+    char sweep[4200];
+    tu_fixture(sweep, sizeof sweep, "../../sbatch/sweep");
+    const char *tools[] = {"dtrain", "dtrain-train", "dtrain-topo", "dtrain-hostlist", "dtrain-commbench",
+                           "dtrain-analyze", "dtrain-rankinfo", sweep};
+    char meaning[128][64] = {{0}}, owner[128][64] = {{0}};
+    int pairs = 0;
+    for (size_t t = 0; t < sizeof tools / sizeof tools[0]; t++) {
+        char *argv[] = {t + 1 < sizeof tools / sizeof tools[0] ? (char *)tu_bin(tools[t]) : "/bin/sh", NULL, NULL, NULL};
+        argv[1] = t + 1 < sizeof tools / sizeof tools[0] ? "--help" : sweep;
+        argv[2] = t + 1 < sizeof tools / sizeof tools[0] ? NULL : "--help";
+        struct tu_env env = {0};
+        tu_env_basics(&env);
+        struct tu_result r;
+        assert_int_equal(tu_run(argv, env.vars, &r), 0);
+        tu_env_free(&env);
+        assert_int_equal(r.status, 0);
+        for (const char *at = r.out; (at = strstr(at, ", --")) != NULL; at += 4) {
+            if (at - r.out < 2 || at[-2] != '-' || !isalpha((unsigned char)at[-1]) ||
+                (at - r.out >= 3 && !isspace((unsigned char)at[-3])))
+                continue;
+            unsigned char letter = (unsigned char)at[-1];
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(at + 4, " =\n.,)["), at + 4);
+            if (meaning[letter][0] && strcmp(meaning[letter], name) != 0)
+                fail_msg("-%c is --%s in %s but --%s in %s", letter, meaning[letter], owner[letter], name, tools[t]);
+            snprintf(meaning[letter], sizeof meaning[letter], "%s", name);
+            snprintf(owner[letter], sizeof owner[letter], "%s", strrchr(tools[t], '/') ? strrchr(tools[t], '/') + 1 : tools[t]);
+            pairs++;
+        }
+        tu_result_free(&r);
+    }
+    assert_true(pairs > 20);   /* the helps were read */
 }
 
 static void test_help_and_usage_errors(void **state)
@@ -420,6 +460,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_usage_errors),
+        cmocka_unit_test(test_a_short_option_means_one_thing_everywhere),
         cmocka_unit_test(test_dry_run_of_captured_srun_task),
         cmocka_unit_test(test_dry_run_of_synthetic_layouts),
         cmocka_unit_test(test_exec_keeps_environment_and_status),
