@@ -231,8 +231,28 @@ static int check_counts(const struct result_table *t, const struct result_row *r
                r->steps, size, r->batch, (long)r->nodes * r->gpus, per_epoch, total, epochs);
 }
 
+/* The batch most rows of the table have: a table compares one experiment, so one batch per replica. */
+static int usual_batch(const struct result_table *t)
+{
+    int best = 0, best_count = 0;
+    for (int i = 0; i < t->count; i++) {
+        int count = 0;
+        for (int j = 0; j < t->count; j++)
+            count += t->rows[j].batch == t->rows[i].batch;
+        if (count > best_count)
+            best = t->rows[i].batch, best_count = count;
+    }
+    return best;
+}
+
 int audit_table(const struct result_table *t, struct audit *out)
 {
+    int batch = usual_batch(t);
+    for (int i = 0; i < t->count; i++)
+        if (t->rows[i].batch != batch &&
+            add(out, t->rows[i].line, "Batchsize %d, but the table's other runs have %d: a run of another experiment, "
+                "not comparable in this table", t->rows[i].batch, batch) < 0)
+            return -1;
     for (int i = 0; i < t->count; i++) {
         const struct result_row *r = &t->rows[i];
         if ((r->avg ? check_average(t, i, out) : check_nodelist(r, out)) < 0 || check_counts(t, r, out) < 0)

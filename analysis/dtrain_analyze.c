@@ -77,7 +77,7 @@ static const char plot_help[] =
     "  e.g. dtrain-analyze plot -o results/scaling runs/\n";
 
 static const char timeline_help[] =
-    "Usage: dtrain-analyze timeline FILE...\n"
+    "Usage: dtrain-analyze timeline [-f md|csv] FILE...\n"
     "  dtrain-train --timeline traces (PREFIX.rankR.json) summed up, a row per trace: steps, and\n"
     "  the mean ms per step of the step, its forward, backward, the wait for the gradient\n"
     "  exchange after backward (what was not hidden) and the update; transfers a step; and for\n"
@@ -674,13 +674,26 @@ static int help_only_options(int argc, char **argv, const char *command, const c
     return 0;
 }
 
-/* dtrain-analyze timeline FILE...: one summary row per trace. */
+/* dtrain-analyze timeline [-f md|csv] FILE...: one summary row per trace. */
 static int timeline_command(int argc, char **argv)
 {
-    int rc = help_only_options(argc, argv, "timeline", timeline_help);
-    if (rc != 0)
-        return rc < 0 ? 0 : rc;
-    int first = optind, count = argc - optind;
+    static const struct option options[] = {
+        {"format", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    bool csv = false;
+    int c;
+    optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
+    while ((c = getopt_long(argc, argv, "f:h", options, NULL)) != -1) {
+        if (c == 'h')
+            return fputs(timeline_help, stdout), 0;
+        if (c != 'f')
+            return fputs("Try 'dtrain-analyze timeline --help'.\n", stderr), 2;
+        if (strcmp(optarg, "md") != 0 && strcmp(optarg, "csv") != 0)
+            return fprintf(stderr, "dtrain-analyze: --format \"%s\": expected md or csv\n", optarg), 2;
+        csv = strcmp(optarg, "csv") == 0;
+    }
+    if (optind >= argc)
+        return fputs("dtrain-analyze: timeline needs at least one FILE\n", stderr), 2;
+    int first = optind, count = argc - optind, rc = 0;
     struct timeline_sum *sums = calloc((size_t)count, sizeof *sums);
     if (!sums)
         return fputs("dtrain-analyze: out of memory\n", stderr), 2;
@@ -692,7 +705,7 @@ static int timeline_command(int argc, char **argv)
         }
     }
     if (rc == 0)
-        timeline_sum_print(stdout, (const char *const *)argv + first, sums, count);
+        timeline_sum_print(stdout, (const char *const *)argv + first, sums, count, csv);
     free(sums);
     return rc;
 }

@@ -116,14 +116,20 @@ int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err 
     return 0;
 }
 
-void timeline_sum_print(FILE *out, const char *const *paths, const struct timeline_sum *sums, int count)
+void timeline_sum_print(FILE *out, const char *const *paths, const struct timeline_sum *sums, int count, bool csv)
 {
-    fputs("| trace | process | steps | step ms | forward ms | backward ms | exchange wait ms | update ms | "
-          "transfers a step | exchange under way during backward, ms |\n|---|---|---|---|---|---|---|---|---|---|\n",
-          out);
+    if (csv)
+        fputs("trace,process,steps,step ms,forward ms,backward ms,exchange wait ms,update ms,transfers a step,"
+              "exchange during backward ms\n", out);
+    else
+        fputs("| trace | process | steps | step ms | forward ms | backward ms | exchange wait ms | update ms | "
+              "transfers a step | exchange under way during backward, ms |\n|---|---|---|---|---|---|---|---|---|---|\n",
+              out);
+    const char *row = csv ? "\"%s\",\"%s\",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%.3f\n"
+                          : "| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.3f |\n";
     for (int k = 0; k < count; k++) {
         const struct timeline_sum *s = &sums[k];
-        fprintf(out, "| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.3f |\n", paths[k], s->process,
-                s->steps, s->step, s->forward, s->backward, s->exchange, s->update, s->transfers, s->overlap);
+        fprintf(out, row, paths[k], s->process, s->steps, s->step, s->forward, s->backward, s->exchange, s->update,
+                s->transfers, s->overlap);
     }
 }

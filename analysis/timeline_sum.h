@@ -4,6 +4,7 @@
 #ifndef TIMELINE_SUM_H
 #define TIMELINE_SUM_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "dt_error.h"
@@ -19,7 +20,7 @@ struct timeline_sum {
 /* Reads one trace. 0, or -1 with err naming the file and what is wrong. */
 int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err *err);
 
-/* A Markdown table, a row per trace. */
-void timeline_sum_print(FILE *out, const char *const *paths, const struct timeline_sum *sums, int count);
+/* A Markdown table (or CSV), a row per trace. */
+void timeline_sum_print(FILE *out, const char *const *paths, const struct timeline_sum *sums, int count, bool csv);
 
 #endif

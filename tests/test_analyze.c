@@ -416,8 +416,19 @@ static void test_fixed_steps_speedup_by_samples_per_second(void **state)
     fclose(f);
     audit(table, &r);
     assert_int_equal(r.status, 1);
+    assert_null(strstr(r.out, "other runs have"));
     assert_true(tu_contains(r.out, ":6: speedup 0.83 of 2 nodes x 1 GPU is a runtime ratio, but the runs did not train "
                                    "the same samples (3840 at 1 x 1, 7680 here: Steps x Batchsize x GPUs); by samples/s it is 1.67"));
+    tu_result_free(&r);
+    /* a run of another batch in the table: another experiment, flagged */
+    f = fopen(table, "w");
+    fputs("# Mixed\n\n| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) |\n|---|---|---|---|---|---|---|---|\n"
+          "| 1 | 1 | 1 | 64 | 60 | 0:00:10 | 1 | gn01 |\n| 1 | 1 | 1 | 64 | 60 | 0:00:10 | 1 | gn02 |\n"
+          "| 2 | 1 | 1 | 128 | 30 | 0:00:05 | 2 | gn[01-02] |\n", f);
+    fclose(f);
+    audit(table, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, ":7: Batchsize 128, but the table's other runs have 64: a run of another experiment"));
     tu_result_free(&r);
     unlink(table);
     unlink(name);
@@ -913,6 +924,10 @@ static void test_timeline_sums(void **state)
     run_analyze((char *[]){"timeline", file, NULL}, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.out, "| rank 0 on gn01 | 2 | 11.000 | 3.000 | 5.500 | 1.500 | 1.000 | 2.5 | 3.000 |"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"timeline", file, "--format", "csv", NULL}, &r);   /* options after the file, CSV */
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "\"rank 0 on gn01\",2,11.000,3.000,5.500,1.500,1.000,2.5,3.000\n"));
     tu_result_free(&r);
     tu_fixture(file, sizeof file, "records/runs.jsonl");
     run_analyze((char *[]){"timeline", file, NULL}, &r);
