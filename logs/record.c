@@ -52,6 +52,7 @@ static json_t *to_json(const struct run_record *r)
     json_object_set_new(o, "comm_options", json_string(r->comm_options));
     json_object_set_new(o, "emulation", json_string(r->emulation));
     json_object_set_new(o, "max_steps", json_integer((json_int_t)r->max_steps));
+    json_object_set_new(o, "tokens_per_sec", json_real(r->tokens_per_sec));
     return o;
 }
 
@@ -191,6 +192,8 @@ static const struct field fields[] = {
     {"emulation", FIELD_TEXT, offsetof(struct run_record, emulation), sizeof(((struct run_record *)0)->emulation), 1},
     /* came with the analyzer's experiments: absent means no step limit was recorded */
     {"max_steps", FIELD_WHOLE, offsetof(struct whole_fields, max_steps), 0, 1},
+    /* came with the language models: absent means 0 (an image model, or an older record) */
+    {"tokens_per_sec", FIELD_REAL, offsetof(struct run_record, tokens_per_sec), 0, 1},
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -441,6 +444,8 @@ int record_check_sense(const struct run_record *r, struct dt_err *err)
     if (!sensible(r->peak_data_per_sec, 1e12) || !sensible(r->final_data_per_sec, 1e12))
         return dt_fail(err, "fields \"peak_data_per_sec\" and \"final_data_per_sec\" (%g, %g) are not rates",
                        r->peak_data_per_sec, r->final_data_per_sec);
+    if (!sensible(r->tokens_per_sec, 1e15))
+        return dt_fail(err, "field \"tokens_per_sec\" (%g) is not a rate", r->tokens_per_sec);
     if (!sensible(r->lr, DBL_MAX))
         return dt_fail(err, "field \"lr\" is %g: not a learning rate", r->lr);
     if (r->gpus_per_node < 0 || (long)r->gpus_per_node * r->nodes > r->world_size)

@@ -28,6 +28,7 @@ struct run_record {
     long steps_per_rank;
     long max_steps;               /* --max-steps, 0 when the epochs alone ended the run */
     double runtime_seconds, peak_data_per_sec, final_data_per_sec;
+    double tokens_per_sec;        /* a text model's final rate in tokens (samples/s x sequence length); 0 for images */
     int epochs_done;
     double *epoch_seconds;        /* epochs_done of each */
     double *epoch_accuracy;       /* -1 where the epoch was not evaluated */

@@ -126,6 +126,9 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
     /* came with the analyzer's experiments: absent means no step limit was recorded */
     if (rc == 0 && json_object_get(o, "max_steps"))
         rc = get_int(o, "max_steps", &r->max_steps, err);
+    /* came with the language models: absent means 0 */
+    if (rc == 0 && json_object_get(o, "tokens_per_sec"))
+        rc = get_number(o, "tokens_per_sec", &r->tokens_per_sec, err);
     json_decref(o);
     if (rc == 0)
         rc = record_check_sense(r, err);

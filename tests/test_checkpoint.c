@@ -214,6 +214,16 @@ static void test_trainer_options_and_sigint(void **state)
     assert_true(tu_contains(r.err, "60 steps in"));
     assert_true(tu_contains(r.err, "--max-steps 70 and --epochs 1: --epochs ends the run first"));   /* said at start */
     tu_result_free(&r);
+    /* a text model's rate in tokens too, in the summary and the record (seed 002's words/s) */
+    snprintf(script, sizeof script, "%s --model transformer:1x16x2 --dataset synthetic-text:50x8 --batch-size 4 "
+             "--max-steps 3 --eval-every 0 --quiet --record %s/text.jsonl && grep -o '\"tokens_per_sec\":[0-9]*' "
+             "%s/text.jsonl", bin, dir, dir);
+    shell(script, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.err, " tokens/s, "));
+    assert_true(tu_contains(r.out, "\"tokens_per_sec\":"));
+    assert_null(strstr(r.out, "\"tokens_per_sec\":0\n"));
+    tu_result_free(&r);
     snprintf(script, sizeof script,
              "%s " TRAIN " --checkpoint %s/int --record %s/int.jsonl > %s/int.out & pid=$!; "
              "while ! grep -q Step %s/int.out; do sleep 0.01; done; kill -INT $pid; wait $pid; echo \"status $?\"",

@@ -117,7 +117,9 @@ static void d_layernorm(const double *x, const double *p, const struct op *op, d
     }
 }
 
-static void d_attention(const double *qkv, const double *tokens, double *y, int n, int T, int H, int heads)
+/* rate, noise, position: the attention weights' dropout, drawn as the kernels draw it. */
+static void d_attention(const double *qkv, const double *tokens, double *y, int n, int T, int H, int heads, double rate,
+                        uint64_t noise, long position)
 {
     int d = H / heads;
     for (int i = 0; i < n; i++)
@@ -139,8 +141,8 @@ static void d_attention(const double *qkv, const double *tokens, double *y, int 
                 for (int c = 0; c < d; c++) {
                     double acc = 0;
                     for (int k = 0; k < T; k++)
-                        if (w[k] != -INFINITY)
-                            acc += exp(w[k] - max) / sum * qkv[(i * T + k) * 3 * H + 2 * H + a * d + c];
+                        if (w[k] != -INFINITY && (rate == 0 || seq_noise(noise, position + i, ((size_t)a * T + q) * T + k) >= rate))
+                            acc += exp(w[k] - max) / sum / (1 - rate) * qkv[(i * T + k) * 3 * H + 2 * H + a * d + c];
                     y[(i * T + q) * H + a * d + c] = acc;
                 }
             }
@@ -188,7 +190,10 @@ static void d_op(const struct model *m, int index, const double *p, double **act
         for (size_t j = 0; j < count; j++)
             y[j] = x[j] + act[op->in2][j];
         break;
-    case OP_ATTENTION: d_attention(x, act[0], y, n, s.c, o.w, op->attention.heads); break;
+    case OP_ATTENTION:
+        d_attention(x, act[0], y, n, s.c, o.w, op->attention.heads, op->attention.dropout,
+                    test_noise ^ ((uint64_t)index * 0xd1342543de82ef95ULL), test_position);
+        break;
     case OP_FIRST_TOKEN:
         for (int i = 0; i < n; i++)
             memcpy(y + (size_t)i * s.w, x + (size_t)i * s.c * s.w, (size_t)s.w * sizeof(double));
@@ -355,31 +360,40 @@ static double worst_tensor_difference(const struct model *m, const float *a, con
     return worst;
 }
 
-static void test_fast_backend_matches_reference(void **state)
+/* The fast backend against the reference on one model and batch, with the given dropout (both draw
+ * the same masks: of the hidden states and of the attention weights). */
+static void check_fast_against_reference(float dropout)
 {
-    (void)state;
     const int n = 4, vocab = 40;
     struct model m;
-    build(&m, "transformer:2x32x4", 12, vocab, 5);
+    build_as(&m, "transformer:2x32x4", 12, vocab, 5, dropout, false);
     struct backend *fast = backend_cpu_create(2);
     assert_non_null(fast);
     struct run ref, cpu;
     setup_run(&m, backend_reference(), &ref, n, vocab, 9);
     setup_run(&m, fast, &cpu, n, vocab, 9);
     double ref_loss = model_forward(&m, backend_reference(), &ref.ws, ref.params, ref.buffers,
-                                    &(struct batch){.n = n, .x = ref.x, .labels = ref.labels}, true, NULL, NULL);
-    double cpu_loss = model_forward(&m, fast, &cpu.ws, cpu.params, cpu.buffers, &(struct batch){.n = n, .x = cpu.x, .labels = cpu.labels},
-                                    true, NULL, NULL);
+                                    &(struct batch){n, ref.x, ref.labels, test_noise, test_position}, true, NULL, NULL);
+    double cpu_loss = model_forward(&m, fast, &cpu.ws, cpu.params, cpu.buffers,
+                                    &(struct batch){n, cpu.x, cpu.labels, test_noise, test_position}, true, NULL, NULL);
     model_backward(&m, backend_reference(), &ref.ws, ref.params, ref.grads, n);
     model_backward(&m, fast, &cpu.ws, cpu.params, cpu.grads, n);
     double worst = worst_tensor_difference(&m, cpu.grads, ref.grads);
-    print_message("fast vs reference: loss %.6f vs %.6f, gradients %.1e (relative)\n", cpu_loss, ref_loss, worst);
+    print_message("fast vs reference, dropout %.1f: loss %.6f vs %.6f, gradients %.1e (relative)\n", dropout, cpu_loss,
+                  ref_loss, worst);
     assert_true(fabs(cpu_loss - ref_loss) <= 1e-5 * fabs(ref_loss));
     assert_true(worst <= 1e-4);
     free_run(&m, backend_reference(), &ref);
     free_run(&m, fast, &cpu);
     backend_cpu_destroy(fast);
     model_free(&m);
+}
+
+static void test_fast_backend_matches_reference(void **state)
+{
+    (void)state;
+    check_fast_against_reference(0);
+    check_fast_against_reference(0.2f);
 }
 
 static int write_floats(const char *path, const float *v, size_t count)

@@ -288,6 +288,16 @@ static void test_short_training_run_learns_fashion_mnist(void **state)
     free(log);
 }
 
+/* Runs cfg, which must fail; err gets why. */
+static void expect_refused(const struct train_config *cfg, struct dt_err *err)
+{
+    struct train_result res;
+    FILE *out = fopen("/dev/null", "w");
+    assert_int_equal(train_run(cfg, out, &res, err), -1);
+    train_result_free(&res);
+    fclose(out);
+}
+
 static void test_diverging_loss_stops_the_run(void **state)
 {
     (void)state;
@@ -295,12 +305,8 @@ static void test_diverging_loss_stops_the_run(void **state)
                                .optimizer = "sgd", .backend = "cpu", .batch = 16, .epochs = 1, .threads = 1,
                                .log_every = 1000, .eval_every = 1, .max_steps = 200, .lr = 900, .momentum = 0.9,
                                .seed = 1};
-    struct train_result res;
     struct dt_err err;
-    FILE *out = fopen("/dev/null", "w");
-    assert_int_equal(train_run(&cfg, out, &res, &err), -1);
-    train_result_free(&res);
-    fclose(out);
+    expect_refused(&cfg, &err);
     assert_true(tu_contains(err.msg, "the loss is"));
     assert_true(tu_contains(err.msg, "smaller --lr"));
 }
@@ -332,12 +338,8 @@ static void test_gpu_options_need_the_gpu(void **state)
         return;
     }
     cfg.cuda_graphs = false, cfg.backend = "cuda";
-    struct train_result res;
     struct dt_err err;
-    FILE *out = fopen("/dev/null", "w");
-    assert_int_equal(train_run(&cfg, out, &res, &err), -1);
-    train_result_free(&res);
-    fclose(out);
+    expect_refused(&cfg, &err);
     assert_true(tu_contains(err.msg, "--device cuda, but this node has no GPU CUDA can use"));
     assert_true(tu_contains(err.msg, "--device cpu"));
 }

@@ -412,6 +412,7 @@ static void describe_run(const struct train_config *cfg, const struct train_resu
     if (res) {
         rec->steps_per_rank = res->steps, rec->runtime_seconds = res->seconds, rec->resumed = res->resumed;
         rec->peak_data_per_sec = res->peak_rate, rec->final_data_per_sec = res->final_rate;
+        rec->tokens_per_sec = res->final_rate * res->tokens_per_sample;
         rec->epochs_done = res->epochs_done, rec->epoch_seconds = res->epoch_seconds;
         rec->epoch_accuracy = res->epoch_accuracy;
     }
@@ -633,8 +634,11 @@ int main(int argc, char **argv)
         char accuracy[32] = "not evaluated";   /* --eval-every 0 */
         if (result.final_accuracy >= 0)
             snprintf(accuracy, sizeof accuracy, "%.5f", result.final_accuracy);
-        fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f), %.1f GFLOP/s, final test "
-                "accuracy %s\n", result.steps, result.seconds, result.final_rate, result.peak_rate,
+        char tokens[48] = "";   /* seed 002 counts BERT in words/s */
+        if (result.tokens_per_sample > 0)
+            snprintf(tokens, sizeof tokens, ", %.0f tokens/s", result.final_rate * result.tokens_per_sample);
+        fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f)%s, %.1f GFLOP/s, final test "
+                "accuracy %s\n", result.steps, result.seconds, result.final_rate, result.peak_rate, tokens,
                 result.final_rate * result.flops_per_sample / 1e9, accuracy);
         if (result.exchange.steps > 0)
             fprintf(stderr, "dtrain-train: gradient exchange %s: %ld steps, %.1f transfers a step, %.0f floats a step%s%s\n",

@@ -41,6 +41,7 @@ static int same_record(const struct run_record *a, const struct run_record *b)
            same_doubles(&a->lr, &b->lr, 1) && same_doubles(&a->runtime_seconds, &b->runtime_seconds, 1) &&
            same_doubles(&a->peak_data_per_sec, &b->peak_data_per_sec, 1) &&
            same_doubles(&a->final_data_per_sec, &b->final_data_per_sec, 1) &&
+           same_doubles(&a->tokens_per_sec, &b->tokens_per_sec, 1) &&
            same_doubles(a->epoch_seconds, b->epoch_seconds, a->epochs_done) &&
            same_doubles(a->epoch_accuracy, b->epoch_accuracy, a->epochs_done);
 }

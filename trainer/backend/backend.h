@@ -39,6 +39,14 @@ static inline int conv_out_size(int in, int k, int stride, int pad)
     return (in + 2 * pad - k) / stride + 1;
 }
 
+/* What a dropout draws from: the rate, the step's noise (mixed with the op's place) and the batch's
+ * first sample's position, so a sample's draws are its own wherever it is computed. */
+struct seq_draw {
+    float rate;                /* 0: keep everything (evaluation) */
+    uint64_t noise;
+    long position;
+};
+
 struct backend {
     const char *name;
     void *state;             /* backend-private: scratch buffers, thread counts */
@@ -109,11 +117,14 @@ struct backend {
     void (*gelu_backward)(void *state, const float *x, const float *dy, float *dx, size_t count, bool accumulate);
     void (*tanh_forward)(void *state, const float *x, float *y, size_t count);
     void (*tanh_backward)(void *state, const float *y, const float *dy, float *dx, size_t count, bool accumulate);
-    /* qkv [n][T][3H] (each token's query, key, value); probs [n][heads][T][T] kept for backward. */
+    /* qkv [n][T][3H] (each token's query, key, value); probs [n][heads][T][T] kept for backward
+     * (the softmax before dropout). drop: BERT's dropout of the attention weights, weight (h, q, k)
+     * of sample i kept when seq_noise(noise, position + i, (h T + q) T + k) >= rate; backward draws
+     * the same again, so nothing more is kept. */
     void (*attention_forward)(void *state, const float *qkv, const float *tokens, float *probs, float *y, int n, int T,
-                              int H, int heads);
+                              int H, int heads, const struct seq_draw *drop);
     void (*attention_backward)(void *state, const float *qkv, const float *probs, const float *dy, float *dqkv, int n,
-                               int T, int H, int heads, bool accumulate);
+                               int T, int H, int heads, const struct seq_draw *drop, bool accumulate);
     void (*first_token_forward)(void *state, const float *x, float *y, int n, int T, int H);
     void (*first_token_backward)(void *state, const float *dy, float *dx, int n, int T, int H, bool accumulate);
     /* Keeps each of n x per_sample elements with probability 1 - rate, scaled by 1 / (1 - rate);
@@ -129,6 +140,7 @@ struct backend {
     double (*token_xent)(void *state, const float *logits, const float *tokens, float *dlogits, int rows, int classes,
                          int *counted);
 };
+
 
 /* A uniform number in [0, 1) for element `element` of sample `sample` under `noise` (splitmix64 of
  * the three: counter-based, so any backend, any order and any rank draws the same). */

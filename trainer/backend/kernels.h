@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct seq_draw;   /* backend.h */
+
 void cpu_batchnorm_forward(void *state, const float *x, const float *gamma, const float *beta, float *running_mean,
                            float *running_var, float *save_mean, float *save_invstd, float *y, int n, int c, int hw,
                            bool training, float momentum, float eps);
@@ -42,9 +44,9 @@ void seq_gelu_backward(void *state, const float *x, const float *dy, float *dx, 
 void seq_tanh_forward(void *state, const float *x, float *y, size_t count);
 void seq_tanh_backward(void *state, const float *y, const float *dy, float *dx, size_t count, bool accumulate);
 void seq_attention_forward(void *state, const float *qkv, const float *tokens, float *probs, float *y, int n, int T,
-                           int H, int heads);
+                           int H, int heads, const struct seq_draw *drop);
 void seq_attention_backward(void *state, const float *qkv, const float *probs, const float *dy, float *dqkv, int n,
-                            int T, int H, int heads, bool accumulate);
+                            int T, int H, int heads, const struct seq_draw *drop, bool accumulate);
 void seq_dropout_forward(void *state, const float *x, float *y, uint8_t *mask, int n, size_t per_sample, float rate,
                          uint64_t noise, long position);
 void seq_dropout_backward(void *state, const uint8_t *mask, const float *dy, float *dx, size_t count, float rate,

@@ -36,43 +36,69 @@ static void masked_softmax(float *p, const float *tok, int T)
 
 /* Per sequence and head: S = Q K^T / sqrt(d) and Y = P V as SGEMMs over the strided head slices of
  * qkv (row stride 3H), the softmax between them. */
+/* x = D x for one head's T x T weights (or their gradients) of sample i, D the dropout's factors (0,
+ * or 1 / (1 - rate)): the draws seq_attention_forward's reference makes. */
+static void drop_weights(const struct seq_draw *drop, const float *x, float *scaled, int i, int h, int T)
+{
+    float factor = 1.0f / (1.0f - drop->rate);
+    size_t first = (size_t)h * T * T;
+    for (size_t e = 0; e < (size_t)T * T; e++)
+        scaled[e] = seq_noise(drop->noise, drop->position + i, first + e) >= drop->rate ? x[e] * factor : 0.0f;
+}
+
 void fast_attention_forward(void *state, const float *qkv, const float *tokens, float *probs, float *y, int n, int T,
-                            int H, int heads)
+                            int H, int heads, const struct seq_draw *drop)
 {
     (void)state;
     int d = H / heads, ld = 3 * H;
     float scale = 1.0f / sqrtf((float)d);
+    bool dropping = drop && drop->rate > 0;
+    float *dropped = dropping ? malloc((size_t)T * T * sizeof(float)) : NULL;
+    if (dropping && !dropped)
+        return;   /* as in backward: a T x T scratch is tiny */
     for (int i = 0; i < n; i++)
         for (int h = 0; h < heads; h++) {
             const float *q = qkv + (size_t)i * T * ld + (size_t)h * d, *k = q + H, *v = q + 2 * (size_t)H;
             float *p = probs + ((size_t)i * heads + h) * T * T;
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, ld, k, ld, 0.0f, p, T);
             masked_softmax(p, tokens + (size_t)i * T * SEQ_TOKEN_FIELDS, T);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, p, T, v, ld, 0.0f,
-                        y + (size_t)i * T * H + (size_t)h * d, H);
+            if (dropping)
+                drop_weights(drop, p, dropped, i, h, T);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, dropping ? dropped : p, T, v, ld,
+                        0.0f, y + (size_t)i * T * H + (size_t)h * d, H);
         }
+    free(dropped);
 }
 
-/* dV += P^T dY; dP = dY V^T; dS = P * (dP - rowsum(dP * P)) / sqrt(d); dQ += dS K; dK += dS^T Q. */
+/* With D the dropout's factors: dV += (D P)^T dY; dP = D (dY V^T); dS = P * (dP - rowsum(dP * P)) /
+ * sqrt(d); dQ += dS K; dK += dS^T Q. */
 void fast_attention_backward(void *state, const float *qkv, const float *probs, const float *dy, float *dqkv, int n,
-                             int T, int H, int heads, bool accumulate)
+                             int T, int H, int heads, const struct seq_draw *drop, bool accumulate)
 {
     (void)state;
     int d = H / heads, ld = 3 * H;
     float scale = 1.0f / sqrtf((float)d);
     if (!accumulate)
         memset(dqkv, 0, (size_t)n * T * ld * sizeof(float));
-    float *ds = malloc((size_t)T * T * sizeof(float));
-    if (!ds)
+    bool dropping = drop && drop->rate > 0;
+    float *ds = malloc((size_t)T * T * sizeof(float)), *dropped = dropping ? malloc((size_t)T * T * sizeof(float)) : NULL;
+    if (!ds || (dropping && !dropped)) {
+        free(ds), free(dropped);
         return;   /* the caller's backend_cpu_failed cannot see this: a T x T scratch is tiny */
+    }
     for (int i = 0; i < n; i++)
         for (int h = 0; h < heads; h++) {
             size_t at = (size_t)i * T * ld + (size_t)h * d;
             const float *q = qkv + at, *k = q + H, *v = q + 2 * (size_t)H;
             float *dq = dqkv + at, *dk = dq + H, *dv = dq + 2 * (size_t)H;
             const float *p = probs + ((size_t)i * heads + h) * T * T, *g = dy + (size_t)i * T * H + (size_t)h * d;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, p, T, g, H, 1.0f, dv, ld);
+            if (dropping)
+                drop_weights(drop, p, dropped, i, h, T);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, dropping ? dropped : p, T, g, H, 1.0f,
+                        dv, ld);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0f, g, H, v, ld, 0.0f, ds, T);
+            if (dropping)   /* dP = D dP' */
+                drop_weights(drop, ds, ds, i, h, T);
             for (int r = 0; r < T; r++) {
                 float *dsr = ds + (size_t)r * T, sum = 0;
                 const float *pr = p + (size_t)r * T;
@@ -85,6 +111,7 @@ void fast_attention_backward(void *state, const float *qkv, const float *probs, 
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, ds, T, q, ld, 1.0f, dk, ld);
         }
     free(ds);
+    free(dropped);
 }
 
 void fast_layernorm_forward(void *state, const float *x, const float *gamma, const float *beta, float *save_mean,

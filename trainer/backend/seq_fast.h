@@ -6,10 +6,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct seq_draw;
 void fast_attention_forward(void *state, const float *qkv, const float *tokens, float *probs, float *y, int n, int T,
-                            int H, int heads);
+                            int H, int heads, const struct seq_draw *drop);
 void fast_attention_backward(void *state, const float *qkv, const float *probs, const float *dy, float *dqkv, int n,
-                             int T, int H, int heads, bool accumulate);
+                             int T, int H, int heads, const struct seq_draw *drop, bool accumulate);
 void fast_layernorm_forward(void *state, const float *x, const float *gamma, const float *beta, float *save_mean,
                             float *save_invstd, float *y, int rows, int H, float eps);
 void fast_layernorm_backward(void *state, const float *x, const float *gamma, const float *save_mean,

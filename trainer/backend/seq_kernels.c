@@ -133,12 +133,21 @@ static bool key_valid(const float *tokens, int i, int j, int T)
     return tokens[((size_t)i * T + j) * SEQ_TOKEN_FIELDS] != SEQ_PAD_ID;
 }
 
+/* Weight (h, q, k) of sample i after dropout, as a factor of the softmax's: 0, or 1 / (1 - rate). */
+static double kept(const struct seq_draw *drop, int i, int h, int q, int k, int T)
+{
+    if (!drop || drop->rate <= 0)
+        return 1;
+    size_t element = ((size_t)h * T + q) * T + k;
+    return seq_noise(drop->noise, drop->position + i, element) >= drop->rate ? 1.0 / (1.0 - drop->rate) : 0;
+}
+
 /* For each sequence and head: S = Q K^T / sqrt(d) over the valid keys, P = softmax(S) along the
- * keys (kept in probs for backward), Y = P V. qkv is [n][T][3H]: each token's query, key and value,
- * head h's slice the features [h d, (h + 1) d) of each. A sequence of padding only attends to
- * nothing: its P is all zero. */
+ * keys (kept in probs for backward), Y = dropout(P) V. qkv is [n][T][3H]: each token's query, key
+ * and value, head h's slice the features [h d, (h + 1) d) of each. A sequence of padding only
+ * attends to nothing: its P is all zero. */
 void seq_attention_forward(void *state, const float *qkv, const float *tokens, float *probs, float *y, int n, int T,
-                           int H, int heads)
+                           int H, int heads, const struct seq_draw *drop)
 {
     (void)state;
     int d = H / heads;
@@ -174,15 +183,17 @@ void seq_attention_forward(void *state, const float *qkv, const float *tokens, f
                 for (int c = 0; c < d; c++) {
                     double acc = 0;
                     for (int k = 0; k < T; k++)
-                        acc += (double)p[k] * qkv[((size_t)i * T + k) * row + 2 * (size_t)H + (size_t)h * d + c];
+                        acc += (double)p[k] * kept(drop, i, h, q, k, T) *
+                               qkv[((size_t)i * T + k) * row + 2 * (size_t)H + (size_t)h * d + c];
                     out[c] = (float)acc;
                 }
             }
 }
 
-/* dV = P^T dY; dP = dY V^T; dS = P * (dP - sum_k(dP * P)); dQ = dS K / sqrt(d); dK = dS^T Q / sqrt(d). */
+/* With D the dropout's factors: dV = (D P)^T dY; dP = D (dY V^T); dS = P * (dP - sum_k(dP * P));
+ * dQ = dS K / sqrt(d); dK = dS^T Q / sqrt(d). */
 void seq_attention_backward(void *state, const float *qkv, const float *probs, const float *dy, float *dqkv, int n,
-                            int T, int H, int heads, bool accumulate)
+                            int T, int H, int heads, const struct seq_draw *drop, bool accumulate)
 {
     (void)state;
     int d = H / heads;
@@ -203,22 +214,22 @@ void seq_attention_backward(void *state, const float *qkv, const float *probs, c
                     double s = 0;
                     for (int c = 0; c < d; c++)
                         s += (double)g[c] * v[c];
-                    dp[k] = s;
-                    dot += s * p[k];
+                    dp[k] = s * kept(drop, i, h, q, k, T);
+                    dot += dp[k] * p[k];
                 }
                 float *dq = dqkv + ((size_t)i * T + q) * row + off;
                 const float *qv = qkv + ((size_t)i * T + q) * row + off;
                 for (int k = 0; k < T; k++) {
                     if (p[k] == 0)
                         continue;
-                    double ds = p[k] * (dp[k] - dot) * scale;
+                    double ds = p[k] * (dp[k] - dot) * scale, dropped = p[k] * kept(drop, i, h, q, k, T);
                     const float *kv = qkv + ((size_t)i * T + k) * row + H + off;
                     float *dk = dqkv + ((size_t)i * T + k) * row + H + off;
                     float *dv = dqkv + ((size_t)i * T + k) * row + 2 * (size_t)H + off;
                     for (int c = 0; c < d; c++) {
                         dq[c] += (float)(ds * kv[c]);
                         dk[c] += (float)(ds * qv[c]);
-                        dv[c] += p[k] * g[c];
+                        dv[c] += (float)(dropped * g[c]);
                     }
                 }
             }

@@ -450,6 +450,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     int rc = run_setup(&l.r, cfg, comm, err);
     res->params = l.r.model.num_params;
     res->flops_per_sample = model_train_flops(&l.r.model);
+    res->tokens_per_sample = rc == 0 && l.r.train.vocab > 0 ? l.r.train.c : 0;
     if (rc == 0 && l.r.exchange.serving) {   /* a parameter server: its exchange is its whole job */
         rc = exchange_serve(&l.r.exchange, err);
         res->exchange = l.r.exchange.stats;

@@ -63,6 +63,8 @@ struct train_result {
     double final_loss;
     size_t params;
     double flops_per_sample;   /* of a training step: model_train_flops */
+    int tokens_per_sample;     /* a text model's sequence length (padding counted, as PyTorch's speed
+                                  runs count it); 0 for images */
     int resumed;               /* times this run has been resumed, this one included */
     int stop_signal;           /* SIGTERM or SIGUSR1 stopped it after a checkpoint; 0 otherwise */
     double *epoch_seconds;     /* epochs_done of each (free with train_result_free); epochs run

@@ -18,7 +18,7 @@ struct encoder_size {
 /* One post-LN encoder layer: x + attention, normalised; then x + feed-forward, normalised. */
 static int encoder_layer(struct model *m, int x, const struct encoder_size *e)
 {
-    int a = nn_attention(m, nn_dense(m, x, 3 * e->hidden), e->heads);
+    int a = nn_attention(m, nn_dense(m, x, 3 * e->hidden), e->heads, e->dropout);   /* BERT drops both at 0.1 */
     x = nn_layernorm(m, nn_add(m, nn_dropout(m, nn_dense(m, a, e->hidden), e->dropout), x));
     int f = nn_dense(m, nn_gelu(m, nn_dense(m, x, e->ffn)), e->hidden);
     return nn_layernorm(m, nn_add(m, nn_dropout(m, f, e->dropout), x));

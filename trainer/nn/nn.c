@@ -219,13 +219,14 @@ static int elementwise(struct model *m, enum op_kind kind, int in)
 int nn_gelu(struct model *m, int in) { return elementwise(m, OP_GELU, in); }
 int nn_tanh(struct model *m, int in) { return elementwise(m, OP_TANH, in); }
 
-int nn_attention(struct model *m, int qkv, int heads)
+int nn_attention(struct model *m, int qkv, int heads, float dropout)
 {
     struct tensor_shape s = m->tensors[qkv];
     struct op *op = new_op(m, OP_ATTENTION, qkv);
     if (!op)
         return 0;
     op->attention.heads = heads;
+    op->attention.dropout = dropout;
     op->slot = m->num_slots++;
     return output_of_last_op(m, s.c, s.h, s.w / 3);
 }
@@ -401,6 +402,7 @@ double model_forward(const struct model *m, const struct backend *be, struct wor
                      int *correct)
 {
     ws->input = b->x;
+    ws->noise = b->noise, ws->position = b->position;
     struct pass p = {.m = m, .be = be, .ws = ws, .params = params, .buffers = buffers, .n = b->n,
                      .training = training, .labels = b->labels, .noise = b->noise, .position = b->position};
     for (p.index = 0; p.index < m->num_ops; p.index++) {
@@ -442,7 +444,8 @@ void model_backward_notify(const struct model *m, const struct backend *be, stru
     for (int t = 1; t < m->num_tensors; t++)
         if (m->readers[t] > 1)
             backend_zero(be, ws->grad[t], tensor_size(m, t) * (size_t)n * sizeof(float));
-    struct pass p = {.m = m, .be = be, .ws = ws, .params = params, .grads = grads, .n = n, .training = true};
+    struct pass p = {.m = m, .be = be, .ws = ws, .params = params, .grads = grads, .n = n, .training = true,
+                     .noise = ws->noise, .position = ws->position};
     for (p.index = m->num_ops - 1; p.index >= 0; p.index--) {
         const struct op *op = &m->ops[p.index];
         op_type_of(op)->backward(&p, op, m->readers[op->in] != 1);

@@ -57,6 +57,7 @@ struct op_embed {
 };
 struct op_attention {
     int heads;
+    float dropout;             /* of the attention weights, training only (BERT's attention_probs_dropout_prob) */
 };
 struct op_dropout {
     float rate;
@@ -143,6 +144,8 @@ struct workspace {
     float **saved;            /* per slot: BN mean and invstd (2c floats), or maxpool argmax */
     float **cols;             /* per op: a convolution's im2col columns kept from forward to backward
                                  (NULL where they would not fit NN_COLS_BUDGET) */
+    uint64_t noise;           /* the last forward's batch randomness: attention's dropout draws its */
+    long position;            /* masks again in backward instead of keeping them */
 };
 
 /* Floats of im2col columns a workspace keeps between forward and backward: 64 Mi (256 MiB). Small

@@ -28,8 +28,8 @@ int nn_dense(struct model *m, int in, int out_features);
 int nn_gelu(struct model *m, int in);
 int nn_tanh(struct model *m, int in);
 /* Self-attention over a tensor of [query, key, value] (3H features a token); reads the model's
- * input for the padding mask. */
-int nn_attention(struct model *m, int qkv, int heads);
+ * input for the padding mask; dropout: of the attention weights, in training (0: none). */
+int nn_attention(struct model *m, int qkv, int heads, float dropout);
 int nn_first_token(struct model *m, int in);
 /* Training only; rate 0 returns `in` itself (no op). */
 int nn_dropout(struct model *m, int in, float rate);

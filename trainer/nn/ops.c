@@ -309,19 +309,29 @@ static size_t attention_saved(const struct model *m, const struct op *op, int ma
     return (size_t)max_batch * op->attention.heads * T * T * sizeof(float);   /* the softmax weights */
 }
 
+/* Each dropout draws its own masks: the step's noise mixed with the op's place in the graph. */
+static struct seq_draw draw_of(const struct pass *p, float rate)
+{
+    return (struct seq_draw){.rate = p->training ? rate : 0.0f,
+                             .noise = p->noise ^ ((uint64_t)p->index * 0xd1342543de82ef95ULL),
+                             .position = p->position};
+}
+
 /* The padding mask comes from the model's input, the token batch. */
 static void attention_forward(struct pass *p, const struct op *op)
 {
     struct tensor_shape s = p->m->tensors[op->out];
+    struct seq_draw drop = draw_of(p, op->attention.dropout);
     p->be->attention_forward(p->be->state, in_of(p, op), p->ws->input, p->ws->saved[op->slot], p->ws->act[op->out],
-                             p->n, s.c, s.w, op->attention.heads);
+                             p->n, s.c, s.w, op->attention.heads, &drop);
 }
 
 static void attention_backward(const struct pass *p, const struct op *op, bool acc)
 {
     struct tensor_shape s = p->m->tensors[op->out];
+    struct seq_draw drop = draw_of(p, op->attention.dropout);
     p->be->attention_backward(p->be->state, in_of(p, op), p->ws->saved[op->slot], p->ws->grad[op->out], din_of(p, op),
-                              p->n, s.c, s.w, op->attention.heads, acc);
+                              p->n, s.c, s.w, op->attention.heads, &drop, acc);
 }
 
 static double attention_macs(const struct model *m, const struct op *op)
@@ -347,12 +357,11 @@ static size_t dropout_saved(const struct model *m, const struct op *op, int max_
     return tensor_size(m, op->in) * (size_t)max_batch;   /* one byte a element: kept or dropped */
 }
 
-/* Each dropout op draws its own masks: the step's noise mixed with the op's place in the graph. */
 static void dropout_forward(struct pass *p, const struct op *op)
 {
+    struct seq_draw drop = draw_of(p, op->dropout.rate);
     p->be->dropout_forward(p->be->state, in_of(p, op), p->ws->act[op->out], (uint8_t *)p->ws->saved[op->slot], p->n,
-                           tensor_size(p->m, op->in), p->training ? op->dropout.rate : 0.0f,
-                           p->noise ^ ((uint64_t)p->index * 0xd1342543de82ef95ULL), p->position);
+                           tensor_size(p->m, op->in), drop.rate, drop.noise, drop.position);
 }
 
 static void dropout_backward(const struct pass *p, const struct op *op, bool acc)

@@ -23,7 +23,7 @@ struct pass {
     bool training;             /* forward: batch statistics, and keep what backward needs */
     int index;                 /* the op's place in m->ops (its kept im2col columns) */
     const int *labels;         /* forward: the batch's, for the loss op */
-    uint64_t noise;            /* forward: the batch's dropout randomness (struct batch) */
+    uint64_t noise;            /* the batch's dropout randomness (struct batch; backward: the forward's) */
     long position;
     double loss;               /* forward: what the loss op computed */
     int correct;               /* forward: right answers the loss op counted */
