@@ -49,7 +49,7 @@ EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/excha
                 trainer/exchange/engine.c trainer/exchange/bytescheduler.c trainer/exchange/placement.c
 LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
             trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c trainer/loop/profile.c \
-            trainer/loop/profile_model.c trainer/loop/emulate.c
+            trainer/loop/profile_model.c trainer/loop/export.c trainer/loop/emulate.c
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/text.c trainer/data/loader.c $(LOOP_SRC) \
                $(EXCHANGE_SRC) trainer/comm/comm_single.c trainer/backend/device_choice.c $(GPU_SRC) logs/seedlog.c
 TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread -ljansson $(GPU_LIBS)
@@ -224,6 +224,8 @@ bench: deps
 	@PEAK=$$(sed -n 's/.*: \([0-9.]*\) GFLOP.*/\1/p' $(BUILD)/bench/peak.txt) sh bench/train_vs_torch.sh $(BIN) 1
 	@echo
 	@sh bench/seq_vs_torch.sh $(BIN)
+	@echo
+	@sh bench/seq_accuracy.sh $(BIN)
 	@echo
 	@sh bench/ddp_vs_mpi.sh $(BIN) mlp lenet cnn
 	@echo

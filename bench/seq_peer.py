@@ -24,7 +24,7 @@ from torch import nn  # noqa: E402
 
 torch.set_num_threads(threads)
 
-DROPOUT = 0.1  # dtrain-train's default: after the embeddings and each attention and feed-forward block
+DROPOUT = 0.1  # dtrain-train's default: after the embeddings, on the attention weights, after each block
 SIZES = {"transformer": (6, 256, 4, None), "bert-base": (12, 768, 12, 512), "bert-large": (24, 1024, 16, 512)}
 
 
@@ -52,7 +52,8 @@ class Layer(nn.Module):
         n, t, h = x.shape
         q, k, v = (z.reshape(n, t, self.heads, h // self.heads).transpose(1, 2) for z in self.qkv(x).split(h, dim=-1))
         scores = (q @ k.transpose(-1, -2)) / (h // self.heads) ** 0.5
-        a = (torch.softmax(scores.masked_fill(~keep, float("-inf")), -1) @ v).transpose(1, 2).reshape(n, t, h)
+        weights = self.drop(torch.softmax(scores.masked_fill(~keep, float("-inf")), -1))   # as dtrain and BERT
+        a = (weights @ v).transpose(1, 2).reshape(n, t, h)
         x = self.ln1(self.drop(self.out(a)) + x)
         return self.ln2(self.drop(self.ff2(F.gelu(self.ff1(x)))) + x)
 

@@ -189,7 +189,7 @@ static void test_trainer_options_and_sigint(void **state)
         {"--weight-decay inf", "--weight-decay \"inf\": expected a number from 0 to 1000"},
         {"--model mlp --batch-size 100000", "--batch-size 100000 x 1 rank is 100000 samples a step, more than the 60000"},
     };
-    char script[4096];
+    char script[16384];
     struct tu_result r;
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         snprintf(script, sizeof script, "%s --dataset synthetic --max-steps 1 --quiet %s", bin, refused[i].options);
@@ -213,6 +213,34 @@ static void test_trainer_options_and_sigint(void **state)
     shell(script, &r);
     assert_true(tu_contains(r.err, "60 steps in"));
     assert_true(tu_contains(r.err, "--max-steps 70 and --epochs 1: --epochs ends the run first"));   /* said at start */
+    tu_result_free(&r);
+    /* --export-run: the initial weights and the encoded text for PyTorch (bench/seq_accuracy.py),
+     * sizes as meta.json says; refused for data that has no tokens to write */
+    char text_dir[4200];
+    tu_fixture(text_dir, sizeof text_dir, "text");
+    snprintf(script, sizeof script, "%s --model transformer:1x16x2 --dataset tsv --data %s --batch-size 1 --seq-len 8 "
+             "--export-run %s/export && cat %s/export/meta.json && stat -c '%%n %%s' %s/export/params.f32 "
+             "%s/export/train.ids %s/export/train.labels", bin, text_dir, dir, dir, dir, dir, dir);
+    shell(script, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.err, "wrote the initial parameters and the data to"));
+    long params = -1, count = -1;
+    const char *at = strstr(r.out, "\"params\": ");
+    assert_non_null(at);
+    params = strtol(at + 10, NULL, 10);
+    assert_non_null(at = strstr(r.out, "\"train\": "));
+    count = strtol(at + 9, NULL, 10);
+    char expect[256];
+    snprintf(expect, sizeof expect, "params.f32 %ld\n", params * 4);
+    assert_true(params > 0 && tu_contains(r.out, expect));
+    snprintf(expect, sizeof expect, "train.ids %ld\n", count * 8 * 4);   /* int32, 8 tokens each */
+    assert_true(count == 2 && tu_contains(r.out, expect));
+    tu_result_free(&r);
+    snprintf(script, sizeof script, "%s --model transformer:1x16x2 --dataset synthetic-text:50x8 --export-run %s/x",
+             bin, dir);
+    shell(script, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--export-run writes a text dataset's tokens"));
     tu_result_free(&r);
     /* a text model's rate in tokens too, in the summary and the record (seed 002's words/s) */
     snprintf(script, sizeof script, "%s --model transformer:1x16x2 --dataset synthetic-text:50x8 --batch-size 4 "

@@ -81,6 +81,9 @@ static const char usage_text[] =
     "                          the update (on a GPU: when the host queued the work)\n"
     "      --timeline-steps N  record the first N steps only (default 100; 0: all)\n"
     "      --params-out PREFIX write the final parameters to PREFIX.rankR (raw float32)\n"
+    "      --export-run DIR    write the initial parameters (float32, dtrain's order) and the\n"
+    "                          encoded text data to DIR, then stop: PyTorch trains the same\n"
+    "                          model from there (bench/seq_accuracy.py)\n"
     "      --profile-out FILE  rank 0 writes what a step costs, layer by layer (forward,\n"
     "                          backward, update; the mean of the steps after the first 2), as\n"
     "                          JSON for --emulate and dtrain-analyze (logs/FORMAT.md)\n"
@@ -156,7 +159,7 @@ static int bad(const char *option, const char *value, const char *what)
 enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
        O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PARTITION, O_CREDIT, O_TIMELINE,
-       O_PROFILE_OUT, O_EMULATE, O_EMULATE_RATE, O_DILATE,
+       O_PROFILE_OUT, O_EMULATE, O_EMULATE_RATE, O_DILATE, O_EXPORT_RUN,
        O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT, O_VOCAB };
 
 /* The options that take a number: 0 when opt was one and its value good, 2 when the value is bad,
@@ -306,6 +309,7 @@ static int parse_choice(int opt, struct train_config *cfg)
     case O_CKPT: cfg->checkpoint_dir = optarg; break;
     case O_TIMELINE: cfg->timeline = optarg; break;
     case O_PROFILE_OUT: cfg->profile_out = optarg; break;
+    case O_EXPORT_RUN: cfg->export_dir = optarg; break;
     case O_EMULATE: cfg->emulate = optarg; break;
     case O_RESUME: cfg->resume = true; break;
     case O_COMM:
@@ -342,6 +346,7 @@ static int parse(int argc, char **argv, struct train_config *cfg)
         {"cuda-graphs", no_argument, NULL, O_GRAPHS}, {"comm-threshold", required_argument, NULL, O_COMM_THRESHOLD},
         {"ps-servers", required_argument, NULL, O_PS_SERVERS}, {"partition-bytes", required_argument, NULL, O_PARTITION},
         {"credit-bytes", required_argument, NULL, O_CREDIT}, {"profile-out", required_argument, NULL, O_PROFILE_OUT},
+        {"export-run", required_argument, NULL, O_EXPORT_RUN},
         {"emulate", required_argument, NULL, O_EMULATE}, {"emulate-rate", required_argument, NULL, O_EMULATE_RATE},
         {"dilate", required_argument, NULL, O_DILATE}, {"ps-colocated", no_argument, NULL, O_PS_COLOCATED},
         {"timeline", required_argument, NULL, O_TIMELINE}, {"timeline-steps", required_argument, NULL, O_TIMELINE_STEPS},
@@ -629,6 +634,12 @@ int main(int argc, char **argv)
             comm->abort(comm, status);
         comm->finalize(comm);
         return status;
+    }
+    if (cfg.export_dir) {   /* nothing trained, nothing to record */
+        if (comm->rank == 0)
+            fprintf(stderr, "dtrain-train: wrote the initial parameters and the data to %s\n", cfg.export_dir);
+        comm->finalize(comm);
+        return 0;
     }
     if (comm->rank == 0) {
         char accuracy[32] = "not evaluated";   /* --eval-every 0 */

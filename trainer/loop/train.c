@@ -12,6 +12,7 @@
 
 #include "backend_cuda.h"
 #include "checkpoint.h"
+#include "export.h"
 #include "fault.h"
 #include "restart.h"
 #include "timeline.h"
@@ -451,6 +452,11 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     res->params = l.r.model.num_params;
     res->flops_per_sample = model_train_flops(&l.r.model);
     res->tokens_per_sample = rc == 0 && l.r.train.vocab > 0 ? l.r.train.c : 0;
+    if (rc == 0 && cfg->export_dir) {   /* the starting point for a peer framework, and no training */
+        rc = export_run(&l.r, cfg, cfg->export_dir, err);
+        run_free(&l.r);
+        return rc;
+    }
     if (rc == 0 && l.r.exchange.serving) {   /* a parameter server: its exchange is its whole job */
         rc = exchange_serve(&l.r.exchange, err);
         res->exchange = l.r.exchange.stats;

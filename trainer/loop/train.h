@@ -49,6 +49,7 @@ struct train_config {
     const char *timeline;      /* --timeline PREFIX: each worker's Chrome trace in PREFIX.rankR.json */
     long timeline_steps;       /* steps recorded (0: all) */
     const char *profile_out;   /* --profile-out FILE: rank 0 writes the step's per-layer costs (profile.h) */
+    const char *export_dir;    /* --export-run DIR: write the initial parameters and the data, then stop (export.h) */
     const char *emulate;       /* --emulate FILE: layers take this profile's times instead of computing */
     double emulate_rate;       /* --emulate-rate R: scaled so one device trains R samples/s (0: as profiled) */
     double dilate;             /* --dilate K: emulated waits K times longer, times reported / K (1) */
