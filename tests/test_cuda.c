@@ -9,6 +9,7 @@
  * (--precision bf16) GEMM and convolution operands are rounded to 8-bit mantissas (relative error
  * 2^-9 each) and a convolution's result too: 4e-2 on the same measure. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -419,6 +420,158 @@ static void test_training_follows_the_cpu(void **state)
     }
 }
 
+/* ---------- the language models' kernels ---------- */
+
+/* A token batch of n sequences of T tokens, ids below vocab, the last `pad` tokens of each padding,
+ * every third token with a masked-LM label. */
+static float *token_batch(int n, int T, int vocab, int pad, uint64_t seed)
+{
+    float *tok = malloc((size_t)n * T * SEQ_TOKEN_FIELDS * sizeof *tok);
+    struct rng rng;
+    rng_seed(&rng, seed);
+    for (int r = 0; r < n * T; r++) {
+        int t = r % T;
+        bool padding = t >= T - pad;
+        tok[r * SEQ_TOKEN_FIELDS] = padding ? SEQ_PAD_ID : (float)(1 + rng_next(&rng) % (uint64_t)(vocab - 1));
+        tok[r * SEQ_TOKEN_FIELDS + 1] = (float)(t >= T / 2);
+        tok[r * SEQ_TOKEN_FIELDS + 2] = !padding && t % 3 == 1 ? (float)(rng_next(&rng) % (uint64_t)vocab) : SEQ_NO_LABEL;
+    }
+    return tok;
+}
+
+/* Attention forward and backward with padding and the weights' dropout, on both backends. */
+static void check_attention(void)
+{
+    const struct backend *ref = backend_reference();
+    int n = 3, T = 12, H = 32, heads = 4;
+    size_t qkv_count = (size_t)n * T * 3 * H, y_count = (size_t)n * T * H, p_count = (size_t)n * heads * T * T;
+    float *qkv = random_floats(qkv_count, 11), *dy = random_floats(y_count, 12), *tok = token_batch(n, T, 50, 3, 13);
+    float *probs = calloc(p_count, 4), *y = calloc(y_count, 4), *dqkv = random_floats(qkv_count, 14);
+    struct seq_draw drop = {.rate = 0.2f, .noise = 0xabc, .position = 7};
+    float *gqkv = up(qkv, qkv_count * 4), *gdy = up(dy, y_count * 4), *gtok = up(tok, (size_t)n * T * 3 * 4);
+    float *gprobs = up(probs, p_count * 4), *gy = up(y, y_count * 4), *gdqkv = up(dqkv, qkv_count * 4);
+    ref->attention_forward(NULL, qkv, tok, probs, y, n, T, H, heads, &drop);
+    gpu->attention_forward(gpu->state, gqkv, gtok, gprobs, gy, n, T, H, heads, &drop);
+    ref->attention_backward(NULL, qkv, probs, dy, dqkv, n, T, H, heads, &drop, true);
+    gpu->attention_backward(gpu->state, gqkv, gprobs, gdy, gdqkv, n, T, H, heads, &drop, true);
+    float *hprobs = down(gprobs, p_count), *hy = down(gy, y_count), *hdqkv = down(gdqkv, qkv_count);
+    assert_close("attention weights", hprobs, probs, p_count, 2e-2);   /* Q K^T may use TF32 */
+    assert_close("attention forward", hy, y, y_count, 2e-2);
+    assert_close("attention backward", hdqkv, dqkv, qkv_count, 2e-2);
+    void *held[] = {gqkv, gdy, gtok, gprobs, gy, gdqkv};
+    for (int i = 0; i < 6; i++)
+        backend_release(gpu, held[i]);
+    free(qkv), free(dy), free(tok), free(probs), free(y), free(dqkv), free(hprobs), free(hy), free(hdqkv);
+}
+
+/* Layer norm, GELU, embeddings, dropout and the masked-LM loss against the reference. */
+static void check_token_kernels(void)
+{
+    const struct backend *ref = backend_reference();
+    int n = 4, T = 10, H = 48, vocab = 30, rows = n * T;
+    size_t count = (size_t)rows * H;
+    float *x = random_floats(count, 21), *dy = random_floats(count, 22), *gamma = random_floats(H, 23);
+    float *beta = random_floats(H, 24), *tok = token_batch(n, T, vocab, 2, 25), *table = random_floats((size_t)vocab * H, 26);
+    float *y = calloc(count, 4), *mean = calloc(rows, 4), *invstd = calloc(rows, 4), *dx = random_floats(count, 27);
+    float *dgamma = calloc(H, 4), *dbeta = calloc(H, 4), *dtable = calloc((size_t)vocab * H, 4);
+    float *gx = up(x, count * 4), *gdy = up(dy, count * 4), *ggamma = up(gamma, H * 4), *gbeta = up(beta, H * 4);
+    float *gy = up(y, count * 4), *gmean = up(mean, rows * 4), *ginvstd = up(invstd, rows * 4), *gdx = up(dx, count * 4);
+    float *gdgamma = up(dgamma, H * 4), *gdbeta = up(dbeta, H * 4), *gtok = up(tok, (size_t)rows * 3 * 4);
+    float *gtable = up(table, (size_t)vocab * H * 4), *gdtable = up(dtable, (size_t)vocab * H * 4);
+    ref->layernorm_forward(NULL, x, gamma, beta, mean, invstd, y, rows, H, 1e-12f);
+    gpu->layernorm_forward(gpu->state, gx, ggamma, gbeta, gmean, ginvstd, gy, rows, H, 1e-12f);
+    ref->layernorm_backward(NULL, x, gamma, mean, invstd, dy, dx, dgamma, dbeta, rows, H, true);
+    gpu->layernorm_backward(gpu->state, gx, ggamma, gmean, ginvstd, gdy, gdx, gdgamma, gdbeta, rows, H, true);
+    float *h = down(gy, count);
+    assert_close("layer norm forward", h, y, count, 1e-4);
+    free(h), h = down(gdx, count);
+    assert_close("layer norm backward", h, dx, count, 1e-4);
+    free(h), h = down(gdgamma, H);
+    assert_close("layer norm gamma gradient", h, dgamma, H, 1e-4);
+    free(h);
+    ref->gelu_forward(NULL, x, y, count);
+    gpu->gelu_forward(gpu->state, gx, gy, count);
+    ref->gelu_backward(NULL, x, dy, dx, count, false);
+    gpu->gelu_backward(gpu->state, gx, gdy, gdx, count, false);
+    h = down(gy, count);
+    assert_close("GELU forward", h, y, count, 1e-5);
+    free(h), h = down(gdx, count);
+    assert_close("GELU backward", h, dx, count, 1e-5);
+    free(h);
+    /* embeddings: one table for all three (the sizes allow it), gradients added up */
+    ref->embedding_forward(NULL, tok, table, table, table, y, n, T, H);
+    gpu->embedding_forward(gpu->state, gtok, gtable, gtable, gtable, gy, n, T, H);
+    ref->embedding_backward(NULL, tok, dy, dtable, dtable, dtable, n, T, H);
+    gpu->embedding_backward(gpu->state, gtok, gdy, gdtable, gdtable, gdtable, n, T, H);
+    h = down(gy, count);
+    assert_close("embedding forward", h, y, count, 1e-6);
+    free(h), h = down(gdtable, (size_t)vocab * H);
+    assert_close("embedding backward", h, dtable, (size_t)vocab * H, 1e-5);
+    free(h);
+    uint8_t *mask = malloc(count), *gmask = backend_alloc(gpu, count);
+    ref->dropout_forward(NULL, x, y, mask, n, (size_t)T * H, 0.3f, 99, 5);
+    gpu->dropout_forward(gpu->state, gx, gy, gmask, n, (size_t)T * H, 0.3f, 99, 5);
+    h = down(gy, count);
+    assert_close("dropout forward (same draws)", h, y, count, 1e-6);
+    free(h);
+    /* the masked LM over H classes: rows with a label only */
+    int counted_ref, counted_gpu;
+    double loss_ref = ref->token_xent(NULL, x, tok, dx, rows, H, &counted_ref);
+    double loss_gpu = gpu->token_xent(gpu->state, gx, gtok, gdx, rows, H, &counted_gpu);
+    assert_null(backend_cuda_error(gpu));
+    assert_int_equal(counted_gpu, counted_ref);
+    assert_true(fabs(loss_gpu - loss_ref) <= 1e-5 * (1 + fabs(loss_ref)));
+    h = down(gdx, count);
+    assert_close("masked-LM loss gradient", h, dx, count, 1e-5);
+    free(h);
+    void *held[] = {gx, gdy, ggamma, gbeta, gy, gmean, ginvstd, gdx, gdgamma, gdbeta, gtok, gtable, gdtable, gmask};
+    for (int i = 0; i < 14; i++)
+        backend_release(gpu, held[i]);
+    free(x), free(dy), free(gamma), free(beta), free(tok), free(table), free(y), free(mean), free(invstd);
+    free(dx), free(dgamma), free(dbeta), free(dtable), free(mask);
+}
+
+static void test_language_model_kernels(void **state)
+{
+    (void)state;
+    require_gpu();
+    on = gpu;
+    check_attention();
+    check_token_kernels();
+}
+
+/* The seeds' language models end to end on the GPU: a transformer classifier and BERT's
+ * pre-training heads, 20 steps each, with dropout, follow the CPU's losses (the same draws). */
+static void test_language_models_train_as_on_the_cpu(void **state)
+{
+    (void)state;
+    require_gpu();
+    enum { STEPS = 20 };
+    const char *models[] = {"transformer:2x32x2", "bert-base:2x32x2"};
+    for (int m = 0; m < 2; m++) {
+        double curve[2][STEPS];
+        for (int b = 0; b < 2; b++) {
+            struct train_config cfg = {.model = models[m], .dataset = "synthetic-text:200x16",
+                                       .data_dir = DATA_DEFAULT_DIR, .optimizer = "adam", .backend = b ? "cuda" : "cpu",
+                                       .batch = 8, .epochs = 1, .threads = 1, .log_every = 1000, .eval_every = 0,
+                                       .max_steps = STEPS, .lr = 0.001, .seed = 5, .loss_curve = curve[b]};
+            struct train_result res;
+            struct dt_err err;
+            FILE *out = fopen("/dev/null", "w");
+            int rc = train_run(&cfg, out, &res, &err);
+            fclose(out);
+            if (rc < 0)
+                print_error("%s on %s: %s\n", models[m], cfg.backend, err.msg);
+            assert_int_equal(rc, 0);
+            train_result_free(&res);
+        }
+        print_message("%s: loss at steps 1, 10, 20: cpu %.5f %.5f %.5f, cuda %.5f %.5f %.5f\n", models[m], curve[0][0],
+                      curve[0][9], curve[0][19], curve[1][0], curve[1][9], curve[1][19]);
+        for (int step = 0; step < STEPS; step++)
+            assert_true(fabs(curve[1][step] - curve[0][step]) <= 0.05 * (1 + curve[0][step]));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +582,8 @@ int main(void)
         cmocka_unit_test(test_optimizers),
         cmocka_unit_test(test_staged_uploads),
         cmocka_unit_test(test_training_follows_the_cpu),
+        cmocka_unit_test(test_language_model_kernels),
+        cmocka_unit_test(test_language_models_train_as_on_the_cpu),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -28,100 +28,11 @@ extern "C" {
 #include "backend.h"
 #include "backend_cuda.h"
 }
+#include "cuda_state.h"
+
+using namespace dtrain_cuda;
 
 namespace {
-
-enum { CONV_FWD, CONV_DATA, CONV_FILTER };
-
-/* One convolution shape's descriptors and algorithms, found once. */
-struct conv_plan {
-    int n, c, h, w, c_out, k, stride, pad;
-    cudnnTensorDescriptor_t x, y, bias;   /* x and y in the compute type (fp32 or bf16) */
-    cudnnTensorDescriptor_t y32;          /* y as the fp32 tensor it is stored in: for the bias */
-    cudnnFilterDescriptor_t filter;
-    /* One per direction (CONV_FWD, CONV_DATA, CONV_FILTER): each carries the math type its chosen
-     * algorithm was ranked or timed with, as cuDNN requires (cudnnFind* tries tensor-op and
-     * default-math variants; the kernel that runs is the descriptor's). */
-    cudnnConvolutionDescriptor_t conv[3];
-    cudnnConvolutionFwdAlgo_t fwd;
-    cudnnConvolutionBwdDataAlgo_t bwd_data;
-    cudnnConvolutionBwdFilterAlgo_t bwd_filter;
-};
-
-/* bf16 mode's scratch: the cast copies of a GEMM's or convolution's operands and its bf16 result. */
-enum { HALF_X, HALF_W, HALF_DY, HALF_OUT, HALF_SLOTS };
-
-struct cuda_state {
-    struct backend table;
-    int device;
-    bool bf16, find_algorithms;
-    cudaStream_t stream;
-    cudaStream_t copy_stream;  /* batches' uploads (backend_cuda_stage) */
-    cudaEvent_t slot_free[2];  /* compute work that read slot i is done */
-    cudaEvent_t slot_ready[2]; /* slot i's upload is done */
-    bool slot_free_marked[2];
-    int last_slot;             /* the last staged, -1 before any */
-    __nv_bfloat16 *half[HALF_SLOTS];
-    size_t half_cap[HALF_SLOTS];
-    cublasHandle_t blas;
-    cudnnHandle_t dnn;
-    conv_plan *plans;
-    int num_plans, cap_plans;
-    void *workspace;           /* cuDNN's scratch, grown to the largest a chosen algorithm needs */
-    size_t workspace_size;
-    float *row_loss;           /* softmax_xent: per row, on the device */
-    int *row_correct;
-    float *host_loss;          /* and their pinned host copies */
-    int *host_correct;
-    int rows_cap;
-    float *adam_scalars;       /* step size and sqrt(bias correction 2): set on the host each step, */
-    float *host_adam_scalars;  /* copied up by the step itself, so a captured step reads new ones */
-    void *blas_workspace;      /* cuBLAS's, fixed: a captured GEMM must not allocate */
-    /* CUDA graphs: one captured training step per batch slot */
-    bool capturing;            /* softmax_xent then queues the loss and returns 0 */
-    int deferred_rows;         /* rows of the loss the captured step copies to host_loss */
-    cudaGraphExec_t graphs[2];
-    char error[512];           /* the first failure; "" while all is well */
-};
-
-cuda_state *state_of(void *s) { return static_cast<cuda_state *>(s); }
-
-bool failed(cuda_state *st) { return st->error[0] != '\0'; }
-
-void fail(cuda_state *st, const char *what, const char *why)
-{
-    if (!failed(st))
-        snprintf(st->error, sizeof st->error, "%s: %s", what, why);
-}
-
-bool cuda_ok(cuda_state *st, cudaError_t rc, const char *what)
-{
-    if (rc != cudaSuccess)
-        fail(st, what, cudaGetErrorString(rc));
-    return rc == cudaSuccess;
-}
-
-bool dnn_ok(cuda_state *st, cudnnStatus_t rc, const char *what)
-{
-    if (rc != CUDNN_STATUS_SUCCESS)
-        fail(st, what, cudnnGetErrorString(rc));
-    return rc == CUDNN_STATUS_SUCCESS;
-}
-
-bool blas_ok(cuda_state *st, cublasStatus_t rc, const char *what)
-{
-    if (rc != CUBLAS_STATUS_SUCCESS)
-        fail(st, what, cublasGetStatusString(rc));
-    return rc == CUBLAS_STATUS_SUCCESS;
-}
-
-constexpr int THREADS = 256;
-
-unsigned blocks_for(size_t count)
-{
-    size_t blocks = (count + THREADS - 1) / THREADS;
-    return (unsigned)(blocks < 65535 * 16 ? (blocks ? blocks : 1) : 65535 * 16);
-}
 
 /* ---------- elementwise kernels (grid-stride loops) ---------- */
 
@@ -297,10 +208,6 @@ __global__ void k_from_bf16(const __nv_bfloat16 *x, float *y, size_t count, bool
         y[i] = accumulate ? y[i] + __bfloat162float(x[i]) : __bfloat162float(x[i]);
 }
 
-void launched(cuda_state *st, const char *what)
-{
-    cuda_ok(st, cudaGetLastError(), what);
-}
 
 /* ---------- bf16 mode: operands cast into scratch, results cast back ---------- */
 
@@ -805,6 +712,11 @@ void cuda_zero(void *s, void *p, size_t bytes)
 
 }  // namespace
 
+bool dtrain_cuda::grow_loss_rows(cuda_state *st, int n)
+{
+    return grow_rows(st, n);
+}
+
 /* ---------- copies, the optimizer, the stream (backend_cuda.h) ---------- */
 
 extern "C" {
@@ -1051,6 +963,7 @@ struct backend *backend_cuda_create(int device, const struct cuda_options *optio
     st->table.add_forward = cuda_add_forward;
     st->table.add_backward = cuda_add_backward;
     st->table.softmax_xent = cuda_softmax_xent;
+    install_seq_kernels(&st->table);
     return &st->table;
 }
 
@@ -1081,6 +994,7 @@ void backend_cuda_destroy(struct backend *be)
     cudaFree(st->workspace);
     cudaFree(st->row_loss), cudaFree(st->row_correct), cudaFreeHost(st->host_loss), cudaFreeHost(st->host_correct);
     cudaFree(st->adam_scalars), cudaFreeHost(st->host_adam_scalars), cudaFree(st->blas_workspace);
+    release_seq_kernels(st);
     if (st->dnn)
         cudnnDestroy(st->dnn);
     if (st->blas)

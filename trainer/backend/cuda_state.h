@@ -1,0 +1,132 @@
+/* cuda_state.h - what the CUDA backend's files share (backend_cuda.cu: the table, convolutions,
+ * the optimizer; seq_cuda.cu: the language models' kernels): the backend's state and the way a
+ * failure is kept. C++ for nvcc; the C side sees only backend_cuda.h. */
+#ifndef CUDA_STATE_H
+#define CUDA_STATE_H
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cstdio>
+
+extern "C" {
+#include "backend.h"
+}
+
+namespace dtrain_cuda {
+
+enum { CONV_FWD, CONV_DATA, CONV_FILTER };
+
+/* One convolution shape's descriptors and algorithms, found once. */
+struct conv_plan {
+    int n, c, h, w, c_out, k, stride, pad;
+    cudnnTensorDescriptor_t x, y, bias;   /* x and y in the compute type (fp32 or bf16) */
+    cudnnTensorDescriptor_t y32;          /* y as the fp32 tensor it is stored in: for the bias */
+    cudnnFilterDescriptor_t filter;
+    /* One per direction (CONV_FWD, CONV_DATA, CONV_FILTER): each carries the math type its chosen
+     * algorithm was ranked or timed with, as cuDNN requires (cudnnFind* tries tensor-op and
+     * default-math variants; the kernel that runs is the descriptor's). */
+    cudnnConvolutionDescriptor_t conv[3];
+    cudnnConvolutionFwdAlgo_t fwd;
+    cudnnConvolutionBwdDataAlgo_t bwd_data;
+    cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+};
+
+/* bf16 mode's scratch: the cast copies of a GEMM's or convolution's operands and its bf16 result. */
+enum { HALF_X, HALF_W, HALF_DY, HALF_OUT, HALF_SLOTS };
+
+struct cuda_state {
+    struct backend table;
+    int device;
+    bool bf16, find_algorithms;
+    cudaStream_t stream;
+    cudaStream_t copy_stream;  /* batches' uploads (backend_cuda_stage) */
+    cudaEvent_t slot_free[2];  /* compute work that read slot i is done */
+    cudaEvent_t slot_ready[2]; /* slot i's upload is done */
+    bool slot_free_marked[2];
+    int last_slot;             /* the last staged, -1 before any */
+    __nv_bfloat16 *half[HALF_SLOTS];
+    size_t half_cap[HALF_SLOTS];
+    cublasHandle_t blas;
+    cudnnHandle_t dnn;
+    conv_plan *plans;
+    int num_plans, cap_plans;
+    void *workspace;           /* cuDNN's scratch, grown to the largest a chosen algorithm needs */
+    size_t workspace_size;
+    float *row_loss;           /* softmax_xent: per row, on the device */
+    int *row_correct;
+    float *host_loss;          /* and their pinned host copies */
+    int *host_correct;
+    int rows_cap;
+    float *adam_scalars;       /* step size and sqrt(bias correction 2): set on the host each step, */
+    float *host_adam_scalars;  /* copied up by the step itself, so a captured step reads new ones */
+    void *blas_workspace;      /* cuBLAS's, fixed: a captured GEMM must not allocate */
+    /* CUDA graphs: one captured training step per batch slot */
+    bool capturing;            /* softmax_xent then queues the loss and returns 0 */
+    int deferred_rows;         /* rows of the loss the captured step copies to host_loss */
+    cudaGraphExec_t graphs[2];
+    float *seq_scratch;        /* the language models' attention: a head's dropped weights and their */
+    size_t seq_scratch_cap;    /* gradients (seq_cuda.cu), floats, grown on demand */
+    int *seq_count;            /* token_xent: the labelled rows, counted on the device */
+    char error[512];           /* the first failure; "" while all is well */
+};
+
+inline cuda_state *state_of(void *s) { return static_cast<cuda_state *>(s); }
+
+inline bool failed(cuda_state *st) { return st->error[0] != '\0'; }
+
+inline void fail(cuda_state *st, const char *what, const char *why)
+{
+    if (!failed(st))
+        snprintf(st->error, sizeof st->error, "%s: %s", what, why);
+}
+
+inline bool cuda_ok(cuda_state *st, cudaError_t rc, const char *what)
+{
+    if (rc != cudaSuccess)
+        fail(st, what, cudaGetErrorString(rc));
+    return rc == cudaSuccess;
+}
+
+inline bool dnn_ok(cuda_state *st, cudnnStatus_t rc, const char *what)
+{
+    if (rc != CUDNN_STATUS_SUCCESS)
+        fail(st, what, cudnnGetErrorString(rc));
+    return rc == CUDNN_STATUS_SUCCESS;
+}
+
+inline bool blas_ok(cuda_state *st, cublasStatus_t rc, const char *what)
+{
+    if (rc != CUBLAS_STATUS_SUCCESS)
+        fail(st, what, cublasGetStatusString(rc));
+    return rc == CUBLAS_STATUS_SUCCESS;
+}
+
+constexpr int THREADS = 256;
+
+inline unsigned blocks_for(size_t count)
+{
+    size_t blocks = (count + THREADS - 1) / THREADS;
+    return (unsigned)(blocks < 65535 * 16 ? (blocks ? blocks : 1) : 65535 * 16);
+}
+
+/* A launch's own failure (a bad configuration) is kept as the first error. */
+inline void launched(cuda_state *st, const char *what)
+{
+    cuda_ok(st, cudaGetLastError(), what);
+}
+
+/* Room for n rows of the loss's per-row buffers (row_loss, host_loss): backend_cuda.cu's. */
+bool grow_loss_rows(cuda_state *st, int n);
+
+/* Puts the language models' kernels (seq_cuda.cu) into the backend's table. */
+void install_seq_kernels(struct backend *table);
+
+/* Frees what they keep in the state. */
+void release_seq_kernels(cuda_state *st);
+
+}  // namespace dtrain_cuda
+
+#endif

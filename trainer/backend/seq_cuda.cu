@@ -1,0 +1,526 @@
+/* seq_cuda.cu - the language models' kernels of backend.h on the GPU: embeddings, layer norm (a
+ * block per token), erf GELU, tanh, self-attention (cuBLAS strided-batched GEMMs per head, a
+ * masked softmax of our own, BERT's dropout of the weights drawn by the same counter-based hash as
+ * the CPU), the first token, dropout and the masked-LM loss. seq_kernels.c is the specification;
+ * tests/test_cuda.c holds each of these against it where a GPU exists. Conventions as
+ * backend_cuda.cu: device pointers, one stream, the first failure kept. */
+#include <cmath>
+#include <cstdint>
+
+#include "cuda_state.h"
+
+namespace dtrain_cuda {
+namespace {
+
+/* seq_noise of backend.h, for the device: the same splitmix64, so the GPU drops what the CPU drops. */
+__device__ float d_noise(uint64_t noise, long sample, size_t element)
+{
+    uint64_t z = noise ^ ((uint64_t)sample * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)element * 0xbf58476d1ce4e5b9ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
+
+/* 1 / sqrt(2) and 2 / sqrt(pi): math.h's M_SQRT1_2 and M_2_SQRTPI, which strict C++17 hides. */
+constexpr double SQRT1_2 = 0.70710678118654752440, TWO_OVER_SQRTPI = 1.12837916709551257390;
+
+#define GRID_STRIDE(i, count) \
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (count); i += (size_t)gridDim.x * blockDim.x)
+
+__global__ void k_embed_forward(const float *tokens, const float *word, const float *pos, const float *seg, float *y,
+                                size_t rows, int T, int H)
+{
+    GRID_STRIDE(i, rows * H) {
+        size_t r = i / H;
+        int h = (int)(i % H);
+        const float *tok = tokens + r * SEQ_TOKEN_FIELDS;
+        y[i] = word[(size_t)tok[0] * H + h] + pos[(r % T) * H + h] + seg[(size_t)tok[1] * H + h];
+    }
+}
+
+/* Tokens share table rows: atomic adds (the order of the sums is the GPU's, within float rounding). */
+__global__ void k_embed_backward(const float *tokens, const float *dy, float *dword, float *dpos, float *dseg,
+                                 size_t rows, int T, int H)
+{
+    GRID_STRIDE(i, rows * H) {
+        size_t r = i / H;
+        int h = (int)(i % H);
+        const float *tok = tokens + r * SEQ_TOKEN_FIELDS;
+        atomicAdd(&dword[(size_t)tok[0] * H + h], dy[i]);
+        atomicAdd(&dpos[(r % T) * H + h], dy[i]);
+        atomicAdd(&dseg[(size_t)tok[1] * H + h], dy[i]);
+    }
+}
+
+/* The block's sum of v (every thread gets it); blockDim.x a power of two up to THREADS. */
+__device__ double block_sum(double v, double *shared)
+{
+    shared[threadIdx.x] = v;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        if ((int)threadIdx.x < half)
+            shared[threadIdx.x] += shared[threadIdx.x + half];
+        __syncthreads();
+    }
+    double total = shared[0];
+    __syncthreads();
+    return total;
+}
+
+/* A block per token: mean and biased variance in double, as the reference. */
+__global__ void k_layernorm_forward(const float *x, const float *gamma, const float *beta, float *save_mean,
+                                    float *save_invstd, float *y, int H, float eps)
+{
+    __shared__ double shared[THREADS];
+    const float *xr = x + (size_t)blockIdx.x * H;
+    double sum = 0;
+    for (int h = threadIdx.x; h < H; h += blockDim.x)
+        sum += xr[h];
+    double mean = block_sum(sum, shared) / H, sq = 0;
+    for (int h = threadIdx.x; h < H; h += blockDim.x)
+        sq += (xr[h] - mean) * (xr[h] - mean);
+    double invstd = 1.0 / sqrt(block_sum(sq, shared) / H + eps);
+    if (threadIdx.x == 0)
+        save_mean[blockIdx.x] = (float)mean, save_invstd[blockIdx.x] = (float)invstd;
+    for (int h = threadIdx.x; h < H; h += blockDim.x)
+        y[(size_t)blockIdx.x * H + h] = (float)((xr[h] - mean) * invstd * gamma[h] + beta[h]);
+}
+
+/* A block per token: dx = invstd (g - mean(g) - xhat mean(g xhat)), g = dy gamma; gamma's and
+ * beta's gradients added atomically. */
+__global__ void k_layernorm_backward(const float *x, const float *gamma, const float *save_mean,
+                                     const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta,
+                                     int H, bool accumulate)
+{
+    __shared__ double shared[THREADS];
+    size_t at = (size_t)blockIdx.x * H;
+    double mean = save_mean[blockIdx.x], invstd = save_invstd[blockIdx.x], g_sum = 0, gx_sum = 0;
+    for (int h = threadIdx.x; h < H; h += blockDim.x) {
+        double xhat = (x[at + h] - mean) * invstd, g = (double)dy[at + h] * gamma[h];
+        g_sum += g, gx_sum += g * xhat;
+        atomicAdd(&dgamma[h], (float)(dy[at + h] * xhat));
+        atomicAdd(&dbeta[h], dy[at + h]);
+    }
+    g_sum = block_sum(g_sum, shared) / H;
+    gx_sum = block_sum(gx_sum, shared) / H;
+    if (!dx)
+        return;
+    for (int h = threadIdx.x; h < H; h += blockDim.x) {
+        double xhat = (x[at + h] - mean) * invstd, g = (double)dy[at + h] * gamma[h];
+        float d = (float)(invstd * (g - g_sum - xhat * gx_sum));
+        dx[at + h] = accumulate ? dx[at + h] + d : d;
+    }
+}
+
+__global__ void k_gelu_forward(const float *x, float *y, size_t count)
+{
+    GRID_STRIDE(i, count) y[i] = (float)(0.5 * x[i] * (1.0 + erf(x[i] * SQRT1_2)));
+}
+
+__global__ void k_gelu_backward(const float *x, const float *dy, float *dx, size_t count, bool accumulate)
+{
+    GRID_STRIDE(i, count) {
+        double v = x[i];
+        double d = 0.5 * (1.0 + erf(v * SQRT1_2)) + v * exp(-0.5 * v * v) * (0.5 * TWO_OVER_SQRTPI * SQRT1_2);
+        float g = (float)(dy[i] * d);
+        dx[i] = accumulate ? dx[i] + g : g;
+    }
+}
+
+__global__ void k_tanh_forward(const float *x, float *y, size_t count)
+{
+    GRID_STRIDE(i, count) y[i] = tanhf(x[i]);
+}
+
+__global__ void k_tanh_backward(const float *y, const float *dy, float *dx, size_t count, bool accumulate)
+{
+    GRID_STRIDE(i, count) {
+        float d = dy[i] * (1.0f - y[i] * y[i]);
+        dx[i] = accumulate ? dx[i] + d : d;
+    }
+}
+
+/* One thread per row of one head's scores (n x T rows): the softmax along the valid keys, in place;
+ * a row with no valid key is all zero. probs rows of sample i start at i * stride. */
+__global__ void k_masked_softmax(float *probs, const float *tokens, int n, int T, size_t stride)
+{
+    GRID_STRIDE(row, (size_t)n * T) {
+        size_t i = row / T;
+        float *p = probs + i * stride + (row % T) * T;
+        const float *tok = tokens + i * T * SEQ_TOKEN_FIELDS;
+        float max = -INFINITY;
+        for (int k = 0; k < T; k++)
+            if (tok[(size_t)k * SEQ_TOKEN_FIELDS] != SEQ_PAD_ID)
+                max = fmaxf(max, p[k]);
+        double sum = 0;
+        for (int k = 0; k < T; k++) {
+            bool valid = tok[(size_t)k * SEQ_TOKEN_FIELDS] != SEQ_PAD_ID;
+            double e = valid ? exp((double)p[k] - max) : 0.0;
+            p[k] = (float)e;
+            sum += e;
+        }
+        for (int k = 0; k < T; k++)
+            p[k] = sum > 0 ? (float)(p[k] / sum) : 0.0f;
+    }
+}
+
+/* out = D x for head h's T x T weights of each sample (D: 0, or 1 / (1 - rate), by the draw). */
+__global__ void k_drop_weights(const float *x, size_t x_stride, float *out, int n, int T, int h, float rate,
+                               uint64_t noise, long position)
+{
+    size_t per = (size_t)T * T;
+    float factor = 1.0f / (1.0f - rate);
+    GRID_STRIDE(e, (size_t)n * per) {
+        size_t i = e / per, at = e % per;
+        bool keep = d_noise(noise, position + (long)i, (size_t)h * per + at) >= rate;
+        out[e] = keep ? x[i * x_stride + at] * factor : 0.0f;
+    }
+}
+
+/* dS = P (dP - rowsum(dP P)) scale, in place over dp (n x T rows of T), P head h's weights. */
+__global__ void k_softmax_backward(const float *probs, size_t p_stride, float *dp, int n, int T, float scale)
+{
+    GRID_STRIDE(row, (size_t)n * T) {
+        size_t i = row / T;
+        const float *p = probs + i * p_stride + (row % T) * T;
+        float *d = dp + row * T;
+        double dot = 0;
+        for (int k = 0; k < T; k++)
+            dot += (double)d[k] * p[k];
+        for (int k = 0; k < T; k++)
+            d[k] = (float)(p[k] * (d[k] - dot) * scale);
+    }
+}
+
+__global__ void k_first_token_forward(const float *x, float *y, int n, int T, int H)
+{
+    GRID_STRIDE(i, (size_t)n * H) y[i] = x[(i / H) * T * H + i % H];
+}
+
+__global__ void k_first_token_backward(const float *dy, float *dx, int n, int T, int H, bool accumulate)
+{
+    GRID_STRIDE(i, (size_t)n * T * H) {
+        size_t seq = i / ((size_t)T * H), within = i % ((size_t)T * H);
+        float g = within < (size_t)H ? dy[seq * H + within] : 0.0f;
+        dx[i] = accumulate ? dx[i] + g : g;
+    }
+}
+
+__global__ void k_dropout_forward(const float *x, float *y, uint8_t *mask, int n, size_t per_sample, float rate,
+                                  uint64_t noise, long position)
+{
+    float scale = 1.0f / (1.0f - rate);
+    GRID_STRIDE(at, (size_t)n * per_sample) {
+        size_t i = at / per_sample, e = at % per_sample;
+        mask[at] = rate <= 0 || d_noise(noise, position + (long)i, e) >= rate;
+        y[at] = mask[at] ? (rate > 0 ? x[at] * scale : x[at]) : 0.0f;
+    }
+}
+
+__global__ void k_dropout_backward(const uint8_t *mask, const float *dy, float *dx, size_t count, float rate,
+                                   bool accumulate)
+{
+    float scale = rate > 0 ? 1.0f / (1.0f - rate) : 1.0f;
+    GRID_STRIDE(i, count) {
+        float d = mask[i] ? dy[i] * scale : 0.0f;
+        dx[i] = accumulate ? dx[i] + d : d;
+    }
+}
+
+__global__ void k_count_labels(const float *tokens, int rows, int *count)
+{
+    GRID_STRIDE(r, (size_t)rows) if ((int)tokens[r * SEQ_TOKEN_FIELDS + 2] != SEQ_NO_LABEL) atomicAdd(count, 1);
+}
+
+/* One thread per token row: its loss (0 without a label) and, over `count` labelled rows, its gradient. */
+__global__ void k_token_xent(const float *logits, const float *tokens, float *dlogits, float *row_loss, int rows,
+                             int classes, int count)
+{
+    GRID_STRIDE(r, (size_t)rows) {
+        const float *z = logits + r * classes;
+        float *dz = dlogits ? dlogits + r * classes : nullptr;
+        int label = (int)tokens[r * SEQ_TOKEN_FIELDS + 2];
+        if (label == SEQ_NO_LABEL) {
+            row_loss[r] = 0;
+            for (int k = 0; dz && k < classes; k++)
+                dz[k] = 0;
+            continue;
+        }
+        double max = z[0], sum = 0;
+        for (int k = 1; k < classes; k++)
+            max = z[k] > max ? z[k] : max;
+        for (int k = 0; k < classes; k++)
+            sum += exp(z[k] - max);
+        row_loss[r] = (float)(log(sum) - (z[label] - max));
+        for (int k = 0; dz && k < classes; k++)
+            dz[k] = (float)((exp(z[k] - max) / sum - (k == label)) / count);
+    }
+}
+
+/* ---------- the table's functions ---------- */
+
+#define LAUNCH(st, count) blocks_for(count), THREADS, 0, (st)->stream
+
+void cuda_embedding_forward(void *s, const float *tokens, const float *word, const float *pos, const float *seg,
+                            float *y, int n, int T, int H)
+{
+    cuda_state *st = state_of(s);
+    size_t rows = (size_t)n * T;
+    k_embed_forward<<<LAUNCH(st, rows * H)>>>(tokens, word, pos, seg, y, rows, T, H);
+    launched(st, "embedding forward");
+}
+
+void cuda_embedding_backward(void *s, const float *tokens, const float *dy, float *dword, float *dpos, float *dseg,
+                             int n, int T, int H)
+{
+    cuda_state *st = state_of(s);
+    size_t rows = (size_t)n * T;
+    k_embed_backward<<<LAUNCH(st, rows * H)>>>(tokens, dy, dword, dpos, dseg, rows, T, H);
+    launched(st, "embedding backward");
+}
+
+/* Threads a block for a row of H features: a power of two, at most THREADS. */
+unsigned row_threads(int H)
+{
+    unsigned t = 32;
+    while (t < (unsigned)H && t < (unsigned)THREADS)
+        t *= 2;
+    return t;
+}
+
+void cuda_layernorm_forward(void *s, const float *x, const float *gamma, const float *beta, float *save_mean,
+                            float *save_invstd, float *y, int rows, int H, float eps)
+{
+    cuda_state *st = state_of(s);
+    if (rows > 0)
+        k_layernorm_forward<<<rows, row_threads(H), 0, st->stream>>>(x, gamma, beta, save_mean, save_invstd, y, H, eps);
+    launched(st, "layer norm forward");
+}
+
+void cuda_layernorm_backward(void *s, const float *x, const float *gamma, const float *save_mean,
+                             const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta,
+                             int rows, int H, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    if (rows > 0)
+        k_layernorm_backward<<<rows, row_threads(H), 0, st->stream>>>(x, gamma, save_mean, save_invstd, dy, dx, dgamma,
+                                                                        dbeta, H, accumulate);
+    launched(st, "layer norm backward");
+}
+
+void cuda_gelu_forward(void *s, const float *x, float *y, size_t count)
+{
+    cuda_state *st = state_of(s);
+    k_gelu_forward<<<LAUNCH(st, count)>>>(x, y, count);
+    launched(st, "GELU forward");
+}
+
+void cuda_gelu_backward(void *s, const float *x, const float *dy, float *dx, size_t count, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    k_gelu_backward<<<LAUNCH(st, count)>>>(x, dy, dx, count, accumulate);
+    launched(st, "GELU backward");
+}
+
+void cuda_tanh_forward(void *s, const float *x, float *y, size_t count)
+{
+    cuda_state *st = state_of(s);
+    k_tanh_forward<<<LAUNCH(st, count)>>>(x, y, count);
+    launched(st, "tanh forward");
+}
+
+void cuda_tanh_backward(void *s, const float *y, const float *dy, float *dx, size_t count, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    k_tanh_backward<<<LAUNCH(st, count)>>>(y, dy, dx, count, accumulate);
+    launched(st, "tanh backward");
+}
+
+/* Room for `floats` in the attention's scratch. */
+bool scratch(cuda_state *st, size_t floats)
+{
+    if (floats <= st->seq_scratch_cap)
+        return true;
+    if (st->seq_scratch && !cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize"))
+        return false;
+    cudaFree(st->seq_scratch);
+    st->seq_scratch = nullptr, st->seq_scratch_cap = 0;
+    if (!cuda_ok(st, cudaMalloc(&st->seq_scratch, floats * sizeof(float)), "cudaMalloc (attention scratch)"))
+        return false;
+    st->seq_scratch_cap = floats;
+    return true;
+}
+
+/* Row-major C[m x n] (ldc) = alpha op(A) op(B) + beta C for each of `batch` samples, in cuBLAS's
+ * column-major terms (C^T = op(B)^T op(A)^T): the caller passes the operands already swapped. */
+bool gemm(cuda_state *st, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha, const float *a,
+          int lda, long long stride_a, const float *b, int ldb, long long stride_b, float beta, float *c, int ldc,
+          long long stride_c, int batch)
+{
+    return blas_ok(st, cublasSgemmStridedBatched(st->blas, ta, tb, m, n, k, &alpha, a, lda, stride_a, b, ldb, stride_b,
+                                                 &beta, c, ldc, stride_c, batch), "cublasSgemmStridedBatched (attention)");
+}
+
+/* Per head, over all n samples at once: S = Q K^T / sqrt(d) (column-major: S^T = K Q^T), the
+ * masked softmax, the dropout of the weights into scratch, Y = P' V (Y^T = V^T P'^T). */
+void cuda_attention_forward(void *s, const float *qkv, const float *tokens, float *probs, float *y, int n, int T, int H,
+                            int heads, const struct seq_draw *drop)
+{
+    cuda_state *st = state_of(s);
+    int d = H / heads, ld = 3 * H;
+    long long qkv_stride = (long long)T * ld, p_stride = (long long)heads * T * T;
+    bool dropping = drop && drop->rate > 0;
+    if (failed(st) || (dropping && !scratch(st, (size_t)n * T * T)))
+        return;
+    for (int h = 0; h < heads && !failed(st); h++) {
+        const float *q = qkv + (size_t)h * d, *k = q + H, *v = q + 2 * (size_t)H;
+        float *p = probs + (size_t)h * T * T;
+        gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, T, T, d, 1.0f / sqrtf((float)d), k, ld, qkv_stride, q, ld, qkv_stride, 0.0f, p,
+             T, p_stride, n);
+        k_masked_softmax<<<LAUNCH(st, (size_t)n * T)>>>(p, tokens, n, T, (size_t)p_stride);
+        const float *weights = p;
+        long long w_stride = p_stride;
+        if (dropping) {
+            k_drop_weights<<<LAUNCH(st, (size_t)n * T * T)>>>(p, (size_t)p_stride, st->seq_scratch, n, T, h, drop->rate,
+                                                              drop->noise, drop->position);
+            weights = st->seq_scratch, w_stride = (long long)T * T;
+        }
+        gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, d, T, T, 1.0f, v, ld, qkv_stride, weights, T, w_stride, 0.0f,
+             y + (size_t)h * d, H, (long long)T * H, n);
+    }
+    launched(st, "attention forward");
+}
+
+/* Per head: dV += P'^T dY (dV^T = dY^T P'), dP' = dY V^T (dP'^T = V dY^T), dP = D dP', dS by the
+ * softmax's backward, dQ += dS K (dQ^T = K^T dS^T), dK += dS^T Q (dK^T = Q^T dS). */
+void cuda_attention_backward(void *s, const float *qkv, const float *probs, const float *dy, float *dqkv, int n, int T,
+                             int H, int heads, const struct seq_draw *drop, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    int d = H / heads, ld = 3 * H;
+    long long qkv_stride = (long long)T * ld, p_stride = (long long)heads * T * T, tt = (long long)T * T;
+    bool dropping = drop && drop->rate > 0;
+    if (failed(st) || !scratch(st, (size_t)2 * n * T * T))
+        return;
+    if (!accumulate && !cuda_ok(st, cudaMemsetAsync(dqkv, 0, (size_t)n * T * ld * sizeof(float), st->stream),
+                                "cudaMemsetAsync (attention)"))
+        return;
+    float *dropped = st->seq_scratch, *ds = st->seq_scratch + (size_t)n * T * T;
+    for (int h = 0; h < heads && !failed(st); h++) {
+        size_t off = (size_t)h * d;
+        const float *q = qkv + off, *k = q + H, *v = q + 2 * (size_t)H, *p = probs + (size_t)h * T * T;
+        const float *g = dy + off;
+        float *dq = dqkv + off, *dk = dq + H, *dv = dq + 2 * (size_t)H;
+        const float *weights = p;
+        long long w_stride = p_stride;
+        if (dropping) {
+            k_drop_weights<<<LAUNCH(st, (size_t)n * tt)>>>(p, (size_t)p_stride, dropped, n, T, h, drop->rate,
+                                                           drop->noise, drop->position);
+            weights = dropped, w_stride = tt;
+        }
+        gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, d, T, T, 1.0f, g, H, (long long)T * H, weights, T, w_stride, 1.0f, dv, ld,
+             qkv_stride, n);
+        gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, T, T, d, 1.0f, v, ld, qkv_stride, g, H, (long long)T * H, 0.0f, ds, T, tt, n);
+        if (dropping)   /* dP = D dP', in place */
+            k_drop_weights<<<LAUNCH(st, (size_t)n * tt)>>>(ds, (size_t)tt, ds, n, T, h, drop->rate, drop->noise,
+                                                           drop->position);
+        k_softmax_backward<<<LAUNCH(st, (size_t)n * T)>>>(p, (size_t)p_stride, ds, n, T, 1.0f / sqrtf((float)d));
+        gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, d, T, T, 1.0f, k, ld, qkv_stride, ds, T, tt, 1.0f, dq, ld, qkv_stride, n);
+        gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, d, T, T, 1.0f, q, ld, qkv_stride, ds, T, tt, 1.0f, dk, ld, qkv_stride, n);
+    }
+    launched(st, "attention backward");
+}
+
+void cuda_first_token_forward(void *s, const float *x, float *y, int n, int T, int H)
+{
+    cuda_state *st = state_of(s);
+    k_first_token_forward<<<LAUNCH(st, (size_t)n * H)>>>(x, y, n, T, H);
+    launched(st, "first token forward");
+}
+
+void cuda_first_token_backward(void *s, const float *dy, float *dx, int n, int T, int H, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    k_first_token_backward<<<LAUNCH(st, (size_t)n * T * H)>>>(dy, dx, n, T, H, accumulate);
+    launched(st, "first token backward");
+}
+
+void cuda_dropout_forward(void *s, const float *x, float *y, uint8_t *mask, int n, size_t per_sample, float rate,
+                          uint64_t noise, long position)
+{
+    cuda_state *st = state_of(s);
+    k_dropout_forward<<<LAUNCH(st, (size_t)n * per_sample)>>>(x, y, mask, n, per_sample, rate, noise, position);
+    launched(st, "dropout forward");
+}
+
+void cuda_dropout_backward(void *s, const uint8_t *mask, const float *dy, float *dx, size_t count, float rate,
+                           bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    k_dropout_backward<<<LAUNCH(st, count)>>>(mask, dy, dx, count, rate, accumulate);
+    launched(st, "dropout backward");
+}
+
+/* The labelled rows are counted first (the gradient divides by them), then each row's loss is
+ * computed and summed on the host: the step waits here, as it does for the classifier's loss. */
+double cuda_token_xent(void *s, const float *logits, const float *tokens, float *dlogits, int rows, int classes,
+                       int *counted)
+{
+    cuda_state *st = state_of(s);
+    *counted = 0;
+    if (st->capturing) {
+        fail(st, "token_xent", "the masked-LM loss waits for its count: a CUDA graph cannot capture it");
+        return NAN;
+    }
+    int count = 0;
+    if (failed(st) || (!st->seq_count && !cuda_ok(st, cudaMalloc(&st->seq_count, sizeof(int)), "cudaMalloc (count)")) ||
+        !cuda_ok(st, cudaMemsetAsync(st->seq_count, 0, sizeof(int), st->stream), "cudaMemsetAsync (count)"))
+        return NAN;
+    k_count_labels<<<LAUNCH(st, (size_t)rows)>>>(tokens, rows, st->seq_count);
+    launched(st, "masked-LM count");
+    if (!cuda_ok(st, cudaMemcpyAsync(&count, st->seq_count, sizeof(int), cudaMemcpyDeviceToHost, st->stream),
+                 "cudaMemcpyAsync (count)") ||
+        !cuda_ok(st, cudaStreamSynchronize(st->stream), "the masked-LM count") || !grow_loss_rows(st, rows))
+        return NAN;
+    *counted = count;
+    k_token_xent<<<LAUNCH(st, (size_t)rows)>>>(logits, tokens, dlogits, st->row_loss, rows, classes, count ? count : 1);
+    launched(st, "masked-LM loss");
+    if (!cuda_ok(st, cudaMemcpyAsync(st->host_loss, st->row_loss, rows * sizeof(float), cudaMemcpyDeviceToHost,
+                                     st->stream), "cudaMemcpyAsync (loss)") ||
+        !cuda_ok(st, cudaStreamSynchronize(st->stream), "the masked-LM loss") || failed(st))
+        return NAN;
+    double loss = 0;
+    for (int r = 0; r < rows; r++)
+        loss += st->host_loss[r];
+    return count ? loss / count : 0.0;
+}
+
+}  // namespace
+
+void install_seq_kernels(struct backend *t)
+{
+    t->embedding_forward = cuda_embedding_forward;
+    t->embedding_backward = cuda_embedding_backward;
+    t->layernorm_forward = cuda_layernorm_forward;
+    t->layernorm_backward = cuda_layernorm_backward;
+    t->gelu_forward = cuda_gelu_forward;
+    t->gelu_backward = cuda_gelu_backward;
+    t->tanh_forward = cuda_tanh_forward;
+    t->tanh_backward = cuda_tanh_backward;
+    t->attention_forward = cuda_attention_forward;
+    t->attention_backward = cuda_attention_backward;
+    t->first_token_forward = cuda_first_token_forward;
+    t->first_token_backward = cuda_first_token_backward;
+    t->dropout_forward = cuda_dropout_forward;
+    t->dropout_backward = cuda_dropout_backward;
+    t->token_xent = cuda_token_xent;
+}
+
+void release_seq_kernels(cuda_state *st)
+{
+    cudaFree(st->seq_scratch), cudaFree(st->seq_count);
+    st->seq_scratch = nullptr, st->seq_count = nullptr, st->seq_scratch_cap = 0;
+}
+
+}  // namespace dtrain_cuda
