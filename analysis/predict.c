@@ -2,6 +2,8 @@
  * beta into every method's predicted samples/s at every size of job, as the seeds' method table. */
 #include "predict.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <jansson.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "audit.h"
 #include "costmodel.h"
 #include "inputs.h"
 #include "methods.h"
@@ -47,11 +50,17 @@ static const char predict_usage[] =
     "                          and batch ran at, measured (mean +- std) beside predicted, error %\n"
     "                          (the links as the options give them; the job's shape from the record)\n"
     "      --tag TEXT          with --records: only the runs of this tag (the link they ran over)\n"
+    "      --against FILE      a hand-made method table (the seeds' 004): its rows that start with\n"
+    "                          --row's text, measured beside predicted at each GPU count (values\n"
+    "                          read at the GPU counts the audit's reading gives), error %%\n"
+    "      --row TEXT          the rows' key cells before the method (\"ResNet-50, 64, 10GbE\")\n"
     "  -h, --help              this text\n"
     "\n"
     "Examples:\n"
     "  dtrain-analyze predict resnet50.json --rate 253.1 --inter 10gbit:25us --nodes 1,2,4,8\n"
-    "  dtrain-analyze predict cnn.json --inter 1gbit:50us --records runs/\n";
+    "  dtrain-analyze predict cnn.json --inter 1gbit:50us --records runs/\n"
+  "  dtrain-analyze predict resnet50.json --rate 253.1 --batch 64 --inter 10gbit:25us \\\n"
+  "      --against 004_fa976a34413c7ab4.txt --row \"ResNet-50, 64, 10GbE\"\n";
 
 #define ALL_METHODS "bsp-a2a,wfbp-a2a,mg-wfbp,bytescheduler-a2a,bsp-ps,wfbp-ps,bytescheduler-ps"
 
@@ -251,6 +260,71 @@ static int compare_records(const struct profile *p, const struct predict_options
     return rc;
 }
 
+/* The job of `gpus` workers, gpus_per_node a node (fewer on one node when fewer). */
+static struct cluster_shape shape_of_gpus(int gpus, const struct predict_options *o)
+{
+    int per_node = gpus < o->gpus_per_node ? gpus : o->gpus_per_node;
+    return (struct cluster_shape){.nodes = (gpus + per_node - 1) / per_node, .gpus_per_node = per_node,
+                                  .intra = o->intra, .inter = o->inter, .servers = o->servers};
+}
+
+/* A method table's method cell ("ByteScheduler-A2A") as the model names it, or NULL. */
+static const char *method_named(const char *cell, char *out, size_t size)
+{
+    snprintf(out, size, "%s", cell);
+    for (char *c = out; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    char word[160];
+    snprintf(word, sizeof word, ",%s,", out);
+    return strstr("," ALL_METHODS ",", word) ? out : NULL;
+}
+
+/* --against: the rows of a hand-made method table whose key starts with row, measured (their mean
+ * +- std) beside predicted at each GPU count, the error, and how many cells are within 15%. */
+static int compare_method_table(const struct predict_options *o, const struct step_costs *s, const char *path,
+                                const char *row)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return fprintf(stderr, "dtrain-analyze predict: %s: %s\n", path, strerror(errno)), 2;
+    struct method_set set = {0};
+    struct dt_err err;
+    int rc = method_table_parse(f, path, &set, &err) < 0 ? (fprintf(stderr, "dtrain-analyze predict: %s\n", err.msg), 2) : 0;
+    fclose(f);
+    int cells = 0, close = 0;
+    for (int t = 0; rc == 0 && t < set.count; t++) {
+        const struct method_table *table = &set.tables[t];
+        int shift = audit_method_shift(table);
+        for (int i = 0; i < table->count; i++) {
+            const struct method_row *r = &table->rows[i];
+            const char *last = strrchr(r->label, ',');
+            char method[96];
+            if (strncmp(r->label, row, strlen(row)) != 0 || !last || !method_named(last + 1 + strspn(last + 1, " "), method,
+                                                                                    sizeof method))
+                continue;
+            for (int k = 0; k < r->values; k++) {
+                int gpus = audit_method_gpus(table, r, k, shift);
+                if (gpus <= 0)
+                    continue;
+                struct cluster_shape c = shape_of_gpus(gpus, o);
+                struct method_settings settings = {.partition_bytes = o->partition_bytes};
+                double step = cost_step(s, &c, method, &settings), predicted = (double)o->batch * gpus / step;
+                double error = (predicted - r->cell[k].mean) / r->cell[k].mean * 100;
+                if (cells++ == 0)
+                    printf("| Method | GPUs | Measured (%s) | Predicted | Error |\n|---|---|---|---|---|\n", path);
+                printf("| %s | %d | %s | %.1f | %+.1f%% |\n", method, gpus, r->cell[k].text, predicted, error);
+                close += fabs(error) <= 15;
+            }
+        }
+    }
+    if (rc == 0 && cells == 0)
+        rc = (fprintf(stderr, "dtrain-analyze predict: no row of %s starts with \"%s\" and names a method\n", path, row), 2);
+    else if (rc == 0)
+        printf("\n%d of %d cells within 15%%\n", close, cells);
+    method_set_free(&set);
+    return rc;
+}
+
 /* Checks and fills the lists; 0, or 2 with a message. */
 static int parse_lists(struct predict_options *o, const char *nodes)
 {
@@ -273,7 +347,7 @@ static int parse_lists(struct predict_options *o, const char *nodes)
 }
 
 enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_BATCH, P_RATE, P_FORMAT,
-       P_RECORDS, P_TAG };
+       P_RECORDS, P_TAG, P_AGAINST, P_ROW };
 
 int predict_command(int argc, char **argv)
 {
@@ -284,12 +358,14 @@ int predict_command(int argc, char **argv)
         {"partition-bytes", required_argument, NULL, P_PARTITION}, {"batch", required_argument, NULL, P_BATCH},
         {"rate", required_argument, NULL, P_RATE}, {"format", required_argument, NULL, P_FORMAT},
         {"records", no_argument, NULL, P_RECORDS}, {"tag", required_argument, NULL, P_TAG},
+        {"against", required_argument, NULL, P_AGAINST}, {"row", required_argument, NULL, P_ROW},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct predict_options o = {.gpus_per_node = 4, .intra = {5e-6, 1 / 12e9}, .inter = {25e-6, 8 / 10e9},
                                 .methods = ALL_METHODS, .format = "md"};
     const char *nodes = "1,2,4,8";
     bool records = false;   /* the arguments after the profile are run records to compare with */
     const char *tag = NULL; /* with records: only those of this tag (the link they ran over) */
+    const char *against = NULL, *row = "";   /* a hand-made method table, and which of its rows */
     char why[512];
     long value;
     int opt;
@@ -334,6 +410,8 @@ int predict_command(int argc, char **argv)
             break;
         case P_RECORDS: records = true; break;
         case P_TAG: tag = optarg; break;
+        case P_AGAINST: against = optarg; break;
+        case P_ROW: row = optarg; break;
         case 'h': fputs(predict_usage, stdout); return 0;
         default: fputs("Try 'dtrain-analyze predict --help'.\n", stderr); return 2;
         }
@@ -358,6 +436,8 @@ int predict_command(int argc, char **argv)
         rc = (fprintf(stderr, "dtrain-analyze predict: %s: the layers take no time\n", argv[optind]), 2);
     else if (records)
         rc = compare_records(&p, &o, &s, argv + optind + 1, argc - optind - 1, tag);
+    else if (against)
+        rc = compare_method_table(&o, &s, against, row);
     else
         print_table(&p, &o, &s);
     free(layers);

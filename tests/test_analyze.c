@@ -915,6 +915,30 @@ static void test_predict_the_worked_case(void **state)
     tu_result_free(&r);
 }
 
+/* predict --against: a hand-made method table's rows (those starting with --row, their method a
+ * known one) measured beside predicted at each GPU count, and how many within 15%. */
+static void test_predict_against_a_method_table(void **state)
+{
+    (void)state;
+    char profile[4200], table[4200];
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    tu_fixture(table, sizeof table, "methods-table/three.md");
+    struct tu_result r;
+    run_analyze((char *[]){"predict", profile, "--rate", "100", "--batch", "10", "--gpus-per-node", "2", "--inter",
+                           "1gbit:50us", "--against", table, "--row", "three, 10, 1GbE,", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| bsp-a2a | 2 | 190.000 +- 2.00 | 200.0 | +5.3% |"));
+    assert_true(tu_contains(r.out, "| wfbp-ps | 4 | 300.000 +- 5.00 | 398.8 | +32.9% |"));
+    assert_null(strstr(r.out, "horovod"));   /* a method the model does not know is left out */
+    assert_null(strstr(r.out, "150.000"));   /* another connection's row */
+    assert_true(tu_contains(r.out, "3 of 4 cells within 15%"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"predict", profile, "--against", table, "--row", "nothing", NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "no row of"));
+    tu_result_free(&r);
+}
+
 static void test_timeline_sums(void **state)
 {
     (void)state;
@@ -956,6 +980,7 @@ int main(void)
         cmocka_unit_test(test_plot_draws_tables_notebooks_and_method_tables),
         cmocka_unit_test(test_timeline_sums),
         cmocka_unit_test(test_predict_the_worked_case),
+        cmocka_unit_test(test_predict_against_a_method_table),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }
