@@ -130,7 +130,7 @@ BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
 obj = $(patsubst %.cu,$(1)/%.o,$(patsubst %.c,$(1)/%.o,$(2)))
 
-.PHONY: all test cluster-test cluster-demo demo bench bench-analyze bench-seq gpu-bundle fuzz install deps clean
+.PHONY: all test cluster-test cluster-demo methods-demo demo bench bench-analyze bench-seq gpu-bundle fuzz install deps clean
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 # Release objects and sanitized test objects live apart, so `make && make test` rebuilds nothing twice.
@@ -240,6 +240,10 @@ bench: deps
 # every exchange method at 2 and 4 workers, 1 and 10 Gbit/s between the leaves.
 bench-methods: deps all
 	@sh bench/methods_shaped.sh $(BIN) $(BUILD)/bench-methods
+
+# The seeds' method comparison, small and emulated, end to end: table, prediction, plot (bench/methods_demo.sh).
+methods-demo: deps all
+	@sh bench/methods_demo.sh $(BIN) $(BUILD)/methods-demo
 
 # The language models against PyTorch alone (transformer and bert-base, 1 and 2 threads).
 bench-seq: deps

@@ -394,7 +394,7 @@ static int table_of_tables(const struct table_set *tables, const struct speedup_
 }
 
 /* Keeps the runs that meet every --where condition. */
-static void keep_where(struct record_set *set, const struct experiment_where *where, int count)
+static void keep_where(const char *command, struct record_set *set, const struct experiment_where *where, int count)
 {
     int kept = 0;
     for (int i = 0; i < set->count; i++) {
@@ -404,7 +404,7 @@ static void keep_where(struct record_set *set, const struct experiment_where *wh
             record_free(&set->runs[i]);
     }
     if (kept < set->count)
-        fprintf(stderr, "table: %d of %d runs meet --where\n", kept, set->count);
+        fprintf(stderr, "%s: %d of %d runs meet --where\n", command, kept, set->count);
     set->count = kept;
 }
 
@@ -478,7 +478,7 @@ static int table_command(int argc, char **argv)
         }
         for (int s = 0; s < in.tables.lines_skipped && s < 8; s++)
             fprintf(stderr, "dtrain-analyze: skipped %s\n", in.tables.skipped[s]);
-        keep_where(set, where, where_count);
+        keep_where("table", set, where, where_count);
         if (set->count == 0 && in.tables.count == 0)
             rc = (fputs("dtrain-analyze: no completed run and no result table in the input\n", stderr), 2);
         else if (in.tables.count > 0 && opt.format == FORMAT_JSON)
@@ -581,7 +581,7 @@ static int plot_inputs(char **paths, int count, const char *prefix, const struct
     struct plot_charts charts = {0};
     struct dt_err err;
     if (rc == 0) {
-        keep_where(&in.records, where, where_count);
+        keep_where("plot", &in.records, where, where_count);
         throughput_baselines(&in.logs);
         if (plot_charts_of_tables(&in.tables, opt, &charts, &err) < 0 || plot_charts_of_logs(&in.logs, &charts, &err) < 0 ||
             plot_charts_of_methods(&in.methods, &charts, &err) < 0)

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "methods.h"
+
 static const char *const field_names[EXP_FIELD_COUNT] = {
     [EXP_MODEL] = "model",         [EXP_DATASET] = "dataset", [EXP_BATCH] = "batch",
     [EXP_EPOCHS] = "epochs",       [EXP_MAX_STEPS] = "max-steps", [EXP_METHOD] = "method",
@@ -39,7 +41,14 @@ void experiment_value(const struct run_record *r, enum experiment_field field, c
 
 bool experiment_same(const struct run_record *a, const struct run_record *b)
 {
+    return experiment_same_but(a, b, EXP_FIELD_COUNT);
+}
+
+bool experiment_same_but(const struct run_record *a, const struct run_record *b, enum experiment_field ignored)
+{
     for (int f = 0; f < EXP_FIELD_COUNT; f++) {
+        if (f == (int)ignored)
+            continue;
         char x[320], y[320];
         experiment_value(a, f, x, sizeof x);
         experiment_value(b, f, y, sizeof y);
@@ -108,7 +117,7 @@ bool experiment_matches(const struct run_record *r, const struct experiment_wher
 
 double experiment_samples(const struct run_record *r)
 {
-    return (double)r->steps_per_rank * r->batch_per_replica * r->world_size;
+    return (double)r->steps_per_rank * r->batch_per_replica * methods_workers_of(r);   /* servers train nothing */
 }
 
 bool experiment_same_work(const struct run_record *runs, const int *which, int count, double *fewest, double *most)

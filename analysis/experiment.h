@@ -27,6 +27,10 @@ void experiment_value(const struct run_record *r, enum experiment_field field, c
 /* Whether two runs belong to one experiment. */
 bool experiment_same(const struct run_record *a, const struct run_record *b);
 
+/* The same, but for one part of the key (EXP_FIELD_COUNT: none): a line per method compares its
+ * runs with the baseline runs of another method. */
+bool experiment_same_but(const struct run_record *a, const struct run_record *b, enum experiment_field ignored);
+
 /* The experiments of runs[0..n): *index gets, for each run, its experiment's number, numbered in
  * the order they first appear. Returns how many experiments. */
 int experiment_split(const struct run_record *runs, int n, int *index);
@@ -47,7 +51,8 @@ int experiment_where_parse(const char *text, struct experiment_where *where, str
 /* Whether the run meets every condition. */
 bool experiment_matches(const struct run_record *r, const struct experiment_where *where, int count);
 
-/* The samples a run trained: steps per rank x batch per replica x ranks. */
+/* The samples a run trained: steps per rank x batch per replica x workers (parameter servers
+ * train nothing). */
 double experiment_samples(const struct run_record *r);
 
 /* Whether runs (indices into runs) trained the same samples, within 5% (an epoch of a larger job

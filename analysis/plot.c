@@ -37,7 +37,7 @@ static int add_points(struct plot_series *series, const struct speedup_result *r
         const struct speedup_group *g = &result->groups[k];
         if (only && g->gpus != only)
             continue;
-        struct plot_point p = {.total_gpus = g->nodes * g->gpus, .nodes = g->nodes, .speedup = g->speedup,
+        struct plot_point p = {.total_gpus = g->workers, .nodes = g->nodes, .speedup = g->speedup,
                                .data_per_sec = g->data_per_sec, .data_per_sec_std = g->data_per_sec_std,
                                .speedup_std = g->average > 0 ? g->speedup * g->std / g->average : 0};
         if (plot_add_point(series, p) < 0)
@@ -60,11 +60,11 @@ struct plot_series *plot_new_series(struct plot_series **list, int *count, const
 
 /* The speedup options for runs[0..n) of one series: by samples/s where they did not train the same
  * samples. Fails with err when they are not one experiment. */
-static int series_options(const struct run_record *runs, int n, const char *what, struct speedup_options *opt,
-                          struct dt_err *err)
+static int series_options(const struct run_record *runs, int n, const char *what, enum experiment_field ignored,
+                          struct speedup_options *opt, struct dt_err *err)
 {
     for (int i = 1; i < n; i++) {
-        if (experiment_same(&runs[0], &runs[i]))
+        if (experiment_same_but(&runs[0], &runs[i], ignored))
             continue;
         char a[768], b[768];
         experiment_describe(&runs[0], a, sizeof a);
@@ -81,6 +81,12 @@ static int series_options(const struct run_record *runs, int n, const char *what
     opt->by_rate = !experiment_same_work(runs, all, n, &fewest, &most);
     free(all);
     return 0;
+}
+
+/* Whether a run is of the baseline configuration. */
+static bool is_baseline(const struct run_record *r, const struct speedup_options *opt)
+{
+    return r->nodes == opt->base_nodes && speedup_gpus_of(r) == opt->base_gpus;
 }
 
 static const char *key_of(const struct run_record *r, enum plot_by by)
@@ -103,20 +109,31 @@ static int series_by_key(const struct run_record *runs, int n, const struct spee
         if (seen)
             continue;
         int m = 0;
+        bool has_baseline = false;
         for (int j = i; j < n; j++)
-            if (strcmp(key_of(&runs[j], by), key_of(&runs[i], by)) == 0)
+            if (strcmp(key_of(&runs[j], by), key_of(&runs[i], by)) == 0) {
                 subset[m++] = runs[j];   /* a shallow copy: speedup_compute only reads */
+                has_baseline |= is_baseline(&runs[j], opt);
+            }
+        /* a method that was not run on the baseline's one GPU is held against the runs that were
+         * (the seeds' method tables have one Baseline for all methods) */
+        for (int j = 0; j < n && by == PLOT_BY_METHOD && !has_baseline; j++)
+            if (is_baseline(&runs[j], opt) && strcmp(key_of(&runs[j], by), key_of(&runs[i], by)) != 0)
+                subset[m++] = runs[j];
         struct speedup_result result = {0};
         struct plot_series *s = NULL;
         struct speedup_options own = *opt;
         char what[200];
         snprintf(what, sizeof what, "the line of %s %s", by == PLOT_BY_TAG ? "tag" : "method", key_of(&runs[i], by));
-        if (series_options(subset, m, what, &own, err) < 0)
+        if (series_options(subset, m, what, by == PLOT_BY_METHOD ? EXP_METHOD : EXP_FIELD_COUNT, &own, err) < 0) {
             rc = -1;
-        else if (speedup_compute(subset, m, &own, &result, err) < 0)
-            rc = dt_fail(err, "%s %s: %s", by == PLOT_BY_TAG ? "tag" : "method", key_of(&runs[i], by), err->msg);
-        else if (!(s = plot_new_series(out, count, key_of(&runs[i], by))) || add_points(s, &result, 0) < 0)
+        } else if (speedup_compute(subset, m, &own, &result, err) < 0) {
+            char why[sizeof err->msg];   /* err is both the source and the destination */
+            snprintf(why, sizeof why, "%s", err->msg);
+            rc = dt_fail(err, "%s %s: %s", by == PLOT_BY_TAG ? "tag" : "method", key_of(&runs[i], by), why);
+        } else if (!(s = plot_new_series(out, count, key_of(&runs[i], by))) || add_points(s, &result, 0) < 0) {
             rc = dt_fail(err, "out of memory");
+        }
         speedup_result_free(&result);
     }
     free(subset);
@@ -133,7 +150,7 @@ int plot_series_of(const struct run_record *runs, int n, const struct speedup_op
     } else {
         struct speedup_result result = {0};
         struct speedup_options own = *opt;
-        rc = series_options(runs, n, "the records", &own, err);
+        rc = series_options(runs, n, "the records", EXP_FIELD_COUNT, &own, err);
         if (rc == 0)
             rc = speedup_compute(runs, n, &own, &result, err);
         bool cpu = n > 0 && runs[0].gpus_per_node == 0;

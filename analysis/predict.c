@@ -107,8 +107,12 @@ static int parse_link(const char *text, struct link_cost *link, char *why, size_
         json_decref(doc);
         if (!doc)
             return snprintf(why, size, "%s:%d: %s", text, jerr.line, jerr.text), -1;
-        if (!(beta > 0) || alpha < 0)
+        if (!(beta > 0) || !isfinite(alpha))
             return snprintf(why, size, "%s: no alpha-beta fit (dtrain-commbench --json writes one)", text), -1;
+        if (alpha < 0) {   /* noise at the small sizes: the line crosses below zero; no latency, then */
+            fprintf(stderr, "dtrain-analyze predict: %s: the fit's alpha is %.3g s, below zero: taken as 0\n", text, alpha);
+            alpha = 0;
+        }
         *link = (struct link_cost){alpha / 2, beta};   /* 2 ranks: an allreduce is 2 alpha + n beta */
         return 0;
     }

@@ -8,6 +8,7 @@
 
 #include "duration.h"
 #include "experiment.h"
+#include "methods.h"
 #include "stats.h"
 
 int speedup_gpus_of(const struct run_record *r)
@@ -131,7 +132,8 @@ int speedup_compute(const struct run_record *runs, int n, const struct speedup_o
     for (int i = 0; i < n; i++) {
         const struct run_record *r = &runs[order[i]];
         if (ng == 0 || groups[ng - 1].nodes != r->nodes || groups[ng - 1].gpus != speedup_gpus_of(r))
-            groups[ng++] = (struct speedup_group){.nodes = r->nodes, .gpus = speedup_gpus_of(r), .first = i};
+            groups[ng++] = (struct speedup_group){.nodes = r->nodes, .gpus = speedup_gpus_of(r), .first = i,
+                                                  .workers = methods_workers_of(r)};
         groups[ng - 1].count++;
     }
     for (int k = 0; k < ng; k++) {

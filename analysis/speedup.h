@@ -29,7 +29,8 @@ struct speedup_group {
     double average, std, min, max, speedup;   /* runtimes in seconds */
     double data_per_sec;         /* the mean of the runs' peak data/sec */
     double data_per_sec_std;     /* and their std */
-    double samples;              /* the mean of the runs' samples (steps x batch x ranks) */
+    double samples;              /* the mean of the runs' samples (steps x batch x workers) */
+    int workers;                 /* ranks that trained (a parameter server's job has more ranks) */
 };
 
 struct speedup_result {

@@ -16,7 +16,9 @@
 # (cnn), BATCH (32), STEPS (60), METHODS (all seven), SIZES (workers as NODES:RANKS_PER_NODE,
 # "2:1 4:1"; parameter servers get a node of their own where one is free and a node has one
 # worker, else sit beside the workers, one per node), EMULATE (a profile: every rank waits its
-# layers' times instead of computing, dtrain-train --emulate), EMULATE_RATE, DILATE.
+# layers' times instead of computing, dtrain-train --emulate), EMULATE_RATE, DILATE, COMMBENCH
+# (repeats of the busbw comparison, 3; the first writes OUTDIR/link-RATE.json, the link's
+# alpha-beta fit for dtrain-analyze predict --inter).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -40,6 +42,7 @@ if [ -n "${EMULATE:-}" ]; then
 fi
 
 rm -rf "$out" && mkdir -p "$out"
+out=$(cd "$out" && pwd)   # the jobs run elsewhere
 "$cluster/down.sh"
 trap '"$cluster/down.sh"' EXIT
 trap 'exit 130' INT TERM   # so that the EXIT trap brings the cluster down
@@ -96,8 +99,12 @@ for rate in $rates; do
             done
         done
     done
-    for k in 1 2 3; do
-        commbench "ours-$rate.$k"
+    for k in $(seq "${COMMBENCH:-3}"); do
+        if [ "$k" = 1 ]; then   # from 64K: enough sizes for the fit
+            commbench "ours-$rate.$k" --min-bytes 64K --json "$out/link-$rate.json"
+        else
+            commbench "ours-$rate.$k"
+        fi
         commbench "raw-$rate.$k" --raw
     done
     wait_last   # the next rate reshapes the links

@@ -316,7 +316,8 @@ static void test_table_of_records(void **state)
 
 /* Writes the fixture's first record changed: job shape, steps, runtime, and one field set to a
  * JSON value (NULL: none). */
-static void write_record(FILE *out, int nodes, int ranks, long steps, double runtime, const char *key, json_t *value)
+static void write_record2(FILE *out, int nodes, int ranks, long steps, double runtime, const char *key, json_t *value,
+                          const char *key2, json_t *value2)
 {
     char fixture_file[4200], line[8192];
     tu_fixture(fixture_file, sizeof fixture_file, "records/runs.jsonl");
@@ -338,10 +339,17 @@ static void write_record(FILE *out, int nodes, int ranks, long steps, double run
     json_object_set_new(o, "runtime_seconds", json_real(runtime));
     if (key)
         json_object_set_new(o, key, value);
+    if (key2)
+        json_object_set_new(o, key2, value2);
     char *text = json_dumps(o, JSON_COMPACT);
     fprintf(out, "%s\n", text);
     free(text);
     json_decref(o);
+}
+
+static void write_record(FILE *out, int nodes, int ranks, long steps, double runtime, const char *key, json_t *value)
+{
+    write_record2(out, nodes, ranks, steps, runtime, key, value, NULL, NULL);
 }
 
 /* A records file that collects two experiments (batch 64 and 128) tables them apart, each under
@@ -778,6 +786,27 @@ static void test_plot_renders_pictures(void **state)
     assert_true(tu_contains(script, "set xlabel 'CPU ranks (nodes x ranks per node)'"));
     assert_true(tu_contains(script, "title '2 ranks per node'"));
     free(script);
+
+    /* a line per method: one run on the baseline's one GPU serves every method (the seeds' one
+     * Baseline), and a parameter server's job counts its workers, not its server ranks */
+    char methods[4200];
+    snprintf(methods, sizeof methods, "%s/methods.jsonl", dir);
+    out = fopen(methods, "w");
+    assert_non_null(out);
+    write_record2(out, 1, 1, 1876, 100, "comm", json_string("bsp-a2a"), NULL, NULL);
+    write_record2(out, 2, 2, 938, 50, "comm", json_string("wfbp-a2a"), NULL, NULL);
+    write_record2(out, 3, 3, 938, 80, "comm", json_string("bsp-ps"), "comm_options", json_string("servers=1"));
+    fclose(out);
+    snprintf(prefix, sizeof prefix, "%s/m", dir);
+    run_analyze((char *[]){"plot", "--series", "method", "-o", prefix, methods, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    snprintf(path, sizeof path, "%s.dat", prefix);
+    data = read_whole(path);
+    assert_non_null(data);
+    assert_true(tu_contains(data, "# wfbp-a2a\n1 1.0000 1000.00 1 0.0000 0.00\n2 2.0000 "));
+    assert_true(tu_contains(data, "# bsp-ps\n1 1.0000 1000.00 1 0.0000 0.00\n2 1.2500 "));   /* 2 workers, 100 / 80 */
+    free(data);
     assert_int_equal(tu_remove_tree(dir), 0);
 }
 
