@@ -50,6 +50,9 @@ static const char predict_usage[] =
     "                          and batch ran at, measured (mean +- std) beside predicted, error %\n"
     "                          (the links as the options give them; the job's shape from the record)\n"
     "      --tag TEXT          with --records: only the runs of this tag (the link they ran over)\n"
+    "      --dilate K          the --inter link was measured shaped K times slower, for runs of\n"
+    "                          dtrain-train --dilate K (reported at real time): its alpha and\n"
+    "                          beta are divided by K\n"
     "      --against FILE      a hand-made method table (the seeds' 004): its rows that start with\n"
     "                          --row's text, measured beside predicted at each GPU count (values\n"
     "                          read at the GPU counts the audit's reading gives), error %%\n"
@@ -351,7 +354,7 @@ static int parse_lists(struct predict_options *o, const char *nodes)
 }
 
 enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_BATCH, P_RATE, P_FORMAT,
-       P_RECORDS, P_TAG, P_AGAINST, P_ROW };
+       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE };
 
 int predict_command(int argc, char **argv)
 {
@@ -363,6 +366,7 @@ int predict_command(int argc, char **argv)
         {"rate", required_argument, NULL, P_RATE}, {"format", required_argument, NULL, P_FORMAT},
         {"records", no_argument, NULL, P_RECORDS}, {"tag", required_argument, NULL, P_TAG},
         {"against", required_argument, NULL, P_AGAINST}, {"row", required_argument, NULL, P_ROW},
+        {"dilate", required_argument, NULL, P_DILATE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct predict_options o = {.gpus_per_node = 4, .intra = {5e-6, 1 / 12e9}, .inter = {25e-6, 8 / 10e9},
                                 .methods = ALL_METHODS, .format = "md"};
@@ -370,6 +374,7 @@ int predict_command(int argc, char **argv)
     bool records = false;   /* the arguments after the profile are run records to compare with */
     const char *tag = NULL; /* with records: only those of this tag (the link they ran over) */
     const char *against = NULL, *row = "";   /* a hand-made method table, and which of its rows */
+    double dilate = 1;                        /* the inter link as measured is this many times slower */
     char why[512];
     long value;
     int opt;
@@ -416,6 +421,13 @@ int predict_command(int argc, char **argv)
         case P_TAG: tag = optarg; break;
         case P_AGAINST: against = optarg; break;
         case P_ROW: row = optarg; break;
+        case P_DILATE: {
+            char *end;
+            dilate = strtod(optarg, &end);
+            if (end == optarg || *end || !(dilate >= 1))
+                return fprintf(stderr, "dtrain-analyze predict: --dilate \"%s\": expected a factor, 1 or more\n", optarg), 2;
+            break;
+        }
         case 'h': fputs(predict_usage, stdout); return 0;
         default: fputs("Try 'dtrain-analyze predict --help'.\n", stderr); return 2;
         }
@@ -425,6 +437,7 @@ int predict_command(int argc, char **argv)
                      "--records the record files or directories after it\n", stderr), 2;
     if (parse_lists(&o, nodes) != 0)
         return 2;
+    o.inter.alpha /= dilate, o.inter.beta /= dilate;   /* to real time, as the dilated runs report */
     struct profile p;
     struct dt_err err;
     if (profile_read(argv[optind], &p, &err) < 0)

@@ -16,7 +16,9 @@
 # (cnn), BATCH (32), STEPS (60), METHODS (all seven), SIZES (workers as NODES:RANKS_PER_NODE,
 # "2:1 4:1"; parameter servers get a node of their own where one is free and a node has one
 # worker, else sit beside the workers, one per node), EMULATE (a profile: every rank waits its
-# layers' times instead of computing, dtrain-train --emulate), EMULATE_RATE, DILATE, COMMBENCH
+# layers' times instead of computing, dtrain-train --emulate), EMULATE_RATE, DILATE (K: the
+# emulated compute K times slower and the links shaped to RATE / K, rates reported at real time:
+# the machine's own copies and sums shrink beside the work), COMMBENCH
 # (repeats of the busbw comparison, 3; the first writes OUTDIR/link-RATE.json, the link's
 # alpha-beta fit for dtrain-analyze predict --inter).
 set -eu
@@ -78,8 +80,14 @@ commbench() {   # commbench NAME [--raw]: dtrain-commbench on 2 nodes across the
         "srun --mpi=pmix $bin/dtrain --gpus-per-node 0 -- $bin/dtrain-commbench --min-bytes 4M --max-bytes 32M --iters 4 --warmup 1 $*"
 }
 
+dilate=${DILATE:-1}
+shaped() {   # shaped RATE: the link's speed in dilated time, RATE / DILATE in tc's words (10gbit/4: 2500mbit)
+    echo "$1" | awk -v k="$dilate" '{ n = $0 + 0; u = substr($0, length(n "") + 1)
+        if (u == "gbit") n *= 1000; else if (u != "mbit") { print $0; exit }
+        printf "%dmbit\n", n / k }'
+}
 for rate in $rates; do
-    "$cluster/link.sh" "$rate"
+    "$cluster/link.sh" "$(shaped "$rate")"
     export DTRAIN_TAG="$rate"
     echo "== links between the leaves at $rate: $repeats repeats of 1 worker and of every method at $sizes" >&2
     for k in $(seq "$repeats"); do

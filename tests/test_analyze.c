@@ -966,6 +966,15 @@ static void test_predict_against_a_method_table(void **state)
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "no row of"));
     tu_result_free(&r);
+    /* --dilate K: a link measured K times slower is the real one at K times its speed */
+    struct tu_result fast;
+    run_analyze((char *[]){"predict", profile, "--rate", "100", "--batch", "10", "--inter", "1gbit:50us", "--dilate",
+                           "2", NULL}, &r);
+    run_analyze((char *[]){"predict", profile, "--rate", "100", "--batch", "10", "--inter", "2gbit:25us", NULL}, &fast);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, fast.out);
+    tu_result_free(&r);
+    tu_result_free(&fast);
 }
 
 static void test_timeline_sums(void **state)
