@@ -13,7 +13,8 @@
 # node). The nodes share this machine's 2 cores: at 4 workers (8 ranks with colocated servers) the
 # CPU, not the link, bounds what is measured; the rates are real, the compute is not a GPU's.
 # Needs root (it starts the test cluster). Environment: RATES ("1gbit 10gbit"), REPEATS (3), MODEL
-# (cnn), BATCH (32), STEPS (60), METHODS (all seven), SIZES (workers as NODES:RANKS_PER_NODE,
+# (cnn), DATASET (fashion-mnist; a profile's shapes must match: synthetic:224x224x3 for the
+# ResNet profiles), BATCH (32), STEPS (60), METHODS (all seven), SIZES (workers as NODES:RANKS_PER_NODE,
 # "2:1 4:1"; parameter servers get a node of their own where one is free and a node has one
 # worker, else sit beside the workers, one per node), EMULATE (a profile: every rank waits its
 # layers' times instead of computing, dtrain-train --emulate), EMULATE_RATE, DILATE (K: the
@@ -36,7 +37,7 @@ rates=${RATES:-1gbit 10gbit}
 repeats=${REPEATS:-3}
 methods=${METHODS:-bsp-a2a wfbp-a2a mg-wfbp bytescheduler-a2a bsp-ps wfbp-ps bytescheduler-ps}
 sizes=${SIZES:-2:1 4:1}
-train="--model ${MODEL:-cnn} --dataset fashion-mnist --batch-size ${BATCH:-32} --max-steps ${STEPS:-60} --eval-every 0 \
+train="--model ${MODEL:-cnn} --dataset ${DATASET:-fashion-mnist} --batch-size ${BATCH:-32} --max-steps ${STEPS:-60} --eval-every 0 \
 --log-every 10 -q --timeout 5"
 if [ -n "${EMULATE:-}" ]; then
     train="$train --emulate $(cd "$(dirname "$EMULATE")" && pwd)/$(basename "$EMULATE") --dilate ${DILATE:-1}"
