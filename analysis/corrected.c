@@ -9,10 +9,7 @@
 
 #include "dt_parse.h"
 #include "duration.h"
-
 #include "stats.h"
-
-#define config corrected_config
 
 static int by_value(const void *x, const void *y)
 {
@@ -21,7 +18,7 @@ static int by_value(const void *x, const void *y)
 }
 
 /* The configuration's runtime: the mean or median of its runs (the given Avg when it has none). */
-static void summarise(const struct result_table *t, struct config *c, enum speedup_stat stat)
+static void summarise(const struct result_table *t, struct corrected_config *c, enum speedup_stat stat)
 {
     if (c->count == 0) {   /* only an Avg row */
         c->runtime = t->rows[c->given].runtime;
@@ -50,7 +47,7 @@ static void summarise(const struct result_table *t, struct config *c, enum speed
 }
 
 /* The configurations of t; returns how many, or -1 out of memory. */
-static int configs_of(const struct result_table *t, struct config *configs)
+static int configs_of(const struct result_table *t, struct corrected_config *configs)
 {
     int count = 0;
     for (int i = 0; i < t->count; i++) {
@@ -59,7 +56,7 @@ static int configs_of(const struct result_table *t, struct config *configs)
         while (k < count && !(configs[k].nodes == r->nodes && configs[k].gpus == r->gpus))
             k++;
         if (k == count) {
-            configs[count++] = (struct config){.nodes = r->nodes, .gpus = r->gpus, .given = -1};
+            configs[count++] = (struct corrected_config){.nodes = r->nodes, .gpus = r->gpus, .given = -1};
             if (!(configs[k].runs = malloc((size_t)t->count * sizeof *configs[k].runs)))
                 return -1;
         }
@@ -76,7 +73,7 @@ static int configs_of(const struct result_table *t, struct config *configs)
 
 /* Whether speedups come from samples/s: the configurations did not train the same samples, and
  * the title names no dataset whose epochs would say they did (a wrong Steps cell is audit's). */
-static bool by_rate(const struct result_table *t, const struct config *configs, int count)
+static bool by_rate(const struct result_table *t, const struct corrected_config *configs, int count)
 {
     bool same_epochs = true;
     double fewest = INFINITY, most = 0;
@@ -91,7 +88,7 @@ static bool by_rate(const struct result_table *t, const struct config *configs, 
 }
 
 static void print_row(FILE *out, const struct speedup_options *opt, int decimals, const struct result_row *r,
-                      const struct config *c, const struct result_table *t)
+                      const struct corrected_config *c, const struct result_table *t)
 {
     bool avg = r == NULL;
     const struct result_row *shown = avg ? c->usual : r;
@@ -120,7 +117,7 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
             b, nodes, b, given_runtime, given_speedup);
 }
 
-static int counted_changes(const struct result_table *t, const struct config *c, int decimals)
+static int counted_changes(const struct result_table *t, const struct corrected_config *c, int decimals)
 {
     if (c->given < 0)
         return 0;
@@ -135,13 +132,13 @@ static int counted_changes(const struct result_table *t, const struct config *c,
 int corrected_configs(const struct result_table *t, const struct speedup_options *opt, struct corrected_config **out,
                       bool *rate)
 {
-    struct config *configs = calloc((size_t)(t->count ? t->count : 1), sizeof *configs);
+    struct corrected_config *configs = calloc((size_t)(t->count ? t->count : 1), sizeof *configs);
     int count = configs ? configs_of(t, configs) : -1;
     if (count < 0) {
         corrected_free(configs, configs ? t->count : 0);
         return -1;
     }
-    const struct config *base = NULL;
+    const struct corrected_config *base = NULL;
     for (int k = 0; k < count; k++) {
         summarise(t, &configs[k], opt->stat);
         if (configs[k].nodes == opt->base_nodes && configs[k].gpus == opt->base_gpus)
@@ -165,7 +162,7 @@ void corrected_free(struct corrected_config *configs, int count)
 
 int corrected_print(FILE *out, const struct result_table *t, const struct speedup_options *opt, int *changed)
 {
-    struct config *configs;
+    struct corrected_config *configs;
     bool rate;
     int count = corrected_configs(t, opt, &configs, &rate), decimals = 0;
     if (count < 0)
