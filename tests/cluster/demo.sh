@@ -24,7 +24,7 @@ for rate in 10gbit 1gbit; do
     "$here/link.sh" "$rate"
     echo "== links between the leaves at $rate"
     "$top/sbatch/sweep" --nodes 1,2,4 --ranks-per-node 1 --repeats 2 --nodelist 'gn[01,03,02,04]' --tag "$rate" \
-        --out "$out/$rate" --wait -- --model mlp --epochs 1 --eval-every 0 --log-every 100 -q 2>/dev/null
+        --output "$out/$rate" --wait -- --model mlp --epochs 1 --eval-every 0 --log-every 100 -q 2>/dev/null
     echo
 done
 "$bin/dtrain-analyze" plot --series tag --output "$out/links" "$out/10gbit" "$out/1gbit"
