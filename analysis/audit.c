@@ -11,7 +11,9 @@
 
 #include "dt_parse.h"
 #include "duration.h"
+#include "experiment.h"
 #include "hostlist.h"
+#include "stats.h"
 
 static int add(struct audit *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -35,12 +37,6 @@ void audit_free(struct audit *a)
     free(a->items);
     a->items = NULL;
     a->count = 0;
-}
-
-static int by_value(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
 }
 
 static const char *plural(int n, const char *word)
@@ -73,8 +69,7 @@ static int check_average(const struct result_table *t, int avg, struct audit *ou
     double sum = 0;
     for (int i = 0; i < n; i++)
         sum += times[i] = t->rows[runs[i]].runtime;
-    qsort(times, (size_t)n, sizeof times[0], by_value);
-    double mean = sum / n, median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2.0;
+    double mean = sum / n, median = stats_sort_median(times, n);   /* sorted: the trimmed means below need it */
     double given = t->rows[avg].runtime;
     double unit = duration_unit(t->rows[avg].runtime_text);   /* the runs are rounded too */
     bool matches = fabs(given - mean) <= unit || fabs(given - median) <= unit;
@@ -115,7 +110,6 @@ static double samples_of(const struct result_row *r)
     return (double)r->steps * r->batch * r->nodes * r->gpus;
 }
 
-static long dataset_size(const char *title);
 
 /* Whether speedup (printed as it is) is ratio, both runtimes having been rounded as printed. */
 static bool follows(double speedup, double ratio, const struct result_row *base, const struct result_row *r)
@@ -146,8 +140,8 @@ static int check_speedups(const struct result_table *t, struct audit *out)
             continue;
         double by_time = base->runtime / r->runtime;
         double by_rate = samples_of(base) > 0 ? (samples_of(r) / r->runtime) / (samples_of(base) / base->runtime) : by_time;
-        bool same_work = dataset_size(t->title) > 0 ||
-                         fabs(samples_of(r) - samples_of(base)) <= 0.05 * fmin(samples_of(r), samples_of(base));
+        bool same_work = audit_dataset_size(t->title) > 0 ||
+                         experiment_work_agrees(fmin(samples_of(r), samples_of(base)), fmax(samples_of(r), samples_of(base)));
         if (same_work ? follows(r->speedup, by_time, base, r) : follows(r->speedup, by_rate, base, r))
             continue;
         int rc;
@@ -201,7 +195,7 @@ static long usual(const struct result_table *t, int nodes, int gpus, bool epochs
     return best;
 }
 
-static long dataset_size(const char *title)
+long audit_dataset_size(const char *title)
 {
     if (strcasestr(title, "bigMNIST"))
         return 60000L * 120;
@@ -220,7 +214,7 @@ static int check_counts(const struct result_table *t, const struct result_row *r
     if (r->steps != steps && add(out, r->line, "%ld steps, but the other runs of %s x %s have %ld", r->steps, config,
                                  gpus, steps) < 0)
         return -1;
-    long size = dataset_size(t->title), per_step = (long)r->batch * r->nodes * r->gpus;
+    long size = audit_dataset_size(t->title), per_step = (long)r->batch * r->nodes * r->gpus;
     if (!size || r->steps != steps)
         return 0;
     long per_epoch = (size + per_step - 1) / per_step, total = (epochs * size + per_step - 1) / per_step;

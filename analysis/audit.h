@@ -48,6 +48,10 @@ int audit_method_shift(const struct method_table *t);
 /* The GPU count value k of row r was measured at, read with shift. 0 when none. */
 int audit_method_gpus(const struct method_table *t, const struct method_row *r, int k, int shift);
 
+/* The samples of an epoch of the dataset a table's title names: MNIST 60,000, bigMNIST 7,200,000;
+ * 0 for a title that names neither. */
+long audit_dataset_size(const char *title);
+
 void audit_free(struct audit *a);
 
 #endif

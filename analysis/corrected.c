@@ -5,17 +5,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "audit.h"
 #include "dt_parse.h"
 #include "duration.h"
+#include "experiment.h"
 #include "stats.h"
-
-static int by_value(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 
 /* The configuration's runtime: the mean or median of its runs (the given Avg when it has none). */
 static void summarise(const struct result_table *t, struct corrected_config *c, enum speedup_stat stat)
@@ -26,11 +21,11 @@ static void summarise(const struct result_table *t, struct corrected_config *c, 
         c->samples = (double)c->usual->steps * c->usual->batch * c->nodes * c->gpus;
         return;
     }
-    double *times = malloc((size_t)c->count * sizeof *times), sum = 0;
+    double *times = malloc((size_t)c->count * sizeof *times);
     int best = 0;
     for (int i = 0; i < c->count; i++) {
         const struct result_row *r = &t->rows[c->runs[i]];
-        sum += times[i] = r->runtime;
+        times[i] = r->runtime;
         int same = 0;   /* how many runs share this one's Epoch and Steps: the usual one has most */
         for (int j = 0; j < c->count; j++)
             same += t->rows[c->runs[j]].epoch == r->epoch && t->rows[c->runs[j]].steps == r->steps;
@@ -39,9 +34,8 @@ static void summarise(const struct result_table *t, struct corrected_config *c, 
     }
     double mean;
     stats_mean_std(times, c->count, &mean, &c->std);
-    qsort(times, (size_t)c->count, sizeof *times, by_value);
-    int n = c->count;
-    c->runtime = stat == STAT_MEAN ? sum / n : n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    double median = stats_sort_median(times, c->count);
+    c->runtime = stat == STAT_MEAN ? mean : median;
     c->samples = (double)c->usual->steps * c->usual->batch * c->nodes * c->gpus;
     free(times);
 }
@@ -79,12 +73,12 @@ static bool by_rate(const struct result_table *t, const struct corrected_config 
     double fewest = INFINITY, most = 0;
     for (int k = 0; k < count; k++) {
         same_epochs &= configs[k].usual->epoch == configs[0].usual->epoch;
-        fewest = configs[k].samples < fewest ? configs[k].samples : fewest;
-        most = configs[k].samples > most ? configs[k].samples : most;
+        fewest = fmin(fewest, configs[k].samples);
+        most = fmax(most, configs[k].samples);
     }
-    if (most <= fewest * 1.05)
+    if (experiment_work_agrees(fewest, most))
         return false;
-    return !(same_epochs && strcasestr(t->title, "MNIST"));
+    return !(same_epochs && audit_dataset_size(t->title) > 0);
 }
 
 static void print_row(FILE *out, const struct speedup_options *opt, int decimals, const struct result_row *r,

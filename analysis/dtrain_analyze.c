@@ -341,10 +341,10 @@ static int runs_of_experiment(const struct record_set *set, const int *index, in
 /* One table per experiment of the records (a heading each when there are several). Returns 0, or 2. */
 static int table_of_records(const struct record_set *set, struct speedup_options opt)
 {
-    int *index = malloc((size_t)set->count * sizeof *index), *all = malloc((size_t)set->count * sizeof *all);
+    int *index = malloc((size_t)set->count * sizeof *index);
     struct run_record *subset = malloc((size_t)set->count * sizeof *subset);
-    if (!index || !all || !subset) {
-        free(index), free(all), free(subset);
+    if (!index || !subset) {
+        free(index), free(subset);
         return fputs("dtrain-analyze: out of memory\n", stderr), 2;
     }
     int experiments = experiment_split(set->runs, set->count, index), rc = 0;
@@ -355,12 +355,9 @@ static int table_of_records(const struct record_set *set, struct speedup_options
         fputs("{\"experiments\": [", stdout);
     for (int e = 0; e < experiments && rc == 0; e++) {
         int n = runs_of_experiment(set, index, e, subset);
-        for (int i = 0; i < n; i++)
-            all[i] = i;
-        double fewest, most;
         char heading[768];
         experiment_describe(&subset[0], heading, sizeof heading);
-        opt.by_rate = !experiment_same_work(subset, all, n, &fewest, &most);
+        opt.by_rate = !experiment_same_work(subset, n);
         opt.heading = experiments > 1 || opt.format == FORMAT_JSON ? heading : NULL;
         opt.baseline_optional = experiments > 1;
         if (opt.format == FORMAT_JSON)
@@ -373,7 +370,7 @@ static int table_of_records(const struct record_set *set, struct speedup_options
     }
     if (opt.format == FORMAT_JSON && rc == 0)
         fputs("\n]}\n", stdout);
-    free(index), free(all), free(subset);
+    free(index), free(subset);
     return rc;
 }
 
@@ -410,6 +407,18 @@ static void keep_where(const char *command, struct record_set *set, const struct
 
 enum { MAX_WHERE = 16 };
 
+/* One --where condition more (table and plot take them alike). Returns 0, or 2 with a message. */
+static int add_where(const char *text, struct experiment_where *where, int *count)
+{
+    struct dt_err err;
+    if (*count == MAX_WHERE)
+        return fprintf(stderr, "dtrain-analyze: at most %d --where conditions\n", MAX_WHERE), 2;
+    if (experiment_where_parse(text, &where[*count], &err) < 0)
+        return fprintf(stderr, "dtrain-analyze: %s\n", err.msg), 2;
+    ++*count;
+    return 0;
+}
+
 /* Options with no short form: -b, -s and -w mean other things in dtrain's other tools (batch size,
  * separator, sweep's Slurm-like node list). */
 enum { O_BASELINE = 256, O_STAT, O_SERIES, O_WHERE };
@@ -422,7 +431,6 @@ static int table_options(int argc, char **argv, struct speedup_options *opt, str
         {"format", required_argument, NULL, 'f'},         {"extra", no_argument, NULL, 'x'},
         {"where", required_argument, NULL, O_WHERE},      {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     int c;
-    struct dt_err err;
     optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
     while ((c = getopt_long(argc, argv, "f:xh", options, NULL)) != -1) {
         switch (c) {
@@ -442,11 +450,8 @@ static int table_options(int argc, char **argv, struct speedup_options *opt, str
             break;
         case 'x': opt->extra = 1; break;
         case O_WHERE:
-            if (*where_count == MAX_WHERE)
-                return fprintf(stderr, "dtrain-analyze: at most %d --where conditions\n", MAX_WHERE), 2;
-            if (experiment_where_parse(optarg, &where[*where_count], &err) < 0)
-                return fprintf(stderr, "dtrain-analyze: %s\n", err.msg), 2;
-            ++*where_count;
+            if (add_where(optarg, where, where_count) != 0)
+                return 2;
             break;
         case 'h': fputs(table_help, stdout); return -1;
         default: fputs("Try 'dtrain-analyze table --help'.\n", stderr); return 2;
@@ -624,16 +629,12 @@ static int plot_command(int argc, char **argv)
     optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
     struct experiment_where where[MAX_WHERE];
     int where_count = 0;
-    struct dt_err err;
     while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': prefix = optarg; break;
         case O_WHERE:
-            if (where_count == MAX_WHERE)
-                return fprintf(stderr, "dtrain-analyze: at most %d --where conditions\n", MAX_WHERE), 2;
-            if (experiment_where_parse(optarg, &where[where_count], &err) < 0)
-                return fprintf(stderr, "dtrain-analyze: %s\n", err.msg), 2;
-            where_count++;
+            if (add_where(optarg, where, &where_count) != 0)
+                return 2;
             break;
         case O_SERIES:
             if (strcmp(optarg, "gpus-per-node") == 0)

@@ -120,13 +120,12 @@ double experiment_samples(const struct run_record *r)
     return (double)r->steps_per_rank * r->batch_per_replica * methods_workers_of(r);   /* servers train nothing */
 }
 
-bool experiment_same_work(const struct run_record *runs, const int *which, int count, double *fewest, double *most)
+bool experiment_same_work(const struct run_record *runs, int count)
 {
-    *fewest = INFINITY, *most = 0;
+    double fewest = INFINITY, most = 0;
     for (int i = 0; i < count; i++) {
-        double samples = experiment_samples(&runs[which[i]]);
-        *fewest = samples < *fewest ? samples : *fewest;
-        *most = samples > *most ? samples : *most;
+        fewest = fmin(fewest, experiment_samples(&runs[i]));
+        most = fmax(most, experiment_samples(&runs[i]));
     }
-    return count == 0 || *most <= *fewest * 1.05;
+    return count == 0 || experiment_work_agrees(fewest, most);
 }

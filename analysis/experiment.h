@@ -55,8 +55,15 @@ bool experiment_matches(const struct run_record *r, const struct experiment_wher
  * train nothing). */
 double experiment_samples(const struct run_record *r);
 
-/* Whether runs (indices into runs) trained the same samples, within 5% (an epoch of a larger job
- * loses up to one global batch to the last partial step). *fewest and *most get the range. */
-bool experiment_same_work(const struct run_record *runs, const int *which, int count, double *fewest, double *most);
+/* Whether the fewest and the most samples of a set of runs (or of a table's configurations) make
+ * the same work: within 5%, as an epoch of a larger job loses up to one global batch to the last
+ * partial step. The one rule for records, corrected tables and audits. */
+static inline bool experiment_work_agrees(double fewest, double most)
+{
+    return most <= fewest * 1.05;
+}
+
+/* Whether runs[0..count) trained the same samples (experiment_work_agrees). */
+bool experiment_same_work(const struct run_record *runs, int count);
 
 #endif

@@ -72,14 +72,7 @@ static int series_options(const struct run_record *runs, int n, const char *what
         return dt_fail(err, "%s mixes experiments (\"%s\" and \"%s\"): pick one with --where KEY=VALUE, or draw "
                        "a line per tag or method (--series)", what, a, b);
     }
-    int *all = malloc((size_t)(n ? n : 1) * sizeof *all);
-    if (!all)
-        return dt_fail(err, "out of memory");
-    for (int i = 0; i < n; i++)
-        all[i] = i;
-    double fewest, most;
-    opt->by_rate = !experiment_same_work(runs, all, n, &fewest, &most);
-    free(all);
+    opt->by_rate = !experiment_same_work(runs, n);
     return 0;
 }
 

@@ -112,6 +112,16 @@ int plot_charts_of_tables(const struct table_set *tables, const struct speedup_o
     return 0;
 }
 
+/* Whether two notebook runs are one point of a chart: the same model, node(s) and GPUs, both logged. */
+static bool same_point(const struct log_run *a, const struct log_run *b)
+{
+    char a_nodes[128], b_nodes[128];
+    runid_nodes(&a->id, a_nodes, sizeof a_nodes);
+    runid_nodes(&b->id, b_nodes, sizeof b_nodes);
+    return a->steps_logged > 0 && b->steps_logged > 0 && a->id.gpus == b->id.gpus &&
+           strcmp(a->id.model, b->id.model) == 0 && strcmp(a_nodes, b_nodes) == 0;
+}
+
 /* The runs of one notebook file: a line per model and node(s), repeats at one GPU count averaged. */
 static int chart_of_log(const struct log_runs *runs, int first, int end, struct plot_charts *out)
 {
@@ -129,25 +139,17 @@ static int chart_of_log(const struct log_runs *runs, int first, int end, struct 
         runid_nodes(&r->id, nodes, sizeof nodes);
         snprintf(label, sizeof label, "%s on %s", r->id.model[0] ? r->id.model : "model", nodes);
         bool seen = false;   /* a (label, GPUs) point is made once, from all its runs */
-        for (int j = first; j < i && !seen; j++) {
-            char other_nodes[128];
-            runid_nodes(&runs->runs[j].id, other_nodes, sizeof other_nodes);
-            seen = runs->runs[j].steps_logged > 0 && runs->runs[j].id.gpus == r->id.gpus &&
-                   strcmp(runs->runs[j].id.model, r->id.model) == 0 && strcmp(other_nodes, nodes) == 0;
-        }
+        for (int j = first; j < i && !seen; j++)
+            seen = same_point(&runs->runs[j], r);
         if (seen || r->steps_logged == 0)
             continue;
         int n = 0, with_speedup = 0;
         for (int j = i; j < end; j++) {
-            char other_nodes[128];
-            runid_nodes(&runs->runs[j].id, other_nodes, sizeof other_nodes);
-            if (runs->runs[j].steps_logged > 0 && runs->runs[j].id.gpus == r->id.gpus &&
-                strcmp(runs->runs[j].id.model, r->id.model) == 0 && strcmp(other_nodes, nodes) == 0) {
-                rates[n] = runs->runs[j].peak_data_per_sec;
-                if (!isnan(runs->runs[j].speedup))
-                    speedups[with_speedup++] = runs->runs[j].speedup;
-                n++;
-            }
+            if (!same_point(&runs->runs[j], r))
+                continue;
+            rates[n++] = runs->runs[j].peak_data_per_sec;
+            if (!isnan(runs->runs[j].speedup))
+                speedups[with_speedup++] = runs->runs[j].speedup;
         }
         struct plot_point p = {.total_gpus = r->id.gpus, .nodes = r->id.node_count ? r->id.node_count : 1,
                                .speedup = NAN};

@@ -32,12 +32,6 @@ static int by_config(const void *a, const void *b)
     return i - j;
 }
 
-static int by_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void summarise(const struct run_record *runs, const int *order, struct speedup_group *g, enum speedup_stat stat)
 {
     double *t = malloc((size_t)g->count * sizeof *t), mean;
@@ -49,10 +43,9 @@ static void summarise(const struct run_record *runs, const int *order, struct sp
     for (int i = 0; i < g->count; i++)
         t[i] = runs[order[g->first + i]].runtime_seconds;
     stats_mean_std(t, g->count, &mean, &g->std);
-    qsort(t, (size_t)g->count, sizeof *t, by_double);
+    double median = stats_sort_median(t, g->count);
     g->min = t[0], g->max = t[g->count - 1];
-    g->average = stat == STAT_MEAN ? mean
-                 : g->count % 2 ? t[g->count / 2] : (t[g->count / 2 - 1] + t[g->count / 2]) / 2;
+    g->average = stat == STAT_MEAN ? mean : median;
     free(t);
 }
 
