@@ -113,12 +113,12 @@ int methods_table(FILE *out, const struct run_record *runs, int n, enum methods_
         rows++;
         struct cell base = cell_of(runs, n, &runs[i], 1, 1, rates);
         const char *quote = format == METHODS_MD ? "" : "\"";   /* CSV: the text cells quoted */
-        fprintf(out, "%s%s%s%s%s%d%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s", format == METHODS_MD ? "| " : "", quote, runs[i].model,
+        fprintf(out, "%s%s%s%s%s%d%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s", format == METHODS_MD ? "| " : "", quote, runs[i].model,
                 quote, sep, runs[i].batch_per_replica, sep, quote,
                 runs[i].tag[0] || runs[i].emulation[0] || format != METHODS_MD ? runs[i].tag : "-",
                 runs[i].emulation[0] ? " (emulated: " : "", runs[i].emulation, runs[i].emulation[0] ? ")" : "", quote, sep,
                 quote, runs[i].comm, runs[i].comm_options[0] ? " (" : "", runs[i].comm_options,
-                runs[i].comm_options[0] ? ")" : "", quote, sep, "");
+                runs[i].comm_options[0] ? ")" : "", quote, sep);
         if (base.repeats)
             fprintf(out, "%.1f", base.mean);
         else

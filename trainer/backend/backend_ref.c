@@ -312,6 +312,27 @@ void cpu_add_backward(void *state, const float *restrict dy, float *restrict da,
     }
 }
 
+double xent_row(const float *z, int label, int classes, float *dz, int divisor, int *best)
+{
+    int top = 0;
+    float max = z[0];
+    for (int k = 1; k < classes; k++)
+        if (z[k] > max) {
+            max = z[k];
+            top = k;
+        }
+    if (best)
+        *best = top;
+    double sum = 0;
+    for (int k = 0; k < classes; k++)
+        sum += exp((double)z[k] - max);
+    for (int k = 0; dz && k < classes; k++) {
+        double p = exp((double)z[k] - max) / sum;
+        dz[k] = (float)((p - (k == label)) / divisor);
+    }
+    return log(sum) - ((double)z[label] - max);
+}
+
 double cpu_softmax_xent(void *state, const float *logits, const int *labels, float *dlogits, int n, int classes,
                         int *correct)
 {
@@ -319,25 +340,10 @@ double cpu_softmax_xent(void *state, const float *logits, const int *labels, flo
     double loss = 0;
     *correct = 0;
     for (int i = 0; i < n; i++) {
-        const float *z = logits + (size_t)i * classes;
-        int best = 0;
-        float max = z[0];
-        for (int k = 1; k < classes; k++)
-            if (z[k] > max) {
-                max = z[k];
-                best = k;
-            }
+        int best;
+        loss += xent_row(logits + (size_t)i * classes, labels[i], classes,
+                         dlogits ? dlogits + (size_t)i * classes : NULL, n, &best);
         *correct += best == labels[i];
-        double sum = 0;
-        for (int k = 0; k < classes; k++)
-            sum += exp((double)z[k] - max);
-        loss += log(sum) - ((double)z[labels[i]] - max);
-        if (!dlogits)
-            continue;
-        for (int k = 0; k < classes; k++) {
-            double p = exp((double)z[k] - max) / sum;
-            dlogits[(size_t)i * classes + k] = (float)((p - (k == labels[i])) / n);
-        }
     }
     return loss / n;
 }

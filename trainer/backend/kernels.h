@@ -26,6 +26,10 @@ void cpu_avgpool_forward(void *state, const float *x, float *y, int n, int c, in
 void cpu_avgpool_backward(void *state, const float *dy, float *dx, int n, int c, int hw, bool accumulate);
 void cpu_add_forward(void *state, const float *restrict a, const float *restrict b, float *restrict y, size_t count);
 void cpu_add_backward(void *state, const float *restrict dy, float *restrict da, float *restrict db, size_t count);
+/* One row of softmax cross-entropy over `classes` logits z: returns its loss; dz (NULL: none)
+ * gets (softmax - one-hot) / divisor; *best (NULL: not wanted) the argmax (the first of ties).
+ * The classifier's loss and the masked LM's share it. */
+double xent_row(const float *z, int label, int classes, float *dz, int divisor, int *best);
 double cpu_softmax_xent(void *state, const float *logits, const int *labels, float *dlogits, int n, int classes,
                         int *correct);
 

@@ -278,14 +278,7 @@ double seq_token_xent(void *state, const float *logits, const float *tokens, flo
                 memset(dz, 0, (size_t)classes * sizeof(float));
             continue;
         }
-        double max = z[0], sum = 0;
-        for (int k = 1; k < classes; k++)
-            max = z[k] > max ? z[k] : max;
-        for (int k = 0; k < classes; k++)
-            sum += exp(z[k] - max);
-        loss += log(sum) - (z[label] - max);
-        for (int k = 0; dz && k < classes; k++)
-            dz[k] = (float)((exp(z[k] - max) / sum - (k == label)) / count);
+        loss += xent_row(z, label, classes, dz, count, NULL);
     }
     return count ? loss / count : 0.0;
 }
