@@ -130,7 +130,7 @@ BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
 obj = $(patsubst %.cu,$(1)/%.o,$(patsubst %.c,$(1)/%.o,$(2)))
 
-.PHONY: all test cluster-test cluster-demo methods-demo demo bench bench-analyze bench-seq gpu-bundle fuzz install deps clean
+.PHONY: all test cluster-test cluster-demo methods-demo methods-study demo bench bench-analyze bench-seq gpu-bundle fuzz install deps clean
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 # Release objects and sanitized test objects live apart, so `make && make test` rebuilds nothing twice.
@@ -244,6 +244,12 @@ bench-methods: deps all
 # The seeds' method comparison, small and emulated, end to end: table, prediction, plot (bench/methods_demo.sh).
 methods-demo: deps all
 	@sh bench/methods_demo.sh $(BIN) $(BUILD)/methods-demo
+
+# The seeds' scaling experiments emulated on the test cluster, each cell predicted beside measured
+# (bench/methods_study.sh: ResNet-50 at 1-16 ranks over 10 Gbit/s and a fast link, BERT-Base,
+# seed 002's 1 Gbit/s shape; root, about two hours; PARTS= picks).
+methods-study: deps all
+	@sh bench/methods_study.sh $(BIN) $(BUILD)/methods-study
 
 # The language models against PyTorch alone (transformer and bert-base, 1 and 2 threads).
 bench-seq: deps

@@ -12,11 +12,25 @@
 /* Steps the ByteScheduler schedule is run for before its period is read off. */
 #define SIMULATED_STEPS 6
 
-/* ---------- collectives ---------- */
+/* ---------- links and collectives ---------- */
+
+double link_message(struct link_cost link, double bytes)
+{
+    if (!link.curve || link.points < 2)
+        return link.alpha + link.beta * bytes;
+    const struct link_point *pt = link.curve;
+    if (bytes <= pt[0].bytes)
+        return pt[0].seconds;
+    int k = 1;   /* the segment [k-1, k] holding bytes, or the last one */
+    while (k + 1 < link.points && pt[k].bytes < bytes)
+        k++;
+    double slope = (pt[k].seconds - pt[k - 1].seconds) / (pt[k].bytes - pt[k - 1].bytes);
+    return pt[k - 1].seconds + slope * (bytes - pt[k - 1].bytes);
+}
 
 double cost_ring(int p, struct link_cost link, double bytes)
 {
-    return p < 2 ? 0 : 2.0 * (p - 1) * link.alpha + 2.0 * (p - 1) / p * bytes * link.beta;
+    return p < 2 ? 0 : 2.0 * (p - 1) * link_message(link, bytes / p);
 }
 
 double cost_rabenseifner(int p, struct link_cost link, double bytes)
@@ -25,15 +39,15 @@ double cost_rabenseifner(int p, struct link_cost link, double bytes)
         return 0;
     if (p & (p - 1))
         return -1;
-    return 2.0 * log2((double)p) * link.alpha + 2.0 * (p - 1) / p * bytes * link.beta;
+    double seconds = 0;   /* reduce-scatter halving, allgather doubling: the same messages twice */
+    for (double piece = bytes / 2; p > 1; p /= 2, piece /= 2)
+        seconds += 2 * link_message(link, piece);
+    return seconds;
 }
 
 double cost_hierarchical(const struct cluster_shape *c, double bytes)
 {
-    int g = c->gpus_per_node, n = c->nodes;
-    double inside = g > 1 ? 2.0 * (g - 1) * c->intra.alpha + 2.0 * (g - 1) / g * bytes * c->intra.beta : 0;
-    double between = n > 1 ? 2.0 * (n - 1) * c->inter.alpha + 2.0 * (n - 1) / n * bytes * c->inter.beta : 0;
-    return inside + between;
+    return cost_ring(c->gpus_per_node, c->intra, bytes) + cost_ring(c->nodes, c->inter, bytes);
 }
 
 double cost_allreduce(const struct cluster_shape *c, double bytes)
@@ -79,7 +93,7 @@ static double send_in_order(struct piece *pieces, int n, double from)
 struct transfer_cost {
     const struct cluster_shape *c;
     bool ps;
-    double ps_beta;            /* a push's seconds per byte at the busiest link */
+    double load;               /* a push's bytes at the busiest link, per byte pushed */
 };
 
 static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool ps)
@@ -89,20 +103,20 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
     double load = (double)workers / servers;   /* each server takes every worker's share */
     if (c->gpus_per_node > load)
         load = c->gpus_per_node;               /* a node's link carries all its workers' pushes */
-    t.ps_beta = c->inter.beta * load;
+    t.load = load;
     return t;
 }
 
 /* The link's time for a piece (a push's, or the whole allreduce's). */
 static double send_cost(const struct transfer_cost *t, double bytes)
 {
-    return t->ps ? t->c->inter.alpha + bytes * t->ps_beta : cost_allreduce(t->c, bytes);
+    return t->ps ? link_message(t->c->inter, bytes * t->load) : cost_allreduce(t->c, bytes);
 }
 
 /* When a piece's sum is back, after it has left at `sent`: a pull comes after a push. */
 static double sum_back(const struct transfer_cost *t, double sent, double bytes)
 {
-    return t->ps ? sent + t->c->inter.alpha + bytes * t->ps_beta : sent;
+    return t->ps ? sent + link_message(t->c->inter, bytes * t->load) : sent;
 }
 
 /* When backward (started at 0) has finished layer l: R_l = the backward of layers l..L-1. */

@@ -3,7 +3,8 @@
  * predict prints before an allocation is spent. Pure arithmetic, tested on hand-worked cases.
  *
  * Collectives (Thakur, Rabenseifner and Gropp 2005; shared/notes/exchange-methods.md section 4),
- * n bytes over p ranks, a link costing alpha + beta * bytes:
+ * n bytes over p ranks, a link costing alpha + beta * bytes (a measured link: each step's message
+ * at its own size, 2(p-1) messages of n/p for the ring, two of n/2, n/4, ... for Rabenseifner):
  *   ring            2(p-1) alpha + 2(p-1)/p n beta
  *   Rabenseifner    2 lg p alpha + 2(p-1)/p n beta        (p a power of two)
  *   hierarchical    a ring inside each node of G ranks, one between the N nodes, a ring again:
@@ -22,19 +23,33 @@
  *                      the input first) whenever the link is free; the next step's forward of a
  *                      layer waits for that layer's sums and update; the step is the steady
  *                      distance between two forward passes' starts
- *   *-ps               as their allreduce twins, a partition's push and pull costing
- *                      alpha + bytes beta max(1, W / S) (S servers, each receiving every one of the
- *                      W workers' pushes of its share), and the last sum's pull once more.
+ *   *-ps               as their allreduce twins, a partition's push and pull costing one message
+ *                      of bytes max(1, W / S) (S servers, each receiving every one of the W
+ *                      workers' pushes of its share), and the last sum's pull once more.
  * One worker exchanges nothing: F + B + U. */
 #ifndef COSTMODEL_H
 #define COSTMODEL_H
 
 #include <stddef.h>
 
-/* A link: seconds per message and per byte. */
+/* A link: what one message of n bytes costs, alpha + beta n, or, where `curve` is given, the times
+ * measured for messages of increasing sizes (dtrain-commbench's table), read between two sizes on
+ * the straight line through them, below the first at the first's time (a small message costs its
+ * latency) and past the last on the last two points' line. A measured curve keeps what a line
+ * fitted over 4 KiB-32 MiB loses: the latency of a small message across a shaped queue, and a
+ * rate that changes with size. */
+struct link_point {
+    double bytes, seconds;
+};
+
 struct link_cost {
     double alpha, beta;
+    const struct link_point *curve;   /* NULL: alpha and beta */
+    int points;                       /* 2 or more where curve is given */
 };
+
+/* Seconds of one message of `bytes` over link. */
+double link_message(struct link_cost link, double bytes);
 
 struct cluster_shape {
     int nodes, gpus_per_node;  /* workers: nodes x gpus_per_node */

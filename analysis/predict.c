@@ -98,8 +98,33 @@ double predict_parse_latency(const char *text)
     return -1;
 }
 
-/* A link given as BANDWIDTH[:LATENCY] or a dtrain-commbench JSON file. 0, or -1 with why. */
-static int parse_link(const char *text, struct link_cost *link, char *why, size_t size)
+#define CURVE_POINTS 64   /* dtrain-commbench measures at most 64 sizes */
+
+/* A dtrain-commbench JSON table's rows as a link's messages: an allreduce of n bytes on 2 ranks is
+ * two messages of n/2 (the ring's reduce-scatter and allgather), so a message of m bytes costs half
+ * the time measured at 2m. Returns the points (in increasing size), or -1 with why. */
+static int curve_of(const char *path, json_t *rows, struct link_point *curve, char *why, size_t size)
+{
+    int points = 0;
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        double bytes = json_number_value(json_object_get(row, "bytes")),
+               us = json_number_value(json_object_get(row, "time_us"));
+        if (!(bytes > 0) || !(us > 0) || !isfinite(us))
+            return snprintf(why, size, "%s: rows[%zu]: expected bytes and time_us above 0", path, i), -1;
+        if (points == CURVE_POINTS || (points > 0 && bytes / 2 <= curve[points - 1].bytes))
+            return snprintf(why, size, "%s: rows[%zu]: expected at most %d sizes, increasing", path, i, CURVE_POINTS), -1;
+        curve[points++] = (struct link_point){bytes / 2, us * 1e-6 / 2};
+    }
+    return points;
+}
+
+/* A link given as BANDWIDTH[:LATENCY] or a dtrain-commbench JSON file: its measured table (into
+ * curve) where it has 2 sizes or more and measured is set, else its alpha-beta fit. 0, or -1 with
+ * why. */
+static int parse_link(const char *text, bool measured, struct link_cost *link, struct link_point *curve, char *why,
+                      size_t size)
 {
     const char *json = strstr(text, ".json");
     if (json && json[5] == '\0') {
@@ -107,16 +132,23 @@ static int parse_link(const char *text, struct link_cost *link, char *why, size_
         json_t *doc = json_load_file(text, 0, &jerr), *fit = json_object_get(doc, "fit");
         double alpha = json_number_value(json_object_get(fit, "alpha_s")),
                beta = json_number_value(json_object_get(fit, "beta_s_per_byte"));
+        int points = measured && doc ? curve_of(text, json_object_get(doc, "rows"), curve, why, size) : 0;
         json_decref(doc);
         if (!doc)
             return snprintf(why, size, "%s:%d: %s", text, jerr.line, jerr.text), -1;
+        if (points < 0)
+            return -1;
         if (!(beta > 0) || !isfinite(alpha))
             return snprintf(why, size, "%s: no alpha-beta fit (dtrain-commbench --json writes one)", text), -1;
         if (alpha < 0) {   /* noise at the small sizes: the line crosses below zero; no latency, then */
-            fprintf(stderr, "dtrain-analyze predict: %s: the fit's alpha is %.3g s, below zero: taken as 0\n", text, alpha);
+            if (points < 2)
+                fprintf(stderr, "dtrain-analyze predict: %s: the fit's alpha is %.3g s, below zero: taken as 0\n",
+                        text, alpha);
             alpha = 0;
         }
-        *link = (struct link_cost){alpha / 2, beta};   /* 2 ranks: an allreduce is 2 alpha + n beta */
+        *link = (struct link_cost){.alpha = alpha / 2, .beta = beta};   /* 2 ranks: an allreduce is 2 alpha + n beta */
+        if (points >= 2)
+            link->curve = curve, link->points = points;
         return 0;
     }
     char copy[128];
@@ -128,13 +160,14 @@ static int parse_link(const char *text, struct link_cost *link, char *why, size_
     if (bandwidth < 0 || latency < 0)
         return snprintf(why, size, "\"%s\": expected BANDWIDTH[:LATENCY] (10gbit:25us, 12GB/s:5us) or a "
                         "dtrain-commbench .json file", text), -1;
-    *link = (struct link_cost){latency, 1 / bandwidth};
+    *link = (struct link_cost){.alpha = latency, .beta = 1 / bandwidth};
     return 0;
 }
 
 struct predict_options {
     int gpus_per_node, nodes[32], node_counts, servers, batch;
     struct link_cost intra, inter;
+    struct link_point intra_curve[CURVE_POINTS], inter_curve[CURVE_POINTS];   /* measured links' */
     char methods[512];
     double partition_bytes, rate;
     const char *format;
@@ -229,7 +262,7 @@ static int compare_records(const struct profile *p, const struct predict_options
                            char **paths, int count, const char *tag)
 {
     struct record_set set = {0};
-    int rc = load_records("predict", paths, count, &set), rows = 0;
+    int rc = load_records("predict", paths, count, &set), rows = 0, predicted_rows = 0, within = 0;
     if (rc == 0)
         printf("| Method | Tag | GPUs | Runs | Measured samples/s | Predicted | Error |\n|---|---|---|---|---|---|---|\n");
     for (int i = 0; rc == 0 && i < set.count; i++) {
@@ -254,15 +287,19 @@ static int compare_records(const struct profile *p, const struct predict_options
         printf("| %s%s%s%s | %s | %d | %d | %.1f +- %.1f | ", r->comm, r->comm_options[0] ? " (" : "",
                r->comm_options, r->comm_options[0] ? ")" : "", r->tag[0] ? r->tag : "-", methods_workers_of(r), n, mean,
                std);
-        if (predicted > 0)
-            printf("%.1f | %+.1f%% |\n", predicted, (predicted - mean) / mean * 100);
-        else
+        if (predicted > 0) {
+            double error = (predicted - mean) / mean * 100;
+            printf("%.1f | %+.1f%% |\n", predicted, error);
+            predicted_rows++, within += fabs(error) <= 15;
+        } else
             printf("- | - |\n");
         rows++;
     }
     if (rc == 0 && rows == 0)
         rc = (fprintf(stderr, "dtrain-analyze predict: no run of model %s at batch %d in the records\n", p->model,
                       o->batch), 2);
+    else if (rc == 0)
+        printf("\n%d of %d cells within 15%%\n", within, predicted_rows);
     free_records(&set);
     return rc;
 }
@@ -354,7 +391,7 @@ static int parse_lists(struct predict_options *o, const char *nodes)
 }
 
 enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_BATCH, P_RATE, P_FORMAT,
-       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE };
+       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE };
 
 int predict_command(int argc, char **argv)
 {
@@ -366,15 +403,17 @@ int predict_command(int argc, char **argv)
         {"rate", required_argument, NULL, P_RATE}, {"format", required_argument, NULL, P_FORMAT},
         {"records", no_argument, NULL, P_RECORDS}, {"tag", required_argument, NULL, P_TAG},
         {"against", required_argument, NULL, P_AGAINST}, {"row", required_argument, NULL, P_ROW},
-        {"dilate", required_argument, NULL, P_DILATE},
+        {"dilate", required_argument, NULL, P_DILATE}, {"line", no_argument, NULL, P_LINE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    struct predict_options o = {.gpus_per_node = 4, .intra = {5e-6, 1 / 12e9}, .inter = {25e-6, 8 / 10e9},
+    struct predict_options o = {.gpus_per_node = 4, .intra = {.alpha = 5e-6, .beta = 1 / 12e9}, .inter = {.alpha = 25e-6, .beta = 8 / 10e9},
                                 .methods = ALL_METHODS, .format = "md"};
     const char *nodes = "1,2,4,8";
     bool records = false;   /* the arguments after the profile are run records to compare with */
     const char *tag = NULL; /* with records: only those of this tag (the link they ran over) */
     const char *against = NULL, *row = "";   /* a hand-made method table, and which of its rows */
     double dilate = 1;                        /* the inter link as measured is this many times slower */
+    const char *intra = NULL, *inter = NULL;  /* the links as given (read after every option) */
+    bool measured = true;                     /* a commbench file's measured times, not its line */
     char why[512];
     long value;
     int opt;
@@ -386,11 +425,9 @@ int predict_command(int argc, char **argv)
                 return fprintf(stderr, "dtrain-analyze predict: --gpus-per-node \"%s\": expected 1 to 1024\n", optarg), 2;
             break;
         case P_NODES: nodes = optarg; break;
-        case P_INTER:
-        case P_INTRA:
-            if (parse_link(optarg, opt == P_INTER ? &o.inter : &o.intra, why, sizeof why) < 0)
-                return fprintf(stderr, "dtrain-analyze predict: --%s %s\n", opt == P_INTER ? "inter" : "intra", why), 2;
-            break;
+        case P_INTER: inter = optarg; break;
+        case P_INTRA: intra = optarg; break;
+        case P_LINE: measured = false; break;
         case P_SERVERS:
             if (dt_parse_int(optarg, 1, 1 << 20, &o.servers) < 0)
                 return fprintf(stderr, "dtrain-analyze predict: --servers \"%s\": expected a count from 1\n", optarg), 2;
@@ -437,7 +474,13 @@ int predict_command(int argc, char **argv)
                      "--records the record files or directories after it\n", stderr), 2;
     if (parse_lists(&o, nodes) != 0)
         return 2;
+    if (intra && parse_link(intra, measured, &o.intra, o.intra_curve, why, sizeof why) < 0)
+        return fprintf(stderr, "dtrain-analyze predict: --intra %s\n", why), 2;
+    if (inter && parse_link(inter, measured, &o.inter, o.inter_curve, why, sizeof why) < 0)
+        return fprintf(stderr, "dtrain-analyze predict: --inter %s\n", why), 2;
     o.inter.alpha /= dilate, o.inter.beta /= dilate;   /* to real time, as the dilated runs report */
+    for (int k = 0; o.inter.curve && k < o.inter.points; k++)
+        o.inter_curve[k].seconds /= dilate;
     struct profile p;
     struct dt_err err;
     if (profile_read(argv[optind], &p, &err) < 0)

@@ -16,7 +16,8 @@
 # (cnn), DATASET (fashion-mnist; a profile's shapes must match: synthetic:224x224x3 for the
 # ResNet profiles), BATCH (32), STEPS (60), METHODS (all seven), SIZES (workers as NODES:RANKS_PER_NODE,
 # "2:1 4:1"; parameter servers get a node of their own where one is free and a node has one
-# worker, else sit beside the workers, one per node), EMULATE (a profile: every rank waits its
+# worker, else sit beside the workers, one per node), PS_SIZES (the sizes the parameter-server methods
+# run at, SIZES unless given: a node of the test cluster does not take 4 workers and a server), EMULATE (a profile: every rank waits its
 # layers' times instead of computing, dtrain-train --emulate), EMULATE_RATE, DILATE (K: the
 # emulated compute K times slower and the links shaped to RATE / K, rates reported at real time:
 # the machine's own copies and sums shrink beside the work), COMMBENCH
@@ -37,11 +38,16 @@ rates=${RATES:-1gbit 10gbit}
 repeats=${REPEATS:-3}
 methods=${METHODS:-bsp-a2a wfbp-a2a mg-wfbp bytescheduler-a2a bsp-ps wfbp-ps bytescheduler-ps}
 sizes=${SIZES:-2:1 4:1}
+ps_sizes=${PS_SIZES:-$sizes}
 train="--model ${MODEL:-cnn} --dataset ${DATASET:-fashion-mnist} --batch-size ${BATCH:-32} --max-steps ${STEPS:-60} --eval-every 0 \
 --log-every 10 -q --timeout 5"
 if [ -n "${EMULATE:-}" ]; then
     train="$train --emulate $(cd "$(dirname "$EMULATE")" && pwd)/$(basename "$EMULATE") --dilate ${DILATE:-1}"
     [ -z "${EMULATE_RATE:-}" ] || train="$train --emulate-rate $EMULATE_RATE"
+    # More ranks than cores, most of them waiting: Open MPI's progress loop yields the core
+    # instead of spinning (what it does by itself when it knows a node is oversubscribed; under
+    # srun it does not know), so a rank with work to do gets it.
+    export OMPI_MCA_mpi_yield_when_idle=1
 fi
 
 rm -rf "$out" && mkdir -p "$out"
@@ -96,6 +102,7 @@ for rate in $rates; do
         for m in $methods; do
             for size in $sizes; do
                 n=${size%%:*} per=${size#*:}
+                case "$m: $ps_sizes " in *-ps:*" $size "*|*-a2a:*|mg-wfbp:*) ;; *) continue ;; esac
                 case $n in 1) nodes=gn01 ;; 2) nodes='gn[01,03]' ;; 3) nodes='gn[01-03]' ;; *) nodes='gn[01-04]' ;; esac
                 case $m in
                     *-ps) if [ "$per" = 1 ] && [ "$n" -lt 4 ]; then
@@ -109,8 +116,8 @@ for rate in $rates; do
         done
     done
     for k in $(seq "${COMMBENCH:-3}"); do
-        if [ "$k" = 1 ]; then   # from 64K: enough sizes for the fit
-            commbench "ours-$rate.$k" --min-bytes 64K --json "$out/link-$rate.json"
+        if [ "$k" = 1 ]; then   # from 4K: the link's measured curve at a small layer's size too
+            commbench "ours-$rate.$k" --min-bytes 4K --json "$out/link-$rate.json"
         else
             commbench "ours-$rate.$k"
         fi

@@ -229,8 +229,8 @@ static void test_audit_of_own_tables(void **state)
 
 static void run_analyze(char **args, struct tu_result *r)
 {
-    char *argv[16] = {(char *)tu_bin("dtrain-analyze")};
-    for (int i = 0; args[i] && i < 14; i++)
+    char *argv[24] = {(char *)tu_bin("dtrain-analyze")};
+    for (int i = 0; args[i] && i < 22; i++)
         argv[i + 1] = args[i];
     struct tu_env env = {0};
     tu_env_basics(&env);
@@ -936,12 +936,49 @@ static void test_predict_the_worked_case(void **state)
                            "--tag", "slow", NULL}, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.out, "| bsp-a2a | slow | 2 | 2 | 0.1 +- 0.0 | 0.1 | +0.2% |"));
+    assert_true(tu_contains(r.out, "1 of 1 cells within 15%"));
     assert_false(tu_contains(r.out, "fast"));
     tu_result_free(&r);
     run_analyze((char *[]){"predict", "/nonexistent.json", NULL}, &r);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "/nonexistent.json"));
     tu_result_free(&r);
+}
+
+/* predict --inter COMMBENCH.json: the file's measured allreduce times, not its fitted line. The
+ * fixture's rows lie on the worked case's link (an allreduce of n bytes on 2 ranks 1 + n / 1000 s:
+ * a message of m bytes 0.5 + m / 1000) while its fit says alpha 100 s, beta 1 s a byte: the
+ * predictions are the worked case's (bsp-a2a 15.6 s at 2 workers); with --line, the fit's:
+ * F + B + (100 + 6000) + U = 6108.6 s; with --dilate 2 the times halve (bsp-a2a: 8 + 3.5 + 0.6). */
+static void test_predict_reads_a_measured_link(void **state)
+{
+    (void)state;
+    char profile[4200], link[4200];
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    tu_fixture(link, sizeof link, "profiles/three-layers-link.json");
+    const struct {
+        const char *extra, *method;
+        double two;
+    } cases[] = {{NULL, "bsp-a2a", 15.6}, {NULL, "wfbp-a2a", 14.6}, {NULL, "bsp-ps", 27.6},
+                 {"--line", "bsp-a2a", 6108.6}, {"--dilate", "bsp-a2a", 12.1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct tu_result r;
+        char *argv[] = {"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", link, "--servers", "1",
+                        "--partition-bytes", "2500", "--format", "json", "--methods", (char *)cases[i].method,
+                        (char *)cases[i].extra, cases[i].extra && cases[i].extra[2] == 'd' ? "2" : NULL, NULL};
+        run_analyze(argv, &r);
+        assert_int_equal(r.status, 0);
+        json_error_t jerr;
+        json_t *rows = json_loads(r.out, 0, &jerr);
+        assert_non_null(rows);
+        double step = json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds"));
+        if (fabs(step - cases[i].two) >= 1e-9)
+            print_error("%s %s: %.12f, expected %.12f\n", cases[i].method, cases[i].extra ? cases[i].extra : "",
+                        step, cases[i].two);
+        assert_true(fabs(step - cases[i].two) < 1e-9);
+        json_decref(rows);
+        tu_result_free(&r);
+    }
 }
 
 /* predict --against: a hand-made method table's rows (those starting with --row, their method a
@@ -1019,6 +1056,7 @@ int main(void)
         cmocka_unit_test(test_timeline_sums),
         cmocka_unit_test(test_predict_the_worked_case),
         cmocka_unit_test(test_predict_against_a_method_table),
+        cmocka_unit_test(test_predict_reads_a_measured_link),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }

@@ -114,7 +114,7 @@ static void test_servers_are_placed(void **state)
 static void test_allreduce_costs_as_worked_by_hand(void **state)
 {
     (void)state;
-    struct link_cost out = {1e-5, 1e-9}, in = {1e-6, 1e-10};
+    struct link_cost out = {.alpha = 1e-5, .beta = 1e-9}, in = {.alpha = 1e-6, .beta = 1e-10};
     assert_true(fabs(cost_ring(4, out, 1e6) - 1.56e-3) < 1e-12);
     assert_true(fabs(cost_rabenseifner(4, out, 1e6) - 1.54e-3) < 1e-12);
     assert_true(cost_rabenseifner(3, out, 1e6) < 0);
@@ -123,6 +123,27 @@ static void test_allreduce_costs_as_worked_by_hand(void **state)
     assert_true(fabs(cost_allreduce(&c, 1e6) - 1.122e-3) < 1e-12);
     c.gpus_per_node = 1;   /* 2 ranks: every algorithm is 2 alpha + n beta */
     assert_true(fabs(cost_allreduce(&c, 1e6) - (2e-5 + 1e-3)) < 1e-12);
+}
+
+/* A measured link (message bytes, seconds): (1000, 1 ms), (3000, 2 ms), (7000, 6 ms). A message of
+ * 500 bytes costs the first point's 1 ms; 2000: 1.5 ms; 5000: 2 + 2000 x 1 us = 4 ms; 9000, past
+ * the last point on its segment's line: 6 + 2 = 8 ms. 8000 bytes over 4 ranks: the ring sends 6
+ * messages of 2000 (9 ms), Rabenseifner two of 4000 (3 ms) and two of 2000: 9 ms; on 2 ranks both
+ * are 2 messages of 4000: 6 ms. A line given as alpha and beta is untouched by the curve fields. */
+static void test_measured_link_as_worked_by_hand(void **state)
+{
+    (void)state;
+    const struct link_point curve[] = {{1000, 1e-3}, {3000, 2e-3}, {7000, 6e-3}};
+    struct link_cost link = {.curve = curve, .points = 3};
+    const double bytes[] = {500, 1000, 2000, 3000, 5000, 9000}, seconds[] = {1e-3, 1e-3, 1.5e-3, 2e-3, 4e-3, 8e-3};
+    for (int i = 0; i < 6; i++)
+        assert_true(fabs(link_message(link, bytes[i]) - seconds[i]) < 1e-12);
+    assert_true(fabs(cost_ring(4, link, 8000) - 9e-3) < 1e-12);
+    assert_true(fabs(cost_rabenseifner(4, link, 8000) - 9e-3) < 1e-12);
+    assert_true(fabs(cost_ring(2, link, 8000) - 6e-3) < 1e-12);
+    assert_true(fabs(cost_rabenseifner(2, link, 8000) - 6e-3) < 1e-12);
+    struct link_cost line = {.alpha = 1e-5, .beta = 1e-9};
+    assert_true(fabs(link_message(line, 1e6) - 1.01e-3) < 1e-15);
 }
 
 /* Three layers (forward, backward, bytes): (1, 2, 1000), (1, 1, 3000), (2, 1, 2000); the update
@@ -156,8 +177,8 @@ static void test_step_costs_as_worked_by_hand(void **state)
     (void)state;
     const struct layer_cost layers[] = {{1, 2, 1000}, {1, 1, 3000}, {2, 1, 2000}};
     struct step_costs s = {.layers = 3, .layer = layers, .update = 0.6};
-    struct cluster_shape one = {.nodes = 1, .gpus_per_node = 1, .inter = {0.5, 0.001}};
-    struct cluster_shape two = {.nodes = 2, .gpus_per_node = 1, .inter = {0.5, 0.001}, .servers = 1};
+    struct cluster_shape one = {.nodes = 1, .gpus_per_node = 1, .inter = {.alpha = 0.5, .beta = 0.001}};
+    struct cluster_shape two = {.nodes = 2, .gpus_per_node = 1, .inter = {.alpha = 0.5, .beta = 0.001}, .servers = 1};
     struct method_settings whole = {0}, cut = {.partition_bytes = 2500};
     assert_true(fabs(cost_step(&s, &one, "bsp-a2a", &whole) - 8.6) < 1e-9);
     const struct {
@@ -187,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_alpha_beta_fit_recovers_a_line),
         cmocka_unit_test(test_servers_are_placed),
         cmocka_unit_test(test_allreduce_costs_as_worked_by_hand),
+        cmocka_unit_test(test_measured_link_as_worked_by_hand),
         cmocka_unit_test(test_step_costs_as_worked_by_hand),
     };
     return cmocka_run_group_tests_name("exchange", tests, NULL, NULL);

@@ -1,0 +1,62 @@
+#!/bin/sh
+# bench/methods_study.sh BINDIR [OUTDIR] - make methods-study: the seeds' scaling experiments (004's
+# seven methods, 002's 1 Gbit/s bottleneck) on this machine, emulated, each cell predicted beside
+# measured. Each part runs bench/methods_shaped.sh on the test cluster (every rank waits a profile's
+# layer times, scaled to the seeds' 1-GPU rate, instead of computing; links between the leaves
+# shaped), then dtrain-analyze predict --records with that link's own dtrain-commbench table:
+#   resnet50-10gbit  ResNet-50, batch 32, 253.1 samples/s a device, all seven methods at 1, 2, 4,
+#                    8 (2 a node) and 16 (4 a node) ranks, 10 Gbit/s, time dilated 16x (compute
+#                    16 times slower, link shaped to 625 Mbit/s, reported at real time: the
+#                    machine's own copies and sums shrink beside the work); parameter servers up
+#                    to 8 workers (a node of the test cluster does not take 4 workers and a server)
+#   resnet50-fast    the same over the unshaped links (veth at whatever this CPU moves: a fast link)
+#   bert-base-10gbit BERT-Base pre-training, length 64, batch 64, 212.8 samples/s a device, all
+#                    seven methods at 1, 2 and 4 ranks (110 M parameters: 8 ranks' gradients,
+#                    sums and buffers outgrow this machine's memory), 10 Gbit/s dilated 16x
+#   seed002          ResNet-18 and ResNet-101, batch 128, 74.31 and 19.70 images/s (seed 002's
+#                    2080 Ti), BSP and WFBP at 1, 2 and 3 nodes of 4 ranks, 1 Gbit/s between the
+#                    nodes, not dilated (the link, not the CPU, is slow)
+# PARTS picks ("resnet50-10gbit resnet50-fast bert-base-10gbit seed002"); REPEATS (1). Needs root.
+# About 40 minutes for resnet50-10gbit, 30 for resnet50-fast, 25 for bert-base-10gbit, 25 for seed002.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$(cd "${1:?usage: methods_study.sh BINDIR [OUTDIR]}" && pwd)
+out=${2:-$here/../build/methods-study}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+profiles=$here/profiles
+repeats=${REPEATS:-1}
+
+# part NAME PROFILE RATE DILATE LINK: runs the part (the environment given before it) and predicts it
+part() {
+    name=$1 profile=$2 rate=$3 dilate=$4 link=$5
+    echo "== $name" >&2
+    REPEATS=$repeats EMULATE=$profile EMULATE_RATE=$rate DILATE=$dilate RATES=$link COMMBENCH=1 \
+        sh "$here/methods_shaped.sh" "$bin" "$out/$name" > "$out/$name.md"
+    echo
+    echo "## $name: measured beside predicted (dtrain-analyze predict --records, the link's commbench table)"
+    "$bin/dtrain-analyze" predict "$profile" --rate "$rate" --batch "$BATCH" --inter "$out/$name/link-$link.json" \
+        --dilate "$dilate" --records "$out/$name/runs" --tag "$link" | tee "$out/$name-predicted.md"
+}
+
+for p in ${PARTS:-resnet50-10gbit resnet50-fast bert-base-10gbit seed002}; do
+    case $p in
+    resnet50-10gbit|resnet50-fast)
+        link=10gbit
+        [ "$p" = resnet50-10gbit ] || link=off
+        MODEL=resnet50 DATASET=synthetic:224x224x3 BATCH=32 STEPS=16 SIZES="2:1 4:1 4:2 4:4" PS_SIZES="2:1 4:1 4:2" \
+            part "$p" "$profiles/resnet50-cpu-b8.json" 253.1 16 "$link" ;;
+    bert-base-10gbit)
+        MODEL=bert-base DATASET=synthetic-text:30522x64 BATCH=64 STEPS=8 SIZES="2:1 4:1" \
+            part "$p" "$profiles/bert-base-cpu-b8.json" 212.8 16 10gbit ;;
+    seed002)
+        for m in resnet18:74.31 resnet101:19.70; do
+            model=${m%%:*}
+            MODEL=$model DATASET=synthetic:224x224x3 BATCH=128 STEPS=8 SIZES="1:4 2:4 3:4" METHODS="bsp-a2a wfbp-a2a" \
+                part "seed002-$model" "$profiles/$model-cpu-b8.json" "${m#*:}" 1 1gbit
+        done ;;
+    *) echo "methods_study: unknown part \"$p\" (resnet50-10gbit resnet50-fast bert-base-10gbit seed002)" >&2; exit 2 ;;
+    esac
+done
+echo
+echo "methods-study: tables, records and predictions in $out"
