@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -27,6 +28,7 @@
 #include "timeline.h"
 #include "trace.h"
 #include "train.h"
+#include "watchdog.h"
 
 static char dir[] = "/tmp/dtrain-test-idx-XXXXXX";
 
@@ -804,6 +806,68 @@ static void test_resnets_train(void **state)
     }
 }
 
+/* A transport whose health op reports what NCCL's ncclCommGetAsyncError would after a peer died. */
+static int failed_health(struct comm *c, struct dt_err *err)
+{
+    (void)c;
+    return dt_fail(err, "NCCL failed in a collective under way: remote process exited or there was a network error");
+}
+
+static int good_health(struct comm *c, struct dt_err *err)
+{
+    (void)c, (void)err;
+    return 0;
+}
+
+static void abort_returns(struct comm *c, int status)
+{
+    (void)c, (void)status;   /* the watchdog then ends the process itself, with status 3 */
+}
+
+/* Runs a watchdog over a transport with the given health op in a child for `seconds` (no stall
+ * timeout): its exit status, and what it wrote to stderr in out. */
+static int watch_transport(int (*health)(struct comm *, struct dt_err *), unsigned seconds, char *out, size_t size)
+{
+    char path[] = "/tmp/dtrain-test-watchdog-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        dup2(fd, 2);
+        struct comm host = {.rank = 2, .world = 4, .abort = abort_returns}, transport = {.rank = 2, .health = health};
+        snprintf(host.hostname, sizeof host.hostname, "gn07");
+        struct watchdog wd = {0};
+        watchdog_start(&wd, &host, &transport, 0, 12, NULL);
+        sleep(seconds);
+        watchdog_stop(&wd);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    ssize_t n = pread(fd, out, size - 1, 0);
+    out[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The watchdog ends the job when the gradient transport reports a failure of its own (NCCL's
+ * asynchronous error: the GPU would otherwise wait for a dead peer forever), naming the rank, its
+ * host, the step and NCCL's words, within its 200 ms poll, with no --timeout needed; a healthy
+ * transport is left alone. */
+static void test_watchdog_ends_the_job_on_a_transport_failure(void **state)
+{
+    (void)state;
+    char out[2048];
+    assert_int_equal(watch_transport(failed_health, 5, out, sizeof out), 3);
+    assert_true(tu_contains(out, "rank 2 on gn07: NCCL failed in a collective under way: remote process exited"));
+    assert_true(tu_contains(out, "(after step 12): a peer died or the network failed; ending the job"));
+    assert_int_equal(watch_transport(good_health, 1, out, sizeof out), 0);
+    assert_string_equal(out, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -821,6 +885,7 @@ int main(void)
         cmocka_unit_test(test_timeline_records_the_steps),
         cmocka_unit_test(test_a_profile_round_trips),
         cmocka_unit_test(test_bad_profiles_are_refused),
+        cmocka_unit_test(test_watchdog_ends_the_job_on_a_transport_failure),
         cmocka_unit_test(test_an_emulated_step_takes_its_profile_time),
         cmocka_unit_test(test_a_rank_finds_its_gpu),
         cmocka_unit_test(test_runs_are_deterministic),

@@ -315,11 +315,17 @@ void cuda_linear_backward(void *s, const float *x, const float *w, const float *
 /* ---------- convolution: cuDNN ---------- */
 
 /* Grows cuDNN's scratch to `bytes`. An algorithm whose scratch does not fit is not an error, only
- * not a choice: the old scratch stays (plans made before need its size) and false comes back. */
+ * not a choice: the old scratch stays (plans made before need its size) and false comes back.
+ * Nor is one that asks for more than a quarter of the device's free memory: an FFT or Winograd
+ * algorithm may want gigabytes that the activations and bf16 copies allocated after the choice
+ * would then lack (cuda-review.md 4); the next algorithm in cuDNN's ranking is taken instead. */
 bool grow_workspace(cuda_state *st, size_t bytes)
 {
     if (bytes <= st->workspace_size)
         return true;
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && bytes > free_bytes / 4)
+        return false;
     void *bigger = nullptr;
     if (cudaMalloc(&bigger, bytes) != cudaSuccess) {
         cudaGetLastError();   /* clears it: the next candidate may fit */

@@ -68,6 +68,10 @@ struct comm {
     void (*destroy)(struct comm *c);
     /* Ends the whole job now, every rank, with this status. */
     void (*abort)(struct comm *c, int status);
+    /* A failure the transport found on its own, outside any call (NCCL's: a peer died while this
+     * rank's kernels wait for it, so the stream never finishes): -1 with err, else 0. Called from
+     * the watchdog's thread. NULL where every failure comes back from a call. */
+    int (*health)(struct comm *c, struct dt_err *err);
     void (*finalize)(struct comm *c);
 };
 

@@ -78,6 +78,19 @@ static int host_recv(struct comm *c, void *buf, size_t bytes, int peer, int tag,
     return s->host->recv(s->host, buf, bytes, peer, tag, err);
 }
 
+/* NCCL's asynchronous error (ncclCommGetAsyncError may be called from any thread): a remote peer
+ * gone, a network error, found while the collective's kernels spin on the GPU. */
+static int nccl_health(struct comm *c, struct dt_err *err)
+{
+    struct nccl_state *s = c->state;
+    ncclResult_t state = ncclSuccess, nrc = ncclCommGetAsyncError(s->comm, &state);
+    if (nrc != ncclSuccess)
+        return nccl_fail(err, "ncclCommGetAsyncError", nrc);
+    if (state != ncclSuccess && state != ncclInProgress)
+        return nccl_fail(err, "NCCL failed in a collective under way", state);
+    return 0;
+}
+
 static void host_abort(struct comm *c, int status)
 {
     struct nccl_state *s = c->state;
@@ -128,7 +141,7 @@ struct comm *comm_nccl_create(struct comm *host, void *compute_stream, struct dt
                              .device_buffers = true, .allreduce = nccl_allreduce, .broadcast = host_broadcast,
                              .allgather = host_allgather, .sum_long = host_sum_long, .min_max_u64 = host_min_max,
                              .send = host_send, .recv = host_recv, .destroy = comm_nccl_destroy,
-                             .abort = host_abort, .finalize = nccl_finalize};
+                             .abort = host_abort, .health = nccl_health, .finalize = nccl_finalize};
     memcpy(s->table.hostname, host->hostname, sizeof s->table.hostname);
     return &s->table;
 }
@@ -141,8 +154,10 @@ void comm_nccl_destroy(struct comm *c)
     struct nccl_state *s = c->state ? c->state : (struct nccl_state *)c;
     if (s->stream)
         cudaStreamSynchronize(s->stream);
-    if (s->comm)
+    if (s->comm) {   /* finalize first: it completes what is still queued; destroy only frees */
+        ncclCommFinalize(s->comm);
         ncclCommDestroy(s->comm);
+    }
     if (s->grads_ready)
         cudaEventDestroy(s->grads_ready);
     if (s->averaged)

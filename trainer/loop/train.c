@@ -468,7 +468,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     if (rc == 0) {
         if (cfg->checkpoint_dir)
             catch_stop_signals(true);
-        watchdog_start(&l.wd, comm, cfg->timeout_minutes * 60, l.first, cfg->on_stall);
+        watchdog_start(&l.wd, comm, l.r.nccl, cfg->timeout_minutes * 60, l.first, cfg->on_stall);
         if (l.leader)
             announce(&l);
         rc = train_steps(&l, err);

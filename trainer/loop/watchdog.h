@@ -1,6 +1,8 @@
 /* watchdog.h - a collective waits for the slowest rank, forever if one hung (a stuck NFS read, a
  * dead NIC): the watchdog thread ends the whole job, naming the rank and host, when no step has
- * finished for the timeout (common/fault.h injects the hangs that test it). */
+ * finished for the timeout (common/fault.h injects the hangs that test it), or at once when the
+ * gradient transport reports a failure of its own (NCCL's asynchronous errors: a dead peer leaves
+ * this rank's GPU waiting, and no call returns to say so). */
 #ifndef WATCHDOG_H
 #define WATCHDOG_H
 
@@ -14,15 +16,17 @@ struct watchdog {
     pthread_t thread;
     bool running;
     struct comm *comm;
-    double timeout;            /* seconds */
+    struct comm *transport;    /* the gradients' transport, its health polled; may be NULL */
+    double timeout;            /* seconds (0: no stall is timed) */
     _Atomic long progress_ms;  /* when the last step (or evaluation) finished */
     _Atomic int stop;
     _Atomic long step;         /* for the message */
     void (*on_stall)(const char *message, long step);   /* told before the job is ended; may be NULL */
 };
 
-/* Starts watching (timeout_seconds 0: never fires, no thread). */
-void watchdog_start(struct watchdog *wd, struct comm *comm, double timeout_seconds, long step,
+/* Starts watching: stalls longer than timeout_seconds (0: none), and the health of transport (NULL,
+ * or one without a health op: none). Nothing to watch: no thread. */
+void watchdog_start(struct watchdog *wd, struct comm *comm, struct comm *transport, double timeout_seconds, long step,
                     void (*on_stall)(const char *message, long step));
 /* A step (or an evaluation) finished. */
 void watchdog_touch(struct watchdog *wd, long step);
