@@ -224,6 +224,8 @@ void drop_graphs(cuda_state *st)
 __nv_bfloat16 *half_buffer(cuda_state *st, int slot, size_t count)
 {
     if (count > st->half_cap[slot]) {
+        if (growing_in_capture(st, "the bf16 scratch"))
+            return nullptr;
         cudaStreamSynchronize(st->stream);   /* the old buffer may still be read */
         drop_graphs(st);
         cudaFree(st->half[slot]);
@@ -323,6 +325,8 @@ bool grow_workspace(cuda_state *st, size_t bytes)
 {
     if (bytes <= st->workspace_size)
         return true;
+    if (growing_in_capture(st, "cuDNN's workspace"))
+        return false;
     size_t free_bytes = 0, total_bytes = 0;
     if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && bytes > free_bytes / 4)
         return false;
@@ -640,6 +644,8 @@ bool grow_rows(cuda_state *st, int n)
 {
     if (n <= st->rows_cap)
         return true;
+    if (growing_in_capture(st, "the loss rows"))
+        return false;
     cudaStreamSynchronize(st->stream);
     drop_graphs(st);
     cudaFree(st->row_loss), cudaFree(st->row_correct), cudaFreeHost(st->host_loss), cudaFreeHost(st->host_correct);

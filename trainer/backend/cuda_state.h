@@ -83,6 +83,16 @@ inline void fail(cuda_state *st, const char *what, const char *why)
         snprintf(st->error, sizeof st->error, "%s: %s", what, why);
 }
 
+/* Whether a buffer about to grow (synchronise, free, allocate) is being captured into a CUDA graph:
+ * none of that may happen in a capture, and the graph would keep the freed address. The eager
+ * steps before capture grow every buffer; one that grows later fails the state, named. */
+inline bool growing_in_capture(cuda_state *st, const char *what)
+{
+    if (st->capturing)
+        fail(st, what, "would grow while a CUDA graph is being captured (the eager steps before should have grown it)");
+    return st->capturing;
+}
+
 inline bool cuda_ok(cuda_state *st, cudaError_t rc, const char *what)
 {
     if (rc != cudaSuccess)

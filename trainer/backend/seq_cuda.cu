@@ -342,6 +342,8 @@ bool scratch(cuda_state *st, size_t floats)
 {
     if (floats <= st->seq_scratch_cap)
         return true;
+    if (growing_in_capture(st, "the attention scratch"))
+        return false;
     if (st->seq_scratch && !cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize"))
         return false;
     cudaFree(st->seq_scratch);
