@@ -39,6 +39,9 @@ static int setup(void **state)
     (void)state;
     char why[512];
     struct cuda_options bf16 = {.bf16 = true, .find_algorithms = true};
+    char versions[256];
+    backend_cuda_versions(versions, sizeof versions);
+    print_message("test_cuda: %s\n", versions);   /* the libraries this run loaded, in its output */
     int devices = backend_cuda_probe(why, sizeof why);
     if (devices < 0)
         snprintf(broken, sizeof broken, "%s", why);

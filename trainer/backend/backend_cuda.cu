@@ -15,6 +15,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
+#include <nccl.h>
 
 #include <dlfcn.h>
 
@@ -912,6 +913,20 @@ int backend_cuda_probe(char *why, size_t why_size)
     snprintf(why, why_size, "the NVIDIA driver is there but CUDA cannot use it: %s (%s)", cudaGetErrorString(rc),
              cudaGetErrorName(rc));
     return -1;
+}
+
+void backend_cuda_versions(char *out, size_t size)
+{
+    int runtime = 0, driver = 0, major = 0, minor = 0, patch = 0, nccl = 0;
+    cudaRuntimeGetVersion(&runtime);
+    if (cudaDriverGetVersion(&driver) != cudaSuccess)
+        driver = 0;
+    cudaGetLastError();
+    cublasGetProperty(MAJOR_VERSION, &major), cublasGetProperty(MINOR_VERSION, &minor);
+    cublasGetProperty(PATCH_LEVEL, &patch);
+    ncclGetVersion(&nccl);
+    snprintf(out, size, "CUDA runtime %d, driver %d, cuDNN %zu (built with %d), cuBLAS %d.%d.%d, NCCL %d", runtime,
+             driver, cudnnGetVersion(), CUDNN_VERSION, major, minor, patch, nccl);
 }
 
 int backend_cuda_devices(void)

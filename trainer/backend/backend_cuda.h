@@ -18,6 +18,12 @@ int backend_cuda_devices(void);
  * this CUDA, a broken install). Tests skip on 0 and fail on -1. */
 int backend_cuda_probe(char *why, size_t why_size);
 
+/* The libraries this process loaded, as they report themselves (cuDNN and cuBLAS may come from
+ * other installs than the ones built against, and cuDNN loads its parts at first use): "CUDA
+ * runtime 13000, driver 13000 (0: none), cuDNN 91300 (built with 91300), cuBLAS 13.0.0, NCCL
+ * 22809" into out. */
+void backend_cuda_versions(char *out, size_t size);
+
 /* The device a rank drives, an index among those it sees: dtrain's (DTRAIN_GPU) when given, else
  * the launcher's local rank modulo the devices seen (so ranks that each see one GPU all take
  * theirs), else 0. Either string may be NULL; devices is backend_cuda_devices(). */

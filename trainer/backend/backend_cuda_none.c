@@ -11,6 +11,7 @@ static const char without[] = "this dtrain-train was built without CUDA (no nvcc
 
 int backend_cuda_devices(void) { return 0; }
 int backend_cuda_probe(char *why, size_t size) { return snprintf(why, size, "%s", without), 0; }
+void backend_cuda_versions(char *out, size_t size) { snprintf(out, size, "%s", without); }
 
 struct backend *backend_cuda_create(int device, const struct cuda_options *options, char *why, size_t why_size)
 {

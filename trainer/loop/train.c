@@ -351,6 +351,12 @@ static void announce(const struct loop *l)
             r->model.num_params, cfg->dataset, r->train.count, r->test.count, r->be->name, cfg->threads,
             cfg->threads > 1 ? "s" : "", cfg->batch, world, world > 1 ? "s" : "", l->comm->name, cfg->optimizer,
             r->opt.lr, l->total, l->per_epoch);
+    if (r->gpu) {   /* which device, and which libraries the run loaded (they may not be those built with) */
+        char device[256], versions[256];
+        device_describe(r, cfg->threads, device, sizeof device);
+        backend_cuda_versions(versions, sizeof versions);
+        fprintf(stderr, "dtrain-train: %s; %s\n", device, versions);
+    }
     if (cfg->max_steps > 0 && cfg->epochs_set)   /* both given: whichever ends first, and which that is */
         fprintf(stderr, "dtrain-train: --max-steps %ld and --epochs %d: %s ends the run first\n", cfg->max_steps,
                 cfg->epochs, cfg->max_steps < (long)cfg->epochs * l->per_epoch ? "--max-steps" : "--epochs");
