@@ -55,6 +55,8 @@ double cost_allreduce(const struct cluster_shape *c, double bytes)
     int p = c->nodes * c->gpus_per_node;
     if (p < 2)
         return 0;
+    if (c->allreduce)
+        return link_message(*c->allreduce, bytes);
     struct link_cost link = c->nodes > 1 ? c->inter : c->intra;   /* a flat algorithm crosses the slowest */
     double best = cost_ring(p, link, bytes), rab = cost_rabenseifner(p, link, bytes);
     if (rab >= 0 && rab < best)

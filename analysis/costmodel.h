@@ -55,6 +55,12 @@ struct cluster_shape {
     int nodes, gpus_per_node;  /* workers: nodes x gpus_per_node */
     struct link_cost intra, inter;   /* inside a node, between nodes */
     int servers;               /* parameter servers (each on a node of its own); 0: one per worker node */
+    /* The allreduce of this job as measured at its size (dtrain-commbench or nccl-tests over all its
+     * workers: the seconds of n bytes, link_message's reading of the curve), or NULL: composed from
+     * the links by the algorithms above. A measured one carries what the algorithms leave out: the
+     * library's own choice of algorithm, links shared by several pairs, a host's cores shared by
+     * its ranks. */
+    const struct link_cost *allreduce;
 };
 
 struct layer_cost {

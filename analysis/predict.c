@@ -33,8 +33,14 @@ static const char predict_usage[] =
     "      --nodes LIST        node counts, comma-separated (1,2,4,8)\n"
     "      --inter LINK        between nodes: BANDWIDTH[:LATENCY] (10gbit:25us; bandwidth in\n"
     "                          gbit, mbit, GB/s or MB/s, latency in us, ms or s), or a JSON file\n"
-    "                          of dtrain-commbench --json run on 2 ranks across the link (its\n"
-    "                          allreduce fit 2 alpha + n beta gives the link's alpha and beta)\n"
+    "                          of dtrain-commbench --json run on 2 ranks across the link: its\n"
+    "                          measured times, a message of m bytes costing half the allreduce\n"
+    "                          of 2m, read between the sizes measured\n"
+    "      --line              a commbench file's alpha-beta fit instead (allreduce 2 alpha + n beta)\n"
+    "      --allreduce FILE    dtrain-commbench --json over all the ranks of one job size: that\n"
+    "                          size's allreduce as measured (the library's algorithm, links and\n"
+    "                          cores shared by ranks included) instead of composed from the\n"
+    "                          links; repeatable, a file a size (its \"ranks\")\n"
     "      --intra LINK        inside a node, the same way (12GB/s:5us: PCIe 3 x16)\n"
     "      --servers N         parameter servers, each on a node of its own (default: one per\n"
     "                          worker node)\n"
@@ -51,11 +57,11 @@ static const char predict_usage[] =
     "                          (the links as the options give them; the job's shape from the record)\n"
     "      --tag TEXT          with --records: only the runs of this tag (the link they ran over)\n"
     "      --dilate K          the --inter link was measured shaped K times slower, for runs of\n"
-    "                          dtrain-train --dilate K (reported at real time): its alpha and\n"
-    "                          beta are divided by K\n"
+    "                          dtrain-train --dilate K (reported at real time): its times (and\n"
+    "                          --allreduce's) are divided by K\n"
     "      --against FILE      a hand-made method table (the seeds' 004): its rows that start with\n"
     "                          --row's text, measured beside predicted at each GPU count (values\n"
-    "                          read at the GPU counts the audit's reading gives), error %%\n"
+    "                          read at the GPU counts the audit's reading gives), error %\n"
     "      --row TEXT          the rows' key cells before the method (\"ResNet-50, 64, 10GbE\")\n"
     "  -h, --help              this text\n"
     "\n"
@@ -100,10 +106,11 @@ double predict_parse_latency(const char *text)
 
 #define CURVE_POINTS 64   /* dtrain-commbench measures at most 64 sizes */
 
-/* A dtrain-commbench JSON table's rows as a link's messages: an allreduce of n bytes on 2 ranks is
- * two messages of n/2 (the ring's reduce-scatter and allgather), so a message of m bytes costs half
- * the time measured at 2m. Returns the points (in increasing size), or -1 with why. */
-static int curve_of(const char *path, json_t *rows, struct link_point *curve, char *why, size_t size)
+/* A dtrain-commbench JSON table's rows as points of a curve, each size and time divided by `parts`:
+ * 2 for a link's messages (an allreduce of n bytes on 2 ranks is two messages of n/2, the ring's
+ * reduce-scatter and allgather, so a message of m bytes costs half the time measured at 2m), 1 for
+ * the allreduce itself. Returns the points (in increasing size), or -1 with why. */
+static int curve_of(const char *path, json_t *rows, double parts, struct link_point *curve, char *why, size_t size)
 {
     int points = 0;
     size_t i;
@@ -113,9 +120,9 @@ static int curve_of(const char *path, json_t *rows, struct link_point *curve, ch
                us = json_number_value(json_object_get(row, "time_us"));
         if (!(bytes > 0) || !(us > 0) || !isfinite(us))
             return snprintf(why, size, "%s: rows[%zu]: expected bytes and time_us above 0", path, i), -1;
-        if (points == CURVE_POINTS || (points > 0 && bytes / 2 <= curve[points - 1].bytes))
+        if (points == CURVE_POINTS || (points > 0 && bytes / parts <= curve[points - 1].bytes))
             return snprintf(why, size, "%s: rows[%zu]: expected at most %d sizes, increasing", path, i, CURVE_POINTS), -1;
-        curve[points++] = (struct link_point){bytes / 2, us * 1e-6 / 2};
+        curve[points++] = (struct link_point){bytes / parts, us * 1e-6 / parts};
     }
     return points;
 }
@@ -132,7 +139,7 @@ static int parse_link(const char *text, bool measured, struct link_cost *link, s
         json_t *doc = json_load_file(text, 0, &jerr), *fit = json_object_get(doc, "fit");
         double alpha = json_number_value(json_object_get(fit, "alpha_s")),
                beta = json_number_value(json_object_get(fit, "beta_s_per_byte"));
-        int points = measured && doc ? curve_of(text, json_object_get(doc, "rows"), curve, why, size) : 0;
+        int points = measured && doc ? curve_of(text, json_object_get(doc, "rows"), 2, curve, why, size) : 0;
         json_decref(doc);
         if (!doc)
             return snprintf(why, size, "%s:%d: %s", text, jerr.line, jerr.text), -1;
@@ -164,14 +171,54 @@ static int parse_link(const char *text, bool measured, struct link_cost *link, s
     return 0;
 }
 
+#define MEASURED_SIZES 16   /* --allreduce files */
+
+/* --allreduce FILE: a job size's allreduce as dtrain-commbench measured it over all its ranks. */
+struct measured_allreduce {
+    int ranks;
+    struct link_cost cost;
+    struct link_point curve[CURVE_POINTS];
+};
+
+/* Reads a dtrain-commbench --json file of the allreduce over all of a job's ranks. 0, or -1 with why. */
+static int parse_allreduce(const char *path, struct measured_allreduce *m, char *why, size_t size)
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    if (!doc)
+        return snprintf(why, size, "%s:%d: %s", path, jerr.line, jerr.text), -1;
+    const char *op = json_string_value(json_object_get(doc, "op"));
+    m->ranks = (int)json_integer_value(json_object_get(doc, "ranks"));
+    int points = op && strcmp(op, "allreduce") == 0 && m->ranks >= 2
+                     ? curve_of(path, json_object_get(doc, "rows"), 1, m->curve, why, size)
+                     : (snprintf(why, size, "%s: expected dtrain-commbench --json of the allreduce over 2 ranks or "
+                                 "more (\"op\", \"ranks\", \"rows\")", path), -1);
+    json_decref(doc);
+    if (points >= 0 && points < 2)
+        return snprintf(why, size, "%s: fewer than 2 sizes measured", path), -1;
+    m->cost = (struct link_cost){.curve = m->curve, .points = points};
+    return points < 0 ? -1 : 0;
+}
+
 struct predict_options {
     int gpus_per_node, nodes[32], node_counts, servers, batch;
     struct link_cost intra, inter;
     struct link_point intra_curve[CURVE_POINTS], inter_curve[CURVE_POINTS];   /* measured links' */
+    struct measured_allreduce *allreduce;   /* --allreduce files, by job size */
+    int allreduce_count;
     char methods[512];
     double partition_bytes, rate;
     const char *format;
 };
+
+/* The allreduce measured at this many workers, or NULL. */
+static const struct link_cost *measured_at(const struct predict_options *o, int workers)
+{
+    for (int i = 0; i < o->allreduce_count; i++)
+        if (o->allreduce[i].ranks == workers)
+            return &o->allreduce[i].cost;
+    return NULL;
+}
 
 /* The profile as the cost model's step: times scaled to the batch, or to rate samples/s. */
 static int step_of(const struct profile *p, const struct predict_options *o, struct layer_cost *layers,
@@ -214,7 +261,8 @@ static void print_table(const struct profile *p, const struct predict_options *o
             printf("%s%s%s%d%s%s", md ? "| " : "", p->model, sep, o->batch, sep, m);
         for (int k = 0; k < o->node_counts; k++) {
             struct cluster_shape c = {.nodes = o->nodes[k], .gpus_per_node = o->gpus_per_node, .intra = o->intra,
-                                      .inter = o->inter, .servers = o->servers};
+                                      .inter = o->inter, .servers = o->servers,
+                                      .allreduce = measured_at(o, o->nodes[k] * o->gpus_per_node)};
             struct method_settings settings = {.partition_bytes = o->partition_bytes};
             double step = cost_step(s, &c, m, &settings), rate = (double)o->batch * c.nodes * c.gpus_per_node / step;
             if (json)
@@ -244,6 +292,7 @@ static struct cluster_shape shape_of(const struct run_record *r, const struct pr
         c.servers = strncmp(servers + 8, "colocated", 9) == 0 ? r->nodes : atoi(servers + 8);
     if (c.nodes * c.gpus_per_node != workers)   /* a last node not full: as many nodes of one */
         c.nodes = workers, c.gpus_per_node = 1;
+    c.allreduce = measured_at(o, workers);
     return c;
 }
 
@@ -309,7 +358,8 @@ static struct cluster_shape shape_of_gpus(int gpus, const struct predict_options
 {
     int per_node = gpus < o->gpus_per_node ? gpus : o->gpus_per_node;
     return (struct cluster_shape){.nodes = (gpus + per_node - 1) / per_node, .gpus_per_node = per_node,
-                                  .intra = o->intra, .inter = o->inter, .servers = o->servers};
+                                  .intra = o->intra, .inter = o->inter, .servers = o->servers,
+                                  .allreduce = measured_at(o, gpus)};
 }
 
 /* A method table's method cell ("ByteScheduler-A2A") as the model names it, or NULL. */
@@ -391,7 +441,8 @@ static int parse_lists(struct predict_options *o, const char *nodes)
 }
 
 enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_BATCH, P_RATE, P_FORMAT,
-       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE };
+       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE,
+       P_ALLREDUCE };
 
 int predict_command(int argc, char **argv)
 {
@@ -404,6 +455,7 @@ int predict_command(int argc, char **argv)
         {"records", no_argument, NULL, P_RECORDS}, {"tag", required_argument, NULL, P_TAG},
         {"against", required_argument, NULL, P_AGAINST}, {"row", required_argument, NULL, P_ROW},
         {"dilate", required_argument, NULL, P_DILATE}, {"line", no_argument, NULL, P_LINE},
+        {"allreduce", required_argument, NULL, P_ALLREDUCE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct predict_options o = {.gpus_per_node = 4, .intra = {.alpha = 5e-6, .beta = 1 / 12e9}, .inter = {.alpha = 25e-6, .beta = 8 / 10e9},
                                 .methods = ALL_METHODS, .format = "md"};
@@ -413,6 +465,8 @@ int predict_command(int argc, char **argv)
     const char *against = NULL, *row = "";   /* a hand-made method table, and which of its rows */
     double dilate = 1;                        /* the inter link as measured is this many times slower */
     const char *intra = NULL, *inter = NULL;  /* the links as given (read after every option) */
+    const char *allreduce_files[MEASURED_SIZES];
+    struct measured_allreduce measured_sizes[MEASURED_SIZES];
     bool measured = true;                     /* a commbench file's measured times, not its line */
     char why[512];
     long value;
@@ -428,6 +482,11 @@ int predict_command(int argc, char **argv)
         case P_INTER: inter = optarg; break;
         case P_INTRA: intra = optarg; break;
         case P_LINE: measured = false; break;
+        case P_ALLREDUCE:
+            if (o.allreduce_count == MEASURED_SIZES)
+                return fprintf(stderr, "dtrain-analyze predict: --allreduce: at most %d files\n", MEASURED_SIZES), 2;
+            allreduce_files[o.allreduce_count++] = optarg;
+            break;
         case P_SERVERS:
             if (dt_parse_int(optarg, 1, 1 << 20, &o.servers) < 0)
                 return fprintf(stderr, "dtrain-analyze predict: --servers \"%s\": expected a count from 1\n", optarg), 2;
@@ -481,6 +540,14 @@ int predict_command(int argc, char **argv)
     o.inter.alpha /= dilate, o.inter.beta /= dilate;   /* to real time, as the dilated runs report */
     for (int k = 0; o.inter.curve && k < o.inter.points; k++)
         o.inter_curve[k].seconds /= dilate;
+    o.allreduce = measured_sizes;
+    for (int i = 0; i < o.allreduce_count; i++) {
+        struct measured_allreduce *m = &measured_sizes[i];
+        if (parse_allreduce(allreduce_files[i], m, why, sizeof why) < 0)
+            return fprintf(stderr, "dtrain-analyze predict: --allreduce %s\n", why), 2;
+        for (int k = 0; k < m->cost.points; k++)
+            m->curve[k].seconds /= dilate;
+    }
     struct profile p;
     struct dt_err err;
     if (profile_read(argv[optind], &p, &err) < 0)

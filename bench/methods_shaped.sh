@@ -22,7 +22,9 @@
 # emulated compute K times slower and the links shaped to RATE / K, rates reported at real time:
 # the machine's own copies and sums shrink beside the work), COMMBENCH
 # (repeats of the busbw comparison, 3; the first writes OUTDIR/link-RATE.json, the link's
-# alpha-beta fit for dtrain-analyze predict --inter).
+# measured times for dtrain-analyze predict --inter). Then the allreduce over all the ranks of
+# each size, OUTDIR/allreduce-RATE-WORKERS.json (predict --allreduce). REPEATS=0: the links and
+# allreduces measured, no training runs.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -80,11 +82,21 @@ job() {   # job NODES TASKS_PER_NODE NODELIST TRAINER-OPTIONS...: one run, queue
         -J bench "$top/sbatch/dtrain.sbatch" $train "$@"
 }
 
+nodes_of() {   # nodes_of N: the N nodes a job takes (2: one on each leaf, so the link is crossed)
+    case $1 in 1) echo gn01 ;; 2) echo 'gn[01,03]' ;; 3) echo 'gn[01-03]' ;; *) echo 'gn[01-04]' ;; esac
+}
+
+commbench_on() {   # commbench_on NAME NODES PER OPTIONS...: dtrain-commbench over NODES x PER ranks, into NAME.out
+    name=$1 n=$2 per=$3
+    shift 3
+    submit -N "$n" --ntasks-per-node="$per" --exclusive -w "$(nodes_of "$n")" -o "$out/$name.out" -J commbench --wrap \
+        "srun --mpi=pmix $bin/dtrain --gpus-per-node 0 -- $bin/dtrain-commbench --min-bytes 4M --max-bytes 32M --iters 4 --warmup 1 $*"
+}
+
 commbench() {   # commbench NAME [--raw]: dtrain-commbench on 2 nodes across the link, into NAME.out
     name=$1
     shift
-    submit -N 2 --ntasks-per-node=1 --exclusive -w 'gn[01,03]' -o "$out/$name.out" -J commbench --wrap \
-        "srun --mpi=pmix $bin/dtrain --gpus-per-node 0 -- $bin/dtrain-commbench --min-bytes 4M --max-bytes 32M --iters 4 --warmup 1 $*"
+    commbench_on "$name" 2 1 "$@"
 }
 
 dilate=${DILATE:-1}
@@ -103,7 +115,7 @@ for rate in $rates; do
             for size in $sizes; do
                 n=${size%%:*} per=${size#*:}
                 case "$m: $ps_sizes " in *-ps:*" $size "*|*-a2a:*|mg-wfbp:*) ;; *) continue ;; esac
-                case $n in 1) nodes=gn01 ;; 2) nodes='gn[01,03]' ;; 3) nodes='gn[01-03]' ;; *) nodes='gn[01-04]' ;; esac
+                nodes=$(nodes_of "$n")
                 case $m in
                     *-ps) if [ "$per" = 1 ] && [ "$n" -lt 4 ]; then
                               job $((n + 1)) 1 "gn[01-0$((n + 1))]" --comm "$m"
@@ -123,8 +135,14 @@ for rate in $rates; do
         fi
         commbench "raw-$rate.$k" --raw
     done
+    for size in $sizes; do   # the allreduce at every job size, all its ranks: predict --allreduce
+        n=${size%%:*} per=${size#*:}
+        [ $((n * per)) -lt 2 ] || commbench_on "allreduce-$rate-$n-$per" "$n" "$per" --min-bytes 4K \
+            --json "$out/allreduce-$rate-$((n * per)).json"
+    done
     wait_last   # the next rate reshapes the links
 done
+[ "$repeats" -gt 0 ] || exit 0   # the links measured, no runs
 "$bin/dtrain-analyze" throughput "$out/runs/records.jsonl" > "$out/methods.md"
 echo "## samples/s, mean +- std of $repeats runs (model ${MODEL:-cnn}, batch ${BATCH:-32} per worker, ${STEPS:-60} steps)"
 cat "$out/methods.md"

@@ -3,7 +3,8 @@
 # seven methods, 002's 1 Gbit/s bottleneck) on this machine, emulated, each cell predicted beside
 # measured. Each part runs bench/methods_shaped.sh on the test cluster (every rank waits a profile's
 # layer times, scaled to the seeds' 1-GPU rate, instead of computing; links between the leaves
-# shaped), then dtrain-analyze predict --records with that link's own dtrain-commbench table:
+# shaped), then dtrain-analyze predict --records with that link's own dtrain-commbench table and the
+# allreduce measured over each job size's ranks (predict --allreduce), and a plot, a line per method:
 #   resnet50-10gbit  ResNet-50, batch 32, 253.1 samples/s a device, all seven methods at 1, 2, 4,
 #                    8 (2 a node) and 16 (4 a node) ranks, 10 Gbit/s, time dilated 16x (compute
 #                    16 times slower, link shaped to 625 Mbit/s, reported at real time: the
@@ -33,10 +34,22 @@ part() {
     echo "== $name" >&2
     REPEATS=$repeats EMULATE=$profile EMULATE_RATE=$rate DILATE=$dilate RATES=$link COMMBENCH=1 \
         sh "$here/methods_shaped.sh" "$bin" "$out/$name" > "$out/$name.md"
+    predict_part "$name" "$profile" "$rate" "$dilate" "$link"
+    "$bin/dtrain-analyze" plot --series method --where "tag=$link" -o "$out/$name" "$out/$name/runs" >/dev/null
+}
+
+# predict_part NAME PROFILE RATE DILATE LINK: the part's runs beside the cost model's prediction,
+# from the link's commbench table and the allreduce measured at each job size
+predict_part() {
+    name=$1 profile=$2 rate=$3 dilate=$4 link=$5
+    set --
+    for f in "$out/$name"/allreduce-"$link"-*.json; do
+        [ ! -e "$f" ] || set -- "$@" --allreduce "$f"
+    done
     echo
-    echo "## $name: measured beside predicted (dtrain-analyze predict --records, the link's commbench table)"
+    echo "## $name: measured beside predicted (dtrain-analyze predict --records, the link's and each size's commbench tables)"
     "$bin/dtrain-analyze" predict "$profile" --rate "$rate" --batch "$BATCH" --inter "$out/$name/link-$link.json" \
-        --dilate "$dilate" --records "$out/$name/runs" --tag "$link" | tee "$out/$name-predicted.md"
+        "$@" --dilate "$dilate" --records "$out/$name/runs" --tag "$link" | tee "$out/$name-predicted.md"
 }
 
 for p in ${PARTS:-resnet50-10gbit resnet50-fast bert-base-10gbit seed002}; do

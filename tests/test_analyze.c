@@ -949,23 +949,29 @@ static void test_predict_the_worked_case(void **state)
  * fixture's rows lie on the worked case's link (an allreduce of n bytes on 2 ranks 1 + n / 1000 s:
  * a message of m bytes 0.5 + m / 1000) while its fit says alpha 100 s, beta 1 s a byte: the
  * predictions are the worked case's (bsp-a2a 15.6 s at 2 workers); with --line, the fit's:
- * F + B + (100 + 6000) + U = 6108.6 s; with --dilate 2 the times halve (bsp-a2a: 8 + 3.5 + 0.6). */
+ * F + B + (100 + 6000) + U = 6108.6 s; with --dilate 2 the times halve (bsp-a2a: 8 + 3.5 + 0.6).
+ * --allreduce FILE (2 ranks measured at 2 + n / 1000 s) replaces the composed allreduce at that
+ * size: bsp-a2a 4 + 4 + 8 + 0.6 = 16.6; wfbp-a2a sends layer 2 (2000 bytes, 4 s) from 1 to 5,
+ * layer 1 (3000) to 10, layer 0 (1000) to 13: 4 + 13 + 0.6 = 17.6; the servers do not use it. */
 static void test_predict_reads_a_measured_link(void **state)
 {
     (void)state;
-    char profile[4200], link[4200];
+    char profile[4200], link[4200], allreduce[4200];
     tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
     tu_fixture(link, sizeof link, "profiles/three-layers-link.json");
+    tu_fixture(allreduce, sizeof allreduce, "profiles/three-layers-allreduce2.json");
     const struct {
-        const char *extra, *method;
+        const char *option, *value, *method;
         double two;
-    } cases[] = {{NULL, "bsp-a2a", 15.6}, {NULL, "wfbp-a2a", 14.6}, {NULL, "bsp-ps", 27.6},
-                 {"--line", "bsp-a2a", 6108.6}, {"--dilate", "bsp-a2a", 12.1}};
+    } cases[] = {{NULL, NULL, "bsp-a2a", 15.6}, {NULL, NULL, "wfbp-a2a", 14.6}, {NULL, NULL, "bsp-ps", 27.6},
+                 {"--line", NULL, "bsp-a2a", 6108.6}, {"--dilate", "2", "bsp-a2a", 12.1},
+                 {"--allreduce", allreduce, "bsp-a2a", 16.6}, {"--allreduce", allreduce, "wfbp-a2a", 17.6},
+                 {"--allreduce", allreduce, "bsp-ps", 27.6}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct tu_result r;
         char *argv[] = {"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", link, "--servers", "1",
                         "--partition-bytes", "2500", "--format", "json", "--methods", (char *)cases[i].method,
-                        (char *)cases[i].extra, cases[i].extra && cases[i].extra[2] == 'd' ? "2" : NULL, NULL};
+                        (char *)cases[i].option, (char *)cases[i].value, NULL};
         run_analyze(argv, &r);
         assert_int_equal(r.status, 0);
         json_error_t jerr;
@@ -973,12 +979,18 @@ static void test_predict_reads_a_measured_link(void **state)
         assert_non_null(rows);
         double step = json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds"));
         if (fabs(step - cases[i].two) >= 1e-9)
-            print_error("%s %s: %.12f, expected %.12f\n", cases[i].method, cases[i].extra ? cases[i].extra : "",
+            print_error("%s %s: %.12f, expected %.12f\n", cases[i].method, cases[i].option ? cases[i].option : "",
                         step, cases[i].two);
         assert_true(fabs(step - cases[i].two) < 1e-9);
         json_decref(rows);
         tu_result_free(&r);
     }
+    struct tu_result r;   /* a link's file is not an allreduce over a job's ranks when its op is not */
+    run_analyze((char *[]){"predict", profile, "--allreduce", profile, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--allreduce"));
+    assert_true(tu_contains(r.err, "expected dtrain-commbench --json of the allreduce"));
+    tu_result_free(&r);
 }
 
 /* predict --against: a hand-made method table's rows (those starting with --row, their method a
