@@ -6,8 +6,8 @@
 # links are what is measured), one run each, in time dilated 4 times (compute 4 times slower,
 # links shaped to a quarter, rates reported at real time: the machine's own copies and sums
 # shrink beside the work); then the seeds' table (mean +- std), the cost model's prediction
-# beside each cell (the link's own alpha-beta fit, measured by dtrain-commbench in the same run,
-# brought to real time) and a plot, a line per method. Needs root (it starts the test cluster).
+# beside each cell (the link's and each job size's allreduce times, measured by dtrain-commbench
+# in the same run, brought to real time) and a plot, a line per method. Needs root (it starts the test cluster).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "${1:?usage: methods_demo.sh BINDIR [OUTDIR]}" && pwd)
@@ -17,9 +17,13 @@ dilate=4
 RATES="1gbit 10gbit" REPEATS=1 SIZES="2:1 4:1" STEPS=30 COMMBENCH=1 EMULATE=$profile EMULATE_RATE=1000 DILATE=$dilate \
     sh "$here/methods_shaped.sh" "$bin" "$out"
 for rate in 1gbit 10gbit; do
+    set --
+    for f in "$out"/allreduce-"$rate"-*.json; do
+        [ ! -e "$f" ] || set -- "$@" --allreduce "$f"
+    done
     echo
-    echo "## predicted beside measured at $rate (dtrain-analyze predict --records, the link's fit)"
-    "$bin/dtrain-analyze" predict "$profile" --rate 1000 --inter "$out/link-$rate.json" --dilate "$dilate" \
+    echo "## predicted beside measured at $rate (dtrain-analyze predict --records: the link's and each size's commbench tables)"
+    "$bin/dtrain-analyze" predict "$profile" --rate 1000 --inter "$out/link-$rate.json" "$@" --dilate "$dilate" \
         --records "$out/runs" --tag "$rate" 2>/dev/null
 done
 "$bin/dtrain-analyze" plot --series method --where tag=10gbit -o "$out/methods-10gbit" "$out/runs" >/dev/null
