@@ -17,14 +17,9 @@ dilate=4
 RATES="1gbit 10gbit" REPEATS=1 SIZES="2:1 4:1" STEPS=30 COMMBENCH=1 EMULATE=$profile EMULATE_RATE=1000 DILATE=$dilate \
     sh "$here/methods_shaped.sh" "$bin" "$out"
 for rate in 1gbit 10gbit; do
-    set --
-    for f in "$out"/allreduce-"$rate"-*.json; do
-        [ ! -e "$f" ] || set -- "$@" --allreduce "$f"
-    done
     echo
     echo "## predicted beside measured at $rate (dtrain-analyze predict --records: the link's and each size's commbench tables)"
-    "$bin/dtrain-analyze" predict "$profile" --rate 1000 --inter "$out/link-$rate.json" "$@" --dilate "$dilate" \
-        --records "$out/runs" --tag "$rate" 2>/dev/null
+    sh "$here/predict_shaped.sh" "$bin" "$out" "$profile" 1000 "$dilate" "$rate" 2>/dev/null
 done
 "$bin/dtrain-analyze" plot --series method --where tag=10gbit -o "$out/methods-10gbit" "$out/runs" >/dev/null
 echo

@@ -42,14 +42,10 @@ part() {
 # from the link's commbench table and the allreduce measured at each job size
 predict_part() {
     name=$1 profile=$2 rate=$3 dilate=$4 link=$5
-    set --
-    for f in "$out/$name"/allreduce-"$link"-*.json; do
-        [ ! -e "$f" ] || set -- "$@" --allreduce "$f"
-    done
     echo
     echo "## $name: measured beside predicted (dtrain-analyze predict --records, the link's and each size's commbench tables)"
-    "$bin/dtrain-analyze" predict "$profile" --rate "$rate" --batch "$BATCH" --inter "$out/$name/link-$link.json" \
-        "$@" --dilate "$dilate" --records "$out/$name/runs" --tag "$link" | tee "$out/$name-predicted.md"
+    sh "$here/predict_shaped.sh" "$bin" "$out/$name" "$profile" "$rate" "$dilate" "$link" --batch "$BATCH" |
+        tee "$out/$name-predicted.md"
 }
 
 for p in ${PARTS:-resnet50-10gbit resnet50-fast bert-base-10gbit seed002}; do
