@@ -17,7 +17,8 @@
 #   seed002          ResNet-18 and ResNet-101, batch 128, 74.31 and 19.70 images/s (seed 002's
 #                    2080 Ti), BSP and WFBP at 1, 2 and 3 nodes of 4 ranks, 1 Gbit/s between the
 #                    nodes, not dilated (the link, not the CPU, is slow)
-# PARTS picks ("resnet50-10gbit resnet50-fast bert-base-10gbit seed002"); REPEATS (1). Needs root.
+# PARTS picks ("resnet50-10gbit resnet50-fast bert-base-10gbit seed002"); REPEATS (1); SEED002_MODELS
+# ("resnet18:74.31 resnet101:19.70", MODEL:RATE). Needs root.
 # About 40 minutes for resnet50-10gbit, 30 for resnet50-fast, 25 for bert-base-10gbit, 25 for seed002.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -59,7 +60,7 @@ for p in ${PARTS:-resnet50-10gbit resnet50-fast bert-base-10gbit seed002}; do
         MODEL=bert-base DATASET=synthetic-text:30522x64 BATCH=64 STEPS=8 SIZES="2:1 4:1" \
             part "$p" "$profiles/bert-base-cpu-b8.json" 212.8 16 10gbit ;;
     seed002)
-        for m in resnet18:74.31 resnet101:19.70; do
+        for m in ${SEED002_MODELS:-resnet18:74.31 resnet101:19.70}; do
             model=${m%%:*}
             MODEL=$model DATASET=synthetic:224x224x3 BATCH=128 STEPS=8 SIZES="1:4 2:4 3:4" METHODS="bsp-a2a wfbp-a2a" \
                 part "seed002-$model" "$profiles/$model-cpu-b8.json" "${m#*:}" 1 1gbit
