@@ -154,7 +154,7 @@ for rate in $rates; do
     echo "|---|---|---|---|"
     for side in ours raw; do
         awk '!/^#/ && NF >= 6 { if ($6 > b[$1]) b[$1] = $6 } END { for (s in b) print s, b[s] }' "$out/$side-$rate".*.out |
-            sort -n > "$out/$side-$rate"
+            sort -k1,1 > "$out/$side-$rate"   # join's order; the table is put in size order after
     done
-    join "$out/ours-$rate" "$out/raw-$rate" | awk '{ printf "| %s | %.4f | %.4f | %.2f |\n", $1, $2, $3, $2 / $3 }'
+    join "$out/ours-$rate" "$out/raw-$rate" | sort -n | awk '{ printf "| %s | %.4f | %.4f | %.2f |\n", $1, $2, $3, $2 / $3 }'
 done
