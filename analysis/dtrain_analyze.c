@@ -571,7 +571,9 @@ static int draw_records(const struct record_set *set, const char *prefix, const 
     if (count < 0)
         rc = (fprintf(stderr, "dtrain-analyze: %s\n", err.msg), 2);
     else
-        rc = draw(prefix, title, set->runs[0].gpus_per_node == 0 ? "CPU ranks" : "GPUs", series, count);
+        rc = draw(prefix, title,
+                  set->runs[0].emulation[0] ? "emulated GPUs" : set->runs[0].gpus_per_node == 0 ? "CPU ranks" : "GPUs",
+                  series, count);
     plot_series_free(series, count > 0 ? count : 0);
     return rc;
 }

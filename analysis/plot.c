@@ -246,7 +246,7 @@ int plot_write(const char *prefix, const char *title, const char *x_unit, const 
     snprintf(copy, sizeof copy, "%s", prefix);
     struct plot a = {.series = series, .count = count, .name = basename(copy), .title = title};
     snprintf(a.x_label, sizeof a.x_label, "%s (nodes x %s per node)", x_unit,
-             strcmp(x_unit, "CPU ranks") == 0 ? "ranks" : x_unit);
+             strcmp(x_unit, "CPU ranks") == 0 ? "ranks" : strcmp(x_unit, "emulated GPUs") == 0 ? "GPUs" : x_unit);
     if (strchr(a.name, '\'') || strchr(title, '\''))
         return dt_fail(err, "plot prefix or title \"%s\" has a quote gnuplot would misread", prefix);
     for (int s = 0; s < count; s++) {

@@ -786,6 +786,24 @@ static void test_plot_renders_pictures(void **state)
     assert_true(tu_contains(script, "set xlabel 'CPU ranks (nodes x ranks per node)'"));
     assert_true(tu_contains(script, "title '2 ranks per node'"));
     free(script);
+    /* emulated runs (--emulate: CPU ranks standing for GPUs) are drawn as emulated GPUs */
+    snprintf(cpu, sizeof cpu, "%s/emulated.jsonl", dir);
+    out = fopen(cpu, "w");
+    assert_non_null(out);
+    write_record2(out, 1, 1, 1876, 100, "gpus_per_node", json_integer(0), "emulation",
+                  json_string("profile=r50.json rate=253.1 dilate=16"));
+    write_record2(out, 2, 2, 938, 50, "gpus_per_node", json_integer(0), "emulation",
+                  json_string("profile=r50.json rate=253.1 dilate=16"));
+    fclose(out);
+    snprintf(prefix, sizeof prefix, "%s/emulated", dir);
+    run_analyze((char *[]){"plot", "-o", prefix, cpu, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    snprintf(path, sizeof path, "%s.gp", prefix);
+    script = read_whole(path);
+    assert_non_null(script);
+    assert_true(tu_contains(script, "set xlabel 'emulated GPUs (nodes x GPUs per node)'"));
+    free(script);
 
     /* a line per method: one run on the baseline's one GPU serves every method (the seeds' one
      * Baseline), and a parameter server's job counts its workers, not its server ranks */
