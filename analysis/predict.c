@@ -145,17 +145,18 @@ static int parse_link(const char *text, bool measured, struct link_cost *link, s
             return snprintf(why, size, "%s:%d: %s", text, jerr.line, jerr.text), -1;
         if (points < 0)
             return -1;
+        if (points >= 2) {   /* the measured times: the fit is not needed */
+            *link = (struct link_cost){.curve = curve, .points = points};
+            return 0;
+        }
         if (!(beta > 0) || !isfinite(alpha))
             return snprintf(why, size, "%s: no alpha-beta fit (dtrain-commbench --json writes one)", text), -1;
         if (alpha < 0) {   /* noise at the small sizes: the line crosses below zero; no latency, then */
-            if (points < 2)
-                fprintf(stderr, "dtrain-analyze predict: %s: the fit's alpha is %.3g s, below zero: taken as 0\n",
-                        text, alpha);
+            fprintf(stderr, "dtrain-analyze predict: %s: the fit's alpha is %.3g s, below zero: taken as 0\n", text,
+                    alpha);
             alpha = 0;
         }
         *link = (struct link_cost){.alpha = alpha / 2, .beta = beta};   /* 2 ranks: an allreduce is 2 alpha + n beta */
-        if (points >= 2)
-            link->curve = curve, link->points = points;
         return 0;
     }
     char copy[128];
