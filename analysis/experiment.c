@@ -117,7 +117,8 @@ bool experiment_matches(const struct run_record *r, const struct experiment_wher
 
 double experiment_samples(const struct run_record *r)
 {
-    return (double)r->steps_per_rank * r->batch_per_replica * methods_workers_of(r);   /* servers train nothing */
+    /* servers train nothing; a resumed run's runtime is of the steps after the resume */
+    return (double)(r->steps_per_rank - r->resumed_at_step) * r->batch_per_replica * methods_workers_of(r);
 }
 
 bool experiment_same_work(const struct run_record *runs, int count)

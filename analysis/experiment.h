@@ -51,8 +51,9 @@ int experiment_where_parse(const char *text, struct experiment_where *where, str
 /* Whether the run meets every condition. */
 bool experiment_matches(const struct run_record *r, const struct experiment_where *where, int count);
 
-/* The samples a run trained: steps per rank x batch per replica x workers (parameter servers
- * train nothing). */
+/* The samples a run trained in its runtime: steps per rank (after the step it resumed at, if it
+ * did: its runtime is of those) x batch per replica x workers (parameter servers train nothing).
+ * A resumed run so does less work than its peers in its runtime, and a table of it is by rate. */
 double experiment_samples(const struct run_record *r);
 
 /* Whether the fewest and the most samples of a set of runs (or of a table's configurations) make

@@ -52,6 +52,7 @@ static json_t *to_json(const struct run_record *r)
     json_object_set_new(o, "comm_options", json_string(r->comm_options));
     json_object_set_new(o, "emulation", json_string(r->emulation));
     json_object_set_new(o, "max_steps", json_integer((json_int_t)r->max_steps));
+    json_object_set_new(o, "resumed_at_step", json_integer((json_int_t)r->resumed_at_step));
     json_object_set_new(o, "tokens_per_sec", json_real(r->tokens_per_sec));
     return o;
 }
@@ -155,7 +156,7 @@ int record_append_failure(const char *path, const struct run_record *rec, bool *
 
 /* Integer fields are read into longs first: the record keeps some as int. */
 struct whole_fields {
-    long version, nodes, gpus, world, batch, epochs, steps, threads, resumed, max_steps;
+    long version, nodes, gpus, world, batch, epochs, steps, threads, resumed, max_steps, resumed_at_step;
 };
 
 enum field_kind { FIELD_TEXT, FIELD_OWNED_TEXT, FIELD_WHOLE, FIELD_REAL, FIELD_HOSTS, FIELD_EPOCHS };
@@ -194,6 +195,9 @@ static const struct field fields[] = {
     {"max_steps", FIELD_WHOLE, offsetof(struct whole_fields, max_steps), 0, 1},
     /* came with the language models: absent means 0 (an image model, or an older record) */
     {"tokens_per_sec", FIELD_REAL, offsetof(struct run_record, tokens_per_sec), 0, 1},
+    /* came with the study's resumed runs: absent means from the start (older records' runtimes of
+     * resumed runs were the last part's too, unknown how long) */
+    {"resumed_at_step", FIELD_WHOLE, offsetof(struct whole_fields, resumed_at_step), 0, 1},
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -421,7 +425,7 @@ int record_parse(const char *line, struct run_record *r, struct dt_err *err)
         rc = dt_fail(err, "field \"hostnames\" is not a list of world_size (%ld) names", w.world);
     r->nodes = (int)w.nodes, r->gpus_per_node = (int)w.gpus, r->world_size = (int)w.world, r->batch_per_replica = (int)w.batch;
     r->epochs = (int)w.epochs, r->steps_per_rank = w.steps, r->threads = (int)w.threads, r->resumed = (int)w.resumed;
-    r->max_steps = w.max_steps;
+    r->max_steps = w.max_steps, r->resumed_at_step = w.resumed_at_step;
     if (rc == 0)
         rc = record_check_sense(r, err);
     if (rc < 0)
@@ -453,6 +457,8 @@ int record_check_sense(const struct run_record *r, struct dt_err *err)
                        r->world_size);
     if (r->steps_per_rank < 0 || r->max_steps < 0 || r->threads < 0 || r->epochs < 0 || r->batch_per_replica < 0 || r->resumed < 0)
         return dt_fail(err, "a negative count among steps_per_rank, max_steps, threads, epochs, batch_per_replica, resumed");
+    if (r->resumed_at_step < 0 || r->resumed_at_step > r->steps_per_rank)
+        return dt_fail(err, "resumed_at_step %ld is not a step of the run's %ld", r->resumed_at_step, r->steps_per_rank);
     for (int e = 0; e < r->epochs_done; e++)
         if (!sensible(r->epoch_seconds[e], 1e9))
             return dt_fail(err, "field \"epochs_run\": epoch %d took %g s", e, r->epoch_seconds[e]);

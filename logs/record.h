@@ -27,6 +27,8 @@ struct run_record {
     double lr;
     long steps_per_rank;
     long max_steps;               /* --max-steps, 0 when the epochs alone ended the run */
+    long resumed_at_step;         /* the step the last resume began after (0: ran from the start):
+                                     runtime_seconds and the rates cover the steps after it only */
     double runtime_seconds, peak_data_per_sec, final_data_per_sec;
     double tokens_per_sec;        /* a text model's final rate in tokens (samples/s x sequence length); 0 for images */
     int epochs_done;

@@ -129,6 +129,9 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
     /* came with the language models: absent means 0 */
     if (rc == 0 && json_object_get(o, "tokens_per_sec"))
         rc = get_number(o, "tokens_per_sec", &r->tokens_per_sec, err);
+    /* came with the study's resumed runs: absent means from the start */
+    if (rc == 0 && json_object_get(o, "resumed_at_step"))
+        rc = get_int(o, "resumed_at_step", &r->resumed_at_step, err);
     json_decref(o);
     if (rc == 0)
         rc = record_check_sense(r, err);

@@ -352,6 +352,31 @@ static void write_record(FILE *out, int nodes, int ranks, long steps, double run
     write_record2(out, nodes, ranks, steps, runtime, key, value, NULL, NULL);
 }
 
+/* A resumed run's runtime is of the steps after its resume (resumed_at_step): 2 ranks, 938 steps,
+ * resumed after step 469, 25 s for the last 469 steps against the baseline's 100 s for 1876. By
+ * runtime the speedup would read 4.00; by the samples of the timed part (469 x 2 x 64 = 60032 in
+ * 25 s against 120064 in 100 s) it is 2.00, and the table says why it goes by samples/s. */
+static void test_a_resumed_run_is_counted_from_its_resume(void **state)
+{
+    (void)state;
+    char name[] = "/tmp/dtrain-test-resumed-XXXXXX";
+    int fd = mkstemp(name);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    assert_non_null(out);
+    write_record(out, 1, 1, 1876, 100, NULL, NULL);
+    write_record2(out, 1, 2, 938, 25, "resumed_at_step", json_integer(469), "resumed", json_integer(1));
+    fclose(out);
+    struct tu_result r;
+    run_analyze((char *[]){"table", name, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "2.00"));
+    assert_null(strstr(r.out, "4.00"));
+    assert_true(tu_contains(r.out, "Speedup by samples/s"));
+    tu_result_free(&r);
+    unlink(name);
+}
+
 /* A records file that collects two experiments (batch 64 and 128) tables them apart, each under
  * its heading with its own baseline; --where picks one. */
 static void test_mixed_records_make_separate_experiments(void **state)
@@ -1087,6 +1112,7 @@ int main(void)
         cmocka_unit_test(test_predict_the_worked_case),
         cmocka_unit_test(test_predict_against_a_method_table),
         cmocka_unit_test(test_predict_reads_a_measured_link),
+        cmocka_unit_test(test_a_resumed_run_is_counted_from_its_resume),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }

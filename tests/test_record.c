@@ -55,7 +55,7 @@ static void sample(struct run_record *r, int world, char (*hosts)[256], char **n
     snprintf(r->comm, sizeof r->comm, "bytescheduler-ps");   /* the longest of the seeds' names */
     snprintf(r->comm_options, sizeof r->comm_options, "servers=2 partition=4096000");
     r->batch_per_replica = 512, r->epochs = 10, r->threads = 4, r->lr = 0.04, r->steps_per_rank = 35158;
-    r->max_steps = 40000, r->tokens_per_sec = 12345.5;
+    r->max_steps = 40000, r->tokens_per_sec = 12345.5, r->resumed_at_step = 17579;
     r->runtime_seconds = 14812.5, r->peak_data_per_sec = 5000.25, r->final_data_per_sec = 4900.5;
     r->epochs_done = 2;
     seconds[0] = 1480.25, seconds[1] = 1479.5, accuracy[0] = -1, accuracy[1] = 0.98125;
@@ -105,6 +105,7 @@ static void test_record_round_trip(void **state)
     assert_string_equal(back.hostnames[3], "gn02");
     assert_int_equal(back.steps_per_rank, 35158);
     assert_int_equal(back.max_steps, 40000);
+    assert_int_equal(back.resumed_at_step, 17579);
     assert_float_equal(back.tokens_per_sec, 12345.5, 1e-9);
     assert_int_equal(back.epochs_done, 2);
     assert_true(back.epoch_accuracy[0] < 0);   /* not evaluated: null */

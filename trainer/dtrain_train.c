@@ -414,6 +414,7 @@ static void describe_run(const struct train_config *cfg, const struct train_resu
 {
     rec->batch_per_replica = cfg->batch, rec->epochs = cfg->epochs, rec->threads = cfg->threads, rec->lr = cfg->lr;
     rec->max_steps = cfg->max_steps;
+    rec->resumed_at_step = res->resumed_at;
     if (res) {
         rec->steps_per_rank = res->steps, rec->runtime_seconds = res->seconds, rec->resumed = res->resumed;
         rec->peak_data_per_sec = res->peak_rate, rec->final_data_per_sec = res->final_rate;

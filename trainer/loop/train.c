@@ -395,6 +395,7 @@ static int begin(struct loop *l, struct dt_err *err)
         checkpoint_remove_stale(cfg->checkpoint_dir);   /* what a killed earlier attempt was writing */
     if (cfg->checkpoint_dir && cfg->resume && (l->first = restart_resume(&l->r, cfg, &l->res->resumed, err)) < 0)
         return -1;
+    l->res->resumed_at = l->first;
     if (loader_start(&l->r.loader, l->first, err) < 0)
         return -1;
     l->per_epoch = l->r.loader.steps_per_epoch;

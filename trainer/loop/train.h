@@ -67,6 +67,8 @@ struct train_result {
     int tokens_per_sample;     /* a text model's sequence length (padding counted, as PyTorch's speed
                                   runs count it); 0 for images */
     int resumed;               /* times this run has been resumed, this one included */
+    long resumed_at;           /* the step this process began after (0: from the start): seconds and
+                                  the rates are of the steps after it */
     int stop_signal;           /* SIGTERM or SIGUSR1 stopped it after a checkpoint; 0 otherwise */
     double *epoch_seconds;     /* epochs_done of each (free with train_result_free); epochs run
                                   before a resume have 0 seconds and no accuracy */
