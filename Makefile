@@ -247,7 +247,7 @@ methods-demo: deps all
 
 # The seeds' scaling experiments emulated on the test cluster, each cell predicted beside measured
 # (bench/methods_study.sh: ResNet-50 at 1-16 ranks over 10 Gbit/s and a fast link, BERT-Base,
-# seed 002's 1 Gbit/s shape; root, about two hours; PARTS= picks).
+# seed 002's 1 Gbit/s shape; root, about three hours; PARTS= picks).
 methods-study: deps all
 	@sh bench/methods_study.sh $(BIN) $(BUILD)/methods-study
 

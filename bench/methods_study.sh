@@ -19,7 +19,8 @@
 #                    nodes, not dilated (the link, not the CPU, is slow)
 # PARTS picks ("resnet50-10gbit resnet50-fast bert-base-10gbit seed002"); REPEATS (1); SEED002_MODELS
 # ("resnet18:74.31 resnet101:19.70", MODEL:RATE). Needs root.
-# About 40 minutes for resnet50-10gbit, 30 for resnet50-fast, 25 for bert-base-10gbit, 25 for seed002.
+# About 50 minutes for resnet50-10gbit, 50 for resnet50-fast, 50 for bert-base-10gbit, 25 for seed002
+# (measured on this project's 2-core machine, 2026-11-23).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "${1:?usage: methods_study.sh BINDIR [OUTDIR]}" && pwd)
