@@ -414,9 +414,10 @@ static void describe_run(const struct train_config *cfg, const struct train_resu
 {
     rec->batch_per_replica = cfg->batch, rec->epochs = cfg->epochs, rec->threads = cfg->threads, rec->lr = cfg->lr;
     rec->max_steps = cfg->max_steps;
-    rec->resumed_at_step = res->resumed_at;
     if (res) {
         rec->steps_per_rank = res->steps, rec->runtime_seconds = res->seconds, rec->resumed = res->resumed;
+        /* (a run that failed before its first step after the resume: none of them timed) */
+        rec->resumed_at_step = res->resumed_at < res->steps ? res->resumed_at : res->steps;
         rec->peak_data_per_sec = res->peak_rate, rec->final_data_per_sec = res->final_rate;
         rec->tokens_per_sec = res->final_rate * res->tokens_per_sample;
         rec->epochs_done = res->epochs_done, rec->epoch_seconds = res->epoch_seconds;
