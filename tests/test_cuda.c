@@ -124,7 +124,9 @@ static void check_linear(struct backend *be, double tolerance)
     int n = 32, in = 300, out = 70;
     float *x = random_floats((size_t)n * in, 1), *w = random_floats((size_t)out * in, 2), *b = random_floats(out, 3);
     float *dy = random_floats((size_t)n * out, 4), *y = calloc((size_t)n * out, 4), *dx = random_floats((size_t)n * in, 5);
-    float *dw = calloc((size_t)out * in, 4), *db = calloc(out, 4);
+    /* weight gradients are added to (backend.h): start them away from zero, as a second
+     * micro-batch or a tensor read twice would find them */
+    float *dw = random_floats((size_t)out * in, 6), *db = random_floats(out, 7);
     float *gx = up(x, n * in * 4), *gw = up(w, out * in * 4), *gb = up(b, out * 4), *gdy = up(dy, n * out * 4);
     float *gy = up(y, n * out * 4), *gdx = up(dx, n * in * 4), *gdw = up(dw, out * in * 4), *gdb = up(db, out * 4);
     ref->linear_forward(NULL, x, w, b, y, n, in, out);
@@ -163,8 +165,8 @@ static void check_conv(struct backend *be, struct conv_shape s, bool bias, bool 
     size_t nx = (size_t)s.n * s.c * s.h * s.w, nw = (size_t)s.c_out * s.c * s.kh * s.kw;
     size_t ny = (size_t)s.n * s.c_out * s.h_out * s.w_out;
     float *x = random_floats(nx, 11), *w = random_floats(nw, 12), *b = random_floats(s.c_out, 13);
-    float *dy = random_floats(ny, 14), *y = calloc(ny, 4), *dx = random_floats(nx, 15), *dw = calloc(nw, 4);
-    float *db = calloc(s.c_out, 4);
+    float *dy = random_floats(ny, 14), *y = calloc(ny, 4), *dx = random_floats(nx, 15), *dw = random_floats(nw, 16);
+    float *db = random_floats(s.c_out, 17);   /* added to, as the weight gradient: not from zero */
     float *gx = up(x, nx * 4), *gw = up(w, nw * 4), *gb = up(b, s.c_out * 4), *gdy = up(dy, ny * 4), *gy = up(y, ny * 4);
     float *gdx = up(dx, nx * 4), *gdw = up(dw, nw * 4), *gdb = up(db, s.c_out * 4);
     ref->conv_forward(NULL, &s, x, w, bias ? b : NULL, y);
@@ -244,7 +246,8 @@ static void test_batchnorm(void **state)
     size_t count = (size_t)n * c * hw;
     float *x = random_floats(count, 21), *gamma = random_floats(c, 22), *beta = random_floats(c, 23);
     float *dy = random_floats(count, 24), *y = calloc(count, 4), *dx = random_floats(count, 25);
-    float *mean = calloc(c, 4), *var = malloc(c * 4), *save = calloc(2 * c, 4), *dg = calloc(c, 4), *dbt = calloc(c, 4);
+    float *mean = calloc(c, 4), *var = malloc(c * 4), *save = calloc(2 * c, 4);
+    float *dg = random_floats(c, 26), *dbt = random_floats(c, 27);   /* added to: not from zero */
     for (int i = 0; i < c; i++)
         var[i] = 1;
     float *gx = up(x, count * 4), *gg = up(gamma, c * 4), *gbt = up(beta, c * 4), *gdy = up(dy, count * 4);
@@ -262,6 +265,14 @@ static void test_batchnorm(void **state)
     assert_close("  input gradient", hdx, dx, count, 1e-4);
     assert_close("  gamma gradient", hdg, dg, c, 1e-3);
     assert_close("  beta gradient", hdb, dbt, c, 1e-3);
+    /* again, adding onto dx (a residual block's input: cuDNN's betaDataDiff 1) and the gradients */
+    ref->batchnorm_backward(NULL, x, gamma, save, save + c, dy, dx, dg, dbt, n, c, hw, true);
+    gpu->batchnorm_backward(gpu->state, gx, gg, gsave, gsave + c, gdy, gdx, gdg, gdbt, n, c, hw, true);
+    free(hdx), free(hdg), free(hdb);
+    hdx = down(gdx, count), hdg = down(gdg, c), hdb = down(gdbt, c);
+    assert_close("  input gradient, added to", hdx, dx, count, 1e-4);
+    assert_close("  gamma gradient, twice", hdg, dg, c, 1e-3);
+    assert_close("  beta gradient, twice", hdb, dbt, c, 1e-3);
     ref->batchnorm_forward(NULL, x, gamma, beta, mean, var, save, save + c, y, n, c, hw, false, 0.1f, 1e-5f);
     gpu->batchnorm_forward(gpu->state, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, n, c, hw, false, 0.1f, 1e-5f);
     free(hy);
@@ -345,6 +356,37 @@ static void test_elementwise_pooling_and_loss(void **state)
     for (int i = 0; i < 8; i++)
         backend_release(gpu, held[i]);
     free(x), free(x2), free(dy), free(y), free(dx), free(dx2), free(argmax);
+}
+
+/* A tensor past the largest grid (about 268 M elements): the kernels' grid-stride loops must
+ * reach the tail. ReLU forward, then its backward adding onto a gradient of ones. */
+static void test_grid_stride_tail(void **state)
+{
+    (void)state;
+    require_gpu();
+    size_t count = ((size_t)1 << 28) + 4099;
+    float *host = malloc(count * sizeof *host);
+    assert_non_null(host);
+    for (size_t i = 0; i < count; i++)
+        host[i] = (float)((long)(i % 5) - 2);   /* -2 .. 2 */
+    float *gx = up(host, count * 4), *gy = backend_alloc(gpu, count * 4);
+    for (size_t i = 0; i < count; i++)
+        host[i] = 1;
+    float *gdx = up(host, count * 4);
+    gpu->relu_forward(gpu->state, gx, gy, count);
+    gpu->relu_backward(gpu->state, gy, gx, gdx, count, true);   /* dy = x: dx = 1 + (y > 0 ? x : 0) */
+    float *y = down(gy, count), *dx = down(gdx, count);
+    size_t wrong = 0, first_wrong = count;
+    for (size_t i = 0; i < count; i++) {
+        float x = (float)((long)(i % 5) - 2), want_y = x > 0 ? x : 0;
+        if (y[i] != want_y || dx[i] != 1 + want_y)
+            wrong++, first_wrong = first_wrong < i ? first_wrong : i;
+    }
+    print_message("grid-stride tail             %zu elements, %zu wrong (first at %zu)\n", count, wrong,
+                  wrong ? first_wrong : 0);
+    assert_int_equal(wrong, 0);
+    backend_release(gpu, gx), backend_release(gpu, gy), backend_release(gpu, gdx);
+    free(host), free(y), free(dx);
 }
 
 /* Three Adam and three SGD steps on the GPU against optim.c. */
@@ -582,6 +624,7 @@ int main(void)
         cmocka_unit_test(test_convolutions),
         cmocka_unit_test(test_batchnorm),
         cmocka_unit_test(test_elementwise_pooling_and_loss),
+        cmocka_unit_test(test_grid_stride_tail),
         cmocka_unit_test(test_optimizers),
         cmocka_unit_test(test_staged_uploads),
         cmocka_unit_test(test_training_follows_the_cpu),
