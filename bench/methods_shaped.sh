@@ -25,7 +25,8 @@
 # measured times for dtrain-analyze predict --inter, 4K to MAX_BYTES, 256M: a model's whole
 # gradient in one allreduce is measured, not extrapolated). Then the allreduce over all the ranks
 # of each size, OUTDIR/allreduce-RATE-WORKERS.json (predict --allreduce). REPEATS=0: the links and
-# allreduces measured, no training runs.
+# allreduces measured, no training runs. TRAIN_OPTIONS: more dtrain-train options for every run
+# (--timeline OUTDIR/tl, --credit-bytes N).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -43,7 +44,7 @@ methods=${METHODS:-bsp-a2a wfbp-a2a mg-wfbp bytescheduler-a2a bsp-ps wfbp-ps byt
 sizes=${SIZES:-2:1 4:1}
 ps_sizes=${PS_SIZES:-$sizes}
 train="--model ${MODEL:-cnn} --dataset ${DATASET:-fashion-mnist} --batch-size ${BATCH:-32} --max-steps ${STEPS:-60} --eval-every 0 \
---log-every 10 -q --timeout 5"
+--log-every 10 -q --timeout 5 ${TRAIN_OPTIONS:-}"
 if [ -n "${EMULATE:-}" ]; then
     train="$train --emulate $(cd "$(dirname "$EMULATE")" && pwd)/$(basename "$EMULATE") --dilate ${DILATE:-1}"
     [ -z "${EMULATE_RATE:-}" ] || train="$train --emulate-rate $EMULATE_RATE"

@@ -18,7 +18,8 @@
 #                    2080 Ti), BSP and WFBP at 1, 2 and 3 nodes of 4 ranks, 1 Gbit/s between the
 #                    nodes, not dilated (the link, not the CPU, is slow)
 # PARTS picks ("resnet50-10gbit resnet50-fast bert-base-10gbit seed002"); REPEATS (1); SEED002_MODELS
-# ("resnet18:74.31 resnet101:19.70", MODEL:RATE). Needs root.
+# ("resnet18:74.31 resnet101:19.70", MODEL:RATE); RESNET50_SIZES ("2:1 4:1 4:2 4:4", NODES:RANKS a
+# node, the parameter servers at those up to 8 workers). Needs root.
 # About 50 minutes for resnet50-10gbit, 50 for resnet50-fast, 50 for bert-base-10gbit, 25 for seed002
 # (measured on this project's 2-core machine, 2026-11-23).
 set -eu
@@ -55,7 +56,9 @@ for p in ${PARTS:-resnet50-10gbit resnet50-fast bert-base-10gbit seed002}; do
     resnet50-10gbit|resnet50-fast)
         link=10gbit
         [ "$p" = resnet50-10gbit ] || link=off
-        MODEL=resnet50 DATASET=synthetic:224x224x3 BATCH=32 STEPS=16 SIZES="2:1 4:1 4:2 4:4" PS_SIZES="2:1 4:1 4:2" \
+        sizes=${RESNET50_SIZES:-2:1 4:1 4:2 4:4}
+        ps_sizes=$(for s in $sizes; do [ "$s" = 4:4 ] || printf '%s ' "$s"; done)
+        MODEL=resnet50 DATASET=synthetic:224x224x3 BATCH=32 STEPS=16 SIZES="$sizes" PS_SIZES="$ps_sizes" \
             part "$p" "$profiles/resnet50-cpu-b8.json" 253.1 16 "$link" ;;
     bert-base-10gbit)
         MODEL=bert-base DATASET=synthetic-text:30522x64 BATCH=64 STEPS=8 SIZES="2:1 4:1" \
