@@ -158,6 +158,7 @@ $(BUILD)/obj/trainer/backend/seq_fast.o $(BUILD)/test/obj/trainer/backend/seq_fa
 $(BUILD)/obj/trainer/backend/seq_gelu.o $(BUILD)/test/obj/trainer/backend/seq_gelu.o: HOT := -O3 -ffast-math -fopenmp
 $(BUILD)/obj/trainer/comm/comm_mpi.o $(BUILD)/test/obj/trainer/comm/comm_mpi.o: HOT := $(MPI_CFLAGS)
 $(BUILD)/obj/trainer/dtrain_commbench.o $(BUILD)/test/obj/trainer/dtrain_commbench.o: HOT := -O3 $(MPI_CFLAGS)
+$(BUILD)/test/obj/tests/comm_check.o: HOT := $(MPI_CFLAGS)
 $(BUILD)/obj/trainer/comm/comm_nccl.o $(BUILD)/test/obj/trainer/comm/comm_nccl.o: HOT := -I$(CUDA_HOME)/include
 
 define tool_rules

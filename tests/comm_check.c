@@ -1,7 +1,9 @@
 /* comm_check.c - the MPI transport's operations, run under mpirun by test_mpi (3 ranks): a split
  * into sub-communicators, allreduce on each, non-blocking sums with test and wait, send and
- * receive, blocking and not, each checked against the values it must give. Prints "comm check: ok" on rank 0 and
+ * receive, blocking and not, each checked against the values it must give, and (under Open MPI)
+ * that the non-blocking allreduce runs Rabenseifner's algorithm (comm_mpi.c says why). Prints "comm check: ok" on rank 0 and
  * exits 0, or names the rank and what differed and exits 1. */
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +66,52 @@ static void check_nonblocking(struct comm *world, struct dt_err *err)
     expect(world, b[0] == (float)world->world && b[2] == (float)world->world, "iallreduce_sum: b");
 }
 
+/* A sum whose halves and thirds are uneven (Rabenseifner's reduce-scatter splits it by rank). */
+static void check_nonblocking_uneven(struct comm *world, struct dt_err *err)
+{
+    enum { COUNT = 100003 };
+    float *a = malloc(COUNT * sizeof *a);
+    if (!a) {
+        expect(world, 0, "out of memory");
+        return;
+    }
+    for (int i = 0; i < COUNT; i++)
+        a[i] = (float)((world->rank + 1) * (i % 7));
+    struct comm_request req;
+    expect(world, world->iallreduce_sum(world, a, COUNT, &req, err) == 0 && world->wait_all(world, &req, 1, err) == 0,
+           "iallreduce_sum of 100003 floats");
+    float ranks = (float)(world->world * (world->world + 1) / 2);
+    for (int i = 0; i < COUNT; i++)
+        if (a[i] != ranks * (float)(i % 7)) {
+            expect(world, 0, "iallreduce_sum of 100003 floats: a wrong sum");
+            break;
+        }
+    free(a);
+}
+
+/* Open MPI's control variable for the non-blocking allreduce's algorithm reads 3 (Rabenseifner),
+ * as comm_mpi_init sets it, unless this run's environment chose one. Other MPIs have no such
+ * variable: nothing to check. */
+static void check_iallreduce_algorithm(struct comm *world)
+{
+    const char *name = "coll_libnbc_iallreduce_algorithm";
+    int provided, index, count, value = -1;
+    MPI_T_cvar_handle handle;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return;
+    if (MPI_T_cvar_get_index(name, &index) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) == MPI_SUCCESS) {
+        int rc = count == 1 ? MPI_T_cvar_read(handle, &value) : MPI_ERR_OTHER;
+        MPI_T_cvar_handle_free(&handle);
+        const char *chosen = getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm");
+        int want = chosen ? atoi(chosen) : 3;
+        if (rc != MPI_SUCCESS || value != want)
+            fprintf(stderr, "comm check: rank %d: %s is %d, not %d\n", world->rank, name, value, want);
+        expect(world, rc == MPI_SUCCESS && value == want, "the non-blocking allreduce's algorithm");
+    }
+    MPI_T_finalize();
+}
+
 /* Around a ring: each rank sends its rank to the next and receives the one before. Even ranks send
  * first, odd ones receive first, so blocking calls cannot all wait at once. */
 static void check_point_to_point(struct comm *world, struct dt_err *err)
@@ -94,6 +142,8 @@ int main(int argc, char **argv)
     }
     check_split(world, &err);
     check_nonblocking(world, &err);
+    check_nonblocking_uneven(world, &err);
+    check_iallreduce_algorithm(world);
     if (world->world > 1)
         check_point_to_point(world, &err);
     long failed = failures;

@@ -239,11 +239,25 @@ static int mpi_split(struct comm *c, int color, int key, struct comm **sub, stru
     return 0;
 }
 
+/* Open MPI's non-blocking allreduce (coll/libnbc) takes, by default, for fewer than 4 ranks or any
+ * in-place sum (every one of ours), a binomial reduce to rank 0 and a broadcast back: each byte
+ * crosses the link twice, one crossing after the other, and rank 0 holds the sum a whole message
+ * time before the others, which then start their next step late. Rabenseifner's reduce-scatter and
+ * allgather sends each rank's share once each way on every link at the same time. Measured on the
+ * test cluster (ResNet-50 emulated, 2 workers over a 10 Gbit/s link dilated 16x, 2026-11-24): WFBP
+ * 324 -> 482 samples/s, ByteScheduler 379 -> 457. Set before MPI_Init, which reads it; a user's own
+ * OMPI_MCA_coll_libnbc_iallreduce_algorithm stays, and other MPIs ignore the variable. */
+static void comm_mpi_prefer_rabenseifner(void)
+{
+    setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
+}
+
 struct comm *comm_mpi_init(int *argc, char ***argv, bool threads, struct dt_err *err)
 {
     /* Only runs that have a communication thread ask for threads: the others keep MPI's cheaper
      * single-threaded paths. */
     int provided = MPI_THREAD_SINGLE;
+    comm_mpi_prefer_rabenseifner();
     int rc = threads ? MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) : MPI_Init(argc, argv);
     if (rc != MPI_SUCCESS) {
         dt_fail(err, "MPI_Init failed (under srun, Debian's Open MPI needs --mpi=pmix)");
