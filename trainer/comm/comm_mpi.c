@@ -245,8 +245,8 @@ static int mpi_split(struct comm *c, int color, int key, struct comm **sub, stru
  * time before the others, which then start their next step late. Rabenseifner's reduce-scatter and
  * allgather sends each rank's share once each way on every link at the same time. Measured on the
  * test cluster (ResNet-50 emulated, 2 workers over a 10 Gbit/s link dilated 16x, 2026-11-24): WFBP
- * 324 -> 481 samples/s, ByteScheduler 379 -> 459 (means of 3). Set before MPI_Init, which reads it; a user's own
- * OMPI_MCA_coll_libnbc_iallreduce_algorithm stays, and other MPIs ignore the variable. */
+ * 324 -> 481 samples/s, ByteScheduler 379 -> 459 (means of 3). Set before MPI_Init, which reads
+ * it; a user's own OMPI_MCA_coll_libnbc_iallreduce_algorithm stays, and other MPIs ignore it. */
 static void comm_mpi_prefer_rabenseifner(void)
 {
     setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
