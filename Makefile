@@ -22,7 +22,7 @@ DT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -MMD -MP -Ic
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/duration.c common/atomic_file.c common/fault.c \
-              common/timeline.c
+              common/timeline.c common/exchange_methods.c
 LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
 ENGINE_SRC := trainer/nn/nn.c trainer/nn/ops.c trainer/nn/models.c trainer/nn/models_seq.c trainer/backend/backend_ref.c trainer/backend/backend_cpu.c \
@@ -44,11 +44,10 @@ else
 GPU_SRC := trainer/backend/backend_cuda_none.c
 GPU_LIBS :=
 endif
-EXCHANGE_SRC := trainer/exchange/exchange.c trainer/exchange/bsp.c trainer/exchange/pieces.c trainer/exchange/wfbp.c \
-                trainer/exchange/mgwfbp.c trainer/exchange/ps.c trainer/exchange/grouping.c \
-                trainer/exchange/engine.c trainer/exchange/bytescheduler.c trainer/exchange/placement.c
+# Every file of trainer/exchange/: a new method is a new file there (trainer/README.md).
+EXCHANGE_SRC := $(sort $(wildcard trainer/exchange/*.c)) common/grouping.c
 LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
-            trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c trainer/loop/profile.c \
+            trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c logs/profile.c \
             trainer/loop/profile_model.c trainer/loop/export.c trainer/loop/emulate.c
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/text.c trainer/data/loader.c $(LOOP_SRC) \
                $(EXCHANGE_SRC) trainer/comm/comm_single.c trainer/backend/device_choice.c $(GPU_SRC) logs/seedlog.c
@@ -64,12 +63,12 @@ dtrain-hostlist_SRC := common/dtrain_hostlist.c $(COMMON_SRC)
 dtrain-rankinfo_SRC := launcher/dtrain_rankinfo.c
 dtrain-topo_SRC := topology/dtrain_topo.c $(TOPOLOGY_SRC) common/dt_error.c common/atomic_file.c
 dtrain-topo_LIBS := -lhwloc -ljansson
-dtrain-train_SRC := trainer/dtrain_train.c trainer/comm/comm_mpi.c logs/record.c logs/json_read.c $(TRAINER_SRC) $(COMMON_SRC)
+dtrain-train_SRC := trainer/dtrain_train.c trainer/train_options.c trainer/run_record.c trainer/comm/comm_mpi.c logs/record.c logs/json_read.c $(TRAINER_SRC) $(COMMON_SRC)
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
-dtrain-commbench_SRC := trainer/dtrain_commbench.c trainer/comm/comm_mpi.c trainer/exchange/grouping.c $(COMMON_SRC)
+dtrain-commbench_SRC := trainer/dtrain_commbench.c trainer/comm/comm_mpi.c common/grouping.c $(COMMON_SRC)
 dtrain-commbench_LIBS := $(MPI_LIBS) -ljansson
-dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/inputs.c analysis/predict.c analysis/costmodel.c trainer/loop/profile.c \
-                      trainer/exchange/grouping.c analysis/timeline_sum.c analysis/audit.c analysis/corrected.c analysis/experiment.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c analysis/plot_sources.c \
+dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/inputs.c analysis/predict.c analysis/links.c analysis/costmodel.c logs/profile.c \
+                      common/grouping.c analysis/timeline_sum.c analysis/audit.c analysis/corrected.c analysis/experiment.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c analysis/plot_sources.c \
                       logs/table.c logs/record.c logs/json_read.c logs/seedlog.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson
@@ -95,7 +94,7 @@ test_train_SRC := tests/test_train.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SR
 test_train_LIBS := $(TRAINER_LIBS) -ljansson
 test_cuda_SRC := tests/test_cuda.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_cuda_LIBS := $(TRAINER_LIBS)
-test_exchange_SRC := tests/test_exchange.c trainer/exchange/grouping.c trainer/exchange/placement.c analysis/costmodel.c
+test_exchange_SRC := tests/test_exchange.c common/grouping.c common/exchange_methods.c trainer/exchange/placement.c analysis/costmodel.c
 test_exchange_LIBS := -lm
 test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 test_record_LIBS := -ljansson

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exchange_methods.h"
 #include "grouping.h"
 
-#define DEFAULT_PARTITION_BYTES 4096000.0
 /* Steps the ByteScheduler schedule is run for before its period is read off. */
 #define SIMULATED_STEPS 6
 
@@ -287,38 +287,103 @@ static double bytescheduler_step(const struct step_costs *s, const struct transf
 
 /* ---------- a step ---------- */
 
+/* What every method's step shares: the sums of the layers and the link's costs. */
+struct step_inputs {
+    const struct step_costs *s;
+    const struct cluster_shape *c;
+    struct transfer_cost t;
+    double forward, backward, bytes, per;
+};
+
+/* The overlapped exchange after the forward pass: forward, then backward or the exchange,
+ * whichever ends later, then the update (-1 stays -1). */
+static double overlapped(const struct step_inputs *in, double exchange)
+{
+    if (exchange < 0)
+        return -1;
+    return in->forward + (exchange > in->backward ? exchange : in->backward) + in->s->update;
+}
+
+static double bsp_step(const struct step_inputs *in)
+{
+    return overlapped(in, in->backward + cost_allreduce(in->c, in->bytes));
+}
+
+/* WFBP (every layer its own group) and MG-WFBP (grouping.h's merged groups). */
+static double groups_step(const struct step_inputs *in, bool merge)
+{
+    const struct step_costs *s = in->s;
+    int *first = malloc((size_t)s->layers * sizeof *first), groups = s->layers;
+    if (!first)
+        return -1;
+    for (int l = 0; l < s->layers; l++)
+        first[l] = l;
+    if (merge)
+        groups = mgwfbp_groups(s, in->c, first);
+    double exchange = groups > 0 ? exchange_groups(s, &in->t, first, groups) : -1;
+    free(first);
+    return overlapped(in, exchange);
+}
+
+static double wfbp_step(const struct step_inputs *in)
+{
+    return groups_step(in, false);
+}
+
+static double mgwfbp_step(const struct step_inputs *in)
+{
+    return groups_step(in, true);
+}
+
+static double bytescheduler_any_step(const struct step_inputs *in)
+{
+    return bytescheduler_step(in->s, &in->t, in->per);
+}
+
+static double bsp_ps_step(const struct step_inputs *in)
+{
+    return overlapped(in, exchange_partitions(in->s, &in->t, in->per, true));
+}
+
+static double wfbp_ps_step(const struct step_inputs *in)
+{
+    return overlapped(in, exchange_partitions(in->s, &in->t, in->per, false));
+}
+
+/* Each method's step, keyed by the names of exchange_methods.h (a test checks that every method
+ * there has one); whether its transfers go through servers is that table's. */
+static const struct {
+    const char *method;
+    double (*step)(const struct step_inputs *in);
+} step_of_method[] = {
+    {"bsp-a2a", bsp_step},       {"wfbp-a2a", wfbp_step},     {"mg-wfbp", mgwfbp_step},
+    {"bytescheduler-a2a", bytescheduler_any_step},             {"bsp-ps", bsp_ps_step},
+    {"wfbp-ps", wfbp_ps_step},   {"bytescheduler-ps", bytescheduler_any_step},
+};
+
+bool cost_knows(const char *method)
+{
+    const struct method_facts *m = method_find(method);
+    for (size_t i = 0; m && i < sizeof step_of_method / sizeof step_of_method[0]; i++)
+        if (strcmp(step_of_method[i].method, m->name) == 0)
+            return true;
+    return false;
+}
+
 double cost_step(const struct step_costs *s, const struct cluster_shape *c, const char *method,
                  const struct method_settings *settings)
 {
-    double forward = 0, backward = 0, total = 0;
+    const struct method_facts *m = method_find(method);
+    if (!m)
+        return -1;
+    struct step_inputs in = {.s = s, .c = c, .t = transfer_cost_of(c, m->servers)};
     for (int l = 0; l < s->layers; l++)
-        forward += s->layer[l].forward, backward += s->layer[l].backward, total += s->layer[l].bytes;
-    double per = settings && settings->partition_bytes > 0 ? settings->partition_bytes : DEFAULT_PARTITION_BYTES;
-    bool ps = strlen(method) > 3 && strcmp(method + strlen(method) - 3, "-ps") == 0;
-    struct transfer_cost t = transfer_cost_of(c, ps);
+        in.forward += s->layer[l].forward, in.backward += s->layer[l].backward, in.bytes += s->layer[l].bytes;
+    in.per = settings && settings->partition_bytes > 0 ? settings->partition_bytes : METHOD_PARTITION_BYTES;
     if (c->nodes * c->gpus_per_node < 2)
-        return forward + backward + s->update;   /* one worker exchanges nothing */
-    double exchange;
-    if (strncmp(method, "bytescheduler-", 14) == 0)
-        return bytescheduler_step(s, &t, per);
-    if (strcmp(method, "bsp-a2a") == 0) {
-        exchange = backward + cost_allreduce(c, total);
-    } else if (strcmp(method, "wfbp-a2a") == 0 || strcmp(method, "mg-wfbp") == 0) {
-        int *first = malloc((size_t)s->layers * sizeof *first), groups = s->layers;
-        if (!first)
-            return -1;
-        for (int l = 0; l < s->layers; l++)
-            first[l] = l;
-        if (method[0] == 'm')
-            groups = mgwfbp_groups(s, c, first);
-        exchange = groups > 0 ? exchange_groups(s, &t, first, groups) : -1;
-        free(first);
-    } else if (strcmp(method, "bsp-ps") == 0 || strcmp(method, "wfbp-ps") == 0) {
-        exchange = exchange_partitions(s, &t, per, method[0] == 'b');
-    } else {
-        return -1;
-    }
-    if (exchange < 0)
-        return -1;
-    return forward + (exchange > backward ? exchange : backward) + s->update;
+        return in.forward + in.backward + s->update;   /* one worker exchanges nothing */
+    for (size_t i = 0; i < sizeof step_of_method / sizeof step_of_method[0]; i++)
+        if (strcmp(step_of_method[i].method, m->name) == 0)
+            return step_of_method[i].step(&in);
+    return -1;
 }

@@ -30,6 +30,7 @@
 #ifndef COSTMODEL_H
 #define COSTMODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A link: what one message of n bytes costs, alpha + beta n, or, where `curve` is given, the times
@@ -84,9 +85,12 @@ double cost_rabenseifner(int p, struct link_cost link, double bytes);   /* p a p
 double cost_hierarchical(const struct cluster_shape *c, double bytes);
 double cost_allreduce(const struct cluster_shape *c, double bytes);
 
-/* Seconds of one step of method (an exchange method's name: "bsp-a2a", "wfbp-ps", ...) on cluster
- * c; -1 for a method it does not know. */
+/* Seconds of one step of method (a name or alias of exchange_methods.h: "bsp-a2a", "wfbp-ps", ...)
+ * on cluster c; -1 for a method it does not know. */
 double cost_step(const struct step_costs *s, const struct cluster_shape *c, const char *method,
                  const struct method_settings *settings);
+
+/* Whether the model has a step for method (every method of exchange_methods.h should). */
+bool cost_knows(const char *method);
 
 #endif

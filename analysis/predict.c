@@ -1,5 +1,5 @@
 /* predict.c - dtrain-analyze predict (see predict.h): a profile's layers and the links' alpha and
- * beta into every method's predicted samples/s at every size of job, as the seeds' method table. */
+ * beta into every method's predicted samples/s at every size of job, as a method comparison table. */
 #include "predict.h"
 
 #include <ctype.h>
@@ -15,8 +15,10 @@
 #include "audit.h"
 #include "costmodel.h"
 #include "inputs.h"
+#include "exchange_methods.h"
 #include "methods.h"
 #include "dt_parse.h"
+#include "links.h"
 #include "profile.h"
 
 static const char predict_usage[] =
@@ -26,10 +28,10 @@ static const char predict_usage[] =
     "(dtrain-train --profile-out) and the links, before the allocation is spent: BSP as compute\n"
     "plus an allreduce (the cheapest of ring, Rabenseifner and hierarchical, Thakur et al.),\n"
     "WFBP, MG-WFBP and ByteScheduler by a per-layer schedule of the step, parameter servers by\n"
-    "their busiest link. Printed as the seeds' method table (a row per method, a column per GPU\n"
+    "their busiest link. Printed as a method comparison table (a row per method, a column per GPU\n"
     "count). analysis/costmodel.h writes the model out.\n"
     "\n"
-    "      --gpus-per-node G   workers per node (4, as the seeds' clusters)\n"
+    "      --gpus-per-node G   workers per node (4)\n"
     "      --nodes LIST        node counts, comma-separated (1,2,4,8)\n"
     "      --inter LINK        between nodes: BANDWIDTH[:LATENCY] (10gbit:25us; bandwidth in\n"
     "                          gbit, mbit, GB/s or MB/s, latency in us, ms or s), or a JSON file\n"
@@ -44,12 +46,11 @@ static const char predict_usage[] =
     "      --intra LINK        inside a node, the same way (12GB/s:5us: PCIe 3 x16)\n"
     "      --servers N         parameter servers, each on a node of its own (default: one per\n"
     "                          worker node)\n"
-    "      --methods LIST      (all seven: bsp-a2a,wfbp-a2a,mg-wfbp,bytescheduler-a2a,bsp-ps,\n"
-    "                          wfbp-ps,bytescheduler-ps)\n"
+    "      --methods LIST      comma-separated (all of them, listed below)\n"
     "      --partition-bytes N ByteScheduler's and the servers' partitions (4096000)\n"
     "      --batch B           samples per worker a step (the profile's; times scale with it)\n"
     "      --rate R            scale the profile so one device trains R samples/s (ResNet-50 on\n"
-    "                          the seeds' GPUs: 253.1)\n"
+    "                          the reference GPUs: 253.1)\n"
     "      --format md|csv|json  (md)\n"
     "      --records           the arguments after PROFILE are run records (files or\n"
     "                          directories): each method, tag and job size the profile's model\n"
@@ -59,7 +60,7 @@ static const char predict_usage[] =
     "      --dilate K          the --inter link was measured shaped K times slower, for runs of\n"
     "                          dtrain-train --dilate K (reported at real time): its times (and\n"
     "                          --allreduce's) are divided by K\n"
-    "      --against FILE      a hand-made method table (the seeds' 004): its rows that start with\n"
+    "      --against FILE      a hand-made method comparison table: its rows that start with\n"
     "                          --row's text, measured beside predicted at each GPU count (values\n"
     "                          read at the GPU counts the audit's reading gives), error %\n"
     "      --row TEXT          the rows' key cells before the method (\"ResNet-50, 64, 10GbE\")\n"
@@ -71,135 +72,14 @@ static const char predict_usage[] =
   "  dtrain-analyze predict resnet50.json --rate 253.1 --batch 64 --inter 10gbit:25us \\\n"
   "      --against 004_fa976a34413c7ab4.txt --row \"ResNet-50, 64, 10GbE\"\n";
 
-#define ALL_METHODS "bsp-a2a,wfbp-a2a,mg-wfbp,bytescheduler-a2a,bsp-ps,wfbp-ps,bytescheduler-ps"
-
-double predict_parse_bandwidth(const char *text)
+static void print_usage(void)
 {
-    char *end;
-    double x = strtod(text, &end);
-    if (end == text || !(x > 0))
-        return -1;
-    static const struct {
-        const char *unit;
-        double bytes;
-    } units[] = {{"gbit", 1e9 / 8}, {"mbit", 1e6 / 8}, {"gb/s", 1e9}, {"mb/s", 1e6}};
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (strcasecmp(end, units[i].unit) == 0)
-            return x * units[i].bytes;
-    return -1;
-}
-
-double predict_parse_latency(const char *text)
-{
-    char *end;
-    double x = strtod(text, &end);
-    if (end == text || x < 0)
-        return -1;
-    if (*end == '\0' || strcmp(end, "s") == 0)
-        return x;
-    if (strcmp(end, "ms") == 0)
-        return x * 1e-3;
-    if (strcmp(end, "us") == 0)
-        return x * 1e-6;
-    return -1;
-}
-
-#define CURVE_POINTS 64   /* dtrain-commbench measures at most 64 sizes */
-
-/* A dtrain-commbench JSON table's rows as points of a curve, each size and time divided by `parts`:
- * 2 for a link's messages (an allreduce of n bytes on 2 ranks is two messages of n/2, the ring's
- * reduce-scatter and allgather, so a message of m bytes costs half the time measured at 2m), 1 for
- * the allreduce itself. Returns the points (in increasing size), or -1 with why. */
-static int curve_of(const char *path, json_t *rows, double parts, struct link_point *curve, char *why, size_t size)
-{
-    int points = 0;
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row) {
-        double bytes = json_number_value(json_object_get(row, "bytes")),
-               us = json_number_value(json_object_get(row, "time_us"));
-        if (!(bytes > 0) || !(us > 0) || !isfinite(us))
-            return snprintf(why, size, "%s: rows[%zu]: expected bytes and time_us above 0", path, i), -1;
-        if (points == CURVE_POINTS || (points > 0 && bytes / parts <= curve[points - 1].bytes))
-            return snprintf(why, size, "%s: rows[%zu]: expected at most %d sizes, increasing", path, i, CURVE_POINTS), -1;
-        curve[points++] = (struct link_point){bytes / parts, us * 1e-6 / parts};
-    }
-    return points;
-}
-
-/* A link given as BANDWIDTH[:LATENCY] or a dtrain-commbench JSON file: its measured table (into
- * curve) where it has 2 sizes or more and measured is set, else its alpha-beta fit. 0, or -1 with
- * why. */
-static int parse_link(const char *text, bool measured, struct link_cost *link, struct link_point *curve, char *why,
-                      size_t size)
-{
-    const char *json = strstr(text, ".json");
-    if (json && json[5] == '\0') {
-        json_error_t jerr;
-        json_t *doc = json_load_file(text, 0, &jerr), *fit = json_object_get(doc, "fit");
-        double alpha = json_number_value(json_object_get(fit, "alpha_s")),
-               beta = json_number_value(json_object_get(fit, "beta_s_per_byte"));
-        int points = measured && doc ? curve_of(text, json_object_get(doc, "rows"), 2, curve, why, size) : 0;
-        json_decref(doc);
-        if (!doc)
-            return snprintf(why, size, "%s:%d: %s", text, jerr.line, jerr.text), -1;
-        if (points < 0)
-            return -1;
-        if (points >= 2) {   /* the measured times: the fit is not needed */
-            *link = (struct link_cost){.curve = curve, .points = points};
-            return 0;
-        }
-        if (!(beta > 0) || !isfinite(alpha))
-            return snprintf(why, size, "%s: no alpha-beta fit (dtrain-commbench --json writes one)", text), -1;
-        if (alpha < 0) {   /* noise at the small sizes: the line crosses below zero; no latency, then */
-            fprintf(stderr, "dtrain-analyze predict: %s: the fit's alpha is %.3g s, below zero: taken as 0\n", text,
-                    alpha);
-            alpha = 0;
-        }
-        *link = (struct link_cost){.alpha = alpha / 2, .beta = beta};   /* 2 ranks: an allreduce is 2 alpha + n beta */
-        return 0;
-    }
-    char copy[128];
-    snprintf(copy, sizeof copy, "%s", text);
-    char *colon = strchr(copy, ':');
-    if (colon)
-        *colon = '\0';
-    double bandwidth = predict_parse_bandwidth(copy), latency = colon ? predict_parse_latency(colon + 1) : 25e-6;
-    if (bandwidth < 0 || latency < 0)
-        return snprintf(why, size, "\"%s\": expected BANDWIDTH[:LATENCY] (10gbit:25us, 12GB/s:5us) or a "
-                        "dtrain-commbench .json file", text), -1;
-    *link = (struct link_cost){.alpha = latency, .beta = 1 / bandwidth};
-    return 0;
+    char names[256];
+    fputs(predict_usage, stdout);
+    printf("\nMethods: %s.\n", method_names(NULL, ", ", NULL, names, sizeof names));
 }
 
 #define MEASURED_SIZES 16   /* --allreduce files */
-
-/* --allreduce FILE: a job size's allreduce as dtrain-commbench measured it over all its ranks. */
-struct measured_allreduce {
-    int ranks;
-    struct link_cost cost;
-    struct link_point curve[CURVE_POINTS];
-};
-
-/* Reads a dtrain-commbench --json file of the allreduce over all of a job's ranks. 0, or -1 with why. */
-static int parse_allreduce(const char *path, struct measured_allreduce *m, char *why, size_t size)
-{
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-    if (!doc)
-        return snprintf(why, size, "%s:%d: %s", path, jerr.line, jerr.text), -1;
-    const char *op = json_string_value(json_object_get(doc, "op"));
-    m->ranks = (int)json_integer_value(json_object_get(doc, "ranks"));
-    int points = op && strcmp(op, "allreduce") == 0 && m->ranks >= 2
-                     ? curve_of(path, json_object_get(doc, "rows"), 1, m->curve, why, size)
-                     : (snprintf(why, size, "%s: expected dtrain-commbench --json of the allreduce over 2 ranks or "
-                                 "more (\"op\", \"ranks\", \"rows\")", path), -1);
-    json_decref(doc);
-    if (points >= 0 && points < 2)
-        return snprintf(why, size, "%s: fewer than 2 sizes measured", path), -1;
-    m->cost = (struct link_cost){.curve = m->curve, .points = points};
-    return points < 0 ? -1 : 0;
-}
 
 struct predict_options {
     int gpus_per_node, nodes[32], node_counts, servers, batch;
@@ -366,12 +246,11 @@ static struct cluster_shape shape_of_gpus(int gpus, const struct predict_options
 /* A method table's method cell ("ByteScheduler-A2A") as the model names it, or NULL. */
 static const char *method_named(const char *cell, char *out, size_t size)
 {
-    snprintf(out, size, "%s", cell);
-    for (char *c = out; *c; c++)
-        *c = (char)tolower((unsigned char)*c);
-    char word[160];
-    snprintf(word, sizeof word, ",%s,", out);
-    return strstr("," ALL_METHODS ",", word) ? out : NULL;
+    const struct method_facts *m = method_find(cell);
+    if (!m || strcasecmp(cell, m->name) != 0)   /* a table's cells are names, not aliases */
+        return NULL;
+    snprintf(out, size, "%s", m->name);
+    return out;
 }
 
 /* --against: the rows of a hand-made method table whose key starts with row, measured (their mean
@@ -423,7 +302,7 @@ static int compare_method_table(const struct predict_options *o, const struct st
 /* Checks and fills the lists; 0, or 2 with a message. */
 static int parse_lists(struct predict_options *o, const char *nodes)
 {
-    char copy[256];
+    char copy[512];
     snprintf(copy, sizeof copy, "%s", nodes);
     o->node_counts = 0;
     for (char *n = strtok(copy, ","); n; n = strtok(NULL, ",")) {
@@ -433,19 +312,97 @@ static int parse_lists(struct predict_options *o, const char *nodes)
     }
     snprintf(copy, sizeof copy, "%s", o->methods);
     for (char *m = strtok(copy, ","); m; m = strtok(NULL, ",")) {
-        char word[80];
-        snprintf(word, sizeof word, ",%s,", m);
-        if (!strstr("," ALL_METHODS ",", word))
-            return fprintf(stderr, "dtrain-analyze predict: --methods: unknown method \"%s\" (%s)\n", m, ALL_METHODS), 2;
+        char names[256];
+        if (!method_find(m) || !cost_knows(m))
+            return fprintf(stderr, "dtrain-analyze predict: --methods: unknown method \"%s\" (%s)\n", m,
+                           method_names(NULL, ",", NULL, names, sizeof names)), 2;
     }
     return o->node_counts > 0 ? 0 : (fprintf(stderr, "dtrain-analyze predict: --nodes is empty\n"), 2);
 }
 
 enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_BATCH, P_RATE, P_FORMAT,
-       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE,
-       P_ALLREDUCE };
+       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE };
 
-int predict_command(int argc, char **argv)
+/* What the command line names beyond predict_options: the inputs still to be read. */
+struct predict_args {
+    const char *nodes;
+    bool records;             /* the arguments after the profile are run records to compare with */
+    const char *tag;          /* with records: only those of this tag (the link they ran over) */
+    const char *against, *row;   /* a hand-made method table, and which of its rows */
+    double dilate;            /* the inter link as measured is this many times slower */
+    const char *intra, *inter;   /* the links as given (read after every option) */
+    bool measured;            /* a commbench file's measured times, not its line */
+    const char *allreduce_files[MEASURED_SIZES];
+};
+
+/* The options that take a number: 0 when opt was one and good, 2 after a message, 1 for another. */
+static int parse_number(int opt, struct predict_options *o, struct predict_args *a)
+{
+    long value;
+    char *end;
+    switch (opt) {
+    case P_GPN:
+        if (dt_parse_int(optarg, 1, 1024, &o->gpus_per_node) < 0)
+            return fprintf(stderr, "dtrain-analyze predict: --gpus-per-node \"%s\": expected 1 to 1024\n", optarg), 2;
+        break;
+    case P_SERVERS:
+        if (dt_parse_int(optarg, 1, 1 << 20, &o->servers) < 0)
+            return fprintf(stderr, "dtrain-analyze predict: --servers \"%s\": expected a count from 1\n", optarg), 2;
+        break;
+    case P_PARTITION:
+        if (dt_parse_long(optarg, 4, 1L << 30, &value) < 0)
+            return fprintf(stderr, "dtrain-analyze predict: --partition-bytes \"%s\": expected 4 to 1 GiB\n", optarg), 2;
+        o->partition_bytes = (double)value;
+        break;
+    case P_BATCH:
+        if (dt_parse_int(optarg, 1, 1 << 20, &o->batch) < 0)
+            return fprintf(stderr, "dtrain-analyze predict: --batch \"%s\": expected a count from 1\n", optarg), 2;
+        break;
+    case P_RATE:
+        o->rate = strtod(optarg, &end);
+        if (end == optarg || *end || !(o->rate > 0))
+            return fprintf(stderr, "dtrain-analyze predict: --rate \"%s\": expected samples/s above 0\n", optarg), 2;
+        break;
+    case P_DILATE:
+        a->dilate = strtod(optarg, &end);
+        if (end == optarg || *end || !(a->dilate >= 1))
+            return fprintf(stderr, "dtrain-analyze predict: --dilate \"%s\": expected a factor, 1 or more\n", optarg), 2;
+        break;
+    default: return 1;
+    }
+    return 0;
+}
+
+/* The options that name an input or a choice: as parse_number. */
+static int parse_choice(int opt, struct predict_options *o, struct predict_args *a)
+{
+    switch (opt) {
+    case P_NODES: a->nodes = optarg; break;
+    case P_INTER: a->inter = optarg; break;
+    case P_INTRA: a->intra = optarg; break;
+    case P_LINE: a->measured = false; break;
+    case P_ALLREDUCE:
+        if (o->allreduce_count == MEASURED_SIZES)
+            return fprintf(stderr, "dtrain-analyze predict: --allreduce: at most %d files\n", MEASURED_SIZES), 2;
+        a->allreduce_files[o->allreduce_count++] = optarg;
+        break;
+    case P_METHODS: snprintf(o->methods, sizeof o->methods, "%s", optarg); break;
+    case P_FORMAT:
+        if (strcmp(optarg, "md") != 0 && strcmp(optarg, "csv") != 0 && strcmp(optarg, "json") != 0)
+            return fprintf(stderr, "dtrain-analyze predict: --format \"%s\": expected md, csv or json\n", optarg), 2;
+        o->format = optarg;
+        break;
+    case P_RECORDS: a->records = true; break;
+    case P_TAG: a->tag = optarg; break;
+    case P_AGAINST: a->against = optarg; break;
+    case P_ROW: a->row = optarg; break;
+    default: return 1;
+    }
+    return 0;
+}
+
+/* The command line into o and a: 0, 2 after a message, -1 when --help was printed. */
+static int parse_options(int argc, char **argv, struct predict_options *o, struct predict_args *a)
 {
     static const struct option options[] = {
         {"gpus-per-node", required_argument, NULL, P_GPN}, {"nodes", required_argument, NULL, P_NODES},
@@ -458,97 +415,60 @@ int predict_command(int argc, char **argv)
         {"dilate", required_argument, NULL, P_DILATE}, {"line", no_argument, NULL, P_LINE},
         {"allreduce", required_argument, NULL, P_ALLREDUCE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    struct predict_options o = {.gpus_per_node = 4, .intra = {.alpha = 5e-6, .beta = 1 / 12e9}, .inter = {.alpha = 25e-6, .beta = 8 / 10e9},
-                                .methods = ALL_METHODS, .format = "md"};
-    const char *nodes = "1,2,4,8";
-    bool records = false;   /* the arguments after the profile are run records to compare with */
-    const char *tag = NULL; /* with records: only those of this tag (the link they ran over) */
-    const char *against = NULL, *row = "";   /* a hand-made method table, and which of its rows */
-    double dilate = 1;                        /* the inter link as measured is this many times slower */
-    const char *intra = NULL, *inter = NULL;  /* the links as given (read after every option) */
-    const char *allreduce_files[MEASURED_SIZES];
-    struct measured_allreduce measured_sizes[MEASURED_SIZES];
-    bool measured = true;                     /* a commbench file's measured times, not its line */
-    char why[512];
-    long value;
     int opt;
     optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        switch (opt) {
-        case P_GPN:
-            if (dt_parse_int(optarg, 1, 1024, &o.gpus_per_node) < 0)
-                return fprintf(stderr, "dtrain-analyze predict: --gpus-per-node \"%s\": expected 1 to 1024\n", optarg), 2;
-            break;
-        case P_NODES: nodes = optarg; break;
-        case P_INTER: inter = optarg; break;
-        case P_INTRA: intra = optarg; break;
-        case P_LINE: measured = false; break;
-        case P_ALLREDUCE:
-            if (o.allreduce_count == MEASURED_SIZES)
-                return fprintf(stderr, "dtrain-analyze predict: --allreduce: at most %d files\n", MEASURED_SIZES), 2;
-            allreduce_files[o.allreduce_count++] = optarg;
-            break;
-        case P_SERVERS:
-            if (dt_parse_int(optarg, 1, 1 << 20, &o.servers) < 0)
-                return fprintf(stderr, "dtrain-analyze predict: --servers \"%s\": expected a count from 1\n", optarg), 2;
-            break;
-        case P_METHODS: snprintf(o.methods, sizeof o.methods, "%s", optarg); break;
-        case P_PARTITION:
-            if (dt_parse_long(optarg, 4, 1L << 30, &value) < 0)
-                return fprintf(stderr, "dtrain-analyze predict: --partition-bytes \"%s\": expected 4 to 1 GiB\n", optarg), 2;
-            o.partition_bytes = (double)value;
-            break;
-        case P_BATCH:
-            if (dt_parse_int(optarg, 1, 1 << 20, &o.batch) < 0)
-                return fprintf(stderr, "dtrain-analyze predict: --batch \"%s\": expected a count from 1\n", optarg), 2;
-            break;
-        case P_RATE: {
-            char *end;
-            o.rate = strtod(optarg, &end);
-            if (end == optarg || *end || !(o.rate > 0))
-                return fprintf(stderr, "dtrain-analyze predict: --rate \"%s\": expected samples/s above 0\n", optarg), 2;
-            break;
-        }
-        case P_FORMAT:
-            if (strcmp(optarg, "md") != 0 && strcmp(optarg, "csv") != 0 && strcmp(optarg, "json") != 0)
-                return fprintf(stderr, "dtrain-analyze predict: --format \"%s\": expected md, csv or json\n", optarg), 2;
-            o.format = optarg;
-            break;
-        case P_RECORDS: records = true; break;
-        case P_TAG: tag = optarg; break;
-        case P_AGAINST: against = optarg; break;
-        case P_ROW: row = optarg; break;
-        case P_DILATE: {
-            char *end;
-            dilate = strtod(optarg, &end);
-            if (end == optarg || *end || !(dilate >= 1))
-                return fprintf(stderr, "dtrain-analyze predict: --dilate \"%s\": expected a factor, 1 or more\n", optarg), 2;
-            break;
-        }
-        case 'h': fputs(predict_usage, stdout); return 0;
-        default: fputs("Try 'dtrain-analyze predict --help'.\n", stderr); return 2;
-        }
+        int rc = parse_number(opt, o, a);
+        if (rc == 1)
+            rc = parse_choice(opt, o, a);
+        if (rc == 1 && opt == 'h')
+            return print_usage(), -1;
+        if (rc == 1)
+            return fputs("Try 'dtrain-analyze predict --help'.\n", stderr), 2;
+        if (rc != 0)
+            return rc;
     }
-    if (optind >= argc || (!records && optind + 1 != argc) || (records && optind + 1 == argc))
+    if (optind >= argc || (!a->records && optind + 1 != argc) || (a->records && optind + 1 == argc))
         return fputs("dtrain-analyze predict: one PROFILE is needed (dtrain-train --profile-out writes it), and with "
                      "--records the record files or directories after it\n", stderr), 2;
-    if (parse_lists(&o, nodes) != 0)
-        return 2;
-    if (intra && parse_link(intra, measured, &o.intra, o.intra_curve, why, sizeof why) < 0)
+    return parse_lists(o, a->nodes);
+}
+
+/* The links and measured allreduces the options name, read into o (sizes holds the latter), at
+ * real time. 0, or 2 after a message. */
+static int read_links(struct predict_options *o, const struct predict_args *a, struct measured_allreduce *sizes)
+{
+    char why[512];
+    if (a->intra && link_parse(a->intra, a->measured, &o->intra, o->intra_curve, why, sizeof why) < 0)
         return fprintf(stderr, "dtrain-analyze predict: --intra %s\n", why), 2;
-    if (inter && parse_link(inter, measured, &o.inter, o.inter_curve, why, sizeof why) < 0)
+    if (a->inter && link_parse(a->inter, a->measured, &o->inter, o->inter_curve, why, sizeof why) < 0)
         return fprintf(stderr, "dtrain-analyze predict: --inter %s\n", why), 2;
-    o.inter.alpha /= dilate, o.inter.beta /= dilate;   /* to real time, as the dilated runs report */
-    for (int k = 0; o.inter.curve && k < o.inter.points; k++)
-        o.inter_curve[k].seconds /= dilate;
-    o.allreduce = measured_sizes;
-    for (int i = 0; i < o.allreduce_count; i++) {
-        struct measured_allreduce *m = &measured_sizes[i];
-        if (parse_allreduce(allreduce_files[i], m, why, sizeof why) < 0)
+    o->inter.alpha /= a->dilate, o->inter.beta /= a->dilate;   /* to real time, as the dilated runs report */
+    for (int k = 0; o->inter.curve && k < o->inter.points; k++)
+        o->inter_curve[k].seconds /= a->dilate;
+    o->allreduce = sizes;
+    for (int i = 0; i < o->allreduce_count; i++) {
+        struct measured_allreduce *m = &sizes[i];
+        if (link_parse_allreduce(a->allreduce_files[i], m, why, sizeof why) < 0)
             return fprintf(stderr, "dtrain-analyze predict: --allreduce %s\n", why), 2;
         for (int k = 0; k < m->cost.points; k++)
-            m->curve[k].seconds /= dilate;
+            m->curve[k].seconds /= a->dilate;
     }
+    return 0;
+}
+
+int predict_command(int argc, char **argv)
+{
+    struct predict_options o = {.gpus_per_node = 4, .intra = {.alpha = 5e-6, .beta = 1 / 12e9},
+                                .inter = {.alpha = 25e-6, .beta = 8 / 10e9}, .format = "md"};
+    method_names(NULL, ",", NULL, o.methods, sizeof o.methods);
+    struct predict_args a = {.nodes = "1,2,4,8", .row = "", .dilate = 1, .measured = true};
+    static struct measured_allreduce sizes[MEASURED_SIZES];   /* 16 x 1 KB: off the stack */
+    int rc = parse_options(argc, argv, &o, &a);
+    if (rc == 0)
+        rc = read_links(&o, &a, sizes);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
     struct profile p;
     struct dt_err err;
     if (profile_read(argv[optind], &p, &err) < 0)
@@ -557,15 +477,14 @@ int predict_command(int argc, char **argv)
         o.batch = p.batch;
     struct layer_cost *layers = calloc((size_t)p.layers, sizeof *layers);
     struct step_costs s;
-    int rc = 0;
     if (!layers)
         rc = (fputs("dtrain-analyze predict: out of memory\n", stderr), 2);
     else if (step_of(&p, &o, layers, &s) < 0)
         rc = (fprintf(stderr, "dtrain-analyze predict: %s: the layers take no time\n", argv[optind]), 2);
-    else if (records)
-        rc = compare_records(&p, &o, &s, argv + optind + 1, argc - optind - 1, tag);
-    else if (against)
-        rc = compare_method_table(&o, &s, against, row);
+    else if (a.records)
+        rc = compare_records(&p, &o, &s, argv + optind + 1, argc - optind - 1, a.tag);
+    else if (a.against)
+        rc = compare_method_table(&o, &s, a.against, a.row);
     else
         print_table(&p, &o, &s);
     free(layers);

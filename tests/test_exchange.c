@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "costmodel.h"
+#include "exchange_methods.h"
 #include "grouping.h"
 #include "placement.h"
 
@@ -199,6 +200,23 @@ static void test_step_costs_as_worked_by_hand(void **state)
     assert_true(cost_step(&s, &two, "carrier-pigeon", &whole) < 0);
 }
 
+/* Every method of the shared table has a step in the cost model, found by its name and aliases;
+ * a name outside the table has none. */
+static void test_every_method_has_a_cost(void **state)
+{
+    (void)state;
+    for (int k = 0; k < method_count; k++)
+        assert_true(cost_knows(method_list[k].name));
+    assert_true(cost_knows("allreduce"));
+    assert_false(cost_knows("byteps"));
+    struct layer_cost layer = {.forward = 1e-3, .backward = 2e-3, .bytes = 4e6};
+    struct step_costs s = {.layers = 1, .layer = &layer};
+    struct cluster_shape c = {.nodes = 2, .gpus_per_node = 1, .inter = {.alpha = 1e-5, .beta = 1e-9},
+                              .intra = {.alpha = 1e-6, .beta = 1e-10}};
+    assert_true(cost_step(&s, &c, "byteps", NULL) < 0);
+    assert_float_equal(cost_step(&s, &c, "BSP", NULL), cost_step(&s, &c, "bsp-a2a", NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_costs_as_worked_by_hand),
         cmocka_unit_test(test_measured_link_as_worked_by_hand),
         cmocka_unit_test(test_step_costs_as_worked_by_hand),
+        cmocka_unit_test(test_every_method_has_a_cost),
     };
     return cmocka_run_group_tests_name("exchange", tests, NULL, NULL);
 }

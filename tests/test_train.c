@@ -442,7 +442,7 @@ static void test_every_model_suits_every_exchange(void **state)
             /* one step: layer-wise methods send each layer alone (mg-wfbp is still measuring),
              * ByteScheduler in partitions of 4096000 bytes */
             bool layerwise = exchange_methods[k] != &exchange_bsp;
-            size_t per = exchange_methods[k]->takes_partition ? EXCHANGE_PARTITION_BYTES / sizeof(float) : 0;
+            size_t per = exchange_facts(exchange_methods[k])->takes_partition ? EXCHANGE_PARTITION_BYTES / sizeof(float) : 0;
             long pieces = layerwise ? layer_pieces(models[i], per) : 1;
             assert_int_equal(res.exchange.pieces, pieces);
             assert_int_equal(twin_seen.iallreduces, layerwise ? pieces : 0);
@@ -748,8 +748,24 @@ static void test_exchange_methods_are_found_by_name(void **state)
     assert_ptr_equal(exchange_find("wfbp-ps"), &exchange_wfbp_ps);
     assert_ptr_equal(exchange_find("ByteScheduler"), &exchange_bytescheduler_a2a);
     assert_ptr_equal(exchange_find("BYTESCHEDULER-PS"), &exchange_bytescheduler_ps);
-    assert_string_equal(exchange_names(),
-                        "bsp-a2a, wfbp-a2a, mg-wfbp, bytescheduler-a2a, bsp-ps, wfbp-ps, bytescheduler-ps");
+    char names[256];
+    assert_string_equal(method_names(NULL, ", ", " or ", names, sizeof names),
+                        "bsp-a2a, wfbp-a2a, mg-wfbp, bytescheduler-a2a, bsp-ps, wfbp-ps or bytescheduler-ps");
+    assert_string_equal(method_names(method_takes_credit, ",", NULL, names, sizeof names),
+                        "bytescheduler-a2a,bytescheduler-ps");
+}
+
+/* The implementations and the shared table list the same methods, in the same order; each
+ * implementation's facts are its own row. */
+static void test_every_method_has_one_implementation(void **state)
+{
+    (void)state;
+    assert_int_equal(exchange_method_count, method_count);
+    for (int k = 0; k < method_count; k++) {
+        assert_string_equal(exchange_methods[k]->name, method_list[k].name);
+        assert_ptr_equal(exchange_facts(exchange_methods[k]), &method_list[k]);
+        assert_int_equal(exchange_methods[k]->serve != NULL, method_list[k].servers);
+    }
 }
 
 /* Same seed, same thread count: the same losses, bitwise (part 2's checkpoint test relies on it). */
@@ -839,7 +855,7 @@ static int watch_transport(int (*health)(struct comm *, struct dt_err *), unsign
         struct comm host = {.rank = 2, .world = 4, .abort = abort_returns}, transport = {.rank = 2, .health = health};
         snprintf(host.hostname, sizeof host.hostname, "gn07");
         struct watchdog wd = {0};
-        watchdog_start(&wd, &host, &transport, 0, 12, NULL);
+        watchdog_start(&wd, &host, &transport, 0, 12, (struct stall_hook){0});
         sleep(seconds);
         watchdog_stop(&wd);
         _exit(0);
@@ -881,6 +897,7 @@ int main(void)
         cmocka_unit_test(test_gpu_options_need_the_gpu),
         cmocka_unit_test(test_every_model_suits_every_exchange),
         cmocka_unit_test(test_exchange_methods_are_found_by_name),
+        cmocka_unit_test(test_every_method_has_one_implementation),
         cmocka_unit_test(test_mgwfbp_sends_its_groups),
         cmocka_unit_test(test_timeline_records_the_steps),
         cmocka_unit_test(test_a_profile_round_trips),

@@ -1,572 +1,15 @@
-/* dtrain_train.c - `dtrain-train`: train a model on a dataset, printing the seeds' log lines. */
-#include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
+/* dtrain_train.c - `dtrain-train`: train a model on a dataset, printing the reference trainer's log
+ * lines (Step and Epoch), with a run record when asked. The options are train_options.c's, the
+ * records run_record.c's, the training trainer/loop's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "backend_cuda.h"
 #include "comm.h"
-#include "data.h"
-#include "hostlist.h"
-#include "record.h"
-#include "dt_parse.h"
-#include "exchange.h"
-#include "train.h"
-#include "version.h"
-
-static const char usage_text[] =
-    "Usage: dtrain-train [options]\n"
-    "\n"
-    "Trains a model and prints, on standard output, the lines of the seeds' logs:\n"
-    "  Step200: 100.71 data/sec       every --log-every steps: samples/s since the start\n"
-    "  Epoch 0 in 543.88 sec, test time 13.77 sec, test accuracy: 0.86263\n"
-    "The configuration, the parameter count and an ETA go to standard error.\n"
-    "\n"
-    "Options:\n"
-    "  -m, --model NAME        mlp, lenet, cnn, resnet18, resnet34, resnet50, resnet101 (lenet); for text:\n"
-    "                          transformer (6 layers, hidden 256, 4 heads), bert-base, bert-large, or a\n"
-    "                          size as transformer:LAYERSxHIDDENxHEADS\n"
-    "  -d, --dataset SPEC      fashion-mnist, mnist, synthetic[:HxWxC], bigmnist[:K] (fashion-mnist);\n"
-    "                          text: wordnet (WordNet's noun glosses, 5 classes), sst5 (train.txt and\n"
-    "                          test.txt PTB trees in --data), tsv (train.tsv, test.tsv: label<TAB>text),\n"
-    "                          synthetic-text[:VOCABxLEN]\n"
-    "      --data DIR          where the files are (" DATA_DEFAULT_DIR "; wordnet: " TEXT_WORDNET_DIR ")\n"
-    "      --seq-len N         tokens a sentence is cut or padded to, [CLS] first (64)\n"
-    "      --vocab FILE        tokenise with WordPiece from a BERT vocab.txt (default: a word\n"
-    "                          vocabulary built from the training sentences)\n"
-    "      --dropout P         the language models' dropout after the embeddings and each attention\n"
-    "                          and feed-forward block, in training (0.1, as BERT's)\n"
-    "  -b, --batch-size N      samples per step and rank (128)\n"
-    "  -e, --epochs N          passes over the training set (1)\n"
-    "      --max-steps N       stop after N steps (the epoch line still follows)\n"
-    "      --optimizer NAME    adam or sgd (adam)\n"
-    "      --lr X              learning rate (0.01, as the seeds)\n"
-    "      --lr-scale MODE     none, or linear: lr x world size (as the seeds' 0.01 x world_size)\n"
-    "      --momentum X        SGD momentum (0.9)\n"
-    "      --weight-decay X    L2 penalty (0)\n"
-    "      --seed N            initial weights and data order (1)\n"
-    "  -T, --threads N         threads of the cpu backend (1)\n"
-    "      --backend NAME      cpu (OpenBLAS), reference (plain C, slow) or cuda (cpu)\n"
-    "      --device cpu|cuda   cuda: train on a GPU (cuDNN, cuBLAS; NCCL between ranks), the\n"
-    "                          one dtrain gave the rank (DTRAIN_GPU), else LOCAL_RANK, else 0\n"
-    "      --precision fp32|bf16  on the GPU: fp32 with TF32 tensor cores (the default), or\n"
-    "                          bf16 GEMMs and convolutions with fp32 master weights (autocast)\n"
-    "      --conv-algo heuristic|find  on the GPU: cuDNN's convolution algorithms as its\n"
-    "                          heuristics rank them (default), or timed once per shape\n"
-    "                          (find: as torch.backends.cudnn.benchmark)\n"
-    "      --cuda-graphs       on one GPU: capture a training step once as a CUDA graph and\n"
-    "                          replay it (one launch a step instead of hundreds)\n"
-    "      --log-every N       steps between Step lines (200)\n"
-    "      --eval-every N      epochs between evaluations (1); the last epoch is always\n"
-    "                          evaluated; 0: never (speed runs)\n"
-    "      --comm METHOD       the gradient exchange (names ignore case):\n"
-    "%s"
-    "      --comm-threshold BYTES  mg-wfbp: merge layers into groups of at least BYTES,\n"
-    "                          from the last layer (Horovod's fusion), instead of measuring\n"
-    "      --ps-servers N      *-ps: the last N ranks are parameter servers (1)\n"
-    "      --ps-colocated      *-ps: instead, the last rank of every node is its server,\n"
-    "                          beside that node's workers (BytePS's colocated mode)\n"
-    "      --partition-bytes N  *-ps, bytescheduler-*: the largest piece of the gradients sent\n"
-    "                          at once (4096000, as BytePS in the seeds' runs; ByteScheduler\n"
-    "                          cuts each layer on its own)\n"
-    "      --credit-bytes N    bytescheduler-*: bytes under way at once (16000000, the seeds')\n"
-    "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
-    "      --timeline PREFIX   each worker's Chrome trace in PREFIX.rankR.json (open it in\n"
-    "                          Perfetto or chrome://tracing): every step's forward and backward,\n"
-    "                          each layer's share of them, the exchange's transfers and waits,\n"
-    "                          the update (on a GPU: when the host queued the work)\n"
-    "      --timeline-steps N  record the first N steps only (default 100; 0: all)\n"
-    "      --params-out PREFIX write the final parameters to PREFIX.rankR (raw float32)\n"
-    "      --export-run DIR    write the initial parameters (float32, dtrain's order) and the\n"
-    "                          encoded text data to DIR, then stop: PyTorch trains the same\n"
-    "                          model from there (bench/seq_accuracy.py)\n"
-    "      --profile-out FILE  rank 0 writes what a step costs, layer by layer (forward,\n"
-    "                          backward, update; the mean of the steps after the first 2), as\n"
-    "                          JSON for --emulate and dtrain-analyze (logs/FORMAT.md)\n"
-    "      --emulate FILE      emulated compute: each layer takes the time the profile FILE\n"
-    "                          gives (a wait that uses no CPU) instead of computing; data,\n"
-    "                          gradients, exchange and updates' bookkeeping are real, so many\n"
-    "                          ranks share few cores and the links are what is measured\n"
-    "      --emulate-rate R    scale the profile so that one device trains R samples/s\n"
-    "                          (the seeds' 1-GPU baselines: ResNet-50 253.1, BERT-Base 212.8)\n"
-    "      --dilate K          emulated time runs K times slower (shape the links K times\n"
-    "                          slower too); times and rates are reported at real time\n"
-    "      --record FILE       append this run's record, one JSON line (logs/FORMAT.md), to FILE\n"
-    "      --tag TEXT          a label kept in the record (e.g. the link: 1gbit); dtrain-analyze\n"
-    "                          throughput tables runs per model, batch, tag and method\n"
-    "      --record-failure TEXT  train nothing: append a failed record of the run these options\n"
-    "                          describe, with TEXT as its error (a batch script whose job step was\n"
-    "                          ended before any rank could write; WORLD_SIZE and DTRAIN_* give its shape)\n"
-    "      --checkpoint DIR    save checkpoints in DIR: every --checkpoint-every steps, and when\n"
-    "                          SIGTERM or SIGUSR1 arrives (then stop; #SBATCH --signal=USR1@120)\n"
-    "      --checkpoint-every N  steps between checkpoints (0: only on a signal; default 0)\n"
-    "      --resume            continue from the newest valid checkpoint in DIR, if there is one\n"
-    "      --timeout MIN       end the whole job when no step has finished for MIN minutes (a\n"
-    "                          hung rank or a dead network; default 30, 0 = never)\n"
-    "  -q, --quiet             no ETA lines\n"
-    "  -h, --help              this text\n"
-    "  -V, --version           the version\n"
-    "\n"
-    "Data parallel: start it with srun --mpi=pmix or mpirun (through dtrain, which binds each\n"
-    "rank); each rank trains on its own shard of every epoch, gradients are averaged every step,\n"
-    "and rank 0 prints the lines, with data/sec counting the samples of all ranks.\n"
-    "\n"
-    "Examples:\n"
-    "  dtrain-train --model lenet --epochs 5\n"
-    "  mpirun -np 2 dtrain --gpus-per-node 0 -- dtrain-train --model lenet --lr-scale linear\n"
-    "  dtrain-train --model resnet18 --dataset bigmnist --batch-size 512 --epochs 10\n"
-    "  dtrain-train --model resnet50 --dataset synthetic:224x224x3 --max-steps 50 --threads 16\n"
-    "\n"
-    "Exit status: 0; 1 when training fails (a diverging loss); 2 for bad options or input files.\n";
-
-static const char *record_path, *record_tag = "", *record_failure_text;
-
-/* --help, with the exchange methods from their table: each name, then its help in words
- * wrapped under it. */
-static void print_usage(void)
-{
-    char methods[4096] = "";
-    size_t used = 0;
-    for (int i = 0; i < exchange_method_count && used < sizeof methods - 256; i++) {
-        const struct exchange_method *m = exchange_methods[i];
-        int column = snprintf(methods + used, sizeof methods - used, "%28s%s%s%s%s:", "", m->name,
-                              m->aliases[0] ? " (or " : "", m->aliases, m->aliases[0] ? ")" : "");
-        used += column;
-        for (const char *w = m->help; *w && used < sizeof methods - 128;) {
-            int len = (int)strcspn(w, " ");
-            if (column + 1 + len > 92)
-                used += snprintf(methods + used, sizeof methods - used, "\n%29s", ""), column = 29;
-            used += snprintf(methods + used, sizeof methods - used, " %.*s", len, w);
-            column += 1 + len;
-            w += len + (w[len] == ' ');
-        }
-        used += snprintf(methods + used, sizeof methods - used, "\n");
-    }
-    printf(usage_text, methods);
-}
-
-static int bad(const char *option, const char *value, const char *what)
-{
-    fprintf(stderr, "dtrain-train: %s \"%s\": expected %s\n", option, value, what);
-    return 2;
-}
-
-/* Long options without a short form. */
-enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
-       O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
-       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PARTITION, O_CREDIT, O_TIMELINE,
-       O_PROFILE_OUT, O_EMULATE, O_EMULATE_RATE, O_DILATE, O_EXPORT_RUN,
-       O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT, O_VOCAB };
-
-/* The options that take a number: 0 when opt was one and its value good, 2 when the value is bad,
- * 1 when opt is not one of them. */
-static int parse_number(int opt, struct train_config *cfg)
-{
-    long value;
-    char *end;
-    switch (opt) {
-    case O_CKPT_EVERY:
-        if (dt_parse_long(optarg, 0, 1L << 40, &cfg->checkpoint_every) < 0)
-            return bad("--checkpoint-every", optarg, "a number from 0");
-        break;
-    case O_DROPOUT:
-        cfg->dropout = strtod(optarg, &end);
-        cfg->dropout_set = true;
-        if (end == optarg || *end || !(cfg->dropout >= 0 && cfg->dropout < 1))
-            return bad("--dropout", optarg, "a probability from 0 to below 1");
-        break;
-    case O_SEQ_LEN:
-        if (dt_parse_int(optarg, 2, 65536, &cfg->seq_len) < 0)
-            return bad("--seq-len", optarg, "a number of tokens from 2 to 65536");
-        break;
-    case 'b':
-        if (dt_parse_int(optarg, 1, 1 << 20, &cfg->batch) < 0)
-            return bad("--batch-size", optarg, "a number from 1");
-        break;
-    case 'e':
-        cfg->epochs_set = true;
-        if (dt_parse_int(optarg, 1, 1 << 20, &cfg->epochs) < 0)
-            return bad("--epochs", optarg, "a number from 1");
-        break;
-    case 'T':
-        if (dt_parse_int(optarg, 1, 1024, &cfg->threads) < 0)
-            return bad("--threads", optarg, "a number from 1 to 1024");
-        break;
-    case O_LOG:
-        if (dt_parse_int(optarg, 1, 1 << 30, &cfg->log_every) < 0)
-            return bad("--log-every", optarg, "a number from 1");
-        break;
-    case O_EVAL:
-        if (dt_parse_int(optarg, 0, 1 << 20, &cfg->eval_every) < 0)
-            return bad("--eval-every", optarg, "a number from 0");
-        break;
-    case O_MAX_STEPS:
-        if (dt_parse_long(optarg, 1, 1L << 40, &cfg->max_steps) < 0)
-            return bad("--max-steps", optarg, "a number from 1");
-        break;
-    case O_COMM_THRESHOLD:
-        if (dt_parse_long(optarg, 0, 1L << 40, &value) < 0)
-            return bad("--comm-threshold", optarg, "bytes, 0 or more");
-        cfg->exchange_options.threshold_set = true;
-        cfg->exchange_options.threshold_bytes = (size_t)value;
-        break;
-    case O_TIMELINE_STEPS:
-        if (dt_parse_long(optarg, 0, 1L << 40, &cfg->timeline_steps) < 0)
-            return bad("--timeline-steps", optarg, "a number from 0");
-        break;
-    case O_PS_SERVERS:
-        if (dt_parse_int(optarg, 1, 1 << 16, &cfg->exchange_options.ps_servers) < 0)
-            return bad("--ps-servers", optarg, "a number from 1");
-        break;
-    case O_PARTITION:
-        if (dt_parse_long(optarg, 4, 1L << 30, &value) < 0)
-            return bad("--partition-bytes", optarg, "bytes, from 4 to 1 GiB");
-        cfg->exchange_options.partition_bytes = (size_t)value;
-        break;
-    case O_CREDIT:
-        if (dt_parse_long(optarg, 1, 1L << 40, &value) < 0)
-            return bad("--credit-bytes", optarg, "bytes, 1 or more");
-        cfg->exchange_options.credit_bytes = (size_t)value;
-        break;
-    case O_SEED:
-        if (dt_parse_long(optarg, 0, 1L << 62, &value) < 0)
-            return bad("--seed", optarg, "a number from 0");
-        cfg->seed = (uint64_t)value;
-        break;
-    case O_TIMEOUT: {
-        double minutes = strtod(optarg, &end);
-        if (end == optarg || *end || minutes < 0 || minutes > 1e6)
-            return bad("--timeout", optarg, "minutes, 0 or more");
-        cfg->timeout_minutes = minutes;
-        break;
-    }
-    case O_LR:
-    case O_MOMENTUM:
-    case O_WD: {
-        double x = strtod(optarg, &end);
-        if (end == optarg || *end || !(x >= 0 && x <= 1e3) || (opt == O_LR && x == 0))   /* NaN fails too */
-            return bad(opt == O_LR ? "--lr" : opt == O_MOMENTUM ? "--momentum" : "--weight-decay", optarg,
-                       opt == O_LR ? "a positive number up to 1000" : "a number from 0 to 1000");
-        *(opt == O_LR ? &cfg->lr : opt == O_MOMENTUM ? &cfg->momentum : &cfg->weight_decay) = x;
-        break;
-    }
-    case O_EMULATE_RATE:
-    case O_DILATE: {
-        double x = strtod(optarg, &end);
-        if (end == optarg || *end || !(x > 0) || x > 1e9 || (opt == O_DILATE && x < 1))
-            return bad(opt == O_DILATE ? "--dilate" : "--emulate-rate", optarg,
-                       opt == O_DILATE ? "a factor, 1 or more" : "samples/s, more than 0");
-        *(opt == O_DILATE ? &cfg->dilate : &cfg->emulate_rate) = x;
-        break;
-    }
-    default: return 1;
-    }
-    return 0;
-}
-
-/* The options that name something or switch something on: as parse_number. */
-static int parse_choice(int opt, struct train_config *cfg)
-{
-    switch (opt) {
-    case 'm': cfg->model = optarg; break;
-    case 'd': cfg->dataset = optarg; break;
-    case O_DATA: cfg->data_dir = optarg; break;
-    case O_VOCAB: cfg->vocab = optarg; break;
-    case O_OPTIMIZER: cfg->optimizer = optarg; break;
-    case O_BACKEND: cfg->backend = optarg; break;
-    case O_DEVICE:
-        if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
-            return bad("--device", optarg, "cpu or cuda");
-        cfg->backend = optarg;
-        break;
-    case O_PRECISION:
-        if (strcmp(optarg, "fp32") != 0 && strcmp(optarg, "bf16") != 0)
-            return bad("--precision", optarg, "fp32 or bf16");
-        cfg->bf16 = strcmp(optarg, "bf16") == 0;
-        break;
-    case O_CONV_ALGO:
-        if (strcmp(optarg, "heuristic") != 0 && strcmp(optarg, "find") != 0)
-            return bad("--conv-algo", optarg, "heuristic or find");
-        cfg->find_algorithms = strcmp(optarg, "find") == 0;
-        break;
-    case O_GRAPHS: cfg->cuda_graphs = true; break;
-    case O_PS_COLOCATED: cfg->exchange_options.ps_colocated = true; break;
-    case 'q': cfg->progress = false; break;
-    case O_CHECK: cfg->check_replicas = true; break;
-    case O_PARAMS_OUT: cfg->params_out = optarg; break;
-    case O_RECORD: record_path = optarg; break;
-    case O_RECORD_FAILURE: record_failure_text = optarg; break;
-    case O_TAG:
-        /* it becomes a table cell (Markdown, CSV) */
-        if (strlen(optarg) >= sizeof ((struct run_record *)0)->tag || strpbrk(optarg, ",|\"\n"))
-            return bad("--tag", optarg, "at most 127 characters, without , | \" or a newline");
-        record_tag = optarg;
-        break;
-    case O_CKPT: cfg->checkpoint_dir = optarg; break;
-    case O_TIMELINE: cfg->timeline = optarg; break;
-    case O_PROFILE_OUT: cfg->profile_out = optarg; break;
-    case O_EXPORT_RUN: cfg->export_dir = optarg; break;
-    case O_EMULATE: cfg->emulate = optarg; break;
-    case O_RESUME: cfg->resume = true; break;
-    case O_COMM:
-        if (!(cfg->exchange = exchange_find(optarg)))
-            return bad("--comm", optarg, exchange_names());
-        break;
-    case O_LR_SCALE:
-        if (strcmp(optarg, "linear") && strcmp(optarg, "none"))
-            return bad("--lr-scale", optarg, "none or linear");
-        cfg->lr_scale_linear = strcmp(optarg, "linear") == 0;
-        break;
-    default: return 1;
-    }
-    return 0;
-}
-
-static int parse(int argc, char **argv, struct train_config *cfg)
-{
-    static const struct option options[] = {
-        {"model", required_argument, NULL, 'm'}, {"dataset", required_argument, NULL, 'd'},
-        {"data", required_argument, NULL, O_DATA}, {"batch-size", required_argument, NULL, 'b'},
-        {"epochs", required_argument, NULL, 'e'}, {"max-steps", required_argument, NULL, O_MAX_STEPS},
-        {"optimizer", required_argument, NULL, O_OPTIMIZER}, {"lr", required_argument, NULL, O_LR},
-        {"lr-scale", required_argument, NULL, O_LR_SCALE}, {"momentum", required_argument, NULL, O_MOMENTUM},
-        {"weight-decay", required_argument, NULL, O_WD}, {"seed", required_argument, NULL, O_SEED},
-        {"threads", required_argument, NULL, 'T'}, {"backend", required_argument, NULL, O_BACKEND},
-        {"log-every", required_argument, NULL, O_LOG}, {"eval-every", required_argument, NULL, O_EVAL},
-        {"comm", required_argument, NULL, O_COMM}, {"check-replicas", no_argument, NULL, O_CHECK},
-        {"params-out", required_argument, NULL, O_PARAMS_OUT}, {"record", required_argument, NULL, O_RECORD},
-        {"checkpoint", required_argument, NULL, O_CKPT}, {"checkpoint-every", required_argument, NULL, O_CKPT_EVERY},
-        {"resume", no_argument, NULL, O_RESUME}, {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"tag", required_argument, NULL, O_TAG}, {"device", required_argument, NULL, O_DEVICE},
-        {"precision", required_argument, NULL, O_PRECISION}, {"conv-algo", required_argument, NULL, O_CONV_ALGO},
-        {"cuda-graphs", no_argument, NULL, O_GRAPHS}, {"comm-threshold", required_argument, NULL, O_COMM_THRESHOLD},
-        {"ps-servers", required_argument, NULL, O_PS_SERVERS}, {"partition-bytes", required_argument, NULL, O_PARTITION},
-        {"credit-bytes", required_argument, NULL, O_CREDIT}, {"profile-out", required_argument, NULL, O_PROFILE_OUT},
-        {"export-run", required_argument, NULL, O_EXPORT_RUN},
-        {"emulate", required_argument, NULL, O_EMULATE}, {"emulate-rate", required_argument, NULL, O_EMULATE_RATE},
-        {"dilate", required_argument, NULL, O_DILATE}, {"ps-colocated", no_argument, NULL, O_PS_COLOCATED},
-        {"timeline", required_argument, NULL, O_TIMELINE}, {"timeline-steps", required_argument, NULL, O_TIMELINE_STEPS},
-        {"record-failure", required_argument, NULL, O_RECORD_FAILURE}, {"seq-len", required_argument, NULL, O_SEQ_LEN},
-        {"dropout", required_argument, NULL, O_DROPOUT}, {"vocab", required_argument, NULL, O_VOCAB},
-        {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
-    *cfg = (struct train_config){.model = "lenet", .dataset = "fashion-mnist", .data_dir = DATA_DEFAULT_DIR,
-                                 .optimizer = "adam", .backend = "cpu", .batch = 128, .epochs = 1, .threads = 1,
-                                 .log_every = 200, .eval_every = 1, .lr = 0.01, .momentum = 0.9, .seed = 1,
-                                 .progress = true, .timeout_minutes = 30, .timeline_steps = 100};
-    int opt;
-    while ((opt = getopt_long(argc, argv, "m:d:b:e:T:qhV", options, NULL)) != -1) {
-        int rc = parse_choice(opt, cfg);
-        if (rc == 1)
-            rc = parse_number(opt, cfg);
-        if (rc == 2)
-            return 2;
-        if (rc == 1) {
-            switch (opt) {
-            case 'h': print_usage(); exit(0);
-            case 'V': printf("dtrain-train %s\n", DTRAIN_VERSION); exit(0);
-            default: fputs("Try 'dtrain-train --help'.\n", stderr); return 2;
-            }
-        }
-    }
-    if (optind < argc)
-        return fprintf(stderr, "dtrain-train: unexpected argument \"%s\" (try --help)\n", argv[optind]), 2;
-    if (cfg->exchange_options.threshold_set && cfg->exchange != &exchange_mgwfbp)
-        return fprintf(stderr, "dtrain-train: --comm-threshold is mg-wfbp's (--comm mg-wfbp)\n"), 2;
-    const struct exchange_method *method = cfg->exchange ? cfg->exchange : &exchange_bsp;
-    if ((cfg->exchange_options.ps_servers || cfg->exchange_options.ps_colocated) && !method->serve)
-        return fprintf(stderr, "dtrain-train: --ps-servers and --ps-colocated are the parameter servers' (--comm "
-                       "bsp-ps, wfbp-ps or bytescheduler-ps)\n"), 2;
-    if (cfg->exchange_options.ps_servers && cfg->exchange_options.ps_colocated)
-        return fprintf(stderr, "dtrain-train: --ps-servers N (the last N ranks serve) or --ps-colocated (the last "
-                       "rank of each node serves), not both\n"), 2;
-    if (cfg->exchange_options.partition_bytes && !method->takes_partition)
-        return fprintf(stderr, "dtrain-train: --partition-bytes is for methods that cut gradients into partitions "
-                       "(--comm bsp-ps, wfbp-ps, bytescheduler-a2a or bytescheduler-ps)\n"), 2;
-    if (cfg->exchange_options.credit_bytes && !method->takes_credit)
-        return fprintf(stderr, "dtrain-train: --credit-bytes is ByteScheduler's (--comm bytescheduler-a2a or "
-                       "bytescheduler-ps)\n"), 2;
-    if ((cfg->emulate_rate > 0 || cfg->dilate > 0) && !cfg->emulate)
-        return fprintf(stderr, "dtrain-train: --emulate-rate and --dilate scale an emulated run (--emulate PROFILE)\n"), 2;
-    if (cfg->emulate && cfg->profile_out)
-        return fprintf(stderr, "dtrain-train: --profile-out measures a real run, not an emulated one (--emulate)\n"), 2;
-    if ((cfg->resume || cfg->checkpoint_every) && !cfg->checkpoint_dir)
-        return fprintf(stderr, "dtrain-train: --resume and --checkpoint-every need --checkpoint DIR\n"), 2;
-    if (record_failure_text && !record_path)
-        return fprintf(stderr, "dtrain-train: --record-failure TEXT writes to the --record FILE: give both\n"), 2;
-    return 0;
-}
-
-static void copy_env(const char *name, char *out, size_t size)
-{
-    snprintf(out, size, "%s", getenv(name) ? getenv(name) : "");
-}
-
-/* What the record says of the run itself; the hosts and node list are the caller's. The launcher
- * (dtrain) hands over the job's facts through DTRAIN_* variables: the trainer never reads Slurm's. */
-static void describe_run(const struct train_config *cfg, const struct train_result *res, long start, const char *error,
-                         struct run_record *rec)
-{
-    rec->batch_per_replica = cfg->batch, rec->epochs = cfg->epochs, rec->threads = cfg->threads, rec->lr = cfg->lr;
-    rec->max_steps = cfg->max_steps;
-    if (res) {
-        rec->steps_per_rank = res->steps, rec->runtime_seconds = res->seconds, rec->resumed = res->resumed;
-        /* (a run that failed before its first step after the resume: none of them timed) */
-        rec->resumed_at_step = res->resumed_at < res->steps ? res->resumed_at : res->steps;
-        rec->peak_data_per_sec = res->peak_rate, rec->final_data_per_sec = res->final_rate;
-        rec->tokens_per_sec = res->final_rate * res->tokens_per_sample;
-        rec->epochs_done = res->epochs_done, rec->epoch_seconds = res->epoch_seconds;
-        rec->epoch_accuracy = res->epoch_accuracy;
-    }
-    copy_env("DTRAIN_JOB_ID", rec->job_id, sizeof rec->job_id);
-    copy_env("DTRAIN_JOB_NAME", rec->job_name, sizeof rec->job_name);
-    copy_env("DTRAIN_STEP_ID", rec->step_id, sizeof rec->step_id);
-    rec->gpus_per_node = getenv("DTRAIN_GPUS_PER_NODE") ? atoi(getenv("DTRAIN_GPUS_PER_NODE")) : 0;
-    snprintf(rec->model, sizeof rec->model, "%s", cfg->model);
-    snprintf(rec->dataset, sizeof rec->dataset, "%s", cfg->dataset);
-    snprintf(rec->optimizer, sizeof rec->optimizer, "%s", cfg->optimizer);
-    snprintf(rec->backend, sizeof rec->backend, "%s%s", cfg->backend, cfg->bf16 ? "-bf16" : "");
-    const struct exchange_method *method = cfg->exchange ? cfg->exchange : &exchange_bsp;
-    snprintf(rec->comm, sizeof rec->comm, "%s", method->name);
-    exchange_describe_options(method, &cfg->exchange_options, rec->comm_options, sizeof rec->comm_options);
-    snprintf(rec->tag, sizeof rec->tag, "%s", record_tag);
-    if (cfg->emulate)
-        snprintf(rec->emulation, sizeof rec->emulation, "profile=%.200s rate=%g dilate=%g", cfg->emulate,
-                 cfg->emulate_rate, cfg->dilate > 0 ? cfg->dilate : 1);
-    snprintf(rec->version, sizeof rec->version, "%s", DTRAIN_VERSION);
-    snprintf(rec->exit_state, sizeof rec->exit_state, "%s",
-             error ? "failed" : res && res->stop_signal ? "interrupted" : "completed");
-    snprintf(rec->error, sizeof rec->error, "%s", error ? error : "");
-    record_time(start, rec->start_time);
-    record_time((long)time(NULL), rec->end_time);
-}
-
-/* Every rank's host name, then rank 0 appends the record. */
-static int write_record(struct comm *comm, const struct train_config *cfg, const struct train_result *res,
-                        long start, const char *error, struct dt_err *err)
-{
-    struct run_record rec = {.world_size = comm->world};
-    char(*names)[256] = calloc((size_t)comm->world, sizeof *names);   /* the allgather's fixed rows */
-    rec.hostnames = calloc((size_t)comm->world, sizeof *rec.hostnames);
-    if (!names || !rec.hostnames)
-        return free(names), free(rec.hostnames), dt_fail(err, "out of memory");
-    for (int r = 0; r < comm->world; r++)
-        rec.hostnames[r] = names[r];
-    char mine[256];
-    snprintf(mine, sizeof mine, "%s", comm->hostname);
-    int rc = comm->allgather(comm, mine, sizeof mine, names, err);
-    if (rc == 0 && comm->rank == 0) {
-        struct hostlist nodes;   /* distinct hosts, in rank order */
-        hostlist_init(&nodes);
-        for (int r = 0; r < comm->world && rc == 0; r++)
-            if (hostlist_find(&nodes, rec.hostnames[r]) < 0)
-                rc = hostlist_push(&nodes, rec.hostnames[r], strlen(rec.hostnames[r]), err);
-        char *folded = rc == 0 ? hostlist_compress(&nodes) : NULL;
-        rec.nodelist = folded;
-        rec.nodes = (int)nodes.count;
-        hostlist_free(&nodes);
-        describe_run(cfg, res, start, error, &rec);
-        if (rc == 0)
-            rc = record_append(record_path, &rec, err);
-        free(folded);
-    }
-    free(rec.hostnames);
-    free(names);
-    return rc;
-}
-
-/* A record's shape from the launcher's variables alone, for records written without the other
- * ranks: world ranks, the node list and count (DTRAIN_NODELIST, DTRAIN_NODES), and each rank's
- * host where one rank runs a node (the list then names them in rank order), else "". The
- * caller frees rec->hostnames and hosts. 0, or -1 when out of memory. */
-static int shape_from_launcher(struct run_record *rec, int world, struct hostlist *hosts)
-{
-    const char *nodelist = getenv("DTRAIN_NODELIST") ? getenv("DTRAIN_NODELIST") : "";
-    struct dt_err ignored;
-    hostlist_init(hosts);
-    bool one_per_node = nodelist[0] && hostlist_expand(nodelist, hosts, &ignored) == 0 && hosts->count == (size_t)world;
-    rec->world_size = world;
-    rec->nodelist = (char *)nodelist;
-    rec->nodes = getenv("DTRAIN_NODES") ? atoi(getenv("DTRAIN_NODES")) : 1;
-    if (!(rec->hostnames = calloc((size_t)world, sizeof *rec->hostnames)))
-        return -1;
-    for (int r = 0; r < world; r++)
-        rec->hostnames[r] = one_per_node ? (char *)hostlist_nth(hosts, (size_t)r) : (char *)"";
-    return 0;
-}
-
-/* The record of a multi-rank run that failed, written by a rank that saw it fail, before the job
- * ends: no collective (the other ranks may be dead, hung, or about to be killed). Under a
- * launcher that names the job, the first such record of the job step is the one kept. */
-static void record_failure(struct comm *comm, const struct train_config *cfg, const struct train_result *res,
-                           long start, const char *error)
-{
-    char message[600];
-    snprintf(message, sizeof message, "rank %d on %s: %s", comm->rank, comm->hostname, error);
-    struct run_record rec = {0};
-    struct hostlist hosts;
-    struct dt_err err;
-    if (shape_from_launcher(&rec, comm->world, &hosts) == 0) {
-        rec.hostnames[comm->rank] = (char *)comm->hostname;
-        if (!rec.nodelist[0])
-            rec.nodelist = (char *)comm->hostname;
-        describe_run(cfg, res, start, message, &rec);
-        bool written;
-        if (record_append_failure(record_path, &rec, &written, &err) < 0)
-            fprintf(stderr, "dtrain-train: rank %d: %s\n", comm->rank, err.msg);
-    }
-    free(rec.hostnames);
-    hostlist_free(&hosts);
-}
-
-/* --record-failure: the record of a run that ended before any of its ranks could write one (srun
- * kills every rank as soon as one dies). The batch script that ran it gives its shape as the
- * launcher would: WORLD_SIZE, DTRAIN_NODELIST, DTRAIN_NODES, DTRAIN_JOB_ID, ... No MPI. */
-static int record_lost_run(const struct train_config *cfg)
-{
-    int world = 1;
-    if (getenv("WORLD_SIZE") && dt_parse_int(getenv("WORLD_SIZE"), 1, 1 << 24, &world) < 0)
-        return fprintf(stderr, "dtrain-train: WORLD_SIZE=\"%s\" is not a rank count\n", getenv("WORLD_SIZE")), 2;
-    struct run_record rec = {0};
-    struct hostlist hosts;
-    struct dt_err err;
-    int rc = shape_from_launcher(&rec, world, &hosts) == 0 ? 0 : 1;
-    if (rc == 0) {
-        describe_run(cfg, NULL, (long)time(NULL), record_failure_text, &rec);
-        if (record_append(record_path, &rec, &err) < 0) {
-            fprintf(stderr, "dtrain-train: %s\n", err.msg);
-            rc = 1;
-        }
-    }
-    free(rec.hostnames);
-    hostlist_free(&hosts);
-    return rc;
-}
-
-/* The watchdog's report, kept for it: the run's settings and when it started. */
-static struct {
-    struct comm *comm;
-    const struct train_config *cfg;
-    long start;
-} stalled_run;
-
-static void record_stall(const char *message, long step)
-{
-    /* every live rank's watchdog fires: without a job step to tell their records apart, rank 0's
-     * alone is written (with one, the first to take the file's lock writes); the others give it a
-     * second before their abort ends the job, rank 0 included */
-    if (stalled_run.comm->rank != 0 && !getenv("DTRAIN_JOB_ID")) {
-        sleep(1);
-        return;
-    }
-    struct train_result partial = {.steps = step};
-    record_failure(stalled_run.comm, stalled_run.cfg, &partial, stalled_run.start, message);
-}
+#include "run_record.h"
+#include "train_options.h"
 
 /* The rank's GPU (cuda_device_for_rank): dtrain's choice, else the local rank a launcher gave
  * (torchrun's LOCAL_RANK, mpirun's). Never Slurm's own variables: the launcher hands over what the
@@ -580,26 +23,16 @@ static int gpu_of_rank(const struct train_config *cfg)
     return cuda_device_for_rank(getenv("DTRAIN_GPU"), local, backend_cuda_devices());
 }
 
-/* --record FILE can be appended to: rank 0 (the one that writes it) opens it now, so that a wrong
- * path ends the job before the training it would record, not after. No collective: rank 0 alone
- * answers, and ends the whole job if it must. 0, or -1 with err naming the file. */
-static int record_writable(struct dt_err *err)
-{
-    int fd = open(record_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return dt_fail(err, "--record %s: cannot append to it (%s)", record_path, strerror(errno));
-    close(fd);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
-    struct train_config cfg;
-    int rc = parse(argc, argv, &cfg);
+    struct train_options opts;
+    int rc = train_options_parse(argc, argv, &opts);
     if (rc != 0)
-        return rc;
-    if (record_failure_text)
-        return record_lost_run(&cfg);
+        return rc < 0 ? 0 : rc;
+    struct train_config cfg = opts.cfg;
+    const struct record_settings *record = &opts.record;
+    if (record->failure_text)
+        return run_record_lost(record, &cfg);
     struct dt_err err;
     struct comm *comm = comm_mpi_init(&argc, &argv, cfg.exchange && cfg.exchange->needs_thread, &err);
     if (!comm) {
@@ -608,7 +41,7 @@ int main(int argc, char **argv)
     }
     cfg.comm = comm;
     cfg.gpu = gpu_of_rank(&cfg);
-    if (record_path && comm->rank == 0 && record_writable(&err) < 0) {
+    if (record->path && comm->rank == 0 && run_record_writable(record->path, &err) < 0) {
         fprintf(stderr, "dtrain-train: %s\n", err.msg);
         if (comm->world > 1)
             comm->abort(comm, 2);
@@ -617,17 +50,17 @@ int main(int argc, char **argv)
     }
     long start = (long)time(NULL);
     struct train_result result;
-    if (record_path) {
-        stalled_run.comm = comm, stalled_run.cfg = &cfg, stalled_run.start = start;
-        cfg.on_stall = record_stall;
-    }
+    struct stall_record stalled = {record, comm, &cfg, start};
+    if (record->path)
+        cfg.on_stall = run_record_stall_hook(&stalled);
     if (train_run(&cfg, stdout, &result, &err) < 0) {
         fprintf(stderr, "dtrain-train: rank %d on %s: %s\n", comm->rank, comm->hostname, err.msg);
         struct dt_err record_err;
-        if (record_path && comm->world == 1 && write_record(comm, &cfg, &result, start, err.msg, &record_err) < 0)
+        if (record->path && comm->world == 1 &&
+            run_record_write(record, comm, &cfg, &result, start, err.msg, &record_err) < 0)
             fprintf(stderr, "dtrain-train: %s\n", record_err.msg);
-        else if (record_path && comm->world > 1)   /* the job is about to be ended: no collective */
-            record_failure(comm, &cfg, &result, start, err.msg);
+        else if (record->path && comm->world > 1)   /* the job is about to be ended: no collective */
+            run_record_failure(record, comm, &cfg, &result, start, err.msg);
         train_result_free(&result);
         /* a run that trained and then failed is a failure (1); one that never started is bad input
          * (2); either way the other ranks must not wait for this one: end the whole job */
@@ -647,7 +80,7 @@ int main(int argc, char **argv)
         char accuracy[32] = "not evaluated";   /* --eval-every 0 */
         if (result.final_accuracy >= 0)
             snprintf(accuracy, sizeof accuracy, "%.5f", result.final_accuracy);
-        char tokens[48] = "";   /* seed 002 counts BERT in words/s */
+        char tokens[48] = "";   /* the reference Transformer runs count words/s */
         if (result.tokens_per_sample > 0)
             snprintf(tokens, sizeof tokens, ", %.0f tokens/s", result.final_rate * result.tokens_per_sample);
         fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f)%s, %.1f GFLOP/s, final test "
@@ -660,7 +93,7 @@ int main(int argc, char **argv)
                     result.exchange.detail[0] ? "; " : "", result.exchange.detail);
     }
     rc = 0;
-    if (record_path && write_record(comm, &cfg, &result, start, NULL, &err) < 0) {
+    if (record->path && run_record_write(record, comm, &cfg, &result, start, NULL, &err) < 0) {
         fprintf(stderr, "dtrain-train: rank %d: %s\n", comm->rank, err.msg);
         rc = 1;
     }

@@ -223,7 +223,7 @@ cd "$work" || exit 1
 # 2-rank BSP's parameters, bitwise
 mkdir t6 && cd t6 || exit 1
 ids=""
-for m in bsp-a2a wfbp-a2a mg-wfbp bytescheduler-a2a bsp-ps wfbp-ps bytescheduler-ps; do
+for m in $("$bin/dtrain-train" --list-methods); do
     case $m in
         bytescheduler-ps) n=3 extra="--partition-bytes 20000 --credit-bytes 40000" ;;
         *-ps) n=3 extra="--partition-bytes 20000" ;;

@@ -16,8 +16,5 @@ static int bsp_finish(struct exchange *x, struct dt_err *err)
 
 const struct exchange_method exchange_bsp = {
     .name = "bsp-a2a",
-    .aliases = "allreduce,bsp",
-    .help = "BSP: one allreduce of the whole gradient buffer after backward (the default; over NCCL on GPUs)",
-    .device_ok = true,
     .finish = bsp_finish,
 };

@@ -180,15 +180,8 @@ static int bs_create(struct exchange *x, struct dt_err *err)
 
 const struct exchange_method exchange_bytescheduler_a2a = {
     .name = "bytescheduler-a2a",
-    .aliases = "bytescheduler",
-    .help = "ByteScheduler over allreduce: each layer's gradients in partitions of --partition-bytes "
-            "(4096000), sent by a communication thread, the layer nearest the input first, while "
-            "--credit-bytes (16000000) last; each layer's update waits only for its own sums, just "
-            "before its next forward (CPU ranks)",
     .needs_op_order = true,
     .needs_thread = true,
-    .takes_partition = true,
-    .takes_credit = true,
     .updates_layerwise = true,
     .create = bs_create,
     .begin_backward = bs_begin_backward,
@@ -202,13 +195,8 @@ const struct exchange_method exchange_bytescheduler_a2a = {
 
 const struct exchange_method exchange_bytescheduler_ps = {
     .name = "bytescheduler-ps",
-    .aliases = "",
-    .help = "as bytescheduler-a2a over parameter servers (--ps-servers): each worker pushes its "
-            "partitions by priority and credit (CPU ranks)",
     .needs_op_order = true,
     .needs_thread = true,
-    .takes_partition = true,
-    .takes_credit = true,
     .updates_layerwise = true,
     .create = bs_create,
     .begin_backward = bs_begin_backward,

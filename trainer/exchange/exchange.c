@@ -3,43 +3,25 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
-/* In the seeds' order (seed 004's columns). */
+/* In method_list's order (exchange_methods.c). */
 const struct exchange_method *const exchange_methods[] = {&exchange_bsp,    &exchange_wfbp,    &exchange_mgwfbp,
                                                           &exchange_bytescheduler_a2a, &exchange_bsp_ps,
                                                           &exchange_wfbp_ps, &exchange_bytescheduler_ps};
 const int exchange_method_count = sizeof exchange_methods / sizeof exchange_methods[0];
 
-/* Whether name is one of the comma-separated words of list, ignoring case. */
-static bool in_list(const char *list, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = list; *p;) {
-        size_t word = strcspn(p, ",");
-        if (word == len && strncasecmp(p, name, len) == 0)
-            return true;
-        p += word + (p[word] == ',');
-    }
-    return false;
-}
-
 const struct exchange_method *exchange_find(const char *name)
 {
-    for (int i = 0; i < exchange_method_count; i++)
-        if (strcasecmp(exchange_methods[i]->name, name) == 0 || in_list(exchange_methods[i]->aliases, name))
+    const struct method_facts *facts = method_find(name);
+    for (int i = 0; facts && i < exchange_method_count; i++)
+        if (strcmp(exchange_methods[i]->name, facts->name) == 0)
             return exchange_methods[i];
     return NULL;
 }
 
-const char *exchange_names(void)
+const struct method_facts *exchange_facts(const struct exchange_method *method)
 {
-    static char names[256];
-    if (!names[0])
-        for (int i = 0; i < exchange_method_count; i++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
-                     exchange_methods[i]->name);
-    return names;
+    return method_find(method->name);
 }
 
 int exchange_create(struct exchange *x, const struct exchange_method *method, const struct exchange_options *options,
@@ -170,13 +152,13 @@ void exchange_describe_options(const struct exchange_method *method, const struc
     else if (method->serve)
         used += (size_t)snprintf(text + used, size - used, "servers=%d ",
                                  options->ps_servers ? options->ps_servers : EXCHANGE_PS_SERVERS);
-    if (method->takes_partition && used < size)
+    if (exchange_facts(method)->takes_partition && used < size)
         used += (size_t)snprintf(text + used, size - used, "partition=%zu ",
                                  exchange_partition_bytes(options));
-    if (method->takes_credit && used < size)
+    if (exchange_facts(method)->takes_credit && used < size)
         used += (size_t)snprintf(text + used, size - used, "credit=%zu ",
                                  exchange_credit_bytes(options));
-    if (method == &exchange_mgwfbp && options->threshold_set && used < size)
+    if (exchange_facts(method)->takes_threshold && options->threshold_set && used < size)
         used += (size_t)snprintf(text + used, size - used, "threshold=%zu ", options->threshold_bytes);
     if (used > 0 && used <= size)
         text[used - 1] = '\0';   /* the last separator */

@@ -14,6 +14,7 @@
 
 #include "comm.h"
 #include "dt_error.h"
+#include "exchange_methods.h"
 #include "nn.h"
 #include "timeline.h"
 
@@ -37,11 +38,10 @@ struct exchange_options {
     size_t credit_bytes;       /* bytescheduler: bytes under way at once (0: EXCHANGE_CREDIT_BYTES) */
 };
 
-/* The defaults: one server; BytePS's partition and ByteScheduler's credit in the seeds' runs
- * (seed 004's configs: PARTITION_BYTES=4096000, BYTESCHEDULER_CREDIT=16000000). */
-#define EXCHANGE_PS_SERVERS 1
-#define EXCHANGE_PARTITION_BYTES 4096000
-#define EXCHANGE_CREDIT_BYTES 16000000
+/* The defaults (exchange_methods.h says where they come from). */
+#define EXCHANGE_PS_SERVERS METHOD_PS_SERVERS
+#define EXCHANGE_PARTITION_BYTES METHOD_PARTITION_BYTES
+#define EXCHANGE_CREDIT_BYTES METHOD_CREDIT_BYTES
 
 /* The settings in force: the options', or the defaults where they gave none. */
 size_t exchange_partition_bytes(const struct exchange_options *options);
@@ -53,15 +53,12 @@ size_t exchange_credit_bytes(const struct exchange_options *options);
 void exchange_describe_options(const struct exchange_method *method, const struct exchange_options *options,
                                char *text, size_t size);
 
+/* A method's implementation. Its name, help and options are in the shared table
+ * (exchange_methods.h), found by the same name. */
 struct exchange_method {
-    const char *name;          /* as --comm and the record write it */
-    const char *aliases;       /* further names --comm takes, comma-separated ("" for none) */
-    const char *help;          /* what it does, for --help (one phrase) */
-    bool device_ok;            /* runs over a device transport (NCCL) too */
+    const char *name;          /* the key into method_list: "bsp-a2a" */
     bool needs_op_order;       /* sends from the end of the buffer as backward completes it */
     bool needs_thread;         /* has a communication thread: MPI must be thread-safe */
-    bool takes_partition;      /* --partition-bytes is its */
-    bool takes_credit;         /* --credit-bytes is its */
     /* Applies the update itself, layer by layer (exchange->update), instead of the loop after
      * finish: finish then returns before the mean exists. */
     bool updates_layerwise;
@@ -120,15 +117,16 @@ struct exchange {
     struct exchange_update update;   /* how a layer-wise method applies an update (the loop's) */
 };
 
-/* The methods, in --help order, and their number. */
+/* The implementations, in method_list's order (tests check it), and their number. */
 extern const struct exchange_method *const exchange_methods[];
 extern const int exchange_method_count;
 
-/* The method called name or one of its aliases, case-insensitively; NULL if none. */
+/* The implementation of the method called name or one of its aliases (method_find), ignoring
+ * case; NULL if none. */
 const struct exchange_method *exchange_find(const char *name);
 
-/* "allreduce, wfbp": the names, for messages. */
-const char *exchange_names(void);
+/* The shared table's row of an implementation: its help, aliases and options. */
+const struct method_facts *exchange_facts(const struct exchange_method *method);
 
 /* An exchange of grads[0, count) among the ranks of host (device_transport, when not NULL, moves
  * device gradients: NCCL). Refuses a model whose parameters the method cannot send in order, and

@@ -214,10 +214,6 @@ static int mgwfbp_finish(struct exchange *x, struct dt_err *err)
 
 const struct exchange_method exchange_mgwfbp = {
     .name = "mg-wfbp",
-    .aliases = "mgwfbp",
-    .help = "MG-WFBP: as wfbp-a2a, but consecutive layers merged into one allreduce where that saves time, "
-            "planned from backward times measured in the first 5 steps and an alpha-beta cost fitted on "
-            "the job's links (--comm-threshold BYTES: merged by size instead) (CPU ranks)",
     .needs_op_order = true,
     .needs_thread = true,
     .create = mgwfbp_create,

@@ -410,11 +410,7 @@ static int ps_create(struct exchange *x, struct dt_err *err)
 
 const struct exchange_method exchange_bsp_ps = {
     .name = "bsp-ps",
-    .aliases = "ps",
-    .help = "a parameter server: the last --ps-servers ranks (1) sum the workers' gradients, pushed in "
-            "partitions of --partition-bytes (4096000) after backward (CPU ranks)",
     .needs_thread = true,
-    .takes_partition = true,
     .create = ps_create,
     .begin_backward = ps_begin_backward,
     .finish = ps_finish,
@@ -425,11 +421,8 @@ const struct exchange_method exchange_bsp_ps = {
 
 const struct exchange_method exchange_wfbp_ps = {
     .name = "wfbp-ps",
-    .aliases = "",
-    .help = "as bsp-ps, each partition pushed as soon as backward has completed it (CPU ranks)",
     .needs_op_order = true,
     .needs_thread = true,
-    .takes_partition = true,
     .create = ps_create,
     .begin_backward = ps_begin_backward,
     .grads_ready = ps_grads_ready,

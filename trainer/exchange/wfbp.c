@@ -53,9 +53,6 @@ static int wfbp_finish(struct exchange *x, struct dt_err *err)
 
 const struct exchange_method exchange_wfbp = {
     .name = "wfbp-a2a",
-    .aliases = "wfbp",
-    .help = "WFBP: each layer's gradients sent (non-blocking allreduce) as soon as backward has them, "
-            "overlapping the layers still computing (CPU ranks)",
     .needs_op_order = true,
     .needs_thread = true,
     .create = wfbp_create,

@@ -98,7 +98,7 @@ static int choose_exchange(struct run *r, const struct train_config *cfg, struct
     if (cfg->cuda_graphs && comm->world > 1)
         return dt_fail(err, "--cuda-graphs runs one rank for now (%d here): NCCL inside a captured step is not built",
                        comm->world);
-    if (r->gpu && !method->device_ok)   /* said before NCCL's set-up makes every rank wait for it */
+    if (r->gpu && !exchange_facts(method)->gpu_ranks)   /* said before NCCL's set-up makes every rank wait for it */
         return dt_fail(err, "--comm %s runs on CPU ranks for now (NCCL per layer is not built): use --comm %s",
                        method->name, exchange_bsp.name);
     if (r->gpu && comm->world > 1 && !(r->nccl = comm_nccl_create(comm, backend_cuda_stream(r->gpu), err)))

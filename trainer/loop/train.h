@@ -10,6 +10,7 @@
 #include "comm.h"
 #include "dt_error.h"
 #include "exchange.h"
+#include "watchdog.h"
 
 /* BERT's hidden dropout, the language models' default. */
 #define TRAIN_DEFAULT_DROPOUT 0.1f
@@ -42,9 +43,7 @@ struct train_config {
     double dropout;            /* --dropout: the language models' (where dropout_set; else TRAIN_DEFAULT_DROPOUT) */
     bool dropout_set;
     double timeout_minutes;    /* no step finished for this long: a rank hung; abort the job (0: never) */
-    /* Called on the watchdog's thread just before it ends the job, with its message and the last
-     * step finished (the run's record of the failure); NULL: nothing. */
-    void (*on_stall)(const char *message, long step);
+    struct stall_hook on_stall;   /* the watchdog's report, before it ends the job (watchdog.h) */
     double *loss_curve;        /* optional, max_steps long: step k's loss lands in loss_curve[k - 1] */
     const char *timeline;      /* --timeline PREFIX: each worker's Chrome trace in PREFIX.rankR.json */
     long timeline_steps;       /* steps recorded (0: all) */

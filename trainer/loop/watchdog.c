@@ -17,8 +17,8 @@ static long now_ms(void)
 static void end_job(struct watchdog *wd, const char *message, long step)
 {
     fprintf(stderr, "dtrain-train: rank %d on %s: %s\n", wd->comm->rank, wd->comm->hostname, message);
-    if (wd->on_stall)
-        wd->on_stall(message, step);
+    if (wd->on_stall.call)
+        wd->on_stall.call(wd->on_stall.ctx, message, step);
     wd->comm->abort(wd->comm, 3);
     _exit(3);   /* the single-process comm returns from abort only by exiting; MPI_Abort does not return */
 }
@@ -53,7 +53,7 @@ void watchdog_touch(struct watchdog *wd, long step)
 }
 
 void watchdog_start(struct watchdog *wd, struct comm *comm, struct comm *transport, double timeout_seconds, long step,
-                    void (*on_stall)(const char *message, long step))
+                    struct stall_hook on_stall)
 {
     wd->comm = comm;
     wd->transport = transport;

@@ -12,6 +12,13 @@
 
 #include "comm.h"
 
+/* Told on the watchdog's thread just before it ends the job, with its message and the last step
+ * finished (the run's record of the failure); call NULL: nobody is told. */
+struct stall_hook {
+    void (*call)(void *ctx, const char *message, long step);
+    void *ctx;
+};
+
 struct watchdog {
     pthread_t thread;
     bool running;
@@ -21,13 +28,13 @@ struct watchdog {
     _Atomic long progress_ms;  /* when the last step (or evaluation) finished */
     _Atomic int stop;
     _Atomic long step;         /* for the message */
-    void (*on_stall)(const char *message, long step);   /* told before the job is ended; may be NULL */
+    struct stall_hook on_stall;   /* told before the job is ended */
 };
 
 /* Starts watching: stalls longer than timeout_seconds (0: none), and the health of transport (NULL,
  * or one without a health op: none). Nothing to watch: no thread. */
 void watchdog_start(struct watchdog *wd, struct comm *comm, struct comm *transport, double timeout_seconds, long step,
-                    void (*on_stall)(const char *message, long step));
+                    struct stall_hook on_stall);
 /* A step (or an evaluation) finished. */
 void watchdog_touch(struct watchdog *wd, long step);
 void watchdog_stop(struct watchdog *wd);

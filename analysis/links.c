@@ -1,0 +1,124 @@
+/* links.c - the links and allreduces dtrain-analyze predict is given (links.h): a bandwidth and
+ * latency as words, or dtrain-commbench's measured JSON tables. */
+#include "links.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+double link_parse_bandwidth(const char *text)
+{
+    char *end;
+    double x = strtod(text, &end);
+    if (end == text || !(x > 0))
+        return -1;
+    static const struct {
+        const char *unit;
+        double bytes;
+    } units[] = {{"gbit", 1e9 / 8}, {"mbit", 1e6 / 8}, {"gb/s", 1e9}, {"mb/s", 1e6}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcasecmp(end, units[i].unit) == 0)
+            return x * units[i].bytes;
+    return -1;
+}
+
+double link_parse_latency(const char *text)
+{
+    char *end;
+    double x = strtod(text, &end);
+    if (end == text || x < 0)
+        return -1;
+    if (*end == '\0' || strcmp(end, "s") == 0)
+        return x;
+    if (strcmp(end, "ms") == 0)
+        return x * 1e-3;
+    if (strcmp(end, "us") == 0)
+        return x * 1e-6;
+    return -1;
+}
+
+/* A dtrain-commbench JSON table's rows as points of a curve, each size and time divided by `parts`:
+ * 2 for a link's messages (an allreduce of n bytes on 2 ranks is two messages of n/2, the ring's
+ * reduce-scatter and allgather, so a message of m bytes costs half the time measured at 2m), 1 for
+ * the allreduce itself. Returns the points (in increasing size), or -1 with why. */
+static int curve_of(const char *path, json_t *rows, double parts, struct link_point *curve, char *why, size_t size)
+{
+    int points = 0;
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        double bytes = json_number_value(json_object_get(row, "bytes")),
+               us = json_number_value(json_object_get(row, "time_us"));
+        if (!(bytes > 0) || !(us > 0) || !isfinite(us))
+            return snprintf(why, size, "%s: rows[%zu]: expected bytes and time_us above 0", path, i), -1;
+        if (points == CURVE_POINTS || (points > 0 && bytes / parts <= curve[points - 1].bytes))
+            return snprintf(why, size, "%s: rows[%zu]: expected at most %d sizes, increasing", path, i, CURVE_POINTS), -1;
+        curve[points++] = (struct link_point){bytes / parts, us * 1e-6 / parts};
+    }
+    return points;
+}
+
+int link_parse(const char *text, bool measured, struct link_cost *link, struct link_point *curve, char *why,
+                      size_t size)
+{
+    const char *json = strstr(text, ".json");
+    if (json && json[5] == '\0') {
+        json_error_t jerr;
+        json_t *doc = json_load_file(text, 0, &jerr), *fit = json_object_get(doc, "fit");
+        double alpha = json_number_value(json_object_get(fit, "alpha_s")),
+               beta = json_number_value(json_object_get(fit, "beta_s_per_byte"));
+        int points = measured && doc ? curve_of(text, json_object_get(doc, "rows"), 2, curve, why, size) : 0;
+        json_decref(doc);
+        if (!doc)
+            return snprintf(why, size, "%s:%d: %s", text, jerr.line, jerr.text), -1;
+        if (points < 0)
+            return -1;
+        if (points >= 2) {   /* the measured times: the fit is not needed */
+            *link = (struct link_cost){.curve = curve, .points = points};
+            return 0;
+        }
+        if (!(beta > 0) || !isfinite(alpha))
+            return snprintf(why, size, "%s: no alpha-beta fit (dtrain-commbench --json writes one)", text), -1;
+        if (alpha < 0) {   /* noise at the small sizes: the line crosses below zero; no latency, then */
+            fprintf(stderr, "dtrain-analyze: %s: the fit's alpha is %.3g s, below zero: taken as 0\n", text,
+                    alpha);
+            alpha = 0;
+        }
+        *link = (struct link_cost){.alpha = alpha / 2, .beta = beta};   /* 2 ranks: an allreduce is 2 alpha + n beta */
+        return 0;
+    }
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s", text);
+    char *colon = strchr(copy, ':');
+    if (colon)
+        *colon = '\0';
+    double bandwidth = link_parse_bandwidth(copy), latency = colon ? link_parse_latency(colon + 1) : 25e-6;
+    if (bandwidth < 0 || latency < 0)
+        return snprintf(why, size, "\"%s\": expected BANDWIDTH[:LATENCY] (10gbit:25us, 12GB/s:5us) or a "
+                        "dtrain-commbench .json file", text), -1;
+    *link = (struct link_cost){.alpha = latency, .beta = 1 / bandwidth};
+    return 0;
+}
+
+int link_parse_allreduce(const char *path, struct measured_allreduce *m, char *why, size_t size)
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    if (!doc)
+        return snprintf(why, size, "%s:%d: %s", path, jerr.line, jerr.text), -1;
+    const char *op = json_string_value(json_object_get(doc, "op"));
+    m->ranks = (int)json_integer_value(json_object_get(doc, "ranks"));
+    int points = op && strcmp(op, "allreduce") == 0 && m->ranks >= 2
+                     ? curve_of(path, json_object_get(doc, "rows"), 1, m->curve, why, size)
+                     : (snprintf(why, size, "%s: expected dtrain-commbench --json of the allreduce over 2 ranks or "
+                                 "more (\"op\", \"ranks\", \"rows\")", path), -1);
+    json_decref(doc);
+    if (points >= 0 && points < 2)
+        return snprintf(why, size, "%s: fewer than 2 sizes measured", path), -1;
+    m->cost = (struct link_cost){.curve = m->curve, .points = points};
+    return points < 0 ? -1 : 0;
+}
+

@@ -1,0 +1,37 @@
+/* links.h - the links and allreduces dtrain-analyze predict is given, as the cost model's
+ * link_cost (costmodel.h): "10gbit:25us", or dtrain-commbench --json's measured rows and fit
+ * (logs/FORMAT.md). */
+#ifndef LINKS_H
+#define LINKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "costmodel.h"
+
+#define CURVE_POINTS 64   /* dtrain-commbench measures at most 64 sizes */
+
+/* "10gbit", "100Gbit", "400mbit", "12GB/s", "900MB/s" as bytes per second; -1 if not one. */
+double link_parse_bandwidth(const char *text);
+
+/* "25us", "1.5ms", "0.00001s" (or a bare number of seconds) as seconds; -1 if not one. */
+double link_parse_latency(const char *text);
+
+/* A link given as BANDWIDTH[:LATENCY] or a dtrain-commbench JSON file of 2 ranks across it: its
+ * measured table (into curve, CURVE_POINTS long) where it has 2 sizes or more and measured is set,
+ * else its alpha-beta fit. 0, or -1 with why. */
+int link_parse(const char *text, bool measured, struct link_cost *link, struct link_point *curve, char *why,
+               size_t size);
+
+/* A job size's allreduce as dtrain-commbench measured it over all its ranks (--allreduce FILE). */
+struct measured_allreduce {
+    int ranks;
+    struct link_cost cost;
+    struct link_point curve[CURVE_POINTS];
+};
+
+/* Reads a dtrain-commbench --json file of the allreduce over all of a job's ranks. 0, or -1 with
+ * why. */
+int link_parse_allreduce(const char *path, struct measured_allreduce *m, char *why, size_t size);
+
+#endif
