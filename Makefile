@@ -67,7 +67,8 @@ dtrain-train_SRC := trainer/dtrain_train.c trainer/train_options.c trainer/run_r
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 dtrain-commbench_SRC := trainer/dtrain_commbench.c trainer/comm/comm_mpi.c common/grouping.c $(COMMON_SRC)
 dtrain-commbench_LIBS := $(MPI_LIBS) -ljansson
-dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/inputs.c analysis/predict.c analysis/links.c analysis/costmodel.c logs/profile.c \
+dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/command.c analysis/cmd_table.c analysis/cmd_throughput.c \
+                      analysis/cmd_plot.c analysis/cmd_timeline.c analysis/cmd_audit.c analysis/inputs.c analysis/predict.c analysis/links.c analysis/costmodel.c logs/profile.c \
                       common/grouping.c analysis/timeline_sum.c analysis/audit.c analysis/corrected.c analysis/experiment.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c analysis/plot_sources.c \
                       logs/table.c logs/record.c logs/json_read.c logs/seedlog.c \
                       $(COMMON_SRC)

@@ -1,6 +1,6 @@
-/* predict.c - dtrain-analyze predict (see predict.h): a profile's layers and the links' alpha and
+/* predict.c - dtrain-analyze predict: a profile's layers and the links' alpha and
  * beta into every method's predicted samples/s at every size of job, as a method comparison table. */
-#include "predict.h"
+#include "command.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -311,11 +311,15 @@ static int parse_lists(struct predict_options *o, const char *nodes)
                    2;
     }
     snprintf(copy, sizeof copy, "%s", o->methods);
+    o->methods[0] = '\0';   /* rebuilt from the table's names: an alias or another case is the method's name */
     for (char *m = strtok(copy, ","); m; m = strtok(NULL, ",")) {
         char names[256];
-        if (!method_find(m) || !cost_knows(m))
+        const struct method_facts *facts = method_find(m);
+        if (!facts || !cost_knows(m))
             return fprintf(stderr, "dtrain-analyze predict: --methods: unknown method \"%s\" (%s)\n", m,
                            method_names(NULL, ",", NULL, names, sizeof names)), 2;
+        size_t used = strlen(o->methods);
+        snprintf(o->methods + used, sizeof o->methods - used, "%s%s", used ? "," : "", facts->name);
     }
     return o->node_counts > 0 ? 0 : (fprintf(stderr, "dtrain-analyze predict: --nodes is empty\n"), 2);
 }
@@ -457,7 +461,7 @@ static int read_links(struct predict_options *o, const struct predict_args *a, s
     return 0;
 }
 
-int predict_command(int argc, char **argv)
+static int predict_run(int argc, char **argv)
 {
     struct predict_options o = {.gpus_per_node = 4, .intra = {.alpha = 5e-6, .beta = 1 / 12e9},
                                 .inter = {.alpha = 25e-6, .beta = 8 / 10e9}, .format = "md"};
@@ -491,3 +495,7 @@ int predict_command(int argc, char **argv)
     profile_free(&p);
     return rc;
 }
+
+const struct analyze_command predict_command = {
+    "predict", "a profile and the links -> every method's samples/s, before the allocation is spent",
+    predict_usage, predict_run};

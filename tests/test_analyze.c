@@ -951,7 +951,7 @@ static void test_predict_the_worked_case(void **state)
     assert_true(tu_contains(r.out, "| three | 1 | bytescheduler-ps |"));
     tu_result_free(&r);
     const char *bad[][3] = {{"--inter", "fast", "--inter \"fast\": expected BANDWIDTH"},
-                            {"--methods", "bsp", "unknown method \"bsp\""},
+                            {"--methods", "byteps", "unknown method \"byteps\""},
                             {"--nodes", "0", "--nodes \"0\""},
                             {"--format", "xml", "--format \"xml\""}};
     for (int i = 0; i < 4; i++) {

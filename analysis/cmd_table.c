@@ -1,0 +1,229 @@
+/* cmd_table.c - dtrain-analyze table: run records as speedup tables, one per experiment, and
+ * hand-made result tables corrected. */
+#include "command.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corrected.h"
+#include "record.h"
+#include "table.h"
+
+static const char table_help[] =
+    "Usage: dtrain-analyze table [options] FILE|DIR...\n"
+    "  Run records (dtrain-train --record; JSON lines; directories read recursively) as the\n"
+    "  seeds' speedup table: one row per completed run, then a bold Avg row per (#Nodes, #GPUs)\n"
+    "  group; Runtime H:MM:SS; Speedup = the baseline group's average runtime / the group's.\n"
+    "  Runs are averaged together only when they differ in nothing but the job: a records file\n"
+    "  that collects a study becomes one table per experiment (model, dataset, batch, epochs,\n"
+    "  max-steps, method, backend, threads, optimizer, lr, tag, emulation), each under a heading.\n"
+    "  When an experiment's runs did not train the same samples (--max-steps at every job\n"
+    "  size), its speedup is by samples/s, and the table says so.\n"
+    "  Hand-made result tables (the seeds' 003: Markdown or CSV with the columns #Nodes, #GPUs,\n"
+    "  Epoch, Batchsize, Steps, Runtime, Speedup, Node(s); several a file) come out corrected:\n"
+    "  Avg = the mean of the runs above it, speedups from those means, the table's own values\n"
+    "  in Given columns where they differ.\n"
+    "          --baseline NxG     the baseline configuration (1x1)\n"
+    "          --stat mean|median how a group's runtimes are averaged (mean)\n"
+    "      -f, --format md|csv|json  (md; json for records only)\n"
+    "      -x, --extra            also efficiency (speedup / GPUs) and spread (std, min-max)\n"
+    "          --where KEY=VALUE  only runs with that value (repeatable): --where method=wfbp-a2a\n"
+    "  #GPUs is GPUs per node, or ranks per node for CPU runs. Exit 2 when a line could not be\n"
+    "  read, after the table of the rest.\n"
+    "  e.g. dtrain-analyze table runs/ > speedup.md\n"
+    "       dtrain-analyze table --where tag=10gbit --stat median runs.jsonl\n"
+    "       dtrain-analyze table 003_bigmnist.txt       # a hand-made table, corrected\n";
+
+/* Whether some runs of set were emulated and some real. */
+static bool mixes_emulated_and_real(const struct record_set *set)
+{
+    int emulated = 0;
+    for (int i = 0; i < set->count; i++)
+        emulated += set->runs[i].emulation[0] != '\0';
+    return emulated > 0 && emulated < set->count;
+}
+
+/* What `table` reads: run records, and hand-made result tables (the seeds' 003) to correct. */
+struct table_inputs {
+    struct record_set records;
+    struct table_set tables;
+    int files_without_tables;   /* named files that hold neither */
+};
+
+static void table_reader(const char *path, void *set)
+{
+    struct table_inputs *in = set;
+    if (inputs_hold_records(path)) {
+        read_records(path, &in->records);
+        return;
+    }
+    int before = in->tables.count;
+    struct dt_err err;
+    if (table_parse_file(path, &in->tables, &err) < 0) {
+        fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
+        in->records.lines_skipped++;
+    } else if (in->tables.count == before) {
+        if (inputs_walking())
+            in->records.other_files++;   /* a sweep's directory also has its jobs' outputs */
+        else
+            in->files_without_tables++, fprintf(stderr, "dtrain-analyze: %s: no run record and no result table "
+                                                "(#Nodes, #GPUs, Epoch, Batchsize, Steps, Runtime, Speedup, Node(s))\n", path);
+    }
+}
+
+/* The runs of experiment e as their own array (shallow copies: the table only reads them). */
+static int runs_of_experiment(const struct record_set *set, const int *index, int e, struct run_record *out)
+{
+    int n = 0;
+    for (int i = 0; i < set->count; i++)
+        if (index[i] == e)
+            out[n++] = set->runs[i];
+    return n;
+}
+
+/* One table per experiment of the records (a heading each when there are several). Returns 0, or 2. */
+static int table_of_records(const struct record_set *set, struct speedup_options opt)
+{
+    int *index = malloc((size_t)set->count * sizeof *index);
+    struct run_record *subset = malloc((size_t)set->count * sizeof *subset);
+    if (!index || !subset) {
+        free(index), free(subset);
+        return fputs("dtrain-analyze: out of memory\n", stderr), 2;
+    }
+    int experiments = experiment_split(set->runs, set->count, index), rc = 0;
+    if (experiments > 1)
+        fprintf(stderr, "table: %d experiments (runs that differ in more than the job size are not averaged "
+                "together; --where KEY=VALUE picks one)\n", experiments);
+    if (opt.format == FORMAT_JSON)
+        fputs("{\"experiments\": [", stdout);
+    for (int e = 0; e < experiments && rc == 0; e++) {
+        int n = runs_of_experiment(set, index, e, subset);
+        char heading[768];
+        experiment_describe(&subset[0], heading, sizeof heading);
+        opt.by_rate = !experiment_same_work(subset, n);
+        opt.heading = experiments > 1 || opt.format == FORMAT_JSON ? heading : NULL;
+        opt.baseline_optional = experiments > 1;
+        if (opt.format == FORMAT_JSON)
+            fputs(e ? ",\n" : "\n", stdout);
+        struct dt_err err;
+        if (speedup_table(stdout, subset, n, &opt, &err) < 0)
+            rc = (fprintf(stderr, "dtrain-analyze: %s\n", err.msg), 2);
+        else if (opt.format != FORMAT_JSON && e + 1 < experiments)
+            fputc('\n', stdout);
+    }
+    if (opt.format == FORMAT_JSON && rc == 0)
+        fputs("\n]}\n", stdout);
+    free(index), free(subset);
+    return rc;
+}
+
+/* The hand-made tables, corrected. Returns 0, or 2. */
+static int table_of_tables(const struct table_set *tables, const struct speedup_options *opt)
+{
+    int changed = 0;
+    for (int t = 0; t < tables->count; t++) {
+        int c;
+        if (corrected_print(stdout, &tables->tables[t], opt, &c) < 0)
+            return fputs("dtrain-analyze: out of memory\n", stderr), 2;
+        changed += c;
+    }
+    fprintf(stderr, "table: %d hand-made table%s, %d rows read; %d Avg runtime%s or speedup%s corrected (the table's "
+            "own in the Given columns); `dtrain-analyze audit` lists the rest\n", tables->count,
+            tables->count == 1 ? "" : "s", tables->rows_read, changed, changed == 1 ? "" : "s", changed == 1 ? "" : "s");
+    return 0;
+}
+
+static int table_options(int argc, char **argv, struct speedup_options *opt, struct experiment_where *where,
+                         int *where_count)
+{
+    static const struct option options[] = {
+        {"baseline", required_argument, NULL, O_BASELINE}, {"stat", required_argument, NULL, O_STAT},
+        {"format", required_argument, NULL, 'f'},         {"extra", no_argument, NULL, 'x'},
+        {"where", required_argument, NULL, O_WHERE},      {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int c;
+    optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
+    while ((c = getopt_long(argc, argv, "f:xh", options, NULL)) != -1) {
+        switch (c) {
+        case O_BASELINE:
+            if (command_parse_baseline(optarg, opt) != 0)
+                return 2;
+            break;
+        case O_STAT:
+            if (strcmp(optarg, "mean") && strcmp(optarg, "median"))
+                return fprintf(stderr, "dtrain-analyze: --stat \"%s\": mean or median\n", optarg), 2;
+            opt->stat = strcmp(optarg, "median") == 0 ? STAT_MEDIAN : STAT_MEAN;
+            break;
+        case 'f':
+            if (strcmp(optarg, "md") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
+                return fprintf(stderr, "dtrain-analyze: --format \"%s\": md, csv or json\n", optarg), 2;
+            opt->format = optarg[0] == 'm' ? FORMAT_MD : optarg[0] == 'c' ? FORMAT_CSV : FORMAT_JSON;
+            break;
+        case 'x': opt->extra = 1; break;
+        case O_WHERE:
+            if (command_add_where(optarg, where, where_count) != 0)
+                return 2;
+            break;
+        case 'h': fputs(table_help, stdout); return -1;
+        default: fputs("Try 'dtrain-analyze table --help'.\n", stderr); return 2;
+        }
+    }
+    return 0;
+}
+
+static int table_run(int argc, char **argv)
+{
+    struct speedup_options opt = {.base_nodes = 1, .base_gpus = 1};
+    struct experiment_where where[MAX_WHERE];
+    int where_count = 0, rc = table_options(argc, argv, &opt, where, &where_count);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    if (optind >= argc)
+        return fputs("dtrain-analyze: table needs record files, hand-made tables or directories\n", stderr), 2;
+    struct table_inputs in = {0};
+    rc = read_inputs(argv + optind, argc - optind, table_reader, &in);
+    struct record_set *set = &in.records;
+    int skipped = set->lines_skipped + in.tables.lines_skipped;
+    if (rc == 0) {
+        if (set->count + set->not_completed + skipped > 0 || in.tables.count == 0) {
+            fprintf(stderr, "table: %d runs read, %d not completed (left out), %d lines skipped", set->count,
+                    set->not_completed, skipped);
+            if (set->other_files)
+                fprintf(stderr, "; %d files without records passed over", set->other_files);
+            fputc('\n', stderr);
+        }
+        for (int s = 0; s < in.tables.lines_skipped && s < 8; s++)
+            fprintf(stderr, "dtrain-analyze: skipped %s\n", in.tables.skipped[s]);
+        command_keep_where("table", set, where, where_count);
+        if (set->count == 0 && in.tables.count == 0)
+            rc = (fputs("dtrain-analyze: no completed run and no result table in the input\n", stderr), 2);
+        else if (in.tables.count > 0 && opt.format == FORMAT_JSON)
+            rc = (fputs("dtrain-analyze: --format json is for run records; hand-made tables come out as md or csv\n",
+                        stderr), 2);
+    }
+    if (rc == 0 && mixes_emulated_and_real(set))
+        fprintf(stderr, "dtrain-analyze table: warning: the records mix emulated runs (dtrain-train --emulate) "
+                "with real ones; they are tabled as separate experiments\n");
+    if (rc == 0 && set->count > 0)
+        rc = table_of_records(set, opt);
+    if (rc == 0 && in.tables.count > 0) {
+        if (set->count > 0)
+            fputc('\n', stdout);
+        rc = table_of_tables(&in.tables, &opt);
+    }
+    if (rc == 0 && (skipped > 0 || in.files_without_tables > 0)) {   /* the table is of what could be read */
+        fprintf(stderr, "dtrain-analyze: %d line%s of the input could not be read (above), %d file%s held nothing "
+                "to table: the table is of the rest\n", skipped, skipped == 1 ? "" : "s", in.files_without_tables,
+                in.files_without_tables == 1 ? "" : "s");
+        rc = 2;
+    }
+    free_records(set);
+    table_set_free(&in.tables);
+    return rc;
+}
+
+const struct analyze_command table_command = {
+    "table", "run records -> speedup tables; hand-made tables -> corrected", table_help, table_run};
