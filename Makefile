@@ -38,7 +38,8 @@ NVCC_FLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror -Icommon $(TRAINER
               -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
               -gencode arch=compute_90,code=compute_90
 ifeq ($(CUDA),1)
-GPU_SRC := trainer/backend/backend_cuda.cu trainer/backend/seq_cuda.cu trainer/comm/comm_nccl.c
+GPU_SRC := $(addprefix trainer/backend/,backend_cuda.cu kernels_cuda.cu blas_cuda.cu dnn_cuda.cu bf16_cuda.cu seq_cuda.cu) \
+           trainer/comm/comm_nccl.c
 GPU_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lnccl -lcudart -lstdc++
 else
 GPU_SRC := trainer/backend/backend_cuda_none.c
@@ -148,8 +149,8 @@ $(BUILD)/test/obj/trainer/backend/%_cuda.o: $(BUILD)/obj/trainer/backend/%_cuda.
 	@mkdir -p $(dir $@)
 	cp $< $@
 # nvcc writes no dependency files: the headers the device code shares, by hand
-$(BUILD)/obj/trainer/backend/backend_cuda.o $(BUILD)/obj/trainer/backend/seq_cuda.o: trainer/backend/cuda_state.h \
-	trainer/backend/backend.h
+$(patsubst %.cu,$(BUILD)/obj/%.o,$(filter %.cu,$(GPU_SRC))): trainer/backend/cuda_state.h trainer/backend/backend.h \
+	trainer/backend/backend_cuda.h
 
 # The trainer's kernels: GCC 12's -O2 vectorises only loops that need no alias check, and
 # errno-setting sqrtf never; its elementwise loops run 4-8x faster with these.

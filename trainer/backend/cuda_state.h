@@ -128,14 +128,31 @@ inline void launched(cuda_state *st, const char *what)
     cuda_ok(st, cudaGetLastError(), what);
 }
 
-/* Room for n rows of the loss's per-row buffers (row_loss, host_loss): backend_cuda.cu's. */
+/* Room for n rows of the loss's per-row buffers (row_loss, host_loss): kernels_cuda.cu's. */
 bool grow_loss_rows(cuda_state *st, int n);
 
-/* Puts the language models' kernels (seq_cuda.cu) into the backend's table. */
-void install_seq_kernels(struct backend *table);
-
-/* Frees what they keep in the state. */
+/* The parts of the backend's table, each file's own: install puts its functions in the table,
+ * release frees what they keep in the state. */
+void install_own_kernels(struct backend *table);   /* kernels_cuda.cu */
+void install_blas(struct backend *table);          /* blas_cuda.cu */
+void install_dnn(struct backend *table);           /* dnn_cuda.cu */
+void release_dnn(cuda_state *st);
+void install_seq_kernels(struct backend *table);   /* seq_cuda.cu */
 void release_seq_kernels(cuda_state *st);
+
+/* bf16 mode (bf16_cuda.cu). What a GEMM or convolution reads for x (count floats): x itself in
+ * fp32 mode, its bf16 copy in scratch `slot` in bf16 mode (NULL when that copy failed, reported). */
+const void *bf16_operand(cuda_state *st, int slot, const float *x, size_t count);
+/* Where a convolution writes its result: out itself in fp32 mode, bf16 scratch (then bf16_land)
+ * in bf16 mode, where cuDNN writes the compute type. */
+void *bf16_result(cuda_state *st, float *out, size_t count);
+/* The scale of what is already in out: 1 to accumulate in fp32 mode; in bf16 mode the scratch
+ * starts from zero and bf16_land adds. */
+const float *bf16_prior(cuda_state *st, bool accumulate);
+/* bf16 mode: the result from scratch into out (added when accumulating). */
+void bf16_land(cuda_state *st, float *out, size_t count, bool accumulate);
+/* A buffer is about to move: captured steps point into it, so they go (and are captured again). */
+void drop_graphs(cuda_state *st);
 
 }  // namespace dtrain_cuda
 

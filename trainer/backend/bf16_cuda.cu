@@ -1,0 +1,103 @@
+/* bf16_cuda.cu - the bf16 mode of the CUDA backend (PyTorch autocast's): what a GEMM or a
+ * convolution reads is a bf16 copy of its fp32 operand, cast into scratch just before; what it
+ * writes lands back in fp32. fp32 mode passes the operands through. */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+#include "backend.h"
+#include "backend_cuda.h"
+}
+#include "cuda_state.h"
+
+using namespace dtrain_cuda;
+
+namespace {
+
+__global__ void k_to_bf16(const float *x, __nv_bfloat16 *y, size_t count)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+        y[i] = __float2bfloat16(x[i]);
+}
+
+__global__ void k_from_bf16(const __nv_bfloat16 *x, float *y, size_t count, bool accumulate)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+        y[i] = accumulate ? y[i] + __bfloat162float(x[i]) : __bfloat162float(x[i]);
+}
+
+
+
+}  // namespace
+
+/* A buffer is about to move: captured steps point into it, so they go (and are captured again). */
+void dtrain_cuda::drop_graphs(cuda_state *st)
+{
+    for (cudaGraphExec_t &g : st->graphs)
+        if (g) {
+            cudaGraphExecDestroy(g);
+            g = nullptr;
+        }
+}
+
+static __nv_bfloat16 *half_buffer(cuda_state *st, int slot, size_t count)
+{
+    if (count > st->half_cap[slot]) {
+        if (growing_in_capture(st, "the bf16 scratch"))
+            return nullptr;
+        cudaStreamSynchronize(st->stream);   /* the old buffer may still be read */
+        drop_graphs(st);
+        cudaFree(st->half[slot]);
+        st->half[slot] = nullptr, st->half_cap[slot] = 0;
+        if (!cuda_ok(st, cudaMalloc(&st->half[slot], count * sizeof(__nv_bfloat16)), "cudaMalloc (bf16 scratch)"))
+            return nullptr;
+        st->half_cap[slot] = count;
+    }
+    return st->half[slot];
+}
+
+/* What a GEMM or convolution reads for x: x itself in fp32 mode, its bf16 copy in bf16 mode. */
+const void *dtrain_cuda::bf16_operand(cuda_state *st, int slot, const float *x, size_t count)
+{
+    if (!st->bf16)
+        return x;
+    __nv_bfloat16 *h = half_buffer(st, slot, count);
+    if (!h)
+        return nullptr;
+    k_to_bf16<<<blocks_for(count), THREADS, 0, st->stream>>>(x, h, count);
+    launched(st, "cast to bf16");
+    return h;
+}
+
+/* Where a convolution writes its result: out itself in fp32 mode, bf16 scratch (then land) in
+ * bf16 mode, where cuDNN writes the compute type. */
+void *dtrain_cuda::bf16_result(cuda_state *st, float *out, size_t count)
+{
+    return st->bf16 ? static_cast<void *>(half_buffer(st, HALF_OUT, count)) : out;
+}
+
+/* The scale of what is already in out: 1 to accumulate in fp32 mode; in bf16 mode the scratch
+ * starts from zero and land adds. */
+const float *dtrain_cuda::bf16_prior(cuda_state *st, bool accumulate)
+{
+    static const float one = 1.0f, zero = 0.0f;
+    return accumulate && !st->bf16 ? &one : &zero;
+}
+
+/* bf16 mode: the result from scratch into out (added when accumulating). */
+void dtrain_cuda::bf16_land(cuda_state *st, float *out, size_t count, bool accumulate)
+{
+    if (!st->bf16)
+        return;
+    k_from_bf16<<<blocks_for(count), THREADS, 0, st->stream>>>(st->half[HALF_OUT], out, count, accumulate);
+    launched(st, "cast from bf16");
+}
+

@@ -1,0 +1,86 @@
+/* blas_cuda.cu - the CUDA backend's linear layers: cuBLAS GEMMs (TF32, or bf16 operands with fp32
+ * accumulation), row-major arrays read as column-major transposes, and the bias's two kernels. */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+#include "backend.h"
+#include "backend_cuda.h"
+}
+#include "cuda_state.h"
+
+using namespace dtrain_cuda;
+
+namespace {
+
+__global__ void k_fill_rows(float *y, const float *b, int n, int out)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (size_t)n * out; i += (size_t)gridDim.x * blockDim.x)
+        y[i] = b[i % out];
+}
+
+/* db[j] += sum over rows of dy[row][j] */
+__global__ void k_sum_rows(const float *dy, float *db, int n, int out)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= out)
+        return;
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += dy[(size_t)i * out + j];
+    db[j] += (float)sum;
+}
+
+/* C (m x n, col-major, fp32) = A . B + beta C, A and B fp32 (TF32 math) or their bf16 copies. */
+void gemm(cuda_state *st, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const void *a, int lda,
+          const void *b, int ldb, bool accumulate, float *c, int ldc, const char *what)
+{
+    if (!a || !b)
+        return;   /* a failed cast, already reported */
+    float one = 1.0f, zero = 0.0f;
+    cudaDataType_t type = st->bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    cublasComputeType_t compute = st->bf16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+    blas_ok(st, cublasGemmEx(st->blas, op_a, op_b, m, n, k, &one, a, type, lda, b, type, ldb, accumulate ? &one : &zero,
+                             c, CUDA_R_32F, ldc, compute, CUBLAS_GEMM_DEFAULT), what);
+}
+
+void cuda_linear_forward(void *s, const float *x, const float *w, const float *b, float *y, int n, int in, int out)
+{
+    cuda_state *st = state_of(s);
+    k_fill_rows<<<blocks_for((size_t)n * out), THREADS, 0, st->stream>>>(y, b, n, out);
+    launched(st, "linear bias");
+    /* y^T (out x n) = w (in x out, col-major)^T . x^T (in x n) */
+    gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, bf16_operand(st, HALF_W, w, (size_t)out * in), in,
+         bf16_operand(st, HALF_X, x, (size_t)n * in), in, true, y, out, "cublasGemmEx (linear forward)");
+}
+
+void cuda_linear_backward(void *s, const float *x, const float *w, const float *dy, float *dx, float *dw, float *db,
+                          int n, int in, int out, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    const void *dy_op = bf16_operand(st, HALF_DY, dy, (size_t)n * out);
+    /* dw (in x out, col-major) += x^T (in x n) . dy (n x out) */
+    gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, bf16_operand(st, HALF_X, x, (size_t)n * in), in, dy_op, out, true, dw, in,
+         "cublasGemmEx (linear weight gradient)");
+    k_sum_rows<<<blocks_for((size_t)out), THREADS, 0, st->stream>>>(dy, db, n, out);
+    launched(st, "linear bias gradient");
+    if (dx)   /* dx^T (in x n) = w^T (in x out) . dy^T (out x n) */
+        gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, bf16_operand(st, HALF_W, w, (size_t)out * in), in, dy_op, out,
+             accumulate, dx, in, "cublasGemmEx (linear input gradient)");
+}
+
+}  // namespace
+
+void dtrain_cuda::install_blas(struct backend *table)
+{
+    table->linear_forward = cuda_linear_forward;
+    table->linear_backward = cuda_linear_backward;
+}

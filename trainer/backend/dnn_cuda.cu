@@ -1,0 +1,297 @@
+/* dnn_cuda.cu - the CUDA backend's cuDNN layers: convolutions (algorithms chosen once per shape,
+ * by cuDNN's heuristics or timed, and cached as plans) and batch norm in PyTorch's semantics. */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+#include "backend.h"
+#include "backend_cuda.h"
+}
+#include "cuda_state.h"
+
+using namespace dtrain_cuda;
+
+namespace {
+
+/* ---------- convolution ---------- */
+
+/* Grows cuDNN's scratch to `bytes`. An algorithm whose scratch does not fit is not an error, only
+ * not a choice: the old scratch stays (plans made before need its size) and false comes back.
+ * Nor is one that asks for more than a quarter of the device's free memory: an FFT or Winograd
+ * algorithm may want gigabytes that the activations and bf16 copies allocated after the choice
+ * would then lack (cuda-review.md 4); the next algorithm in cuDNN's ranking is taken instead. */
+bool grow_workspace(cuda_state *st, size_t bytes)
+{
+    if (bytes <= st->workspace_size)
+        return true;
+    if (growing_in_capture(st, "cuDNN's workspace"))
+        return false;
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && bytes > free_bytes / 4)
+        return false;
+    void *bigger = nullptr;
+    if (cudaMalloc(&bigger, bytes) != cudaSuccess) {
+        cudaGetLastError();   /* clears it: the next candidate may fit */
+        return false;
+    }
+    cudaStreamSynchronize(st->stream);   /* the old scratch may still be in use */
+    drop_graphs(st);
+    cudaFree(st->workspace);
+    st->workspace = bigger, st->workspace_size = bytes;
+    return true;
+}
+
+/* The fastest algorithm, as cuDNN's heuristics expect or its timing found, whose scratch we can
+ * allocate (both lists come sorted fastest first). */
+template <typename Perf, typename Getter>
+bool pick(cuda_state *st, Getter get, cudnnConvolutionDescriptor_t conv, decltype(Perf::algo) *algo, const char *what)
+{
+    Perf perf[16];
+    int found = 0;
+    if (!dnn_ok(st, get(perf, 16, &found), what))
+        return false;
+    for (int i = 0; i < found; i++)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && grow_workspace(st, perf[i].memory)) {
+            *algo = perf[i].algo;
+            /* the math type the algorithm was ranked with, or another kernel runs */
+            return dnn_ok(st, cudnnSetConvolutionMathType(conv, perf[i].mathType), "cudnnSetConvolutionMathType");
+        }
+    fail(st, what, "no usable algorithm");
+    return false;
+}
+
+/* The plan's three algorithms: ranked by cuDNN's heuristics, or (find_algorithms) timed on
+ * scratch tensors cuDNN allocates itself, which blocks, once per shape. */
+bool choose_algorithms(cuda_state *st, conv_plan *p)
+{
+    bool timed = st->find_algorithms;
+    if (timed && !cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize (before cudnnFind)"))
+        return false;
+    cudnnConvolutionDescriptor_t fwd = p->conv[CONV_FWD], data = p->conv[CONV_DATA], filter = p->conv[CONV_FILTER];
+    return pick<cudnnConvolutionFwdAlgoPerf_t>(st, [&](cudnnConvolutionFwdAlgoPerf_t *perf, int max, int *found) {
+               return timed ? cudnnFindConvolutionForwardAlgorithm(st->dnn, p->x, p->filter, fwd, p->y, max, found,
+                                                                   perf)
+                            : cudnnGetConvolutionForwardAlgorithm_v7(st->dnn, p->x, p->filter, fwd, p->y, max, found,
+                                                                     perf);
+           }, fwd, &p->fwd, "choosing the forward convolution algorithm") &&
+           pick<cudnnConvolutionBwdDataAlgoPerf_t>(st, [&](cudnnConvolutionBwdDataAlgoPerf_t *perf, int max, int *found) {
+               return timed ? cudnnFindConvolutionBackwardDataAlgorithm(st->dnn, p->filter, p->y, data, p->x, max,
+                                                                        found, perf)
+                            : cudnnGetConvolutionBackwardDataAlgorithm_v7(st->dnn, p->filter, p->y, data, p->x, max,
+                                                                          found, perf);
+           }, data, &p->bwd_data, "choosing the backward-data convolution algorithm") &&
+           pick<cudnnConvolutionBwdFilterAlgoPerf_t>(st, [&](cudnnConvolutionBwdFilterAlgoPerf_t *perf, int max,
+                                                           int *found) {
+               return timed ? cudnnFindConvolutionBackwardFilterAlgorithm(st->dnn, p->x, p->y, filter, p->filter, max,
+                                                                          found, perf)
+                            : cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->dnn, p->x, p->y, filter, p->filter,
+                                                                            max, found, perf);
+           }, filter, &p->bwd_filter, "choosing the backward-filter convolution algorithm");
+}
+
+void plan_release(conv_plan *p)
+{
+    cudnnTensorDescriptor_t tensors[] = {p->x, p->y, p->y32, p->bias};
+    for (cudnnTensorDescriptor_t t : tensors)
+        if (t)
+            cudnnDestroyTensorDescriptor(t);
+    if (p->filter)
+        cudnnDestroyFilterDescriptor(p->filter);
+    for (cudnnConvolutionDescriptor_t c : p->conv)
+        if (c)
+            cudnnDestroyConvolutionDescriptor(c);
+}
+
+conv_plan *plan_for(cuda_state *st, const struct conv_shape *s)
+{
+    for (int i = 0; i < st->num_plans; i++) {
+        conv_plan *p = &st->plans[i];
+        if (p->n == s->n && p->c == s->c && p->h == s->h && p->w == s->w && p->c_out == s->c_out && p->k == s->kh &&
+            p->stride == s->stride && p->pad == s->pad)
+            return p;
+    }
+    if (st->num_plans == st->cap_plans) {
+        int cap = st->cap_plans ? 2 * st->cap_plans : 32;
+        conv_plan *grown = static_cast<conv_plan *>(realloc(st->plans, cap * sizeof *grown));
+        if (!grown) {
+            fail(st, "convolution plans", "out of memory");
+            return nullptr;
+        }
+        st->plans = grown, st->cap_plans = cap;
+    }
+    conv_plan *p = &st->plans[st->num_plans];
+    *p = conv_plan{};
+    p->n = s->n, p->c = s->c, p->h = s->h, p->w = s->w, p->c_out = s->c_out, p->k = s->kh, p->stride = s->stride;
+    p->pad = s->pad;
+    cudnnDataType_t type = st->bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+    bool ok = dnn_ok(st, cudnnCreateTensorDescriptor(&p->x), "cudnnCreateTensorDescriptor") &&
+              dnn_ok(st, cudnnCreateTensorDescriptor(&p->y), "cudnnCreateTensorDescriptor") &&
+              dnn_ok(st, cudnnCreateTensorDescriptor(&p->y32), "cudnnCreateTensorDescriptor") &&
+              dnn_ok(st, cudnnCreateTensorDescriptor(&p->bias), "cudnnCreateTensorDescriptor") &&
+              dnn_ok(st, cudnnCreateFilterDescriptor(&p->filter), "cudnnCreateFilterDescriptor");
+    for (cudnnConvolutionDescriptor_t &c : p->conv)
+        ok = ok && dnn_ok(st, cudnnCreateConvolutionDescriptor(&c), "cudnnCreateConvolutionDescriptor");
+    ok = ok && dnn_ok(st, cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, type, s->n, s->c, s->h, s->w),
+                      "cudnnSetTensor4dDescriptor (x)") &&
+         dnn_ok(st, cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, type, s->n, s->c_out, s->h_out, s->w_out),
+                "cudnnSetTensor4dDescriptor (y)") &&
+         dnn_ok(st, cudnnSetTensor4dDescriptor(p->y32, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c_out, s->h_out,
+                                               s->w_out), "cudnnSetTensor4dDescriptor (y, fp32)") &&
+         dnn_ok(st, cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->c_out, 1, 1),
+                "cudnnSetTensor4dDescriptor (bias)") &&
+         dnn_ok(st, cudnnSetFilter4dDescriptor(p->filter, type, CUDNN_TENSOR_NCHW, s->c_out, s->c, s->kh, s->kw),
+                "cudnnSetFilter4dDescriptor");
+    for (cudnnConvolutionDescriptor_t c : p->conv)
+        ok = ok && dnn_ok(st, cudnnSetConvolution2dDescriptor(c, s->pad, s->pad, s->stride, s->stride, 1, 1,
+                                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                          "cudnnSetConvolution2dDescriptor") &&
+             dnn_ok(st, cudnnSetConvolutionMathType(c, st->bf16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH),
+                    "cudnnSetConvolutionMathType");
+    ok = ok && choose_algorithms(st, p);
+    if (!ok) {
+        plan_release(p);
+        return nullptr;
+    }
+    st->num_plans++;
+    return p;
+}
+
+size_t input_count(const struct conv_shape *s) { return (size_t)s->n * s->c * s->h * s->w; }
+size_t filter_count(const struct conv_shape *s) { return (size_t)s->c_out * s->c * s->kh * s->kw; }
+size_t output_count(const struct conv_shape *s) { return (size_t)s->n * s->c_out * s->h_out * s->w_out; }
+
+void cuda_conv_forward(void *s, const struct conv_shape *shape, const float *x, const float *w, const float *b, float *y)
+{
+    cuda_state *st = state_of(s);
+    conv_plan *p = plan_for(st, shape);
+    if (!p)
+        return;
+    float one = 1.0f;
+    size_t nx = input_count(shape), nw = filter_count(shape), ny = output_count(shape);
+    const void *x_op = bf16_operand(st, HALF_X, x, nx), *w_op = bf16_operand(st, HALF_W, w, nw);
+    void *y_out = bf16_result(st, y, ny);
+    if (!x_op || !w_op || !y_out)
+        return;
+    dnn_ok(st, cudnnConvolutionForward(st->dnn, &one, p->x, x_op, p->filter, w_op, p->conv[CONV_FWD], p->fwd, st->workspace,
+                                       st->workspace_size, bf16_prior(st, false), p->y, y_out), "cudnnConvolutionForward");
+    bf16_land(st, y, ny, false);
+    if (b)
+        dnn_ok(st, cudnnAddTensor(st->dnn, &one, p->bias, b, &one, p->y32, y), "cudnnAddTensor (conv bias)");
+}
+
+void cuda_conv_backward(void *s, const struct conv_shape *shape, const float *x, const float *w, const float *dy,
+                        float *dx, float *dw, float *db, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    conv_plan *p = plan_for(st, shape);
+    if (!p)
+        return;
+    float one = 1.0f;
+    size_t nx = input_count(shape), nw = filter_count(shape), ny = output_count(shape);
+    const void *x_op = bf16_operand(st, HALF_X, x, nx), *dy_op = bf16_operand(st, HALF_DY, dy, ny);
+    void *dw_out = bf16_result(st, dw, nw);
+    if (!x_op || !dy_op || !dw_out)
+        return;
+    dnn_ok(st, cudnnConvolutionBackwardFilter(st->dnn, &one, p->x, x_op, p->y, dy_op, p->conv[CONV_FILTER], p->bwd_filter,
+                                              st->workspace, st->workspace_size, bf16_prior(st, true), p->filter, dw_out),
+           "cudnnConvolutionBackwardFilter");
+    bf16_land(st, dw, nw, true);
+    if (db)
+        dnn_ok(st, cudnnConvolutionBackwardBias(st->dnn, &one, p->y32, dy, &one, p->bias, db),
+               "cudnnConvolutionBackwardBias");
+    if (!dx)
+        return;
+    const void *w_op = bf16_operand(st, HALF_W, w, nw);
+    void *dx_out = bf16_result(st, dx, nx);   /* the same scratch as dw's: in stream order, after its landing */
+    if (!w_op || !dx_out)
+        return;
+    dnn_ok(st, cudnnConvolutionBackwardData(st->dnn, &one, p->filter, w_op, p->y, dy_op, p->conv[CONV_DATA], p->bwd_data,
+                                            st->workspace, st->workspace_size, bf16_prior(st, accumulate), p->x, dx_out),
+           "cudnnConvolutionBackwardData");
+    bf16_land(st, dx, nx, accumulate);
+}
+
+/* ---------- batch norm: cuDNN's spatial mode, PyTorch's semantics ---------- */
+
+/* x as (n, c, hw, 1), and the per-channel descriptor derived from it. */
+bool bn_descriptors(cuda_state *st, int n, int c, int hw, cudnnTensorDescriptor_t *x, cudnnTensorDescriptor_t *param)
+{
+    *x = nullptr, *param = nullptr;
+    return dnn_ok(st, cudnnCreateTensorDescriptor(x), "cudnnCreateTensorDescriptor") &&
+           dnn_ok(st, cudnnCreateTensorDescriptor(param), "cudnnCreateTensorDescriptor") &&
+           dnn_ok(st, cudnnSetTensor4dDescriptor(*x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, hw, 1),
+                  "cudnnSetTensor4dDescriptor (batch norm)") &&
+           dnn_ok(st, cudnnDeriveBNTensorDescriptor(*param, *x, CUDNN_BATCHNORM_SPATIAL), "cudnnDeriveBNTensorDescriptor");
+}
+
+void bn_release(cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t param)
+{
+    if (x)
+        cudnnDestroyTensorDescriptor(x);
+    if (param)
+        cudnnDestroyTensorDescriptor(param);
+}
+
+void cuda_batchnorm_forward(void *s, const float *x, const float *gamma, const float *beta, float *running_mean,
+                            float *running_var, float *save_mean, float *save_invstd, float *y, int n, int c, int hw,
+                            bool training, float momentum, float eps)
+{
+    cuda_state *st = state_of(s);
+    cudnnTensorDescriptor_t xd, pd;
+    float one = 1.0f, zero = 0.0f;
+    if (bn_descriptors(st, n, c, hw, &xd, &pd)) {
+        /* cuDNN's running variance is the unbiased one and its average factor is PyTorch's momentum */
+        if (training)
+            dnn_ok(st, cudnnBatchNormalizationForwardTraining(st->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd, x, xd,
+                                                              y, pd, gamma, beta, momentum, running_mean, running_var,
+                                                              eps, save_mean, save_invstd),
+                   "cudnnBatchNormalizationForwardTraining");
+        else
+            dnn_ok(st, cudnnBatchNormalizationForwardInference(st->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd, x, xd,
+                                                               y, pd, gamma, beta, running_mean, running_var, eps),
+                   "cudnnBatchNormalizationForwardInference");
+    }
+    bn_release(xd, pd);
+}
+
+void cuda_batchnorm_backward(void *s, const float *x, const float *gamma, const float *save_mean,
+                             const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int n,
+                             int c, int hw, bool accumulate)
+{
+    cuda_state *st = state_of(s);
+    cudnnTensorDescriptor_t xd, pd;
+    float one = 1.0f, zero = 0.0f;
+    if (bn_descriptors(st, n, c, hw, &xd, &pd))
+        dnn_ok(st, cudnnBatchNormalizationBackward(st->dnn, CUDNN_BATCHNORM_SPATIAL, &one, accumulate ? &one : &zero,
+                                                   &one, &one, xd, x, xd, dy, xd, dx, pd, gamma, dgamma, dbeta,
+                                                   1e-5 /* unused: the saved statistics are given */, save_mean,
+                                                   save_invstd),
+               "cudnnBatchNormalizationBackward");
+    bn_release(xd, pd);
+}
+
+}  // namespace
+
+void dtrain_cuda::install_dnn(struct backend *table)
+{
+    table->conv_forward = cuda_conv_forward;
+    table->conv_backward = cuda_conv_backward;
+    table->batchnorm_forward = cuda_batchnorm_forward;
+    table->batchnorm_backward = cuda_batchnorm_backward;
+}
+
+void dtrain_cuda::release_dnn(cuda_state *st)
+{
+    for (int i = 0; i < st->num_plans; i++)
+        plan_release(&st->plans[i]);
+    free(st->plans);
+    cudaFree(st->workspace);
+}
