@@ -10,11 +10,6 @@
 #include "ops.h"
 #include "rng.h"
 
-size_t tensor_size(const struct model *m, int t)
-{
-    return (size_t)m->tensors[t].c * m->tensors[t].h * m->tensors[t].w;
-}
-
 /* ---------- building ---------- */
 
 static void *grow_array(struct model *m, void *array, int *cap, int need, size_t elem)

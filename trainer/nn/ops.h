@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nn.h"
+#include "backend.h"
+#include "model.h"
 
 /* What an op's kernels see during a pass. */
 struct pass {
