@@ -376,8 +376,7 @@ static void test_fixtures_match_the_recorded_cluster_notes(void **state)
     bool shared = tu_shared(path, sizeof path, "notes/slurm-cluster.md");
     FILE *notes = shared ? fopen(path, "r") : NULL;
     if (!notes) {
-        print_message("SKIP: %s not present\n", shared ? path : "../shared/notes/slurm-cluster.md");
-        skip();
+        tu_skip("%s not present", shared ? path : "../shared/notes/slurm-cluster.md");
     }
     struct tu_env fixture = {0};
     tu_env_load(&fixture, "srun_N2x2_task0.env");

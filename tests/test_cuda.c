@@ -1,6 +1,6 @@
 /* test_cuda.c - the GPU backend against the CPU reference (backend_ref.c): every kernel's forward
  * and backward on the same random inputs, then a short training run whose losses follow the CPU
- * run's. Without a GPU (or built with CUDA=0) every test prints a SKIP line and passes.
+ * run's. Without a GPU (or built with CUDA=0) every test ends skipped (tu_skip), never passed.
  *
  * Tolerances: the GPU may use TF32 tensor cores in convolutions and linear layers (10-bit
  * mantissas, relative error up to ~1e-3 per product, sums of hundreds of them), so those compare
@@ -71,8 +71,7 @@ static void require_gpu(void)
         return;
     char why[256];
     backend_cuda_probe(why, sizeof why);
-    print_message("SKIP: no GPU here (%s): the CUDA backend is built, not run\n", why);
-    skip();
+    tu_skip("no GPU here (%s): the CUDA backend is built, not run", why);
 }
 
 static float *random_floats(size_t n, uint64_t seed)

@@ -17,6 +17,7 @@
 
 #include "hostlist.h"
 #include "testutil.h"
+#include "testutil.h"
 
 #define GENERATED_CASES 400
 
@@ -200,7 +201,7 @@ static void test_expansion_agrees_with_scontrol(void **state)
 {
     (void)state;
     if (!conf_path[0])
-        skip();   /* cmocka prints [  SKIPPED ]: scontrol (Debian slurm-client) is not installed */
+        tu_skip("scontrol (Debian slurm-client) is not installed");
     int compared = 0, rejected = 0;
     for (int i = 0; i < GENERATED_CASES; i++) {
         char expr[1024];
@@ -228,7 +229,7 @@ static void test_folding_agrees_with_scontrol(void **state)
 {
     (void)state;
     if (!conf_path[0])
-        skip();
+        tu_skip("scontrol (Debian slurm-client) is not installed");
     for (int i = 0; i < GENERATED_CASES; i++) {
         /* A list of names in a mixed order: runs, gaps, duplicates, padding changes. */
         struct hostlist list;
@@ -266,7 +267,7 @@ static void test_deliberate_differences(void **state)
 {
     (void)state;
     if (!conf_path[0])
-        skip();
+        tu_skip("scontrol (Debian slurm-client) is not installed");
     static const struct { const char *expr, *slurm; } cases[] = {
         {"gn[01-", "gn]"},          /* unclosed bracket: Slurm invents the name "gn]" */
         {"gn[1-2,3", "gn] 3"},

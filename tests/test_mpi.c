@@ -36,8 +36,7 @@ static void require_mpirun(void)
 {
     if (find_mpirun())
         return;
-    print_message("SKIP: mpirun missing\n");
-    skip();
+    tu_skip("mpirun missing");
 }
 
 /* The same, also where Debian's Fashion-MNIST is not installed. */
@@ -45,8 +44,7 @@ static void require_mpirun_and_fashion_mnist(void)
 {
     if (find_mpirun() && access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) == 0)
         return;
-    print_message("SKIP: mpirun or Fashion-MNIST missing (make deps installs both)\n");
-    skip();
+    tu_skip("mpirun or Fashion-MNIST missing (make deps installs both)");
 }
 
 static int setup(void **state)
@@ -652,8 +650,7 @@ static void test_a_failed_run_leaves_its_record(void **state)
     (void)state;
     require_mpirun();
     if (geteuid() != 0 || system("unshare -m true 2>/dev/null") != 0) {
-        printf("SKIP: a full disk needs root (a tmpfs in a private mount namespace)\n");
-        return;
+        tu_skip("a full disk needs root (a tmpfs in a private mount namespace)");
     }
     char script[8192];
     snprintf(script, sizeof script,

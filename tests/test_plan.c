@@ -161,8 +161,7 @@ static void test_plans_match_the_topologies_readme(void **state)
     char path[4096];
     FILE *readme = tu_shared(path, sizeof path, "topologies/README.md") ? fopen(path, "r") : NULL;
     if (!readme) {
-        print_message("SKIP: ../shared/topologies not present\n");
-        skip();
+        tu_skip("../shared/topologies not present");
     }
     /* README rows: | GPU | bus id | id | osdevs | ancestor | NUMA | pkg | local PUs | nearest | tier | */
     char line[4096], file[512] = "";

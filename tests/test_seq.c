@@ -2,7 +2,7 @@
  * small encoder against central differences of an independent double-precision forward pass (with
  * padding, so the attention mask counts), the fast CPU backend against the reference, and a model
  * against PyTorch's loss and gradients for the same weights and batch (tests/seq_torch.py, where
- * python3-torch is installed; a SKIP line otherwise). */
+ * python3-torch is installed; skipped otherwise). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -456,8 +456,7 @@ static void test_matches_pytorch(void **state)
 {
     (void)state;
     if (system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
-        printf("SKIP: PyTorch comparison of the language models (python3-torch is not installed)\n");
-        return;
+        tu_skip("PyTorch comparison of the language models (python3-torch is not installed)");
     }
     compare_with_pytorch(false);
     compare_with_pytorch(true);   /* masked LM through the tied decoder, and next sentence */

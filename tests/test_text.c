@@ -275,8 +275,7 @@ static void test_wordnet_glosses(void **state)
 {
     (void)state;
     if (access(TEXT_WORDNET_DIR "/data.noun", R_OK) != 0) {
-        printf("SKIP: WordNet's glosses (wordnet-base is not installed)\n");
-        return;
+        tu_skip("WordNet's glosses (wordnet-base is not installed)");
     }
     struct dataset train, test;
     struct dt_err err;

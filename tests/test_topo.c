@@ -2,7 +2,7 @@
  *
  * ../shared/topologies/README.md lists, for eight real GPU servers, each GPU's bus id, NUMA node,
  * package, local PUs, nearest NIC(s) and the tier that made them nearest. Every row is compared
- * with what topo_load finds. Without ../shared (a fresh clone) these tests say SKIP; the
+ * with what topo_load finds. Without ../shared (a fresh clone) these tests are skipped; the
  * project's own fixtures (tests/fixtures/topo/) are checked either way. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,8 +78,7 @@ static void test_shared_topologies_match_their_readme(void **state)
     char path[4096];
     FILE *readme = tu_shared(path, sizeof path, "topologies/README.md") ? fopen(path, "r") : NULL;
     if (!readme) {
-        print_message("SKIP: ../shared/topologies not present\n");
-        skip();
+        tu_skip("../shared/topologies not present");
     }
     char line[4096], file[512] = "";
     struct topo topo = {0};
@@ -128,8 +127,7 @@ static void test_nic_names_ports_and_kinds(void **state)
     (void)state;
     char path[4096];
     if (!tu_shared(path, sizeof path, "topologies/juwels-booster-2s-epyc7402-nps4-4a100-4hdr.xml")) {
-        print_message("SKIP: ../shared/topologies not present\n");
-        skip();
+        tu_skip("../shared/topologies not present");
     }
     struct dt_err err;
     struct topo topo;
@@ -304,8 +302,7 @@ static void test_cache_refuses_what_another_user_planted(void **state)
 {
     (void)state;
     if (geteuid() != 0 || sh(false, "setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null") != 0) {
-        printf("SKIP: planting as another user needs root and setpriv\n");
-        return;
+        tu_skip("planting as another user needs root and setpriv");
     }
     char base[] = "/tmp/dtrain-test-topoplant-XXXXXX";
     assert_non_null(mkdtemp(base));

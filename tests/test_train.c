@@ -143,8 +143,7 @@ static void test_bigmnist_is_deterministic_and_deformed(void **state)
     struct dataset train, test;
     struct dt_err err;
     if (dataset_open("bigmnist", DATA_DEFAULT_DIR, &train, &test, &err) < 0) {
-        print_message("SKIP: %s\n", err.msg);
-        skip();
+        tu_skip("%s", err.msg);
     }
     assert_int_equal(train.count, 60000L * 120);   /* 7.2 M: the seeds' bigMNIST */
     float a[784], b[784], base[784];
@@ -265,8 +264,7 @@ static void test_short_training_run_learns_fashion_mnist(void **state)
 {
     (void)state;
     if (access(DATA_DEFAULT_DIR "/train-images-idx3-ubyte.gz", R_OK) != 0) {
-        print_message("SKIP: Fashion-MNIST is not installed (make deps installs dataset-fashion-mnist)\n");
-        skip();
+        tu_skip("Fashion-MNIST is not installed (make deps installs dataset-fashion-mnist)");
     }
     struct train_config cfg = {.model = "lenet", .dataset = "fashion-mnist", .data_dir = DATA_DEFAULT_DIR,
                                .optimizer = "adam", .backend = "cpu", .batch = 64, .epochs = 1, .threads = 1,
@@ -336,8 +334,7 @@ static void test_gpu_options_need_the_gpu(void **state)
     /* --device cuda where CUDA finds no GPU says so, and the fix (not the driver's own words) */
     char why[256];
     if (backend_cuda_probe(why, sizeof why) != 0) {
-        print_message("SKIP: --device cuda without a GPU: this machine has one, or a driver that fails (%s)\n", why);
-        return;
+        tu_skip("--device cuda without a GPU: this machine has one, or a driver that fails (%s)", why);
     }
     cfg.cuda_graphs = false, cfg.backend = "cuda";
     struct dt_err err;

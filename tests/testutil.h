@@ -55,4 +55,14 @@ int tu_remove_tree(const char *dir);
 /* Does `haystack` contain `needle`? (cmocka's assert gives poor messages for strstr). */
 bool tu_contains(const char *haystack, const char *needle);
 
+/* Ends the running cmocka test as skipped, saying why (printf-style): the one way a test that
+ * cannot run here (no GPU, no PyTorch, no root, no ../shared) ends, so the summary counts it under
+ * SKIPPED and never as passed. The test file includes cmocka.h before this header is used. */
+#define tu_skip(...)                                                                                                   \
+    do {                                                                                                               \
+        print_message("SKIP: " __VA_ARGS__);                                                                           \
+        print_message("\n");                                                                                           \
+        skip();                                                                                                        \
+    } while (0)
+
 #endif
