@@ -105,6 +105,7 @@ test_analyze_LIBS := -ljansson -lm
 test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c logs/json_read.c trainer/loop/checkpoint.c \
                       $(COMMON_SRC)
 test_checkpoint_LIBS := -ljansson -lz
+test_golden_SRC := tests/test_golden.c tests/testutil.c $(COMMON_SRC)
 test_mpi_SRC := tests/test_mpi.c tests/testutil.c logs/record.c logs/json_read.c $(COMMON_SRC)
 test_mpi_LIBS := -lm -ljansson
 # An MPI program test_mpi runs under mpirun: the transport's split, non-blocking sums, send/recv.
@@ -124,14 +125,14 @@ test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data
 test_fuzz_idx_LIBS := -lz -lm
 test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_topo test_plan test_nn test_seq test_text test_train test_exchange test_cuda test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_golden test_topo test_plan test_nn test_seq test_text test_train test_exchange test_cuda test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
 obj = $(patsubst %.cu,$(1)/%.o,$(patsubst %.c,$(1)/%.o,$(2)))
 
-.PHONY: all test cluster-test cluster-demo methods-demo methods-study demo bench bench-analyze bench-seq gpu-bundle fuzz install deps clean
+.PHONY: all test golden cluster-test cluster-demo methods-demo methods-study demo bench bench-analyze bench-seq gpu-bundle fuzz install deps clean
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 # Release objects and sanitized test objects live apart, so `make && make test` rebuilds nothing twice.
@@ -201,6 +202,11 @@ cluster-demo: deps all
 	@sh tests/cluster/demo.sh $(BIN)
 
 test-build: $(addprefix $(TBIN)/,$(TOOLS) $(TESTS)) $(TBIN)/comm_check
+
+# Rewrites tests/golden/ from what the tools print now: run it when an output changes on purpose,
+# then review the diff (git diff tests/golden) as part of the change.
+golden: test-build
+	@DTRAIN_UPDATE_GOLDEN=1 sh tests/run.sh $(TBIN) test_golden >/dev/null; git --no-pager diff --stat -- tests/golden
 
 # For a GPU machine that lacks this one's packages: dtrain-train, the CUDA tests (optimised, no
 # sanitizers) and every library they load but the GPU's own, in .device/bundle.tar.xz; the

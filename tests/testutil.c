@@ -218,3 +218,80 @@ char *tu_expand_joined(const char *expr)
     return joined;
 }
 
+
+/* text with every occurrence of from replaced by to; the caller frees it. */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    size_t n = 0, from_len = strlen(from), to_len = strlen(to);
+    for (const char *p = text; from_len && (p = strstr(p, from)); p += from_len)
+        n++;
+    char *out = malloc(strlen(text) + n * to_len + 1), *w = out;
+    if (!out)
+        return NULL;
+    for (const char *p = text, *hit; ; p = hit + from_len) {
+        hit = from_len ? strstr(p, from) : NULL;
+        size_t keep = hit ? (size_t)(hit - p) : strlen(p);
+        memcpy(w, p, keep), w += keep;
+        if (!hit)
+            break;
+        memcpy(w, to, to_len), w += to_len;
+    }
+    *w = '\0';
+    return out;
+}
+
+/* The first line where a and b differ (1-based), copied into the two buffers. */
+static int first_difference(const char *a, const char *b, char *line_a, char *line_b, size_t size)
+{
+    for (int line = 1;; line++) {
+        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+        if (la != lb || memcmp(a, b, la) != 0 || (a[la] == '\0') != (b[lb] == '\0')) {
+            snprintf(line_a, size, "%.*s%s", (int)la, a, a[la] || la ? "" : "(end of text)");
+            snprintf(line_b, size, "%.*s%s", (int)lb, b, b[lb] || lb ? "" : "(end of text)");
+            return line;
+        }
+        if (a[la] == '\0')
+            return 0;
+        a += la + 1, b += lb + 1;
+    }
+}
+
+bool tu_golden(const char *name, const char *actual)
+{
+    char fixtures[4096], path[4200];
+    tu_fixture(fixtures, sizeof fixtures, "");
+    fixtures[strlen(fixtures) - 1] = '\0';   /* no trailing '/' */
+    snprintf(path, sizeof path, "%s/../golden/%s", fixtures, name);
+    char *text = replaced(actual, fixtures, "$FIXTURES");
+    if (!text)
+        return false;
+    bool same = false;
+    const char *update = getenv("DTRAIN_UPDATE_GOLDEN");
+    if (update && strcmp(update, "1") == 0) {
+        FILE *f = fopen(path, "w");
+        same = f && fputs(text, f) >= 0;
+        same = (f && fclose(f) == 0) && same;
+        fprintf(stderr, "golden: wrote %s\n", path);
+        free(text);
+        return same;
+    }
+    FILE *f = fopen(path, "r");
+    char *expected = f ? calloc(1, TU_OUTPUT_MAX + 1) : NULL;
+    if (!f || !expected) {
+        fprintf(stderr, "golden: %s: %s (DTRAIN_UPDATE_GOLDEN=1 writes it)\n", path, f ? "out of memory" : strerror(errno));
+    } else {
+        size_t got = fread(expected, 1, TU_OUTPUT_MAX, f);
+        expected[got] = '\0';
+        char want[512], have[512];
+        int line = first_difference(expected, text, want, have, sizeof want);
+        same = line == 0;
+        if (!same)
+            fprintf(stderr, "golden: %s:%d differs\n  expected: %s\n  printed:  %s\n(if the change is meant, "
+                    "update the file: make golden)\n", path, line, want, have);
+    }
+    if (f)
+        fclose(f);
+    free(expected);
+    free(text);
+    return same;
+}

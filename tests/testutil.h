@@ -55,6 +55,12 @@ int tu_remove_tree(const char *dir);
 /* Does `haystack` contain `needle`? (cmocka's assert gives poor messages for strstr). */
 bool tu_contains(const char *haystack, const char *needle);
 
+/* Whether `actual` is what the golden file tests/golden/NAME holds, the fixtures' folder written
+ * there as $FIXTURES (so the file does not depend on where the checkout is). A difference is
+ * printed with the first line that differs. DTRAIN_UPDATE_GOLDEN=1 writes the file instead: a
+ * changed output fails until its golden file is updated on purpose (make golden). */
+bool tu_golden(const char *name, const char *actual);
+
 /* Ends the running cmocka test as skipped, saying why (printf-style): the one way a test that
  * cannot run here (no GPU, no PyTorch, no root, no ../shared) ends, so the summary counts it under
  * SKIPPED and never as passed. The test file includes cmocka.h before this header is used. */
