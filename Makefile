@@ -51,7 +51,7 @@ LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c traine
             trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c logs/profile.c \
             trainer/loop/profile_model.c trainer/loop/export.c trainer/loop/emulate.c
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/text.c trainer/data/loader.c $(LOOP_SRC) \
-               $(EXCHANGE_SRC) trainer/comm/comm_single.c trainer/backend/device_choice.c $(GPU_SRC) logs/seedlog.c
+               $(EXCHANGE_SRC) trainer/comm/comm_single.c trainer/backend/device_choice.c $(GPU_SRC) logs/log_lines.c
 TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread -ljansson $(GPU_LIBS)
 # Only dtrain-train links MPI (the launcher never does, and tests of the loop use comm_single).
 MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
@@ -71,7 +71,7 @@ dtrain-commbench_LIBS := $(MPI_LIBS) -ljansson
 dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/command.c analysis/cmd_table.c analysis/cmd_throughput.c \
                       analysis/cmd_plot.c analysis/cmd_timeline.c analysis/cmd_audit.c analysis/inputs.c analysis/predict.c analysis/links.c analysis/costmodel.c logs/profile.c \
                       common/grouping.c analysis/timeline_sum.c analysis/audit.c analysis/corrected.c analysis/experiment.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c analysis/plot_sources.c \
-                      logs/table.c logs/record.c logs/json_read.c logs/seedlog.c \
+                      logs/table.c logs/record.c logs/json_read.c logs/log_lines.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson
 TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train dtrain-commbench dtrain-analyze
@@ -112,11 +112,11 @@ test_mpi_LIBS := -lm -ljansson
 comm_check_SRC := tests/comm_check.c trainer/comm/comm_mpi.c common/dt_error.c
 comm_check_LIBS := $(MPI_LIBS)
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-test_fuzz_table_SRC := tests/fuzz/fuzz_table.c tests/fuzz/replay.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/seedlog.c $(COMMON_SRC)
+test_fuzz_table_SRC := tests/fuzz/fuzz_table.c tests/fuzz/replay.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/log_lines.c $(COMMON_SRC)
 test_fuzz_table_LIBS := -lm
 test_fuzz_record_SRC := tests/fuzz/fuzz_record.c tests/fuzz/replay.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 test_fuzz_record_LIBS := -ljansson
-test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/seedlog.c \
+test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/log_lines.c \
                      $(COMMON_SRC)
 test_fuzz_log_LIBS := -lm
 test_fuzz_checkpoint_SRC := tests/fuzz/fuzz_checkpoint.c tests/fuzz/replay.c trainer/loop/checkpoint.c $(COMMON_SRC)
@@ -287,10 +287,10 @@ $(BUILD)/bench/conv_layers: $(call obj,$(BUILD)/obj,bench/conv_layers.c $(ENGINE
 # corpus replayers (test_fuzz_*), so every sanitized run replays the corpora.
 FUZZERS := hostlist table record log checkpoint idx slurmenv
 fuzz_hostlist_SRC := tests/fuzz/fuzz_hostlist.c $(COMMON_SRC)
-fuzz_table_SRC := tests/fuzz/fuzz_table.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/seedlog.c $(COMMON_SRC)
+fuzz_table_SRC := tests/fuzz/fuzz_table.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/log_lines.c $(COMMON_SRC)
 fuzz_record_SRC := tests/fuzz/fuzz_record.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 fuzz_record_LIBS := -ljansson
-fuzz_log_SRC := tests/fuzz/fuzz_log.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/seedlog.c $(COMMON_SRC)
+fuzz_log_SRC := tests/fuzz/fuzz_log.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/log_lines.c $(COMMON_SRC)
 fuzz_checkpoint_SRC := tests/fuzz/fuzz_checkpoint.c trainer/loop/checkpoint.c $(COMMON_SRC)
 fuzz_checkpoint_LIBS := -lz
 fuzz_idx_SRC := tests/fuzz/fuzz_idx.c trainer/data/data.c trainer/data/text.c $(COMMON_SRC)

@@ -15,12 +15,12 @@
 
 static const char throughput_help[] =
     "Usage: dtrain-analyze throughput [-f md|csv] FILE|DIR...\n"
-    "  Trainer logs in the seeds' format (Step/Epoch lines, Markdown notebooks, slurm-%j.out\n"
+    "  Trainer logs in the reference format (Step/Epoch lines, Markdown notebooks, slurm-%j.out\n"
     "  files) as one row per run: model, node(s) and GPUs named by its headings, peak data/sec\n"
     "  (the largest Step value), the heading's own figure (\", not the peak\" when it is not),\n"
     "  speedup against the 1-GPU run of the same model on the same node (for a mix of nodes, the\n"
     "  slowest one's), efficiency (speedup / GPUs), epochs, final accuracy.\n"
-    "  Run records (files of JSON lines) make the seeds' method table instead: a row per model,\n"
+    "  Run records (files of JSON lines) make a method comparison table instead: a row per model,\n"
     "  batch, tag and method, a column per GPU (rank) count, mean +- std of the repeats'\n"
     "  data/sec, and the 1-GPU Baseline (CSV: mean and std in columns of their own).\n"
     "      -f, --format md|csv    (md)\n"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "dt_parse.h"
-#include "seedlog.h"
+#include "log_lines.h"
 
 /* Where a log's reader stands: the headings above the current line. */
 struct heading_state {
@@ -121,7 +121,7 @@ static void fingerprint(uint64_t *hash, const void *bytes, size_t size)
         *hash = (*hash ^ ((const unsigned char *)bytes)[i]) * 1099511628211ULL;
 }
 
-static void add_line(struct log_run *run, const struct seedlog_line *l)
+static void add_line(struct log_run *run, const struct log_lines_line *l)
 {
     if (l->kind == SEEDLOG_STEP) {
         run->steps_logged++;
@@ -153,8 +153,8 @@ int throughput_read(FILE *in, const char *source, struct log_runs *set)
             run = NULL;
             continue;
         }
-        struct seedlog_line l;
-        if (seedlog_parse(text, &l) == SEEDLOG_OTHER) {
+        struct log_lines_line l;
+        if (log_lines_parse(text, &l) == SEEDLOG_OTHER) {
             read_job_facts(text, &facts);
             continue;
         }

@@ -1,4 +1,4 @@
-/* throughput.h - trainer logs in the seeds' format (logs/seedlog.h) into one summary per run: the
+/* throughput.h - trainer logs in the seeds' format (logs/log_lines.h) into one summary per run: the
  * peak data/sec (the seeds' headline figure is the largest Step value), the last test accuracy
  * and the epochs logged. A Markdown heading (the seeds' notebooks: "### lm6-120.7") starts a
  * new run; a file without headings (a slurm-%j.out) is one run. The headings name the model, the

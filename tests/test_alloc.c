@@ -412,7 +412,7 @@ static void test_fixtures_match_the_recorded_cluster_notes(void **state)
     assert_true(checked >= 40);
 }
 
-/* Issue 19 item 11: Slurm variables that contradict each other are refused, naming the variable. */
+/* Slurm variables that contradict each other are refused, naming the variable. */
 static void test_slurm_identity_is_checked(void **state)
 {
     (void)state;
@@ -464,7 +464,7 @@ static void spread_step(struct tu_env *env, int nodes, char *list, size_t size)
     tu_env_set(env, "SLURM_LOCALID", "0");
 }
 
-/* Issue 19 item 8: a node list longer than any buffer is exported whole, and one too long for the
+/* A node list longer than any buffer is exported whole, and one too long for the
  * environment is an error, never a shorter list that names other nodes. */
 static void test_long_node_lists_are_never_cut(void **state)
 {
@@ -499,7 +499,7 @@ static void test_long_node_lists_are_never_cut(void **state)
     }
 }
 
-/* Issue 19 item 7: whatever the variables hold, the dry-run script runs nothing but its exec: a
+/* Whatever the variables hold, the dry-run script runs nothing but its exec: a
  * newline in a kept value's comment is printed as \x0a. The script is run to see. */
 static void test_dry_run_lines_cannot_run_commands(void **state)
 {

@@ -725,7 +725,7 @@ static void test_plot_renders_pictures(void **state)
     (void)state;
     char dir[] = "/tmp/dtrain-test-plot-XXXXXX", prefix[64], path[128], records[4200];
     assert_non_null(mkdtemp(dir));
-    snprintf(prefix, sizeof prefix, "%s/plots/scaling", dir);   /* the folder plots is made (issue 18) */
+    snprintf(prefix, sizeof prefix, "%s/plots/scaling", dir);   /* the folder plots is made */
     clean_records(records, sizeof records);
     struct tu_result r;
     run_analyze((char *[]){"plot", "--output", prefix, records, NULL}, &r);

@@ -173,7 +173,7 @@ static void test_a_lost_run_is_recorded_by_its_script(void **state)
     record_free(&rec);
 }
 
-/* Issue 18's trainer options: bad numbers refused at parse time with the right reason (exit 2),
+/* The trainer's options: bad numbers refused at parse time with the right reason (exit 2),
  * a batch larger than the data refused before training, --max-steps alone runs exactly that many
  * steps across epochs, and Ctrl-C (SIGINT) stops a checkpointing run as SIGTERM does. */
 static void test_trainer_options_and_sigint(void **state)

@@ -642,7 +642,7 @@ static void test_a_hung_rank_is_caught_by_the_watchdog(void **state)
     assert_int_equal(failed_records(records, "no step finished for"), 1);
 }
 
-/* Issue 19 item 9: a multi-rank run that fails leaves one "failed" record naming the rank and the
+/* A multi-rank run that fails leaves one "failed" record naming the rank and the
  * cause. Rank 0's checkpoint meets a full disk (a 64 KiB tmpfs in a private mount namespace); the
  * job is ended, and the record is written first, without a collective. */
 static void test_a_failed_run_leaves_its_record(void **state)

@@ -176,7 +176,7 @@ static void test_bad_record_lines_name_the_field(void **state)
         {"\"model\":\"resnet18\"", "\"model\":18", "\"model\" is missing or not a string"},
         {"\"hostnames\":[\"gn01\",\"gn01\"]", "\"hostnames\":[\"gn01\"]", "not a list of world_size (2) names"},
         {"\"runtime_seconds\":", "\"runtime\":", "\"runtime_seconds\" is missing"},
-        /* numbers no run makes (issue 18): tabled, they gave a speedup of -11.91 */
+        /* numbers no run makes: tabled, they gave a speedup of -11.91 */
         {"\"runtime_seconds\":14812.5", "\"runtime_seconds\":-5", "\"runtime_seconds\" is -5: not a run's duration"},
         {"\"runtime_seconds\":14812.5", "\"runtime_seconds\":1e308", "is 1e+308: not a run's duration"},
         {"\"gpus_per_node\":2", "\"gpus_per_node\":5", "gpus_per_node 5 on 1 nodes is more GPUs than the 2 ranks"},
@@ -371,7 +371,7 @@ static long file_size(void)
     return (long)st.st_size;
 }
 
-/* Issue 19 item 1: a write cut short by a full disk (here the file size limit, which makes the
+/* A write cut short by a full disk (here the file size limit, which makes the
  * same short write without needing a small filesystem) leaves the file as it was, and the next
  * record lands whole; a torn tail left by a killed writer is ended before the next line. */
 static void test_a_short_write_leaves_no_fragment(void **state)

@@ -297,7 +297,7 @@ static bool load_through_cache(const char *base)
     return from_cache;
 }
 
-/* Issue 19 items 5 and 6: another user plants a directory or a symlink where the cache goes. */
+/* Another user plants a directory or a symlink where the cache goes. */
 static void test_cache_refuses_what_another_user_planted(void **state)
 {
     (void)state;

@@ -254,7 +254,7 @@ check "methods: all seven on 2 nodes (+ a server), and colocated servers, end bi
      [ "$(field bs.json comm_options)" = "servers=1 partition=20000 credit=40000" ]'
 cd "$work" || exit 1
 
-# (last) a second cluster beside this one (issue 19 item 12: both used /run/dtrain-cluster and the
+# (last) a second cluster beside this one (both used /run/dtrain-cluster and the
 # dtc-* namespaces): it comes up, runs a job, goes down, and this cluster's nodes stay idle and its
 # namespaces and directory stay where they are
 other=${DTC_ID}b   # finish brings it down too if this script is interrupted

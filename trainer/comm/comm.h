@@ -29,7 +29,7 @@ struct comm {
     /* Where the float buffers of allreduce and iallreduce live: true for NCCL (device memory). */
     bool device_buffers;
     /* Two threads may call it at once, each on its own comm (MPI_THREAD_MULTIPLE): what a
-     * communication thread beside the rank's own needs (exchange/engine.h). */
+     * communication thread beside the rank's own needs (exchange/comm_thread.h). */
     bool thread_safe;
 
     /* buf = op over every rank's buf, in place. */

@@ -1,6 +1,6 @@
 /* bytescheduler.c - ByteScheduler (Peng et al., SOSP 2019; bytedance/byteps, bytescheduler/):
  * each layer's gradients cut into partitions of --partition-bytes, started by the rank's
- * communication thread (engine.h) in priority order, the layer nearest the input first, while
+ * communication thread (comm_thread.h) in priority order, the layer nearest the input first, while
  * --credit-bytes last. The next forward pass needs the first layers first: it waits, layer by
  * layer, only for that layer's sums, and applies that layer's update just before its forward
  * (ByteScheduler's forward pre-hook), so the last layers' gradients still travel while the next
@@ -46,7 +46,7 @@ static int layer_at(struct bytescheduler *s, size_t first)
 static int apply_layer(struct exchange *x, struct bytescheduler *s, int l, struct dt_err *err)
 {
     double start = timeline_now();
-    if (engine_wait_span(s->pieces.engine, l, err) < 0)
+    if (comm_thread_wait_span(s->pieces.thread, l, err) < 0)
         return dt_wrap(err, "the gradients of layer %d", l);
     double waited = timeline_now();
     timeline_span(x->timeline, LANE_EXCHANGE, "exchange", "layer wait", start, waited);
@@ -163,13 +163,13 @@ static int bs_create(struct exchange *x, struct dt_err *err)
     if (x->serving)
         return 0;   /* a server serves; it has no thread */
     size_t partition = exchange_partition_bytes(&x->options), credit = exchange_credit_bytes(&x->options);
-    struct engine_ops ops = {.start = pieces_start_allreduce, .ctx = x, .ordered = true, .what = "allreduce"};
+    struct comm_thread_ops ops = {.start = pieces_start_allreduce, .ctx = x, .ordered = true, .what = "allreduce"};
     if (over_ps ? ps_open_pieces(s->ps, x, &s->pieces, true, credit, err) < 0
                 : pieces_open(&s->pieces, x, NULL, s->first, s->count, s->layers,
                               exchange_partition_floats(&x->options), credit, ops, err) < 0)
         return -1;
     int transfers;
-    engine_plan(s->pieces.engine, &transfers);
+    comm_thread_plan(s->pieces.thread, &transfers);
     char ps_text[sizeof x->stats.detail / 2] = "";
     if (s->ps)
         ps_describe(s->ps, ps_text, sizeof ps_text);

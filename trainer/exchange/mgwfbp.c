@@ -107,7 +107,7 @@ static int mgwfbp_create(struct exchange *x, struct dt_err *err)
         return dt_fail(err, "out of memory");
     s->count = s->first + s->layers;
     model_layer_spans(x->model, s->first, s->count);
-    struct engine_ops ops = {.start = pieces_start_allreduce, .ctx = x, .fifo = true, .what = "allreduce"};
+    struct comm_thread_ops ops = {.start = pieces_start_allreduce, .ctx = x, .fifo = true, .what = "allreduce"};
     if (!x->options.threshold_set) {   /* layer by layer until the plan is made */
         if (pieces_open(&s->pieces, x, NULL, s->first, s->count, s->layers, 0, 0, ops, err) < 0)
             return -1;

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-int pieces_start_allreduce(void *ctx, struct comm *comm, struct engine_transfer *t, struct dt_err *err)
+int pieces_start_allreduce(void *ctx, struct comm *comm, struct comm_thread_transfer *t, struct dt_err *err)
 {
     struct exchange *x = ctx;
     t->nreqs = 1;
@@ -11,7 +11,7 @@ int pieces_start_allreduce(void *ctx, struct comm *comm, struct engine_transfer 
 }
 
 int pieces_open(struct pieces *p, struct exchange *x, struct comm *comm, const size_t *first, const size_t *count,
-                int spans, size_t partition_floats, size_t credit_bytes, struct engine_ops ops, struct dt_err *err)
+                int spans, size_t partition_floats, size_t credit_bytes, struct comm_thread_ops ops, struct dt_err *err)
 {
     memset(p, 0, sizeof *p);
     if (ops.start == pieces_start_allreduce) {
@@ -23,22 +23,22 @@ int pieces_open(struct pieces *p, struct exchange *x, struct comm *comm, const s
     }
     *p = (struct pieces){.own = p->own, .comm = comm, .ops = ops, .partition_floats = partition_floats,
                          .credit_bytes = credit_bytes};
-    return engine_create(&p->engine, comm, first, count, spans, partition_floats, credit_bytes, ops, err);
+    return comm_thread_create(&p->thread, comm, first, count, spans, partition_floats, credit_bytes, ops, err);
 }
 
 int pieces_replan(struct pieces *p, struct exchange *x, const size_t *first, const size_t *count, int spans,
                   struct dt_err *err)
 {
     pieces_count(p, x);
-    p->before = (struct engine_stats){(long)x->stats.pieces, x->stats.floats};
-    engine_destroy(p->engine);
-    p->engine = NULL;
-    return engine_create(&p->engine, p->comm, first, count, spans, p->partition_floats, p->credit_bytes, p->ops, err);
+    p->before = (struct comm_thread_stats){(long)x->stats.pieces, x->stats.floats};
+    comm_thread_destroy(p->thread);
+    p->thread = NULL;
+    return comm_thread_create(&p->thread, p->comm, first, count, spans, p->partition_floats, p->credit_bytes, p->ops, err);
 }
 
 bool pieces_close(struct pieces *p)
 {
-    bool released = engine_destroy(p->engine);
+    bool released = comm_thread_destroy(p->thread);
     if (released && p->own)   /* a thread left in a transfer still uses its comm */
         p->own->destroy(p->own);
     memset(p, 0, sizeof *p);
@@ -47,26 +47,26 @@ bool pieces_close(struct pieces *p)
 
 void pieces_begin(struct pieces *p, const struct exchange *x)
 {
-    engine_begin_step(p->engine, x->timeline);
+    comm_thread_begin_step(p->thread, x->timeline);
 }
 
 void pieces_ready_from(struct pieces *p, size_t first)
 {
-    engine_ready_from(p->engine, first);
+    comm_thread_ready_from(p->thread, first);
 }
 
 void pieces_count(struct pieces *p, struct exchange *x)
 {
-    struct engine_stats now = engine_stats(p->engine);
+    struct comm_thread_stats now = comm_thread_stats(p->thread);
     x->stats.pieces = p->before.started + now.started;
     x->stats.floats = p->before.floats + now.floats;
 }
 
 int pieces_wait_all(struct pieces *p, struct exchange *x, struct dt_err *err)
 {
-    engine_ready_from(p->engine, 0);
+    comm_thread_ready_from(p->thread, 0);
     double start = timeline_now();
-    int rc = engine_wait_all(p->engine, err);
+    int rc = comm_thread_wait_all(p->thread, err);
     timeline_span(x->timeline, LANE_EXCHANGE, "exchange", "wait", start, timeline_now());
     pieces_count(p, x);
     return rc < 0 ? dt_wrap(err, "waiting for the gradient exchange") : 0;

@@ -101,7 +101,7 @@ void ps_describe(const struct ps *s, char *text, size_t size)
 /* ---------- a worker ---------- */
 
 /* The engine's start of transfer t: the push of partition t->index and the receive of its sum. */
-static int start_push(void *ctx, struct comm *comm, struct engine_transfer *t, struct dt_err *err)
+static int start_push(void *ctx, struct comm *comm, struct comm_thread_transfer *t, struct dt_err *err)
 {
     struct ps *s = ctx;
     int p = t->index;
@@ -128,13 +128,13 @@ int ps_open_pieces(struct ps *s, struct exchange *x, struct pieces *pieces, bool
         model_layer_spans(x->model, first, count);
     for (int p = 0; !s->by_layer && p < s->nparts; p++)
         first[p] = s->parts[p].first, count[p] = s->parts[p].count;
-    struct engine_ops ops = {.start = start_push, .ctx = s, .fifo = !by_priority, .credit_requests = 1,
+    struct comm_thread_ops ops = {.start = start_push, .ctx = s, .fifo = !by_priority, .credit_requests = 1,
                              .what = "push"};
     int rc = pieces_open(pieces, x, s->traffic, first, count, spans, s->by_layer ? exchange_partition_floats(&x->options) : 0,
                          credit_bytes, ops, err);
     free(first), free(count);
     int transfers;
-    if (rc == 0 && (engine_plan(pieces->engine, &transfers), transfers != s->nparts))
+    if (rc == 0 && (comm_thread_plan(pieces->thread, &transfers), transfers != s->nparts))
         rc = dt_fail(err, "the communication thread plans %d transfers for %d partitions", transfers, s->nparts);
     return rc;
 }

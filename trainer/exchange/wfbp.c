@@ -17,7 +17,7 @@ static int wfbp_create(struct exchange *x, struct dt_err *err)
     x->state = p;
     if (rc == 0) {
         model_layer_spans(x->model, first, count);
-        struct engine_ops ops = {.start = pieces_start_allreduce, .ctx = x, .fifo = true, .what = "allreduce"};
+        struct comm_thread_ops ops = {.start = pieces_start_allreduce, .ctx = x, .fifo = true, .what = "allreduce"};
         rc = pieces_open(p, x, NULL, first, count, layers, 0, 0, ops, err);
     }
     free(first), free(count);

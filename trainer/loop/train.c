@@ -17,7 +17,7 @@
 #include "restart.h"
 #include "timeline.h"
 #include "run.h"
-#include "seedlog.h"
+#include "log_lines.h"
 #include "watchdog.h"
 
 /* Set by SIGTERM or SIGUSR1 (Slurm's time-limit and preemption warnings): checkpoint and stop. */
@@ -284,7 +284,7 @@ static void log_step(struct loop *l, long step, double loss)
     if (step % l->cfg->log_every != 0)
         return;
     if (l->leader)
-        seedlog_step(l->out, step, res->final_rate);
+        log_lines_step(l->out, step, res->final_rate);
     if (res->final_rate > res->peak_rate)
         res->peak_rate = res->final_rate;
     if (l->cfg->progress && l->leader)
@@ -309,7 +309,7 @@ static int end_epoch(struct loop *l, long step, struct dt_err *err)
         watchdog_touch(&l->wd, step);
         res->epoch_accuracy[epoch] = res->final_accuracy;
         if (l->leader)
-            seedlog_epoch(l->out, epoch, train_sec, test_sec, res->final_accuracy);
+            log_lines_epoch(l->out, epoch, train_sec, test_sec, res->final_accuracy);
     }
     res->epochs_done = epoch + 1;
     l->epoch_start = timeline_now();

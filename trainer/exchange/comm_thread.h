@@ -1,4 +1,4 @@
-/* engine.h - a rank's communication thread (Horovod's background thread, ByteScheduler's core),
+/* comm_thread.h - a rank's communication thread (Horovod's background thread, ByteScheduler's core),
  * through which every method but BSP sends its gradients. A step's transfers are planned once:
  * spans of the gradient buffer (layers, MG-WFBP's groups, a parameter server's partitions), each
  * cut into partitions, the same plan on every rank. Backward makes them ready, from the last span
@@ -16,8 +16,8 @@
  * world's that the method made for it), so the rank's own collectives between steps never meet its
  * transfers; the transport must be safe to call from two threads (comm->thread_safe:
  * MPI_THREAD_MULTIPLE). */
-#ifndef ENGINE_H
-#define ENGINE_H
+#ifndef COMM_THREAD_H
+#define COMM_THREAD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,7 +29,7 @@
 #define ENGINE_MAX_REQUESTS 2
 
 /* One partition of one layer's gradients. */
-struct engine_transfer {
+struct comm_thread_transfer {
     size_t first, count;       /* floats of the gradient buffer */
     int index;                 /* in the plan */
     int layer, part;           /* the span (0: nearest the input) and the partition within it */
@@ -41,10 +41,10 @@ struct engine_transfer {
 };
 
 /* What a transfer is: the method's. */
-struct engine_ops {
+struct comm_thread_ops {
     /* Starts t on comm, filling t->reqs and t->nreqs (at most ENGINE_MAX_REQUESTS); runs on the
      * engine's thread. 0 or -1 with err. */
-    int (*start)(void *ctx, struct comm *comm, struct engine_transfer *t, struct dt_err *err);
+    int (*start)(void *ctx, struct comm *comm, struct comm_thread_transfer *t, struct dt_err *err);
     void *ctx;
     bool fifo;                 /* start in the order made ready (every rank alike), not by priority */
     bool ordered;              /* by priority over collectives: rank 0 picks the order, the others follow */
@@ -56,43 +56,43 @@ struct engine_ops {
     const char *what;          /* the timeline's name for a transfer ("allreduce", "push") */
 };
 
-struct engine_stats {
+struct comm_thread_stats {
     long started;              /* transfers started */
     double floats;             /* their gradient elements */
 };
 
-struct engine;
+struct comm_thread;
 
 /* The plan: span l, gradients [first[l], first[l] + count[l]), in partitions of at most
  * partition_floats (0: whole); credit_bytes under way at once (0: no limit). The thread's
  * transfers go over comm (the caller's; it outlives the engine). 0, or -1 with err (a transport
  * not safe for threads is refused). */
-int engine_create(struct engine **engine, struct comm *comm, const size_t *first, const size_t *count, int spans,
-                  size_t partition_floats, size_t credit_bytes, struct engine_ops ops, struct dt_err *err);
+int comm_thread_create(struct comm_thread **thread, struct comm *comm, const size_t *first, const size_t *count, int spans,
+                  size_t partition_floats, size_t credit_bytes, struct comm_thread_ops ops, struct dt_err *err);
 
 /* The plan, in priority order (for the method's buffers and the tests). */
-const struct engine_transfer *engine_plan(const struct engine *e, int *transfers);
+const struct comm_thread_transfer *comm_thread_plan(const struct comm_thread *e, int *transfers);
 
 /* A new step (the previous one's transfers all done): every transfer waits for its gradients
  * again; timeline (NULL: none) is where this step's transfers are drawn. */
-void engine_begin_step(struct engine *e, struct timeline *timeline);
+void comm_thread_begin_step(struct comm_thread *e, struct timeline *timeline);
 
 /* Backward has made gradients [first, end of the buffer) final: their transfers are ready. */
-void engine_ready_from(struct engine *e, size_t first);
+void comm_thread_ready_from(struct comm_thread *e, size_t first);
 
 /* Waits until span's transfers of this step are done. 0, or -1 with err when a transfer failed
  * (the job must then be aborted). */
-int engine_wait_span(struct engine *e, int span, struct dt_err *err);
+int comm_thread_wait_span(struct comm_thread *e, int span, struct dt_err *err);
 
 /* Waits until every transfer that was made ready is done. 0 or -1 with err. */
-int engine_wait_all(struct engine *e, struct dt_err *err);
+int comm_thread_wait_all(struct comm_thread *e, struct dt_err *err);
 
-/* Counted over the run (after engine_wait_all, or any time for an estimate). */
-struct engine_stats engine_stats(struct engine *e);
+/* Counted over the run (after comm_thread_wait_all, or any time for an estimate). */
+struct comm_thread_stats comm_thread_stats(struct comm_thread *e);
 
 /* Stops the thread and frees the engine: true. A thread stuck in a transfer that will never
  * finish (a failed run about to abort the job) is left running, and its memory with it: false,
  * and its comm must not be freed either. */
-bool engine_destroy(struct engine *e);
+bool comm_thread_destroy(struct comm_thread *e);
 
 #endif

@@ -1,5 +1,5 @@
-/* seedlog.c - write and read the seed-format log lines (see seedlog.h). */
-#include "seedlog.h"
+/* log_lines.c - write and read the trainer's log lines (see log_lines.h). */
+#include "log_lines.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -7,13 +7,13 @@
 #include <string.h>
 #include <strings.h>
 
-void seedlog_step(FILE *out, long step, double samples_per_sec)
+void log_lines_step(FILE *out, long step, double samples_per_sec)
 {
     fprintf(out, "Step%ld: %.2f data/sec\n", step, samples_per_sec);
     fflush(out);
 }
 
-void seedlog_epoch(FILE *out, int epoch, double train_sec, double test_sec, double test_accuracy)
+void log_lines_epoch(FILE *out, int epoch, double train_sec, double test_sec, double test_accuracy)
 {
     fprintf(out, "Epoch %d in %.2f sec, test time %.2f sec, test accuracy: %.5f\n", epoch, train_sec, test_sec,
             test_accuracy);
@@ -32,7 +32,7 @@ static const char *skip_prefix(const char *s)
     return s;
 }
 
-static enum seedlog_kind parse_step(const char *s, struct seedlog_line *out)
+static enum log_lines_kind parse_step(const char *s, struct log_lines_line *out)
 {
     char *end;
     s += 4 + strspn(s + 4, " ");
@@ -47,7 +47,7 @@ static enum seedlog_kind parse_step(const char *s, struct seedlog_line *out)
     return out->kind = SEEDLOG_STEP;
 }
 
-static enum seedlog_kind parse_epoch(const char *s, struct seedlog_line *out)
+static enum log_lines_kind parse_epoch(const char *s, struct log_lines_line *out)
 {
     int used = 0;
     if (sscanf(s, "Epoch %d in %lf sec, test time %lf sec%n", &out->epoch, &out->train_sec, &out->test_sec, &used) < 3 ||
@@ -69,7 +69,7 @@ static enum seedlog_kind parse_epoch(const char *s, struct seedlog_line *out)
     return out->kind = SEEDLOG_EPOCH;
 }
 
-enum seedlog_kind seedlog_parse(const char *line, struct seedlog_line *out)
+enum log_lines_kind log_lines_parse(const char *line, struct log_lines_line *out)
 {
     memset(out, 0, sizeof *out);
     const char *s = skip_prefix(line);

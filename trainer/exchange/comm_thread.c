@@ -1,5 +1,5 @@
-/* engine.c - a rank's communication thread: plan, priority, credit, rank 0's order (engine.h). */
-#include "engine.h"
+/* comm_thread.c - a rank's communication thread: plan, priority, credit, rank 0's order (comm_thread.h). */
+#include "comm_thread.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -17,10 +17,10 @@
 
 enum transfer_state { WAITING, READY, STARTED, DONE };
 
-struct engine {
+struct comm_thread {
     struct comm *comm;             /* the thread's own during a step (the method's) */
-    struct engine_ops ops;
-    struct engine_transfer *plan;  /* in priority order: by layer, then partition */
+    struct comm_thread_ops ops;
+    struct comm_thread_transfer *plan;  /* in priority order: by layer, then partition */
     int transfers, layers;
     int *layer_begin;              /* layer l's transfers: [layer_begin[l], layer_begin[l + 1]) */
     size_t credit_bytes;
@@ -38,17 +38,17 @@ struct engine {
     int picked;                    /* transfers started (or ordered) this step */
     int in_flight;
     struct timeline *timeline;
-    struct engine_stats stats;
+    struct comm_thread_stats stats;
 };
 
-static bool leads(const struct engine *e)
+static bool leads(const struct comm_thread *e)
 {
     return !e->ops.ordered || e->ops.fifo || e->comm->rank == 0;
 }
 
 /* ---------- the plan ---------- */
 
-static int make_plan(struct engine *e, const size_t *first, const size_t *count, int layers, size_t per,
+static int make_plan(struct comm_thread *e, const size_t *first, const size_t *count, int layers, size_t per,
                      struct dt_err *err)
 {
     if (per == 0)
@@ -67,7 +67,7 @@ static int make_plan(struct engine *e, const size_t *first, const size_t *count,
         e->layer_begin[l] = k;
         for (size_t done = 0, part = 0; done < count[l]; done += per, part++) {
             size_t left = count[l] - done;
-            e->plan[k] = (struct engine_transfer){.first = first[l] + done, .count = left < per ? left : per,
+            e->plan[k] = (struct comm_thread_transfer){.first = first[l] + done, .count = left < per ? left : per,
                                                   .index = k, .layer = l, .part = (int)part, .state = DONE};
             k++;
         }
@@ -81,7 +81,7 @@ static int make_plan(struct engine *e, const size_t *first, const size_t *count,
 
 /* ---------- the thread ---------- */
 
-static void fail(struct engine *e, const struct dt_err *err)
+static void fail(struct comm_thread *e, const struct dt_err *err)
 {
     if (!e->failed)
         e->error = *err;
@@ -90,9 +90,9 @@ static void fail(struct engine *e, const struct dt_err *err)
 }
 
 /* Starts plan[k] (lock held; the method's start does not block). */
-static int start(struct engine *e, int k)
+static int start(struct comm_thread *e, int k)
 {
-    struct engine_transfer *t = &e->plan[k];
+    struct comm_thread_transfer *t = &e->plan[k];
     struct dt_err err;
     t->nreqs = 0;
     t->credit_back = false;
@@ -113,7 +113,7 @@ static int start(struct engine *e, int k)
 
 /* The ready transfer to start next, or -1: the one made ready first (FIFO: backward readies
  * from the end), or the one of highest priority. */
-static int best_ready(const struct engine *e)
+static int best_ready(const struct comm_thread *e)
 {
     if (e->ops.fifo) {
         for (int k = e->transfers - 1; k >= e->ready_from; k--)
@@ -127,13 +127,13 @@ static int best_ready(const struct engine *e)
     return -1;
 }
 
-static bool has_credit(const struct engine *e)
+static bool has_credit(const struct comm_thread *e)
 {
     return e->credit_bytes == 0 || e->credit > 0;
 }
 
-/* Tests n of t's requests; -1 when the test failed (the engine has failed). */
-static int test(struct engine *e, struct engine_transfer *t, int n, bool *done)
+/* Tests n of t's requests; -1 when the test failed (the thread has failed). */
+static int test(struct comm_thread *e, struct comm_thread_transfer *t, int n, bool *done)
 {
     struct dt_err err;
     if (e->comm->test_all(e->comm, t->reqs, n, done, &err) < 0) {
@@ -146,11 +146,11 @@ static int test(struct engine *e, struct engine_transfer *t, int n, bool *done)
 
 /* Tests the transfers under way: those sent return their credit, those done are marked so.
  * Whether any moved. */
-static bool complete(struct engine *e)
+static bool complete(struct comm_thread *e)
 {
     bool any = false;
     for (int k = e->ready_from; k < e->transfers && e->in_flight > 0 && !e->failed; k++) {
-        struct engine_transfer *t = &e->plan[k];
+        struct comm_thread_transfer *t = &e->plan[k];
         if (t->state != STARTED)
             continue;
         bool sent = t->credit_back, done = false;
@@ -178,7 +178,7 @@ static bool complete(struct engine *e)
 
 /* Rank 0, or any rank over point-to-point: starts ready transfers by priority while credit
  * lasts, telling the followers each choice first. Whether any started. */
-static bool lead(struct engine *e)
+static bool lead(struct comm_thread *e)
 {
     bool any = false;
     for (int k; has_credit(e) && !e->failed && (k = best_ready(e)) >= 0; any = true) {
@@ -204,7 +204,7 @@ static bool lead(struct engine *e)
 
 /* A follower: takes rank 0's next choice (waiting for it) and starts it once backward has made it
  * ready here. Whether it started one. */
-static bool follow(struct engine *e, int *order)
+static bool follow(struct comm_thread *e, int *order)
 {
     if (*order < 0 && e->picked < e->transfers && e->ready_from < e->transfers) {
         struct dt_err err;
@@ -234,7 +234,7 @@ static bool follow(struct engine *e, int *order)
 
 /* Sleeps until work is made ready, the rank starts waiting, or the pause is over; the pause
  * doubles each time nothing moved, up to the slow poll, unless the rank waits. */
-static void pause_briefly(struct engine *e)
+static void pause_briefly(struct comm_thread *e)
 {
     long ns = e->waiters > 0 ? ENGINE_POLL_FAST_NS : e->poll_ns;
     e->poll_ns = ns * 2 < ENGINE_POLL_SLOW_NS ? ns * 2 : ENGINE_POLL_SLOW_NS;
@@ -246,9 +246,9 @@ static void pause_briefly(struct engine *e)
     pthread_cond_timedwait(&e->wake, &e->lock, &until);
 }
 
-static void *engine_main(void *arg)
+static void *comm_thread_main(void *arg)
 {
-    struct engine *e = arg;
+    struct comm_thread *e = arg;
     int order = -1;   /* a follower's next transfer, as rank 0 chose it */
     pthread_mutex_lock(&e->lock);
     while (!e->stop) {
@@ -274,14 +274,14 @@ static void *engine_main(void *arg)
 
 /* ---------- the rank's side ---------- */
 
-int engine_create(struct engine **engine, struct comm *comm, const size_t *first, const size_t *count, int spans,
-                  size_t partition_floats, size_t credit_bytes, struct engine_ops ops, struct dt_err *err)
+int comm_thread_create(struct comm_thread **thread, struct comm *comm, const size_t *first, const size_t *count, int spans,
+                  size_t partition_floats, size_t credit_bytes, struct comm_thread_ops ops, struct dt_err *err)
 {
-    *engine = NULL;
+    *thread = NULL;
     if (!comm->thread_safe)
         return dt_fail(err, "the %s transport cannot be used from a communication thread%s", comm->name,
                        comm->device_buffers ? "" : " (MPI without MPI_THREAD_MULTIPLE)");
-    struct engine *e = calloc(1, sizeof *e);
+    struct comm_thread *e = calloc(1, sizeof *e);
     if (!e)
         return dt_fail(err, "out of memory");
     e->ops = ops;
@@ -296,22 +296,22 @@ int engine_create(struct engine **engine, struct comm *comm, const size_t *first
     pthread_mutex_init(&e->lock, NULL);
     pthread_cond_init(&e->wake, NULL);
     pthread_cond_init(&e->moved, NULL);
-    if (pthread_create(&e->thread, NULL, engine_main, e) != 0) {
-        engine_destroy(e);
+    if (pthread_create(&e->thread, NULL, comm_thread_main, e) != 0) {
+        comm_thread_destroy(e);
         return dt_fail(err, "cannot start the communication thread");
     }
     e->running = true;
-    *engine = e;
+    *thread = e;
     return 0;
 }
 
-const struct engine_transfer *engine_plan(const struct engine *e, int *transfers)
+const struct comm_thread_transfer *comm_thread_plan(const struct comm_thread *e, int *transfers)
 {
     *transfers = e->transfers;
     return e->plan;
 }
 
-void engine_begin_step(struct engine *e, struct timeline *timeline)
+void comm_thread_begin_step(struct comm_thread *e, struct timeline *timeline)
 {
     pthread_mutex_lock(&e->lock);
     for (int k = 0; k < e->transfers; k++)
@@ -322,7 +322,7 @@ void engine_begin_step(struct engine *e, struct timeline *timeline)
     pthread_mutex_unlock(&e->lock);
 }
 
-void engine_ready_from(struct engine *e, size_t first)
+void comm_thread_ready_from(struct comm_thread *e, size_t first)
 {
     pthread_mutex_lock(&e->lock);
     int k = e->ready_from;
@@ -338,7 +338,7 @@ void engine_ready_from(struct engine *e, size_t first)
 }
 
 /* Waits until plan[begin, end) are done (those not made ready count as done). */
-static int wait_transfers(struct engine *e, int begin, int end, struct dt_err *err)
+static int wait_transfers(struct comm_thread *e, int begin, int end, struct dt_err *err)
 {
     pthread_mutex_lock(&e->lock);
     for (;;) {
@@ -361,25 +361,25 @@ static int wait_transfers(struct engine *e, int begin, int end, struct dt_err *e
     return 0;
 }
 
-int engine_wait_span(struct engine *e, int span, struct dt_err *err)
+int comm_thread_wait_span(struct comm_thread *e, int span, struct dt_err *err)
 {
     return wait_transfers(e, e->layer_begin[span], e->layer_begin[span + 1], err);
 }
 
-int engine_wait_all(struct engine *e, struct dt_err *err)
+int comm_thread_wait_all(struct comm_thread *e, struct dt_err *err)
 {
     return wait_transfers(e, 0, e->transfers, err);
 }
 
-struct engine_stats engine_stats(struct engine *e)
+struct comm_thread_stats comm_thread_stats(struct comm_thread *e)
 {
     pthread_mutex_lock(&e->lock);
-    struct engine_stats stats = e->stats;
+    struct comm_thread_stats stats = e->stats;
     pthread_mutex_unlock(&e->lock);
     return stats;
 }
 
-bool engine_destroy(struct engine *e)
+bool comm_thread_destroy(struct comm_thread *e)
 {
     if (!e)
         return true;
