@@ -6,7 +6,7 @@
 #   make bench      benchmarks against their peers (never part of make test)
 #   make fuzz       libFuzzer on the parsers for FUZZ_TIME seconds (clang)
 #   make gpu-bundle what a GPU machine needs to run the CUDA tests and GPU benchmark (.device/)
-#   make install PREFIX=/opt/dtrain
+#   make install PREFIX=/opt/dtrain   the tools and a man page each (help2man)
 
 PREFIX ?= /usr/local
 BUILD ?= build
@@ -132,7 +132,7 @@ BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
 obj = $(patsubst %.cu,$(1)/%.o,$(patsubst %.c,$(1)/%.o,$(2)))
 
-.PHONY: all test golden cluster-test cluster-demo methods-demo methods-study demo bench bench-analyze bench-seq gpu-bundle fuzz install deps clean
+.PHONY: all test golden man cluster-test cluster-demo methods-demo methods-study demo bench bench-analyze bench-seq gpu-bundle fuzz install deps clean
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 # Release objects and sanitized test objects live apart, so `make && make test` rebuilds nothing twice.
@@ -191,6 +191,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-build
 	@if command -v clang >/dev/null; then $(MAKE) --no-print-directory $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS)); fi
 	@FUZZ_TIME=15 sh tests/run.sh $(TBIN) $(TESTS)
+	@sh tests/install_check.sh
 	@$(MAKE) --no-print-directory cluster-test
 
 # End to end on a real Slurm cluster this machine starts and stops (tests/cluster/); the jobs run
@@ -311,9 +312,25 @@ fuzz: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS))
 	    $(BUILD)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_TIME) -max_len=4096 -print_final_stats=1 \
 	        $(BUILD)/fuzz/corpus-$$f tests/fuzz/corpus/$$f 2>&1 | tail -n 3; done
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+# A man page per tool, made by help2man from the tool's own --help and --version, so that the
+# two never drift apart; the NAME line of each is below.
+dtrain_WHAT := launch a program on the GPUs, NIC and cores Slurm gave this rank
+dtrain-hostlist_WHAT := expand, fold and count Slurm hostlists
+dtrain-rankinfo_WHAT := print what a rank was given by dtrain and where it runs
+dtrain-topo_WHAT := show a node's GPUs, NICs and NUMA nodes and how near they are
+dtrain-train_WHAT := train a model, data-parallel over MPI ranks, on CPUs or GPUs
+dtrain-commbench_WHAT := time the gradient transports over message sizes, as nccl-tests does
+dtrain-analyze_WHAT := turn run records, logs and result tables into tables, plots and audits
+MAN := $(addprefix $(BUILD)/man/,$(addsuffix .1,$(TOOLS)))
+$(BUILD)/man/%.1: $(BIN)/%
+	@mkdir -p $(dir $@)
+	help2man --no-info --no-discard-stderr --name="$($*_WHAT)" --output=$@.tmp $< && mv $@.tmp $@
+man: $(MAN)
+
+install: all man
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(addprefix $(BIN)/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(MAN) $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
 	rm -rf $(BUILD)

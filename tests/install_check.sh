@@ -1,0 +1,34 @@
+#!/bin/sh
+# tests/install_check.sh - `make install` into a scratch DESTDIR: every tool and its man page land,
+# and `man TOOL` finds and renders each page (NAME and the tool's options, from its --help).
+# Usage: tests/install_check.sh   (make test runs it; exit 0 when all holds)
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+if ! make -C "$top" --no-print-directory -s install DESTDIR="$dest" PREFIX=/usr/local >"$dest.log" 2>&1; then
+    cat "$dest.log"; rm -f "$dest.log"
+    echo "[ FAILED ] make install"
+    exit 1
+fi
+rm -f "$dest.log"
+failed=0 tools=0
+for path in "$dest"/usr/local/bin/*; do
+    tool=${path##*/} tools=$((tools + 1))
+    page=$(MANPATH="$dest/usr/local/share/man" man -w "$tool" 2>/dev/null)
+    if [ "$page" != "$dest/usr/local/share/man/man1/$tool.1" ]; then
+        echo "[ FAILED ] man -w $tool: \"$page\" (expected the installed $tool.1)"
+        failed=1
+        continue
+    fi
+    text=$(MANWIDTH=100 MANPATH="$dest/usr/local/share/man" man "$tool" 2>/dev/null)
+    # the page holds the tool's own --help: its first option line must be in it
+    option=$("$dest/usr/local/bin/$tool" --help | grep -o -- '--[a-z][a-z-]*' | head -n 1)
+    case $text in
+        *NAME*"$tool"*"$option"*) ;;
+        *) echo "[ FAILED ] man $tool: no NAME line or no $option from its --help"; failed=1 ;;
+    esac
+done
+[ "$tools" -eq 7 ] || { echo "[ FAILED ] make install put $tools tools in bin/, expected 7"; failed=1; }
+[ $failed -eq 0 ] && echo "[ OK ] make install: $tools tools, a man page each; man finds and renders every one"
+exit $failed
