@@ -1,5 +1,5 @@
 /* test_nn.c - the engine: parameter counts, every layer's backward against central differences,
- * the fast CPU backend against the reference. */
+ * the fast CPU backend against the reference. The gradient checker is tests/gradcheck.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +13,7 @@
 
 #include "nn.h"
 #include "nn_build.h"
+#include "gradcheck.h"
 #include "rng.h"
 
 static void build_or_fail(struct model *m, const char *name, int c, int h, int w, int classes)
@@ -123,103 +124,6 @@ static void free_run(const struct model *m, struct run *r)
     free(r->labels);
 }
 
-/* An independent forward pass in double precision over the same graph: the loss whose central
- * differences (h = 1e-6, far from any ReLU or max-pool kink) the float gradients must match. */
-static double double_loss(const struct model *m, const double *p, const double *x, const int *labels, int n)
-{
-    double **act = calloc((size_t)m->num_tensors, sizeof *act);
-    act[0] = (double *)x;
-    for (int i = 0; i < m->num_ops; i++) {
-        const struct op *op = &m->ops[i];
-        struct tensor_shape s = m->tensors[op->in], o = m->tensors[op->out];
-        size_t in_size = tensor_size(m, op->in), out_size = tensor_size(m, op->out);
-        double *in = act[op->in], *out = act[op->out] = calloc(out_size * (size_t)n, sizeof(double));
-        for (int b = 0; b < n; b++) {
-            const double *xi = in + b * in_size;
-            double *yo = out + b * out_size;
-            if (op->kind == OP_LINEAR) {
-                for (int k = 0; k < op->linear.out_features; k++) {
-                    yo[k] = p[op->b + k];
-                    for (size_t j = 0; j < in_size; j++)
-                        yo[k] += p[op->w + k * in_size + j] * xi[j];
-                }
-            } else if (op->kind == OP_CONV) {
-                for (int co = 0; co < op->conv.c_out; co++)
-                    for (int oy = 0; oy < o.h; oy++)
-                        for (int ox = 0; ox < o.w; ox++) {
-                            double sum = op->conv.bias ? p[op->b + co] : 0;
-                            for (int ci = 0; ci < s.c; ci++)
-                                for (int ky = 0; ky < op->conv.k; ky++)
-                                    for (int kx = 0; kx < op->conv.k; kx++) {
-                                        int iy = oy * op->conv.stride - op->conv.pad + ky, ix = ox * op->conv.stride - op->conv.pad + kx;
-                                        if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)
-                                            sum += p[op->w + ((co * s.c + ci) * op->conv.k + ky) * op->conv.k + kx] *
-                                                   xi[(ci * s.h + iy) * s.w + ix];
-                                    }
-                            yo[(co * o.h + oy) * o.w + ox] = sum;
-                        }
-            } else if (op->kind == OP_RELU) {
-                for (size_t j = 0; j < in_size; j++)
-                    yo[j] = xi[j] > 0 ? xi[j] : 0;
-            } else if (op->kind == OP_MAXPOOL) {
-                for (int c = 0; c < s.c; c++)
-                    for (int oy = 0; oy < o.h; oy++)
-                        for (int ox = 0; ox < o.w; ox++) {
-                            double best = -INFINITY;
-                            for (int ky = 0; ky < op->pool.k; ky++)
-                                for (int kx = 0; kx < op->pool.k; kx++) {
-                                    int iy = oy * op->pool.stride - op->pool.pad + ky, ix = ox * op->pool.stride - op->pool.pad + kx;
-                                    if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)
-                                        best = fmax(best, xi[(c * s.h + iy) * s.w + ix]);
-                                }
-                            yo[(c * o.h + oy) * o.w + ox] = best;
-                        }
-            } else if (op->kind == OP_AVGPOOL) {
-                for (int c = 0; c < s.c; c++) {
-                    for (int j = 0; j < s.h * s.w; j++)
-                        yo[c] += xi[c * s.h * s.w + j];
-                    yo[c] /= s.h * s.w;
-                }
-            } else if (op->kind == OP_ADD) {
-                for (size_t j = 0; j < in_size; j++)
-                    yo[j] = xi[j] + act[op->in2][b * in_size + j];
-            }
-        }
-        if (op->kind == OP_BATCHNORM) {   /* training mode: statistics over the batch */
-            int hw = s.h * s.w;
-            for (int c = 0; c < s.c; c++) {
-                double mean = 0, var = 0;
-                for (int b = 0; b < n; b++)
-                    for (int j = 0; j < hw; j++)
-                        mean += in[b * in_size + c * hw + j];
-                mean /= (double)n * hw;
-                for (int b = 0; b < n; b++)
-                    for (int j = 0; j < hw; j++)
-                        var += pow(in[b * in_size + c * hw + j] - mean, 2);
-                var /= (double)n * hw;
-                for (int b = 0; b < n; b++)
-                    for (int j = 0; j < hw; j++)
-                        out[b * in_size + c * hw + j] = p[op->w + c] * (in[b * in_size + c * hw + j] - mean) /
-                                                            sqrt(var + 1e-5) + p[op->b + c];
-            }
-        }
-    }
-    double loss = 0;
-    for (int b = 0; b < n; b++) {
-        const double *z = act[m->logits] + (size_t)b * m->classes;
-        double max = z[0], sum = 0;
-        for (int k = 1; k < m->classes; k++)
-            max = fmax(max, z[k]);
-        for (int k = 0; k < m->classes; k++)
-            sum += exp(z[k] - max);
-        loss += log(sum) - (z[labels[b]] - max);
-    }
-    for (int t = 1; t < m->num_tensors; t++)
-        free(act[t]);
-    free(act);
-    return loss / n;
-}
-
 static void test_backward_matches_central_differences(void **state)
 {
     (void)state;
@@ -229,36 +133,15 @@ static void test_backward_matches_central_differences(void **state)
         tiny_model(&m, kind);
         struct run r;
         setup_run(&m, &r, n, 42 + (uint64_t)kind);
-        double float_loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &(struct batch){.n = n, .x = r.x, .labels = r.labels}, true, NULL, NULL);
+        struct batch b = {.n = n, .x = r.x, .labels = r.labels};
+        double float_loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &b, true, NULL, NULL);
         memset(r.grads, 0, m.num_params * sizeof(float));
         model_backward(&m, backend_reference(), &r.ws, r.params, r.grads, n);
-        size_t in = tensor_size(&m, 0) * n;
-        double *p = malloc(m.num_params * sizeof(double)), *x = malloc(in * sizeof(double));
-        for (size_t i = 0; i < m.num_params; i++)
-            p[i] = r.params[i];
-        for (size_t i = 0; i < in; i++)
-            x[i] = r.x[i];
-        double loss = double_loss(&m, p, x, r.labels, n);
-        assert_true(fabs(loss - float_loss) <= 1e-5 * fabs(loss));   /* the two forward passes agree */
-        double worst = 0;
-        for (size_t i = 0; i < m.num_params; i++) {
-            const double h = 1e-6;
-            double saved = p[i];
-            p[i] = saved + h;
-            double up = double_loss(&m, p, x, r.labels, n);
-            p[i] = saved - h;
-            double down = double_loss(&m, p, x, r.labels, n);
-            p[i] = saved;
-            double numeric = (up - down) / (2 * h), analytic = r.grads[i];
-            double error = fabs(numeric - analytic) / fmax(fabs(numeric), 1e-3);
-            worst = fmax(worst, error);
-            if (error > 1e-3)
-                print_error("%s: parameter %zu: analytic %.8g, central difference %.8g\n", m.name, i, analytic, numeric);
-            assert_true(error <= 1e-3);
-        }
+        /* h = 1e-6: far from any ReLU or max-pool kink */
+        double forward_error, worst = gradcheck_worst(&m, r.params, r.grads, &b, float_loss, 1e-6, 1e-3, &forward_error);
+        assert_true(forward_error <= 1e-5);   /* the two forward passes agree */
+        assert_true(worst <= 1e-3);
         print_message("%-9s %5zu parameters, worst relative difference %.2e\n", m.name, m.num_params, worst);
-        free(p);
-        free(x);
         free_run(&m, &r);
         model_free(&m);
     }

@@ -15,6 +15,7 @@
 
 #include "nn.h"
 #include "nn_build.h"
+#include "gradcheck.h"
 #include "rng.h"
 #include "testutil.h"
 
@@ -102,167 +103,9 @@ static void free_run(const struct model *m, const struct backend *be, struct run
     free(r->params), free(r->grads), free(r->buffers), free(r->x), free(r->labels);
 }
 
-/* ---------- an independent forward pass in double precision ---------- */
-
-static void d_layernorm(const double *x, const double *p, const struct op *op, double *y, int rows, int H)
-{
-    for (int r = 0; r < rows; r++) {
-        double mean = 0, var = 0;
-        for (int h = 0; h < H; h++)
-            mean += x[r * H + h] / H;
-        for (int h = 0; h < H; h++)
-            var += pow(x[r * H + h] - mean, 2) / H;
-        for (int h = 0; h < H; h++)
-            y[r * H + h] = (x[r * H + h] - mean) / sqrt(var + 1e-12) * p[op->w + h] + p[op->b + h];
-    }
-}
-
-/* rate, noise, position: the attention weights' dropout, drawn as the kernels draw it. */
-static void d_attention(const double *qkv, const double *tokens, double *y, int n, int T, int H, int heads, double rate,
-                        uint64_t noise, long position)
-{
-    int d = H / heads;
-    for (int i = 0; i < n; i++)
-        for (int a = 0; a < heads; a++)
-            for (int q = 0; q < T; q++) {
-                double w[512], max = -INFINITY, sum = 0;
-                for (int k = 0; k < T; k++) {
-                    w[k] = -INFINITY;
-                    if (tokens[(i * T + k) * SEQ_TOKEN_FIELDS] == SEQ_PAD_ID)
-                        continue;
-                    double s = 0;
-                    for (int c = 0; c < d; c++)
-                        s += qkv[(i * T + q) * 3 * H + a * d + c] * qkv[(i * T + k) * 3 * H + H + a * d + c];
-                    w[k] = s / sqrt(d);
-                    max = fmax(max, w[k]);
-                }
-                for (int k = 0; k < T; k++)
-                    sum += w[k] == -INFINITY ? 0 : exp(w[k] - max);
-                for (int c = 0; c < d; c++) {
-                    double acc = 0;
-                    for (int k = 0; k < T; k++)
-                        if (w[k] != -INFINITY && (rate == 0 || seq_noise(noise, position + i, ((size_t)a * T + q) * T + k) >= rate))
-                            acc += exp(w[k] - max) / sum / (1 - rate) * qkv[(i * T + k) * 3 * H + 2 * H + a * d + c];
-                    y[(i * T + q) * H + a * d + c] = acc;
-                }
-            }
-}
-
 /* The batch's dropout randomness, as model_forward is given it. */
 static const uint64_t test_noise = 0x1234567;
 static const long test_position = 40;
-
-static void d_op(const struct model *m, int index, const double *p, double **act, int n)
-{
-    const struct op *op = &m->ops[index];
-    struct tensor_shape s = m->tensors[op->in], o = m->tensors[op->out];
-    const double *x = act[op->in];
-    double *y = act[op->out];
-    int rows = n * s.c * s.h;
-    size_t count = tensor_size(m, op->in) * (size_t)n;
-    switch (op->kind) {
-    case OP_EMBED:
-        for (int r = 0; r < rows; r++)
-            for (int h = 0; h < o.w; h++)
-                y[r * o.w + h] = p[op->w + (size_t)x[r * SEQ_TOKEN_FIELDS] * o.w + h] +
-                                 p[op->embed.pos + (r % s.c) * o.w + h] +
-                                 p[op->embed.seg + (size_t)x[r * SEQ_TOKEN_FIELDS + 1] * o.w + h];
-        break;
-    case OP_LAYERNORM: d_layernorm(x, p, op, y, rows, s.w); break;
-    case OP_DENSE:
-        for (int r = 0; r < rows; r++)
-            for (int k = 0; k < o.w; k++) {
-                double sum = p[op->b + k];
-                for (int j = 0; j < s.w; j++)
-                    sum += p[op->w + (size_t)k * s.w + j] * x[r * s.w + j];
-                y[r * o.w + k] = sum;
-            }
-        break;
-    case OP_GELU:
-        for (size_t j = 0; j < count; j++)
-            y[j] = 0.5 * x[j] * (1 + erf(x[j] / sqrt(2.0)));
-        break;
-    case OP_TANH:
-        for (size_t j = 0; j < count; j++)
-            y[j] = tanh(x[j]);
-        break;
-    case OP_ADD:
-        for (size_t j = 0; j < count; j++)
-            y[j] = x[j] + act[op->in2][j];
-        break;
-    case OP_ATTENTION:
-        d_attention(x, act[0], y, n, s.c, o.w, op->attention.heads, op->attention.dropout,
-                    test_noise ^ ((uint64_t)index * 0xd1342543de82ef95ULL), test_position);
-        break;
-    case OP_FIRST_TOKEN:
-        for (int i = 0; i < n; i++)
-            memcpy(y + (size_t)i * s.w, x + (size_t)i * s.c * s.w, (size_t)s.w * sizeof(double));
-        break;
-    case OP_DROPOUT: {   /* the draw the kernels make, written out again */
-        size_t per = tensor_size(m, op->in);
-        uint64_t noise = test_noise ^ ((uint64_t)index * 0xd1342543de82ef95ULL);
-        for (int i = 0; i < n; i++)
-            for (size_t e = 0; e < per; e++)
-                y[i * per + e] = seq_noise(noise, test_position + i, e) >= op->dropout.rate
-                                     ? x[i * per + e] / (1.0 - (double)op->dropout.rate) : 0.0;
-        break;
-    }
-    case OP_TIED_DENSE:
-        for (int r = 0; r < rows; r++)
-            for (int k = 0; k < o.w; k++) {
-                double sum = p[op->b + k];
-                for (int j = 0; j < s.w; j++)
-                    sum += p[op->tied.table + (size_t)k * s.w + j] * x[r * s.w + j];
-                y[r * o.w + k] = sum;
-            }
-        break;
-    default: break;   /* the losses: below */
-    }
-}
-
-/* Mean softmax cross-entropy of `rows` rows of `classes` logits against labels (a label below 0:
- * the row does not count); 0 when no row counts. */
-static double d_xent(const double *logits, const int *labels, int rows, int classes)
-{
-    double loss = 0;
-    int counted = 0;
-    for (int b = 0; b < rows; b++) {
-        if (labels[b] < 0)
-            continue;
-        const double *z = logits + (size_t)b * classes;
-        double max = z[0], sum = 0;
-        for (int k = 1; k < classes; k++)
-            max = fmax(max, z[k]);
-        for (int k = 0; k < classes; k++)
-            sum += exp(z[k] - max);
-        loss += log(sum) - (z[labels[b]] - max);
-        counted++;
-    }
-    return counted ? loss / counted : 0;
-}
-
-static double double_loss(const struct model *m, const double *p, const double *x, const int *labels, int n)
-{
-    double **act = calloc((size_t)m->num_tensors, sizeof *act);
-    act[0] = (double *)x;
-    for (int t = 1; t < m->num_tensors; t++)
-        act[t] = calloc(tensor_size(m, t) * (size_t)n, sizeof(double));
-    for (int i = 0; i < m->num_ops; i++)
-        d_op(m, i, p, act, n);
-    double loss = d_xent(act[m->logits], labels, n, m->classes);
-    const struct op *last = &m->ops[m->num_ops - 1];
-    if (last->kind == OP_PRETRAIN_LOSS) {   /* plus the masked LM over the labelled tokens */
-        int T = m->tensors[0].c, *mlm = malloc((size_t)n * T * sizeof(int));
-        for (int r = 0; r < n * T; r++)
-            mlm[r] = (int)x[r * SEQ_TOKEN_FIELDS + 2];
-        loss += d_xent(act[last->in], mlm, n * T, m->tensors[last->in].w);
-        free(mlm);
-    }
-    for (int t = 1; t < m->num_tensors; t++)
-        free(act[t]);
-    free(act);
-    return loss;
-}
 
 /* Every parameter's gradient (embeddings, layer norms, the fused query/key/value weights, the
  * feed-forward, pooler and classifier) against (L(p + h) - L(p - h)) / 2h in double precision;
@@ -277,33 +120,11 @@ static void check_central_differences(const char *name, float dropout, bool pret
     struct batch b = {n, r.x, r.labels, test_noise, test_position};
     double float_loss = model_forward(&m, backend_reference(), &r.ws, r.params, r.buffers, &b, true, NULL, NULL);
     model_backward(&m, backend_reference(), &r.ws, r.params, r.grads, n);
-    size_t in = tensor_size(&m, 0) * n;
-    double *p = malloc(m.num_params * sizeof(double)), *x = malloc(in * sizeof(double));
-    for (size_t i = 0; i < m.num_params; i++)
-        p[i] = r.params[i];
-    for (size_t i = 0; i < in; i++)
-        x[i] = r.x[i];
-    double loss = double_loss(&m, p, x, r.labels, n);
-    assert_true(fabs(loss - float_loss) <= 1e-5 * fabs(loss));
-    double worst = 0;
-    for (size_t i = 0; i < m.num_params; i++) {
-        const double h = 1e-5;
-        double saved = p[i];
-        p[i] = saved + h;
-        double up = double_loss(&m, p, x, r.labels, n);
-        p[i] = saved - h;
-        double down = double_loss(&m, p, x, r.labels, n);
-        p[i] = saved;
-        double numeric = (up - down) / (2 * h), analytic = r.grads[i];
-        double error = fabs(numeric - analytic) / fmax(fabs(numeric), 1e-3);
-        worst = fmax(worst, error);
-        if (error > 1e-3)
-            print_error("parameter %zu: analytic %.8g, central difference %.8g\n", i, analytic, numeric);
-        assert_true(error <= 1e-3);
-    }
+    double forward_error, worst = gradcheck_worst(&m, r.params, r.grads, &b, float_loss, 1e-5, 1e-3, &forward_error);
+    assert_true(forward_error <= 1e-5);   /* the two forward passes agree */
+    assert_true(worst <= 1e-3);
     print_message("%s%s, dropout %.1f: %zu parameters, worst relative difference %.2e\n", m.name,
                   pretraining ? " (pre-training heads)" : "", dropout, m.num_params, worst);
-    free(p), free(x);
     free_run(&m, backend_reference(), &r);
     model_free(&m);
 }
