@@ -100,7 +100,11 @@ test_exchange_SRC := tests/test_exchange.c common/grouping.c common/exchange_met
 test_exchange_LIBS := -lm
 test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 test_record_LIBS := -ljansson
-test_analyze_SRC := tests/test_analyze.c tests/testutil.c $(COMMON_SRC)
+test_analyze_SRC := tests/test_analyze.c tests/analyze_util.c tests/testutil.c $(COMMON_SRC)
+test_analyze_plots_SRC := tests/test_analyze_plots.c tests/analyze_util.c tests/testutil.c $(COMMON_SRC)
+test_analyze_plots_LIBS := -ljansson -lm
+test_predict_SRC := tests/test_predict.c tests/analyze_util.c tests/testutil.c $(COMMON_SRC)
+test_predict_LIBS := -ljansson -lm
 test_analyze_LIBS := -ljansson -lm
 test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c logs/json_read.c trainer/loop/checkpoint.c \
                       $(COMMON_SRC)
@@ -125,7 +129,7 @@ test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data
 test_fuzz_idx_LIBS := -lz -lm
 test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_golden test_topo test_plan test_nn test_seq test_text test_train test_exchange test_cuda test_record test_checkpoint test_mpi test_analyze test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_golden test_topo test_plan test_nn test_seq test_text test_train test_exchange test_cuda test_record test_checkpoint test_mpi test_analyze test_analyze_plots test_predict test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
 
 BIN := $(BUILD)/bin

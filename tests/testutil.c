@@ -295,3 +295,27 @@ bool tu_golden(const char *name, const char *actual)
     free(text);
     return same;
 }
+
+int tu_run_tool(const char *tool, char *const *args, struct tu_result *result)
+{
+    char *argv[32] = {(char *)tu_bin(tool)};
+    for (int i = 0; args[i] && i < 30; i++)
+        argv[i + 1] = args[i];
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    int rc = tu_run(argv, env.vars, result);
+    tu_env_free(&env);
+    return rc;
+}
+
+char *tu_read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *text = calloc(1, TU_OUTPUT_MAX + 1);
+    if (text)
+        text[fread(text, 1, TU_OUTPUT_MAX, f)] = '\0';
+    fclose(f);
+    return text;
+}

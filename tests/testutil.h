@@ -19,6 +19,14 @@ struct tu_result {
 int tu_run(char *const *argv, char *const *envp, struct tu_result *result);
 void tu_result_free(struct tu_result *result);
 
+/* Runs the built tool with args (NULL-terminated, at most 30) and this process's PATH and HOME
+ * only; 0, or -1 when it could not be started. */
+int tu_run_tool(const char *tool, char *const *args, struct tu_result *result);
+
+/* A file's text (at most TU_OUTPUT_MAX bytes), NUL-terminated; NULL when it cannot be read. The
+ * caller frees it. */
+char *tu_read_file(const char *path);
+
 /* Full path of a built tool: $DTRAIN_TEST_BIN/name. */
 const char *tu_bin(const char *name);
 

@@ -1,0 +1,86 @@
+/* analyze_util.c - the analyzer's tests' helpers (analyze_util.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analyze_util.h"
+
+void run_analyze(char **args, struct tu_result *r)
+{
+    assert_int_equal(tu_run_tool("dtrain-analyze", args, r), 0);
+}
+
+void fixture(char *path, size_t size, const char *name)
+{
+    char relative[512];
+    snprintf(relative, sizeof relative, "tables/%s", name);
+    tu_fixture(path, size, relative);
+}
+
+/* The fixture's records without its broken line (records/runs.jsonl has one on purpose). */
+void clean_records(char *out, size_t size)
+{
+    char fixture_file[4200], name[] = "/tmp/dtrain-test-clean-XXXXXX";
+    tu_fixture(fixture_file, sizeof fixture_file, "records/runs.jsonl");
+    int fd = mkstemp(name);
+    assert_true(fd >= 0);
+    FILE *in = fopen(fixture_file, "r"), *copy = fdopen(fd, "w");
+    assert_non_null(in);
+    char line[8192];
+    while (fgets(line, sizeof line, in))
+        if (!strstr(line, "broken line"))
+            fputs(line, copy);
+    fclose(in);
+    fclose(copy);
+    snprintf(out, size, "%s", name);
+}
+
+/* Writes the fixture's first record changed: job shape, steps, runtime, and one field set to a
+ * JSON value (NULL: none). */
+void write_record2(FILE *out, int nodes, int ranks, long steps, double runtime, const char *key, json_t *value,
+                   const char *key2, json_t *value2)
+{
+    char fixture_file[4200], line[8192];
+    tu_fixture(fixture_file, sizeof fixture_file, "records/runs.jsonl");
+    FILE *in = fopen(fixture_file, "r");
+    assert_non_null(in);
+    assert_non_null(fgets(line, sizeof line, in));
+    fclose(in);
+    json_error_t error;
+    json_t *o = json_loads(line, 0, &error), *hosts = json_array();
+    assert_non_null(o);
+    for (int i = 0; i < ranks; i++)
+        json_array_append_new(hosts, json_sprintf("gn%02d", i * nodes / ranks + 1));
+    json_object_set_new(o, "nodelist", json_string(nodes == 1 ? "gn01" : nodes == 2 ? "gn[01-02]" : "gn[01-04]"));
+    json_object_set_new(o, "hostnames", hosts);
+    json_object_set_new(o, "nodes", json_integer(nodes));
+    json_object_set_new(o, "gpus_per_node", json_integer(ranks / nodes));
+    json_object_set_new(o, "world_size", json_integer(ranks));
+    json_object_set_new(o, "steps_per_rank", json_integer(steps));
+    json_object_set_new(o, "runtime_seconds", json_real(runtime));
+    if (key)
+        json_object_set_new(o, key, value);
+    if (key2)
+        json_object_set_new(o, key2, value2);
+    char *text = json_dumps(o, JSON_COMPACT);
+    fprintf(out, "%s\n", text);
+    free(text);
+    json_decref(o);
+}
+
+void write_record(FILE *out, int nodes, int ranks, long steps, double runtime, const char *key, json_t *value)
+{
+    write_record2(out, nodes, ranks, steps, runtime, key, value, NULL, NULL);
+}
+
+/* A resumed run's runtime is of the steps after its resume (resumed_at_step): 2 ranks, 938 steps,
+ * resumed after step 469, 25 s for the last 469 steps against the baseline's 100 s for 1876. By
+ * runtime the speedup would read 4.00; by the samples of the timed part (469 x 2 x 64 = 60032 in
+ * 25 s against 120064 in 100 s) it is 2.00, and the table says why it goes by samples/s. */

@@ -1,0 +1,28 @@
+/* analyze_util.h - what the analyzer's tests share: running dtrain-analyze, the project's table
+ * fixtures, and run records written from the fixture's first one with some fields changed. */
+#ifndef ANALYZE_UTIL_H
+#define ANALYZE_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "testutil.h"
+
+/* Runs dtrain-analyze with args (NULL-terminated); fails the test when it cannot start. */
+void run_analyze(char **args, struct tu_result *r);
+
+/* The path of tests/fixtures/tables/NAME. */
+void fixture(char *path, size_t size, const char *name);
+
+/* Copies the fixture records without their broken line to a new temporary file, named in out. */
+void clean_records(char *out, size_t size);
+
+/* A line of the fixture's first record with the job's shape (nodes, ranks, steps a rank, runtime)
+ * and up to two fields more set (key NULL: none), written to out. */
+void write_record2(FILE *out, int nodes, int ranks, long steps, double runtime, const char *key, json_t *value,
+                   const char *key2, json_t *value2);
+void write_record(FILE *out, int nodes, int ranks, long steps, double runtime, const char *key, json_t *value);
+
+#endif

@@ -1,0 +1,175 @@
+/* test_predict.c - dtrain-analyze predict through its command line: the hand-worked three-layer
+ * case as tables, CSV and JSON, a measured link, a hand-made method table held beside it, and bad
+ * input. The cost model's arithmetic itself is test_exchange's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
+
+#include "analyze_util.h"
+#include "testutil.h"
+
+
+static void test_predict_the_worked_case(void **state)
+{
+    (void)state;
+    char profile[4096];
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    struct tu_result r;
+    run_analyze((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "1,2", "--inter", "0.008mbit:0.5s",
+                           "--servers", "1", "--partition-bytes", "2500", "--format", "json", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    json_error_t jerr;
+    json_t *rows = json_loads(r.out, 0, &jerr);
+    assert_non_null(rows);
+    assert_int_equal(json_array_size(rows), 14);
+    struct expected_step {
+        const char *method;
+        double two;   /* seconds a step at 2 workers; 1 worker: 8.6 for all */
+    };
+    const struct expected_step expected[] = {{"bsp-a2a", 15.6}, {"wfbp-a2a", 14.6}, {"mg-wfbp", 13.6}, {"bytescheduler-a2a", 14.5},
+                    {"bsp-ps", 27.6}, {"wfbp-ps", 24.6}, {"bytescheduler-ps", 22.5}};
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *row = json_array_get(rows, i);
+        const struct expected_step *e = &expected[i / 2];
+        int gpus = (int)json_integer_value(json_object_get(row, "gpus"));
+        double step = json_number_value(json_object_get(row, "step_seconds"));
+        assert_string_equal(json_string_value(json_object_get(row, "method")), e->method);
+        assert_int_equal(gpus, i % 2 ? 2 : 1);
+        assert_true(fabs(step - (gpus == 1 ? 8.6 : e->two)) < 1e-9);
+        assert_true(fabs(json_number_value(json_object_get(row, "samples_per_second")) - gpus / step) < 1e-6);
+    }
+    json_decref(rows);
+    tu_result_free(&r);
+    /* the seeds' table: a row per method, a column per GPU count */
+    run_analyze((char *[]){"predict", "--nodes", "1,2,4", profile, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| Model | BS | Method | 4 GPUs | 8 GPUs | 16 GPUs |"));
+    assert_true(tu_contains(r.out, "| three | 1 | bytescheduler-ps |"));
+    tu_result_free(&r);
+    const char *bad[][3] = {{"--inter", "fast", "--inter \"fast\": expected BANDWIDTH"},
+                            {"--methods", "byteps", "unknown method \"byteps\""},
+                            {"--nodes", "0", "--nodes \"0\""},
+                            {"--format", "xml", "--format \"xml\""}};
+    for (int i = 0; i < 4; i++) {
+        run_analyze((char *[]){"predict", profile, (char *)bad[i][0], (char *)bad[i][1], NULL}, &r);
+        assert_int_equal(r.status, 2);
+        assert_true(tu_contains(r.err, bad[i][2]));
+        tu_result_free(&r);
+    }
+    /* beside measured runs: two bsp-a2a runs of the model at 2 workers (0.130 and 0.126 samples/s,
+     * mean 0.128) against 2 / 15.6 = 0.12821: +0.2%; the LeNet run and the other tag left out */
+    char runs[4096];
+    tu_fixture(runs, sizeof runs, "profiles/three-layers-runs.jsonl");
+    run_analyze((char *[]){"predict", profile, "--records", runs, "--gpus-per-node", "1", "--inter", "0.008mbit:0.5s",
+                           "--tag", "slow", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| bsp-a2a | slow | 2 | 2 | 0.1 +- 0.0 | 0.1 | +0.2% |"));
+    assert_true(tu_contains(r.out, "1 of 1 cells within 15%"));
+    assert_false(tu_contains(r.out, "fast"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"predict", "/nonexistent.json", NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "/nonexistent.json"));
+    tu_result_free(&r);
+}
+
+/* predict --inter COMMBENCH.json: the file's measured allreduce times, not its fitted line. The
+ * fixture's rows lie on the worked case's link (an allreduce of n bytes on 2 ranks 1 + n / 1000 s:
+ * a message of m bytes 0.5 + m / 1000) while its fit says alpha 100 s, beta 1 s a byte: the
+ * predictions are the worked case's (bsp-a2a 15.6 s at 2 workers); with --line, the fit's:
+ * F + B + (100 + 6000) + U = 6108.6 s; with --dilate 2 the times halve (bsp-a2a: 8 + 3.5 + 0.6).
+ * --allreduce FILE (2 ranks measured at 2 + n / 1000 s) replaces the composed allreduce at that
+ * size: bsp-a2a 4 + 4 + 8 + 0.6 = 16.6; wfbp-a2a sends layer 2 (2000 bytes, 4 s) from 1 to 5,
+ * layer 1 (3000) to 10, layer 0 (1000) to 13: 4 + 13 + 0.6 = 17.6; the servers do not use it. */
+static void test_predict_reads_a_measured_link(void **state)
+{
+    (void)state;
+    char profile[4200], link[4200], allreduce[4200];
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    tu_fixture(link, sizeof link, "profiles/three-layers-link.json");
+    tu_fixture(allreduce, sizeof allreduce, "profiles/three-layers-allreduce2.json");
+    const struct {
+        const char *option, *value, *method;
+        double two;
+    } cases[] = {{NULL, NULL, "bsp-a2a", 15.6}, {NULL, NULL, "wfbp-a2a", 14.6}, {NULL, NULL, "bsp-ps", 27.6},
+                 {"--line", NULL, "bsp-a2a", 6108.6}, {"--dilate", "2", "bsp-a2a", 12.1},
+                 {"--allreduce", allreduce, "bsp-a2a", 16.6}, {"--allreduce", allreduce, "wfbp-a2a", 17.6},
+                 {"--allreduce", allreduce, "bsp-ps", 27.6}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct tu_result r;
+        char *argv[] = {"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", link, "--servers", "1",
+                        "--partition-bytes", "2500", "--format", "json", "--methods", (char *)cases[i].method,
+                        (char *)cases[i].option, (char *)cases[i].value, NULL};
+        run_analyze(argv, &r);
+        assert_int_equal(r.status, 0);
+        json_error_t jerr;
+        json_t *rows = json_loads(r.out, 0, &jerr);
+        assert_non_null(rows);
+        double step = json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds"));
+        if (fabs(step - cases[i].two) >= 1e-9)
+            print_error("%s %s: %.12f, expected %.12f\n", cases[i].method, cases[i].option ? cases[i].option : "",
+                        step, cases[i].two);
+        assert_true(fabs(step - cases[i].two) < 1e-9);
+        json_decref(rows);
+        tu_result_free(&r);
+    }
+    struct tu_result r;   /* a link's file is not an allreduce over a job's ranks when its op is not */
+    run_analyze((char *[]){"predict", profile, "--allreduce", profile, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--allreduce"));
+    assert_true(tu_contains(r.err, "expected dtrain-commbench --json of the allreduce"));
+    tu_result_free(&r);
+}
+
+/* predict --against: a hand-made method table's rows (those starting with --row, their method a
+ * known one) measured beside predicted at each GPU count, and how many within 15%. */
+static void test_predict_against_a_method_table(void **state)
+{
+    (void)state;
+    char profile[4200], table[4200];
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    tu_fixture(table, sizeof table, "methods-table/three.md");
+    struct tu_result r;
+    run_analyze((char *[]){"predict", profile, "--rate", "100", "--batch", "10", "--gpus-per-node", "2", "--inter",
+                           "1gbit:50us", "--against", table, "--row", "three, 10, 1GbE,", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| bsp-a2a | 2 | 190.000 +- 2.00 | 200.0 | +5.3% |"));
+    assert_true(tu_contains(r.out, "| wfbp-ps | 4 | 300.000 +- 5.00 | 398.8 | +32.9% |"));
+    assert_null(strstr(r.out, "horovod"));   /* a method the model does not know is left out */
+    assert_null(strstr(r.out, "150.000"));   /* another connection's row */
+    assert_true(tu_contains(r.out, "3 of 4 cells within 15%"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"predict", profile, "--against", table, "--row", "nothing", NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "no row of"));
+    tu_result_free(&r);
+    /* --dilate K: a link measured K times slower is the real one at K times its speed */
+    struct tu_result fast;
+    run_analyze((char *[]){"predict", profile, "--rate", "100", "--batch", "10", "--inter", "1gbit:50us", "--dilate",
+                           "2", NULL}, &r);
+    run_analyze((char *[]){"predict", profile, "--rate", "100", "--batch", "10", "--inter", "2gbit:25us", NULL}, &fast);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, fast.out);
+    tu_result_free(&r);
+    tu_result_free(&fast);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_predict_the_worked_case),
+        cmocka_unit_test(test_predict_against_a_method_table),
+        cmocka_unit_test(test_predict_reads_a_measured_link),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
