@@ -98,7 +98,7 @@ test_train_exchange_SRC := tests/test_train_exchange.c tests/testutil.c $(TRAINE
 test_train_exchange_LIBS := $(TRAINER_LIBS) -ljansson
 test_profile_SRC := tests/test_profile.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_profile_LIBS := $(TRAINER_LIBS) -ljansson
-test_cuda_SRC := tests/test_cuda.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
+test_cuda_SRC := tests/test_cuda.c tests/cuda_util.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_cuda_LIBS := $(TRAINER_LIBS)
 test_exchange_SRC := tests/test_exchange.c common/grouping.c common/exchange_methods.c trainer/exchange/placement.c analysis/costmodel.c
 test_exchange_LIBS := -lm
@@ -114,8 +114,10 @@ test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c lo
                       $(COMMON_SRC)
 test_checkpoint_LIBS := -ljansson -lz
 test_golden_SRC := tests/test_golden.c tests/testutil.c $(COMMON_SRC)
-test_mpi_SRC := tests/test_mpi.c tests/testutil.c logs/record.c logs/json_read.c $(COMMON_SRC)
+test_mpi_SRC := tests/test_mpi.c tests/mpi_util.c tests/testutil.c logs/record.c logs/json_read.c $(COMMON_SRC)
 test_mpi_LIBS := -lm -ljansson
+test_mpi_jobs_SRC := tests/test_mpi_jobs.c tests/mpi_util.c tests/testutil.c logs/record.c logs/json_read.c $(COMMON_SRC)
+test_mpi_jobs_LIBS := -lm -ljansson
 # An MPI program test_mpi runs under mpirun: the transport's split, non-blocking sums, send/recv.
 comm_check_SRC := tests/comm_check.c trainer/comm/comm_mpi.c common/dt_error.c
 comm_check_LIBS := $(MPI_LIBS)
@@ -133,7 +135,7 @@ test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data
 test_fuzz_idx_LIBS := -lz -lm
 test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_mpi test_analyze test_analyze_plots test_predict test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_mpi test_mpi_jobs test_analyze test_analyze_plots test_predict test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
 
 BIN := $(BUILD)/bin

@@ -23,6 +23,26 @@ static int gpu_of_rank(const struct train_config *cfg)
     return cuda_device_for_rank(getenv("DTRAIN_GPU"), local, backend_cuda_devices());
 }
 
+/* Rank 0's last lines on standard error: the run's rate, arithmetic and accuracy, and what the
+ * gradient exchange did. */
+static void print_summary(const struct train_config *cfg, const struct train_result *result)
+{
+    char accuracy[32] = "not evaluated";   /* --eval-every 0 */
+    if (result->final_accuracy >= 0)
+        snprintf(accuracy, sizeof accuracy, "%.5f", result->final_accuracy);
+    char tokens[48] = "";   /* the reference Transformer runs count words/s */
+    if (result->tokens_per_sample > 0)
+        snprintf(tokens, sizeof tokens, ", %.0f tokens/s", result->final_rate * result->tokens_per_sample);
+    fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f)%s, %.1f GFLOP/s, final test "
+            "accuracy %s\n", result->steps, result->seconds, result->final_rate, result->peak_rate, tokens,
+            result->final_rate * result->flops_per_sample / 1e9, accuracy);
+    if (result->exchange.steps > 0)
+        fprintf(stderr, "dtrain-train: gradient exchange %s: %ld steps, %.1f transfers a step, %.0f floats a step%s%s\n",
+                cfg->exchange ? cfg->exchange->name : exchange_bsp.name, result->exchange.steps,
+                (double)result->exchange.pieces / result->exchange.steps, result->exchange.floats / result->exchange.steps,
+                result->exchange.detail[0] ? "; " : "", result->exchange.detail);
+}
+
 int main(int argc, char **argv)
 {
     struct train_options opts;
@@ -76,22 +96,8 @@ int main(int argc, char **argv)
         comm->finalize(comm);
         return 0;
     }
-    if (comm->rank == 0) {
-        char accuracy[32] = "not evaluated";   /* --eval-every 0 */
-        if (result.final_accuracy >= 0)
-            snprintf(accuracy, sizeof accuracy, "%.5f", result.final_accuracy);
-        char tokens[48] = "";   /* the reference Transformer runs count words/s */
-        if (result.tokens_per_sample > 0)
-            snprintf(tokens, sizeof tokens, ", %.0f tokens/s", result.final_rate * result.tokens_per_sample);
-        fprintf(stderr, "dtrain-train: %ld steps in %.2f s, %.2f samples/s (peak %.2f)%s, %.1f GFLOP/s, final test "
-                "accuracy %s\n", result.steps, result.seconds, result.final_rate, result.peak_rate, tokens,
-                result.final_rate * result.flops_per_sample / 1e9, accuracy);
-        if (result.exchange.steps > 0)
-            fprintf(stderr, "dtrain-train: gradient exchange %s: %ld steps, %.1f transfers a step, %.0f floats a step%s%s\n",
-                    cfg.exchange ? cfg.exchange->name : exchange_bsp.name, result.exchange.steps,
-                    (double)result.exchange.pieces / result.exchange.steps, result.exchange.floats / result.exchange.steps,
-                    result.exchange.detail[0] ? "; " : "", result.exchange.detail);
-    }
+    if (comm->rank == 0)
+        print_summary(&cfg, &result);
     rc = 0;
     if (record->path && run_record_write(record, comm, &cfg, &result, start, NULL, &err) < 0) {
         fprintf(stderr, "dtrain-train: rank %d: %s\n", comm->rank, err.msg);

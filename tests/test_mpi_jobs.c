@@ -1,0 +1,241 @@
+/* test_mpi_jobs.c - jobs under mpirun that test the transport and the failures: MPI's split, sums
+ * and sends (comm_check), dtrain-commbench's checked table, a killed server or rank ending the job,
+ * a hung rank caught by the watchdog, the record a failed run leaves. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "mpi_util.h"
+#include "record.h"
+#include "testutil.h"
+
+static int failed_records(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char *line = NULL;
+    size_t size = 0;
+    int count = 0;
+    while (getline(&line, &size, f) > 0) {
+        struct run_record rec;
+        struct dt_err err;
+        assert_int_equal(record_parse(line, &rec, &err), 0);
+        count += strcmp(rec.exit_state, "failed") == 0 && strstr(line, text) != NULL;
+        record_free(&rec);
+    }
+    free(line);
+    fclose(f);
+    return count;
+}
+
+/* A parameter server killed mid-run (it kills itself before serving step 20): the job ends,
+ * non-zero, within seconds, as when a worker dies. */
+static void test_a_killed_server_ends_the_job(void **state)
+{
+    (void)state;
+    require_mpirun();
+    const char *methods[] = {"bsp-ps", "bytescheduler-ps"};   /* the workers wait in their loop, or their thread */
+    for (int m = 0; m < 2; m++) {
+        char script[8192];
+        snprintf(script, sizeof script,
+                 "start=$(date +%%s%%N); DTRAIN_FAULT_KILL=2:20 %s --oversubscribe -np 3 -x DTRAIN_FAULT_KILL %s "
+                 "--gpus-per-node 0 -- %s --model lenet --dataset synthetic --epochs 1000 --log-every 5 --eval-every 0 "
+                 "--quiet --comm %s > %s/server.out 2>&1; status=$?; end=$(date +%%s%%N); "
+                 "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
+                 mpirun_path, tu_bin("dtrain"), tu_bin("dtrain-train"), methods[m], mpi_dir);
+        struct tu_result r;
+        int status = -1;
+        long ms = -1;
+        run_timed(script, &r, &status, &ms);
+        print_message("%s: the server of 2 workers killed at step 20: the job ended with status %d after %ld ms\n",
+                      methods[m], status, ms);
+        assert_true(status != 0);
+        assert_true(ms < 10000);
+        tu_result_free(&r);
+    }
+}
+
+/* dtrain-commbench: the transport timed over sizes 8 B to 64 KiB, every value right, the table and
+ * the JSON the cost model reads (rows, busbw = algbw at 2 ranks, an alpha-beta fit); pushpull with
+ * a server; bad options refused. */
+static void test_commbench_times_and_checks_the_transport(void **state)
+{
+    (void)state;
+    require_mpirun();
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s --min-bytes 8 --max-bytes 64K --iters 3 --warmup 1 --json %s/cb.json && "
+             "%s --oversubscribe -np 3 %s --op pushpull --max-bytes 4K --iters 2", mpirun_path, tu_bin("dtrain-commbench"), mpi_dir, mpirun_path,
+             tu_bin("dtrain-commbench"));
+    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    struct tu_env env = {0};
+    mpi_environment(&env);
+    struct tu_result r;
+    assert_int_equal(tu_run(argv, env.vars, &r), 0);
+    tu_env_free(&env);
+    if (r.status != 0)
+        print_error("%s\nexit %d\n%s%s", cmd, r.status, r.out, r.err);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "# dtrain-commbench allreduce over mpi, 2 ranks"));
+    assert_true(tu_contains(r.out, "# dtrain-commbench pushpull over mpi, 3 ranks"));
+    assert_true(tu_contains(r.out, "fitted on 2 sizes from 32768 bytes"));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/cb.json", mpi_dir);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    assert_non_null(doc);
+    assert_int_equal(json_integer_value(json_object_get(doc, "ranks")), 2);
+    json_t *rows = json_object_get(doc, "rows");
+    assert_int_equal(json_array_size(rows), 14);   /* 8, 16, ..., 65536 */
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *row = json_array_get(rows, i);
+        assert_int_equal(json_integer_value(json_object_get(row, "bytes")), 8L << i);
+        assert_int_equal(json_integer_value(json_object_get(row, "wrong")), 0);
+        assert_true(json_real_value(json_object_get(row, "busbw_gbs")) ==
+                    json_real_value(json_object_get(row, "algbw_gbs")));   /* 2(n-1)/n = 1 at 2 ranks */
+    }
+    assert_non_null(json_object_get(json_object_get(doc, "fit"), "alpha_s"));
+    json_decref(doc);
+    tu_result_free(&r);
+    char bin[4096];
+    snprintf(bin, sizeof bin, "%s", tu_bin("dtrain-commbench"));
+    char *bad[] = {bin, "--op", "gather", NULL};
+    assert_int_equal(tu_run(bad, NULL, &r), 0);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--op \"gather\": expected allreduce or pushpull"));
+    tu_result_free(&r);
+}
+
+/* The MPI transport beyond what training uses today (tests/comm_check.c, 3 ranks): a split into
+ * two sub-communicators with their own allreduce, two non-blocking sums in flight at once, and
+ * send/recv around a ring, each against the values it must give. */
+static void test_the_mpi_transport_splits_sums_and_sends(void **state)
+{
+    (void)state;
+    require_mpirun();
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 3 %s", mpirun_path, tu_bin("comm_check"));
+    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    struct tu_env env = {0};
+    mpi_environment(&env);
+    struct tu_result r;
+    assert_int_equal(tu_run(argv, env.vars, &r), 0);
+    tu_env_free(&env);
+    if (r.status != 0)
+        print_error("%s\nexit %d\n%s%s", cmd, r.status, r.out, r.err);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "comm check: ok (3 ranks)"));
+    tu_result_free(&r);
+}
+
+/* A rank killed mid-run (OOM killer, node failure): the job ends, non-zero, within seconds. The
+ * rank kills itself (fault injection: SIGKILL before step 20, after the Step lines began), so the
+ * test signals nothing it did not start. The time counts from the Step15 line to the job's end. */
+static void test_a_killed_rank_ends_the_job(void **state)
+{
+    (void)state;
+    require_mpirun();
+    /* over BSP's allreduce, and with ByteScheduler's communication thread waiting for the rank */
+    const char *methods[] = {"bsp-a2a", "bytescheduler-a2a"};
+    for (int m = 0; m < 2; m++) {
+        char script[8192];
+        snprintf(script, sizeof script,
+                 "DTRAIN_FAULT_KILL=1:20 %s --oversubscribe -np 2 -x DTRAIN_FAULT_KILL %s --gpus-per-node 0 -- %s "
+                 "--model lenet --dataset synthetic --epochs 1000 --log-every 5 --eval-every 0 --quiet --comm %s "
+                 "> %s/long.out 2> %s/long.err & job=$!; "
+                 "while ! grep -q Step15 %s/long.out && kill -0 $job 2>/dev/null; do sleep 0.02; done; "
+                 "start=$(date +%%s%%N); wait $job; status=$?; end=$(date +%%s%%N); "
+                 "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
+                 mpirun_path, tu_bin("dtrain"), tu_bin("dtrain-train"), methods[m], mpi_dir, mpi_dir, mpi_dir);
+        struct tu_result r;
+        int status = -1;
+        long ms = -1;
+        run_timed(script, &r, &status, &ms);
+        print_message("%s: one of 2 ranks killed: the job ended with status %d after %ld ms\n", methods[m], status,
+                      ms);
+        assert_true(status != 0);
+        assert_true(ms < 10000);
+        tu_result_free(&r);
+    }
+}
+
+/* A rank that hangs (fault injected): the others would wait in MPI_Allreduce forever; the
+ * watchdog ends the job after --timeout with its message. */
+static void test_a_hung_rank_is_caught_by_the_watchdog(void **state)
+{
+    (void)state;
+    require_mpirun();
+    char script[8192];
+    snprintf(script, sizeof script,
+             "start=$(date +%%s%%N); DTRAIN_FAULT_HANG=1:5 %s --oversubscribe -np 2 -x DTRAIN_FAULT_HANG %s "
+             "--gpus-per-node 0 -- %s --model lenet --dataset synthetic --epochs 1000 --log-every 5 --eval-every 0 "
+             "--quiet --timeout 0.05 --record %s/hung.jsonl; status=$?; end=$(date +%%s%%N); "
+             "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
+             mpirun_path, tu_bin("dtrain"), tu_bin("dtrain-train"), mpi_dir);
+    struct tu_result r;
+    int status = -1;
+    long ms = -1;
+    run_timed(script, &r, &status, &ms);
+    print_message("rank 1 hung at step 5, --timeout 3 s: the job ended with status %d after %ld ms\n", status, ms);
+    assert_true(status != 0);
+    assert_true(ms < 15000);
+    assert_true(tu_contains(r.err, "no step finished for"));
+    tu_result_free(&r);
+    char records[4200];
+    snprintf(records, sizeof records, "%s/hung.jsonl", mpi_dir);
+    assert_int_equal(failed_records(records, "no step finished for"), 1);
+}
+
+/* A multi-rank run that fails leaves one "failed" record naming the rank and the
+ * cause. Rank 0's checkpoint meets a full disk (a 64 KiB tmpfs in a private mount namespace); the
+ * job is ended, and the record is written first, without a collective. */
+static void test_a_failed_run_leaves_its_record(void **state)
+{
+    (void)state;
+    require_mpirun();
+    if (geteuid() != 0 || system("unshare -m true 2>/dev/null") != 0) {
+        tu_skip("a full disk needs root (a tmpfs in a private mount namespace)");
+    }
+    char script[8192];
+    snprintf(script, sizeof script,
+             "mkdir -p %s/full && unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs %s/full && "
+             "%s --oversubscribe -np 2 %s --gpus-per-node 0 -- %s --model lenet --dataset synthetic --max-steps 40 "
+             "--log-every 10 --eval-every 0 --quiet --checkpoint %s/full/ck --checkpoint-every 10 "
+             "--record %s/failed.jsonl'; echo \"status $? after 0 ms\"",
+             mpi_dir, mpi_dir, mpirun_path, tu_bin("dtrain"), tu_bin("dtrain-train"), mpi_dir, mpi_dir);
+    struct tu_result r;
+    int status = -1;
+    long ms = -1;
+    run_timed(script, &r, &status, &ms);
+    assert_true(status != 0);
+    char records[4200];
+    snprintf(records, sizeof records, "%s/failed.jsonl", mpi_dir);
+    int found = failed_records(records, "\"error\":\"rank 0 on ");
+    if (found != 1)
+        print_error("%d failed records; stderr:\n%s\n", found, r.err);
+    assert_int_equal(found, 1);
+    assert_int_equal(failed_records(records, "No space left on device"), 1);
+    tu_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_killed_server_ends_the_job),
+        cmocka_unit_test(test_commbench_times_and_checks_the_transport),
+        cmocka_unit_test(test_the_mpi_transport_splits_sums_and_sends),
+        cmocka_unit_test(test_a_killed_rank_ends_the_job),
+        cmocka_unit_test(test_a_hung_rank_is_caught_by_the_watchdog),
+        cmocka_unit_test(test_a_failed_run_leaves_its_record),
+    };
+    return cmocka_run_group_tests(tests, mpi_setup, mpi_teardown);
+}
