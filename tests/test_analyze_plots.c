@@ -202,6 +202,18 @@ static void test_plot_renders_pictures(void **state)
     snprintf(path, sizeof path, "%s.gp", prefix);
     unlink(path);
 
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
+/* A line per tag (two link speeds) and per method, each against its own baseline runs. */
+static void test_plot_series_by_tag_and_method(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-plot-XXXXXX", prefix[64], path[128], records[4200];
+    assert_non_null(mkdtemp(dir));
+    struct tu_result r;
+    char *data, *script;
+    FILE *out;
     /* one line per tag (two link speeds), each against its own 1-rank runs */
     snprintf(prefix, sizeof prefix, "%s/links", dir);
     tu_fixture(records, sizeof records, "methods");
@@ -214,7 +226,7 @@ static void test_plot_renders_pictures(void **state)
     /* a series keeps its colour in both figures (the ideal line takes none of theirs), the key
      * sits outside the data, the repeats' spread is drawn */
     snprintf(path, sizeof path, "%s.gp", prefix);
-    char *script = tu_read_file(path);
+    script = tu_read_file(path);
     assert_non_null(script);
     assert_true(tu_contains(script, "set key outside"));
     assert_true(tu_contains(script, "index 1 using 1:2:5 with yerrorlines linetype 2 pointtype 7 title '10gbit'"));
@@ -232,6 +244,32 @@ static void test_plot_renders_pictures(void **state)
     assert_true(tu_contains(r.err, "--series \"color\": expected gpus-per-node, tag or method"));
     tu_result_free(&r);
 
+    /* a line per method: one run on the baseline's one GPU serves every method (the reference comparison's one
+     * Baseline), and a parameter server's job counts its workers, not its server ranks */
+    char methods[4200];
+    snprintf(methods, sizeof methods, "%s/methods.jsonl", dir);
+    out = fopen(methods, "w");
+    assert_non_null(out);
+    write_record2(out, 1, 1, 1876, 100, "comm", json_string("bsp-a2a"), NULL, NULL);
+    write_record2(out, 2, 2, 938, 50, "comm", json_string("wfbp-a2a"), NULL, NULL);
+    write_record2(out, 3, 3, 938, 80, "comm", json_string("bsp-ps"), "comm_options", json_string("servers=1"));
+    fclose(out);
+    snprintf(prefix, sizeof prefix, "%s/m", dir);
+    data = drawn((char *[]){"plot", "--series", "method", "-o", prefix, methods, NULL}, prefix, "dat");
+    assert_true(tu_contains(data, "# wfbp-a2a\n1 1.0000 1000.00 1 0.0000 0.00\n2 2.0000 "));
+    assert_true(tu_contains(data, "# bsp-ps\n1 1.0000 1000.00 1 0.0000 0.00\n2 1.2500 "));   /* 2 workers, 100 / 80 */
+    free(data);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
+/* The x axis says what the runs were: CPU ranks, or emulated GPUs. */
+static void test_plot_names_ranks_and_emulated_gpus(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-plot-XXXXXX", prefix[64];
+    assert_non_null(mkdtemp(dir));
+    struct tu_result r;
+    char *script;
     /* CPU ranks are called so; runs of two experiments in one line are refused, --where picks */
     char cpu[4200];
     snprintf(cpu, sizeof cpu, "%s/cpu.jsonl", dir);
@@ -265,21 +303,6 @@ static void test_plot_renders_pictures(void **state)
     assert_true(tu_contains(script, "set xlabel 'emulated GPUs (nodes x GPUs per node)'"));
     free(script);
 
-    /* a line per method: one run on the baseline's one GPU serves every method (the seeds' one
-     * Baseline), and a parameter server's job counts its workers, not its server ranks */
-    char methods[4200];
-    snprintf(methods, sizeof methods, "%s/methods.jsonl", dir);
-    out = fopen(methods, "w");
-    assert_non_null(out);
-    write_record2(out, 1, 1, 1876, 100, "comm", json_string("bsp-a2a"), NULL, NULL);
-    write_record2(out, 2, 2, 938, 50, "comm", json_string("wfbp-a2a"), NULL, NULL);
-    write_record2(out, 3, 3, 938, 80, "comm", json_string("bsp-ps"), "comm_options", json_string("servers=1"));
-    fclose(out);
-    snprintf(prefix, sizeof prefix, "%s/m", dir);
-    data = drawn((char *[]){"plot", "--series", "method", "-o", prefix, methods, NULL}, prefix, "dat");
-    assert_true(tu_contains(data, "# wfbp-a2a\n1 1.0000 1000.00 1 0.0000 0.00\n2 2.0000 "));
-    assert_true(tu_contains(data, "# bsp-ps\n1 1.0000 1000.00 1 0.0000 0.00\n2 1.2500 "));   /* 2 workers, 100 / 80 */
-    free(data);
     assert_int_equal(tu_remove_tree(dir), 0);
 }
 
@@ -354,6 +377,8 @@ int main(void)
         cmocka_unit_test(test_throughput_of_logs),
         cmocka_unit_test(test_throughput_reads_any_names),
         cmocka_unit_test(test_plot_renders_pictures),
+        cmocka_unit_test(test_plot_series_by_tag_and_method),
+        cmocka_unit_test(test_plot_names_ranks_and_emulated_gpus),
         cmocka_unit_test(test_plot_draws_tables_notebooks_and_method_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,7 +176,7 @@ static void test_a_lost_run_is_recorded_by_its_script(void **state)
 /* The trainer's options: bad numbers refused at parse time with the right reason (exit 2),
  * a batch larger than the data refused before training, --max-steps alone runs exactly that many
  * steps across epochs, and Ctrl-C (SIGINT) stops a checkpointing run as SIGTERM does. */
-static void test_trainer_options_and_sigint(void **state)
+static void test_trainer_options_are_checked(void **state)
 {
     (void)state;
     const char *bin = tu_bin("dtrain-train");
@@ -214,6 +214,15 @@ static void test_trainer_options_and_sigint(void **state)
     assert_true(tu_contains(r.err, "60 steps in"));
     assert_true(tu_contains(r.err, "--max-steps 70 and --epochs 1: --epochs ends the run first"));   /* said at start */
     tu_result_free(&r);
+}
+
+/* --export-run for PyTorch, a text model's rate in tokens, and SIGINT's interrupted record. */
+static void test_export_tokens_and_sigint(void **state)
+{
+    (void)state;
+    const char *bin = tu_bin("dtrain-train");
+    char script[16384];
+    struct tu_result r;
     /* --export-run: the initial weights and the encoded text for PyTorch (bench/seq_accuracy.py),
      * sizes as meta.json says; refused for data that has no tokens to write */
     char text_dir[4200];
@@ -242,7 +251,7 @@ static void test_trainer_options_and_sigint(void **state)
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "--export-run writes a text dataset's tokens"));
     tu_result_free(&r);
-    /* a text model's rate in tokens too, in the summary and the record (seed 002's words/s) */
+    /* a text model's rate in tokens too, in the summary and the record (reference experiment 002's words/s) */
     snprintf(script, sizeof script, "%s --model transformer:1x16x2 --dataset synthetic-text:50x8 --batch-size 4 "
              "--max-steps 3 --eval-every 0 --quiet --record %s/text.jsonl && grep -o '\"tokens_per_sec\":[0-9]*' "
              "%s/text.jsonl", bin, dir, dir);
@@ -369,7 +378,8 @@ int main(void)
         cmocka_unit_test(test_stale_temporary_files_are_removed),
         cmocka_unit_test(test_an_unwritable_record_is_refused_before_training),
         cmocka_unit_test(test_a_lost_run_is_recorded_by_its_script),
-        cmocka_unit_test(test_trainer_options_and_sigint),
+        cmocka_unit_test(test_trainer_options_are_checked),
+        cmocka_unit_test(test_export_tokens_and_sigint),
     };
     return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
 }
