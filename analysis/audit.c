@@ -103,7 +103,7 @@ static double printed_tolerance(double value)
     return 5e-7;
 }
 
-/* The samples a row's configuration trained: Steps (per rank, as the seeds count them) x Batchsize x
+/* The samples a row's configuration trained: Steps (per rank, as the reference experiments count them) x Batchsize x
  * GPUs in all. */
 static double samples_of(const struct result_row *r)
 {
@@ -273,7 +273,7 @@ static struct printed printed_at(const char *heading, regmatch_t m)
 }
 
 /* The baseline a heading states against the 1-GPU run it names: the same model on the same node
- * (for a mix of nodes, any of theirs is accepted: the seeds take the slowest). */
+ * (for a mix of nodes, any of theirs is accepted: the reference experiments take the slowest). */
 static int check_stated_baseline(const struct log_runs *runs, const struct log_run *r, struct printed stated,
                                  struct audit *out)
 {

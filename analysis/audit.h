@@ -28,13 +28,13 @@ struct audit {
  * Appends findings to out. Returns 0, or -1 out of memory. */
 int audit_table(const struct result_table *table, struct audit *out);
 
-/* Checks the runs of a notebook (the seeds' 000/001: "### lm1-160.70-1.96x, baseline: 81.84" over
+/* Checks the runs of a notebook (the reference experiments' 000/001: "### lm1-160.70-1.96x, baseline: 81.84" over
  * Step lines): the heading's figure against the peak of its Step lines, and its speedup against
  * figure / baseline, each to the precision it is printed with. Returns the runs that carry a
  * figure (0: not a notebook), or -1 out of memory. */
 int audit_notebook(const struct log_runs *runs, struct audit *out);
 
-/* Checks a method comparison table (the seeds' 004): a header with more GPU columns than its rows
+/* Checks a method comparison table (reference experiment 004): a header with more GPU columns than its rows
  * have values (and which reading the Baselines support), values faster than GPUs x Baseline by
  * more than their std, spreads of zero, rows whose values copy another's. Returns 0, or -1 out of
  * memory. */
@@ -42,7 +42,7 @@ int audit_method_table(const struct method_table *table, struct audit *out);
 
 /* How many columns right of where they are written a method table's values belong: where the
  * header has more GPU columns than the rows have values, the reading the Baselines support (the
- * seeds' 004: 1). 0 when the table is read as written. */
+ * reference experiments' 004: 1). 0 when the table is read as written. */
 int audit_method_shift(const struct method_table *t);
 
 /* The GPU count value k of row r was measured at, read with shift. 0 when none. */

@@ -47,7 +47,7 @@ static bool mixes_emulated_and_real(const struct record_set *set)
     return emulated > 0 && emulated < set->count;
 }
 
-/* What `table` reads: run records, and hand-made result tables (the seeds' 003) to correct. */
+/* What `table` reads: run records, and hand-made result tables (the reference experiments' 003) to correct. */
 struct table_inputs {
     struct record_set records;
     struct table_set tables;

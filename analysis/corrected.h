@@ -1,4 +1,4 @@
-/* corrected.h - a hand-made result table (the seeds' 003: per-run rows, Avg rows written by hand)
+/* corrected.h - a hand-made result table (the reference experiments' 003: per-run rows, Avg rows written by hand)
  * recomputed: every configuration's runs, then its Avg row as the mean (or median) of those runs
  * and its speedup against the 1 node x 1 GPU Avg, with the table's own Avg and speedup beside them
  * where they differ. `dtrain-analyze table` prints it for files that hold such tables. */

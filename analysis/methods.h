@@ -1,4 +1,4 @@
-/* methods.h - run records into the method comparison table of the seeds (004): one row per model,
+/* methods.h - run records into the method comparison table of the reference experiments (004): one row per model,
  * batch, tag (the link, say) and gradient-exchange method, one column per GPU count (ranks in
  * all), each cell the mean +- std of the repeats' throughput:
  *   | Model | BS | Tag | Method | Baseline | 1 GPU | 2 GPUs | 4 GPUs |
@@ -19,7 +19,7 @@ enum methods_format { METHODS_MD, METHODS_CSV };
 int methods_table(FILE *out, const struct run_record *runs, int n, enum methods_format format);
 
 /* The ranks of r that trained: a parameter-server run's servers (comm_options "servers=N", or
- * "servers=colocated": one per node) are not GPUs of the seeds' columns. */
+ * "servers=colocated": one per node) are not GPUs of the reference experiments' columns. */
 int methods_workers_of(const struct run_record *r);
 
 #endif

@@ -109,7 +109,7 @@ static int series_by_key(const struct run_record *runs, int n, const struct spee
                 has_baseline |= is_baseline(&runs[j], opt);
             }
         /* a method that was not run on the baseline's one GPU is held against the runs that were
-         * (the seeds' method tables have one Baseline for all methods) */
+         * (the reference method comparison tables have one Baseline for all methods) */
         for (int j = 0; j < n && by == PLOT_BY_METHOD && !has_baseline; j++)
             if (is_baseline(&runs[j], opt) && strcmp(key_of(&runs[j], by), key_of(&runs[i], by)) != 0)
                 subset[m++] = runs[j];

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-/* A host name as the seeds write them: letters then digits ("lm6", "gn01"). Returns its length. */
+/* A host name as the reference experiments write them: letters then digits ("lm6", "gn01"). Returns its length. */
 static size_t node_name_length(const char *s)
 {
     size_t letters = 0, digits = 0;

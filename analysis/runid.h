@@ -1,5 +1,5 @@
 /* runid.h - what a notebook's headings say about the run under them: the model, the node(s), the
- * GPUs on each. The seeds name runs only in headings, at whatever level the author chose:
+ * GPUs on each. The reference experiments name runs only in headings, at whatever level the author chose:
  *   ## ResNet18-2x2080ti-128batch_size / ### lm1-160.70-1.96x, baseline: 81.84   -> ResNet18, lm1, 2 GPUs
  *   ## ResNet18-lm1:3x2080ti, lm6:2x2080ti-128batch_size, 339.75-4.15x, ...      -> ResNet18, lm1+lm6, 5
  *   # Single node 2 GPUs / ## ResNet18 / ### lm6-198.38-1.648x, ...             -> ResNet18, lm6, 2

@@ -71,7 +71,7 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
         fputc('\n', out);
         return;
     }
-    const char *b = avg ? "**" : "";   /* the seeds' bold Avg rows */
+    const char *b = avg ? "**" : "";   /* the reference experiments' bold Avg rows */
     fprintf(out, "| %s%d%s | %s%d%s | %s%d%s | %s%d%s | %s%ld%s | %s%s%s | %s%s%s | %s%s%s |", b, g->nodes, b, b, g->gpus,
             b, b, r->epochs, b, b, r->batch_per_replica, b, b, r->steps_per_rank, b, b, runtime, b, b, speedup, b, b,
             nodes, b);

@@ -1,4 +1,4 @@
-/* speedup.h - run records grouped by configuration into the seeds' speedup table: one row per
+/* speedup.h - run records grouped by configuration into the reference experiments' speedup table: one row per
  * run, then a bold Avg row per (#Nodes, #GPUs) group, Runtime as H:MM:SS (H:MM:SS.ss when a run
  * is under 10 s), Speedup = the baseline group's average runtime / the group's, 2 decimals. */
 #ifndef SPEEDUP_H

@@ -1,4 +1,4 @@
-/* throughput.c - seed-format logs into per-run summaries (see throughput.h). */
+/* throughput.c - reference-format logs into per-run summaries (see throughput.h). */
 #include "throughput.h"
 
 #include <math.h>
@@ -17,7 +17,7 @@ struct heading_state {
     char path[400];       /* "ResNet18-2080ti / lm6-120.7" */
 };
 
-/* What dtrain's own job output says of its run, in lines the seeds' logs lack: the sbatch
+/* What dtrain's own job output says of its run, in lines the reference experiments' logs lack: the sbatch
  * template's "dtrain.sbatch: job 12 on gn[01-02], restart 0, 2 nodes x 4 GPUs per node, 8 ranks"
  * and dtrain-train's "dtrain-train: model lenet (61706 parameters), ..., batch 64 x 8 ranks (mpi)". */
 struct job_facts {
@@ -81,7 +81,7 @@ static struct log_run *open_run(struct log_runs *set, const char *source, int li
     return r;
 }
 
-/* The run's name is the path of headings above it ("ResNet18-2080ti / lm6-120.7"): a seeds'
+/* The run's name is the path of headings above it ("ResNet18-2080ti / lm6-120.7"): a reference experiments'
  * notebook names the model in one level and the node in the next. A run heading written at the
  * level of the model headings above it ("## lm1-41.9" after "### lm6-60.44") would replace its
  * model; it is read at its siblings' level, and heading_level keeps what was written. */

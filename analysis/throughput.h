@@ -1,6 +1,6 @@
-/* throughput.h - trainer logs in the seeds' format (logs/log_lines.h) into one summary per run: the
- * peak data/sec (the seeds' headline figure is the largest Step value), the last test accuracy
- * and the epochs logged. A Markdown heading (the seeds' notebooks: "### lm6-120.7") starts a
+/* throughput.h - trainer logs in the reference format (logs/log_lines.h) into one summary per run: the
+ * peak data/sec (the reference headline figure is the largest Step value), the last test accuracy
+ * and the epochs logged. A Markdown heading (the reference experiments' notebooks: "### lm6-120.7") starts a
  * new run; a file without headings (a slurm-%j.out) is one run. The headings name the model, the
  * node and the GPUs (runid.h), so each run gets its speedup against its own 1-GPU baseline. */
 #ifndef THROUGHPUT_H

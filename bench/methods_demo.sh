@@ -1,11 +1,11 @@
 #!/bin/sh
-# bench/methods_demo.sh BINDIR [OUTDIR] - make methods-demo: the seeds' method comparison (004),
+# bench/methods_demo.sh BINDIR [OUTDIR] - make methods-demo: the reference method comparison (004),
 # small, end to end, in a few minutes: the test cluster's links between the leaves shaped to
 # 1 Gbit/s and then 10 Gbit/s, every exchange method at 2 and 4 emulated workers (every rank
 # waits a CNN profile's layer times, scaled to 1000 samples/s a device, instead of computing: the
 # links are what is measured), one run each, in time dilated 4 times (compute 4 times slower,
 # links shaped to a quarter, rates reported at real time: the machine's own copies and sums
-# shrink beside the work); then the seeds' table (mean +- std), the cost model's prediction
+# shrink beside the work); then the reference table (mean +- std), the cost model's prediction
 # beside each cell (the link's and each job size's allreduce times, measured by dtrain-commbench
 # in the same run, brought to real time) and a plot, a line per method. Needs root (it starts the test cluster).
 set -eu

@@ -1,9 +1,9 @@
 #!/bin/sh
-# bench/methods_shaped.sh BINDIR [OUTDIR] - the seeds' method comparison (seed 004) on this machine:
+# bench/methods_shaped.sh BINDIR [OUTDIR] - the reference experiments' method comparison (reference experiment 004) on this machine:
 # the test cluster (tests/cluster/: 4 nodes, gn01+gn02 on one leaf, gn03+gn04 on the other) with the
 # links between the leaves shaped to each of RATES, every gradient-exchange method at 2 and 4
 # workers, REPEATS runs each, one job at a time (chained by --dependency) through the project's sbatch
-# template; dtrain-analyze throughput turns the records into the seeds' table (mean +- std of
+# template; dtrain-analyze throughput turns the records into the reference table (mean +- std of
 # samples/s). Beside it, in the same run, dtrain-commbench's busbw against raw MPI_Allreduce between
 # two nodes across the shaped link (the goal: >= 0.95 from 4 MB up).
 #

@@ -1,8 +1,8 @@
 #!/bin/sh
-# bench/methods_study.sh BINDIR [OUTDIR] - make methods-study: the seeds' scaling experiments (004's
+# bench/methods_study.sh BINDIR [OUTDIR] - make methods-study: the reference experiments' scaling experiments (004's
 # seven methods, 002's 1 Gbit/s bottleneck) on this machine, emulated, each cell predicted beside
 # measured. Each part runs bench/methods_shaped.sh on the test cluster (every rank waits a profile's
-# layer times, scaled to the seeds' 1-GPU rate, instead of computing; links between the leaves
+# layer times, scaled to the reference experiments' 1-GPU rate, instead of computing; links between the leaves
 # shaped), then dtrain-analyze predict --records with that link's own dtrain-commbench table and the
 # allreduce measured over each job size's ranks (predict --allreduce), and a plot, a line per method:
 #   resnet50-10gbit  ResNet-50, batch 32, 253.1 samples/s a device, all seven methods at 1, 2, 4,
@@ -14,7 +14,7 @@
 #   bert-base-10gbit BERT-Base pre-training, length 64, batch 64, 212.8 samples/s a device, all
 #                    seven methods at 1, 2 and 4 ranks (110 M parameters: 8 ranks' gradients,
 #                    sums and buffers outgrow this machine's memory), 10 Gbit/s dilated 16x
-#   seed002          ResNet-18 and ResNet-101, batch 128, 74.31 and 19.70 images/s (seed 002's
+#   seed002          ResNet-18 and ResNet-101, batch 128, 74.31 and 19.70 images/s (reference experiment 002's
 #                    2080 Ti), BSP and WFBP at 1, 2 and 3 nodes of 4 ranks, 1 Gbit/s between the
 #                    nodes, not dilated (the link, not the CPU, is slow)
 # PARTS picks ("resnet50-10gbit resnet50-fast bert-base-10gbit seed002"); REPEATS (1); SEED002_MODELS

@@ -4,7 +4,7 @@
 # cores and run alternately; each side's best of three, the first steps left out (dtrain: 2, from
 # its cumulative Step lines; PyTorch: 3 untimed). The issue's shapes: transformer at batch 32,
 # length 128, and bert-base at batch 8, length 64, on 1 and 2 threads. samples/s are sentences a
-# second (the seeds' data/sec), tokens/s = samples/s x length.
+# second (the reference experiments' data/sec), tokens/s = samples/s x length.
 set -eu
 bin=$1
 here=$(dirname "$0")

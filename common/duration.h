@@ -1,4 +1,4 @@
-/* duration.h - run times as the seeds' tables write them: H:MM:SS, with a fraction of a second
+/* duration.h - run times as the reference tables write them: H:MM:SS, with a fraction of a second
  * (H:MM:SS.ss) where runs are too short for whole seconds to tell them apart. */
 #ifndef DURATION_H
 #define DURATION_H

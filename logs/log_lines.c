@@ -54,7 +54,7 @@ static enum log_lines_kind parse_epoch(const char *s, struct log_lines_line *out
         used == 0)
         return SEEDLOG_OTHER;
     out->accuracy = NAN;
-    /* "accuracy" also finds the seeds' "est accuracy" typo */
+    /* "accuracy" also finds the reference experiments' "est accuracy" typo */
     for (const char *a = s + used; (a = strchr(a, 'a')) != NULL; a++) {
         if (strncasecmp(a, "accuracy", 8) != 0)
             continue;

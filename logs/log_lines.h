@@ -13,7 +13,7 @@ void log_lines_step(FILE *out, long step, double samples_per_sec);
 
 void log_lines_epoch(FILE *out, int epoch, double train_sec, double test_sec, double test_accuracy);
 
-/* Reading them back, in every spelling the seeds have: "Step200: 100.71 data/sec" and
+/* Reading them back, in every spelling the reference experiments have: "Step200: 100.71 data/sec" and
  * "Step 1600 60.44 data/sec"; "test accuracy: 0.88", "test accuracy:0.9", ". Test accuracy 0.97";
  * after a Markdown bullet ("- ") or an srun --label prefix ("3: "). */
 enum log_lines_kind { SEEDLOG_OTHER, SEEDLOG_STEP, SEEDLOG_EPOCH };

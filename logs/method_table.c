@@ -1,4 +1,4 @@
-/* method_table.c - read the seeds' method comparison tables (see method_table.h). */
+/* method_table.c - read the reference experiments' method comparison tables (see method_table.h). */
 #include "method_table.h"
 
 #include <ctype.h>

@@ -1,4 +1,4 @@
-/* method_table.h - hand-made method comparison tables in the seeds' form (004_*.txt): a Markdown
+/* method_table.h - hand-made method comparison tables in the reference form (004_*.txt): a Markdown
  * table whose header names a METHOD column, an optional Baseline (the 1-GPU throughput) and one
  * column per GPU count ("1 GPU", "4 GPUs"), each cell "mean +- std" of the repeats' throughput:
  *   | DNN | BS | CONNECTION | METHOD | Baseline | 1 GPU | 4 GPUs | ...

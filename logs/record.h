@@ -21,7 +21,7 @@ struct run_record {
     int nodes, gpus_per_node, world_size;
     char **hostnames;             /* world_size of them, rank order */
     char model[64], dataset[64], optimizer[16], backend[16];
-    char comm[32];                /* the gradient-exchange method, as the seeds name it ("bsp-a2a") */
+    char comm[32];                /* the gradient-exchange method, as the reference experiments name it ("bsp-a2a") */
     char comm_options[96];        /* its settings ("servers=1 partition=4096000"); "" for none */
     int batch_per_replica, epochs, threads, resumed;
     double lr;

@@ -1,4 +1,4 @@
-/* table.h - hand-made result tables in the seeds' form (../shared/seeds/003_*.txt): Markdown
+/* table.h - hand-made result tables in the reference form (003_*.txt): Markdown
  * tables with the columns #Nodes, #GPUs, Epoch, Batchsize, Steps, Runtime, Speedup, Node(s), one
  * row per run and bold Avg rows, under a "# Title" heading; or the same columns as CSV (a header
  * line "#Nodes,#GPUs,...", rows until a blank line; Avg in Node(s) marks an Avg row). Parsed with

@@ -24,7 +24,7 @@ for ranks in 1 2; do
         --quiet --record "$records"
 done
 echo
-echo "== the records as the seeds' speedup table (#GPUs counts CPU ranks here)"
+echo "== the records as the reference experiments' speedup table (#GPUs counts CPU ranks here)"
 show "$bin/dtrain-analyze" table --extra "$records"
 show "$bin/dtrain-analyze" plot -o "$out/scaling" "$records"
 echo
@@ -47,10 +47,10 @@ env -i PATH="$PATH" $(grep -v '^#' "$fixtures/env/srun_N2x2_task0.env") \
 echo
 echo "== hostlists, as Slurm reads them"
 show "$bin/dtrain-hostlist" compress gn01 gn02 gn03 gn05
-echo "   (the malformed list in the seeds' bigMNIST table:)"
+echo "   (the malformed list in the reference bigMNIST table:)"
 show "$bin/dtrain-hostlist" count 'gn[03-07-09]' || echo "(exit status $?)"
 echo
-echo "== a language model on real text: the seeds' Transformer (2 of its 6 layers here, hidden 64)"
+echo "== a language model on real text: the reference experiments' Transformer (2 of its 6 layers here, hidden 64)"
 echo "   classifying WordNet's noun glosses (Debian's wordnet-base) as animal, artifact, food, person"
 echo "   or plant, 300 steps of 32 glosses (the majority class is 28% of them)"
 show "$bin/dtrain-train" --model transformer:2x64x2 --dataset wordnet --batch-size 32 --max-steps 300 --lr 0.0005 \

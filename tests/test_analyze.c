@@ -138,7 +138,7 @@ static void test_audit_of_notebooks(void **state)
     tu_result_free(&r);
 }
 
-/* The seeds' method comparison (004) and the project's own method tables. */
+/* The reference experiments' method comparison (004) and the project's own method tables. */
 static void test_audit_of_method_tables(void **state)
 {
     (void)state;
@@ -167,7 +167,7 @@ static void test_audit_of_method_tables(void **state)
     }
     audit(path, &r);
     assert_int_equal(r.status, 1);
-    /* the seeds' README says it: the header has one column more than the rows */
+    /* the reference experiments' README says it: the header has one column more than the rows */
     assert_true(tu_contains(r.out, ":3: the header has 5 GPU columns, but 63 of the 63 rows have 4 values"));
     assert_true(tu_contains(r.out, "(line 5: 925.020 +- 4.42 under 1 GPU is 3.65x its Baseline 253.1), read 1 column "
                                    "to the right, 8 do: the first GPU column is the extra one"));
@@ -392,7 +392,7 @@ static void test_fixed_steps_speedup_by_samples_per_second(void **state)
 }
 
 /* Hand-made tables come out corrected: the project's broken table (its 1 x 1 Avg is 0:58:00, its
- * runs' mean 1:00:00) and, where ../shared is present, the seeds' bigMNIST table. */
+ * runs' mean 1:00:00) and, where ../shared is present, the reference bigMNIST table. */
 static void test_table_corrects_hand_made_tables(void **state)
 {
     (void)state;
@@ -416,7 +416,7 @@ static void test_table_corrects_hand_made_tables(void **state)
     char seed[4200];
     snprintf(seed, sizeof seed, "%s/seeds/003_b04018c01c393b57.txt", shared ? shared : "");
     if (!shared || access(seed, R_OK) != 0) {
-        tu_skip("the seeds' bigMNIST table (../shared/seeds) is not here");
+        tu_skip("the reference bigMNIST table (../shared/seeds) is not here");
     }
     run_analyze((char *[]){"table", seed, NULL}, &r);
     assert_int_equal(r.status, 0);

@@ -73,7 +73,7 @@ static void test_throughput_of_logs(void **state)
 
     char seed[4200];
     bool shared_missing = false;   /* the reference logs' checks are skipped without ../shared */
-    if (tu_shared(seed, sizeof seed, "seeds/000_685292da7d634812.txt")) {   /* the seeds' notebook: each heading's figure is its peak Step value */
+    if (tu_shared(seed, sizeof seed, "seeds/000_685292da7d634812.txt")) {   /* the reference experiments' notebook: each heading's figure is its peak Step value */
         run_analyze((char *[]){"throughput", seed, NULL}, &r);
         assert_true(tu_contains(r.out, "ResNet18-2080ti / lm6-120.7 | ResNet18 | lm6 | 1 | 9 | 120.70 | 120.7 | 1.00x | 100.0% | 4 | 0.9352 |"));
         /* "## lm1-41.9" sits at the model's level: still ResNet50's lm1 baseline */
@@ -307,7 +307,7 @@ static void test_plot_names_ranks_and_emulated_gpus(void **state)
 }
 
 /* The documents people already have, drawn: a hand-made table (from its corrected means) and,
- * where ../shared is present, the seeds' notebooks (000, 001) and method table (004). */
+ * where ../shared is present, the reference experiments' notebooks (000, 001) and method table (004). */
 static void test_plot_draws_tables_notebooks_and_method_tables(void **state)
 {
     (void)state;
@@ -329,7 +329,7 @@ static void test_plot_draws_tables_notebooks_and_method_tables(void **state)
     const char *shared = getenv("DTRAIN_SHARED");
     if (!shared) {
         assert_int_equal(tu_remove_tree(dir), 0);
-        tu_skip("the seeds (../shared/seeds) are not here");
+        tu_skip("the reference experiments (../shared/seeds) are not here");
     }
     char seed[4200];
     snprintf(seed, sizeof seed, "%s/seeds/000_685292da7d634812.txt", shared);

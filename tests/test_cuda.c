@@ -499,7 +499,7 @@ static void test_language_model_kernels(void **state)
     check_token_kernels();
 }
 
-/* The seeds' language models end to end on the GPU: a transformer classifier and BERT's
+/* The reference experiments' language models end to end on the GPU: a transformer classifier and BERT's
  * pre-training heads, 20 steps each, with dropout, follow the CPU's losses (the same draws). */
 static void test_language_models_train_as_on_the_cpu(void **state)
 {

@@ -61,7 +61,7 @@ static void test_malformed_names_expression_and_position(void **state)
 {
     (void)state;
     static const struct { const char *expr, *reason; int position; } cases[] = {
-        {"gn[03-07-09]", "a second '-'", 9},    /* from the seeds' bigMNIST table */
+        {"gn[03-07-09]", "a second '-'", 9},    /* from the reference bigMNIST table */
         {"gn[5-1]", "backwards", 4},
         {"gn[01-", "unclosed '['", 7},
         {"gn[a-b]", "found 'a'", 4},

@@ -127,7 +127,7 @@ static void test_wfbp_ends_where_allreduce_ends(void **state)
     struct run_record rec;
     struct dt_err err;
     assert_int_equal(record_parse(line, &rec, &err), 0);
-    assert_string_equal(rec.comm, "wfbp-a2a");   /* --comm wfbp: the seeds' name */
+    assert_string_equal(rec.comm, "wfbp-a2a");   /* --comm wfbp: the reference experiments' name */
     assert_string_equal(rec.comm_options, "");
     record_free(&rec);
     tu_result_free(&bsp);

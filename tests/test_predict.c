@@ -50,7 +50,7 @@ static void test_predict_the_worked_case(void **state)
     }
     json_decref(rows);
     tu_result_free(&r);
-    /* the seeds' table: a row per method, a column per GPU count */
+    /* the reference table: a row per method, a column per GPU count */
     run_analyze((char *[]){"predict", "--nodes", "1,2,4", profile, NULL}, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.out, "| Model | BS | Method | 4 GPUs | 8 GPUs | 16 GPUs |"));

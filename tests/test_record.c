@@ -52,7 +52,7 @@ static void sample(struct run_record *r, int world, char (*hosts)[256], char **n
     snprintf(r->dataset, sizeof r->dataset, "bigmnist");
     snprintf(r->optimizer, sizeof r->optimizer, "adam");
     snprintf(r->backend, sizeof r->backend, "cpu");
-    snprintf(r->comm, sizeof r->comm, "bytescheduler-ps");   /* the longest of the seeds' names */
+    snprintf(r->comm, sizeof r->comm, "bytescheduler-ps");   /* the longest of the reference experiments' names */
     snprintf(r->comm_options, sizeof r->comm_options, "servers=2 partition=4096000");
     r->batch_per_replica = 512, r->epochs = 10, r->threads = 4, r->lr = 0.04, r->steps_per_rank = 35158;
     r->max_steps = 40000, r->tokens_per_sec = 12345.5, r->resumed_at_step = 17579;

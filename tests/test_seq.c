@@ -53,7 +53,7 @@ static void test_bert_parameter_counts(void **state)
     assert_int_equal(m.num_params, 110106428);
     assert_true(model_params_in_op_order(&m));
     model_free(&m);
-    /* the seeds' transformer: 6 layers of 789,760, embeddings for 256 positions, 5 classes */
+    /* the reference experiments' transformer: 6 layers of 789,760, embeddings for 256 positions, 5 classes */
     build(&m, "transformer", 256, 1000, 5);
     assert_int_equal(m.num_params, (1000 + 256 + 2) * 256 + 512 + 6 * 789760 + 65792 + 257 * 5);
     model_free(&m);

@@ -146,7 +146,7 @@ static void test_bigmnist_is_deterministic_and_deformed(void **state)
     if (dataset_open("bigmnist", DATA_DEFAULT_DIR, &train, &test, &err) < 0) {
         tu_skip("%s", err.msg);
     }
-    assert_int_equal(train.count, 60000L * 120);   /* 7.2 M: the seeds' bigMNIST */
+    assert_int_equal(train.count, 60000L * 120);   /* 7.2 M: the reference bigMNIST */
     float a[784], b[784], base[784];
     int la, lb, lbase;
     dataset_sample(&train, 5 + 60000L * 7, a, &la);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/cluster/demo.sh BINDIR [OUTDIR] - make cluster-demo: the seeds' "bandwidth bottleneck" on one
+# tests/cluster/demo.sh BINDIR [OUTDIR] - make cluster-demo: the reference experiments' "bandwidth bottleneck" on one
 # machine. Brings the test cluster up, runs the same small sweep (MLP, 1 epoch of Fashion-MNIST,
 # 1/2/4 nodes x 1 rank, 2 repeats) with the leaf<->spine links shaped to 10 Gbit/s and then to
 # 1 Gbit/s, prints both tables and draws both as one plot (a line per link speed), brings the

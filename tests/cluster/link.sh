@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/cluster/link.sh RATE|off - shape the test cluster's leaf<->spine links with tc tbf (RATE as
 # tc writes it: 1gbit, 10gbit, 500mbit), both directions, or remove the shaping. Traffic between
-# gn01 and gn02 (one leaf) stays unshaped; anything crossing leaf1<->leaf2 gets RATE: the seeds'
+# gn01 and gn02 (one leaf) stays unshaped; anything crossing leaf1<->leaf2 gets RATE: the reference experiments'
 # slow inter-node link on one machine. netem is not in this kernel: bandwidth only, no delay.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

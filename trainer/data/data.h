@@ -13,13 +13,13 @@
 /* Where Debian's dataset-fashion-mnist puts its IDX files. */
 #define DATA_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
 
-/* bigMNIST's default factor: 60000 x 120 = 7.2 M samples, the seeds' 140626 steps of 512 for 10
+/* bigMNIST's default factor: 60000 x 120 = 7.2 M samples, the reference 140626 steps of 512 for 10
  * epochs. */
 #define DATA_BIGMNIST_FACTOR 120
 
 enum dataset_kind { DATASET_IDX, DATASET_SYNTHETIC, DATASET_BIGMNIST, DATASET_TEXT, DATASET_SYNTHETIC_TEXT };
 
-/* Tokens a sentence of a text dataset is cut or padded to, unless --seq-len says (the seeds' BERT
+/* Tokens a sentence of a text dataset is cut or padded to, unless --seq-len says (the reference experiments' BERT
  * runs: 64). */
 #define DATA_SEQ_LEN 64
 
@@ -56,7 +56,7 @@ int dataset_open(const char *spec, const char *dir, struct dataset *train, struc
  *   wordnet                WordNet's noun glosses in 5 classes (dir: /usr/share/wordnet unless given)
  *   sst5                   SST-5's train.txt and test.txt (PTB trees) in dir
  *   tsv                    train.tsv and test.tsv ("label<TAB>text") in dir
- *   synthetic-text[:VxL]   BERT pre-training data as the seeds': random ids below V (default 30522),
+ *   synthetic-text[:VxL]   BERT pre-training data as the reference experiments': random ids below V (default 30522),
  *                          L tokens (default the length), 15% masked, a next-sentence label */
 int dataset_open_seq(const char *spec, const char *dir, int seq_len, struct dataset *train, struct dataset *test,
                      struct dt_err *err);

@@ -83,7 +83,7 @@ int text_encode_wordpiece(const struct wordpiece *wp, const struct sentence_list
                           const struct sentence_list *test_text, int len, struct text_set *train, struct text_set *test,
                           struct dt_err *err);
 
-/* A random pre-training sequence, as the seeds' synthetic BERT runs: [CLS], then ids
+/* A random pre-training sequence, as the reference experiments' synthetic BERT runs: [CLS], then ids
  * TEXT_FIRST_WORD..vocab-1, of which TEXT_MASKED_SHARE are [MASK] with the id they hid in
  * mlm_labels (-1 elsewhere), and a next-sentence label 0 or 1; from seed and index alone. */
 void text_synthetic_sample(uint64_t seed, long index, int vocab, int len, int32_t *ids, int32_t *mlm_labels,

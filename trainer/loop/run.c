@@ -131,8 +131,8 @@ static int initial_state(struct run *r, const struct train_config *cfg, struct c
 }
 
 /* A language model reads token batches, the others images: each only its own kind of data. BERT
- * on pre-training data (synthetic-text) gets BertForPreTraining's heads, as the seeds ran it; the
- * transformer stays the seeds' classifier (the next-sentence label its class). */
+ * on pre-training data (synthetic-text) gets BertForPreTraining's heads, as the reference experiments ran it; the
+ * transformer stays the reference experiments' classifier (the next-sentence label its class). */
 static int build_model(struct run *r, const struct train_config *cfg, struct dt_err *err)
 {
     bool text = r->train.vocab > 0, seq_model = model_is_seq(cfg->model);

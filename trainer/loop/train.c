@@ -1,5 +1,5 @@
 /* train.c - the training loop (see train.h): one step is forward, backward with the gradient
- * exchange fed as layers finish, the exchange's mean, the update; around it the seeds' log lines,
+ * exchange fed as layers finish, the exchange's mean, the update; around it the reference trainer logs' lines,
  * evaluations, checkpoints and the watchdog. What a run holds is run.c's, the GPU's copies
  * device.c's, checkpoints restart.c's. */
 #include "train.h"
@@ -263,7 +263,7 @@ static void print_eta(long step, long total, double elapsed, double loss)
 }
 
 /* After a step: the rates (wall time since the start, evaluations left out, data waits
- * included; samples of all workers: speedup = data/sec(W) / data/sec(1), as in the seeds) and
+ * included; samples of all workers: speedup = data/sec(W) / data/sec(1), as in the reference runs) and
  * the loss. */
 static void account_step(struct loop *l, long step, double loss)
 {
@@ -277,7 +277,7 @@ static void account_step(struct loop *l, long step, double loss)
     res->final_rate = (step - l->first) * l->samples_per_step / trained;
 }
 
-/* Every --log-every steps, the seeds' Step line (and the ETA on stderr). */
+/* Every --log-every steps, the reference experiments' Step line (and the ETA on stderr). */
 static void log_step(struct loop *l, long step, double loss)
 {
     struct train_result *res = l->res;

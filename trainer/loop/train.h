@@ -1,4 +1,4 @@
-/* train.h - one training run: data, model, backend and optimizer put together, the seed-format
+/* train.h - one training run: data, model, backend and optimizer put together, the reference-format
  * log lines on the way, the final numbers at the end. */
 #ifndef TRAIN_H
 #define TRAIN_H
@@ -25,7 +25,7 @@ struct train_config {
     int eval_every;            /* epochs between evaluations; 0: none at all */
     long max_steps;            /* 0: no limit */
     double lr, momentum, weight_decay;
-    bool lr_scale_linear;      /* lr x world size, as the seeds (0.01 x world_size) */
+    bool lr_scale_linear;      /* lr x world size, as the reference experiments (0.01 x world_size) */
     uint64_t seed;
     struct comm *comm;         /* the data-parallel job; NULL: this process alone */
     const struct exchange_method *exchange;   /* --comm: how gradients are averaged (NULL: BSP) */
