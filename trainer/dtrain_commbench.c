@@ -245,7 +245,7 @@ static int measure(struct comm *c, const struct options *o, struct row *rows, in
     return rc;
 }
 
-static int fit(const struct options *o, const struct row *rows, int nrows, struct alpha_beta *cost, int *used)
+static int fit_alpha_beta(const struct options *o, const struct row *rows, int nrows, struct alpha_beta *cost, int *used)
 {
     double bytes[64], seconds[64];
     *used = 0;
@@ -307,7 +307,7 @@ static int report(const struct comm *c, const struct options *o, const struct ro
     print_table(c, o, rows, nrows);
     struct alpha_beta cost;
     int used;
-    bool fitted = fit(o, rows, nrows, &cost, &used) == 0;
+    bool fitted = fit_alpha_beta(o, rows, nrows, &cost, &used) == 0;
     if (fitted)
         printf("# alpha %.2f us, beta %.4f ns/byte (%.3f GB/s), fitted on %d sizes from %ld bytes\n", cost.alpha * 1e6,
                cost.beta * 1e9, cost.beta > 0 ? 1 / cost.beta / 1e9 : 0.0, used, o->fit_from);

@@ -28,7 +28,7 @@ static int mpi_error(struct dt_err *err, const char *what, int code)
 }
 
 /* The largest piece of the rest of count that one MPI call takes. */
-static int piece(size_t count, size_t done)
+static int int_chunk(size_t count, size_t done)
 {
     return count - done > INT_MAX ? INT_MAX : (int)(count - done);
 }
@@ -36,7 +36,7 @@ static int piece(size_t count, size_t done)
 static int mpi_allreduce(struct comm *c, float *buf, size_t count, enum comm_op op, struct dt_err *err)
 {
     for (size_t done = 0; done < count;) {
-        int n = piece(count, done);
+        int n = int_chunk(count, done);
         int rc = MPI_Allreduce(MPI_IN_PLACE, buf + done, n, MPI_FLOAT, MPI_SUM, mpi_comm_of(c));
         if (rc != MPI_SUCCESS)
             return mpi_error(err, "MPI_Allreduce", rc);
@@ -99,7 +99,7 @@ static int mpi_wait_all(struct comm *c, struct comm_request *reqs, int n, struct
 static int mpi_broadcast(struct comm *c, void *buf, size_t bytes, int root, struct dt_err *err)
 {
     for (size_t done = 0; done < bytes;) {
-        int n = piece(bytes, done);
+        int n = int_chunk(bytes, done);
         int rc = MPI_Bcast((char *)buf + done, n, MPI_BYTE, root, mpi_comm_of(c));
         if (rc != MPI_SUCCESS)
             return mpi_error(err, "MPI_Bcast", rc);
@@ -134,7 +134,7 @@ static int mpi_min_max(struct comm *c, unsigned long long value, unsigned long l
 static int mpi_send(struct comm *c, const void *buf, size_t bytes, int peer, int tag, struct dt_err *err)
 {
     for (size_t done = 0; done < bytes;) {
-        int n = piece(bytes, done);
+        int n = int_chunk(bytes, done);
         int rc = MPI_Send((const char *)buf + done, n, MPI_BYTE, peer, tag, mpi_comm_of(c));
         if (rc != MPI_SUCCESS)
             return mpi_error(err, "MPI_Send", rc);
@@ -146,7 +146,7 @@ static int mpi_send(struct comm *c, const void *buf, size_t bytes, int peer, int
 static int mpi_recv(struct comm *c, void *buf, size_t bytes, int peer, int tag, struct dt_err *err)
 {
     for (size_t done = 0; done < bytes;) {
-        int n = piece(bytes, done);
+        int n = int_chunk(bytes, done);
         int rc = MPI_Recv((char *)buf + done, n, MPI_BYTE, peer, tag, mpi_comm_of(c), MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS)
             return mpi_error(err, "MPI_Recv", rc);

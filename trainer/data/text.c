@@ -411,7 +411,7 @@ static int32_t lookup(const struct vocab *v, const char *token, int length)
     return v->words[i] ? (int32_t)v->counts[i] : -1;
 }
 
-static int special(const struct vocab *v, const char *name, int32_t *id, const char *path, struct dt_err *err)
+static int special_token_id(const struct vocab *v, const char *name, int32_t *id, const char *path, struct dt_err *err)
 {
     *id = lookup(v, name, (int)strlen(name));
     return *id < 0 ? dt_fail(err, "%s: no %s token (a BERT vocab.txt has [PAD] [UNK] [CLS] [SEP])", path, name) : 0;
@@ -443,8 +443,8 @@ int text_wordpiece_load(const char *path, struct wordpiece *wp, struct dt_err *e
     free(line);
     fclose(f);
     wp->size = (int)number;
-    if (rc == 0 && (special(v, "[PAD]", &wp->pad, path, err) || special(v, "[UNK]", &wp->unk, path, err) ||
-                    special(v, "[CLS]", &wp->cls, path, err) || special(v, "[SEP]", &wp->sep, path, err)))
+    if (rc == 0 && (special_token_id(v, "[PAD]", &wp->pad, path, err) || special_token_id(v, "[UNK]", &wp->unk, path, err) ||
+                    special_token_id(v, "[CLS]", &wp->cls, path, err) || special_token_id(v, "[SEP]", &wp->sep, path, err)))
         rc = -1;
     if (rc == 0 && wp->pad != TEXT_PAD)
         rc = dt_fail(err, "%s: [PAD] is id %d; dtrain pads with id 0 (line 1)", path, wp->pad);
