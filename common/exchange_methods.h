@@ -9,12 +9,17 @@
  *   method      how a step's gradients become every worker's mean (this table's rows)
  *   a2a         all-to-all: the workers sum among themselves with allreduce
  *   ps          parameter servers: workers push gradients to server ranks and pull the sums back
- *   group       consecutive layers whose gradients travel in one message (MG-WFBP's merging)
- *   partition   a slice of the gradient buffer of at most --partition-bytes, the unit that
- *               ByteScheduler and the servers send (BytePS's word)
+ *   group       consecutive layers whose gradients travel together (MG-WFBP's merging)
+ *   span        a range of the gradient buffer the communication thread plans as one unit and
+ *               waits for as one: a layer (WFBP, ByteScheduler), a group (MG-WFBP), a server's
+ *               share (parameter servers)
+ *   partition   a slice of a span of at most --partition-bytes, the unit that is sent (BytePS's
+ *               word); a span smaller than that is one partition
+ *   transfer    one message the method hands the transport: BSP's whole-buffer allreduce, or one
+ *               partition's allreduce, push or pull (exchange_stats.transfers counts them)
  *   credit      ByteScheduler's bytes allowed in flight at once
- *   transfer    one message the method hands the transport: a whole-buffer allreduce, a group's,
- *               a partition's push or pull */
+ *   pieces      trainer/exchange/pieces.c: the spans, partitions and communication thread of one
+ *               step, shared by every method but BSP */
 #ifndef EXCHANGE_METHODS_H
 #define EXCHANGE_METHODS_H
 

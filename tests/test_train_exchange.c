@@ -131,7 +131,7 @@ static void test_every_model_suits_every_exchange(void **state)
             bool layerwise = exchange_methods[k] != &exchange_bsp;
             size_t per = exchange_facts(exchange_methods[k])->takes_partition ? EXCHANGE_PARTITION_BYTES / sizeof(float) : 0;
             long pieces = layerwise ? layer_pieces(models[i], per) : 1;
-            assert_int_equal(res.exchange.pieces, pieces);
+            assert_int_equal(res.exchange.transfers, pieces);
             assert_int_equal(twin_seen.iallreduces, layerwise ? pieces : 0);
             if (!layerwise)
                 assert_int_equal(twin_seen.allreduces, 1);
@@ -161,11 +161,11 @@ static void test_mgwfbp_sends_its_groups(void **state)
         FILE *out = fopen("/dev/null", "w");
         assert_int_equal(train_run(&cfg, out, &res, &err), 0);
         if (measured) {
-            assert_true(res.exchange.pieces >= 5 * 5 + 2 && res.exchange.pieces <= 7 * 5);
+            assert_true(res.exchange.transfers >= 5 * 5 + 2 && res.exchange.transfers <= 7 * 5);
             assert_true(tu_contains(res.exchange.detail, "5 layers in "));
             assert_true(tu_contains(res.exchange.detail, "from 5 measured steps"));
         } else {
-            assert_int_equal(res.exchange.pieces, 2 * 3);
+            assert_int_equal(res.exchange.transfers, 2 * 3);
             assert_string_equal(res.exchange.detail, "5 layers in 3 groups (--comm-threshold 40000 bytes)");
         }
         train_result_free(&res);

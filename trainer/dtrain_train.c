@@ -39,7 +39,7 @@ static void print_summary(const struct train_config *cfg, const struct train_res
     if (result->exchange.steps > 0)
         fprintf(stderr, "dtrain-train: gradient exchange %s: %ld steps, %.1f transfers a step, %.0f floats a step%s%s\n",
                 cfg->exchange ? cfg->exchange->name : exchange_bsp.name, result->exchange.steps,
-                (double)result->exchange.pieces / result->exchange.steps, result->exchange.floats / result->exchange.steps,
+                (double)result->exchange.transfers / result->exchange.steps, result->exchange.floats / result->exchange.steps,
                 result->exchange.detail[0] ? "; " : "", result->exchange.detail);
 }
 

@@ -5,7 +5,7 @@
 
 static int bsp_finish(struct exchange *x, struct dt_err *err)
 {
-    x->stats.pieces++;
+    x->stats.transfers++;
     x->stats.floats += (double)x->count;
     double start = timeline_now();
     if (x->transport->allreduce(x->transport, x->grads, x->count, COMM_AVG, err) < 0)

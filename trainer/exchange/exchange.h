@@ -4,8 +4,9 @@
  * backward, for the mean; the method decides what goes over the transport (comm.h) when. A method
  * may also take the update over (ByteScheduler): it then applies each layer's update itself,
  * just before that layer's next forward pass, and the loop settles it before anything else reads
- * the parameters. The name `--comm` takes, the run record writes and the tests list comes from the
- * table. */
+ * the parameters. Each method's name, help and options are a row of the shared table
+ * (common/exchange_methods.h, whose header is the glossary of the words used here: method, a2a,
+ * ps, group, span, partition, transfer, credit); this file's table holds their implementations. */
 #ifndef EXCHANGE_H
 #define EXCHANGE_H
 
@@ -87,7 +88,7 @@ struct exchange_method {
 /* What an exchange did, counted over the run: the tests assert the method ran as it says. */
 struct exchange_stats {
     long steps;                /* finished */
-    long pieces;               /* transfers started (one allreduce, or one per layer) */
+    long transfers;            /* transfers started (one allreduce, or one per partition) */
     double floats;             /* gradient elements handed to the transport */
     char detail[192];          /* what the method decided, for the summary line ("" if nothing) */
 };

@@ -30,7 +30,7 @@ int pieces_replan(struct pieces *p, struct exchange *x, const size_t *first, con
                   struct dt_err *err)
 {
     pieces_count(p, x);
-    p->before = (struct comm_thread_stats){(long)x->stats.pieces, x->stats.floats};
+    p->before = (struct comm_thread_stats){(long)x->stats.transfers, x->stats.floats};
     comm_thread_destroy(p->thread);
     p->thread = NULL;
     return comm_thread_create(&p->thread, p->comm, first, count, spans, p->partition_floats, p->credit_bytes, p->ops, err);
@@ -58,7 +58,7 @@ void pieces_ready_from(struct pieces *p, size_t first)
 void pieces_count(struct pieces *p, struct exchange *x)
 {
     struct comm_thread_stats now = comm_thread_stats(p->thread);
-    x->stats.pieces = p->before.started + now.started;
+    x->stats.transfers = p->before.started + now.started;
     x->stats.floats = p->before.floats + now.floats;
 }
 

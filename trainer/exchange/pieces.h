@@ -15,10 +15,10 @@ struct pieces {
     struct comm *comm;               /* the thread's */
     struct comm_thread_ops ops;
     size_t partition_floats, credit_bytes;
-    struct comm_thread_stats before;      /* counted by engines this one replaced (MG-WFBP's plan) */
+    struct comm_thread_stats before;      /* counted by threads this one replaced (MG-WFBP's plan) */
 };
 
-/* The engine's start of an allreduce of a partition (ops.ctx: the exchange). */
+/* The communication thread's start of an allreduce of a partition (ops.ctx: the exchange). */
 int pieces_start_allreduce(void *ctx, struct comm *comm, struct comm_thread_transfer *t, struct dt_err *err);
 
 /* Pieces of x's gradients: span l is [first[l], first[l] + count[l]), cut into partitions of at
