@@ -202,6 +202,7 @@ test: deps
 	@if command -v clang >/dev/null; then $(MAKE) --no-print-directory $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS)); fi
 	@FUZZ_TIME=15 sh tests/run.sh $(TBIN) $(TESTS)
 	@sh tests/install_check.sh
+	@sh tests/shape_check.sh $(BIN)
 	@$(MAKE) --no-print-directory cluster-test
 
 # End to end on a real Slurm cluster this machine starts and stops (tests/cluster/); the jobs run

@@ -1,0 +1,57 @@
+#!/bin/sh
+# tests/shape_check.sh - the project's shape, held: README.md at most 250 lines; every relative
+# link of README.md, docs/ and the folders' READMEs names a file that exists; no source file over
+# 600 lines; no function outside tests/ over 80 lines; no --help of a tool says "seeds" (the
+# reference experiments are named as such); the exchange methods listed by dtrain-train
+# --list-methods are the ones predict knows.
+# Usage: tests/shape_check.sh BINDIR   (make test runs it; exit 0 when all holds)
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+bin=$(cd "${1:?usage: shape_check.sh BINDIR}" && pwd)
+cd "$top" || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+fail() { echo "[ FAILED ] shape: $*"; failed=1; }
+
+lines=$(wc -l < README.md)
+[ "$lines" -le 250 ] || fail "README.md has $lines lines (at most 250: reference material goes to docs/)"
+
+for doc in README.md docs/*.md docs/studies/*.md */README.md trainer/*/README.md; do
+    [ -f "$doc" ] || continue
+    dir=$(dirname "$doc")
+    # [text](target): relative targets only, without their #anchor
+    grep -o '](\([^)#:]*\)[)#]' "$doc" | sed 's/^](//; s/[)#]$//' > "$tmp/links"
+    while read -r target; do
+        [ -e "$dir/$target" ] || fail "$doc links to $target, which does not exist"
+    done < "$tmp/links"
+    rm -f "$tmp/links"
+done
+
+for f in $(git ls-files '*.c' '*.h' '*.cu'); do
+    n=$(wc -l < "$f")
+    [ "$n" -le 600 ] || fail "$f has $n lines (at most 600)"
+    case $f in tests/*) continue ;; esac
+    # a function: from a line that is "{" alone to the next "}" at the start of a line
+    awk -v f="$f" '/^\{$/ { start = NR } /^\}/ && start { if (NR - start > 80) print f ":" start ": a function of " NR - start " lines"; start = 0 }' "$f"
+done > "$tmp/long"
+if [ -s "$tmp/long" ]; then
+    while read -r line; do fail "$line (at most 80)"; done < "$tmp/long"
+fi
+rm -f "$tmp/long"
+
+for tool in "$bin"/dtrain*; do
+    if "$tool" --help 2>&1 | grep -i 'seeds' >/dev/null; then
+        fail "$(basename "$tool") --help says \"seeds\" (say what they are: the reference experiments)"
+    fi
+done
+for c in table throughput plot predict timeline audit; do
+    "$bin/dtrain-analyze" "$c" --help | grep -i 'seeds' >/dev/null && fail "dtrain-analyze $c --help says \"seeds\""
+done
+
+methods=$("$bin/dtrain-train" --list-methods | tr '\n' ',' | sed 's/,$//')
+"$bin/dtrain-analyze" predict --help | grep -F "Methods: $(echo "$methods" | sed 's/,/, /g')." >/dev/null ||
+    fail "dtrain-analyze predict --help does not list dtrain-train --list-methods ($methods)"
+
+[ $failed -eq 0 ] && echo "[ OK ] shape: README $lines lines, docs' links resolve, files <= 600 lines, functions <= 80, no \"seeds\" in --help, one method list"
+exit $failed
