@@ -11,11 +11,44 @@
 #include "methods.h"
 #include "stats.h"
 
+bool speedup_split(const struct run_record *r, char *text, size_t size)
+{
+    enum { MAX_SPLIT = 64 };   /* nodes told apart; a wider job is read as even */
+    const char *host[MAX_SPLIT];
+    int ranks[MAX_SPLIT], hosts = 0;
+    for (int i = 0; r->hostnames && i < r->world_size; i++) {
+        int h = 0;
+        while (h < hosts && strcmp(host[h], r->hostnames[i]) != 0)
+            h++;
+        if (h == MAX_SPLIT || !r->hostnames[i][0])
+            return false;
+        if (h == hosts)
+            host[hosts] = r->hostnames[i], ranks[hosts++] = 0;
+        ranks[h]++;
+    }
+    bool uneven = false;
+    for (int h = 1; h < hosts; h++)
+        uneven |= ranks[h] != ranks[0];
+    size_t used = 0;
+    for (int h = 0; uneven && h < hosts && used < size; h++)
+        used += (size_t)snprintf(text + used, size - used, "%s%s:%d", h ? ", " : "", host[h], ranks[h]);
+    return uneven;
+}
+
 int speedup_gpus_of(const struct run_record *r)
 {
+    char split[8];
+    if (speedup_split(r, split, sizeof split))
+        return r->world_size;
     if (r->gpus_per_node > 0)
         return r->gpus_per_node;
     return r->nodes > 0 ? r->world_size / r->nodes : r->world_size;
+}
+
+/* The GPUs (or CPU ranks) of a group's runs in all: an uneven group's gpus are already its total. */
+static int speedup_group_gpus(const struct speedup_group *g)
+{
+    return g->uneven ? g->gpus : g->nodes * g->gpus;
 }
 
 static const struct run_record *sort_runs;
@@ -29,6 +62,10 @@ static int by_config(const void *a, const void *b)
         return x->nodes - y->nodes;
     if (speedup_gpus_of(x) != speedup_gpus_of(y))
         return speedup_gpus_of(x) - speedup_gpus_of(y);
+    char split[8];
+    bool ux = speedup_split(x, split, sizeof split), uy = speedup_split(y, split, sizeof split);
+    if (ux != uy)
+        return ux - uy;
     return i - j;
 }
 
@@ -56,12 +93,13 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
     duration_format(avg ? g->average : r->runtime_seconds, decimals, runtime);
     if (avg && !isnan(g->speedup)) {
         snprintf(speedup, sizeof speedup, "%.2f", g->speedup);
-        snprintf(eff, sizeof eff, "%.2f", g->speedup / (g->nodes * g->gpus));
+        snprintf(eff, sizeof eff, "%.2f", g->speedup / speedup_group_gpus(g));
     }
     duration_format(g->std, decimals, std);
     duration_format(g->min, decimals, lo);
     duration_format(g->max, decimals, hi);
-    const char *nodes = avg ? "Avg" : r->nodelist;
+    char split[512];
+    const char *nodes = avg ? "Avg" : speedup_split(r, split, sizeof split) ? split : r->nodelist;
     if (opt->format == FORMAT_CSV) {
         fprintf(out, "%d,%d,%d,%d,%ld,%s,%s,\"%s\"", g->nodes, g->gpus, r->epochs, r->batch_per_replica,
                 r->steps_per_rank, runtime, avg && !isnan(g->speedup) ? speedup : "", nodes);
@@ -94,7 +132,7 @@ static void print_json(FILE *out, const struct run_record *runs, const int *orde
         char speedup[32] = "null", efficiency[32] = "null";   /* no baseline: null, as JSON has no NaN */
         if (!isnan(g->speedup)) {
             snprintf(speedup, sizeof speedup, "%.4f", g->speedup);
-            snprintf(efficiency, sizeof efficiency, "%.4f", g->speedup / (g->nodes * g->gpus));
+            snprintf(efficiency, sizeof efficiency, "%.4f", g->speedup / speedup_group_gpus(g));
         }
         fprintf(out, "%s\n  {\"nodes\": %d, \"gpus\": %d, \"runs\": %d, \"runtime_seconds\": %.3f, \"speedup\": %s, "
                 "\"efficiency\": %s, \"samples\": %.0f, \"std_seconds\": %.3f, \"min_seconds\": %.3f, "
@@ -124,14 +162,17 @@ int speedup_compute(const struct run_record *runs, int n, const struct speedup_o
     const struct speedup_group *base = NULL;
     for (int i = 0; i < n; i++) {
         const struct run_record *r = &runs[order[i]];
-        if (ng == 0 || groups[ng - 1].nodes != r->nodes || groups[ng - 1].gpus != speedup_gpus_of(r))
-            groups[ng++] = (struct speedup_group){.nodes = r->nodes, .gpus = speedup_gpus_of(r), .first = i,
-                                                  .workers = methods_workers_of(r)};
+        char split[8];
+        bool uneven = speedup_split(r, split, sizeof split);
+        if (ng == 0 || groups[ng - 1].nodes != r->nodes || groups[ng - 1].gpus != speedup_gpus_of(r) ||
+            groups[ng - 1].uneven != uneven)
+            groups[ng++] = (struct speedup_group){.nodes = r->nodes, .gpus = speedup_gpus_of(r), .uneven = uneven,
+                                                  .first = i, .workers = methods_workers_of(r)};
         groups[ng - 1].count++;
     }
     for (int k = 0; k < ng; k++) {
         summarise(runs, order, &groups[k], opt->stat);
-        if (groups[k].nodes == opt->base_nodes && groups[k].gpus == opt->base_gpus)
+        if (groups[k].nodes == opt->base_nodes && groups[k].gpus == opt->base_gpus && !groups[k].uneven)
             base = &groups[k];
     }
     if (!base && !opt->baseline_optional) {

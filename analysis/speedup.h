@@ -24,7 +24,8 @@ struct speedup_options {
 
 /* One (#Nodes, #GPUs) configuration of a set of runs. */
 struct speedup_group {
-    int nodes, gpus;
+    int nodes, gpus;             /* an uneven group's gpus are its total */
+    bool uneven;                 /* nodes ran different numbers of ranks (--gpus-per-node auto) */
     int first, count;            /* into speedup_result.order */
     double average, std, min, max, speedup;   /* runtimes in seconds */
     double data_per_sec;         /* the mean of the runs' peak data/sec */
@@ -39,8 +40,13 @@ struct speedup_result {
     int count;
 };
 
-/* #GPUs of a run: GPUs per node, or for CPU ranks the ranks per node. */
+/* #GPUs of a run: GPUs per node, or for CPU ranks the ranks per node; for a run whose nodes ran
+ * different numbers of ranks, the total. */
 int speedup_gpus_of(const struct run_record *r);
+
+/* Whether the run's nodes ran different numbers of ranks (its hostnames say: 3 on gn01, 2 on
+ * gn02), and then the split as the reference notebooks write it ("gn01:3, gn02:2") into text. */
+bool speedup_split(const struct run_record *r, char *text, size_t size);
 
 /* Groups runs[0..n) by configuration and computes each group's average and speedup: the baseline's
  * runtime over the group's, or with by_rate the group's samples/s (its samples over its average

@@ -26,7 +26,11 @@ static const char usage_text[] =
     "\n"
     "Options:\n"
     "  -N, --nodes N           the job must span N nodes (checked; mismatch: exit 2)\n"
-    "  -g, --gpus-per-node M   M GPUs and one rank per GPU on each node; 0 = CPU ranks\n"
+    "  -g, --gpus-per-node M   M GPUs and one rank per GPU on each node; 0 = CPU ranks;\n"
+    "                          auto = one rank per GPU each node was given, whatever the\n"
+    "                          others got (3 on one node, 2 on another; a node given none\n"
+    "                          runs CPU ranks). Without -g ranks run as CPU ranks, and a\n"
+    "                          node Slurm gave GPUs says so once\n"
     "  -n, --ranks K           local mode: start K CPU ranks (default 1, or M with -g M)\n"
     "  -l, --label             local mode: prefix each output line with \"RANK: \"\n"
     "      --dry-run           print what this task would export and exec, then exit 0\n"
@@ -109,9 +113,11 @@ static int parse_options(int argc, char **argv, struct launch_request *req)
                 return fprintf(stderr, "dtrain: --nodes \"%s\" is not a node count of 1 or more\n", optarg), 2;
             break;
         case 'g':
-            if (dt_parse_int(optarg, 0, ALLOC_MAX_GPUS, &req->gpus_per_node) < 0)
-                return fprintf(stderr, "dtrain: --gpus-per-node \"%s\" is not a number from 0 to %d\n", optarg,
-                               ALLOC_MAX_GPUS), 2;
+            if (strcmp(optarg, "auto") == 0)
+                req->gpus_auto = true;
+            else if (dt_parse_int(optarg, 0, ALLOC_MAX_GPUS, &req->gpus_per_node) < 0)
+                return fprintf(stderr, "dtrain: --gpus-per-node \"%s\" is not auto or a number from 0 to %d\n",
+                               optarg, ALLOC_MAX_GPUS), 2;
             break;
         case 'n':
             if (dt_parse_int(optarg, 1, LOCAL_MAX_RANKS, &req->ranks) < 0)
@@ -252,6 +258,29 @@ static void give_the_message_time(void)
     nanosleep(&(struct timespec){1, 0}, NULL);
 }
 
+/* --gpus-per-node auto made this node's count (local mode without a GPU variable: the GPUs the
+ * topology shows); without -g, a node Slurm gave GPUs says once that none is bound. */
+static int resolve_gpus(struct launch_request *req, const struct allocation *alloc, bool *announce,
+                        struct dt_err *err)
+{
+    int topology_gpus = -1;
+    if (req->gpus_auto && alloc->source == ALLOC_LOCAL && alloc->gpus_on_node < 0) {
+        struct topo topo;
+        const char *xml = req->topology ? req->topology : getenv("HWLOC_XMLFILE");
+        bool from_cache;
+        if ((xml ? topo_load(&topo, xml, err) : topo_load_cached(&topo, NULL, &from_cache, err)) < 0)
+            return *announce = true, -1;
+        topology_gpus = topo.num_gpus;
+        topo_free(&topo);
+    }
+    int unused = launch_unused_gpus(req, alloc);
+    if (unused > 0)
+        fprintf(stderr, "dtrain: Slurm gave %s %d GPU%s (%s), but no --gpus-per-node asks for them: the ranks run "
+                "without a GPU bound (--gpus-per-node auto binds one to each)\n", alloc->hostname, unused,
+                unused == 1 ? "" : "s", alloc->gpus_var);
+    return launch_resolve_auto(req, alloc, topology_gpus, announce, err);
+}
+
 int main(int argc, char **argv)
 {
     struct launch_request req;
@@ -267,7 +296,7 @@ int main(int argc, char **argv)
         return 2;
     }
     bool announce;
-    if (launch_check(&req, &alloc, &announce, &err) < 0) {
+    if (resolve_gpus(&req, &alloc, &announce, &err) < 0 || launch_check(&req, &alloc, &announce, &err) < 0) {
         if (announce)
             fprintf(stderr, "dtrain: %s\n", err.msg);
         else if (alloc.source != ALLOC_LOCAL)

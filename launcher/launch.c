@@ -44,7 +44,7 @@ static int check_tasks_per_node(const struct launch_request *req, const struct a
                                 struct dt_err *err)
 {
     int gpus = req->gpus_per_node;
-    if (gpus <= 0 || a->source == ALLOC_LOCAL)
+    if (gpus <= 0 || a->source == ALLOC_LOCAL || req->gpus_auto)   /* auto: each node checked its own */
         return 0;
     if (a->source == ALLOC_SLURM) {
         for (int node = 0; node < a->num_nodes; node++) {
@@ -52,7 +52,8 @@ static int check_tasks_per_node(const struct launch_request *req, const struct a
                 continue;
             *announce = a->rank == 0;
             return dt_fail(err, "--gpus-per-node %d starts one task per GPU, but this step runs %d tasks on %s "
-                           "(%s=%s): use srun --ntasks-per-node=%d (or sbatch --ntasks-per-node=%d)", gpus,
+                           "(%s=%s): use srun --ntasks-per-node=%d (or sbatch --ntasks-per-node=%d), or "
+                           "--gpus-per-node auto where nodes run different numbers of GPUs", gpus,
                            a->tasks_per_node[node], hostlist_nth(&a->hosts, (size_t)node),
                            a->tasks_per_node_var, a->tasks_per_node_text, gpus, gpus);
         }
@@ -92,6 +93,34 @@ static int check_gpus(const struct launch_request *req, const struct allocation 
     return dt_fail(err, "--gpus-per-node %d, but Slurm gave %s %d GPUs (%s): ask for %d with "
                    "sbatch --gpus-per-node=%d (or --gres=gpu:%d)", gpus, a->hostname, a->gpus_on_node,
                    a->gpus_var, gpus, gpus, gpus);
+}
+
+int launch_resolve_auto(struct launch_request *req, const struct allocation *a, int topology_gpus, bool *announce,
+                        struct dt_err *err)
+{
+    if (!req->gpus_auto)
+        return 0;
+    *announce = a->local_rank == 0;
+    int gpus = a->gpus_on_node >= 0 ? a->gpus_on_node : a->source == ALLOC_LOCAL ? topology_gpus : 0;
+    req->gpus_per_node = gpus > 0 ? gpus : 0;
+    if (gpus <= 0 || a->source == ALLOC_LOCAL || a->source == ALLOC_TORCH || a->local_size == gpus)
+        return 0;
+    if (a->source == ALLOC_MPIRUN)
+        return dt_fail(err, "--gpus-per-node auto starts one rank per GPU, but the launcher put %d ranks on %s, "
+                       "which was given %d GPUs (%s): start %d there (mpirun -H %s:%d,...)", a->local_size,
+                       a->hostname, gpus, a->gpus_var, gpus, a->hostname, gpus);
+    return dt_fail(err, "--gpus-per-node auto starts one task per GPU, but this step runs %d tasks on %s (%s=%s) "
+                   "and Slurm gave it %d GPUs (%s): ask for one task per GPU on every node (srun "
+                   "--gpus-per-task=1 with -n the total, or a heterogeneous job with each node's count)",
+                   a->local_size, a->hostname, a->tasks_per_node_var, a->tasks_per_node_text, gpus, a->gpus_var);
+}
+
+int launch_unused_gpus(const struct launch_request *req, const struct allocation *a)
+{
+    bool asked = req->gpus_per_node >= 0 || req->gpus_auto;
+    if (asked || a->local_rank != 0 || !a->in_slurm_job || a->gpus_on_node <= 0)
+        return 0;
+    return a->gpus_on_node;
 }
 
 int launch_check(const struct launch_request *req, const struct allocation *alloc, bool *announce,

@@ -17,7 +17,8 @@
 /* What the user asked for on the command line; -1 where not given. */
 struct launch_request {
     int nodes;
-    int gpus_per_node;    /* 0: CPU ranks */
+    int gpus_per_node;    /* 0: CPU ranks; with gpus_auto, this node's count once resolved */
+    bool gpus_auto;       /* --gpus-per-node auto: each node runs one rank per GPU it was given */
     int ranks;            /* local mode: how many CPU ranks to start */
     bool dry_run;
     bool verbose;
@@ -30,6 +31,18 @@ struct launch_request {
     bool isolate;         /* --gpu-visibility isolate: CUDA_VISIBLE_DEVICES = the rank's GPU only */
     bool report_bindings;
 };
+
+/* --gpus-per-node auto: req->gpus_per_node becomes this node's GPU count, from what Slurm (or
+ * CUDA_VISIBLE_DEVICES) says it was given, else, in local mode, topology_gpus (the GPUs hwloc
+ * found; -1 when not looked up). A node given none runs CPU ranks. Under Slurm or mpirun the
+ * node's tasks must be one per GPU: -1 with err naming the node, its tasks and GPUs and the fix.
+ * Nothing to do without auto. */
+int launch_resolve_auto(struct launch_request *req, const struct allocation *alloc, int topology_gpus,
+                        bool *announce, struct dt_err *err);
+
+/* Whether this task should say, once for its node, that Slurm gave GPUs that no --gpus-per-node
+ * asks for (the ranks would run without one bound): the node's count, or 0. */
+int launch_unused_gpus(const struct launch_request *req, const struct allocation *alloc);
 
 /* Checks the request against the allocation. Returns 0 when they agree, or -1 with err naming both
  * numbers and the srun/sbatch (or mpirun) option that fixes it; *announce then says whether this

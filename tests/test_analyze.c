@@ -303,6 +303,29 @@ static void test_a_resumed_run_is_counted_from_its_resume(void **state)
 
 /* A records file that collects two experiments (batch 64 and 128) tables them apart, each under
  * its heading with its own baseline; --where picks one. */
+/* A run whose nodes ran different numbers of GPUs (--gpus-per-node auto: 3 on gn01, 2 on gn02) is
+ * its own configuration: #GPUs its total, the node column its split, efficiency over all 5. */
+static void test_an_uneven_run_is_tabled_with_its_split(void **state)
+{
+    (void)state;
+    char name[] = "/tmp/dtrain-test-uneven-XXXXXX";
+    int fd = mkstemp(name);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    write_record(out, 1, 1, 1876, 100, NULL, NULL);
+    write_record(out, 2, 4, 469, 26, NULL, NULL);   /* 2 + 2: even */
+    write_record(out, 2, 5, 375, 25, NULL, NULL);   /* hosts gn01 x 3, gn02 x 2 */
+    fclose(out);
+    struct tu_result r;
+    run_analyze((char *[]){"table", "--extra", name, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| 2 | 2 | 2 | 64 | 469 | 0:00:26 | - | gn[01-02] |"));
+    assert_true(tu_contains(r.out, "| 2 | 5 | 2 | 64 | 375 | 0:00:25 | - | gn01:3, gn02:2 |"));
+    assert_true(tu_contains(r.out, "| **2** | **5** | **2** | **64** | **375** | **0:00:25** | **4.00** | **Avg** | **0.80** |"));
+    tu_result_free(&r);
+    unlink(name);
+}
+
 static void test_mixed_records_make_separate_experiments(void **state)
 {
     (void)state;
@@ -526,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_audit_of_notebooks),
         cmocka_unit_test(test_audit_of_method_tables),
         cmocka_unit_test(test_table_of_records),
+        cmocka_unit_test(test_an_uneven_run_is_tabled_with_its_split),
         cmocka_unit_test(test_mixed_records_make_separate_experiments),
         cmocka_unit_test(test_fixed_steps_speedup_by_samples_per_second),
         cmocka_unit_test(test_table_corrects_hand_made_tables),

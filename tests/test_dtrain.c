@@ -466,6 +466,60 @@ static void test_bad_topology_input_stops_before_exec(void **state)
     tu_result_free(&r);
 }
 
+/* --gpus-per-node auto: each node runs one rank per GPU it was given, 3 on gn01 and 2 on gn02 in
+ * one step; -g 2 names the node and the fix; a node whose tasks and GPUs differ is named; without
+ * -g a node given GPUs says none is bound; locally, auto is the GPUs CUDA may see or hwloc finds. */
+static void test_uneven_allocations_with_gpus_per_node_auto(void **state)
+{
+    (void)state;
+    char *topology = fixture_topology("2s-8gpu-8hca-pcie-switches.xml");
+    struct tu_result r;
+    run_dtrain("srun_n5_gpus3+2_task0.env", NULL, &r, "-g", "auto", "-t", topology, "--dry-run", "--", "true", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "export DTRAIN_GPUS_PER_NODE=3\n") && tu_contains(r.out, "export LOCAL_WORLD_SIZE=3\n"));
+    assert_true(tu_contains(r.out, "export DTRAIN_GPU_BUSID=0000:12:00.0\n"));
+    tu_result_free(&r);
+    run_dtrain("srun_n5_gpus3+2_task4.env", NULL, &r, "-g", "auto", "-t", topology, "--dry-run", "--", "true", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "export DTRAIN_GPUS_PER_NODE=2\n") && tu_contains(r.out, "export WORLD_SIZE=5\n"));
+    assert_true(tu_contains(r.out, "export DTRAIN_GPU=0\n"));   /* it sees its own GPU only */
+    assert_true(tu_contains(r.out, "export DTRAIN_GPU_BUSID=0000:22:00.0\n"));
+    tu_result_free(&r);
+
+    run_dtrain("srun_n5_gpus3+2_task0.env", NULL, &r, "-g", "2", "-t", topology, "--", "true", NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "this step runs 3 tasks on gn01") && tu_contains(r.err, "--gpus-per-node auto"));
+    tu_result_free(&r);
+    struct tu_env fewer = {0};
+    tu_env_set(&fewer, "SLURM_GPUS_ON_NODE", "2");
+    run_dtrain("srun_n5_gpus3+2_task0.env", &fewer, &r, "-g", "auto", "-t", topology, "--", "true", NULL);
+    tu_env_free(&fewer);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "runs 3 tasks on gn01 (SLURM_STEP_TASKS_PER_NODE=3,2) and Slurm gave it 2 GPUs"));
+    tu_result_free(&r);
+    run_dtrain("srun_n5_gpus3+2_task0.env", NULL, &r, "-t", topology, "--dry-run", "--", "true", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.err, "Slurm gave gn01 3 GPUs (SLURM_GPUS_ON_NODE), but no --gpus-per-node asks"));
+    assert_true(tu_contains(r.out, "export DTRAIN_GPUS_PER_NODE=0\n"));
+    tu_result_free(&r);
+
+    run_dtrain(NULL, NULL, &r, "-g", "auto", "--plan", "-t", topology, NULL);
+    assert_true(r.status == 0 && tu_contains(r.out, ": 8 local ranks"));
+    tu_result_free(&r);
+    struct tu_env two = {0};
+    tu_env_set(&two, "CUDA_VISIBLE_DEVICES", "0,1");
+    run_dtrain(NULL, &two, &r, "-g", "auto", "--plan", "-t", topology, NULL);
+    tu_env_free(&two);
+    assert_true(r.status == 0 && tu_contains(r.out, ": 2 local ranks"));
+    tu_result_free(&r);
+    run_dtrain(NULL, NULL, &r, "-g", "auto", "--plan", "-t", fixture_topology("2s-cpuonly-1eth.xml"), NULL);
+    assert_true(r.status == 0 && tu_contains(r.out, ": 1 local ranks"));   /* no GPU: one CPU rank */
+    tu_result_free(&r);
+    run_dtrain(NULL, NULL, &r, "-g", "most", "--", "true", NULL);
+    assert_true(r.status == 2 && tu_contains(r.err, "--gpus-per-node \"most\" is not auto or a number"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_ranks_run_where_the_plan_says),
         cmocka_unit_test(test_binding_reports_and_visibility),
         cmocka_unit_test(test_bad_topology_input_stops_before_exec),
+        cmocka_unit_test(test_uneven_allocations_with_gpus_per_node_auto),
     };
     return cmocka_run_group_tests_name("dtrain", tests, NULL, NULL);
 }
