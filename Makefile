@@ -69,7 +69,7 @@ dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 dtrain-commbench_SRC := trainer/dtrain_commbench.c trainer/comm/comm_mpi.c common/grouping.c $(COMMON_SRC)
 dtrain-commbench_LIBS := $(MPI_LIBS) -ljansson
 dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/command.c analysis/cmd_table.c analysis/cmd_throughput.c \
-                      analysis/cmd_plot.c analysis/cmd_timeline.c analysis/cmd_audit.c analysis/inputs.c analysis/predict.c analysis/links.c analysis/costmodel.c logs/profile.c \
+                      analysis/cmd_plot.c analysis/cmd_timeline.c analysis/cmd_audit.c analysis/cmd_nodes.c analysis/nodes.c analysis/inputs.c analysis/predict.c analysis/links.c analysis/costmodel.c logs/profile.c \
                       common/grouping.c analysis/timeline_sum.c analysis/audit.c analysis/corrected.c analysis/experiment.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c analysis/plot_sources.c \
                       logs/table.c logs/record.c logs/json_read.c logs/log_lines.c \
                       $(COMMON_SRC)
@@ -107,6 +107,8 @@ test_record_LIBS := -ljansson
 test_analyze_SRC := tests/test_analyze.c tests/analyze_util.c tests/testutil.c $(COMMON_SRC)
 test_analyze_plots_SRC := tests/test_analyze_plots.c tests/analyze_util.c tests/testutil.c $(COMMON_SRC)
 test_analyze_plots_LIBS := -ljansson -lm
+test_nodes_SRC := tests/test_nodes.c tests/analyze_util.c tests/testutil.c $(COMMON_SRC)
+test_nodes_LIBS := -ljansson -lm
 test_predict_SRC := tests/test_predict.c tests/analyze_util.c tests/testutil.c $(COMMON_SRC)
 test_predict_LIBS := -ljansson -lm
 test_analyze_LIBS := -ljansson -lm
@@ -135,7 +137,7 @@ test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data
 test_fuzz_idx_LIBS := -lz -lm
 test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_mpi test_mpi_jobs test_analyze test_analyze_plots test_predict test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_mpi test_mpi_jobs test_analyze test_analyze_plots test_predict test_nodes test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
 
 BIN := $(BUILD)/bin

@@ -1,7 +1,7 @@
 /* test_golden.c - what the tools print for fixed inputs, held in golden files (tests/golden/), as
  * hwloc holds its utilities' output: the binding plan of a saved topology, the topology itself, a
- * speedup table of fixture records, a hand-made table corrected, and dtrain-commbench's header and
- * columns. A changed output fails here until its golden file is updated on purpose
+ * speedup table of fixture records, a hand-made table corrected, a lab table's slow node, and
+ * dtrain-commbench's header and columns. A changed output fails here until its golden file is updated on purpose
  * (`make golden` rewrites them all; the diff is then reviewed like code). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,6 +91,12 @@ static void test_tables_of_fixtures(void **state)
     tu_result_free(&r);
     run_tool((char *[]){"dtrain-analyze", "table", hand_made, NULL}, NULL, NULL, &r);
     assert_true(tu_golden("table-corrected.md", r.out));
+    tu_result_free(&r);
+    char lab[4096];
+    tu_fixture(lab, sizeof lab, "nodes/lab.md");
+    run_tool((char *[]){"dtrain-analyze", "nodes", lab, NULL}, NULL, NULL, &r);
+    assert_int_equal(r.status, 1);   /* a slow node named */
+    assert_true(tu_golden("nodes-lab.md", r.out));
     tu_result_free(&r);
 }
 
