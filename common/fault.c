@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Whether the variable names this rank and step (RANK:STEP). */
@@ -25,4 +26,18 @@ void fault_injection_point(int rank, long step)
     if (fault_here("DTRAIN_FAULT_HANG", rank, step))
         for (;;)
             pause();
+}
+
+void fault_slow_compute(int rank)
+{
+    static int checked, slow_rank = -1;
+    static long slow_ms;
+    if (!checked) {   /* read once: this is on every step's path */
+        const char *fault = getenv("DTRAIN_FAULT_SLOW");
+        checked = 1;
+        if (!fault || sscanf(fault, "%d:%ld", &slow_rank, &slow_ms) != 2 || slow_ms <= 0)
+            slow_rank = -1;
+    }
+    if (rank == slow_rank)
+        nanosleep(&(struct timespec){slow_ms / 1000, slow_ms % 1000 * 1000000}, NULL);
 }

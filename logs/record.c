@@ -54,6 +54,12 @@ static json_t *to_json(const struct run_record *r)
     json_object_set_new(o, "max_steps", json_integer((json_int_t)r->max_steps));
     json_object_set_new(o, "resumed_at_step", json_integer((json_int_t)r->resumed_at_step));
     json_object_set_new(o, "tokens_per_sec", json_real(r->tokens_per_sec));
+    if (r->rank_compute_ms) {   /* whole microseconds: a list of short integers, not 17-digit reals */
+        json_t *compute = json_array();
+        for (int i = 0; i < r->world_size; i++)
+            json_array_append_new(compute, json_integer((json_int_t)(r->rank_compute_ms[i] * 1000 + 0.5)));
+        json_object_set_new(o, "rank_compute_us", compute);
+    }
     return o;
 }
 

@@ -343,6 +343,34 @@ static void test_four_emulated_ranks_take_their_profile_time(void **state)
 }
 
 /* How many lines of a record file say "failed" and contain `text`; each must parse. */
+/* One rank computes 30 ms longer every step (DTRAIN_FAULT_SLOW, a slow GPU or node): rank 0 names
+ * it, and only it, at every Step line, and the record keeps every rank's mean compute time. */
+static void test_a_slow_rank_is_named(void **state)
+{
+    (void)state;
+    require_mpirun();
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "DTRAIN_FAULT_SLOW=2:30 %s --oversubscribe -np 3 %s --gpus-per-node 0 -- %s --model lenet "
+             "--dataset synthetic --batch-size 16 --max-steps 20 --log-every 10 --eval-every 0 --quiet --record "
+             "%s/slow.jsonl && grep -o '\"rank_compute_us\":\\[[0-9,]*\\]' %s/slow.jsonl", mpirun_path,
+             tu_bin("dtrain"), tu_bin("dtrain-train"), mpi_dir, mpi_dir);
+    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    struct tu_env env = {0};
+    mpi_environment(&env);
+    struct tu_result r;
+    assert_int_equal(tu_run(argv, env.vars, &r), 0);
+    tu_env_free(&env);
+    if (r.status != 0)
+        print_error("%s%s", r.out, r.err);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.err, "dtrain-train: straggler: rank 2 on "));
+    assert_null(strstr(r.err, "straggler: rank 0 ") ? strstr(r.err, "straggler: rank 0 ") : strstr(r.err, "straggler: rank 1 "));
+    long us[3];
+    assert_int_equal(sscanf(r.out, "\"rank_compute_us\":[%ld,%ld,%ld]", &us[0], &us[1], &us[2]), 3);
+    assert_true(us[2] > us[0] + 20000 && us[2] > us[1] + 20000);   /* 30 ms a step more */
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_bytescheduler_ends_where_allreduce_ends),
         cmocka_unit_test(test_method_options_belong_to_their_methods),
         cmocka_unit_test(test_four_emulated_ranks_take_their_profile_time),
+        cmocka_unit_test(test_a_slow_rank_is_named),
     };
     return cmocka_run_group_tests(tests, mpi_setup, mpi_teardown);
 }

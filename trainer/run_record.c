@@ -71,7 +71,12 @@ int run_record_write(const struct record_settings *s, struct comm *comm, const s
         rec.hostnames[r] = names[r];
     char mine[256];
     snprintf(mine, sizeof mine, "%s", comm->hostname);
-    int rc = comm->allgather(comm, mine, sizeof mine, names, err);
+    double compute = res ? res->compute_ms : 0;
+    double *computes = calloc((size_t)comm->world, sizeof *computes);
+    int rc = computes ? comm->allgather(comm, mine, sizeof mine, names, err) : dt_fail(err, "out of memory");
+    if (rc == 0)
+        rc = comm->allgather(comm, &compute, sizeof compute, computes, err);
+    rec.rank_compute_ms = computes;
     if (rc == 0 && comm->rank == 0) {
         struct hostlist nodes;   /* distinct hosts, in rank order */
         hostlist_init(&nodes);
@@ -89,6 +94,7 @@ int run_record_write(const struct record_settings *s, struct comm *comm, const s
     }
     free(rec.hostnames);
     free(names);
+    free(computes);
     return rc;
 }
 

@@ -101,6 +101,9 @@ static const char usage_text[] =
     "                          SIGTERM or SIGUSR1 arrives (then stop; #SBATCH --signal=USR1@120)\n"
     "      --checkpoint-every N  steps between checkpoints (0: only on a signal; default 0)\n"
     "      --resume            continue from the newest valid checkpoint in DIR, if there is one\n"
+    "      --straggler-threshold F  every --log-every steps, rank 0 names each rank whose\n"
+    "                          forward and backward took F more than the ranks' median\n"
+    "                          (0.25; 0: never); the record keeps every rank's mean\n"
     "      --timeout MIN       end the whole job when no step has finished for MIN minutes (a\n"
     "                          hung rank or a dead network; default 30, 0 = never)\n"
     "  -q, --quiet             no ETA lines\n"
@@ -154,7 +157,7 @@ enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_W
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
        O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PARTITION, O_CREDIT, O_TIMELINE,
        O_PROFILE_OUT, O_EMULATE, O_EMULATE_RATE, O_DILATE, O_EXPORT_RUN,
-       O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT, O_VOCAB, O_LIST_METHODS };
+       O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT, O_VOCAB, O_LIST_METHODS, O_STRAGGLER };
 
 /* The options that take a count: 0 when opt was one and its value good, 2 when the value is bad,
  * 1 when opt is not one of them. */
@@ -241,6 +244,11 @@ static int parse_real(int opt, struct train_config *cfg)
         if (dt_parse_long(optarg, 0, 1L << 62, &value) < 0)
             return bad("--seed", optarg, "a number from 0");
         cfg->seed = (uint64_t)value;
+        break;
+    case O_STRAGGLER:
+        cfg->straggler_threshold = strtod(optarg, &end);
+        if (end == optarg || *end || !(cfg->straggler_threshold >= 0 && cfg->straggler_threshold <= 100))
+            return bad("--straggler-threshold", optarg, "a fraction from 0 (0: no report)");
         break;
     case O_TIMEOUT: {
         double minutes = strtod(optarg, &end);
@@ -393,7 +401,9 @@ int train_options_parse(int argc, char **argv, struct train_options *opts)
         {"timeline", required_argument, NULL, O_TIMELINE}, {"timeline-steps", required_argument, NULL, O_TIMELINE_STEPS},
         {"record-failure", required_argument, NULL, O_RECORD_FAILURE}, {"seq-len", required_argument, NULL, O_SEQ_LEN},
         {"dropout", required_argument, NULL, O_DROPOUT}, {"vocab", required_argument, NULL, O_VOCAB},
-        {"list-methods", no_argument, NULL, O_LIST_METHODS}, {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
+        {"list-methods", no_argument, NULL, O_LIST_METHODS},
+        {"straggler-threshold", required_argument, NULL, O_STRAGGLER}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     *opts = (struct train_options){0};
@@ -401,7 +411,8 @@ int train_options_parse(int argc, char **argv, struct train_options *opts)
     *cfg = (struct train_config){.model = "lenet", .dataset = "fashion-mnist", .data_dir = DATA_DEFAULT_DIR,
                                  .optimizer = "adam", .backend = "cpu", .batch = 128, .epochs = 1, .threads = 1,
                                  .log_every = 200, .eval_every = 1, .lr = 0.01, .momentum = 0.9, .seed = 1,
-                                 .progress = true, .timeout_minutes = 30, .timeline_steps = 100};
+                                 .progress = true, .timeout_minutes = 30, .timeline_steps = 100,
+                                 .straggler_threshold = 0.25};
     int opt;
     while ((opt = getopt_long(argc, argv, "m:d:b:e:T:qhV", options, NULL)) != -1) {
         int rc = parse_choice(opt, opts);

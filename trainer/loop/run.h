@@ -3,6 +3,7 @@
 #ifndef RUN_H
 #define RUN_H
 
+#include "straggler.h"
 #include "backend.h"
 #include "data.h"
 #include "device.h"
@@ -35,6 +36,7 @@ struct run {
     struct step_trace trace;
     struct profile measured;   /* --profile-out: summed over the counted steps */
     struct emulation emu;      /* --emulate */
+    struct straggler_watch straggler;   /* this rank's compute time a step, for the straggler report */
     bool emulating;
     uint64_t step_noise;       /* this step's dropout randomness, the same on every rank (struct batch) */
 };

@@ -38,6 +38,7 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
     struct batch b = {.n = batch, .x = x, .labels = y, .noise = r->step_noise,
                       .position = (long)r->workers.rank * batch};
     double t0 = timeline_now();
+    fault_slow_compute(r->workers.rank);
     const struct params_needed *need = trace_forward(&r->trace, exchange_forward_hook(&r->exchange));
     *loss = r->emulating ? emulate_forward(&r->emu, need)
                          : model_forward(&r->model, r->be, &r->ws, run_params(r), run_buffers(r), &b, true, need, NULL);
@@ -57,6 +58,8 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
         model_backward_notify(&r->model, r->be, &r->ws, run_params(r), run_grads(r), batch, &hook);
     double t2 = timeline_now();
     timeline_span(r->timeline, LANE_COMPUTE, "step", "backward", t1, t2);
+    if (!captured)
+        straggler_step(&r->straggler, t2 - t0);
     if (exchange_finish(&r->exchange, err) < 0)
         return -1;
     double t3 = timeline_now();
@@ -277,18 +280,23 @@ static void account_step(struct loop *l, long step, double loss)
     res->final_rate = (step - l->first) * l->samples_per_step / trained;
 }
 
-/* Every --log-every steps, the reference experiments' Step line (and the ETA on stderr). */
-static void log_step(struct loop *l, long step, double loss)
+/* Every --log-every steps, the reference experiments' Step line (and the ETA on stderr), and the
+ * straggler report: a collective of the workers. 0, or -1 with err. */
+static int log_step(struct loop *l, long step, double loss, struct dt_err *err)
 {
     struct train_result *res = l->res;
     if (step % l->cfg->log_every != 0)
-        return;
+        return 0;
     if (l->leader)
         log_lines_step(l->out, step, res->final_rate);
     if (res->final_rate > res->peak_rate)
         res->peak_rate = res->final_rate;
     if (l->cfg->progress && l->leader)
         print_eta(step, l->total, res->seconds, loss);
+    if (l->cfg->straggler_threshold > 0 &&
+        straggler_report(&l->r.straggler, l->r.workers.comm, l->cfg->straggler_threshold, stderr, err) < 0)
+        return -1;
+    return 0;
 }
 
 /* At the end of an epoch: its time, and an evaluation when one is due (always after the last). */
@@ -331,7 +339,8 @@ static int train_steps(struct loop *l, struct dt_err *err)
             return -1;
         if (stop)
             return 0;
-        log_step(l, step, loss);
+        if (log_step(l, step, loss, err) < 0)
+            return -1;
         if ((step % l->per_epoch == 0 || step == l->total) && end_epoch(l, step, err) < 0)
             return -1;
     }
@@ -435,6 +444,7 @@ static int finish(struct loop *l, int rc, struct dt_err *err)
     if (res->peak_rate < res->final_rate && res->steps < l->cfg->log_every)
         res->peak_rate = res->final_rate;   /* no Step line was printed: the only rate there is */
     res->exchange = r->exchange.stats;
+    res->compute_ms = straggler_mean_ms(&r->straggler);
     return rc;
 }
 

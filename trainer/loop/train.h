@@ -43,6 +43,7 @@ struct train_config {
     double dropout;            /* --dropout: the language models' (where dropout_set; else TRAIN_DEFAULT_DROPOUT) */
     bool dropout_set;
     double timeout_minutes;    /* no step finished for this long: a rank hung; abort the job (0: never) */
+    double straggler_threshold;   /* name a rank computing this much above the median (0: never) */
     struct stall_hook on_stall;   /* the watchdog's report, before it ends the job (watchdog.h) */
     double *loss_curve;        /* optional, max_steps long: step k's loss lands in loss_curve[k - 1] */
     const char *timeline;      /* --timeline PREFIX: each worker's Chrome trace in PREFIX.rankR.json */
@@ -73,6 +74,7 @@ struct train_result {
                                   before a resume have 0 seconds and no accuracy */
     double *epoch_accuracy;    /* -1 where the epoch was not evaluated */
     struct exchange_stats exchange;   /* what the gradient exchange did (nothing in a world of one) */
+    double compute_ms;         /* this rank's mean forward + backward a step (straggler.h) */
 };
 
 void train_result_free(struct train_result *result);
