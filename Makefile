@@ -49,7 +49,7 @@ endif
 EXCHANGE_SRC := $(sort $(wildcard trainer/exchange/*.c)) common/grouping.c
 LOOP_SRC := trainer/loop/train.c trainer/loop/run.c trainer/loop/device.c trainer/loop/restart.c \
             trainer/loop/watchdog.c trainer/loop/checkpoint.c trainer/loop/trace.c logs/profile.c \
-            trainer/loop/profile_model.c trainer/loop/export.c trainer/loop/emulate.c trainer/loop/straggler.c
+            trainer/loop/profile_model.c trainer/loop/export.c trainer/loop/emulate.c trainer/loop/straggler.c trainer/loop/rank_status.c
 TRAINER_SRC := $(ENGINE_SRC) trainer/optim/optim.c trainer/data/data.c trainer/data/text.c trainer/data/loader.c $(LOOP_SRC) \
                $(EXCHANGE_SRC) trainer/comm/comm_single.c trainer/backend/device_choice.c $(GPU_SRC) logs/log_lines.c
 TRAINER_LIBS := $(ENGINE_LIBS) -lz -lpthread -ljansson $(GPU_LIBS)

@@ -170,29 +170,44 @@ static void test_a_killed_rank_ends_the_job(void **state)
 
 /* A rank that hangs (fault injected): the others would wait in MPI_Allreduce forever; the
  * watchdog ends the job after --timeout with its message. */
+/* One of 4 ranks hangs before step 5 (DTRAIN_FAULT_HANG): after --stall-warning rank 0 warns,
+ * naming that rank, what it does and since when, and the ranks that wait; at --timeout the job
+ * ends with the same words, in the failed record too; the statuses are removed. */
 static void test_a_hung_rank_is_caught_by_the_watchdog(void **state)
 {
     (void)state;
     require_mpirun();
     char script[8192];
     snprintf(script, sizeof script,
-             "start=$(date +%%s%%N); DTRAIN_FAULT_HANG=1:5 %s --oversubscribe -np 2 -x DTRAIN_FAULT_HANG %s "
-             "--gpus-per-node 0 -- %s --model lenet --dataset synthetic --epochs 1000 --log-every 5 --eval-every 0 "
-             "--quiet --timeout 0.05 --record %s/hung.jsonl; status=$?; end=$(date +%%s%%N); "
+             "mkdir -p %s/status && start=$(date +%%s%%N); DTRAIN_FAULT_HANG=2:5 %s --oversubscribe -np 4 -x "
+             "DTRAIN_FAULT_HANG %s --gpus-per-node 0 -- %s --model lenet --dataset synthetic --batch-size 16 --epochs "
+             "1000 --log-every 5 --eval-every 0 --quiet --timeout 0.05 --stall-warning 1 --status-dir %s/status "
+             "--record %s/hung.jsonl; status=$?; end=$(date +%%s%%N); ls -A %s/status; "
              "echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
-             mpirun_path, tu_bin("dtrain"), tu_bin("dtrain-train"), mpi_dir);
+             mpi_dir, mpirun_path, tu_bin("dtrain"), tu_bin("dtrain-train"), mpi_dir, mpi_dir, mpi_dir);
     struct tu_result r;
     int status = -1;
     long ms = -1;
     run_timed(script, &r, &status, &ms);
-    print_message("rank 1 hung at step 5, --timeout 3 s: the job ended with status %d after %ld ms\n", status, ms);
+    print_message("rank 2 of 4 hung at step 5, --timeout 3 s: the job ended with status %d after %ld ms\n", status, ms);
     assert_true(status != 0);
-    assert_true(ms < 15000);
+    assert_true(ms < 20000);
+    char host[256] = "", other[320];
+    gethostname(host, sizeof host - 1);   /* mpirun's ranks run here */
     assert_true(tu_contains(r.err, "no step finished for"));
+    assert_true(tu_contains(r.err, "rank 0 on ") && tu_contains(r.err, ": warning: no step finished for 1 s"));
+    snprintf(other, sizeof other, "rank 2 on %s is loading data of step 5 for ", host);
+    assert_true(tu_contains(r.err, other));
+    assert_true(tu_contains(r.err, "; ranks 0-1, 3 wait in the exchange of step 5"));
+    for (int rank = 0; rank < 4; rank++) {   /* only rank 2 is named as behind */
+        snprintf(other, sizeof other, "rank %d on %s is ", rank, host);
+        assert_true(rank == 2 || !tu_contains(r.err, other));
+    }
+    assert_true(strncmp(r.out, "status ", 7) == 0);   /* ls printed nothing: the statuses were removed */
     tu_result_free(&r);
     char records[4200];
     snprintf(records, sizeof records, "%s/hung.jsonl", mpi_dir);
-    assert_int_equal(failed_records(records, "no step finished for"), 1);
+    assert_int_equal(failed_records(records, "is loading data of step 5"), 1);
 }
 
 /* A multi-rank run that fails leaves one "failed" record naming the rank and the

@@ -104,6 +104,11 @@ static const char usage_text[] =
     "      --straggler-threshold F  every --log-every steps, rank 0 names each rank whose\n"
     "                          forward and backward took F more than the ranks' median\n"
     "                          (0.25; 0: never); the record keeps every rank's mean\n"
+    "      --stall-warning SEC  warn when no step has finished for SEC seconds (60; 0: never),\n"
+    "                          naming every rank behind the others, what it is doing and\n"
+    "                          since when, and the ranks that wait; --timeout says the same\n"
+    "      --status-dir DIR    where the ranks note where they are, for those reports: a\n"
+    "                          directory all ranks see (default $TMPDIR or /tmp: one node's)\n"
     "      --timeout MIN       end the whole job when no step has finished for MIN minutes (a\n"
     "                          hung rank or a dead network; default 30, 0 = never)\n"
     "  -q, --quiet             no ETA lines\n"
@@ -157,7 +162,7 @@ enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_W
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
        O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PARTITION, O_CREDIT, O_TIMELINE,
        O_PROFILE_OUT, O_EMULATE, O_EMULATE_RATE, O_DILATE, O_EXPORT_RUN,
-       O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT, O_VOCAB, O_LIST_METHODS, O_STRAGGLER };
+       O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT, O_VOCAB, O_LIST_METHODS, O_STRAGGLER, O_STALL_WARNING, O_STATUS_DIR };
 
 /* The options that take a count: 0 when opt was one and its value good, 2 when the value is bad,
  * 1 when opt is not one of them. */
@@ -245,6 +250,11 @@ static int parse_real(int opt, struct train_config *cfg)
             return bad("--seed", optarg, "a number from 0");
         cfg->seed = (uint64_t)value;
         break;
+    case O_STALL_WARNING:
+        cfg->stall_warning = strtod(optarg, &end);
+        if (end == optarg || *end || !(cfg->stall_warning >= 0 && cfg->stall_warning <= 1e6))
+            return bad("--stall-warning", optarg, "seconds, 0 or more (0: no warning)");
+        break;
     case O_STRAGGLER:
         cfg->straggler_threshold = strtod(optarg, &end);
         if (end == optarg || *end || !(cfg->straggler_threshold >= 0 && cfg->straggler_threshold <= 100))
@@ -321,6 +331,7 @@ static int parse_choice(int opt, struct train_options *opts)
         opts->record.tag = optarg;
         break;
     case O_CKPT: cfg->checkpoint_dir = optarg; break;
+    case O_STATUS_DIR: cfg->status_dir = optarg; break;
     case O_TIMELINE: cfg->timeline = optarg; break;
     case O_PROFILE_OUT: cfg->profile_out = optarg; break;
     case O_EXPORT_RUN: cfg->export_dir = optarg; break;
@@ -402,7 +413,9 @@ int train_options_parse(int argc, char **argv, struct train_options *opts)
         {"record-failure", required_argument, NULL, O_RECORD_FAILURE}, {"seq-len", required_argument, NULL, O_SEQ_LEN},
         {"dropout", required_argument, NULL, O_DROPOUT}, {"vocab", required_argument, NULL, O_VOCAB},
         {"list-methods", no_argument, NULL, O_LIST_METHODS},
-        {"straggler-threshold", required_argument, NULL, O_STRAGGLER}, {"quiet", no_argument, NULL, 'q'},
+        {"straggler-threshold", required_argument, NULL, O_STRAGGLER},
+        {"stall-warning", required_argument, NULL, O_STALL_WARNING}, {"status-dir", required_argument, NULL, O_STATUS_DIR},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
@@ -412,7 +425,7 @@ int train_options_parse(int argc, char **argv, struct train_options *opts)
                                  .optimizer = "adam", .backend = "cpu", .batch = 128, .epochs = 1, .threads = 1,
                                  .log_every = 200, .eval_every = 1, .lr = 0.01, .momentum = 0.9, .seed = 1,
                                  .progress = true, .timeout_minutes = 30, .timeline_steps = 100,
-                                 .straggler_threshold = 0.25};
+                                 .straggler_threshold = 0.25, .stall_warning = 60};
     int opt;
     while ((opt = getopt_long(argc, argv, "m:d:b:e:T:qhV", options, NULL)) != -1) {
         int rc = parse_choice(opt, opts);

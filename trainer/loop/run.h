@@ -3,6 +3,7 @@
 #ifndef RUN_H
 #define RUN_H
 
+#include "rank_status.h"
 #include "straggler.h"
 #include "backend.h"
 #include "data.h"
@@ -37,6 +38,7 @@ struct run {
     struct profile measured;   /* --profile-out: summed over the counted steps */
     struct emulation emu;      /* --emulate */
     struct straggler_watch straggler;   /* this rank's compute time a step, for the straggler report */
+    struct rank_status *status;   /* where this rank is, for a stall's report (NULL: not kept) */
     bool emulating;
     uint64_t step_noise;       /* this step's dropout randomness, the same on every rank (struct batch) */
 };

@@ -38,6 +38,7 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
     struct batch b = {.n = batch, .x = x, .labels = y, .noise = r->step_noise,
                       .position = (long)r->workers.rank * batch};
     double t0 = timeline_now();
+    rank_status_phase(r->status, PHASE_FORWARD);
     fault_slow_compute(r->workers.rank);
     const struct params_needed *need = trace_forward(&r->trace, exchange_forward_hook(&r->exchange));
     *loss = r->emulating ? emulate_forward(&r->emu, need)
@@ -51,6 +52,7 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
         return 1;
     if (!r->emulating)   /* (an emulated run's gradients stay zero: nothing writes them but their sums) */
         backend_zero(r->be, run_grads(r), r->model.num_params * sizeof(float));
+    rank_status_phase(r->status, PHASE_BACKWARD);
     struct grads_ready hook = trace_backward(&r->trace, exchange_backward_hook(&r->exchange));
     if (r->emulating)
         emulate_backward(&r->emu, &hook);
@@ -60,10 +62,12 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
     timeline_span(r->timeline, LANE_COMPUTE, "step", "backward", t1, t2);
     if (!captured)
         straggler_step(&r->straggler, t2 - t0);
+    rank_status_phase(r->status, PHASE_EXCHANGE);
     if (exchange_finish(&r->exchange, err) < 0)
         return -1;
     double t3 = timeline_now();
     timeline_span(r->timeline, LANE_COMPUTE, "step", "exchange", t2, t3);
+    rank_status_phase(r->status, PHASE_UPDATE);
     run_begin_update(r, captured);
     if (!exchange_updates_itself(&r->exchange))   /* else each layer's, before its next forward */
         run_update_range(r, 0, r->model.num_params);
@@ -86,6 +90,7 @@ struct loop {
     double samples_per_step, start, epoch_start, eval_time;
     double dilate;             /* --dilate: wall seconds per reported second */
     struct watchdog wd;
+    struct rank_status status; /* where this rank is, for the watchdog's report of a stall */
 };
 
 /* Accuracy over the whole test set in eval mode (running BN statistics, rank 0's: each rank
@@ -212,6 +217,8 @@ static int step_once(struct loop *l, long step, double *loss, struct dt_err *err
     struct run *r = &l->r;
     const float *x;
     const int *y;
+    if (r->status)
+        rank_status_set(r->status, PHASE_DATA, step);
     fault_injection_point(l->comm->rank, step);
     if (l->cfg->timeline_steps > 0 && step - l->first > l->cfg->timeline_steps)
         record_into(r, NULL);   /* enough steps recorded */
@@ -246,6 +253,8 @@ static int checkpoint_step(struct loop *l, long step, bool *stop, struct dt_err 
         return -1;
     *stop = stopping != 0;
     bool due = cfg->checkpoint_every > 0 && step % cfg->checkpoint_every == 0;
+    if (*stop || due)
+        rank_status_phase(l->r.status, PHASE_CHECKPOINT);
     if ((*stop || due) &&
         (exchange_settle(&l->r.exchange, err) < 0 || restart_save(&l->r, cfg, step, l->res->resumed, err) < 0))
         return -1;
@@ -310,6 +319,7 @@ static int end_epoch(struct loop *l, long step, struct dt_err *err)
     res->epoch_accuracy[epoch] = -1;
     if (cfg->eval_every > 0 && !l->r.emulating && ((epoch + 1) % cfg->eval_every == 0 || step == l->total)) {
         double e0 = timeline_now();
+        rank_status_phase(l->r.status, PHASE_EVALUATION);
         if (exchange_settle(&l->r.exchange, err) < 0 || (res->final_accuracy = evaluate(&l->r, cfg->batch, err)) < 0)
             return -1;
         double test_sec = timeline_now() - e0;
@@ -455,6 +465,23 @@ void train_result_free(struct train_result *res)
     res->epoch_seconds = res->epoch_accuracy = NULL;
 }
 
+/* Every worker's status in a directory they share, so that a stall names the stuck rank; a run
+ * without one goes on and says so. A collective of the workers (before any step). */
+static void keep_status(struct loop *l, struct comm *world)
+{
+    struct dt_err why;
+    if (l->r.workers.count < 2)   /* one rank: nobody to tell apart */
+        return;
+    if (rank_status_open(&l->status, l->r.workers.comm, world->rank, l->cfg->status_dir, &why) < 0) {
+        if (l->leader)
+            fprintf(stderr, "dtrain-train: a stall will not name the stuck rank: %s\n", why.msg);
+        rank_status_close(&l->status);
+        return;
+    }
+    l->r.status = &l->status;
+    watchdog_describe_with(&l->wd, &l->status, l->cfg->stall_warning);
+}
+
 int train_run(const struct train_config *cfg, FILE *out, struct train_result *res, struct dt_err *err)
 {
     memset(res, 0, sizeof *res);
@@ -485,6 +512,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     if (rc == 0) {
         if (cfg->checkpoint_dir)
             catch_stop_signals(true);
+        keep_status(&l, comm);
         watchdog_start(&l.wd, comm, l.r.nccl, cfg->timeout_minutes * 60, l.first, cfg->on_stall);
         if (l.leader)
             announce(&l);
@@ -495,6 +523,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
             rc = exchange_close(&l.r.exchange, err);
         rc = finish(&l, rc, err);
         watchdog_stop(&l.wd);
+        rank_status_close(&l.status);
         if (cfg->checkpoint_dir)
             catch_stop_signals(false);
     }

@@ -44,6 +44,8 @@ struct train_config {
     bool dropout_set;
     double timeout_minutes;    /* no step finished for this long: a rank hung; abort the job (0: never) */
     double straggler_threshold;   /* name a rank computing this much above the median (0: never) */
+    double stall_warning;      /* seconds without a finished step before a warning naming the stuck rank (0: none) */
+    const char *status_dir;    /* where the workers' statuses go (NULL: $TMPDIR or /tmp) */
     struct stall_hook on_stall;   /* the watchdog's report, before it ends the job (watchdog.h) */
     double *loss_curve;        /* optional, max_steps long: step k's loss lands in loss_curve[k - 1] */
     const char *timeline;      /* --timeline PREFIX: each worker's Chrome trace in PREFIX.rankR.json */

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "comm.h"
+#include "rank_status.h"
 
 /* Told on the watchdog's thread just before it ends the job, with its message and the last step
  * finished (the run's record of the failure); call NULL: nobody is told. */
@@ -29,12 +30,19 @@ struct watchdog {
     _Atomic int stop;
     _Atomic long step;         /* for the message */
     struct stall_hook on_stall;   /* told before the job is ended */
+    struct rank_status *status;   /* where every rank is (NULL: not known): written once a second, read on a stall */
+    double warning;            /* seconds without a finished step before a warning (0: none) */
+    _Atomic int warned;        /* this stall has been warned of */
 };
 
 /* Starts watching: stalls longer than timeout_seconds (0: none), and the health of transport (NULL,
  * or one without a health op: none). Nothing to watch: no thread. */
 void watchdog_start(struct watchdog *wd, struct comm *comm, struct comm *transport, double timeout_seconds, long step,
                     struct stall_hook on_stall);
+/* Before watchdog_start: a stall is described from every rank's status (rank_status.h), with a
+ * warning first after warning_seconds (0: no warning). */
+void watchdog_describe_with(struct watchdog *wd, struct rank_status *status, double warning_seconds);
+
 /* A step (or an evaluation) finished. */
 void watchdog_touch(struct watchdog *wd, long step);
 void watchdog_stop(struct watchdog *wd);
