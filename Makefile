@@ -68,13 +68,15 @@ dtrain-train_SRC := trainer/dtrain_train.c trainer/train_options.c trainer/run_r
 dtrain-train_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 dtrain-commbench_SRC := trainer/dtrain_commbench.c trainer/comm/comm_mpi.c common/grouping.c $(COMMON_SRC)
 dtrain-commbench_LIBS := $(MPI_LIBS) -ljansson
+dtrain-check_SRC := trainer/dtrain_check.c trainer/check_links.c trainer/comm/comm_mpi.c $(TRAINER_SRC) $(COMMON_SRC)
+dtrain-check_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/command.c analysis/cmd_table.c analysis/cmd_throughput.c \
                       analysis/cmd_plot.c analysis/cmd_timeline.c analysis/cmd_audit.c analysis/cmd_nodes.c analysis/nodes.c analysis/inputs.c analysis/predict.c analysis/links.c analysis/costmodel.c logs/profile.c \
                       common/grouping.c analysis/timeline_sum.c analysis/audit.c analysis/corrected.c analysis/experiment.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c analysis/plot_sources.c \
                       logs/table.c logs/record.c logs/json_read.c logs/log_lines.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson
-TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train dtrain-commbench dtrain-analyze
+TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train dtrain-commbench dtrain-check dtrain-analyze
 
 # test name -> its sources (cmocka)
 test_hostlist_SRC := tests/test_hostlist.c tests/testutil.c $(COMMON_SRC)
@@ -333,6 +335,7 @@ dtrain-rankinfo_WHAT := print what a rank was given by dtrain and where it runs
 dtrain-topo_WHAT := show a node's GPUs, NICs and NUMA nodes and how near they are
 dtrain-train_WHAT := train a model, data-parallel over MPI ranks, on CPUs or GPUs
 dtrain-commbench_WHAT := time the gradient transports over message sizes, as nccl-tests does
+dtrain-check_WHAT := check a job's nodes before it runs: GPUs, NIC, run directory and every link
 dtrain-analyze_WHAT := turn run records, logs and result tables into tables, plots and audits
 MAN := $(addprefix $(BUILD)/man/,$(addsuffix .1,$(TOOLS)))
 $(BUILD)/man/%.1: $(BIN)/%

@@ -3,9 +3,21 @@
 # tc writes it: 1gbit, 10gbit, 500mbit), both directions, or remove the shaping. Traffic between
 # gn01 and gn02 (one leaf) stays unshaped; anything crossing leaf1<->leaf2 gets RATE: the reference experiments'
 # slow inter-node link on one machine. netem is not in this kernel: bandwidth only, no delay.
+# tests/cluster/link.sh node NODE RATE|off - shape one node's own link instead (its veth, both
+# directions): a node slower than the others, for the pre-flight check's test.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.conf.sh"
+if [ "${1:-}" = node ]; then
+    node=${2:?usage: link.sh node NODE RATE|off} rate=${3:?usage: link.sh node NODE RATE|off}
+    ip netns exec "$DTC_PREFIX-ctl" tc qdisc del dev "v-$node" root 2>/dev/null || true
+    ip netns exec "$DTC_PREFIX-$node" tc qdisc del dev eth0 root 2>/dev/null || true
+    if [ "$rate" != off ]; then
+        ip netns exec "$DTC_PREFIX-ctl" tc qdisc add dev "v-$node" root tbf rate "$rate" burst 256kb latency 50ms
+        ip netns exec "$DTC_PREFIX-$node" tc qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
+    fi
+    exit 0
+fi
 rate=${1:?usage: link.sh RATE|off}
 for dev in l1-up l1-dn l2-up l2-dn; do
     ip netns exec "$DTC_PREFIX-ctl" tc qdisc del dev "$dev" root 2>/dev/null || true

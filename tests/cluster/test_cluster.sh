@@ -69,6 +69,9 @@ if ! "$here/up.sh" >"$work/up.log" 2>&1; then
 fi
 echo "[ OK ] cluster up: 4 idle nodes in $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-4) s"
 export SLURM_CONF="$DTC_DIR/etc/slurm.conf" PATH="$DTC_DIR/bin:$PATH" DTRAIN_BIN="$bin" DTRAIN_THREADS=1
+# The test cluster's "nodes" share this machine's cores: the template's pre-flight check measures
+# their links one pair at a time (side by side it would measure the scheduler), and briefly.
+export DTRAIN_CHECK_OPTIONS="${DTRAIN_CHECK_OPTIONS:---one-at-a-time --bytes 1M --iters 2}"
 cd "$work" || exit 1
 
 state() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
@@ -252,6 +255,26 @@ grep '"comm":"bytescheduler-ps"' runs/records.jsonl >bs.json 2>/dev/null
 check "methods: all seven on 2 nodes (+ a server), and colocated servers, end bitwise equal" \
     '[ $methods_ok = 1 ] && [ "$(field ps.json comm_options)" = "servers=1 partition=20000" ] &&
      [ "$(field bs.json comm_options)" = "servers=1 partition=20000 credit=40000" ]'
+cd "$work" || exit 1
+
+# (7) the pre-flight check, one rank per node: with every link equal it passes; with gn03's own
+# link shaped to 100 Mbit/s it fails, naming gn03 and the sbatch --exclude= that avoids it
+mkdir t7 && cd t7 || exit 1
+preflight() {   # preflight OUTFILE: dtrain-check over the 4 nodes; prints its status
+    # shellcheck disable=SC2086  # DTRAIN_LAUNCH_OPTIONS: options, split on purpose
+    srun --mpi=pmix -N4 --ntasks-per-node=1 "$bin/dtrain" --nodes 4 --gpus-per-node 0 ${DTRAIN_LAUNCH_OPTIONS:-} -- \
+        "$bin/dtrain-check" --one-at-a-time --bytes 1M --iters 2 --dir . --json "$1.json" >"$1" 2>&1
+    echo $?
+}
+pass=$(preflight pass.out)
+"$here/link.sh" node gn03 100mbit
+slow=$(preflight slow.out)
+"$here/link.sh" node gn03 off
+check "pre-flight: equal links pass (status $pass)" '[ "$pass" = 0 ] && grep -q "^| gn04 | skip (CPU ranks) | ok, eth0 up at .* | ok, .* GiB free | .* | ok |$" pass.out &&
+     grep -q "\"median_bytes_per_s\"" pass.out.json'
+check "pre-flight: gn03's slow link named, with the --exclude that avoids it (status $slow)" \
+    '[ "$slow" = 1 ] && grep -q "^| gn03 | .* | \*\*slow links\*\* |$" slow.out &&
+     grep -q "sbatch --exclude=gn03 avoids it" slow.out && ! grep -q "^| gn0[124] | .*slow links" slow.out'
 cd "$work" || exit 1
 
 # (last) a second cluster beside this one (both used /run/dtrain-cluster and the
