@@ -65,7 +65,7 @@ trap 'exit 130' INT TERM   # so that the EXIT trap brings the cluster down
 export SLURM_CONF="$DTC_DIR/etc/slurm.conf" PATH="$DTC_DIR/bin:$PATH" DTRAIN_BIN="$bin" DTRAIN_THREADS=1 \
     DTRAIN_LAUNCH_OPTIONS=--no-bind
 # The "nodes" share this machine's cores: the template's pre-flight check measures one pair at a time.
-export DTRAIN_CHECK_OPTIONS="${DTRAIN_CHECK_OPTIONS:---one-at-a-time --bytes 1M --iters 2}"
+export DTRAIN_CHECK_OPTIONS="${DTRAIN_CHECK_OPTIONS:---one-at-a-time --bytes 1M --iters 2 --threshold 0.9}"
 export DTRAIN_RUN_DIR="$out/runs"
 cd "$out"
 
