@@ -22,7 +22,10 @@ static const char usage_text[] =
     "Runs PROGRAM as one rank of a data-parallel job. Under srun (or mpirun) dtrain reads the\n"
     "allocation, checks it against --nodes and --gpus-per-node, exports the rank's place and\n"
     "execs PROGRAM in its own process (no shell, exit status kept). Without a launcher it starts\n"
-    "the ranks itself on this node (local mode, like torchrun's standalone mode).\n"
+    "the ranks itself on this node (local mode, like torchrun's standalone mode): that is for\n"
+    "programs that rendezvous themselves (torch.distributed's env://); an MPI program's ranks\n"
+    "come from mpirun -np N dtrain ... or srun, and dtrain's own MPI tools refuse to run as\n"
+    "local copies.\n"
     "\n"
     "Options:\n"
     "  -N, --nodes N           the job must span N nodes (checked; mismatch: exit 2)\n"
@@ -56,7 +59,8 @@ static const char usage_text[] =
     "and DTRAIN_LAUNCHER DTRAIN_NODES DTRAIN_NODELIST DTRAIN_JOB_ID DTRAIN_JOB_NAME DTRAIN_STEP_ID\n"
     "DTRAIN_GPUS_PER_NODE\n"
     "DTRAIN_GPU (the rank's index among the GPUs CUDA sees). MASTER_ADDR is the first node of\n"
-    "the step; MASTER_PORT is 61000 + job id % 4536, the same on every rank. Binding adds\n"
+    "the step; MASTER_PORT is 61000 + (job id x 61 + step id) % 4536, the same on every rank\n"
+    "of a step, another for each step running beside it (rank 0 checks it is free). Binding adds\n"
     "CUDA_DEVICE_ORDER=PCI_BUS_ID, NCCL_IB_HCA (every HCA of the node, the same on every rank),\n"
     "UCX_NET_DEVICES, NCCL_SOCKET_IFNAME and OMPI_MCA_btl_tcp_if_include (the rank's own NIC),\n"
     "DTRAIN_GPU_BUSID, DTRAIN_NIC, DTRAIN_NUMA and DTRAIN_CPUS.\n"
@@ -191,6 +195,19 @@ static void release_binding(struct node_bind *nb)
     topo_free(&nb->topo);
 }
 
+/* Rank 0 of a launcher's job rendezvouses on the MASTER_PORT dtrain chose: is it free on its host?
+ * (A port the user set is theirs to choose.) */
+static bool master_port_taken(const struct allocation *alloc, const struct rank_place *place,
+                              const struct rank_exports *exports, struct dt_err *err)
+{
+    if (place->rank != 0 || alloc->source == ALLOC_LOCAL)
+        return false;
+    for (int i = 0; i < exports->count; i++)
+        if (strcmp(exports->vars[i].name, "MASTER_PORT") == 0 && !exports->vars[i].user_value)
+            return launch_port_free(atoi(exports->vars[i].value), alloc->hostname, err) < 0;
+    return false;
+}
+
 /* Exports, binds and execs one rank; returns only on failure, with the exit status. */
 static int exec_rank(const struct launch_request *req, const struct allocation *alloc, const struct node_bind *nb,
                      const struct rank_place *place, int port, char **argv)
@@ -200,7 +217,7 @@ static int exec_rank(const struct launch_request *req, const struct allocation *
     launch_exports(req, alloc, place, port, environ, &exports);
     launch_export_binding(req, alloc, &bind, environ, &exports);
     struct dt_err err;
-    if (launch_exports_check(&exports, &err) < 0) {
+    if (launch_exports_check(&exports, &err) < 0 || master_port_taken(alloc, place, &exports, &err)) {
         launch_exports_free(&exports);
         return fprintf(stderr, "dtrain: rank %d: %s\n", place->rank, err.msg), 2;
     }

@@ -203,7 +203,9 @@ static int shared_port(const struct allocation *a, char *const *envp, int local_
         return local_port;
     unsigned long id = 0;
     if (a->in_slurm_job) {
-        id = strtoul(a->job_id, NULL, 10);
+        /* steps of one job run at once on a node (srun ... & srun ...): each step its own port,
+         * and a job's next 61 steps clear of the next job's first */
+        id = strtoul(a->job_id, NULL, 10) * LAUNCH_PORT_JOB_STRIDE + strtoul(a->step_id, NULL, 10);
     } else {
         /* mpirun outside Slurm: its job id is in every rank's environment. */
         const char *job = env_lookup(envp, "OMPI_MCA_ess_base_jobid");
@@ -213,6 +215,22 @@ static int shared_port(const struct allocation *a, char *const *envp, int local_
             id = id * 31 + (unsigned char)*c;
     }
     return LAUNCH_PORT_BASE + (int)(id % LAUNCH_PORT_SPAN);
+}
+
+int launch_port_free(int port, const char *host, struct dt_err *err)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    if (fd < 0)
+        return 0;   /* nothing to ask: the program finds out itself */
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                               .sin_addr.s_addr = htonl(INADDR_ANY)};
+    int taken = bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 && errno == EADDRINUSE;
+    close(fd);
+    if (!taken)
+        return 0;
+    return dt_fail(err, "MASTER_PORT %d is taken on %s (another job or step of this job listens on it): rank 0 "
+                   "could not rendezvous there; set MASTER_PORT to a free port for this step", port, host);
 }
 
 static const char *master_addr(const struct allocation *a, const struct rank_place *place)

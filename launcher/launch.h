@@ -9,10 +9,16 @@
 #include "dt_error.h"
 #include "plan.h"
 
-/* MASTER_PORT for a Slurm job: 61000 + job id % 4536, i.e. 61000..65535, above Linux's default
- * ephemeral range (32768-60999) so no outgoing connection holds it, and the same on every rank. */
+/* MASTER_PORT for a Slurm step: 61000 + (job id x 61 + step id) % 4536, i.e. 61000..65535, above
+ * Linux's default ephemeral range (32768-60999) so no outgoing connection holds it; the same on every
+ * rank of a step, another for each step of the job running beside it. */
 #define LAUNCH_PORT_BASE 61000
 #define LAUNCH_PORT_SPAN 4536
+#define LAUNCH_PORT_JOB_STRIDE 61
+
+/* Whether nothing on this host listens on port (bind with SO_REUSEADDR, so a closed connection's
+ * TIME_WAIT does not count). 0, or -1 with err naming the port, the host and the fix. */
+int launch_port_free(int port, const char *host, struct dt_err *err);
 
 /* What the user asked for on the command line; -1 where not given. */
 struct launch_request {

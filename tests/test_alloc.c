@@ -325,7 +325,7 @@ static void test_exports_of_a_slurm_rank(void **state)
     assert_string_equal(export_of(&e, "LOCAL_WORLD_SIZE"), "2");
     assert_string_equal(export_of(&e, "NODE_RANK"), "1");
     assert_string_equal(export_of(&e, "MASTER_ADDR"), "gn01");
-    assert_string_equal(export_of(&e, "MASTER_PORT"), "61005");   /* 61000 + 5 % 4536 */
+    assert_string_equal(export_of(&e, "MASTER_PORT"), "61305");   /* 61000 + (5 x 61 + step 0) % 4536 */
     assert_string_equal(export_of(&e, "DTRAIN_NODELIST"), "gn[01-02]");
     assert_string_equal(export_of(&e, "DTRAIN_GPUS_PER_NODE"), "2");
     launch_exports_free(&e);
@@ -363,8 +363,36 @@ static void test_master_port_is_the_same_on_every_rank(void **state)
         tu_env_free(&env);
     }
     assert_string_equal(ports[0], ports[1]);
-    assert_int_equal(atoi(ports[0]), 61000 + 123456 % 4536);
+    assert_int_equal(atoi(ports[0]), 61000 + (123456L * 61 + 0) % 4536);   /* step 0 */
     assert_true(atoi(ports[0]) > 60999 && atoi(ports[0]) <= 65535);   /* above the ephemeral range */
+}
+
+/* Two steps of one job running at once on a node (srun ... & srun ...) get different ports: the
+ * same port made one step's rank join the other step's rank 0. */
+static void test_steps_running_at_once_get_their_own_ports(void **state)
+{
+    (void)state;
+    int port[3];
+    const char *steps[] = {"0", "1", "2"};
+    for (int i = 0; i < 3; i++) {
+        struct tu_env env = {0};
+        tu_env_load(&env, "srun_N2x2_task0.env");
+        tu_env_set(&env, "SLURM_STEP_ID", steps[i]);
+        tu_env_set(&env, "SLURM_STEPID", steps[i]);
+        struct allocation a;
+        struct dt_err err;
+        assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
+        struct launch_request req = {.nodes = -1, .gpus_per_node = 0, .ranks = -1};
+        struct rank_place place = launch_place_of(&a);
+        struct rank_exports e;
+        launch_exports(&req, &a, &place, 0, env.vars, &e);
+        port[i] = atoi(export_of(&e, "MASTER_PORT"));
+        launch_exports_free(&e);
+        alloc_free(&a);
+        tu_env_free(&env);
+    }
+    assert_true(port[0] != port[1] && port[1] != port[2] && port[0] != port[2]);
+    assert_int_equal(port[1], port[0] + 1);
 }
 
 /* The srun fixtures were transcribed from shared/notes/slurm-cluster.md; when the notes are
@@ -548,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_local_mode_checks),
         cmocka_unit_test(test_exports_of_a_slurm_rank),
         cmocka_unit_test(test_master_port_is_the_same_on_every_rank),
+        cmocka_unit_test(test_steps_running_at_once_get_their_own_ports),
         cmocka_unit_test(test_fixtures_match_the_recorded_cluster_notes),
         cmocka_unit_test(test_slurm_identity_is_checked),
         cmocka_unit_test(test_long_node_lists_are_never_cut),

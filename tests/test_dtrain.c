@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -134,7 +136,7 @@ static void test_dry_run_of_captured_srun_task(void **state)
     assert_true(tu_contains(r.out, "export LOCAL_WORLD_SIZE=2\n"));
     assert_true(tu_contains(r.out, "export NODE_RANK=1\n"));
     assert_true(tu_contains(r.out, "export MASTER_ADDR=gn01\n"));
-    assert_true(tu_contains(r.out, "export MASTER_PORT=61004\n"));
+    assert_true(tu_contains(r.out, "export MASTER_PORT=61244\n"));   /* job 4 x 61 + step 0 */
     assert_true(tu_contains(r.out, "export DTRAIN_NODELIST='gn[01-02]'\n"));
     assert_true(tu_contains(r.out, "exec train --arg 'two words'\n"));
     tu_result_free(&r);
@@ -158,7 +160,7 @@ static void test_dry_run_of_synthetic_layouts(void **state)
     assert_true(tu_contains(r.out, "export RANK=5\n"));
     assert_true(tu_contains(r.out, "export LOCAL_RANK=1\n"));
     assert_true(tu_contains(r.out, "export NODE_RANK=2\n"));
-    assert_true(tu_contains(r.out, "export MASTER_PORT=61009\n"));
+    assert_true(tu_contains(r.out, "export MASTER_PORT=61550\n"));   /* job 9 x 61 + step 1 (mpirun's) */
     tu_result_free(&r);
 
     run_dtrain("torchrun_rank3.env", NULL, &r, "--dry-run", "--", "true", NULL);
@@ -520,6 +522,53 @@ static void test_uneven_allocations_with_gpus_per_node_auto(void **state)
     tu_result_free(&r);
 }
 
+/* Rank 0 checks the MASTER_PORT it was given is free on its host, and says so when another
+ * process listens there (a step of another job); a user's own MASTER_PORT is left alone. */
+static void test_a_taken_master_port_is_said(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    assert_true(fd >= 0);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    int port = 61000 + (4 * 61 + 0) % 4536;   /* job 4, step 0: srun_N2x2_task0.env */
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_ANY)};
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, 1) < 0) {
+        close(fd);
+        tu_skip("port %d is in use on this machine already: the test cannot take it", port);
+    }
+    struct tu_result r;
+    run_dtrain("srun_N2x2_task0.env", NULL, &r, "--gpus-per-node", "0", "--", "true", NULL);
+    assert_int_equal(r.status, 2);
+    char said[128];
+    snprintf(said, sizeof said, "MASTER_PORT %d is taken on gn01", port);
+    assert_true(tu_contains(r.err, said));
+    tu_result_free(&r);
+    struct tu_env own = {0};
+    tu_env_set(&own, "MASTER_PORT", "12345");
+    run_dtrain("srun_N2x2_task0.env", &own, &r, "--gpus-per-node", "0", "--", "true", NULL);
+    tu_env_free(&own);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    close(fd);
+}
+
+/* dtrain's MPI tools started as local copies (dtrain --ranks 2 -- dtrain-train) refuse at once:
+ * each would be a world of one. */
+static void test_mpi_tools_refuse_to_run_as_copies(void **state)
+{
+    (void)state;
+    struct tu_env quiet = {0};
+    tu_env_set(&quiet, "ASAN_OPTIONS", "detect_leaks=0");   /* Open MPI's own allocations at exit */
+    struct tu_result r;
+    run_dtrain(NULL, &quiet, &r, "--ranks", "2", "--", tu_bin("dtrain-train"), "--model", "lenet", "--dataset",
+               "synthetic", "--max-steps", "2", "--quiet", NULL);
+    tu_env_free(&quiet);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "WORLD_SIZE=2, but MPI sees 1 rank"));
+    assert_true(tu_contains(r.err, "mpirun -np 2 dtrain"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -539,6 +588,8 @@ int main(void)
         cmocka_unit_test(test_binding_reports_and_visibility),
         cmocka_unit_test(test_bad_topology_input_stops_before_exec),
         cmocka_unit_test(test_uneven_allocations_with_gpus_per_node_auto),
+        cmocka_unit_test(test_a_taken_master_port_is_said),
+        cmocka_unit_test(test_mpi_tools_refuse_to_run_as_copies),
     };
     return cmocka_run_group_tests_name("dtrain", tests, NULL, NULL);
 }

@@ -273,6 +273,18 @@ struct comm *comm_mpi_init(int *argc, char ***argv, bool threads, struct dt_err 
     if (!world) {
         dt_fail(err, "out of memory");
         MPI_Finalize();
+        return NULL;
+    }
+    /* dtrain's local mode starts copies of a program, not an MPI job: each copy would be a world of
+     * one and train alone (and record itself as a run of one rank) */
+    const char *launched = getenv("WORLD_SIZE");
+    if (world->world == 1 && launched && atoi(launched) > 1) {
+        dt_fail(err, "WORLD_SIZE=%s, but MPI sees 1 rank: this is one of %s copies dtrain started in local mode, "
+                "not an MPI job; start MPI programs with mpirun -np %s dtrain ... (or srun --mpi=pmix dtrain ...)",
+                launched, launched, launched);
+        world->destroy(world);
+        MPI_Finalize();
+        return NULL;
     }
     return world;
 }
