@@ -458,7 +458,8 @@ int record_check_sense(const struct run_record *r, struct dt_err *err)
         return dt_fail(err, "field \"tokens_per_sec\" (%g) is not a rate", r->tokens_per_sec);
     if (!sensible(r->lr, DBL_MAX))
         return dt_fail(err, "field \"lr\" is %g: not a learning rate", r->lr);
-    if (r->gpus_per_node < 0 || (long)r->gpus_per_node * r->nodes > r->world_size)
+    /* (an uneven run's gpus_per_node is its first node's: 3 of 3 + 2; each node runs at least one rank) */
+    if (r->gpus_per_node < 0 || (long)r->gpus_per_node + (r->nodes > 1 ? r->nodes - 1 : 0) > r->world_size)
         return dt_fail(err, "gpus_per_node %d on %d nodes is more GPUs than the %d ranks", r->gpus_per_node, r->nodes,
                        r->world_size);
     if (r->steps_per_rank < 0 || r->max_steps < 0 || r->threads < 0 || r->epochs < 0 || r->batch_per_replica < 0 || r->resumed < 0)

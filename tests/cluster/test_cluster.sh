@@ -278,6 +278,28 @@ check "pre-flight: gn03's slow link named, with the --exclude that avoids it (st
      grep -q "sbatch --exclude=gn03 avoids it" slow.out && ! grep -q "^| gn0[124] | .*slow links" slow.out'
 cd "$work" || exit 1
 
+# (8) an uneven step, 3 ranks on gn01 and 2 on gn02 (srun -N2 -n5 --gpus-per-task=1, Slurm's block
+# distribution), through dtrain --gpus-per-node auto: each node binds one rank per GPU it was given
+# (planned on a saved 8-GPU topology: the nodes' GPUs here are device files without PCI devices),
+# and the table of the records shows the run by its 5 GPUs with its split
+mkdir t8 && cd t8 || exit 1
+topo8=$top/tests/fixtures/topo/2s-8gpu-8hca-pcie-switches.xml
+uneven_train="--device cpu --model lenet --dataset synthetic --log-every 5 --eval-every 0 -q --max-steps 10"
+# shellcheck disable=SC2086  # uneven_train: options, split on purpose
+srun --mpi=pmix -N1 -n1 --gpus-per-task=1 "$bin/dtrain" --gpus-per-node auto --topology "$topo8" -- \
+    "$bin/dtrain-train" $uneven_train --record runs.jsonl >one.out 2>&1
+# shellcheck disable=SC2086
+srun --mpi=pmix -N2 -n5 -O --gpus-per-task=1 "$bin/dtrain" --gpus-per-node auto --topology "$topo8" --report-bindings \
+    -- "$bin/dtrain-train" $uneven_train --record runs.jsonl >uneven.out 2>&1
+uneven=$?
+"$bin/dtrain-analyze" table runs.jsonl >table.md 2>table.err
+check "uneven: 3 + 2 ranks, one per GPU each node was given (status $uneven)" \
+    '[ "$uneven" = 0 ] && grep -q "^dtrain: gn01 rank 2 local 2: gpu 2 " uneven.out &&
+     grep -q "^dtrain: gn02 rank 4 local 1: gpu 1 " uneven.out && ! grep -q "local 2: .* gn02\|gn02 rank [0-9] local 2" uneven.out'
+check "uneven: the table shows the run by its 5 GPUs and its split" \
+    'grep -q "^| 2 | 5 | .* | gn01:3, gn02:2 |$" table.md && grep -q "^| \*\*2\*\* | \*\*5\*\* |" table.md'
+cd "$work" || exit 1
+
 # (last) a second cluster beside this one (both used /run/dtrain-cluster and the
 # dtc-* namespaces): it comes up, runs a job, goes down, and this cluster's nodes stay idle and its
 # namespaces and directory stay where they are
