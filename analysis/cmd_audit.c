@@ -155,6 +155,7 @@ static int audit_run(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     struct path_list list = {0};
+    inputs_read_own_outputs();
     rc = read_inputs(argv + optind, argc - optind, collect_path, &list);
     if (rc == 0 && list.out_of_memory)
         rc = (fputs("dtrain-analyze: out of memory\n", stderr), 2);

@@ -277,8 +277,10 @@ static int nodes_run(int argc, char **argv)
     if (rc == 0 && count == 0)
         rc = (fputs("dtrain-analyze: nothing to compare: no configuration was run on two different sets of nodes\n",
                     stderr), 2);
-    if (rc == 0)
+    if (rc == 0) {
+        table_mark(stdout, "nodes", csv);
         rc = print_ranking(speeds, count, compared, threshold, csv);
+    }
     if (rc < 2 && in.unreadable + in.records.lines_skipped > 0)
         rc = 2;
     free(speeds);

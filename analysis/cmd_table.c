@@ -207,6 +207,8 @@ static int table_run(int argc, char **argv)
     if (rc == 0 && mixes_emulated_and_real(set))
         fprintf(stderr, "dtrain-analyze table: warning: the records mix emulated runs (dtrain-train --emulate) "
                 "with real ones; they are tabled as separate experiments\n");
+    if (rc == 0 && opt.format != FORMAT_JSON)
+        table_mark(stdout, "table", opt.format == FORMAT_CSV);
     if (rc == 0 && set->count > 0)
         rc = table_of_records(set, opt);
     if (rc == 0 && in.tables.count > 0) {

@@ -11,6 +11,7 @@
 
 #include "methods.h"
 #include "record.h"
+#include "table.h"
 #include "throughput.h"
 
 static const char throughput_help[] =
@@ -69,6 +70,8 @@ static int throughput_run(int argc, char **argv)
             rc = 2;
         }
     }
+    if (rc == 0)
+        table_mark(stdout, "throughput", format == METHODS_CSV);
     if (rc == 0 && in.logs.count > 0) {
         throughput_baselines(&in.logs);
         throughput_print(stdout, &in.logs, format == METHODS_CSV);

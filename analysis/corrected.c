@@ -18,6 +18,7 @@ static void summarise(const struct result_table *t, struct corrected_config *c, 
     if (c->count == 0) {   /* only an Avg row */
         c->runtime = t->rows[c->given].runtime;
         c->usual = &t->rows[c->given];
+        c->runtime_unit = duration_unit(c->usual->runtime_text);
         c->samples = (double)c->usual->steps * c->usual->batch * c->nodes * c->gpus;
         return;
     }
@@ -26,6 +27,7 @@ static void summarise(const struct result_table *t, struct corrected_config *c, 
     for (int i = 0; i < c->count; i++) {
         const struct result_row *r = &t->rows[c->runs[i]];
         times[i] = r->runtime;
+        c->runtime_unit = fmax(c->runtime_unit, duration_unit(r->runtime_text));
         int same = 0;   /* how many runs share this one's Epoch and Steps: the usual one has most */
         for (int j = 0; j < c->count; j++)
             same += t->rows[c->runs[j]].epoch == r->epoch && t->rows[c->runs[j]].steps == r->steps;
@@ -81,6 +83,21 @@ static bool by_rate(const struct result_table *t, const struct corrected_config 
     return !(same_epochs && audit_dataset_size(t->title) > 0);
 }
 
+/* Where the table's own Avg runtime and speedup of c differ from the recomputed ones by more than
+ * their printing explains: the runs were rounded to their last digit, the Avg row and the speedup
+ * to theirs, so a value within that is the same value, not a correction. */
+static void differences(const struct result_table *t, const struct corrected_config *c, bool *runtime, bool *speedup)
+{
+    *runtime = *speedup = false;
+    if (c->given < 0)
+        return;
+    const struct result_row *g = &t->rows[c->given];
+    double runtime_slack = 0.5 * duration_unit(g->runtime_text) + 0.5 * c->runtime_unit;
+    *runtime = g->avg && fabs(g->runtime - c->runtime) > runtime_slack + 1e-9;
+    *speedup = !isnan(g->speedup) && !isnan(c->speedup) &&
+               fabs(g->speedup - c->speedup) > 0.5 * g->speedup_unit + c->speedup_error + 1e-9;
+}
+
 static void print_row(FILE *out, const struct speedup_options *opt, int decimals, const struct result_row *r,
                       const struct corrected_config *c, const struct result_table *t)
 {
@@ -90,15 +107,12 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
     duration_format(avg ? c->runtime : r->runtime, decimals, runtime);
     if (avg && !isnan(c->speedup))
         snprintf(speedup, sizeof speedup, "%.2f", c->speedup);
-    if (avg && c->given >= 0) {
-        const struct result_row *g = &t->rows[c->given];
-        char rounded[32];
-        duration_format(g->runtime, decimals, rounded);
-        if (g->avg && strcmp(rounded, runtime) != 0)
-            snprintf(given_runtime, sizeof given_runtime, "%s", g->runtime_text);
-        if (!isnan(g->speedup) && !isnan(c->speedup) && fabs(g->speedup - c->speedup) >= 0.005)
-            snprintf(given_speedup, sizeof given_speedup, "%g", g->speedup);
-    }
+    bool runtime_differs, speedup_differs;
+    differences(t, c, &runtime_differs, &speedup_differs);
+    if (avg && runtime_differs)
+        snprintf(given_runtime, sizeof given_runtime, "%s", t->rows[c->given].runtime_text);
+    if (avg && speedup_differs)
+        snprintf(given_speedup, sizeof given_speedup, "%g", t->rows[c->given].speedup);
     const char *nodes = avg ? "Avg" : r->nodelist;
     if (opt->format == FORMAT_CSV) {
         fprintf(out, "%d,%d,%d,%d,%ld,%s,%s,\"%s\",%s,%s\n", c->nodes, c->gpus, shown->epoch, shown->batch, shown->steps,
@@ -111,16 +125,11 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
             b, nodes, b, given_runtime, given_speedup);
 }
 
-static int counted_changes(const struct result_table *t, const struct corrected_config *c, int decimals)
+static int counted_changes(const struct result_table *t, const struct corrected_config *c)
 {
-    if (c->given < 0)
-        return 0;
-    const struct result_row *g = &t->rows[c->given];
-    char runtime[32], rounded[32];
-    duration_format(c->runtime, decimals, runtime);
-    duration_format(g->runtime, decimals, rounded);
-    return (g->avg && strcmp(rounded, runtime) != 0) +
-           (!isnan(g->speedup) && !isnan(c->speedup) && fabs(g->speedup - c->speedup) >= 0.005);
+    bool runtime, speedup;
+    differences(t, c, &runtime, &speedup);
+    return runtime + speedup;
 }
 
 int corrected_configs(const struct result_table *t, const struct speedup_options *opt, struct corrected_config **out,
@@ -139,10 +148,14 @@ int corrected_configs(const struct result_table *t, const struct speedup_options
             base = &configs[k];
     }
     *rate = count > 0 && by_rate(t, configs, count);
-    for (int k = 0; k < count; k++)
-        configs[k].speedup = !base ? NAN
-                             : *rate ? (configs[k].samples / configs[k].runtime) / (base->samples / base->runtime)
-                                     : base->runtime / configs[k].runtime;
+    for (int k = 0; k < count; k++) {
+        struct corrected_config *c = &configs[k];
+        c->speedup = !base ? NAN
+                     : *rate ? (c->samples / c->runtime) / (base->samples / base->runtime)
+                             : base->runtime / c->runtime;
+        if (base)   /* either way a ratio of the two runtimes, each off by up to half its unit */
+            c->speedup_error = c->speedup * (0.5 * base->runtime_unit / base->runtime + 0.5 * c->runtime_unit / c->runtime);
+    }
     *out = configs;
     return count;
 }
@@ -184,7 +197,7 @@ int corrected_print(FILE *out, const struct result_table *t, const struct speedu
         for (int i = 0; i < configs[k].count; i++)
             print_row(out, opt, decimals, &t->rows[configs[k].runs[i]], &configs[k], t);
         print_row(out, opt, decimals, NULL, &configs[k], t);
-        *changed += counted_changes(t, &configs[k], decimals);
+        *changed += counted_changes(t, &configs[k]);
     }
     fputc('\n', out);
     corrected_free(configs, count);

@@ -21,6 +21,8 @@ struct corrected_config {
     double runtime, std;       /* the runs' mean (or median) and std, seconds */
     double samples;            /* Steps x Batchsize x GPUs of the usual run */
     double speedup;            /* against the baseline configuration; NAN without one */
+    double runtime_unit;       /* of the last digit its runs were printed with: they are rounded */
+    double speedup_error;      /* how far speedup may be off, its runtimes having been rounded */
 };
 
 /* The configurations of t, their runtimes (opt->stat) and speedups; *by_rate: speedups from

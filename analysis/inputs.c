@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "table.h"
+
 /* A file whose first non-blank character is '{' holds run records. */
 bool inputs_hold_records(const char *path)
 {
@@ -108,6 +110,9 @@ void read_log(const char *path, struct log_runs *set)
 static void (*walk_reader)(const char *path, void *set);
 static void *walk_set;
 static bool walking;   /* the file came from a directory, not from the command line */
+static bool read_own;     /* audit checks what dtrain-analyze wrote too; the others pass it over */
+static int own_outputs;   /* files dtrain-analyze wrote, passed over in directories */
+static char first_own[256];
 
 bool inputs_walking(void)
 {
@@ -117,19 +122,36 @@ bool inputs_walking(void)
 static int walk_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
     (void)st, (void)ftw;
-    if (type == FTW_F)
+    if (type != FTW_F)
+        return 0;
+    if (!read_own && table_is_analyzer_output(path)) {
+        if (own_outputs++ == 0)
+            snprintf(first_own, sizeof first_own, "%s", path);
+    } else
         walk_reader(path, walk_set);
     return 0;
 }
 
-/* Each FILE read, each DIR walked recursively. Returns 0, or 2 for a path that does not exist. */
+void inputs_read_own_outputs(void)
+{
+    read_own = true;
+}
+
+/* Each FILE read, each DIR walked recursively; what dtrain-analyze itself wrote (its first line says
+ * so) is passed over in a directory and refused by name. Returns 0, or 2 for a path that does not
+ * exist or is such a file. */
 int read_inputs(char **paths, int count, void (*reader)(const char *, void *), void *set)
 {
-    walk_reader = reader, walk_set = set;
+    walk_reader = reader, walk_set = set, own_outputs = 0;
     for (int i = 0; i < count; i++) {
         struct stat st;
         if (stat(paths[i], &st) < 0) {
             fprintf(stderr, "dtrain-analyze: %s: %s\n", paths[i], strerror(errno));
+            return 2;
+        }
+        if (!read_own && !S_ISDIR(st.st_mode) && table_is_analyzer_output(paths[i])) {
+            fprintf(stderr, "dtrain-analyze: %s: a table dtrain-analyze wrote (its first line says so), already "
+                    "computed from its runs: give the run records or the hand-made table it came from\n", paths[i]);
             return 2;
         }
         if (S_ISDIR(st.st_mode)) {
@@ -140,6 +162,9 @@ int read_inputs(char **paths, int count, void (*reader)(const char *, void *), v
         else
             reader(paths[i], set);
     }
+    if (own_outputs)
+        fprintf(stderr, "dtrain-analyze: passed over %d file%s dtrain-analyze wrote (%s%s)\n", own_outputs,
+                own_outputs == 1 ? "" : "s", first_own, own_outputs > 1 ? ", ..." : "");
     return 0;
 }
 

@@ -265,6 +265,30 @@ int plot_write(const char *prefix, const char *title, const char *x_unit, const 
     return atomic_write(path, write_script, &a, err);
 }
 
+/* A failed gnuplot run may have left empty or half-drawn pictures: every file its script names in a
+ * "set output" line goes, then the script and its data, so a failure leaves nothing behind. */
+static void remove_outputs(const char *dir, const char *prefix)
+{
+    char path[4300], line[4400];
+    snprintf(path, sizeof path, "%s.gp", prefix);
+    FILE *script = fopen(path, "r");
+    while (script && fgets(line, sizeof line, script)) {
+        char *name = strstr(line, "set output '");
+        char *end = name ? strchr(name + 12, '\'') : NULL;
+        if (!end)
+            continue;
+        *end = '\0';
+        snprintf(path, sizeof path, "%s/%s", dir, name + 12);
+        unlink(path);
+    }
+    if (script)
+        fclose(script);
+    snprintf(path, sizeof path, "%s.gp", prefix);
+    unlink(path);
+    snprintf(path, sizeof path, "%s.dat", prefix);
+    unlink(path);
+}
+
 int plot_render(const char *prefix, struct dt_err *err)
 {
     char dir_copy[4096], name_copy[4096], script[4200];
@@ -287,7 +311,10 @@ int plot_render(const char *prefix, struct dt_err *err)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
         return dt_fail(err, "gnuplot not found (Debian: apt-get install gnuplot-nox); %s.dat and %s.gp are written",
                        prefix, prefix);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return dt_fail(err, "gnuplot %s.gp failed (status %d)", prefix, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        remove_outputs(dir, prefix);
+        return dt_fail(err, "gnuplot could not draw %s (its message is above; status %d): no picture is written",
+                       prefix, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
     return 0;
 }

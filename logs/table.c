@@ -12,6 +12,8 @@
 #include "dt_parse.h"
 #include "duration.h"
 
+#define ANALYZER_MARK "dtrain-analyze "
+
 enum column { COL_NODES, COL_GPUS, COL_EPOCH, COL_BATCH, COL_STEPS, COL_RUNTIME, COL_SPEEDUP, COL_NODELIST, COLS };
 
 /* Trims blanks and bold markers off both ends of a cell, in place. */
@@ -108,6 +110,7 @@ static const char *read_row(char **cells, const int *at, struct result_row *row)
         row->speedup = strtod(speedup, &end);
         if (end == speedup || *end)
             return "Speedup is not a number or '-'";
+        row->speedup_unit = pow(10, -dt_decimals(speedup, strlen(speedup)));
     }
     snprintf(row->nodelist, sizeof row->nodelist, "%s", cells[at[COL_NODELIST]]);
     row->avg = strcasecmp(row->nodelist, "Avg") == 0;
@@ -219,4 +222,26 @@ void table_set_free(struct table_set *set)
         free(set->tables[i].rows);
     free(set->tables);
     memset(set, 0, sizeof *set);
+}
+
+void table_mark(FILE *out, const char *command, bool csv)
+{
+    if (csv)
+        fprintf(out, "# " ANALYZER_MARK "%s (dtrain-analyze passes this file over when it reads a folder)\n", command);
+    else
+        fprintf(out, "<!-- " ANALYZER_MARK "%s: dtrain-analyze passes this file over when it reads a folder -->\n",
+                command);
+}
+
+bool table_is_analyzer_output(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char first[64] = "";
+    if (f && !fgets(first, sizeof first, f))
+        first[0] = '\0';
+    if (f)
+        fclose(f);
+    const char *text = strncmp(first, "\xEF\xBB\xBF", 3) == 0 ? first + 3 : first;   /* a byte-order mark */
+    return strncmp(text, "<!-- " ANALYZER_MARK, strlen("<!-- " ANALYZER_MARK)) == 0 ||
+           strncmp(text, "# " ANALYZER_MARK, strlen("# " ANALYZER_MARK)) == 0;
 }

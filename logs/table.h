@@ -18,6 +18,7 @@ struct result_row {
     double runtime;           /* seconds */
     char runtime_text[32];
     double speedup;           /* NAN when the cell is "-" or empty */
+    double speedup_unit;      /* of its last printed digit: 0.01 for "0.64" */
     char nodelist[256];       /* as written; "Avg" rows have none */
     bool avg;                 /* the row summarises the runs above it */
 };
@@ -44,6 +45,14 @@ int table_parse_file(const char *path, struct table_set *set, struct dt_err *err
 int table_parse_stream(FILE *f, const char *name, struct table_set *set, struct dt_err *err);
 
 void table_set_free(struct table_set *set);
+
+/* The first line of every table dtrain-analyze prints, Markdown or CSV ("<!-- dtrain-analyze
+ * table ... -->", "# dtrain-analyze table ..."): a folder read again passes such a file over, so
+ * a sweep's own table.md is never read back as a hand-made table and "corrected". */
+void table_mark(FILE *out, const char *command, bool csv);
+
+/* Whether the file at path begins with that line. */
+bool table_is_analyzer_output(const char *path);
 
 /* Splits a Markdown row ("| a | **b** |") into trimmed cells, bold markers removed, in place.
  * Returns the count (at most max). */

@@ -1,0 +1,135 @@
+/* test_analyze_folders.c - the analyzer on the folders people have: a sweep's folder holding the
+ * analyzer's own table and plots beside the records, hand-made tables whose values were rounded as
+ * printed, and a gnuplot that fails. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analyze_util.h"
+#include "testutil.h"
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A sweep's folder: its records, the table made of them, its plots. Reading the folder again
+ * gives the same table, not the table plus a "corrected" copy of itself. */
+static void test_folder_passes_over_own_outputs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-folder-XXXXXX", records[4200], moved[128], table[128], plots[128], path[160];
+    assert_non_null(mkdtemp(dir));
+    clean_records(records, sizeof records);
+    snprintf(moved, sizeof moved, "%s/records.jsonl", dir);
+    char *text = tu_read_file(records);
+    assert_non_null(text);
+    write_text(moved, text);
+    free(text);
+    unlink(records);
+    struct tu_result first, again, named, plot;
+    run_analyze((char *[]){"table", dir, NULL}, &first);
+    assert_int_equal(first.status, 0);
+    snprintf(table, sizeof table, "%s/table.md", dir);
+    write_text(table, first.out);
+    assert_true(strncmp(first.out, "<!-- dtrain-analyze table", 25) == 0);
+    snprintf(plots, sizeof plots, "%s/plots/sweep", dir);
+    run_analyze((char *[]){"plot", "-o", plots, dir, NULL}, &plot);
+    assert_int_equal(plot.status, 0);
+    snprintf(path, sizeof path, "%s-result-table.dat", plots);
+    assert_int_equal(access(path, F_OK), -1);   /* the table was not drawn again as a hand-made one */
+    run_analyze((char *[]){"table", dir, NULL}, &again);
+    assert_int_equal(again.status, 0);
+    assert_string_equal(again.out, first.out);
+    assert_true(tu_contains(again.err, "passed over"));
+    run_analyze((char *[]){"table", table, NULL}, &named);
+    assert_int_equal(named.status, 2);
+    assert_true(tu_contains(named.err, "table.md: a table dtrain-analyze wrote"));
+    tu_result_free(&first), tu_result_free(&again), tu_result_free(&named), tu_result_free(&plot);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
+/* The runs are printed to the second, so their mean is off by up to half a second: a speedup the
+ * lab computed from unrounded times (0.65) is not "corrected" to what the rounded ones give
+ * (10 / 16 = 0.63); one no rounding explains (0.80) is. */
+static void test_no_correction_within_printed_precision(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-precision-XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/lab.md", dir);
+    static const char header[] = "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) |\n"
+                                 "|---|---|---|---|---|---|---|---|\n"
+                                 "| 1 | 1 | 1 | 64 | 100 | 0:00:10 | - | gn01 |\n"
+                                 "| 1 | 1 | 1 | 64 | 100 | 0:00:10 | - | gn01 |\n"
+                                 "| **1** | **1** | **1** | **64** | **100** | **0:00:10** | **1.00** | **Avg** |\n"
+                                 "| 1 | 2 | 1 | 64 | 50 | 0:00:16 | - | gn01 |\n";
+    char text[1024];
+    const char *given[] = {"0.65", "0.80"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(text, sizeof text, "%s| **1** | **2** | **1** | **64** | **50** | **0:00:16** | **%s** | **Avg** |\n",
+                 header, given[i]);
+        write_text(path, text);
+        struct tu_result r;
+        run_analyze((char *[]){"table", path, NULL}, &r);
+        assert_int_equal(r.status, 0);
+        assert_true((strstr(r.out, "| **0.62** | **Avg** |  |  |") != NULL) == (i == 0));
+        assert_true((strstr(r.out, "| **0.62** | **Avg** |  | 0.8 |") != NULL) == (i == 1));
+        tu_result_free(&r);
+    }
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
+/* gnuplot failing half way (an empty picture, as "x_min should not equal x_max!" left) leaves no
+ * file and an error in dtrain's words. */
+static void test_failed_plot_leaves_no_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-badplot-XXXXXX", fake[128], prefix[128], records[4200];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fake, sizeof fake, "%s/bin", dir);
+    assert_int_equal(mkdir(fake, 0755), 0);
+    snprintf(fake, sizeof fake, "%s/bin/gnuplot", dir);
+    write_text(fake, "#!/bin/sh\n"
+                     ": > \"$(sed -n \"s/^set output '\\(.*\\)'$/\\1/p\" \"$1\" | head -n 1)\"\n"
+                     "echo 'x_min should not equal x_max!' >&2\nexit 1\n");
+    assert_int_equal(chmod(fake, 0755), 0);
+    char *old_path = strdup(getenv("PATH")), new_path[4200];
+    snprintf(new_path, sizeof new_path, "%s/bin:%s", dir, old_path);
+    setenv("PATH", new_path, 1);
+    snprintf(prefix, sizeof prefix, "%s/out/p", dir);
+    clean_records(records, sizeof records);
+    struct tu_result r;
+    run_analyze((char *[]){"plot", "-o", prefix, records, NULL}, &r);
+    setenv("PATH", old_path, 1);
+    free(old_path);
+    unlink(records);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "no picture is written"));
+    struct tu_result listing;
+    snprintf(prefix, sizeof prefix, "%s/out", dir);
+    assert_int_equal(tu_run((char *[]){"ls", "-A", prefix, NULL}, NULL, &listing), 0);
+    assert_string_equal(listing.out, "");   /* no 0-byte PNG, no script, no data */
+    tu_result_free(&r), tu_result_free(&listing);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_folder_passes_over_own_outputs),
+        cmocka_unit_test(test_no_correction_within_printed_precision),
+        cmocka_unit_test(test_failed_plot_leaves_no_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
