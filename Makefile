@@ -73,7 +73,7 @@ dtrain-check_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/command.c analysis/cmd_table.c analysis/cmd_throughput.c \
                       analysis/cmd_plot.c analysis/cmd_timeline.c analysis/cmd_audit.c analysis/cmd_nodes.c analysis/nodes.c analysis/inputs.c analysis/predict.c analysis/links.c analysis/costmodel.c logs/profile.c \
                       common/grouping.c analysis/timeline_sum.c analysis/audit.c analysis/corrected.c analysis/experiment.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c analysis/plot_sources.c \
-                      logs/table.c logs/record.c logs/json_read.c logs/log_lines.c \
+                      logs/table.c logs/table_columns.c logs/record.c logs/json_read.c logs/log_lines.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson
 TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train dtrain-commbench dtrain-check dtrain-analyze
@@ -84,9 +84,9 @@ test_hostlist_scontrol_SRC := tests/test_hostlist_scontrol.c tests/testutil.c $(
 test_alloc_SRC := tests/test_alloc.c tests/testutil.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_alloc_LIBS := -lhwloc -ljansson
 test_dtrain_SRC := tests/test_dtrain.c tests/testutil.c $(COMMON_SRC)
-test_topo_SRC := tests/test_topo.c tests/testutil.c logs/table.c $(TOPOLOGY_SRC) $(COMMON_SRC)
+test_topo_SRC := tests/test_topo.c tests/testutil.c logs/table.c logs/table_columns.c $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_topo_LIBS := -lhwloc -lm
-test_plan_SRC := tests/test_plan.c tests/testutil.c logs/table.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
+test_plan_SRC := tests/test_plan.c tests/testutil.c logs/table.c logs/table_columns.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_plan_LIBS := -lhwloc -ljansson -lm
 test_nn_SRC := tests/test_nn.c tests/gradcheck.c $(ENGINE_SRC) $(COMMON_SRC)
 test_nn_LIBS := $(ENGINE_LIBS)
@@ -128,11 +128,11 @@ test_mpi_jobs_LIBS := -lm -ljansson
 comm_check_SRC := tests/comm_check.c trainer/comm/comm_mpi.c common/dt_error.c
 comm_check_LIBS := $(MPI_LIBS)
 test_fuzz_replay_SRC := tests/fuzz/fuzz_hostlist.c tests/fuzz/replay.c $(COMMON_SRC)
-test_fuzz_table_SRC := tests/fuzz/fuzz_table.c tests/fuzz/replay.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/log_lines.c $(COMMON_SRC)
+test_fuzz_table_SRC := tests/fuzz/fuzz_table.c tests/fuzz/replay.c logs/table.c logs/table_columns.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/log_lines.c $(COMMON_SRC)
 test_fuzz_table_LIBS := -lm
 test_fuzz_record_SRC := tests/fuzz/fuzz_record.c tests/fuzz/replay.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 test_fuzz_record_LIBS := -ljansson
-test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/log_lines.c \
+test_fuzz_log_SRC := tests/fuzz/fuzz_log.c tests/fuzz/replay.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/table_columns.c logs/log_lines.c \
                      $(COMMON_SRC)
 test_fuzz_log_LIBS := -lm
 test_fuzz_checkpoint_SRC := tests/fuzz/fuzz_checkpoint.c tests/fuzz/replay.c trainer/loop/checkpoint.c $(COMMON_SRC)
@@ -305,10 +305,10 @@ $(BUILD)/bench/conv_layers: $(call obj,$(BUILD)/obj,bench/conv_layers.c $(ENGINE
 # corpus replayers (test_fuzz_*), so every sanitized run replays the corpora.
 FUZZERS := hostlist table record log checkpoint idx slurmenv
 fuzz_hostlist_SRC := tests/fuzz/fuzz_hostlist.c $(COMMON_SRC)
-fuzz_table_SRC := tests/fuzz/fuzz_table.c logs/table.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/log_lines.c $(COMMON_SRC)
+fuzz_table_SRC := tests/fuzz/fuzz_table.c logs/table.c logs/table_columns.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/log_lines.c $(COMMON_SRC)
 fuzz_record_SRC := tests/fuzz/fuzz_record.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 fuzz_record_LIBS := -ljansson
-fuzz_log_SRC := tests/fuzz/fuzz_log.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/log_lines.c $(COMMON_SRC)
+fuzz_log_SRC := tests/fuzz/fuzz_log.c analysis/throughput.c analysis/audit.c analysis/runid.c logs/method_table.c logs/table.c logs/table_columns.c logs/log_lines.c $(COMMON_SRC)
 fuzz_checkpoint_SRC := tests/fuzz/fuzz_checkpoint.c trainer/loop/checkpoint.c $(COMMON_SRC)
 fuzz_checkpoint_LIBS := -lz
 fuzz_idx_SRC := tests/fuzz/fuzz_idx.c trainer/data/data.c trainer/data/text.c $(COMMON_SRC)

@@ -59,9 +59,26 @@ static int runs_of(const struct result_table *t, int avg, int *runs)
     return n;
 }
 
+/* The line of a run of the Avg row's configuration above it that could not be read, or 0. */
+static int unread_run_of(const struct result_table *t, int avg)
+{
+    const struct result_row *a = &t->rows[avg];
+    int first = 0;   /* the runs it summarises start after the previous Avg row */
+    for (int i = avg - 1; i >= 0 && !first; i--)
+        first = t->rows[i].avg ? t->rows[i].line : 0;
+    for (int u = 0; u < t->unread_count; u++)
+        if (t->unread[u].nodes == a->nodes && t->unread[u].gpus == a->gpus && t->unread[u].line > first &&
+            t->unread[u].line < a->line)
+            return t->unread[u].line;
+    return 0;
+}
+
 static int check_average(const struct result_table *t, int avg, struct audit *out)
 {
-    int runs[4096];
+    int runs[4096], unread = unread_run_of(t, avg);
+    if (unread)   /* an average of the rest would be no check of it */
+        return add(out, t->rows[avg].line, "Avg of %s x %s not checked: its run on line %d could not be read",
+                   plural(t->rows[avg].nodes, "node"), plural(t->rows[avg].gpus, "GPU"), unread);
     int n = runs_of(t, avg, runs);
     if (n == 0)
         return 0;
@@ -71,7 +88,7 @@ static int check_average(const struct result_table *t, int avg, struct audit *ou
         sum += times[i] = t->rows[runs[i]].runtime;
     double mean = sum / n, median = stats_sort_median(times, n);   /* sorted: the trimmed means below need it */
     double given = t->rows[avg].runtime;
-    double unit = duration_unit(t->rows[avg].runtime_text);   /* the runs are rounded too */
+    double unit = t->rows[avg].runtime_unit;   /* the runs are rounded too */
     bool matches = fabs(given - mean) <= unit || fabs(given - median) <= unit;
     for (int k = 1; 2 * k < n && !matches; k++) {   /* drop the k fastest and k slowest */
         double trimmed = 0;
@@ -114,8 +131,7 @@ static double samples_of(const struct result_row *r)
 /* Whether speedup (printed as it is) is ratio, both runtimes having been rounded as printed. */
 static bool follows(double speedup, double ratio, const struct result_row *base, const struct result_row *r)
 {
-    double runtime_error = ratio * (0.5 * duration_unit(base->runtime_text) / base->runtime +
-                                    0.5 * duration_unit(r->runtime_text) / r->runtime);
+    double runtime_error = ratio * (0.5 * base->runtime_unit / base->runtime + 0.5 * r->runtime_unit / r->runtime);
     return fabs(speedup - ratio) <= printed_tolerance(speedup) + runtime_error;
 }
 
@@ -215,7 +231,7 @@ static int check_counts(const struct result_table *t, const struct result_row *r
                                  gpus, steps) < 0)
         return -1;
     long size = audit_dataset_size(t->title), per_step = (long)r->batch * r->nodes * r->gpus;
-    if (!size || r->steps != steps)
+    if (!size || r->steps != steps || !t->has_steps || !t->has_batch)
         return 0;
     long per_epoch = (size + per_step - 1) / per_step, total = (epochs * size + per_step - 1) / per_step;
     /* a table counts steps per epoch or in all; either way to within one (a counter's convention) */

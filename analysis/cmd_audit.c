@@ -115,13 +115,14 @@ static int audit_files(int argc, char **argv)
     if (notebook_runs > 0)
         printf("%d notebook run%s, ", notebook_runs, notebook_runs == 1 ? "" : "s");
     printf("%d lines skipped; %d finding%s\n", skipped, findings, findings == 1 ? "" : "s");
-    if (tables == 0 && notebook_runs == 0) {
-        fprintf(stderr, "dtrain-analyze: no result table (a header with #Nodes, #GPUs, Epoch, Batchsize, Steps, "
-                "Runtime, Speedup, Node(s)), no method table (METHOD and \"N GPUs\" columns) and no notebook run "
-                "(a heading with its figure over Step lines) in the input\n");
+    if (rows == 0 && notebook_runs == 0) {   /* "0 findings" of nothing read is no audit */
+        fprintf(stderr, "dtrain-analyze: nothing audited: %s\n", tables > 0 ? "no row of the tables could be read"
+                : "no result table (a header naming the nodes, the GPUs and the runtime: #Nodes, #GPUs, Runtime or "
+                  "Nodes, GPUs/node, Time (s) ...), no method table (METHOD and \"N GPUs\" columns) and no notebook "
+                  "run (a heading with its figure over Step lines) in the input");
         return 2;
     }
-    return findings ? 1 : 0;
+    return findings ? 1 : skipped ? 2 : 0;
 }
 
 /* The files to audit: those named, and every file of the directories named. */

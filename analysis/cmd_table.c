@@ -26,8 +26,11 @@ static const char table_help[] =
     "  Hand-made result tables (as the reference bigMNIST table: Markdown or CSV, columns\n"
     "  #Nodes, #GPUs, Epoch, Batchsize, Steps, Runtime, Speedup, Node(s); several a file) come\n"
     "  out corrected: Avg = the mean of the runs above it, speedups from those means, the\n"
-    "  table's own values in Given columns where they differ.\n"
-    "          --baseline NxG     the baseline configuration (1x1)\n"
+    "  table's own values in Given columns where they differ by more than their printing explains.\n"
+    "  Labs' tables need only nodes, GPUs and runtime, by their usual names (Nodes, GPUs/node,\n"
+    "  Time (s), Wall time, Hosts, ...); runtimes H:MM:SS, MM:SS or a number (seconds unless the\n"
+    "  header says min or h); Speedup and Avg rows optional; ';' CSV with decimal commas.\n"
+    "  Tables dtrain-analyze printed (their first line says so) are passed over in directories.\n"    "          --baseline NxG     the baseline configuration (1x1)\n"
     "          --stat mean|median how a group's runtimes are averaged (mean)\n"
     "      -f, --format md|csv|json  (md; json for records only)\n"
     "      -x, --extra            also efficiency (speedup / GPUs) and spread (std, min-max)\n"
@@ -71,7 +74,8 @@ static void table_reader(const char *path, void *set)
             in->records.other_files++;   /* a sweep's directory also has its jobs' outputs */
         else
             in->files_without_tables++, fprintf(stderr, "dtrain-analyze: %s: no run record and no result table "
-                                                "(#Nodes, #GPUs, Epoch, Batchsize, Steps, Runtime, Speedup, Node(s))\n", path);
+                                                "(a header naming the nodes, the GPUs and the runtime: #Nodes, #GPUs, "
+                                                "Runtime or Nodes, GPUs/node, Time (s) ...)\n", path);
     }
 }
 
@@ -126,6 +130,10 @@ static int table_of_tables(const struct table_set *tables, const struct speedup_
 {
     int changed = 0;
     for (int t = 0; t < tables->count; t++) {
+        const struct result_table *table = &tables->tables[t];
+        if (table->seconds_assumed)
+            fprintf(stderr, "table: \"%s\" (header on line %d): runtimes without a unit read as seconds (a header "
+                    "such as \"Time (min)\" says otherwise)\n", table->title[0] ? table->title : "Table", table->line);
         int c;
         if (corrected_print(stdout, &tables->tables[t], opt, &c) < 0)
             return fputs("dtrain-analyze: out of memory\n", stderr), 2;

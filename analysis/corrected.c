@@ -18,7 +18,7 @@ static void summarise(const struct result_table *t, struct corrected_config *c, 
     if (c->count == 0) {   /* only an Avg row */
         c->runtime = t->rows[c->given].runtime;
         c->usual = &t->rows[c->given];
-        c->runtime_unit = duration_unit(c->usual->runtime_text);
+        c->runtime_unit = c->usual->runtime_unit;
         c->samples = (double)c->usual->steps * c->usual->batch * c->nodes * c->gpus;
         return;
     }
@@ -27,7 +27,7 @@ static void summarise(const struct result_table *t, struct corrected_config *c, 
     for (int i = 0; i < c->count; i++) {
         const struct result_row *r = &t->rows[c->runs[i]];
         times[i] = r->runtime;
-        c->runtime_unit = fmax(c->runtime_unit, duration_unit(r->runtime_text));
+        c->runtime_unit = fmax(c->runtime_unit, r->runtime_unit);
         int same = 0;   /* how many runs share this one's Epoch and Steps: the usual one has most */
         for (int j = 0; j < c->count; j++)
             same += t->rows[c->runs[j]].epoch == r->epoch && t->rows[c->runs[j]].steps == r->steps;
@@ -61,6 +61,10 @@ static int configs_of(const struct result_table *t, struct corrected_config *con
         else
             configs[k].runs[configs[k].count++] = i;
     }
+    for (int u = t->unread_count - 1; u >= 0; u--)
+        for (int k = 0; k < count; k++)
+            if (configs[k].nodes == t->unread[u].nodes && configs[k].gpus == t->unread[u].gpus)
+                configs[k].unread_line = t->unread[u].line;
     for (int k = 0; k < count; k++)   /* no Avg row: a lone run's own speedup is the one given */
         if (configs[k].given < 0 && configs[k].count == 1)
             configs[k].given = configs[k].runs[0];
@@ -89,13 +93,22 @@ static bool by_rate(const struct result_table *t, const struct corrected_config 
 static void differences(const struct result_table *t, const struct corrected_config *c, bool *runtime, bool *speedup)
 {
     *runtime = *speedup = false;
-    if (c->given < 0)
+    if (c->given < 0 || c->unread_line)   /* an incomplete Avg is no correction of the table's */
         return;
     const struct result_row *g = &t->rows[c->given];
-    double runtime_slack = 0.5 * duration_unit(g->runtime_text) + 0.5 * c->runtime_unit;
+    double runtime_slack = 0.5 * g->runtime_unit + 0.5 * c->runtime_unit;
     *runtime = g->avg && fabs(g->runtime - c->runtime) > runtime_slack + 1e-9;
     *speedup = !isnan(g->speedup) && !isnan(c->speedup) &&
                fabs(g->speedup - c->speedup) > 0.5 * g->speedup_unit + c->speedup_error + 1e-9;
+}
+
+/* A count cell as printed: "-" where the table has no such column. */
+static const char *count_text(bool has, long value, char *out)
+{
+    if (!has)
+        return "-";
+    snprintf(out, 24, "%ld", value);
+    return out;
 }
 
 static void print_row(FILE *out, const struct speedup_options *opt, int decimals, const struct result_row *r,
@@ -103,7 +116,7 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
 {
     bool avg = r == NULL;
     const struct result_row *shown = avg ? c->usual : r;
-    char runtime[32], speedup[32] = "-", given_runtime[40] = "", given_speedup[32] = "";
+    char runtime[32], speedup[32] = "-", given_runtime[40] = "", given_speedup[32] = "", cell[3][24];
     duration_format(avg ? c->runtime : r->runtime, decimals, runtime);
     if (avg && !isnan(c->speedup))
         snprintf(speedup, sizeof speedup, "%.2f", c->speedup);
@@ -113,16 +126,19 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
         snprintf(given_runtime, sizeof given_runtime, "%s", t->rows[c->given].runtime_text);
     if (avg && speedup_differs)
         snprintf(given_speedup, sizeof given_speedup, "%g", t->rows[c->given].speedup);
-    const char *nodes = avg ? "Avg" : r->nodelist;
+    const char *nodes = !avg ? r->nodelist : c->unread_line ? "Avg, incomplete" : "Avg";
+    const char *epoch = count_text(t->has_epoch, shown->epoch, cell[0]),
+               *batch = count_text(t->has_batch, shown->batch, cell[1]),
+               *steps = count_text(t->has_steps, shown->steps, cell[2]);
     if (opt->format == FORMAT_CSV) {
-        fprintf(out, "%d,%d,%d,%d,%ld,%s,%s,\"%s\",%s,%s\n", c->nodes, c->gpus, shown->epoch, shown->batch, shown->steps,
-                runtime, avg && !isnan(c->speedup) ? speedup : "", nodes, given_runtime, given_speedup);
+        fprintf(out, "%d,%d,%s,%s,%s,%s,%s,\"%s\",%s,%s\n", c->nodes, c->gpus, epoch, batch, steps, runtime,
+                avg && !isnan(c->speedup) ? speedup : "", nodes, given_runtime, given_speedup);
         return;
     }
     const char *b = avg ? "**" : "";
-    fprintf(out, "| %s%d%s | %s%d%s | %s%d%s | %s%d%s | %s%ld%s | %s%s%s | %s%s%s | %s%s%s | %s | %s |\n", b, c->nodes,
-            b, b, c->gpus, b, b, shown->epoch, b, b, shown->batch, b, b, shown->steps, b, b, runtime, b, b, speedup, b,
-            b, nodes, b, given_runtime, given_speedup);
+    fprintf(out, "| %s%d%s | %s%d%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s | %s | %s |\n", b, c->nodes,
+            b, b, c->gpus, b, b, epoch, b, b, batch, b, b, steps, b, b, runtime, b, b, speedup, b, b, nodes, b,
+            given_runtime, given_speedup);
 }
 
 static int counted_changes(const struct result_table *t, const struct corrected_config *c)
@@ -200,6 +216,11 @@ int corrected_print(FILE *out, const struct result_table *t, const struct speedu
         *changed += counted_changes(t, &configs[k]);
     }
     fputc('\n', out);
+    for (int k = 0; k < count; k++)
+        if (configs[k].unread_line)
+            fprintf(out, "%sIncomplete: %d x %d, its run on line %d could not be read; its Avg is of the rest and "
+                    "not compared with the table's.\n\n", opt->format == FORMAT_CSV ? "# " : "", configs[k].nodes,
+                    configs[k].gpus, configs[k].unread_line);
     corrected_free(configs, count);
     return 0;
 }

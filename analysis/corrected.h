@@ -23,6 +23,7 @@ struct corrected_config {
     double speedup;            /* against the baseline configuration; NAN without one */
     double runtime_unit;       /* of the last digit its runs were printed with: they are rounded */
     double speedup_error;      /* how far speedup may be off, its runtimes having been rounded */
+    int unread_line;           /* a run of it that could not be read (its Avg is incomplete), or 0 */
 };
 
 /* The configurations of t, their runtimes (opt->stat) and speedups; *by_rate: speedups from

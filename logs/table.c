@@ -11,10 +11,10 @@
 
 #include "dt_parse.h"
 #include "duration.h"
+#include "table_columns.h"
 
 #define ANALYZER_MARK "dtrain-analyze "
 
-enum column { COL_NODES, COL_GPUS, COL_EPOCH, COL_BATCH, COL_STEPS, COL_RUNTIME, COL_SPEEDUP, COL_NODELIST, COLS };
 
 /* Trims blanks and bold markers off both ends of a cell, in place. */
 static char *trim_cell(char *c)
@@ -27,8 +27,8 @@ static char *trim_cell(char *c)
     return c;
 }
 
-/* A CSV line into trimmed cells: "a","b ""c""" quoting as RFC 4180 has it, in place. */
-static int csv_cells(char *line, char **cells, int max)
+/* A CSV line into trimmed cells split at separator: "a","b ""c""" quoting as RFC 4180 has it, in place. */
+static int csv_cells(char *line, char separator, char **cells, int max)
 {
     int n = 0;
     char *p = line;
@@ -39,15 +39,15 @@ static int csv_cells(char *line, char **cells, int max)
                 *out++ = *p == '"' ? *++p : *p;
             if (*p == '"')
                 p++;
-            p += strcspn(p, ",");
+            p += strcspn(p, (char[]){separator, '\0'});
         } else {
-            p += strcspn(p, ",");
+            p += strcspn(p, (char[]){separator, '\0'});
             out = p;
         }
         char end = *p;
         *out = '\0';
         cells[n++] = trim_cell(start);
-        if (end != ',')
+        if (end != separator)
             break;
         p++;
     }
@@ -69,68 +69,11 @@ int table_cells(char *line, char **cells, int max)
     return n;
 }
 
-/* Which column a header cell names, or -1. */
-static int column_of(const char *cell)
-{
-    static const char *const names[COLS] = {"#Nodes", "#GPUs", "Epoch", "Batchsize", "Steps", "Runtime", "Speedup",
-                                            "Node(s)"};
-    for (int c = 0; c < COLS; c++)
-        if (strcasecmp(cell, names[c]) == 0)
-            return c;
-    return -1;
-}
-
 static void skip(struct table_set *set, const char *path, int line, const char *why)
 {
     if (set->lines_skipped < 8)
         snprintf(set->skipped[set->lines_skipped], sizeof set->skipped[0], "%s:%d: %s", path, line, why);
     set->lines_skipped++;
-}
-
-/* Fills a row from its cells; returns NULL or what is wrong. */
-static const char *read_row(char **cells, const int *at, struct result_row *row)
-{
-    if (dt_parse_int(cells[at[COL_NODES]], 1, 1 << 20, &row->nodes) < 0)
-        return "#Nodes is not a number";
-    if (dt_parse_int(cells[at[COL_GPUS]], 1, 1 << 20, &row->gpus) < 0)
-        return "#GPUs is not a number";
-    if (dt_parse_int(cells[at[COL_EPOCH]], 0, 1 << 30, &row->epoch) < 0)
-        return "Epoch is not a number";
-    if (dt_parse_int(cells[at[COL_BATCH]], 1, 1 << 30, &row->batch) < 0)
-        return "Batchsize is not a number";
-    if (dt_parse_long(cells[at[COL_STEPS]], 0, 1L << 50, &row->steps) < 0)
-        return "Steps is not a number";
-    if ((row->runtime = duration_parse(cells[at[COL_RUNTIME]])) < 0)
-        return "Runtime is not H:MM:SS";
-    snprintf(row->runtime_text, sizeof row->runtime_text, "%s", cells[at[COL_RUNTIME]]);
-    const char *speedup = cells[at[COL_SPEEDUP]];
-    char *end;
-    row->speedup = NAN;
-    if (*speedup && strcmp(speedup, "-") != 0) {
-        row->speedup = strtod(speedup, &end);
-        if (end == speedup || *end)
-            return "Speedup is not a number or '-'";
-        row->speedup_unit = pow(10, -dt_decimals(speedup, strlen(speedup)));
-    }
-    snprintf(row->nodelist, sizeof row->nodelist, "%s", cells[at[COL_NODELIST]]);
-    row->avg = strcasecmp(row->nodelist, "Avg") == 0;
-    return NULL;
-}
-
-/* A header row names every column: returns 1 and fills at[] with their positions. */
-static int header_of(char **cells, int n, int *at)
-{
-    int found = 0;
-    for (int c = 0; c < COLS; c++)
-        at[c] = -1;
-    for (int i = 0; i < n; i++) {
-        int c = column_of(cells[i]);
-        if (c >= 0 && at[c] < 0) {
-            at[c] = i;
-            found++;
-        }
-    }
-    return found == COLS;
 }
 
 static int add_row(struct result_table *table, const struct result_row *row)
@@ -166,52 +109,100 @@ int table_parse_file(const char *path, struct table_set *set, struct dt_err *err
     return rc;
 }
 
+/* A line's cells: a Markdown row when it starts with '|', else CSV split at separator. */
+static int cells_of(char *line, char separator, char **cells, int max)
+{
+    return line[0] == '|' ? table_cells(line, cells, max) : csv_cells(line, separator, cells, max);
+}
+
+/* Whether line is a table's header row (a CSV one tried with ',' then ';'); fills layout. */
+static bool starts_table(const char *line, struct table_layout *layout)
+{
+    const char separators[] = {line[0] == '|' ? '|' : ',', ';'};
+    for (int s = 0; s < (line[0] == '|' ? 1 : 2); s++) {
+        char copy[8192], *cells[32];
+        struct table_layout found;   /* the current table's layout stays until a header is found */
+        snprintf(copy, sizeof copy, "%s", line);
+        if (table_header(cells, cells_of(copy, separators[s], cells, 32), &found)) {
+            *layout = found;
+            layout->separator = separators[s];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A "# Title" line: the title of the tables below it ("#Nodes,..." is a CSV header, not one). */
+static bool heading(const char *line, char *title, size_t size)
+{
+    size_t hashes = strspn(line, "#");
+    if (hashes == 0 || !strchr(" \t\r\n", line[hashes]))
+        return false;
+    snprintf(title, size, "%s", line + strspn(line, "# "));
+    title[strcspn(title, "\r\n\t")] = '\0';
+    return true;
+}
+
+static struct result_table *table_started(struct table_set *set, const char *title, int line,
+                                          const struct table_layout *layout)
+{
+    struct result_table *table = new_table(set, title, line);
+    if (table) {
+        table->has_epoch = layout->at[COL_EPOCH] >= 0, table->has_batch = layout->at[COL_BATCH] >= 0;
+        table->has_steps = layout->at[COL_STEPS] >= 0, table->has_speedup = layout->at[COL_SPEEDUP] >= 0;
+        table->has_nodelist = layout->at[COL_NODELIST] >= 0;
+    }
+    return table;
+}
+
+/* One row of a table, or its |---| line. Returns 0, or -1 out of memory. */
+static int table_line(char *line, int number, const char *path, const struct table_layout *layout,
+                      struct result_table *table, struct table_set *set)
+{
+    char *cells[32], why[200];
+    int n = cells_of(line, layout->separator, cells, 32);
+    if (n == 0 || strspn(cells[0], "-: ") == strlen(cells[0]))
+        return 0;
+    struct result_row row = {.line = number};
+    if (!table_read_row(cells, n, layout, &row, why, sizeof why)) {
+        skip(set, path, number, why);
+        if (row.nodes > 0 && row.gpus > 0 && table->unread_count < 16)   /* its configuration is incomplete */
+            table->unread[table->unread_count++] = (struct unread_row){number, row.nodes, row.gpus};
+        return 0;
+    }
+    table->seconds_assumed |= row.runtime_plain && layout->runtime_scale == 0;
+    set->rows_read++;
+    return add_row(table, &row);
+}
+
 int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct dt_err *err)
 {
-    char line[8192], title[256] = "";
-    int number = 0, at[COLS], rc = 0;
-    bool csv = false;   /* the current table is comma-separated, not a Markdown one */
+    char buffer[8192], title[256] = "";
+    int number = 0, rc = 0;
+    struct table_layout layout = {.separator = '|'};
     struct result_table *table = NULL;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
-        number++;
-        size_t hashes = strspn(line, "#");
-        if (hashes > 0 && strchr(" \t\r\n", line[hashes])) {   /* a heading; "#Nodes,..." is a CSV header */
-            snprintf(title, sizeof title, "%s", line + strspn(line, "# "));
-            title[strcspn(title, "\r\n\t")] = '\0';
+    while (rc == 0 && fgets(buffer, sizeof buffer, f)) {
+        char *line = buffer;
+        if (++number == 1 && strncmp(line, "\xEF\xBB\xBF", 3) == 0)
+            line += 3;   /* a spreadsheet's "CSV UTF-8" export begins with a byte-order mark */
+        if (heading(line, title, sizeof title)) {
             table = NULL;
             continue;
         }
         if (line[strspn(line, " \t\r\n")] == '\0') {
-            if (csv)
+            if (layout.separator != '|')
                 table = NULL;   /* a blank line ends a CSV table */
             continue;
         }
-        char *cells[32];
-        bool comma_line = line[0] != '|';
-        int n = comma_line ? csv_cells(line, cells, 32) : table_cells(line, cells, 32), header[COLS];
-        if (header_of(cells, n, header)) {   /* a header row starts a table with its column order */
-            memcpy(at, header, sizeof at);
-            csv = comma_line;
-            if (!(table = new_table(set, title, number)))
+        if (starts_table(line, &layout)) {   /* a header row starts a table with its column order */
+            if (!(table = table_started(set, title, number, &layout)))
                 rc = dt_fail(err, "out of memory");
             continue;
         }
-        if (comma_line && !csv)
-            table = NULL;   /* prose ends a Markdown table */
-        if (!table || n == 0 || strspn(cells[0], "-: ") == strlen(cells[0]))
-            continue;   /* outside a result table, or its |---| line */
-        int needed = 0;
-        for (int c = 0; c < COLS; c++)
-            needed = at[c] + 1 > needed ? at[c] + 1 : needed;
-        struct result_row row = {.line = number};
-        const char *why = n < needed ? "fewer cells than the header" : read_row(cells, at, &row);
-        if (why) {
-            skip(set, path, number, why);
-            continue;
-        }
-        if (add_row(table, &row) < 0)
+        if (table && (line[0] == '|') != (layout.separator == '|'))
+            table = NULL;   /* prose ends a Markdown table, a Markdown row a CSV one */
+        if (table && table_line(line, number, path, &layout, table, set) < 0)
             rc = dt_fail(err, "out of memory");
-        set->rows_read++;
     }
     return rc;
 }

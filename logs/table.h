@@ -1,8 +1,10 @@
-/* table.h - hand-made result tables in the reference form (003_*.txt): Markdown
- * tables with the columns #Nodes, #GPUs, Epoch, Batchsize, Steps, Runtime, Speedup, Node(s), one
- * row per run and bold Avg rows, under a "# Title" heading; or the same columns as CSV (a header
- * line "#Nodes,#GPUs,...", rows until a blank line; Avg in Node(s) marks an Avg row). Parsed with
- * every row's line number, so an audit can point at it. */
+/* table.h - hand-made result tables as labs write them. The reference form (003_*.txt) is a
+ * Markdown table with the columns #Nodes, #GPUs, Epoch, Batchsize, Steps, Runtime, Speedup,
+ * Node(s), one row per run and bold Avg rows, under a "# Title" heading. Labs vary it: other names
+ * for each column (table_columns.c), runtimes as H:MM:SS, MM:SS or seconds (or minutes, hours, as
+ * the header says), no Speedup column or Avg rows, CSV with ',' or with ';' and decimal commas, a
+ * spreadsheet's byte-order mark, CRLF lines. Only the nodes, the GPUs and the runtime are needed.
+ * Parsed with every row's line number, so an audit can point at it. */
 #ifndef TABLE_H
 #define TABLE_H
 
@@ -17,6 +19,8 @@ struct result_row {
     long steps;
     double runtime;           /* seconds */
     char runtime_text[32];
+    double runtime_unit;      /* seconds of its last printed digit: 1 for "0:51:27", 0.1 for "95.2" */
+    bool runtime_plain;       /* a plain number, not a clock time */
     double speedup;           /* NAN when the cell is "-" or empty */
     double speedup_unit;      /* of its last printed digit: 0.01 for "0.64" */
     char nodelist[256];       /* as written; "Avg" rows have none */
@@ -28,13 +32,17 @@ struct result_table {
     int line;                 /* of its header row */
     struct result_row *rows;
     int count;
+    bool has_epoch, has_batch, has_steps, has_speedup, has_nodelist;   /* the optional columns it has */
+    bool seconds_assumed;     /* plain-number runtimes under a header naming no unit */
+    struct unread_row { int line, nodes, gpus; } unread[16];   /* rows not read, of a known configuration */
+    int unread_count;
 };
 
 struct table_set {
     struct result_table *tables;
     int count;
     int rows_read, lines_skipped;
-    char skipped[8][160];     /* the first few skipped lines, "file:line: why" */
+    char skipped[8][480];     /* the first few skipped lines, "file:line: why" */
 };
 
 /* Appends the tables of a file. Rows that cannot be read are counted and described, not dropped

@@ -196,18 +196,19 @@ static void test_audit_of_own_tables(void **state)
         "audit: 1 table, 11 rows read, 1 lines skipped; 7 findings",
     };
     audit_fixture("broken.md", 1, expected, sizeof expected / sizeof expected[0], &r);
-    assert_true(tu_contains(r.err, "broken.md:16: Runtime is not H:MM:SS"));   /* skipped, and said */
+    assert_true(tu_contains(r.err, "broken.md:16: Runtime (column 6) \"fifteen minutes\" is not H:MM:SS"));   /* skipped, and said */
     tu_result_free(&r);
 
     /* the same columns as CSV: "#Nodes,..." is a header, not a heading; a quoted "gn[03,05]" */
     audit_fixture("clean.csv", 0, clean, 1, &r);
     tu_result_free(&r);
     const char *csv_expected[] = {
+        "broken.csv:7: Avg of 1 node x 1 GPU not checked: its run on line 5 could not be read",
         "broken.csv:10: speedup 2.5 of 2 nodes x 1 GPU does not follow from the runtimes: 1:00:00 / 0:30:00 = 2.00",
-        "audit: 1 table, 7 rows read, 1 lines skipped; 1 finding",
+        "audit: 1 table, 7 rows read, 1 lines skipped; 2 findings",
     };
-    audit_fixture("broken.csv", 1, csv_expected, 2, &r);
-    assert_true(tu_contains(r.err, "broken.csv:5: Runtime is not H:MM:SS"));
+    audit_fixture("broken.csv", 1, csv_expected, 3, &r);
+    assert_true(tu_contains(r.err, "broken.csv:5: Runtime (column 6) \"1h\" is not H:MM:SS"));
     tu_result_free(&r);
 
     audit("/nonexistent/table.md", &r);
@@ -427,7 +428,7 @@ static void test_table_corrects_hand_made_tables(void **state)
     assert_true(tu_contains(r.out, "# MNIST scaling with one of each error (corrected: Avg = the mean of the runs above it)"));
     assert_true(tu_contains(r.out, "| **1** | **1** | **2** | **64** | **938** | **1:00:00** | **1.00** | **Avg** | 0:58:00 |  |"));
     assert_true(tu_contains(r.out, "| **2** | **1** | **2** | **64** | **469** | **0:30:00** | **2.00** | **Avg** |  | 2.5 |"));
-    assert_true(tu_contains(r.err, "broken.md:16: Runtime is not H:MM:SS"));
+    assert_true(tu_contains(r.err, "broken.md:16: Runtime (column 6) \"fifteen minutes\" is not H:MM:SS"));
     tu_result_free(&r);
     fixture(path, sizeof path, "broken.csv");
     run_analyze((char *[]){"table", "--format", "csv", path, NULL}, &r);

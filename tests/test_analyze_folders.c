@@ -1,6 +1,7 @@
-/* test_analyze_folders.c - the analyzer on the folders people have: a sweep's folder holding the
- * analyzer's own table and plots beside the records, hand-made tables whose values were rounded as
- * printed, and a gnuplot that fails. */
+/* test_analyze_folders.c - the analyzer on the folders and tables people have: a sweep's folder
+ * holding the analyzer's own table and plots beside the records, hand-made tables as labs write
+ * them (other column names, runtimes in seconds or MM:SS, a spreadsheet's export), values rounded
+ * as printed, and a gnuplot that fails. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,12 +125,75 @@ static void test_failed_plot_leaves_no_file(void **state)
     assert_int_equal(tu_remove_tree(dir), 0);
 }
 
+/* Runs table on tests/fixtures/tables/NAME. */
+static void table_of_fixture(const char *name, struct tu_result *r)
+{
+    char path[4200];
+    fixture(path, sizeof path, name);
+    run_analyze((char *[]){"table", path, NULL}, r);
+}
+
+/* Labs' own column names and units; no Speedup column, no Avg rows; absent columns print "-". */
+static void test_lab_tables_as_labs_write_them(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    table_of_fixture("lab.md", &r);   /* Nodes | GPUs/node | Batch size | Time (s) | Hosts */
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| **2** | **2** | **-** | **64** | **-** | **0:00:26.5** | **3.77** | **Avg** |"));
+    assert_null(strstr(r.err, "read as seconds"));   /* the header said (s) */
+    tu_result_free(&r);
+    table_of_fixture("lab-mmss.csv", &r);   /* num_nodes,gpus_per_node,epochs,wall_time as M:SS */
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| **2** | **1** | **1** | **-** | **-** | **0:00:51.8** | **1.93** | **Avg** |"));
+    tu_result_free(&r);
+    table_of_fixture("lab-minutes.csv", &r);   /* Time (min) */
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "**0:05:30.0** | **1.82** | **Avg** |"));
+    tu_result_free(&r);
+}
+
+/* A spreadsheet's "CSV UTF-8" export in a decimal-comma locale: a byte-order mark, CRLF, ';'. Its
+ * empty and its malformed cell are told apart, the runtimes' unit said, the group with an unread
+ * run reported incomplete rather than averaged silently. */
+static void test_spreadsheet_export(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    table_of_fixture("lab-excel.csv", &r);
+    assert_int_equal(r.status, 2);   /* rows could not be read: the table is of the rest */
+    assert_true(tu_contains(r.err, "lab-excel.csv:5: Runtime (column 4) is empty"));
+    assert_true(tu_contains(r.err, "lab-excel.csv:6: Runtime (column 4) \"abc\" is not H:MM:SS, MM:SS or a number of seconds"));
+    assert_true(tu_contains(r.err, "runtimes without a unit read as seconds"));
+    assert_true(tu_contains(r.out, "| **1** | **1** | **-** | **64** | **-** | **0:01:40** | **1.00** | **Avg** |"));
+    assert_true(tu_contains(r.out, "| **Avg, incomplete** |"));
+    assert_true(tu_contains(r.out, "Incomplete: 1 x 2, its run on line 5 could not be read"));
+    tu_result_free(&r);
+}
+
+/* An audit that could read no row is no audit: exit 2, not "0 findings". */
+static void test_audit_of_nothing_fails(void **state)
+{
+    (void)state;
+    char path[4200];
+    fixture(path, sizeof path, "lab-unreadable.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "lab-unreadable.md:3: #Nodes (column 1) \"one\" is not a whole number"));
+    assert_true(tu_contains(r.err, "nothing audited"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_folder_passes_over_own_outputs),
         cmocka_unit_test(test_no_correction_within_printed_precision),
         cmocka_unit_test(test_failed_plot_leaves_no_file),
+        cmocka_unit_test(test_lab_tables_as_labs_write_them),
+        cmocka_unit_test(test_spreadsheet_export),
+        cmocka_unit_test(test_audit_of_nothing_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,218 @@
+/* table_columns.c - column names, units and cells of hand-made result tables (see table_columns.h). */
+#include "table_columns.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "dt_parse.h"
+
+/* The names labs give each column, as normalise() leaves them (lower case, no blanks, '#', '_',
+ * '-', '.', '/' or '*'; a unit in brackets taken off first). "Nodes" is the count; the list of
+ * nodes is "Node(s)", "Nodelist", "Hosts" and the like. */
+static const char *const synonyms[COLS][10] = {
+    [COL_NODES] = {"nodes", "numnodes", "nodecount", "nnodes", "numberofnodes", NULL},
+    [COL_GPUS] = {"gpus", "gpuspernode", "gpusnode", "gpupernode", "numgpus", "ngpus", "gpu", "gpuspn", NULL},
+    [COL_EPOCH] = {"epoch", "epochs", NULL},
+    [COL_BATCH] = {"batchsize", "batch", "bs", "minibatch", "minibatchsize", NULL},
+    [COL_STEPS] = {"steps", "step", "iterations", "iters", "iter", NULL},
+    [COL_RUNTIME] = {"runtime", "time", "walltime", "duration", "elapsed", "traintime", "trainingtime", NULL},
+    [COL_SPEEDUP] = {"speedup", NULL},
+    [COL_NODELIST] = {"node(s)", "nodelist", "hosts", "host(s)", "hostnames", "nodenames", "host", "machines", NULL},
+};
+
+/* Header text as compared: lower case, without the characters labs vary; a bracketed unit at the
+ * end ("Time (s)", "Runtime [min]") goes to unit. "Node(s)" keeps its "(s)": it is a name. */
+static void normalise(const char *cell, char *out, size_t size, char *unit, size_t unit_size)
+{
+    char lower[64];
+    size_t n = 0;
+    for (const char *c = cell; *c && n + 1 < sizeof lower; c++)
+        if (!strchr(" \t#_-./*", *c))
+            lower[n++] = *c == '[' ? '(' : *c == ']' ? ')' : (char)tolower((unsigned char)*c);
+    lower[n] = '\0';
+    unit[0] = '\0';
+    char *open = strrchr(lower, '(');
+    if (open && open != lower && strcmp(lower, "node(s)") != 0 && strcmp(lower, "host(s)") != 0 &&
+        lower[n - 1] == ')') {
+        snprintf(unit, unit_size, "%.*s", (int)(lower + n - 1 - open - 1), open + 1);
+        *open = '\0';
+    }
+    snprintf(out, size, "%s", lower);
+}
+
+/* Seconds per unit a Runtime header names, 0 for none, -1 for one that is not a time unit. */
+static double unit_seconds(const char *unit)
+{
+    static const struct { const char *name; double seconds; } units[] = {
+        {"s", 1}, {"sec", 1}, {"secs", 1}, {"seconds", 1}, {"m", 60}, {"min", 60}, {"mins", 60}, {"minutes", 60},
+        {"h", 3600}, {"hr", 3600}, {"hrs", 3600}, {"hours", 3600}, {"h:mm:ss", 0}, {"hh:mm:ss", 0}, {"mm:ss", 0}};
+    if (!unit[0])
+        return 0;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(unit, units[i].name) == 0)
+            return units[i].seconds;
+    return -1;
+}
+
+bool table_header(char **cells, int n, struct table_layout *layout)
+{
+    for (int c = 0; c < COLS; c++)
+        layout->at[c] = -1;
+    layout->runtime_scale = 0;
+    for (int i = 0; i < n; i++) {
+        char name[64], unit[32];
+        normalise(cells[i], name, sizeof name, unit, sizeof unit);
+        for (int c = 0; c < COLS; c++)
+            for (int s = 0; synonyms[c][s] && layout->at[c] < 0; s++)
+                if (strcmp(name, synonyms[c][s]) == 0 && (c == COL_RUNTIME ? unit_seconds(unit) >= 0 : !unit[0])) {
+                    layout->at[c] = i;
+                    snprintf(layout->name[c], sizeof layout->name[c], "%s", cells[i]);
+                    if (c == COL_RUNTIME)
+                        layout->runtime_scale = unit_seconds(unit);
+                }
+    }
+    return layout->at[COL_NODES] >= 0 && layout->at[COL_GPUS] >= 0 && layout->at[COL_RUNTIME] >= 0;
+}
+
+/* Clock time: up to three ':'-separated parts, the last with an optional fraction. */
+static double clock_time(const char *text, double *unit)
+{
+    double parts[3], value = 0;
+    int count = 0;
+    const char *p = text;
+    while (count < 3) {
+        char *end;
+        if (!isdigit((unsigned char)*p))
+            return -1;
+        parts[count++] = strtod(p, &end);
+        bool last = *end != ':';
+        if (!last && (end - p) != (long)strspn(p, "0123456789"))
+            return -1;   /* only the seconds have a fraction */
+        p = end + !last;
+        if (last)
+            break;
+    }
+    if (*p || count < 2)
+        return -1;
+    for (int i = 0; i < count; i++) {
+        if (i > 0 && parts[i] >= 60)
+            return -1;
+        value = value * 60 + parts[i];
+    }
+    *unit = dt_last_digit_unit(text, strlen(text));
+    return value;
+}
+
+double table_runtime(const char *text, double scale, double *unit)
+{
+    if (strchr(text, ':'))
+        return clock_time(text, unit);
+    char *end;
+    double value = strtod(text, &end);
+    if (end == text || *end || !isdigit((unsigned char)text[0]) || !(value >= 0) || isinf(value))
+        return -1;
+    scale = scale > 0 ? scale : 1;
+    *unit = dt_last_digit_unit(text, strlen(text)) * scale;
+    return value * scale;
+}
+
+/* The cell of column c, with a decimal comma made a point where the table is ';'-separated; NULL
+ * when the table has no such column. */
+static const char *cell_of(char **cells, int n, const struct table_layout *layout, enum column c, char *copy,
+                           size_t size)
+{
+    int at = layout->at[c];
+    if (at < 0 || at >= n)
+        return at < 0 ? NULL : "";
+    snprintf(copy, size, "%s", cells[at]);
+    if (layout->separator == ';' && c != COL_NODELIST)
+        for (char *p = copy; (p = strchr(p, ',')); p++)
+            *p = '.';
+    return copy;
+}
+
+/* An integer column into *out (0 where the table has none). */
+static bool read_count(char **cells, int n, const struct table_layout *layout, enum column c, long min, long max,
+                       long *out, char *why, size_t size)
+{
+    char copy[64];
+    const char *text = cell_of(cells, n, layout, c, copy, sizeof copy);
+    *out = 0;
+    if (!text)
+        return true;
+    if (!*text)
+        return snprintf(why, size, "%s (column %d) is empty", layout->name[c], layout->at[c] + 1), false;
+    if (dt_parse_long(text, min, max, out) < 0)
+        return snprintf(why, size, "%s (column %d) \"%s\" is not a whole number%s", layout->name[c], layout->at[c] + 1,
+                        text, min > 0 ? " above 0" : ""), false;
+    return true;
+}
+
+static bool read_runtime(char **cells, int n, const struct table_layout *layout, struct result_row *row, char *why,
+                         size_t size)
+{
+    char copy[64];
+    const char *text = cell_of(cells, n, layout, COL_RUNTIME, copy, sizeof copy);
+    const char *name = layout->name[COL_RUNTIME];
+    int column = layout->at[COL_RUNTIME] + 1;
+    if (!*text)
+        return snprintf(why, size, "%s (column %d) is empty", name, column), false;
+    if ((row->runtime = table_runtime(text, layout->runtime_scale, &row->runtime_unit)) < 0)
+        return snprintf(why, size, "%s (column %d) \"%s\" is not H:MM:SS, MM:SS or a number of %s", name, column, text,
+                        layout->runtime_scale == 60 ? "minutes" : layout->runtime_scale == 3600 ? "hours" : "seconds"),
+               false;
+    snprintf(row->runtime_text, sizeof row->runtime_text, "%s", cells[layout->at[COL_RUNTIME]]);
+    row->runtime_plain = !strchr(text, ':');
+    return true;
+}
+
+static bool read_speedup(char **cells, int n, const struct table_layout *layout, struct result_row *row, char *why,
+                         size_t size)
+{
+    char copy[64], *end;
+    const char *text = cell_of(cells, n, layout, COL_SPEEDUP, copy, sizeof copy);
+    row->speedup = NAN;
+    if (!text || !*text || strcmp(text, "-") == 0)
+        return true;   /* no speedup given: the baseline's, or a table that leaves it to the reader */
+    row->speedup = strtod(text, &end);
+    if (end == text || *end || !(row->speedup > 0))
+        return snprintf(why, size, "%s (column %d) \"%s\" is not a number or '-'", layout->name[COL_SPEEDUP],
+                        layout->at[COL_SPEEDUP] + 1, text), false;
+    row->speedup_unit = pow(10, -dt_decimals(text, strlen(text)));
+    return true;
+}
+
+/* An Avg row says so in some cell: "Avg", "Average" or "Mean" (the reference puts it in Node(s)). */
+static bool says_avg(char **cells, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcasecmp(cells[i], "avg") || !strcasecmp(cells[i], "average") || !strcasecmp(cells[i], "mean"))
+            return true;
+    return false;
+}
+
+bool table_read_row(char **cells, int n, const struct table_layout *layout, struct result_row *row, char *why,
+                    size_t size)
+{
+    long nodes, gpus, epoch, batch;
+    if (!read_count(cells, n, layout, COL_NODES, 1, 1 << 20, &nodes, why, size))
+        return false;
+    row->nodes = (int)nodes;
+    if (!read_count(cells, n, layout, COL_GPUS, 1, 1 << 20, &gpus, why, size))
+        return false;
+    row->gpus = (int)gpus;
+    if (!read_count(cells, n, layout, COL_EPOCH, 0, 1 << 30, &epoch, why, size) ||
+        !read_count(cells, n, layout, COL_BATCH, 1, 1 << 30, &batch, why, size) ||
+        !read_count(cells, n, layout, COL_STEPS, 0, 1L << 50, &row->steps, why, size) ||
+        !read_runtime(cells, n, layout, row, why, size) || !read_speedup(cells, n, layout, row, why, size))
+        return false;
+    row->epoch = (int)epoch, row->batch = (int)batch;
+    int at = layout->at[COL_NODELIST];
+    snprintf(row->nodelist, sizeof row->nodelist, "%s", at >= 0 && at < n ? cells[at] : "");
+    row->avg = says_avg(cells, n);
+    return true;
+}
