@@ -23,7 +23,7 @@ SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 
 COMMON_SRC := common/dt_error.c common/dt_parse.c common/hostlist.c common/duration.c common/atomic_file.c common/fault.c \
               common/timeline.c common/exchange_methods.c
-LAUNCHER_SRC := launcher/alloc.c launcher/launch.c launcher/local.c launcher/plan.c
+LAUNCHER_SRC := launcher/alloc.c launcher/hints.c launcher/launch.c launcher/local.c launcher/plan.c
 TOPOLOGY_SRC := topology/topo.c topology/topo_cache.c
 ENGINE_SRC := trainer/nn/nn.c trainer/nn/ops.c trainer/nn/models.c trainer/nn/models_seq.c trainer/backend/backend_ref.c trainer/backend/backend_cpu.c \
               trainer/backend/seq_kernels.c trainer/backend/seq_fast.c trainer/backend/seq_gelu.c \
@@ -84,6 +84,7 @@ test_hostlist_scontrol_SRC := tests/test_hostlist_scontrol.c tests/testutil.c $(
 test_alloc_SRC := tests/test_alloc.c tests/testutil.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_alloc_LIBS := -lhwloc -ljansson
 test_dtrain_SRC := tests/test_dtrain.c tests/testutil.c $(COMMON_SRC)
+test_dtrain_hints_SRC := tests/test_dtrain_hints.c tests/testutil.c $(COMMON_SRC)
 test_topo_SRC := tests/test_topo.c tests/testutil.c logs/table.c logs/table_columns.c $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_topo_LIBS := -lhwloc -lm
 test_plan_SRC := tests/test_plan.c tests/testutil.c logs/table.c logs/table_columns.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
@@ -141,7 +142,7 @@ test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data
 test_fuzz_idx_LIBS := -lz -lm
 test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
 
 BIN := $(BUILD)/bin

@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "dt_parse.h"
+#include "hints.h"
 #include "launch.h"
 #include "local.h"
 #include "plan.h"
@@ -124,9 +125,11 @@ static int parse_options(int argc, char **argv, struct launch_request *req)
                                optarg, ALLOC_MAX_GPUS), 2;
             break;
         case 'n':
-            if (dt_parse_int(optarg, 1, LOCAL_MAX_RANKS, &req->ranks) < 0)
-                return fprintf(stderr, "dtrain: --ranks \"%s\" is not a number from 1 to %d\n", optarg,
-                               LOCAL_MAX_RANKS), 2;
+            if (dt_parse_int(optarg, 1, LOCAL_MAX_RANKS, &req->ranks) < 0) {
+                if (!hint_mpirun_option(stderr, argv[optind - 1]))   /* "-np 2" reads as -n "p" */
+                    fprintf(stderr, "dtrain: --ranks \"%s\" is not a number from 1 to %d\n", optarg, LOCAL_MAX_RANKS);
+                return 2;
+            }
             break;
         case 'l': req->label = true; break;
         case 'D': req->dry_run = true; break;
@@ -144,7 +147,10 @@ static int parse_options(int argc, char **argv, struct launch_request *req)
             break;
         case 'h': fputs(usage_text, stdout); exit(0);
         case 'V': printf("dtrain %s\n", DTRAIN_VERSION); exit(0);
-        default: fputs("Try 'dtrain --help'.\n", stderr); return 2;
+        default:
+            hint_mpirun_option(stderr, argv[optind - 1]);
+            fputs("Try 'dtrain --help'.\n", stderr);
+            return 2;
         }
     }
     if (req->json && !req->plan_only)
@@ -178,10 +184,17 @@ static int prepare_binding(const struct launch_request *req, const struct alloca
         }
         num_step_gpus = wanted;
     }
+    /* This node's own topology: the ranks stay inside the cpus dtrain was given (taskset, srun's
+     * --cpu-bind); a saved XML is another machine's, planned whole. */
+    hwloc_bitmap_t allowed = xml ? NULL : hwloc_bitmap_alloc();
+    if (allowed && hwloc_get_cpubind(nb->topo.hw, allowed, HWLOC_CPUBIND_PROCESS) < 0)
+        hwloc_bitmap_free(allowed), allowed = NULL;
     struct plan_request pr = {.ranks = local_ranks, .gpus_per_node = wanted,
                               .step_gpus = num_step_gpus > 0 ? step_gpus : NULL, .num_step_gpus = num_step_gpus,
-                              .nic = req->nic, .no_bind = req->no_bind};
-    if (plan_build(&nb->topo, &pr, &nb->plan, err) < 0) {
+                              .nic = req->nic, .no_bind = req->no_bind, .allowed = allowed};
+    int rc = plan_build(&nb->topo, &pr, &nb->plan, err);
+    hwloc_bitmap_free(allowed);
+    if (rc < 0) {
         topo_free(&nb->topo);
         return -1;
     }
@@ -236,8 +249,14 @@ static int exec_rank(const struct launch_request *req, const struct allocation *
         status = 2;
     else if (launch_apply(&exports, &err) < 0)
         status = 1;
-    else
+    else {
+        if (alloc->source == ALLOC_SLURM && place->rank == 0 && hint_step_lacks_pmix() &&
+            hint_program_uses_mpi(argv[0], getenv("PATH")))
+            fprintf(stderr, "dtrain: warning: %s loads MPI, but this srun step has no PMIx: Open MPI will stop with "
+                    "\"OPAL ERROR: Unreachable\". Start the step with srun --mpi=pmix (or MpiDefault=pmix in "
+                    "slurm.conf)\n", argv[0]);
         status = launch_exec(argv, &err);
+    }
     fprintf(stderr, "dtrain: rank %d: %s\n", place->rank, err.msg);
     launch_exports_free(&exports);
     return status;

@@ -105,8 +105,10 @@ static void choose_nics(const struct topo *topo, struct plan *plan)
     }
 }
 
-/* Splits the cpus of each rank's locality object among the ranks that share it. */
-static void split_localities(const struct topo *topo, struct plan *plan, hwloc_obj_t *where)
+/* Splits the cpus of each rank's locality object among the ranks that share it, inside the cpus
+ * dtrain was allowed (a rank whose locality has none of them gets its share of those). */
+static void split_localities(const struct topo *topo, struct plan *plan, hwloc_obj_t *where,
+                             hwloc_const_cpuset_t allowed)
 {
     for (int r = 0; r < plan->num_ranks; r++) {
         int sharing = 0, mine = 0;
@@ -120,6 +122,13 @@ static void split_localities(const struct topo *topo, struct plan *plan, hwloc_o
         struct rank_binding *b = &plan->ranks[r];
         hwloc_bitmap_free(b->cpuset);
         b->cpuset = split_cpus(topo->hw, where[r]->cpuset, sharing, mine);
+        if (allowed && b->cpuset) {
+            hwloc_bitmap_and(b->cpuset, b->cpuset, allowed);
+            if (hwloc_bitmap_iszero(b->cpuset)) {
+                hwloc_bitmap_free(b->cpuset);
+                b->cpuset = split_cpus(topo->hw, allowed, plan->num_ranks, r);
+            }
+        }
         /* PUs of a die without memory have an empty nodeset: then memory is not bound. */
         hwloc_bitmap_copy(b->nodeset, where[r]->nodeset);
     }
@@ -185,7 +194,7 @@ int plan_build(const struct topo *topo, const struct plan_request *req, struct p
         if (forced_nic >= 0 || (req->nic && strcmp(req->nic, "none") == 0))
             plan->ranks[r].nic = forced_nic;
     if (plan->bind)
-        split_localities(topo, plan, where);
+        split_localities(topo, plan, where, req->allowed);
     free(where);
     list_hcas(topo, plan);
     return 0;

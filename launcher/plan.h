@@ -21,6 +21,8 @@ struct plan_request {
     int num_step_gpus;
     const char *nic;          /* --nic: a device ("mlx5_0"), netdev ("ib0") or bus id; "none"; NULL: nearest */
     bool no_bind;             /* --no-bind: plan GPUs and NICs, leave cores and memory alone */
+    hwloc_const_cpuset_t allowed;   /* the cpus dtrain itself may run on (taskset, a cgroup): ranks
+                                     * stay inside them; NULL: the whole topology (a saved XML) */
 };
 
 struct rank_binding {

@@ -1,0 +1,129 @@
+/* test_dtrain_hints.c - dtrain where a user's habits come from elsewhere: a CPU mask given by
+ * taskset or a cgroup, mpirun's options given to dtrain, an MPI program in an srun step without
+ * PMIx. */
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+/* Runs argv with the basic environment, a fixture's variables (NULL: none) and one more (NULL: none). */
+static void run_with(const char *fixture, const char *extra_name, const char *extra_value, char **argv,
+                     struct tu_result *r)
+{
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    if (fixture)
+        tu_env_load(&env, fixture);
+    if (extra_name)
+        tu_env_set(&env, extra_name, extra_value);
+    assert_int_equal(tu_run(argv, env.vars, r), 0);
+    tu_env_free(&env);
+}
+
+static int occurrences(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Under taskset -c LAST, both ranks run on LAST: the plan's cores are cut to the mask dtrain was
+ * given, and a rank whose cores are all outside it shares the mask's. */
+static void test_binding_stays_inside_the_given_cpus(void **state)
+{
+    (void)state;
+    cpu_set_t mask;
+    assert_int_equal(sched_getaffinity(0, sizeof mask, &mask), 0);
+    int last = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &mask))
+            last = c;
+    if (CPU_COUNT(&mask) < 2) {
+        tu_skip("one CPU: a mask narrower than the machine needs two");
+        return;
+    }
+    const char *taskset = access("/usr/bin/taskset", X_OK) == 0 ? "/usr/bin/taskset" : "/bin/taskset";
+    if (access(taskset, X_OK) != 0) {
+        tu_skip("no taskset (util-linux)");
+        return;
+    }
+    char cpu[16], expected[64];
+    snprintf(cpu, sizeof cpu, "%d", last);
+    snprintf(expected, sizeof expected, "Cpus_allowed_list:\t%d\n", last);
+    for (int ranks = 1; ranks <= 2; ranks++) {
+        char count[4];
+        snprintf(count, sizeof count, "%d", ranks);
+        struct tu_result r;
+        run_with(NULL, NULL, NULL, (char *[]){(char *)taskset, "-c", cpu, (char *)tu_bin("dtrain"), "--ranks", count, "--",
+                                             "grep", "Cpus_allowed_list", "/proc/self/status", NULL}, &r);
+        assert_int_equal(r.status, 0);
+        print_message("%d rank(s) under taskset -c %d:\n%s", ranks, last, r.out);
+        assert_int_equal(occurrences(r.out, expected), ranks);
+        tu_result_free(&r);
+    }
+}
+
+/* "dtrain -np 2" (getopt reads -n "p") and mpirun's long options are pointed at mpirun. */
+static void test_mpirun_options_are_pointed_at(void **state)
+{
+    (void)state;
+    const char *options[][2] = {{"-np", "2"}, {"--map-by", "node"}, {"--hostfile", "hosts"}};
+    for (int i = 0; i < 3; i++) {
+        struct tu_result r;
+        run_with(NULL, NULL, NULL, (char *[]){(char *)tu_bin("dtrain"), (char *)options[i][0], (char *)options[i][1],
+                                             "true", NULL}, &r);
+        assert_int_equal(r.status, 2);
+        char said[64];
+        snprintf(said, sizeof said, "%s is mpirun's option, not dtrain's", options[i][0]);
+        assert_true(tu_contains(r.err, said));
+        assert_true(tu_contains(r.err, "dtrain --ranks N -- PROGRAM"));
+        tu_result_free(&r);
+    }
+    struct tu_result r;   /* a plain bad count stays a plain message */
+    run_with(NULL, NULL, NULL, (char *[]){(char *)tu_bin("dtrain"), "--ranks", "x", "true", NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--ranks \"x\" is not a number"));
+    tu_result_free(&r);
+}
+
+/* An srun step without --mpi=pmix running a program that loads MPI is warned before Open MPI's
+ * "OPAL ERROR: Unreachable"; with PMIx, or with a program without MPI, nothing is said. */
+static void test_srun_step_without_pmix_is_warned(void **state)
+{
+    (void)state;
+    char *mpi_program[] = {(char *)tu_bin("dtrain"), "--", (char *)tu_bin("dtrain-commbench"), "--help", NULL};
+    char *plain_program[] = {(char *)tu_bin("dtrain"), "--", "true", NULL};
+    struct tu_result r;
+    run_with("srun_N2x2_task0.env", NULL, NULL, mpi_program, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.err, "dtrain-commbench loads MPI, but this srun step has no PMIx"));
+    assert_true(tu_contains(r.err, "srun --mpi=pmix"));
+    tu_result_free(&r);
+    run_with("srun_N2x2_task0.env", "SLURM_MPI_TYPE", "pmix", mpi_program, &r);
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.err, "PMIx"));
+    tu_result_free(&r);
+    run_with("srun_N2x2_task0.env", NULL, NULL, plain_program, &r);
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.err, "PMIx"));
+    tu_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_binding_stays_inside_the_given_cpus),
+        cmocka_unit_test(test_mpirun_options_are_pointed_at),
+        cmocka_unit_test(test_srun_step_without_pmix_is_warned),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
