@@ -76,7 +76,9 @@ dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/command.c analysis/cmd_
                       logs/table.c logs/table_columns.c logs/record.c logs/json_read.c logs/log_lines.c \
                       $(COMMON_SRC)
 dtrain-analyze_LIBS := -lm -ljansson
-TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train dtrain-commbench dtrain-check dtrain-analyze
+dtrain-record_SRC := logs/dtrain_record.c logs/record.c logs/json_read.c logs/log_lines.c $(COMMON_SRC)
+dtrain-record_LIBS := -lm -ljansson
+TOOLS := dtrain dtrain-hostlist dtrain-rankinfo dtrain-topo dtrain-train dtrain-commbench dtrain-check dtrain-analyze dtrain-record
 
 # test name -> its sources (cmocka)
 test_hostlist_SRC := tests/test_hostlist.c tests/testutil.c $(COMMON_SRC)
@@ -85,6 +87,7 @@ test_alloc_SRC := tests/test_alloc.c tests/testutil.c $(LAUNCHER_SRC) $(TOPOLOGY
 test_alloc_LIBS := -lhwloc -ljansson
 test_dtrain_SRC := tests/test_dtrain.c tests/testutil.c $(COMMON_SRC)
 test_dtrain_hints_SRC := tests/test_dtrain_hints.c tests/testutil.c $(COMMON_SRC)
+test_dtrain_record_SRC := tests/test_dtrain_record.c tests/testutil.c $(COMMON_SRC)
 test_topo_SRC := tests/test_topo.c tests/testutil.c logs/table.c logs/table_columns.c $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_topo_LIBS := -lhwloc -lm
 test_plan_SRC := tests/test_plan.c tests/testutil.c logs/table.c logs/table_columns.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
@@ -142,7 +145,7 @@ test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data
 test_fuzz_idx_LIBS := -lz -lm
 test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_dtrain_record test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
 
 BIN := $(BUILD)/bin
@@ -340,6 +343,7 @@ dtrain-train_WHAT := train a model, data-parallel over MPI ranks, on CPUs or GPU
 dtrain-commbench_WHAT := time the gradient transports over message sizes, as nccl-tests does
 dtrain-check_WHAT := check a job's nodes before it runs: GPUs, NIC, run directory and every link
 dtrain-analyze_WHAT := turn run records, logs and result tables into tables, plots and audits
+dtrain-record_WHAT := write the run record of a program dtrain-train did not train
 MAN := $(addprefix $(BUILD)/man/,$(addsuffix .1,$(TOOLS)))
 $(BUILD)/man/%.1: $(BIN)/%
 	@mkdir -p $(dir $@)

@@ -66,7 +66,7 @@ static void test_a_short_option_means_one_thing_everywhere(void **state)
     char sweep[4200];
     tu_fixture(sweep, sizeof sweep, "../../sbatch/sweep");
     const char *tools[] = {"dtrain", "dtrain-train", "dtrain-topo", "dtrain-hostlist", "dtrain-commbench",
-                           "dtrain-analyze", "dtrain-rankinfo", sweep};
+                           "dtrain-analyze", "dtrain-rankinfo", "dtrain-check", "dtrain-record", sweep};
     char meaning[128][64] = {{0}}, owner[128][64] = {{0}};
     int pairs = 0;
     for (size_t t = 0; t < sizeof tools / sizeof tools[0]; t++) {

@@ -134,12 +134,16 @@ cd "$work" || exit 1
 # (5) a wrong --nodes: the job fails at once, with dtrain's message in its output
 mkdir t5 && cd t5 || exit 1
 t0=$(date +%s)
-id=$(DTRAIN_NODES=3 sbatch --parsable -N2 --ntasks-per-node=1 --gpus-per-node=0 "$template" $train --max-steps 30)
+# (no pre-flight: it would stop the job first; here dtrain refuses the training step itself)
+id=$(DTRAIN_PREFLIGHT=0 DTRAIN_NODES=3 sbatch --parsable -N2 --ntasks-per-node=1 --gpus-per-node=0 "$template" $train \
+         --max-steps 30)
 s=$(wait_job "$id" 60)
 took=$(($(date +%s) - t0))
 check "wrong --nodes: job $id $s in ${took} s" '[ "$s" = FAILED ] && [ $took -le 15 ]'
 check "wrong --nodes: dtrain's message in dtrain-$id.out" \
     'grep -q "^dtrain: --nodes 3, but this step runs on 2 nodes" "dtrain-$id.out"'
+check "wrong --nodes: the failed record says a usage error, not a rank lost" \
+    'grep "\"job_id\":\"$id\"" runs/records.jsonl | grep -q "exit status 2: a usage error"'
 cd "$work" || exit 1
 
 # (4) one rank killed: the job ends FAILED within seconds, nothing left running. Rank 2 (the first
@@ -161,7 +165,7 @@ if wait_for "dtrain-$id.out" '^Step10:' 60; then
     check "rank killed: one failed record of job $id, 4 ranks on gn[01-02], the status named" \
         '[ "$(wc -l <failed.json)" = 1 ] && [ "$(field failed.json exit_state)" = failed ] &&
          [ "$(field failed.json world_size)" = 4 ] && [ "$(field failed.json nodelist)" = "gn[01-02]" ] &&
-         grep -q "ended with status" failed.json'
+         grep -q "ended before any rank recorded it: killed by signal 9 (KILL)" failed.json'
 else
     bad "rank killed: job $id never logged a step"
 fi
@@ -220,6 +224,18 @@ done
 check "sweep: 16 runs, every configuration with its Avg row" '[ $rows_ok = 1 ] && [ "$(grep -c "Avg" table.md)" = 8 ]'
 check "sweep: repeats on different nodes (1 node: gn01, then gn02)" \
     'grep -q "^| 1 | 1 | .* | gn01 |" table.md && grep -q "^| 1 | 1 | .* | gn02 |" table.md'
+cd "$work" || exit 1
+
+# (2b) a sweep of a user's own program (sweep --program): the template times each step and writes its
+# record (dtrain-record), so the sweep ends in the same averaged table; 1-2 nodes, 2 repeats
+mkdir t2b && cd t2b || exit 1
+"$top/sbatch/sweep" --nodes 1,2 --repeats 2 --out usweep --wait --program "sh $here/user_program.sh" \
+    >table.md 2>sweep.log
+check "sweep of a user program: 2 runs and an Avg row for 1 and 2 nodes" \
+    '[ "$(grep -c "^| 1 | 1 | " table.md)" = 2 ] && [ "$(grep -c "^| 2 | 1 | " table.md)" = 2 ] &&
+     [ "$(grep -c "Avg" table.md)" = 2 ]'
+check "sweep of a user program: records of user_program.sh with its Step line's rate" \
+    '[ "$(grep -c "\"model\":\"user_program.sh\".*\"peak_data_per_sec\":200" usweep/records.jsonl)" = 2 ]'
 cd "$work" || exit 1
 
 # (6) every gradient-exchange method through the template, srun --mpi=pmix, one rank per node: two

@@ -1,0 +1,87 @@
+/* test_dtrain_record.c - dtrain-record: a user's own program's runs, recorded by the job that ran
+ * them, come out of `dtrain-analyze table` as dtrain-train's do; a failure says what happened. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+static void record(const char *file, const char *runtime, const char *nodes, const char *status, const char *log)
+{
+    struct tu_result r;
+    char *args[] = {"--record", (char *)file, "--program", "python3 -u ./train.py --epochs 1", "--runtime",
+                    (char *)runtime, "-N", (char *)nodes, "-g", "1", "--nodelist", strcmp(nodes, "1") ? "gn[01-02]" : "gn01",
+                    "--status", (char *)status, log ? "--log" : NULL, (char *)log, NULL};
+    assert_int_equal(tu_run_tool("dtrain-record", args, &r), 0);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+}
+
+/* Two repeats on 1 node, two on 2, one killed: the table averages the four and leaves the failure out. */
+static void test_program_runs_make_the_table(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-record-XXXXXX", file[128], log[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof file, "%s/records.jsonl", dir);
+    snprintf(log, sizeof log, "%s/step.log", dir);
+    FILE *f = fopen(log, "w");
+    assert_non_null(f);
+    fputs("epoch 1 of my own format\nStep10: 150.00 data/sec\nStep20: 200.00 data/sec\n", f);
+    fclose(f);
+    record(file, "100", "1", "0", log);
+    record(file, "102", "1", "0", NULL);
+    record(file, "52", "2", "0", NULL);
+    record(file, "50", "2", "0", NULL);
+    record(file, "3", "2", "137", NULL);
+    char *text = tu_read_file(file);
+    assert_non_null(text);
+    assert_true(tu_contains(text, "\"model\":\"train.py\""));
+    assert_true(tu_contains(text, "\"hostnames\":[\"gn01\",\"gn02\"]"));
+    assert_true(tu_contains(text, "\"steps_per_rank\":20,"));
+    assert_true(tu_contains(text, "\"peak_data_per_sec\":200.0"));
+    assert_true(tu_contains(text, "\"exit_state\":\"failed\",\"error\":\"killed by signal 9 (KILL)"));
+    free(text);
+    struct tu_result r;
+    assert_int_equal(tu_run_tool("dtrain-analyze", (char *[]){"table", file, NULL}, &r), 0);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.err, "4 runs read, 1 not completed"));
+    assert_true(tu_contains(r.out, "| **2** | **1** |"));
+    assert_true(tu_contains(r.out, "| **1.98** |"));   /* 101 / 51 */
+    tu_result_free(&r);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
+static void test_statuses_are_explained_and_input_checked(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    assert_int_equal(tu_run_tool("dtrain-record", (char *[]){"--explain-status", "2", NULL}, &r), 0);
+    assert_true(tu_contains(r.out, "a usage error"));
+    tu_result_free(&r);
+    assert_int_equal(tu_run_tool("dtrain-record", (char *[]){"--record", "/tmp/x", "--program", "p", NULL}, &r), 0);
+    assert_int_equal(r.status, 2);   /* no --runtime */
+    assert_true(tu_contains(r.err, "--runtime SECONDS are needed"));
+    tu_result_free(&r);
+    assert_int_equal(tu_run_tool("dtrain-record", (char *[]){"--record", "/tmp/x", "--program", "p", "--runtime", "1",
+                                                             "-N", "2", "-g", "4", "-n", "3", NULL}, &r), 0);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "more than the 3 ranks"));
+    tu_result_free(&r);
+    assert_int_equal(access("/tmp/x", F_OK), -1);   /* nothing written */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_program_runs_make_the_table),
+        cmocka_unit_test(test_statuses_are_explained_and_input_checked),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
