@@ -125,6 +125,32 @@ static void test_failed_plot_leaves_no_file(void **state)
     assert_int_equal(tu_remove_tree(dir), 0);
 }
 
+/* A study of one configuration has one x value: gnuplot's x range must not collapse to it ("x_min
+ * should not equal x_max!"): the plot draws its point. */
+static void test_one_x_value_draws_a_point(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-onex-XXXXXX", records[128], prefix[128], png[160];
+    assert_non_null(mkdtemp(dir));
+    snprintf(records, sizeof records, "%s/records.jsonl", dir);
+    FILE *f = fopen(records, "w");
+    assert_non_null(f);
+    write_record(f, 1, 1, 100, 10.0, NULL, NULL);
+    write_record(f, 1, 1, 100, 11.0, NULL, NULL);
+    fclose(f);
+    snprintf(prefix, sizeof prefix, "%s/plots/one", dir);
+    struct tu_result r;
+    run_analyze((char *[]){"plot", "-o", prefix, records, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.err, "x_min should not equal x_max"));
+    snprintf(png, sizeof png, "%s-speedup.png", prefix);
+    struct stat st;
+    assert_int_equal(stat(png, &st), 0);
+    assert_true(st.st_size > 1000);
+    tu_result_free(&r);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 /* Runs table on tests/fixtures/tables/NAME. */
 static void table_of_fixture(const char *name, struct tu_result *r)
 {
@@ -191,6 +217,7 @@ int main(void)
         cmocka_unit_test(test_folder_passes_over_own_outputs),
         cmocka_unit_test(test_no_correction_within_printed_precision),
         cmocka_unit_test(test_failed_plot_leaves_no_file),
+        cmocka_unit_test(test_one_x_value_draws_a_point),
         cmocka_unit_test(test_lab_tables_as_labs_write_them),
         cmocka_unit_test(test_spreadsheet_export),
         cmocka_unit_test(test_audit_of_nothing_fails),

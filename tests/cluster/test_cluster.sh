@@ -226,6 +226,17 @@ check "sweep: repeats on different nodes (1 node: gn01, then gn02)" \
     'grep -q "^| 1 | 1 | .* | gn01 |" table.md && grep -q "^| 1 | 1 | .* | gn02 |" table.md'
 cd "$work" || exit 1
 
+# (2c) two job steps at once on one node, each an env:// rendezvous (rank 0 listens on MASTER_PORT):
+# each step gets its own port, so each rank 0 meets its own step's peer and none joins the other
+mkdir t2c && cd t2c || exit 1
+step="srun --overlap -N1 -n2 $bin/dtrain --nodes 1 --gpus-per-node 0 --no-bind -- python3 $here/rendezvous.py"
+id=$(sbatch --parsable -N1 -n2 -w gn01 -o conc-%j.out --wrap "$step & $step & wait")
+s=$(wait_job "$id" 60)
+check "concurrent steps: each step's rank 0 met its own step's peer, on a port of its own" \
+    '[ "$s" = COMPLETED ] && [ "$(grep -c "met 1 peers of steps \([0-9]\),*: ok" "conc-$id.out")" = 2 ] &&
+     [ "$(sed -n "s/.* on port \([0-9]*\) .*/\1/p" "conc-$id.out" | sort -u | wc -l)" = 2 ]'
+cd "$work" || exit 1
+
 # (2b) a sweep of a user's own program (sweep --program): the template times each step and writes its
 # record (dtrain-record), so the sweep ends in the same averaged table; 1-2 nodes, 2 repeats
 mkdir t2b && cd t2b || exit 1
