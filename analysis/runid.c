@@ -29,8 +29,8 @@ static bool looks_like_run(const char *heading, bool loose)
         return false;
     if (heading[n] == ':')
         return isdigit((unsigned char)heading[n + 1]);
-    if (heading[n] != '-' || !isdigit((unsigned char)heading[n + 1]))
-        return false;
+    if (heading[n] != '-' || !isdigit((unsigned char)heading[n + 1]) || strcasestr(heading, "batch"))
+        return false;   /* a batch size names an experiment: "VGG16-3090-64batch_size" is a model's */
     char *end;
     strtod(heading + n + 1, &end);
     if (!(*end == '\0' || *end == '-' || *end == ',' || *end == ' '))
@@ -83,8 +83,9 @@ static int stated_gpus(const char *heading)
             return gpus;
         char *end;
         if (isdigit((unsigned char)*s) && (s == heading || !isalnum((unsigned char)s[-1]))) {
-            long count = strtol(s, &end, 10);
-            if (strncmp(end, " GPU", 4) == 0 && count > 0 && count <= 4096)
+            long count = strtol(s, &end, 10);   /* "2 GPUs", "8-GPUs", "4gpu" */
+            if (strncasecmp(end + (*end == ' ' || *end == '-' || *end == '_'), "GPU", 3) == 0 && count > 0 &&
+                count <= 4096)
                 return (int)count;
         }
     }
@@ -101,10 +102,11 @@ static bool is_gpu_token(const char *t, size_t n)
         t += i + 1, n -= i + 1, i = 0;
     while (i < n && isdigit((unsigned char)t[i]))
         i++;
-    if (i >= 3) {   /* "2080ti", "4090" */
+    if (i >= 3) {   /* "2080ti", "4090"; not a model's size ("124M", "175B") */
+        size_t digits = i;
         while (i < n && isalpha((unsigned char)t[i]))
             i++;
-        return i == n;
+        return i == n && !(n - digits == 1 && strchr("MmBbKk", t[digits]));
     }
     if (i > 0)
         return false;
@@ -141,7 +143,10 @@ static void model_of(const char *heading, char *out, size_t size)
         size_t n = strcspn(s, "-,");
         n = s + n > heading + length ? (size_t)(heading + length - s) : n;
         bool batch = n > 0 && isdigit((unsigned char)s[0]) && memmem(s, n, "batch", 5) != NULL;
-        if (n > 0 && !batch && !memchr(s, ':', n))   /* batch sizes and node lists are not the model */
+        bool gpus = n >= 3 && strncasecmp(s + strspn(s, "0123456789"), "gpu", 3) == 0;   /* "GPUs", "4gpu" */
+        if (gpus && count > 0 && strspn(token[count - 1], "0123456789") == token_length[count - 1])
+            count--;   /* "8-GPUs": the count goes with it */
+        if (n > 0 && !batch && !gpus && !memchr(s, ':', n))   /* batch sizes, GPU counts, node lists are not the model */
             token[count] = s, token_length[count++] = n;
         s += n + (s[n] == '-');
         if (n == 0 && s[0] != '-')

@@ -173,8 +173,8 @@ const struct log_run *throughput_one_gpu_run(const struct log_runs *set, const s
     const struct log_run *elsewhere = NULL;
     for (int i = 0; i < set->count; i++) {
         const struct log_run *r = &set->runs[i];
-        if (r->id.gpus == 1 && r->id.node_count == 1 && r->steps_logged > 0 && strcmp(r->id.model, of->id.model) == 0 &&
-            strcmp(r->id.node[0], node) == 0) {
+        bool same_node = node ? r->id.node_count == 1 && strcmp(r->id.node[0], node) == 0 : r->id.node_count == 0;
+        if (r->id.gpus == 1 && r->steps_logged > 0 && strcmp(r->id.model, of->id.model) == 0 && same_node) {
             if (strcmp(r->source, of->source) == 0)
                 return r;
             if (!elsewhere)
@@ -188,7 +188,7 @@ void throughput_baselines(struct log_runs *set)
 {
     for (int i = 0; i < set->count; i++) {
         struct log_run *r = &set->runs[i];
-        r->baseline = NULL;
+        r->baseline = r->id.node_count == 0 && r->id.model[0] ? throughput_one_gpu_run(set, r, NULL) : NULL;
         for (int n = 0; n < r->id.node_count; n++) {
             const struct log_run *b = throughput_one_gpu_run(set, r, r->id.node[n]);
             if (!b) {   /* a node without a baseline leaves the mix without one */

@@ -37,8 +37,9 @@ struct log_runs {
 /* Appends the runs of one log to set. Returns 0, or -1 when out of memory. */
 int throughput_read(FILE *in, const char *source, struct log_runs *set);
 
-/* The 1-GPU run of of's model on node (one of of's): the same file's first, as its author meant,
- * another file's when it has none; NULL when there is none with Step lines. */
+/* The 1-GPU run of of's model on node (one of of's; NULL: a run whose headings name no node, as a
+ * lab's "VGG16-3090-64batch_size"): the same file's first, as its author meant, another file's
+ * when it has none; NULL when there is none with Step lines. */
 const struct log_run *throughput_one_gpu_run(const struct log_runs *set, const struct log_run *of, const char *node);
 
 /* Finds each run's baseline and computes its speedup and efficiency (speedup / GPUs). */

@@ -211,6 +211,26 @@ static void test_audit_of_nothing_fails(void **state)
     tu_result_free(&r);
 }
 
+/* A notebook's headings as labs write them: "VGG16-3090-64batch_size" names a model on a GPU known
+ * by digits alone (not a node "VGG16" with a figure 3090), "8-GPUs" a count, "124M" a model's size;
+ * runs whose headings name no node are compared with their model's 1-GPU run. */
+static void test_lab_notebook_headings(void **state)
+{
+    (void)state;
+    char path[4200];
+    fixture(path, sizeof path, "lab-notebook.md");
+    struct tu_result r;
+    run_analyze((char *[]){"throughput", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "VGG16-4x3090-64batch_size | VGG16 | - | 4 |"));
+    assert_true(tu_contains(r.out, "VGG16-3090-64batch_size | VGG16 | - | 1 |"));
+    assert_true(tu_contains(r.out, "| 3.49x |"));    /* 420.5 / 120.5 */
+    assert_true(tu_contains(r.out, "ResNet-50-2xA100-256batch | ResNet-50 | - | 2 |"));
+    assert_true(tu_contains(r.out, "GPT2-124M-8-GPUs | GPT2-124M | - | 8 |"));
+    assert_true(tu_contains(r.out, "| 7.14x |"));    /* 5000 / 700 */
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_lab_tables_as_labs_write_them),
         cmocka_unit_test(test_spreadsheet_export),
         cmocka_unit_test(test_audit_of_nothing_fails),
+        cmocka_unit_test(test_lab_notebook_headings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
