@@ -88,6 +88,7 @@ test_alloc_LIBS := -lhwloc -ljansson
 test_dtrain_SRC := tests/test_dtrain.c tests/testutil.c $(COMMON_SRC)
 test_dtrain_hints_SRC := tests/test_dtrain_hints.c tests/testutil.c $(COMMON_SRC)
 test_dtrain_record_SRC := tests/test_dtrain_record.c tests/testutil.c $(COMMON_SRC)
+test_dtrain_uneven_SRC := tests/test_dtrain_uneven.c tests/testutil.c $(COMMON_SRC)
 test_topo_SRC := tests/test_topo.c tests/testutil.c logs/table.c logs/table_columns.c $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_topo_LIBS := -lhwloc -lm
 test_plan_SRC := tests/test_plan.c tests/testutil.c logs/table.c logs/table_columns.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
@@ -145,7 +146,7 @@ test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data
 test_fuzz_idx_LIBS := -lz -lm
 test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_dtrain_record test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_dtrain_record test_dtrain_uneven test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
 
 BIN := $(BUILD)/bin

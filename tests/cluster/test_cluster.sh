@@ -325,6 +325,13 @@ check "uneven: 3 + 2 ranks, one per GPU each node was given (status $uneven)" \
      grep -q "^dtrain: gn02 rank 4 local 1: gpu 1 " uneven.out && ! grep -q "local 2: .* gn02\|gn02 rank [0-9] local 2" uneven.out'
 check "uneven: the table shows the run by its 5 GPUs and its split" \
     'grep -q "^| 2 | 5 | .* | gn01:3, gn02:2 |$" table.md && grep -q "^| \*\*2\*\* | \*\*5\*\* |" table.md'
+# the same as a heterogeneous step: one component a node, one world of 5 ranks
+# shellcheck disable=SC2086
+srun --mpi=pmix -N1 -n3 -O --gpus-per-task=1 -w gn01 : -N1 -n2 -O --gpus-per-task=1 -w gn02 "$bin/dtrain" \
+    --gpus-per-node auto --topology "$topo8" -- "$bin/dtrain-train" $uneven_train --record het.jsonl >het.out 2>&1
+het=$?
+check "heterogeneous step (srun A : B): 3 + 2 ranks in one world (status $het)" \
+    '[ "$het" = 0 ] && grep -q "\"world_size\":5,\"hostnames\":\[\"gn01\",\"gn01\",\"gn01\",\"gn02\",\"gn02\"\]" het.jsonl'
 cd "$work" || exit 1
 
 # (last) a second cluster beside this one (both used /run/dtrain-cluster and the
