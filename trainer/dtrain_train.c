@@ -41,6 +41,10 @@ static void print_summary(const struct train_config *cfg, const struct train_res
                 cfg->exchange ? cfg->exchange->name : exchange_bsp.name, result->exchange.steps,
                 (double)result->exchange.transfers / result->exchange.steps, result->exchange.floats / result->exchange.steps,
                 result->exchange.detail[0] ? "; " : "", result->exchange.detail);
+    if (result->straggler_reports > 0)   /* what naming a slow rank cost, measured where it runs */
+        fprintf(stderr, "dtrain-train: straggler report: %ld reports, %.2f ms in all, %.3f%% of the run\n",
+                result->straggler_reports, result->straggler_seconds * 1e3,
+                result->seconds > 0 ? 100 * result->straggler_seconds / result->seconds : 0);
 }
 
 int main(int argc, char **argv)

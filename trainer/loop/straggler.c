@@ -2,6 +2,7 @@
 #include "straggler.h"
 
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 /* What each rank hands the others at a report. */
@@ -44,7 +45,25 @@ static double median_of(const struct straggler_share *all, int n)
     return median;
 }
 
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int report(struct straggler_watch *w, struct comm *comm, double threshold, FILE *out, struct dt_err *err);
+
 int straggler_report(struct straggler_watch *w, struct comm *comm, double threshold, FILE *out, struct dt_err *err)
+{
+    double start = now_seconds();
+    int named = report(w, comm, threshold, out, err);
+    w->report_seconds += now_seconds() - start;
+    w->reports++;
+    return named;
+}
+
+static int report(struct straggler_watch *w, struct comm *comm, double threshold, FILE *out, struct dt_err *err)
 {
     struct straggler_share mine = {.mean_seconds = w->interval_steps ? w->interval_seconds / w->interval_steps : 0};
     snprintf(mine.host, sizeof mine.host, "%.63s", comm->hostname);

@@ -17,6 +17,8 @@ struct straggler_watch {
     long interval_steps;
     double total_seconds;      /* over the run */
     long total_steps;
+    double report_seconds;     /* the reports themselves took, over the run: what naming costs */
+    long reports;
 };
 
 /* One step's forward and backward took seconds. */

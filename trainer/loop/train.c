@@ -455,6 +455,7 @@ static int finish(struct loop *l, int rc, struct dt_err *err)
         res->peak_rate = res->final_rate;   /* no Step line was printed: the only rate there is */
     res->exchange = r->exchange.stats;
     res->compute_ms = straggler_mean_ms(&r->straggler);
+    res->straggler_seconds = r->straggler.report_seconds, res->straggler_reports = r->straggler.reports;
     return rc;
 }
 

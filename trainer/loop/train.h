@@ -77,6 +77,8 @@ struct train_result {
     double *epoch_accuracy;    /* -1 where the epoch was not evaluated */
     struct exchange_stats exchange;   /* what the gradient exchange did (nothing in a world of one) */
     double compute_ms;         /* this rank's mean forward + backward a step (straggler.h) */
+    double straggler_seconds;  /* the straggler reports took, in all (rank 0's), and how many */
+    long straggler_reports;
 };
 
 void train_result_free(struct train_result *result);
