@@ -305,8 +305,9 @@ check "pre-flight: gn03's slow link named, with the --exclude that avoids it (st
      grep -q "sbatch --exclude=gn03 avoids it" slow.out && ! grep -q "^| gn0[124] | .*slow links" slow.out'
 cd "$work" || exit 1
 
-# (8) an uneven step, 3 ranks on gn01 and 2 on gn02 (srun -N2 -n5 --gpus-per-task=1, Slurm's block
-# distribution), through dtrain --gpus-per-node auto: each node binds one rank per GPU it was given
+# (8) an uneven step, 3 ranks on gn01 and 2 on gn04, the node with 2 GPUs (srun -N2 -n5
+# --gpus-per-task=1, Slurm's block distribution), through dtrain --gpus-per-node auto: each node
+# binds one rank per GPU it was given
 # (planned on a saved 8-GPU topology: the nodes' GPUs here are device files without PCI devices),
 # and the table of the records shows the run by its 5 GPUs with its split
 mkdir t8 && cd t8 || exit 1
@@ -316,22 +317,22 @@ uneven_train="--device cpu --model lenet --dataset synthetic --log-every 5 --eva
 srun --mpi=pmix -N1 -n1 --gpus-per-task=1 "$bin/dtrain" --gpus-per-node auto --topology "$topo8" -- \
     "$bin/dtrain-train" $uneven_train --record runs.jsonl >one.out 2>&1
 # shellcheck disable=SC2086
-srun --mpi=pmix -N2 -n5 -O --gpus-per-task=1 "$bin/dtrain" --gpus-per-node auto --topology "$topo8" --report-bindings \
+srun --mpi=pmix -N2 -n5 -O -w gn01,gn04 --gpus-per-task=1 "$bin/dtrain" --gpus-per-node auto --topology "$topo8" --report-bindings \
     -- "$bin/dtrain-train" $uneven_train --record runs.jsonl >uneven.out 2>&1
 uneven=$?
 "$bin/dtrain-analyze" table runs.jsonl >table.md 2>table.err
 check "uneven: 3 + 2 ranks, one per GPU each node was given (status $uneven)" \
     '[ "$uneven" = 0 ] && grep -q "^dtrain: gn01 rank 2 local 2: gpu 2 " uneven.out &&
-     grep -q "^dtrain: gn02 rank 4 local 1: gpu 1 " uneven.out && ! grep -q "local 2: .* gn02\|gn02 rank [0-9] local 2" uneven.out'
+     grep -q "^dtrain: gn04 rank 4 local 1: gpu 1 " uneven.out && ! grep -q "gn04 rank [0-9] local 2" uneven.out'
 check "uneven: the table shows the run by its 5 GPUs and its split" \
-    'grep -q "^| 2 | 5 | .* | gn01:3, gn02:2 |$" table.md && grep -q "^| \*\*2\*\* | \*\*5\*\* |" table.md'
+    'grep -q "^| 2 | 5 | .* | gn01:3, gn04:2 |$" table.md && grep -q "^| \*\*2\*\* | \*\*5\*\* |" table.md'
 # the same as a heterogeneous step: one component a node, one world of 5 ranks
 # shellcheck disable=SC2086
-srun --mpi=pmix -N1 -n3 -O --gpus-per-task=1 -w gn01 : -N1 -n2 -O --gpus-per-task=1 -w gn02 "$bin/dtrain" \
+srun --mpi=pmix -N1 -n3 -O --gpus-per-task=1 -w gn01 : -N1 -n2 -O --gpus-per-task=1 -w gn04 "$bin/dtrain" \
     --gpus-per-node auto --topology "$topo8" -- "$bin/dtrain-train" $uneven_train --record het.jsonl >het.out 2>&1
 het=$?
 check "heterogeneous step (srun A : B): 3 + 2 ranks in one world (status $het)" \
-    '[ "$het" = 0 ] && grep -q "\"world_size\":5,\"hostnames\":\[\"gn01\",\"gn01\",\"gn01\",\"gn02\",\"gn02\"\]" het.jsonl'
+    '[ "$het" = 0 ] && grep -q "\"world_size\":5,\"hostnames\":\[\"gn01\",\"gn01\",\"gn01\",\"gn04\",\"gn04\"\]" het.jsonl'
 cd "$work" || exit 1
 
 # (last) a second cluster beside this one (both used /run/dtrain-cluster and the

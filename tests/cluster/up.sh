@@ -2,7 +2,7 @@
 # tests/cluster/up.sh - start a real 4-node Slurm cluster on this machine: one private munged, one
 # slurmctld (netns dtc-ctl, host "slurmctl", also the login node) and one slurmd per node gn01..gn04,
 # each in its own network namespace, behind leaf bridges under a spine (gn01,gn02 on leaf1; gn03,gn04
-# on leaf2) as topology.conf tells Slurm. Every node offers gpu:4 (character devices with the nvidia
+# on leaf2) as topology.conf tells Slurm. gn01-gn03 offer gpu:4 and gn04 gpu:2 (character devices with the nvidia
 # major and no driver behind them: Slurm hands them out, nothing can open them).
 #   DTRAIN_CLUSTER_ID   which cluster (cluster.conf.sh: namespaces ID-*, default dtc)
 #   DTRAIN_CLUSTER_DIR  where it all lives (/run/dtrain-cluster[-ID])
