@@ -16,9 +16,13 @@ fuzz_time=${FUZZ_TIME:-15}
 DTRAIN_TOPO_CACHE=$(mktemp -d)
 export DTRAIN_TOPO_CACHE
 
+# What the programs under test leave in $TMPDIR (a killed rank's status directory) goes with this run.
+scratch=$(mktemp -d)
+export TMPDIR="$scratch"
+
 passed=0 failed=0 skipped=0
 log=$(mktemp)
-trap 'rm -f "$log"; rm -rf "$DTRAIN_TOPO_CACHE"' EXIT
+trap 'rm -f "$log"; rm -rf "$DTRAIN_TOPO_CACHE" "$scratch"' EXIT
 
 count() {   # count LOG: add the cmocka summary of one program to the totals
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$1" | tail -n 1)

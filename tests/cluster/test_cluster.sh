@@ -43,6 +43,9 @@ if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null || ! command -v slur
 fi
 
 work=$(mktemp -d /tmp/dtrain-cluster-test.XXXXXX)
+# What the jobs' ranks leave in $TMPDIR (a killed rank's status directory; sbatch and srun pass
+# the variable on) stays in the run's own directory and goes with it.
+mkdir "$work/tmp" && export TMPDIR="$work/tmp"
 passed=0 failed=0
 other=""
 finish() {
