@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "methods.h"
 #include "plot.h"
@@ -71,8 +72,14 @@ static int draw(const char *prefix, const char *title, const char *x_unit, const
     struct dt_err err;
     if (plot_write(prefix, title, x_unit, series, count, &err) < 0 || plot_render(prefix, &err) < 0)
         return fprintf(stderr, "dtrain-analyze: %s\n", err.msg), 2;
-    printf("%s-speedup.png %s-speedup.svg %s-throughput.png %s-throughput.svg (from %s.dat, %s.gp)\n", prefix, prefix,
-           prefix, prefix, prefix, prefix);
+    char throughput[4200];   /* not drawn where no point had a rate (a table without Steps) */
+    snprintf(throughput, sizeof throughput, "%s-throughput.png", prefix);
+    if (access(throughput, F_OK) == 0)
+        printf("%s-speedup.png %s-speedup.svg %s-throughput.png %s-throughput.svg (from %s.dat, %s.gp)\n", prefix,
+               prefix, prefix, prefix, prefix, prefix);
+    else
+        printf("%s-speedup.png %s-speedup.svg (from %s.dat, %s.gp; no throughput: the input gives no samples)\n",
+               prefix, prefix, prefix, prefix);
     return 0;
 }
 

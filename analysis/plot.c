@@ -201,6 +201,16 @@ static int write_data(FILE *f, const void *arg)
 
 /* Series s is linetype s + 1 in every figure (the ideal line has its own style), so a series has
  * one colour wherever it is drawn. */
+/* Whether any point has a data/sec to draw. */
+static bool has_rates(const struct plot *p)
+{
+    for (int s = 0; s < p->count; s++)
+        for (int k = 0; k < p->series[s].count; k++)
+            if (!isnan(p->series[s].points[k].data_per_sec))
+                return true;
+    return false;
+}
+
 static void write_figure(FILE *f, const struct plot *p, const char *terminal, const char *ext, const char *what,
                          int column, int with_ideal)
 {
@@ -234,7 +244,8 @@ static int write_script(FILE *f, const void *arg)
     static const char *terminals[][2] = {{"pngcairo size 900,500", "png"}, {"svg size 900,500", "svg"}};
     for (int t = 0; t < 2; t++) {
         write_figure(f, p, terminals[t][0], terminals[t][1], "speedup", 2, 1);
-        write_figure(f, p, terminals[t][0], terminals[t][1], "throughput", 3, 0);
+        if (has_rates(p))   /* a hand-made table without Steps or Batchsize has none */
+            write_figure(f, p, terminals[t][0], terminals[t][1], "throughput", 3, 0);
     }
     return 0;
 }

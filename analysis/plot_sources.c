@@ -71,7 +71,8 @@ static struct plot_series *series_named(struct plot_chart *chart, const char *la
 
 static struct plot_point table_point(const struct corrected_config *c)
 {
-    double rate = c->samples / c->runtime, relative = c->runtime > 0 ? c->std / c->runtime : 0;
+    /* a table without Steps or Batchsize does not say how many samples: no rate (not drawn) */
+    double rate = c->samples > 0 ? c->samples / c->runtime : NAN, relative = c->runtime > 0 ? c->std / c->runtime : 0;
     return (struct plot_point){.total_gpus = c->nodes * c->gpus, .nodes = c->nodes, .speedup = c->speedup,
                                .data_per_sec = rate, .speedup_std = c->speedup * relative,
                                .data_per_sec_std = rate * relative};

@@ -179,6 +179,27 @@ static void test_lab_tables_as_labs_write_them(void **state)
     tu_result_free(&r);
 }
 
+/* A table without Steps or Batchsize gives no samples: its speedups are drawn, no throughput of zeros. */
+static void test_plot_of_a_table_without_samples(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-labplot-XXXXXX", path[4200], prefix[128], picture[160];
+    assert_non_null(mkdtemp(dir));
+    fixture(path, sizeof path, "lab.md");
+    snprintf(prefix, sizeof prefix, "%s/lab", dir);
+    struct tu_result r;
+    run_analyze((char *[]){"plot", "-o", prefix, path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.err, "empty y range"));
+    assert_true(tu_contains(r.out, "no throughput: the input gives no samples"));
+    snprintf(picture, sizeof picture, "%s-speedup.png", prefix);
+    assert_int_equal(access(picture, F_OK), 0);
+    snprintf(picture, sizeof picture, "%s-throughput.png", prefix);
+    assert_int_equal(access(picture, F_OK), -1);
+    tu_result_free(&r);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 /* A spreadsheet's "CSV UTF-8" export in a decimal-comma locale: a byte-order mark, CRLF, ';'. Its
  * empty and its malformed cell are told apart, the runtimes' unit said, the group with an unread
  * run reported incomplete rather than averaged silently. */
@@ -240,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_one_x_value_draws_a_point),
         cmocka_unit_test(test_lab_tables_as_labs_write_them),
         cmocka_unit_test(test_spreadsheet_export),
+        cmocka_unit_test(test_plot_of_a_table_without_samples),
         cmocka_unit_test(test_audit_of_nothing_fails),
         cmocka_unit_test(test_lab_notebook_headings),
     };
