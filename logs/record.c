@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,32 +26,67 @@ void record_time(long seconds, char out[32])
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* The length of the valid UTF-8 sequence at s (1-4), or 0 when s does not start one (a stray or
+ * overlong byte, a surrogate, a sequence cut short by a fixed-size copy). */
+static size_t utf8_sequence(const unsigned char *s)
+{
+    size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    unsigned long c = n == 1 ? s[0] : n == 2 ? s[0] & 0x1Fu : n == 3 ? s[0] & 0x0Fu : s[0] & 0x07u;
+    for (size_t i = 1; i < n; i++)
+        c = c << 6 | (s[i] & 0x3Fu);
+    bool overlong = (n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000);
+    return n == 0 || overlong || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF) ? 0 : n;
+}
+
+/* A record's text as JSON, whatever bytes it holds: a text field is never a reason to lose the
+ * record. Valid UTF-8 is kept, each byte that is not becomes U+FFFD. */
+static json_t *text(const char *s)
+{
+    size_t len = s ? strlen(s) : 0, used = 0;
+    char *clean = malloc(3 * len + 1);
+    if (!clean)
+        return NULL;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+        size_t n = utf8_sequence(p);
+        if (n)
+            memcpy(clean + used, p, n), used += n, p += n;
+        else
+            memcpy(clean + used, "\xEF\xBF\xBD", 3), used += 3, p++;
+    }
+    json_t *out = json_stringn_nocheck(clean, used);
+    free(clean);
+    return out;
+}
+
 static json_t *to_json(const struct run_record *r)
 {
     json_t *hosts = json_array(), *epochs = json_array();
     for (int i = 0; i < r->world_size && r->hostnames; i++)
-        json_array_append_new(hosts, json_string(r->hostnames[i]));
+        json_array_append_new(hosts, text(r->hostnames[i]));
     for (int e = 0; e < r->epochs_done; e++)
         json_array_append_new(epochs, json_pack("{s:i, s:f, s:o}", "epoch", e, "seconds", r->epoch_seconds[e],
                                                 "test_accuracy", r->epoch_accuracy[e] < 0 ? json_null()
                                                                                           : json_real(r->epoch_accuracy[e])));
-    json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:o}", "record_version", RECORD_VERSION,
-                          "dtrain_version", r->version, "job_id", r->job_id, "job_name", r->job_name, "step_id",
-                          r->step_id, "nodelist", r->nodelist ? r->nodelist : "", "nodes", r->nodes, "gpus_per_node", r->gpus_per_node,
-                          "world_size", r->world_size, "hostnames", hosts);
-    json_object_update_new(o, json_pack("{s:s, s:s, s:s, s:f, s:i, s:i, s:I, s:s, s:s, s:i}", "model", r->model,
-                                        "dataset", r->dataset, "optimizer", r->optimizer, "lr", r->lr,
+    json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:i, s:o}", "record_version", RECORD_VERSION,
+                          "dtrain_version", text(r->version), "job_id", text(r->job_id), "job_name",
+                          text(r->job_name), "step_id", text(r->step_id), "nodelist", text(r->nodelist), "nodes",
+                          r->nodes, "gpus_per_node", r->gpus_per_node, "world_size", r->world_size, "hostnames", hosts);
+    json_object_update_new(o, json_pack("{s:o, s:o, s:o, s:f, s:i, s:i, s:I, s:o, s:o, s:i}", "model", text(r->model),
+                                        "dataset", text(r->dataset), "optimizer", text(r->optimizer), "lr", r->lr,
                                         "batch_per_replica", r->batch_per_replica, "epochs", r->epochs,
-                                        "steps_per_rank", (json_int_t)r->steps_per_rank, "comm", r->comm, "backend",
-                                        r->backend, "threads", r->threads));
-    json_object_update_new(o, json_pack("{s:f, s:f, s:f, s:o, s:s, s:s, s:s, s:s, s:i}", "runtime_seconds",
+                                        "steps_per_rank", (json_int_t)r->steps_per_rank, "comm", text(r->comm),
+                                        "backend", text(r->backend), "threads", r->threads));
+    json_object_update_new(o, json_pack("{s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:i}", "runtime_seconds",
                                         r->runtime_seconds, "peak_data_per_sec", r->peak_data_per_sec,
                                         "final_data_per_sec", r->final_data_per_sec, "epochs_run", epochs,
-                                        "start_time", r->start_time, "end_time", r->end_time, "exit_state",
-                                        r->exit_state, "error", r->error, "resumed", r->resumed));
-    json_object_set_new(o, "tag", json_string(r->tag));
-    json_object_set_new(o, "comm_options", json_string(r->comm_options));
-    json_object_set_new(o, "emulation", json_string(r->emulation));
+                                        "start_time", text(r->start_time), "end_time", text(r->end_time), "exit_state",
+                                        text(r->exit_state), "error", text(r->error), "resumed", r->resumed));
+    json_object_set_new(o, "tag", text(r->tag));
+    json_object_set_new(o, "comm_options", text(r->comm_options));
+    json_object_set_new(o, "emulation", text(r->emulation));
     json_object_set_new(o, "max_steps", json_integer((json_int_t)r->max_steps));
     json_object_set_new(o, "resumed_at_step", json_integer((json_int_t)r->resumed_at_step));
     json_object_set_new(o, "tokens_per_sec", json_real(r->tokens_per_sec));
@@ -131,8 +167,14 @@ static int append_locked(const char *path, const struct run_record *rec, bool on
         return dt_fail(err, "%s: the run record is longer than %d bytes", path, RECORD_MAX_LINE);
     }
     text[len] = '\n';   /* json_dumps leaves room: it wrote len + 1 bytes with the NUL */
-    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    int rc = fd < 0 ? dt_fail(err, "cannot open the record file %s: %s", path, strerror(errno)) : 0;
+    /* Not through a link, and only a regular file of this user's: in a shared directory another
+     * user could plant one that points at a file of theirs, or of root's. */
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int rc = fd < 0 ? dt_fail(err, "cannot open the record file %s: %s%s", path, strerror(errno),
+                              errno == ELOOP ? " (a symbolic link: records are not written through one)" : "") : 0;
+    struct stat st;
+    if (rc == 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()))
+        rc = dt_fail(err, "the record file %s is not a regular file of this user's: not written", path);
     if (rc == 0 && flock(fd, LOCK_EX) < 0)
         rc = dt_fail(err, "cannot lock the record file %s: %s", path, strerror(errno));
     if (rc == 0 && !(only_first_failure && rec->job_id[0] && has_failure_of(fd, rec))) {

@@ -412,6 +412,64 @@ static void test_a_short_write_leaves_no_fragment(void **state)
     free(text);
 }
 
+/* Text cut mid-character by a fixed-size copy, or not UTF-8 at all, never costs the record or a
+ * field: a job name of 254 bytes + "é" (its last byte cut off), a tag with a stray byte, an
+ * emulation path of non-ASCII bytes. Valid characters stay; each bad byte becomes U+FFFD. */
+static void test_text_cut_mid_character_keeps_the_record(void **state)
+{
+    (void)state;
+    char hosts[2][256], *names[2];
+    double seconds[2], accuracy[2];
+    struct run_record r, back;
+    sample(&r, 2, hosts, names, seconds, accuracy);
+    memset(r.job_name, 'j', 254);
+    r.job_name[254] = '\xC3', r.job_name[255] = '\0';   /* "é" is C3 A9: the A9 did not fit */
+    snprintf(r.tag, sizeof r.tag, "1gbit\xFF");
+    snprintf(r.emulation, sizeof r.emulation, "profile=/données/\xE9t\xE9.json rate=1 dilate=1");
+    snprintf(r.error, sizeof r.error, "caf\xC3\xA9 \xED\xA0\x80 surrogate");
+    struct dt_err err;
+    assert_int_equal(record_append(path, &r, &err), 0);
+    char *text = read_file();
+    assert_int_equal(record_parse(text, &back, &err), 0);
+    assert_true(strlen(back.job_name) >= 254 && strspn(back.job_name, "j") == 254);   /* kept, its cut byte U+FFFD */
+    assert_non_null(strstr(text, "jj\xEF\xBF\xBD\","));
+    assert_string_equal(back.tag, "1gbit\xEF\xBF\xBD");
+    assert_non_null(strstr(back.emulation, "profile=/données/\xEF\xBF\xBDt\xEF\xBF\xBD.json"));
+    assert_non_null(strstr(back.error, "café \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD surrogate"));
+    assert_string_equal(back.exit_state, "completed");
+    record_free(&back);
+    free(text);
+}
+
+/* A records file that is a link another user planted (to a file of theirs, or root's) is not
+ * followed: the write is refused, naming it, and the target is untouched. */
+static void test_a_planted_link_is_not_followed(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-link-XXXXXX", target[128], link_path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(target, sizeof target, "%s/victim", dir);
+    snprintf(link_path, sizeof link_path, "%s/runs.jsonl", dir);
+    FILE *f = fopen(target, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    assert_int_equal(symlink(target, link_path), 0);
+    char hosts[2][256], *names[2];
+    double seconds[2], accuracy[2];
+    struct run_record r;
+    sample(&r, 2, hosts, names, seconds, accuracy);
+    struct dt_err err;
+    assert_int_equal(record_append(link_path, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "a symbolic link"));
+    f = fopen(target, "r");
+    char line[64] = "";
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_null(fgets(line + strlen(line), (int)(sizeof line - strlen(line)), f));   /* nothing appended */
+    fclose(f);
+    unlink(link_path), unlink(target), rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -421,6 +479,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fast_reader_agrees_with_jansson, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_writers_never_tear_a_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_short_write_leaves_no_fragment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_cut_mid_character_keeps_the_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_planted_link_is_not_followed, setup, teardown),
     };
     return cmocka_run_group_tests_name("record", tests, NULL, NULL);
 }
