@@ -11,12 +11,13 @@
 
 #include "table.h"
 
-/* A file whose first non-blank character is '{' holds run records. */
+/* A file whose first non-blank character is '{' holds run records (NUL bytes count as blank: a
+ * crash's zero-filled tail may precede the next record). */
 bool inputs_hold_records(const char *path)
 {
     FILE *f = fopen(path, "r");
     int c = ' ';
-    while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\r' || c == '\n'))
+    while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0'))
         ;
     if (f)
         fclose(f);
@@ -49,11 +50,20 @@ void read_records(const char *path, struct record_set *set)
         set->lines_skipped++;
         return;
     }
-    char *line = NULL;
+    char *buffer = NULL;
     size_t size = 0;
     int number = 0;
-    while (getline(&line, &size, f) > 0) {
+    ssize_t got;
+    while ((got = getline(&buffer, &size, f)) > 0) {
         number++;
+        char *line = buffer;
+        size_t zeros = 0;   /* a crash's zero-filled tail: the record after it is still read */
+        while ((ssize_t)zeros < got && buffer[zeros] == '\0')
+            zeros++;
+        line += zeros;
+        if (zeros > 0 && set->lines_skipped++ < 8)
+            fprintf(stderr, "dtrain-analyze: skipped %s:%d: %zu NUL bytes (a zero-filled tail a crash left)\n", path,
+                    number, zeros);
         if (line[strspn(line, " \t\r\n")] == '\0')
             continue;
         struct run_record r;
@@ -83,7 +93,7 @@ void read_records(const char *path, struct record_set *set)
         }
         set->runs[set->count++] = r;
     }
-    free(line);
+    free(buffer);
     fclose(f);
 }
 
@@ -121,9 +131,9 @@ bool inputs_walking(void)
 
 static int walk_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-    (void)st, (void)ftw;
-    if (type != FTW_F)
-        return 0;
+    (void)ftw;
+    if (type != FTW_F || !S_ISREG(st->st_mode))
+        return 0;   /* a FIFO or a device in a directory would hang the reader or mean nothing */
     if (!read_own && table_is_analyzer_output(path)) {
         if (own_outputs++ == 0)
             snprintf(first_own, sizeof first_own, "%s", path);
@@ -147,6 +157,11 @@ int read_inputs(char **paths, int count, void (*reader)(const char *, void *), v
         struct stat st;
         if (stat(paths[i], &st) < 0) {
             fprintf(stderr, "dtrain-analyze: %s: %s\n", paths[i], strerror(errno));
+            return 2;
+        }
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+            fprintf(stderr, "dtrain-analyze: %s: not a regular file or a directory (a FIFO or a device): not read\n",
+                    paths[i]);
             return 2;
         }
         if (!read_own && !S_ISDIR(st.st_mode) && table_is_analyzer_output(paths[i])) {

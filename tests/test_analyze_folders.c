@@ -252,6 +252,35 @@ static void test_lab_notebook_headings(void **state)
     tu_result_free(&r);
 }
 
+/* A crash's zero-filled tail before a record (the file's first bytes NUL) and a FIFO in the folder:
+ * the record is read and the NUL bytes named, the FIFO passed over (it would hang a reader), a
+ * FIFO named on the command line refused. */
+static void test_nul_bytes_and_fifos(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-nul-XXXXXX", records[128], fifo[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(records, sizeof records, "%s/records.jsonl", dir);
+    FILE *f = fopen(records, "w");
+    assert_non_null(f);
+    fwrite("\0\0\0\0\0\0\0\0", 1, 8, f);
+    write_record(f, 1, 1, 100, 10.0, NULL, NULL);
+    fclose(f);
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    struct tu_result r;
+    run_analyze((char *[]){"table", dir, NULL}, &r);
+    assert_true(tu_contains(r.err, "records.jsonl:1: 8 NUL bytes"));
+    assert_true(tu_contains(r.err, "table: 1 runs read"));
+    assert_true(tu_contains(r.out, "| 1 | 1 | "));
+    tu_result_free(&r);
+    run_analyze((char *[]){"table", fifo, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "pipe: not a regular file or a directory"));
+    tu_result_free(&r);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_plot_of_a_table_without_samples),
         cmocka_unit_test(test_audit_of_nothing_fails),
         cmocka_unit_test(test_lab_notebook_headings),
+        cmocka_unit_test(test_nul_bytes_and_fifos),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
