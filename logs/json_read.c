@@ -145,9 +145,7 @@ static int read_escape(struct json_reader *r, long *cp)
     return 0;
 }
 
-/* The length of the valid UTF-8 sequence at s (first byte >= 0x80), or 0 (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF). */
-static int utf8_length(const unsigned char *s)
+int json_utf8_length(const unsigned char *s)
 {
     int length = s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
     for (int i = 1; i < length; i++)
@@ -190,7 +188,7 @@ static int read_special(struct json_reader *r, char bytes[4])
         r->at++;
         return read_escape(r, &cp) < 0 ? -1 : (int)encode_utf8(cp, bytes);
     }
-    int length = utf8_length((const unsigned char *)r->at);
+    int length = json_utf8_length((const unsigned char *)r->at);
     if (length == 0)
         return bad(r, "invalid UTF-8 in a string");
     memcpy(bytes, r->at, (size_t)length);

@@ -50,6 +50,10 @@ int json_array_next(struct json_reader *r, int *index);
 /* A string, escapes decoded, into out, cut to size - 1 bytes as snprintf would; returns its whole
  * length, as snprintf does. -1 when the next value is not a string or the string is bad JSON
  * (control characters, bad escapes or UTF-8, \u0000). */
+/* The length of the valid UTF-8 sequence at s (first byte >= 0x80), or 0 (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF). The record writer checks its text with it too. */
+int json_utf8_length(const unsigned char *s);
+
 long json_read_string(struct json_reader *r, char *out, size_t size);
 
 /* A number; an integer beyond long long or a number beyond double is an error, as in jansson. */

@@ -26,21 +26,6 @@ void record_time(long seconds, char out[32])
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* The length of the valid UTF-8 sequence at s (1-4), or 0 when s does not start one (a stray or
- * overlong byte, a surrogate, a sequence cut short by a fixed-size copy). */
-static size_t utf8_sequence(const unsigned char *s)
-{
-    size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    unsigned long c = n == 1 ? s[0] : n == 2 ? s[0] & 0x1Fu : n == 3 ? s[0] & 0x0Fu : s[0] & 0x07u;
-    for (size_t i = 1; i < n; i++)
-        c = c << 6 | (s[i] & 0x3Fu);
-    bool overlong = (n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000);
-    return n == 0 || overlong || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF) ? 0 : n;
-}
-
 /* A record's text as JSON, whatever bytes it holds: a text field is never a reason to lose the
  * record. Valid UTF-8 is kept, each byte that is not becomes U+FFFD. */
 static json_t *text(const char *s)
@@ -50,7 +35,7 @@ static json_t *text(const char *s)
     if (!clean)
         return NULL;
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
-        size_t n = utf8_sequence(p);
+        size_t n = *p < 0x80 ? 1 : (size_t)json_utf8_length(p);   /* the reader's own check */
         if (n)
             memcpy(clean + used, p, n), used += n, p += n;
         else
