@@ -111,15 +111,9 @@ static int write_record(const struct program_run *p)
 {
     struct run_record rec = {.nodes = p->nodes, .gpus_per_node = p->gpus, .world_size = p->ranks,
                              .runtime_seconds = p->runtime};
-    if (!(rec.hostnames = calloc((size_t)p->ranks, sizeof *rec.hostnames)))
-        return fputs("dtrain-record: out of memory\n", stderr), 1;
-    struct hostlist hosts;   /* one rank a node: the ranks' hosts are the list's, in order */
-    struct dt_err ignored;
-    hostlist_init(&hosts);
-    bool one_per_node = p->nodelist && hostlist_expand(p->nodelist, &hosts, &ignored) == 0 &&
-                        hosts.count == (size_t)p->ranks;
-    for (int r = 0; r < p->ranks; r++)
-        rec.hostnames[r] = one_per_node ? (char *)hostlist_nth(&hosts, (size_t)r) : (char *)"";
+    struct hostlist hosts;
+    if (record_hosts_from_nodelist(&rec, p->nodelist, p->ranks, &hosts) < 0)
+        return free(rec.hostnames), hostlist_free(&hosts), fputs("dtrain-record: out of memory\n", stderr), 1;
     rec.nodelist = (char *)(p->nodelist ? p->nodelist : "");
     program_name(p->program, rec.model, sizeof rec.model);
     snprintf(rec.dataset, sizeof rec.dataset, "its own");

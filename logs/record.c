@@ -1,6 +1,7 @@
 /* record.c - write and read run records (see record.h and FORMAT.md). */
 #include "record.h"
 
+#include "hostlist.h"
 #include "json_read.h"
 
 #include <errno.h>
@@ -17,6 +18,19 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+int record_hosts_from_nodelist(struct run_record *rec, const char *nodelist, int world, struct hostlist *hosts)
+{
+    struct dt_err ignored;
+    hostlist_init(hosts);
+    bool one_per_node = nodelist && nodelist[0] && hostlist_expand(nodelist, hosts, &ignored) == 0 &&
+                        hosts->count == (size_t)world;
+    if (!(rec->hostnames = calloc((size_t)world, sizeof *rec->hostnames)))
+        return -1;
+    for (int r = 0; r < world; r++)
+        rec->hostnames[r] = one_per_node ? (char *)hostlist_nth(hosts, (size_t)r) : (char *)"";
+    return 0;
+}
 
 void record_time(long seconds, char out[32])
 {

@@ -74,6 +74,13 @@ int record_parse_reference(const char *line, struct run_record *rec, struct dt_e
  * Returns 0, or -1 when out of memory. */
 int record_keep_hostnames(struct run_record *rec, const char *const *names, int count);
 
+struct hostlist;
+
+/* rec->hostnames, world of them, from a node list alone (for a record written without the ranks):
+ * each rank's host where one rank runs a node (the list then names them in rank order), else "".
+ * hosts keeps the names; the caller frees rec->hostnames and hosts. 0, or -1 when out of memory. */
+int record_hosts_from_nodelist(struct run_record *rec, const char *nodelist, int world, struct hostlist *hosts);
+
 void record_free(struct run_record *rec);
 
 /* "2026-11-21T09:30:00Z" for a time_t. */

@@ -105,17 +105,10 @@ int run_record_write(const struct record_settings *s, struct comm *comm, const s
 static int shape_from_launcher(struct run_record *rec, int world, struct hostlist *hosts)
 {
     const char *nodelist = getenv("DTRAIN_NODELIST") ? getenv("DTRAIN_NODELIST") : "";
-    struct dt_err ignored;
-    hostlist_init(hosts);
-    bool one_per_node = nodelist[0] && hostlist_expand(nodelist, hosts, &ignored) == 0 && hosts->count == (size_t)world;
     rec->world_size = world;
     rec->nodelist = (char *)nodelist;
     rec->nodes = getenv("DTRAIN_NODES") ? atoi(getenv("DTRAIN_NODES")) : 1;
-    if (!(rec->hostnames = calloc((size_t)world, sizeof *rec->hostnames)))
-        return -1;
-    for (int r = 0; r < world; r++)
-        rec->hostnames[r] = one_per_node ? (char *)hostlist_nth(hosts, (size_t)r) : (char *)"";
-    return 0;
+    return record_hosts_from_nodelist(rec, nodelist, world, hosts);
 }
 
 /* Under a launcher that names the job, the first failure record of the job step is the one kept. */
