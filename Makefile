@@ -124,6 +124,8 @@ test_analyze_LIBS := -ljansson -lm
 test_checkpoint_SRC := tests/test_checkpoint.c tests/testutil.c logs/record.c logs/json_read.c trainer/loop/checkpoint.c \
                       $(COMMON_SRC)
 test_checkpoint_LIBS := -ljansson -lz
+test_checkpoint_files_SRC := $(test_checkpoint_SRC:tests/test_checkpoint.c=tests/test_checkpoint_files.c)
+test_checkpoint_files_LIBS := -ljansson -lz
 test_golden_SRC := tests/test_golden.c tests/testutil.c $(COMMON_SRC)
 test_mpi_SRC := tests/test_mpi.c tests/mpi_util.c tests/testutil.c logs/record.c logs/json_read.c $(COMMON_SRC)
 test_mpi_LIBS := -lm -ljansson
@@ -146,7 +148,7 @@ test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data
 test_fuzz_idx_LIBS := -lz -lm
 test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_dtrain_record test_dtrain_uneven test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_dtrain_record test_dtrain_uneven test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_checkpoint_files test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
 
 BIN := $(BUILD)/bin

@@ -1,25 +1,116 @@
-/* atomic_file.c - whole-or-nothing file writes (see atomic_file.h). */
+/* atomic_file.c - creating output files safely, whole-or-nothing writes (see atomic_file.h). */
 #include "atomic_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The process's umask, read without changing it (umask(2) would, for every thread). */
+static mode_t current_umask(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    unsigned mask = 022;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Umask: %o", &mask) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (mode_t)mask;
+}
+
+int atomic_temp(const char *path, char *tmp, size_t tmp_size, struct dt_err *err)
+{
+    if (snprintf(tmp, tmp_size, "%s.tmp.%d.XXXXXX", path, (int)getpid()) >= (int)tmp_size)
+        return dt_fail(err, "cannot write %s: the path is too long", path);
+    /* mkostemp opens with O_CREAT|O_EXCL, mode 0600: a name that exists, a link included, is
+     * never opened; it tries another */
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return dt_fail(err, "cannot write %s: %s", tmp, strerror(errno));
+    return fd;
+}
+
+/* The directory part of path ("." for a bare name). */
+static void dir_of(const char *path, char *dir, size_t size)
+{
+    snprintf(dir, size, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, size, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+}
+
+int atomic_commit(int fd, const char *tmp, const char *path, struct dt_err *err)
+{
+    char dir[4096];
+    dir_of(path, dir, sizeof dir);
+    int ok = fchmod(fd, 0666 & ~current_umask()) == 0 && fsync(fd) == 0;
+    int saved = errno;
+    ok = close(fd) == 0 && ok;
+    if (ok && rename(tmp, path) == 0 && fsync_dir(dir) == 0)
+        return 0;
+    saved = ok ? errno : saved;
+    unlink(tmp);
+    return dt_fail(err, "cannot write %s: %s", path, strerror(saved));
+}
+
 int atomic_write(const char *path, atomic_fill fill, const void *arg, struct dt_err *err)
 {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return dt_fail(err, "cannot write %s: %s", tmp, strerror(errno));
-    int failed = fill(f, arg) < 0 || ferror(f);
-    failed |= fclose(f) != 0;
-    if (failed || rename(tmp, path) < 0) {
+    int fd = atomic_temp(path, tmp, sizeof tmp, err);
+    if (fd < 0)
+        return -1;
+    FILE *f = fdopen(dup(fd), "wb");
+    int failed = !f || fill(f, arg) < 0 || ferror(f);
+    failed |= f && fclose(f) != 0;
+    if (failed) {
+        close(fd);
         unlink(tmp);
         return dt_fail(err, "cannot write %s", path);
     }
-    return 0;
+    return atomic_commit(fd, tmp, path, err);
+}
+
+int open_output(const char *path, int flags, const char *what, struct dt_err *err)
+{
+    int keep = flags & (O_ACCMODE | O_APPEND);
+    int fd = open(path, keep | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int saved = errno;
+        /* a FIFO with no reader: O_NONBLOCK turns the hang into ENXIO */
+        return dt_fail(err, "%s %s: cannot open it: %s%s", what, path, strerror(saved),
+                       saved == ELOOP ? " (a symbolic link: outputs are not written through one)"
+                       : saved == ENXIO ? " (a FIFO or socket, not a file)" : "");
+    }
+    struct stat st;
+    const char *why = fstat(fd, &st) < 0 ? strerror(errno)
+                      : !S_ISREG(st.st_mode)     ? "not a regular file"
+                      : st.st_uid != geteuid()   ? "a file of another user"
+                                                 : NULL;
+    if (!why && (fcntl(fd, F_SETFL, keep & O_APPEND) < 0 || ((flags & O_TRUNC) && ftruncate(fd, 0) < 0)))
+        why = strerror(errno);
+    if (why) {
+        close(fd);
+        return dt_fail(err, "%s %s: %s: not written", what, path, why);
+    }
+    return fd;
+}
+
+int fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
 }
 
 int write_fully(int fd, const void *data, size_t bytes)

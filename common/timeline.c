@@ -3,10 +3,15 @@
  * thread write into one trace: each event is written under the file's lock, whole. */
 #include "timeline.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
 
 struct timeline {
     FILE *f;
@@ -43,8 +48,13 @@ struct timeline *timeline_open(const char *path, int pid, const char *process, s
     if (!t)
         return dt_fail(err, "out of memory"), NULL;
     snprintf(t->path, sizeof t->path, "%s", path);
-    if (!(t->f = fopen(path, "w"))) {
-        dt_fail(err, "--timeline: cannot create %s: %m", path);
+    int fd = open_output(path, O_WRONLY | O_TRUNC, "--timeline", err);
+    if (fd >= 0 && !(t->f = fdopen(fd, "w"))) {
+        dt_fail(err, "--timeline %s: %s", path, strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0) {
         free(t);
         return NULL;
     }

@@ -1,6 +1,7 @@
 /* record.c - write and read run records (see record.h and FORMAT.md). */
 #include "record.h"
 
+#include "atomic_file.h"
 #include "hostlist.h"
 #include "json_read.h"
 
@@ -168,12 +169,8 @@ static int append_locked(const char *path, const struct run_record *rec, bool on
     text[len] = '\n';   /* json_dumps leaves room: it wrote len + 1 bytes with the NUL */
     /* Not through a link, and only a regular file of this user's: in a shared directory another
      * user could plant one that points at a file of theirs, or of root's. */
-    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    int rc = fd < 0 ? dt_fail(err, "cannot open the record file %s: %s%s", path, strerror(errno),
-                              errno == ELOOP ? " (a symbolic link: records are not written through one)" : "") : 0;
-    struct stat st;
-    if (rc == 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()))
-        rc = dt_fail(err, "the record file %s is not a regular file of this user's: not written", path);
+    int fd = open_output(path, O_RDWR | O_APPEND, "the record file", err);
+    int rc = fd < 0 ? -1 : 0;
     if (rc == 0 && flock(fd, LOCK_EX) < 0)
         rc = dt_fail(err, "cannot lock the record file %s: %s", path, strerror(errno));
     if (rc == 0 && !(only_first_failure && rec->job_id[0] && has_failure_of(fd, rec))) {

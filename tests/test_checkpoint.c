@@ -1,7 +1,6 @@
 /* test_checkpoint.c - interrupted by SIGUSR1 (Slurm's warning) and resumed, a run ends with exactly
- * the parameters of an uninterrupted one; a torn checkpoint is passed over; the file itself: a bit
- * flipped anywhere (header or payload) rejects it without touching the run's state, and a killed
- * save's temporary file is removed. */
+ * the parameters of an uninterrupted one; a torn checkpoint is passed over; records of runs that
+ * failed or were lost. The checkpoint files themselves: test_checkpoint_files.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -115,7 +114,7 @@ static void test_torn_checkpoint_is_passed_over(void **state)
              bin, dir, dir, bin, dir, dir);
     shell(script, &r);
     assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.err, "skipping"));
+    assert_true(tu_contains(r.err, "passing over"));
     assert_true(tu_contains(r.err, "ckpt-20.dtc: torn, damaged or of another run"));
     assert_true(tu_contains(r.err, "resumed at step 10"));
     tu_result_free(&r);
@@ -132,7 +131,7 @@ static void test_an_unwritable_record_is_refused_before_training(void **state)
     struct tu_result r;
     shell(script, &r);
     assert_int_equal(r.status, 2);
-    assert_true(tu_contains(r.err, "/no/such/dir/runs.jsonl: cannot append to it (No such file or directory)"));
+    assert_true(tu_contains(r.err, "/no/such/dir/runs.jsonl: cannot open it: No such file or directory"));
     assert_false(tu_contains(r.out, "Step"));
     tu_result_free(&r);
 }
@@ -274,108 +273,11 @@ static void test_export_tokens_and_sigint(void **state)
     tu_result_free(&r);
 }
 
-/* A small checkpoint of 10 parameters, 4 buffers and Adam's moments, values from seed. */
-struct small {
-    float params[10], buffers[4], m[10], v[10];
-    struct checkpoint ck;
-};
-
-static void small_fill(struct small *s, float seed)
-{
-    for (int i = 0; i < 10; i++)
-        s->params[i] = seed + i, s->m[i] = seed * 2 + i, s->v[i] = seed * 3 + i;
-    for (int i = 0; i < 4; i++)
-        s->buffers[i] = seed * 4 + i;
-    s->ck = (struct checkpoint){.step = 40, .resumed = 1, .fingerprint = 0xfeed, .num_params = 10, .num_buffers = 4,
-                                .params = s->params, .buffers = s->buffers, .opt_m = s->m, .opt_v = s->v,
-                                .opt_step = 40};
-}
-
-/* Flips one bit of byte `at` of the file. */
-static void flip(const char *path, long at)
-{
-    FILE *f = fopen(path, "r+b");
-    assert_non_null(f);
-    fseek(f, at, SEEK_SET);
-    int c = fgetc(f);
-    fseek(f, at, SEEK_SET);
-    fputc(c ^ 0x10, f);
-    fclose(f);
-}
-
-/* A flipped bit in the header's step, opt_step or resume count, or in the payload, makes the file
- * invalid, and a rejected file leaves the run's state as it was (not half-loaded). The intact file
- * loads whole. */
-static void test_a_damaged_checkpoint_changes_nothing(void **state)
-{
-    (void)state;
-    char sub[4200], path[4300];
-    snprintf(sub, sizeof sub, "%s/bits", dir);
-    snprintf(path, sizeof path, "%s/ckpt-40.dtc", sub);
-    /* header: magic 8, format 4, has_v 4, then step (16), opt_step (24), ..., resumed; payload after */
-    long offsets[] = {16, 24, 16 + 5 * 8, 80, 120};
-    for (size_t k = 0; k < sizeof offsets / sizeof offsets[0]; k++) {
-        struct small saved, live;
-        struct dt_err err;
-        small_fill(&saved, 1.0f);
-        assert_int_equal(checkpoint_save(sub, &saved.ck, &err), 0);
-        flip(path, offsets[k]);
-        small_fill(&live, 7.0f);
-        live.ck.step = 0;
-        assert_int_equal(checkpoint_load_newest(sub, &live.ck, &err), 0);   /* none valid */
-        struct small fresh;
-        small_fill(&fresh, 7.0f);
-        assert_memory_equal(live.params, fresh.params, sizeof live.params);
-        assert_memory_equal(live.m, fresh.m, sizeof live.m);
-        assert_memory_equal(live.v, fresh.v, sizeof live.v);
-        assert_memory_equal(live.buffers, fresh.buffers, sizeof live.buffers);
-        assert_int_equal(live.ck.step, 0);
-        unlink(path);
-    }
-    struct small saved, live;
-    struct dt_err err;
-    small_fill(&saved, 1.0f);
-    assert_int_equal(checkpoint_save(sub, &saved.ck, &err), 0);
-    small_fill(&live, 7.0f);
-    assert_int_equal(checkpoint_load_newest(sub, &live.ck, &err), 1);
-    assert_memory_equal(live.params, saved.params, sizeof live.params);
-    assert_memory_equal(live.v, saved.v, sizeof live.v);
-    assert_int_equal(live.ck.step, 40);
-    assert_int_equal(live.ck.resumed, 1);
-}
-
-/* What a save killed before its rename left (ckpt-N.dtc.tmp.PID of another process) is removed; a
- * checkpoint and other files stay. */
-static void test_stale_temporary_files_are_removed(void **state)
-{
-    (void)state;
-    char sub[4200], path[4400];
-    snprintf(sub, sizeof sub, "%s/stale", dir);
-    struct small saved;
-    struct dt_err err;
-    small_fill(&saved, 1.0f);
-    assert_int_equal(checkpoint_save(sub, &saved.ck, &err), 0);
-    const char *names[] = {"ckpt-80.dtc.tmp.999999", "ckpt-40.dtc", "notes.txt"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", sub, names[i]);
-        FILE *f = fopen(path, "ab");
-        assert_non_null(f);
-        fclose(f);
-    }
-    checkpoint_remove_stale(sub);
-    for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", sub, names[i]);
-        assert_int_equal(access(path, F_OK) == 0, i > 0);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interrupted_and_resumed_equals_uninterrupted),
         cmocka_unit_test(test_torn_checkpoint_is_passed_over),
-        cmocka_unit_test(test_a_damaged_checkpoint_changes_nothing),
-        cmocka_unit_test(test_stale_temporary_files_are_removed),
         cmocka_unit_test(test_an_unwritable_record_is_refused_before_training),
         cmocka_unit_test(test_a_lost_run_is_recorded_by_its_script),
         cmocka_unit_test(test_trainer_options_are_checked),

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dt_parse.h"
+#include "atomic_file.h"
 #include "hostlist.h"
 #include "record.h"
 #include "version.h"
@@ -177,9 +178,9 @@ struct stall_hook run_record_stall_hook(struct stall_record *ctx)
 /* (No collective: rank 0 alone answers, and ends the whole job if it must.) */
 int run_record_writable(const char *path, struct dt_err *err)
 {
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open_output(path, O_WRONLY | O_APPEND, "--record", err);
     if (fd < 0)
-        return dt_fail(err, "--record %s: cannot append to it (%s)", path, strerror(errno));
+        return -1;
     close(fd);
     return 0;
 }

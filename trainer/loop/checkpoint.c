@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -34,6 +35,9 @@ struct header {
 /* Largest believable counters: a header that passed its CRC but says more was not written by us. */
 #define CK_MAX_STEP (1L << 48)
 #define CK_MAX_RESUMED 1000000
+
+/* Passed-over files named one by one before the rest are counted. */
+#define CK_NAMED_SKIPS 8
 
 struct part {
     const void *data;
@@ -62,16 +66,6 @@ static uLong crc_of(uLong crc, const void *data, size_t bytes)
     return crc;
 }
 
-static int fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 /* Parses "ckpt-STEP.dtc"; -1 for other names. */
 static long step_of(const char *name)
 {
@@ -82,36 +76,103 @@ static long step_of(const char *name)
     return step;
 }
 
-/* The checkpoints of dir, newest first. Returns how many (at most max), or -1. */
-static int list_steps(const char *dir, long *steps, int max)
+static int newest_first(const void *a, const void *b)
 {
+    long x = *(const long *)a, y = *(const long *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The steps of every checkpoint-named entry of dir, newest first, however many there are (the
+ * caller frees *steps). Returns how many, or -1 with errno. */
+static int list_steps(const char *dir, long **steps)
+{
+    *steps = NULL;
     DIR *d = opendir(dir);
     if (!d)
         return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) && n < max;) {
+    int n = 0, room = 0;
+    for (struct dirent *e; (e = readdir(d));) {
         long s = step_of(e->d_name);
-        if (s >= 0)
-            steps[n++] = s;
+        if (s < 0)
+            continue;
+        if (n == room) {
+            long *grown = realloc(*steps, (size_t)(room = room ? 2 * room : 64) * sizeof **steps);
+            if (!grown) {
+                closedir(d), free(*steps), *steps = NULL;
+                errno = ENOMEM;
+                return -1;
+            }
+            *steps = grown;
+        }
+        (*steps)[n++] = s;
     }
     closedir(d);
-    for (int i = 1; i < n; i++)   /* insertion sort, newest first */
-        for (int j = i; j > 0 && steps[j] > steps[j - 1]; j--) {
-            long t = steps[j];
-            steps[j] = steps[j - 1];
-            steps[j - 1] = t;
-        }
+    qsort(*steps, (size_t)n, sizeof **steps, newest_first);
     return n;
 }
 
-/* mkdir -p */
+/* Opens a checkpoint for reading only when it is a regular file of this user's: never through a
+ * link, never blocking on a FIFO. Returns the fd, or -1 with *why saying what it is instead. */
+static int open_own_file(const char *path, const char **why)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    *why = fd < 0 ? (errno == ELOOP ? "a symbolic link" : "cannot be opened")
+           : fstat(fd, &st) < 0     ? "cannot be read"
+           : !S_ISREG(st.st_mode)   ? "not a regular file"
+           : st.st_uid != geteuid() ? "a file of another user"
+                                    : NULL;
+    if (*why && fd >= 0)
+        close(fd);
+    return *why ? -1 : fd;
+}
+
+static bool header_fits(const struct header *h, const struct checkpoint *ck);
+
+/* Whether DIR/ckpt-STEP.dtc is one of this run's: the user's regular file whose header is of this
+ * format and this model and optimizer. (Its CRC is not checked: pruning needs only to know whose
+ * it is.) */
+static bool is_own_checkpoint(const char *dir, long step, const struct checkpoint *ck)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/ckpt-%ld.dtc", dir, step);
+    const char *why;
+    int fd = open_own_file(path, &why);
+    if (fd < 0)
+        return false;
+    struct header h;
+    bool own = read(fd, &h, sizeof h) == (ssize_t)sizeof h && header_fits(&h, ck);
+    close(fd);
+    return own;
+}
+
+/* Keeps the checkpoint just saved and the newest CHECKPOINT_KEEP - 1 others of this run; files
+ * this run would not load (another configuration's, another user's, damaged) are neither counted
+ * nor touched: counted, another run's higher steps would make every save delete itself. */
+static void prune(const char *dir, const struct checkpoint *saved)
+{
+    long *steps;
+    int count = list_steps(dir, &steps);
+    for (int i = 0, kept = 1; i < count; i++) {
+        if (steps[i] == saved->step || !is_own_checkpoint(dir, steps[i], saved))
+            continue;
+        if (kept < CHECKPOINT_KEEP) {
+            kept++;
+            continue;
+        }
+        char path[4200];
+        snprintf(path, sizeof path, "%s/ckpt-%ld.dtc", dir, steps[i]);
+        unlink(path);
+    }
+    free(steps);
+}
+
 int checkpoint_save(const char *dir, const struct checkpoint *ck, struct dt_err *err)
 {
     if (make_dirs(dir) < 0)
         return dt_fail(err, "checkpoint directory %s: %s", dir, strerror(errno));
     char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/ckpt-%ld.dtc", dir, ck->step);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
     struct part parts[4];
     int n = parts_of(ck, parts);
     struct header h = {.format = CK_FORMAT, .has_v = ck->opt_v != NULL, .step = (uint64_t)ck->step,
@@ -122,26 +183,22 @@ int checkpoint_save(const char *dir, const struct checkpoint *ck, struct dt_err 
     for (int i = 0; i < n; i++)
         crc = crc_of(crc, parts[i].data, parts[i].bytes);
     h.crc = (uint32_t)crc;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = atomic_temp(path, tmp, sizeof tmp, err);   /* new, owner-only: a planted name is never written */
     if (fd < 0)
-        return dt_fail(err, "checkpoint %s: %s", tmp, strerror(errno));
+        return dt_wrap(err, "checkpoint");
     bool ok = write_fully(fd, &h, sizeof h) == 0;
     for (int i = 0; i < n && ok; i++)
         ok = write_fully(fd, parts[i].data, parts[i].bytes) == 0;
-    ok = ok && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
-    /* rename is atomic: a reader sees the old set of files or the new one, never half a file */
-    if (!ok || rename(tmp, path) < 0 || fsync_dir(dir) < 0) {
+    if (!ok) {
         int saved = errno;
+        close(fd);
         unlink(tmp);
         return dt_fail(err, "checkpoint %s: %s", path, strerror(saved));
     }
-    long steps[64];
-    int count = list_steps(dir, steps, 64);
-    for (int i = CHECKPOINT_KEEP; i < count; i++) {
-        snprintf(path, sizeof path, "%s/ckpt-%ld.dtc", dir, steps[i]);
-        unlink(path);
-    }
+    /* rename is atomic: a reader sees the old set of files or the new one, never half a file */
+    if (atomic_commit(fd, tmp, path, err) < 0)
+        return dt_wrap(err, "checkpoint");
+    prune(dir, ck);
     return 0;
 }
 
@@ -156,11 +213,13 @@ static bool header_fits(const struct header *h, const struct checkpoint *ck)
 
 /* Reads one file and, if it is whole, undamaged and of this run, copies it into ck. Nothing of
  * ck changes otherwise. */
-static bool load_one(const char *path, struct checkpoint *ck)
+static bool load_one(int fd, struct checkpoint *ck)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
         return false;
+    }
     struct header h;
     struct part parts[4];
     int n = parts_of(ck, parts);
@@ -187,36 +246,87 @@ static bool load_one(const char *path, struct checkpoint *ck)
     return ok;
 }
 
+/* Whether dir can hold checkpoints no other user could have written or replaced: it is the user's
+ * (or root's) and no one else may write it, or it is sticky (a shared /tmp-like one: each user can
+ * rename or remove only their own files there, and only the user's files are loaded). */
+static int check_dir_trusted(const char *dir, struct dt_err *err)
+{
+    struct stat st;
+    if (stat(dir, &st) < 0)
+        return errno == ENOENT ? 0 : dt_fail(err, "checkpoint directory %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return dt_fail(err, "checkpoint directory %s: not a directory", dir);
+    bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_uid != geteuid() && st.st_uid != 0);
+    if (others_write && !(st.st_mode & S_ISVTX))
+        return dt_fail(err, "checkpoint directory %s may be written by other users (owner uid %u, mode %03o, not "
+                       "sticky): another user could replace its checkpoints; use a directory of your own, or "
+                       "chmod go-w it", dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+    return 0;
+}
+
+int checkpoint_lock(const char *dir, struct dt_err *err)
+{
+    if (make_dirs(dir) < 0)
+        return dt_fail(err, "checkpoint directory %s: %s", dir, strerror(errno));
+    if (check_dir_trusted(dir, err) < 0)
+        return -1;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return dt_fail(err, "checkpoint directory %s: %s", dir, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return fd;
+    int saved = errno;
+    close(fd);
+    if (saved == EWOULDBLOCK)
+        return dt_fail(err, "checkpoint directory %s is in use by another running job (it holds the directory's "
+                       "lock): give each job a --checkpoint directory of its own, or wait for that one to end", dir);
+    /* a file system without flock (some NFS setups): run unprotected rather than not at all */
+    fprintf(stderr, "dtrain-train: warning: cannot lock checkpoint directory %s (%s): a second job on it "
+            "would not be stopped\n", dir, strerror(saved));
+    return -2;
+}
+
 void checkpoint_remove_stale(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
         return;
-    char mine[32];
-    snprintf(mine, sizeof mine, ".tmp.%d", (int)getpid());
     for (struct dirent *e; (e = readdir(d));) {
-        const char *tmp = strstr(e->d_name, ".dtc.tmp.");
-        if (strncmp(e->d_name, "ckpt-", 5) != 0 || !tmp || strcmp(tmp + 4, mine) == 0)
+        long step;
+        int pid, end = 0;
+        /* ckpt-STEP.dtc.tmp.PID.XXXXXX (atomic_temp's) or ckpt-STEP.dtc.tmp.PID (older dtrain's) */
+        if (sscanf(e->d_name, "ckpt-%ld.dtc.tmp.%d%n", &step, &pid, &end) != 2 || pid == (int)getpid())
             continue;
         char path[4096];
+        struct stat st;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
+        if (lstat(path, &st) == 0 && st.st_uid == geteuid())   /* only the user's own leftovers */
+            unlink(path);
     }
     closedir(d);
 }
 
 int checkpoint_load_newest(const char *dir, struct checkpoint *ck, struct dt_err *err)
 {
-    long steps[64];
-    int count = list_steps(dir, steps, 64);
+    if (check_dir_trusted(dir, err) < 0)
+        return -1;
+    long *steps;
+    int count = list_steps(dir, &steps);
     if (count < 0)
         return errno == ENOENT ? 0 : dt_fail(err, "checkpoint directory %s: %s", dir, strerror(errno));
-    for (int i = 0; i < count; i++) {
+    int loaded = 0, passed_over = 0;
+    for (int i = 0; i < count && !loaded; i++) {
         char path[4096];
+        const char *why;
         snprintf(path, sizeof path, "%s/ckpt-%ld.dtc", dir, steps[i]);
-        if (load_one(path, ck))
-            return 1;
-        fprintf(stderr, "dtrain-train: skipping %s: torn, damaged or of another run\n", path);
+        int fd = open_own_file(path, &why);
+        if (fd >= 0 && (loaded = load_one(fd, ck)))
+            break;
+        if (++passed_over <= CK_NAMED_SKIPS)   /* a directory of a thousand: the first few, then a count */
+            fprintf(stderr, "dtrain-train: passing over %s: %s\n", path, why ? why : "torn, damaged or of another run");
     }
-    return 0;
+    if (passed_over > CK_NAMED_SKIPS)
+        fprintf(stderr, "dtrain-train: passed over %d more checkpoint files in %s\n", passed_over - CK_NAMED_SKIPS, dir);
+    free(steps);
+    return loaded;
 }

@@ -22,17 +22,27 @@ struct checkpoint {
     long opt_step;
 };
 
-/* Writes DIR/ckpt-STEP.dtc atomically (temporary file, fsync, rename, fsync of the directory) and
- * removes all but the newest CHECKPOINT_KEEP. Returns 0 or -1 with err naming the file. */
+/* Writes DIR/ckpt-STEP.dtc atomically (a new owner-only temporary file, fsync, rename, fsync of
+ * the directory) and removes this run's older checkpoints but the newest CHECKPOINT_KEEP (files of
+ * other runs or users are not counted and not touched). Returns 0 or -1 with err naming the file. */
 int checkpoint_save(const char *dir, const struct checkpoint *ck, struct dt_err *err);
 
 /* Loads the newest valid checkpoint of DIR whose fingerprint and sizes match ck's into ck's
  * buffers (torn, damaged, foreign or older-format files are skipped, and ck's buffers are left as
- * they were unless one is loaded). Returns 1 when one was loaded, 0 when there is
+ * they were unless one is loaded). Only regular files of this user's are read (a link, a FIFO or
+ * another user's file is passed over, said on stderr), and only from a directory no other user
+ * may write unless it is sticky: a forged checkpoint needs no secret, only a place to put it. Returns 1 when one was loaded, 0 when there is
  * none, -1 with err when DIR cannot be read. */
 int checkpoint_load_newest(const char *dir, struct checkpoint *ck, struct dt_err *err);
 
-/* Removes DIR's ckpt-*.dtc.tmp.PID files other than this process's: writes a killed earlier
+/* Takes DIR for this run (rank 0, before anything else touches it): makes it, checks that no other
+ * user can write checkpoints into it (see checkpoint_load_newest) and holds an exclusive flock on
+ * it, so a second job given the same directory stops with a clear error instead of deleting this
+ * one's save in flight. Returns the fd that holds the lock (closed, or the process ending, frees
+ * it), -2 when the file system cannot lock (warned, run goes on), -1 with err. */
+int checkpoint_lock(const char *dir, struct dt_err *err);
+
+/* Removes DIR's ckpt-*.dtc.tmp.PID* files of this user's other than this process's: writes a killed earlier
  * attempt of the run left behind (rank 0 calls it before its first save). */
 void checkpoint_remove_stale(const char *dir);
 

@@ -91,6 +91,7 @@ struct loop {
     double dilate;             /* --dilate: wall seconds per reported second */
     struct watchdog wd;
     struct rank_status status; /* where this rank is, for the watchdog's report of a stall */
+    int checkpoint_lock;       /* rank 0: the fd holding --checkpoint's directory lock, or -1 */
 };
 
 /* Accuracy over the whole test set in eval mode (running BN statistics, rank 0's: each rank
@@ -410,8 +411,12 @@ static int grow_epoch_results(struct train_result *res, long epochs)
 static int begin(struct loop *l, struct dt_err *err)
 {
     const struct train_config *cfg = l->cfg;
-    if (cfg->checkpoint_dir && l->r.workers.comm->rank == 0)
+    if (cfg->checkpoint_dir && l->r.workers.comm->rank == 0) {
+        /* the lock first: another job's save in flight is its, not a leftover to remove */
+        if ((l->checkpoint_lock = checkpoint_lock(cfg->checkpoint_dir, err)) == -1)
+            return -1;
         checkpoint_remove_stale(cfg->checkpoint_dir);   /* what a killed earlier attempt was writing */
+    }
     if (cfg->checkpoint_dir && cfg->resume && (l->first = restart_resume(&l->r, cfg, &l->res->resumed, err)) < 0)
         return -1;
     l->res->resumed_at = l->first;
@@ -491,7 +496,7 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     res->epoch_accuracy = calloc((size_t)cfg->epochs, sizeof(double));
     if (!res->epoch_seconds || !res->epoch_accuracy)
         return dt_fail(err, "out of memory");
-    struct loop l = {.cfg = cfg, .res = res, .out = out};
+    struct loop l = {.cfg = cfg, .res = res, .out = out, .checkpoint_lock = -1};
     struct comm *comm = cfg->comm ? cfg->comm : comm_single();
     int rc = run_setup(&l.r, cfg, comm, err);
     res->params = l.r.model.num_params;
@@ -528,6 +533,8 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         if (cfg->checkpoint_dir)
             catch_stop_signals(false);
     }
+    if (l.checkpoint_lock >= 0)
+        close(l.checkpoint_lock);
     run_free(&l.r);
     return rc;
 }
