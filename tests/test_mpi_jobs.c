@@ -1,6 +1,7 @@
 /* test_mpi_jobs.c - jobs under mpirun that test the transport and the failures: MPI's split, sums
  * and sends (comm_check), dtrain-commbench's checked table, a killed server or rank ending the job,
- * a hung rank caught by the watchdog, the record a failed run leaves. */
+ * a hung rank caught by the watchdog, a rank gone before MPI_Init caught by the start deadline, the
+ * record a failed run leaves. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,6 +171,29 @@ static void test_a_killed_rank_ends_the_job(void **state)
 
 /* A rank that hangs (fault injected): the others would wait in MPI_Allreduce forever; the
  * watchdog ends the job after --timeout with its message. */
+/* Rank 1 exits before MPI_Init: rank 0 used to wait inside MPI_Init forever, as the watchdog only
+ * started with training. The start deadline (--timeout from the program's start) ends it, naming
+ * the rank and what it waited for. */
+static void test_a_rank_gone_before_mpi_init_is_timed_out(void **state)
+{
+    (void)state;
+    require_mpirun();
+    char script[8192];
+    snprintf(script, sizeof script,
+             "start=$(date +%%s%%N); timeout 120 %s --oversubscribe -np 2 sh -c '[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] "
+             "&& exit 0; exec %s --model lenet --dataset synthetic --max-steps 5 --quiet --timeout 0.05'; "
+             "status=$?; end=$(date +%%s%%N); echo \"status $status after $(( (end - start) / 1000000 )) ms\"",
+             mpirun_path, tu_bin("dtrain-train"));
+    struct tu_result r;
+    int status = -1;
+    long ms = -1;
+    run_timed(script, &r, &status, &ms);
+    print_message("rank 1 of 2 exited before MPI_Init, --timeout 3 s: status %d after %ld ms\n", status, ms);
+    assert_true(status != 0 && status != 124);   /* 124: timeout(1) had to end it */
+    assert_true(tu_contains(r.err, "rank 0") && tu_contains(r.err, "training had not started"));
+    tu_result_free(&r);
+}
+
 /* One of 4 ranks hangs before step 5 (DTRAIN_FAULT_HANG): after --stall-warning rank 0 warns,
  * naming that rank, what it does and since when, and the ranks that wait; at --timeout the job
  * ends with the same words, in the failed record too; the statuses are removed. */
@@ -250,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_the_mpi_transport_splits_sums_and_sends),
         cmocka_unit_test(test_a_killed_rank_ends_the_job),
         cmocka_unit_test(test_a_hung_rank_is_caught_by_the_watchdog),
+        cmocka_unit_test(test_a_rank_gone_before_mpi_init_is_timed_out),
         cmocka_unit_test(test_a_failed_run_leaves_its_record),
     };
     return cmocka_run_group_tests(tests, mpi_setup, mpi_teardown);

@@ -214,12 +214,56 @@ static void test_an_emulated_step_takes_its_profile_time(void **state)
     tu_remove_tree(scratch);
 }
 
+/* Rewrites the profile at path with every layer's forward and backward taking `layer` seconds. */
+static void set_layer_seconds(const char *path, double layer)
+{
+    struct profile p;
+    struct dt_err err;
+    assert_int_equal(profile_read(path, &p, &err), 0);
+    for (int l = 0; l < p.layers; l++)
+        p.forward[l] = p.backward[l] = layer;
+    p.update = 0;
+    assert_int_equal(profile_write(&p, path, &err), 0);
+    profile_free(&p);
+}
+
+/* Emulation bounded to what a device could take: a layer of 1e300 s overflowed the wait (nanosleep
+ * EINVAL, not retried), and a denormal profile scaled to --emulate-rate slept not at all; both
+ * runs "completed" at once. Now they are refused, naming the profile, as is a rate so low that a
+ * step would take hours. */
+static void test_absurd_emulation_times_are_refused(void **state)
+{
+    (void)state;
+    char scratch[] = "/tmp/dtrain-test-emubounds-XXXXXX", path[128];
+    assert_non_null(mkdtemp(scratch));
+    snprintf(path, sizeof path, "%s/lenet.json", scratch);
+    write_lenet_profile(path, 2);
+    const struct {
+        double layer, rate;
+    } cases[] = {{1e300, 0}, {1e-310, 50}, {0.01, 1e-4}};
+    FILE *out = fopen("/dev/null", "w");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        set_layer_seconds(path, cases[i].layer);
+        struct train_config cfg = lenet_config(4);
+        cfg.emulate = path, cfg.emulate_rate = cases[i].rate;
+        struct train_result res;
+        struct dt_err err;
+        assert_int_equal(train_run(&cfg, out, &res, &err), -1);
+        assert_non_null(strstr(err.msg, path));
+        assert_non_null(strstr(err.msg, "between 1 us and an hour"));
+        train_result_free(&res);
+    }
+    fclose(out);
+    tu_remove_tree(scratch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_profile_round_trips),
         cmocka_unit_test(test_bad_profiles_are_refused),
         cmocka_unit_test(test_an_emulated_step_takes_its_profile_time),
+        cmocka_unit_test(test_absurd_emulation_times_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

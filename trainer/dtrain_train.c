@@ -10,6 +10,7 @@
 #include "comm.h"
 #include "run_record.h"
 #include "train_options.h"
+#include "watchdog.h"
 
 /* The rank's GPU (cuda_device_for_rank): dtrain's choice, else the local rank a launcher gave
  * (torchrun's LOCAL_RANK, mpirun's). Never Slurm's own variables: the launcher hands over what the
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
     if (record->failure_text)
         return run_record_lost(record, &cfg);
     struct dt_err err;
+    start_deadline_arm(cfg.timeout_minutes * 60);   /* MPI_Init itself can wait forever */
     struct comm *comm = comm_mpi_init(&argc, &argv, cfg.exchange && cfg.exchange->needs_thread, &err);
     if (!comm) {
         fprintf(stderr, "dtrain-train: %s\n", err.msg);

@@ -19,15 +19,18 @@ int emulation_open(struct emulation *e, const char *path, double rate, double di
         return dt_wrap(err, "--emulate %s", path);
     }
     double compute = profile_compute_seconds(&e->profile);
-    if (compute <= 0) {
-        profile_free(&e->profile);
-        return dt_fail(err, "--emulate %s: the profile's layers take no time", path);
-    }
     /* a step of `batch` samples: the profile's time, scaled by the batch; at --emulate-rate R, one
      * device's step of batch samples takes batch / R */
     double per_step = compute * batch / e->profile.batch;
     if (rate > 0)
         per_step = batch / rate;
+    if (!(compute >= EMULATE_MIN_STEP_SECONDS) || !(per_step >= EMULATE_MIN_STEP_SECONDS) ||
+        !(per_step <= EMULATE_MAX_STEP_SECONDS) || !(e->profile.update <= EMULATE_MAX_STEP_SECONDS)) {
+        profile_free(&e->profile);
+        return dt_fail(err, "--emulate %s: a step would take %g s of compute (the profile's layers: %g s at batch "
+                       "%d, update %g s): a device's step takes between 1 us and an hour (a hand-edited profile?)",
+                       path, per_step, compute, e->profile.batch, e->profile.update);
+    }
     e->scale = per_step / compute * dilate;
     e->first = calloc((size_t)e->profile.layers + 1, sizeof *e->first);
     size_t *count = calloc((size_t)e->profile.layers + 1, sizeof *count);
@@ -70,6 +73,7 @@ static void wait_for(struct emulation *e, double seconds)
     double left = e->target - timeline_now();
     if (left <= 0)
         return;
+    /* the bounds emulation_open checked keep `left` far below time_t's range and ts valid */
     struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;

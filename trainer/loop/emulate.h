@@ -12,6 +12,11 @@
 #include "nn.h"
 #include "profile.h"
 
+/* What one device's step may take: a hand-edited profile or rate outside these (a layer of 1e300 s,
+ * a denormal compute scaled to a rate) would overflow the waits and make a run "complete" at once. */
+#define EMULATE_MIN_STEP_SECONDS 1e-6
+#define EMULATE_MAX_STEP_SECONDS 3600.0
+
 struct emulation {
     struct profile profile;
     double scale;              /* profile seconds -> wall seconds: rate scaling x batch ratio x dilation */

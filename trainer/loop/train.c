@@ -502,6 +502,8 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
     res->params = l.r.model.num_params;
     res->flops_per_sample = model_train_flops(&l.r.model);
     res->tokens_per_sample = rc == 0 && l.r.train.vocab > 0 ? l.r.train.c : 0;
+    if (rc == 0 && (cfg->export_dir || l.r.exchange.serving))
+        start_deadline_disarm();   /* no steps to watch: an export's writes, a server's whole run */
     if (rc == 0 && cfg->export_dir) {   /* the starting point for a peer framework, and no training */
         rc = comm->rank == 0 ? export_run(&l.r, cfg, cfg->export_dir, err) : 0;   /* all hold rank 0's values */
         run_free(&l.r);

@@ -77,6 +77,41 @@ static void *watchdog_main(void *arg)
     return NULL;
 }
 
+/* The start deadline's state: one per process, as the program's start is. */
+static _Atomic int start_disarmed;
+static double start_timeout;
+
+static void *start_deadline_main(void *arg)
+{
+    (void)arg;
+    long deadline = now_ms() + (long)(start_timeout * 1000);
+    while (!atomic_load(&start_disarmed) && now_ms() < deadline)
+        usleep(200 * 1000);
+    if (atomic_load(&start_disarmed))
+        return NULL;
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK") ? getenv("OMPI_COMM_WORLD_RANK") : getenv("PMIX_RANK");
+    fprintf(stderr, "dtrain-train: rank %s (pid %d) on %s: training had not started %.0f s after the program did "
+            "(waiting in MPI_Init for a rank that never came, or for data, a file or the GPU); ending it (--timeout)\n",
+            rank ? rank : "?", (int)getpid(), host, start_timeout);
+    _exit(3);
+}
+
+void start_deadline_arm(double timeout_seconds)
+{
+    pthread_t thread;
+    start_timeout = timeout_seconds;
+    atomic_store(&start_disarmed, 0);
+    if (timeout_seconds > 0 && pthread_create(&thread, NULL, start_deadline_main, NULL) == 0)
+        pthread_detach(thread);
+}
+
+void start_deadline_disarm(void)
+{
+    atomic_store(&start_disarmed, 1);
+}
+
 void watchdog_touch(struct watchdog *wd, long step)
 {
     atomic_store(&wd->step, step);
@@ -97,6 +132,7 @@ void watchdog_start(struct watchdog *wd, struct comm *comm, struct comm *transpo
     wd->transport = transport;
     wd->on_stall = on_stall;
     wd->timeout = timeout_seconds;
+    start_deadline_disarm();   /* this watchdog takes over from here */
     atomic_store(&wd->stop, 0);
     watchdog_touch(wd, step);
     bool watched = timeout_seconds > 0 || (transport && transport->health) || wd->status || wd->warning > 0;

@@ -43,6 +43,14 @@ void watchdog_start(struct watchdog *wd, struct comm *comm, struct comm *transpo
  * warning first after warning_seconds (0: no warning). */
 void watchdog_describe_with(struct watchdog *wd, struct rank_status *status, double warning_seconds);
 
+/* The deadline before training: from the program's start (before MPI_Init, which blocks forever
+ * when a rank exits before its own) until watchdog_start takes over, or start_deadline_disarm (a
+ * parameter server, an export: no steps to watch). Past timeout_seconds (0: none) it names the
+ * process and host and what it was doing, and ends the process (status 3): no collective and no
+ * MPI can be used there, and the launcher ends the rest of the job. */
+void start_deadline_arm(double timeout_seconds);
+void start_deadline_disarm(void);
+
 /* A step (or an evaluation) finished. */
 void watchdog_touch(struct watchdog *wd, long step);
 void watchdog_stop(struct watchdog *wd);
