@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,79 @@ static int parse_line(const char *line, const char *path, int number, struct rec
     return 0;
 }
 
+/* Every record line read, by its text: the same record twice (a file and its backup, a copy in
+ * another folder) is one run, and averaging it twice would weigh it double. Open addressing over
+ * the lines' FNV-1a hashes; the texts are compared, not only the hashes. */
+struct seen_lines {
+    uint64_t *hash;
+    char **text;
+    size_t slots, used;
+};
+
+static uint64_t fnv1a(const char *text, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Whether text (len bytes) is in *table (made when NULL); if not, it is put there. -1: out of memory. */
+static int seen_before(struct seen_lines **table, const char *text, size_t len)
+{
+    struct seen_lines *s = *table;
+    if (!s && !(s = *table = calloc(1, sizeof *s)))
+        return -1;
+    if (2 * (s->used + 1) > s->slots) {   /* grow: at most half full */
+        struct seen_lines bigger = {calloc(s->slots ? 2 * s->slots : 256, sizeof *bigger.hash),
+                                    calloc(s->slots ? 2 * s->slots : 256, sizeof *bigger.text), s->slots ? 2 * s->slots : 256, s->used};
+        if (!bigger.hash || !bigger.text)
+            return free(bigger.hash), free(bigger.text), -1;
+        for (size_t i = 0; i < s->slots; i++)
+            if (s->text[i]) {
+                size_t j = s->hash[i] & (bigger.slots - 1);
+                while (bigger.text[j])
+                    j = (j + 1) & (bigger.slots - 1);
+                bigger.hash[j] = s->hash[i], bigger.text[j] = s->text[i];
+            }
+        free(s->hash), free(s->text);
+        *s = bigger;
+    }
+    uint64_t h = fnv1a(text, len);
+    size_t j = h & (s->slots - 1);
+    for (; s->text[j]; j = (j + 1) & (s->slots - 1))
+        if (s->hash[j] == h && strlen(s->text[j]) == len && memcmp(s->text[j], text, len) == 0)
+            return 1;
+    if (!(s->text[j] = strndup(text, len)))
+        return -1;
+    s->hash[j] = h, s->used++;
+    return 0;
+}
+
+static void forget(struct seen_lines **table)
+{
+    struct seen_lines *s = *table;
+    for (size_t i = 0; s && i < s->slots; i++)
+        free(s->text[i]);
+    if (s)
+        free(s->hash), free(s->text), free(s);
+    *table = NULL;
+}
+
+/* A record line read before is counted once, and said to be a copy. */
+static bool is_copy(struct record_set *set, const char *line, const char *path, int number)
+{
+    size_t len = strlen(line);
+    while (len > 0 && strchr(" \t\r\n", line[len - 1]))
+        len--;
+    if (seen_before(&set->seen, line, len) != 1)
+        return false;   /* (out of memory: counted, as before the check) */
+    if (set->copies++ < 8)
+        fprintf(stderr, "dtrain-analyze: skipped %s:%d: the same record as one read before (a copy): counted once\n",
+                path, number);
+    return true;
+}
+
 void read_records(const char *path, struct record_set *set)
 {
     FILE *f = fopen(path, "r");
@@ -64,7 +138,7 @@ void read_records(const char *path, struct record_set *set)
         if (zeros > 0 && set->lines_skipped++ < 8)
             fprintf(stderr, "dtrain-analyze: skipped %s:%d: %zu NUL bytes (a zero-filled tail a crash left)\n", path,
                     number, zeros);
-        if (line[strspn(line, " \t\r\n")] == '\0')
+        if (line[strspn(line, " \t\r\n")] == '\0' || is_copy(set, line, path, number))
             continue;
         struct run_record r;
         struct dt_err err;
@@ -102,6 +176,7 @@ void free_records(struct record_set *set)
     for (int i = 0; i < set->count; i++)
         record_free(&set->runs[i]);
     free(set->runs);
+    forget(&set->seen);
 }
 
 void read_log(const char *path, struct log_runs *set)
@@ -129,11 +204,28 @@ bool inputs_walking(void)
     return walking;
 }
 
+static struct seen_lines *files_read;   /* device:inode of each file read */
+
+/* Whether the file was read already in this run (named twice, or given and inside a folder given,
+ * or a hard link): said, and not read again. */
+static bool read_already(const char *path, const struct stat *st)
+{
+    char id[64];
+    int len = snprintf(id, sizeof id, "%ju:%ju", (uintmax_t)st->st_dev, (uintmax_t)st->st_ino);
+    if (seen_before(&files_read, id, (size_t)len) != 1)
+        return false;
+    fprintf(stderr, "dtrain-analyze: %s: read already (the same file was given or found before): not read again\n",
+            path);
+    return true;
+}
+
 static int walk_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
     (void)ftw;
     if (type != FTW_F || !S_ISREG(st->st_mode))
         return 0;   /* a FIFO or a device in a directory would hang the reader or mean nothing */
+    if (read_already(path, st))
+        return 0;
     if (!read_own && table_is_analyzer_output(path)) {
         if (own_outputs++ == 0)
             snprintf(first_own, sizeof first_own, "%s", path);
@@ -173,10 +265,10 @@ int read_inputs(char **paths, int count, void (*reader)(const char *, void *), v
             walking = true;
             nftw(paths[i], walk_file, 16, FTW_PHYS);
             walking = false;
-        }
-        else
+        } else if (!read_already(paths[i], &st))
             reader(paths[i], set);
     }
+    forget(&files_read);
     if (own_outputs)
         fprintf(stderr, "dtrain-analyze: passed over %d file%s dtrain-analyze wrote (%s%s)\n", own_outputs,
                 own_outputs == 1 ? "" : "s", first_own, own_outputs > 1 ? ", ..." : "");
@@ -206,6 +298,8 @@ int load_records(const char *command, char **paths, int count, struct record_set
             set->not_completed, set->lines_skipped);
     if (set->other_files)
         fprintf(stderr, "; %d files without records passed over", set->other_files);
+    if (set->copies)
+        fprintf(stderr, "; %d copies of records read before, counted once", set->copies);
     fputc('\n', stderr);
     if (set->count == 0)
         return fputs("dtrain-analyze: no completed run in the input\n", stderr), 2;

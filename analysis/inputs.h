@@ -13,6 +13,8 @@ struct record_set {
     struct run_record *runs;
     int count, cap, lines_skipped, not_completed;
     int other_files;   /* files of a walked directory that hold no records (job outputs, tables) */
+    int copies;        /* records read before (a backup's, a file given twice): counted once */
+    struct seen_lines *seen;   /* every record line read, to tell a copy (inputs.c's) */
 };
 
 /* Whether the file's first non-blank character is '{' (it holds run records). */

@@ -1,7 +1,7 @@
 /* test_analyze_folders.c - the analyzer on the folders and tables people have: a sweep's folder
  * holding the analyzer's own table and plots beside the records, hand-made tables as labs write
  * them (other column names, runtimes in seconds or MM:SS, a spreadsheet's export), values rounded
- * as printed, and a gnuplot that fails. */
+ * as printed, a gnuplot that fails, and the same records read twice. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -281,6 +281,38 @@ static void test_nul_bytes_and_fifos(void **state)
     assert_int_equal(tu_remove_tree(dir), 0);
 }
 
+/* The same records read twice (a file and its backup copy; a file and the folder it is in) used to
+ * be counted and averaged twice. Now each run counts once, and the copies are said. */
+static void test_the_same_record_read_twice_counts_once(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-copies-XXXXXX", records[4200], file[128], backup[128];
+    assert_non_null(mkdtemp(dir));
+    clean_records(records, sizeof records);
+    snprintf(file, sizeof file, "%s/runs.jsonl", dir);
+    snprintf(backup, sizeof backup, "%s/runs.jsonl.bak", dir);
+    char *text = tu_read_file(records);
+    assert_non_null(text);
+    write_text(file, text);
+    write_text(backup, text);
+    free(text);
+    unlink(records);
+    struct tu_result once, folder, twice;
+    run_analyze((char *[]){"table", file, NULL}, &once);
+    assert_int_equal(once.status, 0);
+    run_analyze((char *[]){"table", dir, NULL}, &folder);   /* the file and its backup */
+    assert_int_equal(folder.status, 0);
+    assert_string_equal(folder.out, once.out);
+    assert_true(tu_contains(folder.err, "the same record as one read before (a copy): counted once"));
+    unlink(backup);
+    run_analyze((char *[]){"table", file, dir, NULL}, &twice);   /* the file, and the folder it is in */
+    assert_int_equal(twice.status, 0);
+    assert_string_equal(twice.out, once.out);
+    assert_true(tu_contains(twice.err, "runs.jsonl: read already"));
+    tu_result_free(&once), tu_result_free(&folder), tu_result_free(&twice);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_audit_of_nothing_fails),
         cmocka_unit_test(test_lab_notebook_headings),
         cmocka_unit_test(test_nul_bytes_and_fifos),
+        cmocka_unit_test(test_the_same_record_read_twice_counts_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
