@@ -52,8 +52,9 @@ static int curve_of(const char *path, json_t *rows, double parts, struct link_po
     json_array_foreach(rows, i, row) {
         double bytes = json_number_value(json_object_get(row, "bytes")),
                us = json_number_value(json_object_get(row, "time_us"));
-        if (!(bytes > 0) || !(us > 0) || !isfinite(us))
-            return snprintf(why, size, "%s: rows[%zu]: expected bytes and time_us above 0", path, i), -1;
+        if (!(bytes > 0 && bytes <= LINK_MAX_BYTES) || !(us > 0 && us <= LINK_MAX_SECONDS * 1e6))
+            return snprintf(why, size, "%s: rows[%zu]: expected bytes (1 to %.0e) and time_us (up to %.0e) above 0",
+                            path, i, LINK_MAX_BYTES, LINK_MAX_SECONDS * 1e6), -1;
         if (points == CURVE_POINTS || (points > 0 && bytes / parts <= curve[points - 1].bytes))
             return snprintf(why, size, "%s: rows[%zu]: expected at most %d sizes, increasing", path, i, CURVE_POINTS), -1;
         curve[points++] = (struct link_point){bytes / parts, us * 1e-6 / parts};
@@ -82,6 +83,8 @@ int link_parse(const char *text, bool measured, struct link_cost *link, struct l
         }
         if (!(beta > 0) || !isfinite(alpha))
             return snprintf(why, size, "%s: no alpha-beta fit (dtrain-commbench --json writes one)", text), -1;
+        if (!(beta <= 1) || !(alpha <= LINK_MAX_SECONDS))   /* slower than a byte a second: a hand edit */
+            return snprintf(why, size, "%s: the fit is out of range (alpha %g s, beta %g s/byte)", text, alpha, beta), -1;
         if (alpha < 0) {   /* noise at the small sizes: the line crosses below zero; no latency, then */
             fprintf(stderr, "dtrain-analyze: %s: the fit's alpha is %.3g s, below zero: taken as 0\n", text,
                     alpha);
@@ -110,11 +113,14 @@ int link_parse_allreduce(const char *path, struct measured_allreduce *m, char *w
     if (!doc)
         return snprintf(why, size, "%s:%d: %s", path, jerr.line, jerr.text), -1;
     const char *op = json_string_value(json_object_get(doc, "op"));
-    m->ranks = (int)json_integer_value(json_object_get(doc, "ranks"));
+    json_t *ranks = json_object_get(doc, "ranks");
+    /* checked before the cast: 2^32 + 2 ranks must not become 2 */
+    m->ranks = json_is_integer(ranks) && json_integer_value(ranks) >= 2 && json_integer_value(ranks) <= LINK_MAX_RANKS
+                   ? (int)json_integer_value(ranks) : 0;
     int points = op && strcmp(op, "allreduce") == 0 && m->ranks >= 2
                      ? curve_of(path, json_object_get(doc, "rows"), 1, m->curve, why, size)
-                     : (snprintf(why, size, "%s: expected dtrain-commbench --json of the allreduce over 2 ranks or "
-                                 "more (\"op\", \"ranks\", \"rows\")", path), -1);
+                     : (snprintf(why, size, "%s: expected dtrain-commbench --json of the allreduce over 2 to %d "
+                                 "ranks (\"op\", \"ranks\", \"rows\")", path, LINK_MAX_RANKS), -1);
     json_decref(doc);
     if (points >= 0 && points < 2)
         return snprintf(why, size, "%s: fewer than 2 sizes measured", path), -1;

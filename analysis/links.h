@@ -24,6 +24,11 @@ int link_parse(const char *text, bool measured, struct link_cost *link, struct l
                size_t size);
 
 /* A job size's allreduce as dtrain-commbench measured it over all its ranks (--allreduce FILE). */
+/* What a measured link or allreduce may say: beyond these an input was edited by hand. */
+#define LINK_MAX_BYTES 1e15
+#define LINK_MAX_SECONDS 1e4
+#define LINK_MAX_RANKS (1 << 20)
+
 struct measured_allreduce {
     int ranks;
     struct link_cost cost;

@@ -114,51 +114,101 @@ static int step_of(const struct profile *p, const struct predict_options *o, str
     return compute > 0 ? 0 : -1;
 }
 
-static void print_table(const struct profile *p, const struct predict_options *o, const struct step_costs *s)
+/* The samples/s the model predicts for method on the cluster c: 0 and *rate, 1 when the model has
+ * no step for the method, or 2, said, when the step is not a time at all. A hand-edited input out
+ * of range (a layer of 2^62 parameters, a link fit's beta of 1e308) gives an infinite, NaN or
+ * negative step: refused, not printed as a rate. */
+static int predicted_rate(const struct step_costs *s, const struct cluster_shape *c, const char *method,
+                          const struct predict_options *o, double *rate)
 {
-    bool md = strcmp(o->format, "md") == 0, json = strcmp(o->format, "json") == 0;
-    const char *sep = md ? " | " : ",";
-    if (json)
-        printf("[");
-    else if (md) {
-        printf("| Model | BS | Method |");
-        for (int k = 0; k < o->node_counts; k++)
-            printf(" %d GPU%s |", o->nodes[k] * o->gpus_per_node, o->nodes[k] * o->gpus_per_node == 1 ? "" : "s");
-        printf("\n|---|---|---|");
-        for (int k = 0; k < o->node_counts; k++)
-            printf("---|");
-        printf("\n");
-    } else {
-        printf("model,batch,method");
-        for (int k = 0; k < o->node_counts; k++)
-            printf(",%d", o->nodes[k] * o->gpus_per_node);
-        printf("\n");
-    }
+    struct method_settings settings = {.partition_bytes = o->partition_bytes};
+    double step = cost_step(s, c, method, &settings);
+    int gpus = c->nodes * c->gpus_per_node;
+    *rate = (double)o->batch * gpus / step;
+    if (step == -1 && !method_find(method))
+        return 1;
+    if (isfinite(step) && step > 0 && isfinite(*rate) && *rate > 0)
+        return 0;
+    fprintf(stderr, "dtrain-analyze predict: %s on %d GPUs: the model's step comes to %g s, not a time: an input is "
+            "out of range (the profile's layer sizes or times, a link's fit or measured curve)\n", method, gpus, step);
+    return 2;
+}
+
+/* A text cell of a Markdown or CSV table: '|' escaped in Markdown, a cell with ',' or '"' quoted
+ * in CSV (RFC 4180), so that a model's name cannot add columns. */
+static void print_cell(const char *text, bool md)
+{
+    if (md) {
+        for (const char *c = text; *c; c++)
+            printf(*c == '|' ? "\\|" : "%c", *c);
+    } else if (strpbrk(text, ",\"\n")) {
+        putchar('"');
+        for (const char *c = text; *c; c++)
+            printf(*c == '"' ? "\"\"" : "%c", *c);
+        putchar('"');
+    } else
+        fputs(text, stdout);
+}
+
+/* --format json: every cell an object, written by jansson (escaped as JSON requires). */
+static int print_json(const struct profile *p, const struct predict_options *o, const struct step_costs *s)
+{
+    json_t *cells = json_array();
     char methods[512];
     snprintf(methods, sizeof methods, "%s", o->methods);
-    bool first = true;
+    int rc = cells ? 0 : 2;
+    for (char *m = strtok(methods, ","); m && rc == 0; m = strtok(NULL, ","))
+        for (int k = 0; k < o->node_counts && rc == 0; k++) {
+            struct cluster_shape c = {.nodes = o->nodes[k], .gpus_per_node = o->gpus_per_node, .intra = o->intra,
+                                      .inter = o->inter, .servers = o->servers,
+                                      .allreduce = measured_at(o, o->nodes[k] * o->gpus_per_node)};
+            double rate;
+            if ((rc = predicted_rate(s, &c, m, o, &rate)) == 0)
+                rc = json_array_append_new(cells, json_pack("{s:s, s:i, s:s, s:i, s:f, s:f}", "model", p->model, "batch",
+                                                            o->batch, "method", m, "gpus", c.nodes * c.gpus_per_node,
+                                                            "step_seconds", o->batch * c.nodes * c.gpus_per_node / rate,
+                                                            "samples_per_second", rate)) < 0 ? 2 : 0;
+        }
+    if (rc == 0 && (json_dumpf(cells, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) < 0 ||
+                    putchar('\n') == EOF))
+        rc = 2;
+    json_decref(cells);
+    return rc;
+}
+
+static int print_table(const struct profile *p, const struct predict_options *o, const struct step_costs *s)
+{
+    if (strcmp(o->format, "json") == 0)
+        return print_json(p, o, s);
+    bool md = strcmp(o->format, "md") == 0;
+    const char *sep = md ? " | " : ",";
+    printf(md ? "| Model | BS | Method |" : "model,batch,method");
+    for (int k = 0; k < o->node_counts; k++)
+        printf(md ? " %d GPU%s |" : ",%d%.0s", o->nodes[k] * o->gpus_per_node,
+               o->nodes[k] * o->gpus_per_node == 1 ? "" : "s");
+    if (md)
+        for (int k = -3; k < o->node_counts; k++)
+            printf(k == -3 ? "\n|---|" : "---|");
+    printf("\n");
+    char methods[512];
+    snprintf(methods, sizeof methods, "%s", o->methods);
     for (char *m = strtok(methods, ","); m; m = strtok(NULL, ",")) {
-        if (!json)
-            printf("%s%s%s%d%s%s", md ? "| " : "", p->model, sep, o->batch, sep, m);
+        printf(md ? "| " : "");
+        print_cell(p->model, md);
+        printf("%s%d%s%s", sep, o->batch, sep, m);
         for (int k = 0; k < o->node_counts; k++) {
             struct cluster_shape c = {.nodes = o->nodes[k], .gpus_per_node = o->gpus_per_node, .intra = o->intra,
                                       .inter = o->inter, .servers = o->servers,
                                       .allreduce = measured_at(o, o->nodes[k] * o->gpus_per_node)};
-            struct method_settings settings = {.partition_bytes = o->partition_bytes};
-            double step = cost_step(s, &c, m, &settings), rate = (double)o->batch * c.nodes * c.gpus_per_node / step;
-            if (json)
-                printf("%s\n {\"model\": \"%s\", \"batch\": %d, \"method\": \"%s\", \"gpus\": %d, \"step_seconds\": "
-                       "%.9g, \"samples_per_second\": %.6g}", first ? "" : ",", p->model, o->batch, m,
-                       c.nodes * c.gpus_per_node, step, rate);
-            else
-                printf("%s%.1f", sep, rate);
-            first = false;
+            double rate;
+            int rc = predicted_rate(s, &c, m, o, &rate);
+            if (rc != 0)
+                return 2;
+            printf("%s%.1f", sep, rate);
         }
-        if (!json)
-            printf(md ? " |\n" : "\n");
+        printf(md ? " |\n" : "\n");
     }
-    if (json)
-        printf("\n]\n");
+    return 0;
 }
 
 /* The job a record ran as: its workers' nodes and ranks per node, its servers. */
@@ -211,13 +261,16 @@ static int compare_records(const struct profile *p, const struct predict_options
             }
         double mean = sum / n, std = n > 1 ? sqrt(fmax(0, (squares - n * mean * mean) / (n - 1))) : 0;
         struct cluster_shape c = shape_of(r, o);
-        struct method_settings settings = {.partition_bytes = o->partition_bytes};
-        double step = cost_step(s, &c, r->comm, &settings);
-        double predicted = step > 0 ? (double)o->batch * c.nodes * c.gpus_per_node / step : -1;
+        double predicted;
+        int known = predicted_rate(s, &c, r->comm, o, &predicted);
+        if (known == 2) {
+            rc = 2;
+            break;
+        }
         printf("| %s%s%s%s | %s | %d | %d | %.1f +- %.1f | ", r->comm, r->comm_options[0] ? " (" : "",
                r->comm_options, r->comm_options[0] ? ")" : "", r->tag[0] ? r->tag : "-", methods_workers_of(r), n, mean,
                std);
-        if (predicted > 0) {
+        if (known == 0) {
             double error = (predicted - mean) / mean * 100;
             printf("%.1f | %+.1f%% |\n", predicted, error);
             predicted_rows++, within += fabs(error) <= 15;
@@ -269,20 +322,23 @@ static int compare_method_table(const struct predict_options *o, const struct st
     for (int t = 0; rc == 0 && t < set.count; t++) {
         const struct method_table *table = &set.tables[t];
         int shift = audit_method_shift(table);
-        for (int i = 0; i < table->count; i++) {
+        for (int i = 0; rc == 0 && i < table->count; i++) {
             const struct method_row *r = &table->rows[i];
             const char *last = strrchr(r->label, ',');
             char method[96];
             if (strncmp(r->label, row, strlen(row)) != 0 || !last || !method_named(last + 1 + strspn(last + 1, " "), method,
                                                                                     sizeof method))
                 continue;
-            for (int k = 0; k < r->values; k++) {
+            for (int k = 0; rc == 0 && k < r->values; k++) {
                 int gpus = audit_method_gpus(table, r, k, shift);
                 if (gpus <= 0)
                     continue;
                 struct cluster_shape c = shape_of_gpus(gpus, o);
-                struct method_settings settings = {.partition_bytes = o->partition_bytes};
-                double step = cost_step(s, &c, method, &settings), predicted = (double)o->batch * gpus / step;
+                double predicted;
+                if ((rc = predicted_rate(s, &c, method, o, &predicted)) != 0) {
+                    rc = 2;
+                    continue;
+                }
                 double error = (predicted - r->cell[k].mean) / r->cell[k].mean * 100;
                 if (cells++ == 0)
                     printf("| Method | GPUs | Measured (%s) | Predicted | Error |\n|---|---|---|---|---|\n", path);
@@ -490,7 +546,7 @@ static int predict_run(int argc, char **argv)
     else if (a.against)
         rc = compare_method_table(&o, &s, a.against, a.row);
     else
-        print_table(&p, &o, &s);
+        rc = print_table(&p, &o, &s);
     free(layers);
     profile_free(&p);
     return rc;

@@ -71,7 +71,8 @@ static int read_layer(json_t *e, struct profile *p, int l)
 {
     json_t *params = json_object_get(e, "params");
     if (copy_text(e, "name", p->names[l], sizeof p->names[l]) < 0 || !json_is_integer(params) ||
-        json_integer_value(params) < 0 || seconds_of(e, "forward_seconds", &p->forward[l]) < 0 ||
+        json_integer_value(params) < 0 || json_integer_value(params) > PROFILE_MAX_LAYER_PARAMS ||
+        seconds_of(e, "forward_seconds", &p->forward[l]) < 0 ||
         seconds_of(e, "backward_seconds", &p->backward[l]) < 0)
         return -1;
     p->params[l] = (size_t)json_integer_value(params);

@@ -14,6 +14,10 @@ struct model;
 #define PROFILE_FORMAT "dtrain-profile"
 #define PROFILE_VERSION 1
 
+/* The most parameters a profile's layer may say it has (2^40, a trillion): more is a hand edit, and
+ * its bytes would overflow the cost model's sums. */
+#define PROFILE_MAX_LAYER_PARAMS (1LL << 40)
+
 struct profile {
     char model[64], device[192], backend[32];
     int batch;                 /* samples per step the times were measured at */

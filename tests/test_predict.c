@@ -164,12 +164,97 @@ static void test_predict_against_a_method_table(void **state)
     tu_result_free(&fast);
 }
 
+/* A copy of the file at from_path with its first `from` replaced by `to`, at out (may be the same). */
+static void edit_file(const char *from_path, const char *from, const char *to, const char *out)
+{
+    char *text = tu_read_file(from_path);
+    assert_non_null(text);
+    char *at = strstr(text, from);
+    assert_non_null(at);
+    FILE *f = fopen(out, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    assert_int_equal(fclose(f), 0);
+    free(text);
+}
+
+static void edited(const char *fixture, const char *from, const char *to, const char *out)
+{
+    char path[4200];
+    tu_fixture(path, sizeof path, fixture);
+    edit_file(path, from, to, out);
+}
+
+/* Hand-edited inputs: NaN, inf and negative rates used to print with exit 0 (a layer of 2^62
+ * parameters, a link fit's beta of 1e308, times that sum past a double), a model name with '"'
+ * made invalid JSON, and an allreduce of 2^32 + 2 ranks was taken for 2. Now: refused, naming the
+ * input, or escaped. */
+static void test_predict_refuses_what_is_out_of_range(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-predict-XXXXXX", profile[128], link[128], allreduce[128], named[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(profile, sizeof profile, "%s/p.json", dir);
+    snprintf(link, sizeof link, "%s/link.json", dir);
+    snprintf(allreduce, sizeof allreduce, "%s/ar.json", dir);
+    snprintf(named, sizeof named, "%s/named.json", dir);
+    const struct {
+        const char *fixture, *from, *to, *out, *option, *says;
+    } cases[] = {
+        {"profiles/three-layers.json", "\"params\": 250", "\"params\": 4611686018427387904", profile, NULL, "p.json"},
+        {"profiles/three-layers.json", "\"forward_seconds\": 1,", "\"forward_seconds\": 1.7e308,", profile, NULL,
+         "not a time"},
+        {"profiles/three-layers-link.json", "\"beta_s_per_byte\": 1.0", "\"beta_s_per_byte\": 1e308", link, "--inter",
+         "fit is out of range"},
+        {"profiles/three-layers-allreduce2.json", "\"ranks\": 2", "\"ranks\": 4294967298", allreduce, "--allreduce",
+         "2 to 1048576 ranks"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char base[4200];
+        tu_fixture(base, sizeof base, "profiles/three-layers.json");
+        edited(cases[i].fixture, cases[i].from, cases[i].to, cases[i].out);
+        if (cases[i].out == link)   /* no rows: the fit is what is read */
+            edit_file(link, "\"rows\": [", "\"rows\": [], \"old_rows\": [", link);
+        const char *prof = cases[i].out == profile ? profile : base;
+        struct tu_result r;
+        char *argv[] = {"predict", (char *)prof, "--gpus-per-node", "1", "--nodes", "1,2", "--format", "json",
+                        (char *)cases[i].option, (char *)cases[i].out, NULL};
+        run_analyze(argv, &r);
+        if (r.status != 2 || !tu_contains(r.err, cases[i].says))
+            print_error("case %zu: status %d, out %s, err %s\n", i, r.status, r.out, r.err);
+        assert_int_equal(r.status, 2);
+        assert_true(tu_contains(r.err, cases[i].says));
+        assert_false(tu_contains(r.out, "nan") || tu_contains(r.out, "inf"));
+        tu_result_free(&r);
+    }
+    /* a model named with a quote and a bar: valid JSON, one Markdown cell, one CSV field */
+    edited("profiles/three-layers.json", "\"model\": \"three\"", "\"model\": \"th\\\"r|e,e\"", named);
+    const char *formats[] = {"json", "md", "csv"};
+    for (int k = 0; k < 3; k++) {
+        struct tu_result r;
+        run_analyze((char *[]){"predict", named, "--nodes", "1", "--methods", "bsp-a2a", "--format", (char *)formats[k],
+                               NULL}, &r);
+        assert_int_equal(r.status, 0);
+        if (k == 0) {
+            json_error_t jerr;
+            json_t *rows = json_loads(r.out, 0, &jerr);
+            assert_non_null(rows);
+            assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "model")), "th\"r|e,e");
+            json_decref(rows);
+        } else
+            assert_true(tu_contains(r.out, k == 1 ? "| th\"r\\|e,e | 1 |" : "\"th\"\"r|e,e\",1,"));
+        tu_result_free(&r);
+    }
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_predict_the_worked_case),
         cmocka_unit_test(test_predict_against_a_method_table),
         cmocka_unit_test(test_predict_reads_a_measured_link),
+        cmocka_unit_test(test_predict_refuses_what_is_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
