@@ -148,8 +148,15 @@ test_fuzz_idx_SRC := tests/fuzz/fuzz_idx.c tests/fuzz/replay.c trainer/data/data
 test_fuzz_idx_LIBS := -lz -lm
 test_fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c tests/fuzz/replay.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 test_fuzz_slurmenv_LIBS := -lhwloc -ljansson
+test_fuzz_profile_SRC := tests/fuzz/fuzz_profile.c tests/fuzz/replay.c logs/profile.c $(COMMON_SRC)
+test_fuzz_profile_LIBS := -ljansson
+test_fuzz_commbench_SRC := tests/fuzz/fuzz_commbench.c tests/fuzz/replay.c analysis/links.c $(COMMON_SRC)
+test_fuzz_commbench_LIBS := -ljansson -lm
+test_fuzz_vocab_SRC := tests/fuzz/fuzz_vocab.c tests/fuzz/replay.c trainer/data/text.c $(COMMON_SRC)
+test_fuzz_text_SRC := tests/fuzz/fuzz_text.c tests/fuzz/replay.c trainer/data/text.c $(COMMON_SRC)
 TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_dtrain_record test_dtrain_uneven test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_checkpoint_files test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
-         test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv
+         test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv \
+         test_fuzz_profile test_fuzz_commbench test_fuzz_vocab test_fuzz_text
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
@@ -213,7 +220,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory test-build
 	@if command -v clang >/dev/null; then $(MAKE) --no-print-directory $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS)); fi
-	@FUZZ_TIME=15 sh tests/run.sh $(TBIN) $(TESTS)
+	@FUZZ_TIME=15 FUZZERS="$(FUZZERS)" sh tests/run.sh $(TBIN) $(TESTS)
 	@sh tests/install_check.sh
 	@sh tests/shape_check.sh $(BIN)
 	@$(MAKE) --no-print-directory cluster-test
@@ -310,7 +317,7 @@ $(BUILD)/bench/conv_layers: $(call obj,$(BUILD)/obj,bench/conv_layers.c $(ENGINE
 
 # libFuzzer targets, one per parser; they need clang. The same sources also build with gcc as
 # corpus replayers (test_fuzz_*), so every sanitized run replays the corpora.
-FUZZERS := hostlist table record log checkpoint idx slurmenv
+FUZZERS := hostlist table record log checkpoint idx slurmenv profile commbench vocab text
 fuzz_hostlist_SRC := tests/fuzz/fuzz_hostlist.c $(COMMON_SRC)
 fuzz_table_SRC := tests/fuzz/fuzz_table.c logs/table.c logs/table_columns.c analysis/audit.c analysis/runid.c logs/method_table.c analysis/throughput.c logs/log_lines.c $(COMMON_SRC)
 fuzz_record_SRC := tests/fuzz/fuzz_record.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
@@ -322,6 +329,12 @@ fuzz_idx_SRC := tests/fuzz/fuzz_idx.c trainer/data/data.c trainer/data/text.c $(
 fuzz_idx_LIBS := -lz
 fuzz_slurmenv_SRC := tests/fuzz/fuzz_slurmenv.c $(LAUNCHER_SRC) $(TOPOLOGY_SRC) $(COMMON_SRC)
 fuzz_slurmenv_LIBS := -lhwloc -ljansson
+fuzz_profile_SRC := tests/fuzz/fuzz_profile.c logs/profile.c $(COMMON_SRC)
+fuzz_profile_LIBS := -ljansson
+fuzz_commbench_SRC := tests/fuzz/fuzz_commbench.c analysis/links.c $(COMMON_SRC)
+fuzz_commbench_LIBS := -ljansson
+fuzz_vocab_SRC := tests/fuzz/fuzz_vocab.c trainer/data/text.c $(COMMON_SRC)
+fuzz_text_SRC := tests/fuzz/fuzz_text.c trainer/data/text.c $(COMMON_SRC)
 define fuzz_rules
 $(BUILD)/fuzz/fuzz_$(1): $(fuzz_$(1)_SRC)
 	@mkdir -p $$(dir $$@)

@@ -62,36 +62,43 @@ static int curve_of(const char *path, json_t *rows, double parts, struct link_po
     return points;
 }
 
+int link_from_json(json_t *doc, const char *path, bool measured, struct link_cost *link, struct link_point *curve,
+                   char *why, size_t size)
+{
+    json_t *fit = json_object_get(doc, "fit");
+    double alpha = json_number_value(json_object_get(fit, "alpha_s")),
+           beta = json_number_value(json_object_get(fit, "beta_s_per_byte"));
+    int points = measured ? curve_of(path, json_object_get(doc, "rows"), 2, curve, why, size) : 0;
+    if (points < 0)
+        return -1;
+    if (points >= 2) {   /* the measured times: the fit is not needed */
+        *link = (struct link_cost){.curve = curve, .points = points};
+        return 0;
+    }
+    if (!(beta > 0) || !isfinite(alpha))
+        return snprintf(why, size, "%s: no alpha-beta fit (dtrain-commbench --json writes one)", path), -1;
+    if (!(beta <= 1) || !(alpha <= LINK_MAX_SECONDS))   /* slower than a byte a second: a hand edit */
+        return snprintf(why, size, "%s: the fit is out of range (alpha %g s, beta %g s/byte)", path, alpha, beta), -1;
+    if (alpha < 0) {   /* noise at the small sizes: the line crosses below zero; no latency, then */
+        fprintf(stderr, "dtrain-analyze: %s: the fit's alpha is %.3g s, below zero: taken as 0\n", path, alpha);
+        alpha = 0;
+    }
+    *link = (struct link_cost){.alpha = alpha / 2, .beta = beta};   /* 2 ranks: an allreduce is 2 alpha + n beta */
+    return 0;
+}
+
 int link_parse(const char *text, bool measured, struct link_cost *link, struct link_point *curve, char *why,
-                      size_t size)
+               size_t size)
 {
     const char *json = strstr(text, ".json");
     if (json && json[5] == '\0') {
         json_error_t jerr;
-        json_t *doc = json_load_file(text, 0, &jerr), *fit = json_object_get(doc, "fit");
-        double alpha = json_number_value(json_object_get(fit, "alpha_s")),
-               beta = json_number_value(json_object_get(fit, "beta_s_per_byte"));
-        int points = measured && doc ? curve_of(text, json_object_get(doc, "rows"), 2, curve, why, size) : 0;
-        json_decref(doc);
+        json_t *doc = json_load_file(text, 0, &jerr);
         if (!doc)
             return snprintf(why, size, "%s:%d: %s", text, jerr.line, jerr.text), -1;
-        if (points < 0)
-            return -1;
-        if (points >= 2) {   /* the measured times: the fit is not needed */
-            *link = (struct link_cost){.curve = curve, .points = points};
-            return 0;
-        }
-        if (!(beta > 0) || !isfinite(alpha))
-            return snprintf(why, size, "%s: no alpha-beta fit (dtrain-commbench --json writes one)", text), -1;
-        if (!(beta <= 1) || !(alpha <= LINK_MAX_SECONDS))   /* slower than a byte a second: a hand edit */
-            return snprintf(why, size, "%s: the fit is out of range (alpha %g s, beta %g s/byte)", text, alpha, beta), -1;
-        if (alpha < 0) {   /* noise at the small sizes: the line crosses below zero; no latency, then */
-            fprintf(stderr, "dtrain-analyze: %s: the fit's alpha is %.3g s, below zero: taken as 0\n", text,
-                    alpha);
-            alpha = 0;
-        }
-        *link = (struct link_cost){.alpha = alpha / 2, .beta = beta};   /* 2 ranks: an allreduce is 2 alpha + n beta */
-        return 0;
+        int rc = link_from_json(doc, text, measured, link, curve, why, size);
+        json_decref(doc);
+        return rc;
     }
     char copy[128];
     snprintf(copy, sizeof copy, "%s", text);
@@ -106,12 +113,8 @@ int link_parse(const char *text, bool measured, struct link_cost *link, struct l
     return 0;
 }
 
-int link_parse_allreduce(const char *path, struct measured_allreduce *m, char *why, size_t size)
+int allreduce_from_json(json_t *doc, const char *path, struct measured_allreduce *m, char *why, size_t size)
 {
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-    if (!doc)
-        return snprintf(why, size, "%s:%d: %s", path, jerr.line, jerr.text), -1;
     const char *op = json_string_value(json_object_get(doc, "op"));
     json_t *ranks = json_object_get(doc, "ranks");
     /* checked before the cast: 2^32 + 2 ranks must not become 2 */
@@ -121,10 +124,19 @@ int link_parse_allreduce(const char *path, struct measured_allreduce *m, char *w
                      ? curve_of(path, json_object_get(doc, "rows"), 1, m->curve, why, size)
                      : (snprintf(why, size, "%s: expected dtrain-commbench --json of the allreduce over 2 to %d "
                                  "ranks (\"op\", \"ranks\", \"rows\")", path, LINK_MAX_RANKS), -1);
-    json_decref(doc);
     if (points >= 0 && points < 2)
         return snprintf(why, size, "%s: fewer than 2 sizes measured", path), -1;
     m->cost = (struct link_cost){.curve = m->curve, .points = points};
     return points < 0 ? -1 : 0;
 }
 
+int link_parse_allreduce(const char *path, struct measured_allreduce *m, char *why, size_t size)
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    if (!doc)
+        return snprintf(why, size, "%s:%d: %s", path, jerr.line, jerr.text), -1;
+    int rc = allreduce_from_json(doc, path, m, why, size);
+    json_decref(doc);
+    return rc;
+}

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "costmodel.h"
 
 #define CURVE_POINTS 64   /* dtrain-commbench measures at most 64 sizes */
@@ -22,8 +24,10 @@ double link_parse_latency(const char *text);
  * else its alpha-beta fit. 0, or -1 with why. */
 int link_parse(const char *text, bool measured, struct link_cost *link, struct link_point *curve, char *why,
                size_t size);
+/* The JSON half of link_parse, on a parsed document (path names it in why). */
+int link_from_json(json_t *doc, const char *path, bool measured, struct link_cost *link, struct link_point *curve,
+                   char *why, size_t size);
 
-/* A job size's allreduce as dtrain-commbench measured it over all its ranks (--allreduce FILE). */
 /* What a measured link or allreduce may say: beyond these an input was edited by hand. */
 #define LINK_MAX_BYTES 1e15
 #define LINK_MAX_SECONDS 1e4
@@ -35,8 +39,9 @@ struct measured_allreduce {
     struct link_point curve[CURVE_POINTS];
 };
 
-/* Reads a dtrain-commbench --json file of the allreduce over all of a job's ranks. 0, or -1 with
- * why. */
+/* A job size's allreduce as dtrain-commbench measured it over all its ranks (--allreduce FILE): the
+ * file, or its parsed document (path names it in why). 0, or -1 with why. */
 int link_parse_allreduce(const char *path, struct measured_allreduce *m, char *why, size_t size);
+int allreduce_from_json(json_t *doc, const char *path, struct measured_allreduce *m, char *why, size_t size);
 
 #endif

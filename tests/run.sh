@@ -55,10 +55,11 @@ for t in "$@"; do
     esac
 done
 
-# libFuzzer, one target per parser; the hostlist parser gets the larger share of the time
-for target in hostlist:$((fuzz_time / 3)) table:$((fuzz_time / 5)) record:$((fuzz_time / 5)) log:$((fuzz_time / 5)) \
-        checkpoint:$((fuzz_time / 5)) idx:$((fuzz_time / 5)) slurmenv:$((fuzz_time / 5)); do
-    name=${target%%:*} seconds=${target#*:}
+# libFuzzer, one target per parser (the Makefile's FUZZERS, its one list); the hostlist parser gets
+# the larger share of the time
+for name in ${FUZZERS:-hostlist}; do
+    seconds=$((fuzz_time / 5))
+    [ "$name" = hostlist ] && seconds=$((fuzz_time / 3))
     fuzzer="$top/build/fuzz/fuzz_$name"
     if [ ! -x "$fuzzer" ]; then
         echo "SKIP: libFuzzer run of the $name parser (clang with libFuzzer not available)"
