@@ -38,7 +38,8 @@ NVCC_FLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror -Icommon $(TRAINER
               -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
               -gencode arch=compute_90,code=compute_90
 ifeq ($(CUDA),1)
-GPU_SRC := $(addprefix trainer/backend/,backend_cuda.cu kernels_cuda.cu blas_cuda.cu dnn_cuda.cu bf16_cuda.cu seq_cuda.cu) \
+GPU_SRC := $(addprefix trainer/backend/,backend_cuda.cu kernels_cuda.cu blas_cuda.cu dnn_cuda.cu bf16_cuda.cu seq_cuda.cu \
+                                        staging_cuda.cu) \
            trainer/comm/comm_nccl.c
 GPU_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lnccl -lcudart -lstdc++
 else
@@ -107,6 +108,8 @@ test_profile_SRC := tests/test_profile.c tests/testutil.c $(TRAINER_SRC) $(COMMO
 test_profile_LIBS := $(TRAINER_LIBS) -ljansson
 test_cuda_SRC := tests/test_cuda.c tests/cuda_util.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_cuda_LIBS := $(TRAINER_LIBS)
+test_cuda_exchange_SRC := tests/test_cuda_exchange.c tests/cuda_util.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
+test_cuda_exchange_LIBS := $(TRAINER_LIBS)
 test_exchange_SRC := tests/test_exchange.c common/grouping.c common/exchange_methods.c trainer/exchange/placement.c analysis/costmodel.c
 test_exchange_LIBS := -lm
 test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
@@ -154,7 +157,7 @@ test_fuzz_commbench_SRC := tests/fuzz/fuzz_commbench.c tests/fuzz/replay.c analy
 test_fuzz_commbench_LIBS := -ljansson -lm
 test_fuzz_vocab_SRC := tests/fuzz/fuzz_vocab.c tests/fuzz/replay.c trainer/data/text.c $(COMMON_SRC)
 test_fuzz_text_SRC := tests/fuzz/fuzz_text.c tests/fuzz/replay.c trainer/data/text.c $(COMMON_SRC)
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_dtrain_record test_dtrain_uneven test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_record test_checkpoint test_checkpoint_files test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_dtrain_record test_dtrain_uneven test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_cuda_exchange test_record test_checkpoint test_checkpoint_files test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv \
          test_fuzz_profile test_fuzz_commbench test_fuzz_vocab test_fuzz_text
 
@@ -247,7 +250,11 @@ $(BUILD)/gpu/test_cuda: $(call obj,$(BUILD)/obj,$(test_cuda_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $^ -o $@ -lcmocka $(test_cuda_LIBS)
 
-gpu-bundle: all $(BUILD)/gpu/test_cuda
+$(BUILD)/gpu/test_cuda_exchange: $(call obj,$(BUILD)/obj,$(test_cuda_exchange_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(DT_CFLAGS) $^ -o $@ -lcmocka $(test_cuda_exchange_LIBS)
+
+gpu-bundle: all $(BUILD)/gpu/test_cuda $(BUILD)/gpu/test_cuda_exchange
 	@sh bench/gpu_bundle.sh $(BUILD) .device
 
 demo: deps

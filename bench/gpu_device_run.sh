@@ -3,7 +3,8 @@
 # finds the machine's CUDA libraries (its /usr/local/cuda, else the nvidia-* Python wheels next to
 # PyTorch), then runs the CUDA tests, a short LeNet and ResNet run of each precision, and the
 # benchmark against PyTorch eager (bench/gpu_vs_torch.sh). Everything it prints is also written
-# to $OUT (or ./gpu-out) as test_cuda.log, smoke.log and bench.md.
+# to $OUT (or ./gpu-out) as test_cuda.log, test_cuda_exchange.log, methods.log (every exchange
+# method host-staged on ranks sharing the GPU: bench/gpu_methods_check.sh), smoke.log and bench.md.
 # Usage: sh bench/gpu_device_run.sh [tests|bench|all]   (env: PYTHON, and gpu_vs_torch.sh's)
 set -u
 what=${1:-all}
@@ -32,15 +33,20 @@ export OMPI_MCA_ess_singleton_isolated=1   # a lone dtrain-train: no orted to st
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 bin="$root/bin"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
-for exe in dtrain-train test_cuda; do
+for exe in dtrain-train test_cuda test_cuda_exchange mpirun; do
     missing=$(ldd "$bin/$exe" | grep 'not found')
     [ -z "$missing" ] || { echo "$exe: $missing"; exit 2; }
 done
 
 rc=0
 if [ "$what" != bench ]; then
-    "$bin/test_cuda" 2>&1 | tee "$out/test_cuda.log"
-    { grep -q '^\[  PASSED  \]' "$out/test_cuda.log" && ! grep -q -e '^\[  FAILED  \]' -e '^\[  SKIPPED \]' "$out/test_cuda.log"; } || rc=1
+    for t in test_cuda test_cuda_exchange; do
+        "$bin/$t" 2>&1 | tee "$out/$t.log"
+        { grep -q '^\[  PASSED  \]' "$out/$t.log" && ! grep -q -e '^\[  FAILED  \]' -e '^\[  SKIPPED \]' "$out/$t.log"; } || rc=1
+    done
+    # every exchange method, host-staged, on 2-3 ranks sharing the GPU, against BSP's parameters
+    sh "$top/bench/gpu_methods_check.sh" "$bin" "$bin/mpirun" cuda "$out/methods" 2>&1 | tee "$out/methods.log"
+    grep -q '^FAIL' "$out/methods.log" && rc=1
     {
         for precision in fp32 bf16; do
             for model in lenet:synthetic resnet18:synthetic:32x32x3; do

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "exchange_methods.h"
 #include "mpi_util.h"
 #include "record.h"
 #include "testutil.h"
@@ -259,6 +260,45 @@ static void test_bytescheduler_ends_where_allreduce_ends(void **state)
     tu_result_free(&ps2);
 }
 
+/* The GPU path's orchestration on CPU ranks (--gpu-transport host): each span of gradients is
+ * copied out to a host buffer as backward completes it, handed to the method by the staging
+ * thread, and the means copied back before the update (each layer's, for ByteScheduler). Every
+ * method, from the methods' table, ends with BSP's parameters bitwise, and its record says the
+ * gradients were staged. */
+static void test_every_method_host_staged_ends_where_allreduce_ends(void **state)
+{
+    (void)state;
+    require_mpirun_and_fashion_mnist();
+    struct tu_result bsp;
+    train(2, "32", "bsp", "", &bsp);
+    tu_result_free(&bsp);
+    for (int m = 0; m < method_count; m++) {
+        const struct method_facts *f = &method_list[m];
+        char options[512], out[64], said[128];
+        snprintf(out, sizeof out, "staged-%s", f->name);
+        snprintf(options, sizeof options, "--comm %s --gpu-transport host --check-replicas %s--record %s/staged.jsonl",
+                 f->name, f->takes_partition ? "--partition-bytes 8000 " : "", mpi_dir);
+        struct tu_result r;
+        train(f->servers ? 3 : 2, "32", out, options, &r);
+        snprintf(said, sizeof said, "gradient exchange %s over host memory (staged): 12 steps", f->name);
+        if (!tu_contains(r.err, said))
+            print_error("%s: expected \"%s\" in:\n%s", f->name, said, r.err);
+        assert_true(tu_contains(r.err, said));
+        tu_result_free(&r);
+        snprintf(out, sizeof out, "staged-%s.rank1", f->name);
+        assert_same_params("bsp.rank0", out);
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/staged.jsonl", mpi_dir);
+    char *records = tu_read_file(path);
+    assert_non_null(records);
+    int staged = 0;
+    for (const char *at = records; (at = strstr(at, "transport=host\"")); at++)
+        staged++;
+    assert_int_equal(staged, method_count);   /* (a server writes no record: one line a method) */
+    free(records);
+}
+
 /* A method's settings are refused with any other method, naming the ones they belong to; a
  * credit of 0 is refused (parsing ends before MPI starts). */
 static void test_method_options_belong_to_their_methods(void **state)
@@ -382,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_mgwfbp_ends_where_allreduce_ends),
         cmocka_unit_test(test_parameter_servers_end_where_allreduce_ends),
         cmocka_unit_test(test_bytescheduler_ends_where_allreduce_ends),
+        cmocka_unit_test(test_every_method_host_staged_ends_where_allreduce_ends),
         cmocka_unit_test(test_method_options_belong_to_their_methods),
         cmocka_unit_test(test_four_emulated_ranks_take_their_profile_time),
         cmocka_unit_test(test_a_slow_rank_is_named),

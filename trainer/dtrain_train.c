@@ -38,8 +38,10 @@ static void print_summary(const struct train_config *cfg, const struct train_res
             "accuracy %s\n", result->steps, result->seconds, result->final_rate, result->peak_rate, tokens,
             result->final_rate * result->flops_per_sample / 1e9, accuracy);
     if (result->exchange.steps > 0)
-        fprintf(stderr, "dtrain-train: gradient exchange %s: %ld steps, %.1f transfers a step, %.0f floats a step%s%s\n",
-                cfg->exchange ? cfg->exchange->name : exchange_bsp.name, result->exchange.steps,
+        fprintf(stderr, "dtrain-train: gradient exchange %s%s%s: %ld steps, %.1f transfers a step, %.0f floats a step%s%s\n",
+                cfg->exchange ? cfg->exchange->name : exchange_bsp.name,
+                result->transport[0] ? " over " : "", strcmp(result->transport, "host") == 0 ? "host memory (staged)"
+                                                      : result->transport, result->exchange.steps,
                 (double)result->exchange.transfers / result->exchange.steps, result->exchange.floats / result->exchange.steps,
                 result->exchange.detail[0] ? "; " : "", result->exchange.detail);
     if (result->straggler_reports > 0)   /* what naming a slow rank cost, measured where it runs */

@@ -69,6 +69,12 @@ static const char usage_text[] =
     "                          sent at once (4096000, as BytePS's default; ByteScheduler cuts\n"
     "                          each layer on its own)\n"
     "      --credit-bytes N    bytescheduler-*: bytes under way at once (16000000)\n"
+    "      --gpu-transport nccl|host  how a GPU rank's gradients travel: nccl (bsp-a2a's\n"
+    "                          default), or host: copied to host memory span by span as\n"
+    "                          backward completes them and exchanged there (BytePS's and\n"
+    "                          Horovod's MPI path; every other method's default). On CPU\n"
+    "                          ranks, host stages them through a second buffer the same way\n"
+    "                          (the GPU path's orchestration, tested without a GPU)\n"
     "      --list-methods      the exchange methods' names, one a line (for scripts)\n"
     "      --check-replicas    after every step, check that all ranks hold identical parameters\n"
     "      --timeline PREFIX   each worker's Chrome trace in PREFIX.rankR.json (open it in\n"
@@ -162,7 +168,8 @@ enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_W
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
        O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PARTITION, O_CREDIT, O_TIMELINE,
        O_PROFILE_OUT, O_EMULATE, O_EMULATE_RATE, O_DILATE, O_EXPORT_RUN,
-       O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT, O_VOCAB, O_LIST_METHODS, O_STRAGGLER, O_STALL_WARNING, O_STATUS_DIR };
+       O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT, O_VOCAB, O_LIST_METHODS, O_STRAGGLER, O_STALL_WARNING, O_STATUS_DIR,
+       O_GPU_TRANSPORT };
 
 /* The options that take a count: 0 when opt was one and its value good, 2 when the value is bad,
  * 1 when opt is not one of them. */
@@ -318,6 +325,11 @@ static int parse_choice(int opt, struct train_options *opts)
         cfg->find_algorithms = strcmp(optarg, "find") == 0;
         break;
     case O_GRAPHS: cfg->cuda_graphs = true; break;
+    case O_GPU_TRANSPORT:
+        if (strcmp(optarg, "nccl") != 0 && strcmp(optarg, "host") != 0)
+            return bad("--gpu-transport", optarg, "nccl or host");
+        cfg->gpu_transport = optarg;
+        break;
     case O_PS_COLOCATED: cfg->exchange_options.ps_colocated = true; break;
     case 'q': cfg->progress = false; break;
     case O_CHECK: cfg->check_replicas = true; break;
@@ -403,7 +415,8 @@ int train_options_parse(int argc, char **argv, struct train_options *opts)
         {"resume", no_argument, NULL, O_RESUME}, {"timeout", required_argument, NULL, O_TIMEOUT},
         {"tag", required_argument, NULL, O_TAG}, {"device", required_argument, NULL, O_DEVICE},
         {"precision", required_argument, NULL, O_PRECISION}, {"conv-algo", required_argument, NULL, O_CONV_ALGO},
-        {"cuda-graphs", no_argument, NULL, O_GRAPHS}, {"comm-threshold", required_argument, NULL, O_COMM_THRESHOLD},
+        {"cuda-graphs", no_argument, NULL, O_GRAPHS}, {"gpu-transport", required_argument, NULL, O_GPU_TRANSPORT},
+        {"comm-threshold", required_argument, NULL, O_COMM_THRESHOLD},
         {"ps-servers", required_argument, NULL, O_PS_SERVERS}, {"partition-bytes", required_argument, NULL, O_PARTITION},
         {"credit-bytes", required_argument, NULL, O_CREDIT}, {"profile-out", required_argument, NULL, O_PROFILE_OUT},
         {"export-run", required_argument, NULL, O_EXPORT_RUN},

@@ -24,9 +24,37 @@ const struct method_facts *exchange_facts(const struct exchange_method *method)
     return method_find(method->name);
 }
 
+/* The staging thread's hand-over of a span in host memory: what backward's hook does on CPU ranks. */
+static int deliver_span(void *ctx, size_t first, struct dt_err *err)
+{
+    struct exchange *x = ctx;
+    return x->method->grads_ready ? x->method->grads_ready(x, first, err) : 0;
+}
+
+/* A layer-wise update of a staged exchange: the span's mean goes back to the device first (the
+ * update on the compute stream waits for that copy only). */
+static void staged_update(void *ctx, size_t first, size_t count)
+{
+    struct exchange *x = ctx;
+    if (!x->failed && staging_in(x->staging, first, count, &x->pending) < 0)
+        x->failed = true;
+    x->device_update.call(x->device_update.ctx, first, count);
+}
+
+void exchange_set_update(struct exchange *x, struct exchange_update update)
+{
+    x->device_update = update;
+    x->update = x->staging ? (struct exchange_update){staged_update, x} : update;
+}
+
+const char *exchange_transport_name(const struct exchange *x)
+{
+    return x->transport ? x->transport->name : "none";
+}
+
 int exchange_create(struct exchange *x, const struct exchange_method *method, const struct exchange_options *options,
-                    struct comm *host, struct comm *device_transport, const struct model *model, float *grads,
-                    size_t count, struct dt_err *err)
+                    struct comm *host, struct comm *device_transport, const struct staging_device *staged,
+                    const struct model *model, float *grads, size_t count, struct dt_err *err)
 {
     memset(x, 0, sizeof *x);
     if (method->needs_op_order && !model_params_in_op_order(model))
@@ -39,6 +67,13 @@ int exchange_create(struct exchange *x, const struct exchange_method *method, co
         x->options = *options;
     x->grads = grads;
     x->count = count;
+    if (staged && !device_transport && (host->world > 1 || method->serve)) {
+        /* the spans backward reports, and one more for what drain sends when it did not */
+        int spans = model_layer_spans(model, NULL, NULL) + 1;
+        if (staging_create(&x->staging, *staged, grads, count, spans, deliver_span, x, err) < 0)
+            return dt_wrap(err, "--comm %s", method->name);
+        x->grads = staging_host(x->staging);
+    }
     if (method->create && method->create(x, err) < 0)
         return dt_wrap(err, "--comm %s", method->name);
     return 0;
@@ -48,6 +83,7 @@ void exchange_destroy(struct exchange *x)
 {
     if (x->method && x->method->destroy)
         x->method->destroy(x);
+    staging_destroy(x->staging);
     memset(x, 0, sizeof *x);
 }
 
@@ -62,7 +98,9 @@ static void on_grads_ready(void *ctx, size_t first)
     struct exchange *x = ctx;
     if (x->failed || exchanges_nothing(x))
         return;
-    if (x->method->grads_ready && x->method->grads_ready(x, first, &x->pending) < 0)
+    if (x->staging)   /* the method gets the span from the staging thread once it is in host memory */
+        staging_out(x->staging, first);
+    else if (x->method->grads_ready && x->method->grads_ready(x, first, &x->pending) < 0)
         x->failed = true;
 }
 
@@ -70,6 +108,8 @@ struct grads_ready exchange_backward_hook(struct exchange *x)
 {
     if (x->method->begin_backward && !exchanges_nothing(x))
         x->method->begin_backward(x);
+    if (x->staging && !exchanges_nothing(x))
+        staging_begin(x->staging);
     return (struct grads_ready){on_grads_ready, x};
 }
 
@@ -96,8 +136,14 @@ int exchange_finish(struct exchange *x, struct dt_err *err)
     }
     if (exchanges_nothing(x))
         return 0;
+    if (x->staging && staging_drain(x->staging, err) < 0)
+        return dt_wrap(err, "staging the gradients to the host");
     if (x->method->finish(x, err) < 0)
         return -1;
+    /* the means back to the device for the loop's update (a layer-wise method brings each span
+     * back itself, just before its update) */
+    if (x->staging && !x->method->updates_layerwise && staging_in(x->staging, 0, x->count, err) < 0)
+        return dt_wrap(err, "the mean gradients back to the device");
     x->stats.steps++;
     return 0;
 }
@@ -113,7 +159,13 @@ int exchange_settle(struct exchange *x, struct dt_err *err)
         *err = x->pending;
         return -1;
     }
-    return exchange_updates_itself(x) ? x->method->settle(x, err) : 0;
+    if (exchange_updates_itself(x) && x->method->settle(x, err) < 0)
+        return -1;
+    if (x->failed) {   /* a staged span's copy back, during the settle's updates */
+        *err = x->pending;
+        return -1;
+    }
+    return 0;
 }
 
 int exchange_serve(struct exchange *x, struct dt_err *err)

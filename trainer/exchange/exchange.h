@@ -17,6 +17,7 @@
 #include "dt_error.h"
 #include "exchange_methods.h"
 #include "nn.h"
+#include "staging.h"
 #include "timeline.h"
 
 struct exchange;
@@ -116,6 +117,11 @@ struct exchange {
     struct dt_err pending;
     struct params_needed forward_hook;
     struct exchange_update update;   /* how a layer-wise method applies an update (the loop's) */
+    /* Device gradients exchanged from host memory (staging.h; NULL: the method works on the
+     * gradient buffer itself): grads is then the host copy, and update brings each span's mean
+     * back before the loop's update (device_update) runs on it. */
+    struct staging *staging;
+    struct exchange_update device_update;
 };
 
 /* The implementations, in method_list's order (tests check it), and their number. */
@@ -129,12 +135,22 @@ const struct exchange_method *exchange_find(const char *name);
 /* The shared table's row of an implementation: its help, aliases and options. */
 const struct method_facts *exchange_facts(const struct exchange_method *method);
 
-/* An exchange of grads[0, count) among the ranks of host (device_transport, when not NULL, moves
- * device gradients: NCCL). Refuses a model whose parameters the method cannot send in order, and
- * a transport without what the method needs. 0 or -1 with err. */
+/* An exchange of grads[0, count) among the ranks of host. Where the gradients live on a device:
+ * device_transport (not NULL) moves them there (NCCL), or, with staged (not NULL), they are copied
+ * to host memory span by span and the method exchanges that copy over host (staging.h). Refuses a
+ * model whose parameters the method cannot send in order, and a transport without what the
+ * method needs. 0 or -1 with err. */
 int exchange_create(struct exchange *x, const struct exchange_method *method, const struct exchange_options *options,
-                    struct comm *host, struct comm *device_transport, const struct model *model, float *grads,
-                    size_t count, struct dt_err *err);
+                    struct comm *host, struct comm *device_transport, const struct staging_device *staged,
+                    const struct model *model, float *grads, size_t count, struct dt_err *err);
+
+/* Where a layer-wise method's updates go: the loop's update of [first, first + count), after the
+ * span's mean is back on the device when staged. */
+void exchange_set_update(struct exchange *x, struct exchange_update update);
+
+/* What moved the gradients: "nccl", "host" (the host transport; staged from a device when
+ * x->staging), for the run record. */
+const char *exchange_transport_name(const struct exchange *x);
 void exchange_destroy(struct exchange *x);
 
 /* The hook model_backward_notify calls (nn.h): hands finished gradients to the method; an error is

@@ -7,6 +7,7 @@
 
 #include "backend_cuda.h"
 #include "run.h"
+#include "staging.h"
 
 int device_failed(const struct run *r, struct dt_err *err)
 {
@@ -50,10 +51,70 @@ int device_pin_batches(struct run *r, struct dt_err *err)
     return 0;
 }
 
+static int staging_failed(void *ctx, struct dt_err *err)
+{
+    return dt_fail(err, "GPU: %s", backend_cuda_staging_error(ctx));
+}
+
+static int cuda_copy_out(void *ctx, int slot, float *host, const float *device, size_t count, struct dt_err *err)
+{
+    return backend_cuda_staging_out(ctx, slot, host, device, count) < 0 ? staging_failed(ctx, err) : 0;
+}
+
+static int cuda_wait_out(void *ctx, int slot, struct dt_err *err)
+{
+    return backend_cuda_staging_wait(ctx, slot) < 0 ? staging_failed(ctx, err) : 0;
+}
+
+static int cuda_copy_in(void *ctx, float *device, const float *host, size_t count, struct dt_err *err)
+{
+    return backend_cuda_staging_in(ctx, device, host, count) < 0 ? staging_failed(ctx, err) : 0;
+}
+
+static void cuda_thread_start(void *ctx)
+{
+    backend_cuda_staging_thread(ctx);
+}
+
+int device_staging_on(struct backend *gpu, int slots, struct cuda_staging **handle, struct staging_device *out,
+                      struct dt_err *err)
+{
+    char why[256];
+    if (!(*handle = backend_cuda_staging_create(gpu, slots, why, sizeof why)))
+        return dt_fail(err, "--gpu-transport host: %s", why);
+    *out = (struct staging_device){.copy_out = cuda_copy_out, .wait_out = cuda_wait_out, .copy_in = cuda_copy_in,
+                                   .thread_start = cuda_thread_start, .ctx = *handle, .name = "cuda"};
+    return 0;
+}
+
+int device_staging(struct run *r, int slots, struct staging_device *out, struct dt_err *err)
+{
+    return device_staging_on(r->gpu, slots, &r->dev.staging, out, err);
+}
+
+void device_pin_staging(struct run *r, float *host, size_t count)
+{
+    char why[256];
+    if (backend_cuda_pin(r->gpu, host, count * sizeof(float), why, sizeof why) < 0)
+        fprintf(stderr, "dtrain-train: %s; gradients are staged through pageable memory (slower copies)\n", why);
+    else
+        r->dev.staging_pinned = host;
+}
+
+void device_unpin_staging(struct run *r)
+{
+    if (r->gpu && r->dev.staging_pinned) {
+        backend_cuda_sync(r->gpu);
+        backend_cuda_unpin(r->gpu, r->dev.staging_pinned);
+    }
+    r->dev.staging_pinned = NULL;
+}
+
 void device_free(struct run *r)
 {
     if (!r->gpu)
         return;
+    backend_cuda_staging_destroy(r->dev.staging);   /* after the exchange: its thread waits on these events */
     if (r->dev.pinned) {
         void *buffers[6];
         size_t bytes[6];

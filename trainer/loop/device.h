@@ -13,6 +13,9 @@
 #include "dt_error.h"
 
 struct run;
+struct staging_device;
+struct backend;
+struct cuda_staging;
 
 struct device_state {
     float *params, *grads, *buffers, *m, *v;
@@ -22,7 +25,21 @@ struct device_state {
     int batch;
     size_t x_bytes;
     bool pinned;               /* the loader's and evaluation's host buffers are page-locked */
+    struct cuda_staging *staging;   /* host-staged exchange: the copy stream and events (NULL: none) */
+    float *staging_pinned;     /* the exchange's host copy of the gradients, page-locked (NULL: not) */
 };
+
+/* The GPU's half of a host-staged exchange (exchange/staging.h), `slots` copy events a step. 0, or
+ * -1 with err. After the exchange is made, device_pin_staging page-locks its host copy (where
+ * locked memory is short: said, and the copies run from pageable memory); device_unpin_staging
+ * undoes that before the exchange frees it. */
+int device_staging(struct run *r, int slots, struct staging_device *out, struct dt_err *err);
+/* The same for any CUDA backend (the tests): *handle is the caller's to free
+ * (backend_cuda_staging_destroy) once the staging using it is gone. */
+int device_staging_on(struct backend *gpu, int slots, struct cuda_staging **handle, struct staging_device *out,
+                      struct dt_err *err);
+void device_pin_staging(struct run *r, float *host, size_t count);
+void device_unpin_staging(struct run *r);
 
 /* Device copies of the model's state (uploaded from the host arrays) and two batch slots. 0 or -1
  * with err. */

@@ -40,6 +40,7 @@ void run_free(struct run *r)
     trace_free(&r->trace);
     profile_free(&r->measured);
     emulation_close(&r->emu);
+    device_unpin_staging(r);   /* before the exchange frees its host copy */
     exchange_destroy(&r->exchange);
     if (r->nccl)
         comm_nccl_destroy(r->nccl);
@@ -91,23 +92,54 @@ static int choose_backend(struct run *r, const struct train_config *cfg, struct 
     return 0;
 }
 
-/* The gradient exchange among the ranks of comm: over NCCL when the gradients live on GPUs. */
+/* How a GPU rank's gradients travel: --gpu-transport, or by default NCCL where the method runs
+ * over it (BSP) and host-staged for the rest. On CPU ranks "host" stages them through a second
+ * host buffer, exactly as a GPU rank would (the tests of the GPU path that run without one). */
+static int choose_transport(const struct run *r, const struct train_config *cfg, const struct exchange_method *method,
+                            bool *staged, struct dt_err *err)
+{
+    const char *transport = cfg->gpu_transport;
+    bool over_nccl = exchange_facts(method)->over_nccl;
+    if (!r->gpu) {
+        if (transport && strcmp(transport, "nccl") == 0)
+            return dt_fail(err, "--gpu-transport nccl needs --device cuda (CPU ranks exchange over MPI)");
+        *staged = transport != NULL;
+        return 0;
+    }
+    if (!transport)
+        transport = over_nccl ? "nccl" : "host";
+    if (strcmp(transport, "nccl") == 0 && !over_nccl)   /* said before NCCL's set-up makes every rank wait */
+        return dt_fail(err, "--comm %s over NCCL layer by layer is not built yet: --gpu-transport host runs it "
+                       "host-staged (the default for it)", method->name);
+    *staged = strcmp(transport, "host") == 0;
+    return 0;
+}
+
+/* The gradient exchange among the ranks of comm: over NCCL, or host-staged, when the gradients
+ * live on GPUs. */
 static int choose_exchange(struct run *r, const struct train_config *cfg, struct comm *comm, struct dt_err *err)
 {
     const struct exchange_method *method = cfg->exchange ? cfg->exchange : &exchange_bsp;
+    bool staged = false;
     if (cfg->cuda_graphs && comm->world > 1)
         return dt_fail(err, "--cuda-graphs runs one rank for now (%d here): NCCL inside a captured step is not built",
                        comm->world);
-    if (r->gpu && !exchange_facts(method)->gpu_ranks)   /* said before NCCL's set-up makes every rank wait for it */
-        return dt_fail(err, "--comm %s runs on CPU ranks for now (NCCL per layer is not built): use --comm %s",
-                       method->name, exchange_bsp.name);
-    if (r->gpu && comm->world > 1 && !(r->nccl = comm_nccl_create(comm, backend_cuda_stream(r->gpu), err)))
-        return dt_wrap(err, "NCCL");
-    if (exchange_create(&r->exchange, method, &cfg->exchange_options, comm, r->nccl, &r->model, run_grads(r),
-                        r->model.num_params, err) < 0)
+    if (choose_transport(r, cfg, method, &staged, err) < 0)
         return -1;
+    if (r->gpu && !staged && comm->world > 1 && !(r->nccl = comm_nccl_create(comm, backend_cuda_stream(r->gpu), err)))
+        return dt_wrap(err, "NCCL");
+    struct staging_device device = staging_host_device();
+    int slots = model_layer_spans(&r->model, NULL, NULL) + 1;   /* exchange_create's spans */
+    if (staged && r->gpu && device_staging(r, slots, &device, err) < 0)
+        return -1;
+    if (exchange_create(&r->exchange, method, &cfg->exchange_options, comm, r->nccl, staged ? &device : NULL,
+                        &r->model, run_grads(r), r->model.num_params, err) < 0)
+        return -1;
+    if (r->gpu && r->exchange.staging)
+        device_pin_staging(r, r->exchange.grads, r->model.num_params);
     r->workers = r->exchange.workers;
-    r->exchange.update = (struct exchange_update){update_layer, r};   /* for methods that update layer by layer */
+    /* for methods that update layer by layer */
+    exchange_set_update(&r->exchange, (struct exchange_update){update_layer, r});
     return 0;
 }
 

@@ -30,6 +30,7 @@ struct train_config {
     struct comm *comm;         /* the data-parallel job; NULL: this process alone */
     const struct exchange_method *exchange;   /* --comm: how gradients are averaged (NULL: BSP) */
     struct exchange_options exchange_options;
+    const char *gpu_transport; /* --gpu-transport nccl|host (NULL: nccl for bsp-a2a, host for the rest) */
     bool progress;             /* an ETA line on stderr with each Step line (rank 0) */
     bool check_replicas;       /* after every step, check that all ranks hold the same parameters */
     const char *params_out;    /* write the final parameters to PREFIX.rankR (raw float32) */
@@ -79,6 +80,8 @@ struct train_result {
     double compute_ms;         /* this rank's mean forward + backward a step (straggler.h) */
     double straggler_seconds;  /* the straggler reports took, in all (rank 0's), and how many */
     long straggler_reports;
+    char transport[16];        /* what moved the gradients: "nccl", "host" (staged from the device or, on
+                                  CPU ranks asked to, from a second buffer), "" for MPI on CPU ranks */
 };
 
 void train_result_free(struct train_result *result);
