@@ -28,7 +28,7 @@ double timeline_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static const char *const lane_names[LANE_COUNT] = {"compute", "gradient exchange"};
+static const char *const lane_names[LANE_COUNT] = {"compute", "gradient exchange", "device-host copies"};
 
 /* Metadata events: the process's and the lanes' names, and their order. */
 static void name_things(struct timeline *t, const char *process)

@@ -11,7 +11,12 @@
 struct timeline;
 
 /* Lanes (Chrome's threads) a trace shows, top to bottom. */
-enum timeline_lane { LANE_COMPUTE, LANE_EXCHANGE, LANE_COUNT };
+enum timeline_lane {
+    LANE_COMPUTE,
+    LANE_EXCHANGE,
+    LANE_COPY,                 /* a GPU rank's gradients to host memory and back (host-staged exchange) */
+    LANE_COUNT
+};
 
 /* A trace into path, of process `pid` (the rank) called `process` ("rank 0 on gn01"). NULL with
  * err when the file cannot be created. */

@@ -69,7 +69,7 @@ static void test_spans_staged_out_and_back_on_the_gpu(void **state)
     h.host = staging_host(s);
     for (int step = 0; step < 3; step++) {
         backend_cuda_upload(gpu, d_params, ones, N * sizeof(float));
-        staging_begin(s);
+        staging_begin(s, NULL);
         h.count = 0, h.end = N;
         for (int i = 0; i < SPANS; i++) {
             size_t first = span_first[i], end = i ? span_first[i - 1] : N;

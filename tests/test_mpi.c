@@ -276,8 +276,12 @@ static void test_every_method_host_staged_ends_where_allreduce_ends(void **state
         const struct method_facts *f = &method_list[m];
         char options[512], out[64], said[128];
         snprintf(out, sizeof out, "staged-%s", f->name);
-        snprintf(options, sizeof options, "--comm %s --gpu-transport host --check-replicas %s--record %s/staged.jsonl",
-                 f->name, f->takes_partition ? "--partition-bytes 8000 " : "", mpi_dir);
+        bool traced = strcmp(f->name, "bytescheduler-a2a") == 0;   /* its means go back layer by layer */
+        snprintf(options, sizeof options, "--comm %s --gpu-transport host --check-replicas %s--record %s/staged.jsonl%s%s",
+                 f->name, f->takes_partition ? "--partition-bytes 8000 " : "", mpi_dir, traced ? " --timeline " : "",
+                 traced ? mpi_dir : "");
+        if (traced)
+            strncat(options, "/staged-trace", sizeof options - strlen(options) - 1);
         struct tu_result r;
         train(f->servers ? 3 : 2, "32", out, options, &r);
         snprintf(said, sizeof said, "gradient exchange %s over host memory (staged): 12 steps", f->name);
@@ -289,6 +293,20 @@ static void test_every_method_host_staged_ends_where_allreduce_ends(void **state
         assert_same_params("bsp.rank0", out);
     }
     char path[4200];
+    /* the copies on their own lane of the trace: each layer's to the host, each layer's mean back */
+    snprintf(path, sizeof path, "%s/staged-trace.rank0.json", mpi_dir);
+    char *trace = tu_read_file(path);
+    assert_non_null(trace);
+    assert_true(tu_contains(trace, "\"device-host copies\""));
+    int to_host = 0, to_device = 0;
+    for (const char *at = trace; (at = strstr(at, "\"name\":\"to host\"")); at++)
+        to_host++;
+    for (const char *at = trace; (at = strstr(at, "\"name\":\"to device\"")); at++)
+        to_device++;
+    print_message("bytescheduler-a2a staged: %d copies to the host, %d back, in the trace\n", to_host, to_device);
+    assert_int_equal(to_host, 12 * 5);   /* 12 steps, LeNet's 5 layers with parameters */
+    assert_true(to_device >= 12 * 5);
+    free(trace);
     snprintf(path, sizeof path, "%s/staged.jsonl", mpi_dir);
     char *records = tu_read_file(path);
     assert_non_null(records);

@@ -109,7 +109,7 @@ struct grads_ready exchange_backward_hook(struct exchange *x)
     if (x->method->begin_backward && !exchanges_nothing(x))
         x->method->begin_backward(x);
     if (x->staging && !exchanges_nothing(x))
-        staging_begin(x->staging);
+        staging_begin(x->staging, x->timeline);
     return (struct grads_ready){on_grads_ready, x};
 }
 

@@ -11,6 +11,7 @@
 struct span_out {
     size_t first;
     int slot;
+    double queued;             /* when backward reported it (timeline_now) */
 };
 
 struct staging {
@@ -31,6 +32,7 @@ struct staging {
     int queued_count, delivered_count;
     size_t end;                /* the step's spans so far cover [end, count) */
     struct staging_stats stats;
+    struct timeline *timeline; /* this step's (NULL: none) */
 };
 
 /* ---------- plain host copies (CPU ranks, the tests) ---------- */
@@ -79,6 +81,7 @@ static void *staging_main(void *arg)
         pthread_mutex_unlock(&s->lock);
         struct dt_err err;
         int rc = skip ? 0 : s->device.wait_out(s->device.ctx, span.slot, &err);
+        timeline_span(s->timeline, LANE_COPY, "copy", "to host", span.queued, timeline_now());
         if (rc == 0 && !skip)
             rc = s->deliver(s->deliver_ctx, span.first, &err);
         pthread_mutex_lock(&s->lock);
@@ -146,9 +149,10 @@ void staging_destroy(struct staging *s)
 
 /* ---------- the rank's side ---------- */
 
-void staging_begin(struct staging *s)
+void staging_begin(struct staging *s, struct timeline *timeline)
 {
     pthread_mutex_lock(&s->lock);
+    s->timeline = timeline;
     s->queued_count = s->delivered_count = 0;
     s->end = s->count;
     pthread_mutex_unlock(&s->lock);
@@ -164,6 +168,7 @@ void staging_out(struct staging *s, size_t first)
     if (failed || first >= end || slot >= s->spans)
         return;   /* nothing new (a span reported twice), or more spans than backward has: a bug said at finish */
     struct dt_err err;
+    double queued = timeline_now();
     int rc = s->device.copy_out(s->device.ctx, slot, s->host + first, s->device_grads + first, end - first, &err);
     pthread_mutex_lock(&s->lock);
     if (rc < 0 && !s->failed) {
@@ -171,7 +176,7 @@ void staging_out(struct staging *s, size_t first)
         s->error = err;
     }
     s->end = first;
-    s->queue[s->queued_count++] = (struct span_out){first, slot};
+    s->queue[s->queued_count++] = (struct span_out){first, slot, queued};
     s->stats.out++;
     pthread_cond_signal(&s->queued);
     pthread_mutex_unlock(&s->lock);
@@ -199,7 +204,10 @@ int staging_drain(struct staging *s, struct dt_err *err)
 int staging_in(struct staging *s, size_t first, size_t count, struct dt_err *err)
 {
     s->stats.in++;
-    return s->device.copy_in(s->device.ctx, s->device_grads + first, s->host + first, count, err);
+    double start = timeline_now();
+    int rc = s->device.copy_in(s->device.ctx, s->device_grads + first, s->host + first, count, err);
+    timeline_span(s->timeline, LANE_COPY, "copy", "to device", start, timeline_now());
+    return rc;
 }
 
 struct staging_stats staging_stats(const struct staging *s)

@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "dt_error.h"
+#include "timeline.h"
 
 /* What moving a span between the device and the host takes. `slot` names a copy out's event: 0 ..
  * spans - 1 for the spans of one step, in the order backward completes them (the staging thread
@@ -59,8 +60,10 @@ int staging_create(struct staging **s, struct staging_device device, float *devi
 float *staging_host(struct staging *s);
 void staging_destroy(struct staging *s);
 
-/* A step's backward begins. */
-void staging_begin(struct staging *s);
+/* A step's backward begins; its copies are drawn on timeline's "device-host copies" lane (NULL:
+ * nowhere): to the host from when backward reported the span until the staging thread saw it land,
+ * back to the device for as long as queueing the copy took (its own time runs on the GPU). */
+void staging_begin(struct staging *s, struct timeline *timeline);
 /* Backward has made device gradients [first, ...) final: their copy goes out (the rank's thread). */
 void staging_out(struct staging *s, size_t first);
 /* Waits until every span of this step was handed to the method. 0, or -1 with the first error the
