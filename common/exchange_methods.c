@@ -9,19 +9,21 @@
 const struct method_facts method_list[] = {
     {.name = "bsp-a2a", .aliases = "allreduce,bsp", .title = "BSP-A2A", .over_nccl = true,
      .help = "BSP: one allreduce of the whole gradient buffer after backward (the default; over NCCL on GPUs)"},
-    {.name = "wfbp-a2a", .aliases = "wfbp", .title = "WFBP-A2A",
+    {.name = "wfbp-a2a", .aliases = "wfbp", .title = "WFBP-A2A", .over_nccl = true,
      .help = "WFBP: each layer's gradients sent (non-blocking allreduce) as soon as backward has them, "
-             "overlapping the layers still computing (on GPUs: host-staged)"},
-    {.name = "mg-wfbp", .aliases = "mgwfbp", .title = "MG-WFBP", .takes_threshold = true,
+             "overlapping the layers still computing (on GPUs: host-staged, or per layer over NCCL with "
+             "--gpu-transport nccl)"},
+    {.name = "mg-wfbp", .aliases = "mgwfbp", .title = "MG-WFBP", .takes_threshold = true, .over_nccl = true,
      .help = "MG-WFBP: as wfbp-a2a, but consecutive layers merged into one allreduce where that saves time, "
              "planned from backward times measured in the first 5 steps and an alpha-beta cost fitted on "
-             "the job's links (--comm-threshold BYTES: merged by size instead) (on GPUs: host-staged)"},
+             "the job's links (--comm-threshold BYTES: merged by size instead) (on GPUs: host-staged, or "
+             "--gpu-transport nccl)"},
     {.name = "bytescheduler-a2a", .aliases = "bytescheduler", .title = "ByteScheduler-A2A",
-     .takes_partition = true, .takes_credit = true,
+     .takes_partition = true, .takes_credit = true, .over_nccl = true,
      .help = "ByteScheduler over allreduce: each layer's gradients in partitions of --partition-bytes "
              "(4096000), sent by a communication thread, the layer nearest the input first, while "
              "--credit-bytes (16000000) last; each layer's update waits only for its own sums, just "
-             "before its next forward (on GPUs: host-staged)"},
+             "before its next forward (on GPUs: host-staged, or --gpu-transport nccl)"},
     {.name = "bsp-ps", .aliases = "ps", .title = "BSP-PS", .servers = true, .takes_partition = true,
      .help = "a parameter server: the last --ps-servers ranks (1) sum the workers' gradients, pushed in "
              "partitions of --partition-bytes (4096000) after backward (on GPUs: host-staged)"},

@@ -41,8 +41,8 @@ struct method_facts {
     bool takes_partition;      /* --partition-bytes is its */
     bool takes_credit;         /* --credit-bytes is its */
     bool takes_threshold;      /* --comm-threshold is its */
-    bool over_nccl;            /* on GPU ranks, its gradients can go over NCCL (every method runs
-                                  there host-staged: dtrain-train --gpu-transport host) */
+    bool over_nccl;            /* on GPU ranks its gradients can go over NCCL (--gpu-transport nccl;
+                                  every method also runs there host-staged: --gpu-transport host) */
 };
 
 /* The methods, in the order tables list them, and their number. */

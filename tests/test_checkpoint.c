@@ -187,6 +187,8 @@ static void test_trainer_options_are_checked(void **state)
         {"--momentum -0.5", "--momentum \"-0.5\": expected a number from 0 to 1000"},
         {"--weight-decay inf", "--weight-decay \"inf\": expected a number from 0 to 1000"},
         {"--model mlp --batch-size 100000", "--batch-size 100000 x 1 rank is 100000 samples a step, more than the 60000"},
+        {"--gpu-transport tcp", "--gpu-transport \"tcp\": expected nccl or host"},
+        {"--gpu-transport nccl", "--gpu-transport nccl needs --device cuda"},
     };
     char script[16384];
     struct tu_result r;

@@ -3,7 +3,10 @@
  * copied to the host only after those kernels (events), handed over in backward's order from the
  * staging thread, and the means copied back before the next kernel reads them. Without a GPU (or
  * built with CUDA=0) every test ends skipped, never passed. Every method over it, on CPU ranks
- * staged the same way, is test_mpi's (a GPU machine without MPI cannot run two ranks). */
+ * staged the same way, is test_mpi's, and bench/gpu_methods_check.sh runs them on ranks sharing a
+ * GPU. Then per-layer NCCL (--gpu-transport nccl) with a world of one: the transport's marks,
+ * non-blocking allreduces, split and drain, and each allreduce method's whole NCCL path (NCCL
+ * refuses two ranks on one GPU, so more ranks need a machine with more GPUs). */
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -19,7 +22,10 @@
 #include "backend.h"
 #include "backend_cuda.h"
 #include "cuda_util.h"
+#include "comm_nccl.h"
 #include "device.h"
+#include "exchange.h"
+#include "nn.h"
 #include "staging.h"
 #include "testutil.h"
 
@@ -102,10 +108,93 @@ static void test_spans_staged_out_and_back_on_the_gpu(void **state)
     free(ones), free(grads);
 }
 
+/* Counts a layer-wise method's updates: each parameter must be updated once a step. */
+struct updates {
+    size_t floats;
+    int calls;
+};
+
+static void count_update(void *ctx, size_t first, size_t count)
+{
+    (void)first;
+    struct updates *u = ctx;
+    u->floats += count, u->calls++;
+}
+
+/* One step of a method through NCCL with a world of one: backward's spans reported from the last,
+ * the finish (and, layer-wise, the settle); a world of one's mean is the gradient itself. */
+static void one_nccl_step(const struct exchange_method *method, struct comm *nccl, const struct model *m,
+                          float *d_grads, const float *host_grads)
+{
+    struct exchange x;
+    struct dt_err err;
+    struct exchange_options options = {.partition_bytes = 40000};
+    int rc = exchange_create(&x, method, &options, comm_single(), nccl, NULL, m, d_grads, m->num_params, &err);
+    if (rc < 0)
+        print_error("%s: %s\n", method->name, err.msg);
+    assert_int_equal(rc, 0);
+    struct updates u = {0};
+    exchange_set_update(&x, (struct exchange_update){count_update, &u});
+    int layers = model_layer_spans(m, NULL, NULL);
+    size_t *first = calloc((size_t)layers, sizeof *first);
+    model_layer_spans(m, first, NULL);
+    for (int step = 0; step < 3; step++) {
+        if (method->begin_backward)
+            method->begin_backward(&x);
+        for (int l = layers - 1; l >= 0; l--)
+            assert_int_equal(method->grads_ready(&x, first[l], &err), 0);
+        assert_int_equal(method->finish(&x, &err), 0);
+        if (method->updates_layerwise)
+            assert_int_equal(method->settle(&x, &err), 0);
+    }
+    float *back = down(d_grads, m->num_params);
+    assert_memory_equal(back, host_grads, m->num_params * sizeof(float));
+    if (method->updates_layerwise)
+        assert_int_equal(u.floats, 3 * m->num_params);
+    print_message("%s over NCCL, a world of one: 3 steps, %ld transfers, %d layer-wise updates\n", method->name,
+                  x.stats.transfers, u.calls);
+    free(back), free(first);
+    exchange_destroy(&x);
+}
+
+static void test_per_layer_nccl_with_a_world_of_one(void **state)
+{
+    (void)state;
+    require_gpu();
+    struct dt_err err;
+    struct comm *nccl = comm_nccl_create(comm_single(), backend_cuda_stream(gpu), &err);
+    if (!nccl)
+        print_error("NCCL: %s\n", err.msg);
+    assert_non_null(nccl);
+    assert_true(nccl->iallreduce_sum && nccl->mark_ready && nccl->drain && nccl->split && nccl->sums_are_means);
+    struct model m;
+    assert_int_equal(model_build(&m, "lenet", 1, 28, 28, 10, &err), 0);
+    float *grads = random_floats(m.num_params, 11);
+    float *d_grads = up(grads, m.num_params * sizeof(float));
+    /* the transport alone: a mark after queued work, an allreduce waiting for it, polled to its end */
+    struct comm *sub;
+    assert_int_equal(nccl->split(nccl, 0, 0, &sub, &err), 0);
+    assert_int_equal(sub->mark_ready(sub, 1, &err), 0);
+    struct comm_request req = {.ready_mark = 1};
+    assert_int_equal(sub->iallreduce_sum(sub, d_grads, m.num_params, &req, &err), 0);
+    for (bool done = false; !done;)
+        assert_int_equal(sub->test_all(sub, &req, 1, &done, &err), 0);
+    assert_int_equal(sub->drain(sub, &err), 0);
+    sub->destroy(sub);
+    const struct exchange_method *methods[] = {&exchange_wfbp, &exchange_mgwfbp, &exchange_bytescheduler_a2a};
+    for (int i = 0; i < 3; i++)
+        one_nccl_step(methods[i], nccl, &m, d_grads, grads);
+    backend_release(gpu, d_grads);
+    free(grads);
+    model_free(&m);
+    comm_nccl_destroy(nccl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spans_staged_out_and_back_on_the_gpu),
+        cmocka_unit_test(test_per_layer_nccl_with_a_world_of_one),
     };
     return cmocka_run_group_tests_name("cuda exchange", tests, cuda_setup, cuda_teardown);
 }

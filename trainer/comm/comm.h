@@ -19,6 +19,9 @@ enum comm_op { COMM_SUM, COMM_AVG };
  * allocation per layer); the transport keeps its own handle inside. */
 struct comm_request {
     uint64_t handle[2];
+    /* Device transports: 0, or the mark_ready mark whose point of the compute stream the
+     * operation waits for (set by the caller before the call; host transports ignore it). */
+    int ready_mark;
 };
 
 struct comm {
@@ -31,12 +34,15 @@ struct comm {
     /* Two threads may call it at once, each on its own comm (MPI_THREAD_MULTIPLE): what a
      * communication thread beside the rank's own needs (exchange/comm_thread.h). */
     bool thread_safe;
+    /* iallreduce_sum leaves the mean, not the sum (NCCL's ncclAvg: a host cannot scale device
+     * memory); false: the caller divides (comm_scale, exchange_mean). */
+    bool sums_are_means;
 
     /* buf = op over every rank's buf, in place. */
     int (*allreduce)(struct comm *c, float *buf, size_t count, enum comm_op op, struct dt_err *err);
     /* Starts buf = the sum of every rank's buf without waiting; every rank starts the same
      * operations in the same order. *req is the caller's until test_all or wait_all completes it.
-     * NULL where the transport has none (NCCL for now). */
+     * NULL where the transport has none. */
     int (*iallreduce_sum)(struct comm *c, float *buf, size_t count, struct comm_request *req, struct dt_err *err);
     /* *done = whether all n have completed; lets those under way advance (MPI moves them only
      * inside its calls). Completed ones may be tested again. */
@@ -64,6 +70,15 @@ struct comm {
     /* A new comm of the ranks that passed the same color, ranked by key (MPI_Comm_split); every
      * rank of c must call it. Free it with destroy. */
     int (*split)(struct comm *c, int color, int key, struct comm **sub, struct dt_err *err);
+    /* Device transports: what the compute stream has queued so far makes final the buffer a later
+     * non-blocking operation with ready_mark `mark` (1 or more) reads, which then waits for exactly
+     * this point, not for all compute queued by the time it starts (a communication thread starts
+     * it later). Called on the rank's thread. NULL on host transports (a buffer is final when
+     * handed over). */
+    int (*mark_ready)(struct comm *c, int mark, struct dt_err *err);
+    /* Returns when every operation this comm started has completed (timing an asynchronous
+     * device transport). NULL where every call completes before it returns. */
+    int (*drain)(struct comm *c, struct dt_err *err);
     /* Frees a comm made by split (the world is ended by finalize). */
     void (*destroy)(struct comm *c);
     /* Ends the whole job now, every rank, with this status. */

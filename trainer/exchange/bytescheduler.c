@@ -53,7 +53,7 @@ static int apply_layer(struct exchange *x, struct bytescheduler *s, int l, struc
     float *mean = x->grads + s->first[l];
     if (s->ps)
         memcpy(mean, ps_sums(s->ps) + s->first[l], s->count[l] * sizeof(float));
-    comm_scale(mean, s->count[l], x->workers.count);
+    exchange_mean(x, mean, s->count[l]);
     x->update.call(x->update.ctx, s->first[l], s->count[l]);
     s->due[l] = false;
     timeline_span(x->timeline, LANE_EXCHANGE, "exchange", "layer update", waited, timeline_now());

@@ -326,8 +326,14 @@ void comm_thread_ready_from(struct comm_thread *e, size_t first)
 {
     pthread_mutex_lock(&e->lock);
     int k = e->ready_from;
-    while (k > 0 && e->plan[k - 1].first >= first)
+    while (k > 0 && e->plan[k - 1].first >= first) {
         e->plan[--k].state = READY;
+        /* a device transport notes this point of the compute stream for the transfer: started later
+         * by the thread, it waits for these gradients only, not for the compute queued since */
+        struct dt_err err;
+        if (e->comm->mark_ready && e->comm->mark_ready(e->comm, k + 1, &err) < 0)
+            fail(e, &err);
+    }
     if (k < e->ready_from) {
         for (int i = k; i < e->ready_from; i++)
             timeline_instant(e->timeline, LANE_EXCHANGE, "transfer", "ready", timeline_now(), "layer", e->plan[i].layer);

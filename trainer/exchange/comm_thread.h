@@ -77,7 +77,9 @@ const struct comm_thread_transfer *comm_thread_plan(const struct comm_thread *e,
  * again; timeline (NULL: none) is where this step's transfers are drawn. */
 void comm_thread_begin_step(struct comm_thread *e, struct timeline *timeline);
 
-/* Backward has made gradients [first, end of the buffer) final: their transfers are ready. */
+/* Backward has made gradients [first, end of the buffer) final: their transfers are ready (on a
+ * device transport each is marked (comm->mark_ready, mark = its plan index + 1), and the method's
+ * start sets that mark in its request). */
 void comm_thread_ready_from(struct comm_thread *e, size_t first);
 
 /* Waits until span's transfers of this step are done. 0, or -1 with err when a transfer failed

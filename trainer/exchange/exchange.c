@@ -47,6 +47,12 @@ void exchange_set_update(struct exchange *x, struct exchange_update update)
     x->update = x->staging ? (struct exchange_update){staged_update, x} : update;
 }
 
+void exchange_mean(const struct exchange *x, float *buf, size_t count)
+{
+    if (!x->transport->sums_are_means)
+        comm_scale(buf, count, x->workers.count);
+}
+
 const char *exchange_transport_name(const struct exchange *x)
 {
     return x->transport ? x->transport->name : "none";

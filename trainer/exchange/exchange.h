@@ -148,6 +148,11 @@ int exchange_create(struct exchange *x, const struct exchange_method *method, co
  * span's mean is back on the device when staged. */
 void exchange_set_update(struct exchange *x, struct exchange_update update);
 
+/* The workers' mean from the sums of a non-blocking allreduce over buf[0, count): divides by the
+ * workers on the host, or nothing where the transport leaves means already (NCCL's ncclAvg on
+ * device memory, which a host cannot scale). The methods call it instead of comm_scale. */
+void exchange_mean(const struct exchange *x, float *buf, size_t count);
+
 /* What moved the gradients: "nccl", "host" (the host transport; staged from a device when
  * x->staging), for the run record. */
 const char *exchange_transport_name(const struct exchange *x);

@@ -38,24 +38,33 @@ struct mgwfbp {
 static int fit_cost(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
 {
     size_t largest = FIT_FIRST_BYTES << (FIT_SIZES - 1);
-    float *scratch = calloc(largest / sizeof(float), sizeof(float));
+    /* a device transport takes device memory: the gradient buffer itself serves (nothing in it is
+     * kept before the first backward), its sizes halving down from the whole buffer where it is
+     * smaller than the largest; it runs asynchronously, so each call is timed to its drain */
+    bool device = x->transport->device_buffers;
+    float *scratch = device ? x->grads : calloc(largest / sizeof(float), sizeof(float));
     double bytes[FIT_SIZES], seconds[FIT_SIZES];
     if (!scratch)
         return dt_fail(err, "out of memory");
     int rc = 0;
     for (int i = 0; i < FIT_SIZES && rc == 0; i++) {
         size_t n = (FIT_FIRST_BYTES << i) / sizeof(float);
+        if (device && x->count * sizeof(float) < largest)
+            n = (x->count >> (FIT_SIZES - 1 - i)) ? x->count >> (FIT_SIZES - 1 - i) : 1;
         bytes[i] = (double)(n * sizeof(float));
         seconds[i] = 1e30;
         for (int k = 0; k <= FIT_REPEATS && rc == 0; k++) {
             double start = timeline_now();
             rc = x->transport->allreduce(x->transport, scratch, n, COMM_SUM, err);
+            if (rc == 0 && x->transport->drain)
+                rc = x->transport->drain(x->transport, err);
             double took = timeline_now() - start;
             if (k > 0 && took < seconds[i])
                 seconds[i] = took;
         }
     }
-    free(scratch);
+    if (!device)
+        free(scratch);
     if (rc < 0)
         return dt_wrap(err, "timing allreduces for the alpha-beta fit");
     if (grouping_fit(FIT_SIZES, bytes, seconds, &s->cost) < 0)
@@ -206,7 +215,7 @@ static int mgwfbp_finish(struct exchange *x, struct dt_err *err)
     struct mgwfbp *s = x->state;
     if (pieces_wait_all(&s->pieces, x, err) < 0)
         return -1;
-    comm_scale(x->grads, x->count, x->workers.count);
+    exchange_mean(x, x->grads, x->count);
     if (!s->planned && ++s->measured == MGWFBP_WARMUP_STEPS)
         return make_plan(x, s, err);
     return 0;

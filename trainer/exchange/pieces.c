@@ -7,6 +7,7 @@ int pieces_start_allreduce(void *ctx, struct comm *comm, struct comm_thread_tran
 {
     struct exchange *x = ctx;
     t->nreqs = 1;
+    t->reqs[0].ready_mark = t->index + 1;   /* what comm_thread_ready_from marked for it */
     return comm->iallreduce_sum(comm, x->grads + t->first, t->count, &t->reqs[0], err);
 }
 
@@ -17,7 +18,9 @@ int pieces_open(struct pieces *p, struct exchange *x, struct comm *comm, const s
     if (ops.start == pieces_start_allreduce) {
         if (!x->transport->iallreduce_sum)
             return dt_fail(err, "the %s transport has no non-blocking allreduce", x->transport->name);
-        if (x->workers.comm->split(x->workers.comm, 0, x->workers.rank, &p->own, err) < 0)
+        /* the gradients' own transport: NCCL's split for device buffers, else the workers' host comm */
+        struct comm *base = x->transport->device_buffers ? x->transport : x->workers.comm;
+        if (base->split(base, 0, x->workers.rank, &p->own, err) < 0)
             return dt_wrap(err, "a comm for the communication thread");
         comm = p->own;
     }

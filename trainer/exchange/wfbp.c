@@ -47,7 +47,7 @@ static int wfbp_finish(struct exchange *x, struct dt_err *err)
 {
     if (pieces_wait_all(x->state, x, err) < 0)
         return -1;
-    comm_scale(x->grads, x->count, x->workers.count);
+    exchange_mean(x, x->grads, x->count);
     return 0;
 }
 

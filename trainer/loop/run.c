@@ -92,9 +92,10 @@ static int choose_backend(struct run *r, const struct train_config *cfg, struct 
     return 0;
 }
 
-/* How a GPU rank's gradients travel: --gpu-transport, or by default NCCL where the method runs
- * over it (BSP) and host-staged for the rest. On CPU ranks "host" stages them through a second
- * host buffer, exactly as a GPU rank would (the tests of the GPU path that run without one). */
+/* How a GPU rank's gradients travel: --gpu-transport, or by default NCCL for BSP and host-staged
+ * for the rest (per-layer NCCL, --gpu-transport nccl for the allreduce methods, becomes their
+ * default once it has run on a GPU: docs/gpu.md). On CPU ranks "host" stages them through a
+ * second host buffer, exactly as a GPU rank would (the tests of the GPU path that run without one). */
 static int choose_transport(const struct run *r, const struct train_config *cfg, const struct exchange_method *method,
                             bool *staged, struct dt_err *err)
 {
@@ -107,10 +108,10 @@ static int choose_transport(const struct run *r, const struct train_config *cfg,
         return 0;
     }
     if (!transport)
-        transport = over_nccl ? "nccl" : "host";
+        transport = method == &exchange_bsp ? "nccl" : "host";
     if (strcmp(transport, "nccl") == 0 && !over_nccl)   /* said before NCCL's set-up makes every rank wait */
-        return dt_fail(err, "--comm %s over NCCL layer by layer is not built yet: --gpu-transport host runs it "
-                       "host-staged (the default for it)", method->name);
+        return dt_fail(err, "--comm %s has parameter servers, which sum in host memory: --gpu-transport host "
+                       "(its default) stages its gradients there", method->name);
     *staged = strcmp(transport, "host") == 0;
     return 0;
 }
