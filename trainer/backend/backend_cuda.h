@@ -105,15 +105,16 @@ double backend_cuda_deferred_loss(struct backend *be);
 
 /* Host-staged gradient exchange (exchange/staging.h), the device's half: a copy stream of its own
  * and an event per span. out: copies device[0, count) to host once the compute enqueued so far has
- * made it (returns at once); wait: until slot's copy has landed (the staging thread's; call
- * thread first there, which makes the rank's GPU current); in: copies host to device, and the
+ * made it (returns at once); wait: until slot's copy has landed, with the seconds the copy took
+ * on the GPU (its timing events; the staging thread's; call thread first there, which makes the
+ * rank's GPU current); in: copies host to device, and the
  * compute stream's next work waits for that copy. Each 0, or -1 (staging_error says why). */
 struct cuda_staging;
 struct cuda_staging *backend_cuda_staging_create(struct backend *be, int slots, char *why, size_t why_size);
 void backend_cuda_staging_destroy(struct cuda_staging *s);
 void backend_cuda_staging_thread(struct cuda_staging *s);
 int backend_cuda_staging_out(struct cuda_staging *s, int slot, float *host, const float *device, size_t count);
-int backend_cuda_staging_wait(struct cuda_staging *s, int slot);
+int backend_cuda_staging_wait(struct cuda_staging *s, int slot, double *seconds);
 int backend_cuda_staging_in(struct cuda_staging *s, float *device, const float *host, size_t count);
 const char *backend_cuda_staging_error(const struct cuda_staging *s);
 

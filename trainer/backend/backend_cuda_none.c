@@ -73,6 +73,6 @@ struct cuda_staging *backend_cuda_staging_create(struct backend *be, int slots, 
 void backend_cuda_staging_destroy(struct cuda_staging *s) { (void)s; }
 void backend_cuda_staging_thread(struct cuda_staging *s) { (void)s; }
 int backend_cuda_staging_out(struct cuda_staging *s, int slot, float *h, const float *d, size_t n) { return (void)s, (void)slot, (void)h, (void)d, (void)n, -1; }
-int backend_cuda_staging_wait(struct cuda_staging *s, int slot) { return (void)s, (void)slot, -1; }
+int backend_cuda_staging_wait(struct cuda_staging *s, int slot, double *t) { return (void)s, (void)slot, *t = -1, -1; }
 int backend_cuda_staging_in(struct cuda_staging *s, float *d, const float *h, size_t n) { return (void)s, (void)d, (void)h, (void)n, -1; }
 const char *backend_cuda_staging_error(const struct cuda_staging *s) { return (void)s, without; }

@@ -15,6 +15,7 @@ struct cuda_staging {
     int device, slots;
     cudaStream_t compute, copy;
     cudaEvent_t *computed, *copied;   /* per slot: backward's kernels for it done; its copy done */
+    cudaEvent_t *copying;             /* per slot: its copy begins (timed, with copied: the copy's own time) */
     cudaEvent_t back;                 /* a copy back to the device done (the compute stream waits) */
     char error[256];
 };
@@ -30,17 +31,17 @@ extern "C" struct cuda_staging *backend_cuda_staging_create(struct backend *be, 
 {
     cuda_state *st = state_of(be->state);
     cuda_staging *s = static_cast<cuda_staging *>(calloc(1, sizeof *s));
-    cudaEvent_t *events = static_cast<cudaEvent_t *>(calloc(2 * (size_t)slots, sizeof *events));
+    cudaEvent_t *events = static_cast<cudaEvent_t *>(calloc(3 * (size_t)slots, sizeof *events));
     if (!s || !events) {
         free(s), free(events);
         snprintf(why, why_size, "out of memory");
         return nullptr;
     }
     s->device = st->device, s->slots = slots, s->compute = st->stream;
-    s->computed = events, s->copied = events + slots;
+    s->computed = events, s->copied = events + slots, s->copying = events + 2 * slots;
     cudaError_t rc = cudaStreamCreateWithFlags(&s->copy, cudaStreamNonBlocking);
-    for (int i = 0; rc == cudaSuccess && i < 2 * slots; i++)
-        rc = cudaEventCreateWithFlags(&events[i], cudaEventDisableTiming);
+    for (int i = 0; rc == cudaSuccess && i < 3 * slots; i++)   /* the copies' two timed, the compute's not */
+        rc = i < slots ? cudaEventCreateWithFlags(&events[i], cudaEventDisableTiming) : cudaEventCreate(&events[i]);
     if (rc == cudaSuccess)
         rc = cudaEventCreateWithFlags(&s->back, cudaEventDisableTiming);
     if (rc != cudaSuccess) {
@@ -57,7 +58,7 @@ extern "C" void backend_cuda_staging_destroy(struct cuda_staging *s)
         return;
     if (s->copy)
         cudaStreamSynchronize(s->copy);
-    for (int i = 0; s->computed && i < 2 * s->slots; i++)
+    for (int i = 0; s->computed && i < 3 * s->slots; i++)
         if (s->computed[i])
             cudaEventDestroy(s->computed[i]);
     if (s->back)
@@ -79,16 +80,21 @@ extern "C" int backend_cuda_staging_out(struct cuda_staging *s, int slot, float 
     cudaError_t rc;
     if ((rc = cudaEventRecord(s->computed[slot], s->compute)) != cudaSuccess ||
         (rc = cudaStreamWaitEvent(s->copy, s->computed[slot], 0)) != cudaSuccess ||
+        (rc = cudaEventRecord(s->copying[slot], s->copy)) != cudaSuccess ||
         (rc = cudaMemcpyAsync(host, device, count * sizeof(float), cudaMemcpyDeviceToHost, s->copy)) != cudaSuccess ||
         (rc = cudaEventRecord(s->copied[slot], s->copy)) != cudaSuccess)
         return staging_fail(s, "copying gradients to the host", rc);
     return 0;
 }
 
-extern "C" int backend_cuda_staging_wait(struct cuda_staging *s, int slot)
+extern "C" int backend_cuda_staging_wait(struct cuda_staging *s, int slot, double *seconds)
 {
+    float ms = -1;
     cudaError_t rc = cudaEventSynchronize(s->copied[slot]);
-    return rc == cudaSuccess ? 0 : staging_fail(s, "waiting for gradients copied to the host", rc);
+    if (rc != cudaSuccess)
+        return staging_fail(s, "waiting for gradients copied to the host", rc);
+    *seconds = cudaEventElapsedTime(&ms, s->copying[slot], s->copied[slot]) == cudaSuccess ? ms * 1e-3 : -1;
+    return 0;
 }
 
 extern "C" int backend_cuda_staging_in(struct cuda_staging *s, float *device, const float *host, size_t count)

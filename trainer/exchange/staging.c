@@ -44,9 +44,10 @@ static int host_copy_out(void *ctx, int slot, float *host, const float *device, 
     return 0;
 }
 
-static int host_wait_out(void *ctx, int slot, struct dt_err *err)
+static int host_wait_out(void *ctx, int slot, double *seconds, struct dt_err *err)
 {
     (void)ctx, (void)slot, (void)err;
+    *seconds = -1;   /* the copy was made when it was queued */
     return 0;
 }
 
@@ -80,8 +81,10 @@ static void *staging_main(void *arg)
         bool skip = s->failed;   /* after a failure the rest is only counted off: finish reports it */
         pthread_mutex_unlock(&s->lock);
         struct dt_err err;
-        int rc = skip ? 0 : s->device.wait_out(s->device.ctx, span.slot, &err);
-        timeline_span(s->timeline, LANE_COPY, "copy", "to host", span.queued, timeline_now());
+        double took = -1;
+        int rc = skip ? 0 : s->device.wait_out(s->device.ctx, span.slot, &took, &err);
+        double landed = timeline_now();
+        timeline_span(s->timeline, LANE_COPY, "copy", "to host", took >= 0 ? landed - took : span.queued, landed);
         if (rc == 0 && !skip)
             rc = s->deliver(s->deliver_ctx, span.first, &err);
         pthread_mutex_lock(&s->lock);

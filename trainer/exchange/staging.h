@@ -33,8 +33,9 @@ struct staging_device {
     /* Copies device[0, count) to host once the compute enqueued so far has made it; returns at
      * once (the copy may still run). */
     int (*copy_out)(void *ctx, int slot, float *host, const float *device, size_t count, struct dt_err *err);
-    /* Returns when slot's copy_out has landed in host memory (on the staging thread). */
-    int (*wait_out)(void *ctx, int slot, struct dt_err *err);
+    /* Returns when slot's copy_out has landed in host memory (on the staging thread), with how
+     * long the copy itself took on the device in *seconds (its events'), or -1 where unknown. */
+    int (*wait_out)(void *ctx, int slot, double *seconds, struct dt_err *err);
     /* Copies host[0, count) to device; what the compute stream enqueues next waits for it (an
      * event the compute stream waits on at once: one event serves every copy in). */
     int (*copy_in)(void *ctx, float *device, const float *host, size_t count, struct dt_err *err);
@@ -61,8 +62,9 @@ float *staging_host(struct staging *s);
 void staging_destroy(struct staging *s);
 
 /* A step's backward begins; its copies are drawn on timeline's "device-host copies" lane (NULL:
- * nowhere): to the host from when backward reported the span until the staging thread saw it land,
- * back to the device for as long as queueing the copy took (its own time runs on the GPU). */
+ * nowhere): to the host as long as the device's events say the copy ran, ending when the staging
+ * thread saw it land (where the device does not say: from backward's report of the span), back to
+ * the device for as long as queueing the copy took (it then runs on the GPU's copy stream). */
 void staging_begin(struct staging *s, struct timeline *timeline);
 /* Backward has made device gradients [first, ...) final: their copy goes out (the rank's thread). */
 void staging_out(struct staging *s, size_t first);

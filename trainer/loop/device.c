@@ -61,9 +61,9 @@ static int cuda_copy_out(void *ctx, int slot, float *host, const float *device, 
     return backend_cuda_staging_out(ctx, slot, host, device, count) < 0 ? staging_failed(ctx, err) : 0;
 }
 
-static int cuda_wait_out(void *ctx, int slot, struct dt_err *err)
+static int cuda_wait_out(void *ctx, int slot, double *seconds, struct dt_err *err)
 {
-    return backend_cuda_staging_wait(ctx, slot) < 0 ? staging_failed(ctx, err) : 0;
+    return backend_cuda_staging_wait(ctx, slot, seconds) < 0 ? staging_failed(ctx, err) : 0;
 }
 
 static int cuda_copy_in(void *ctx, float *device, const float *host, size_t count, struct dt_err *err)
