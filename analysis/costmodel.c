@@ -98,6 +98,24 @@ struct transfer_cost {
     double load;               /* a push's bytes at the busiest link, per byte pushed */
 };
 
+/* The link as many messages under way at once find it (link_cost.streamed), where measured. */
+static struct link_cost streamed(struct link_cost link)
+{
+    if (!link.streamed || link.streamed_points < 2)
+        return link;
+    return (struct link_cost){.curve = link.streamed, .points = link.streamed_points};
+}
+
+/* An allreduce among many under way: on the links' (and the measured allreduce's) streamed rates. */
+static double allreduce_streamed(const struct cluster_shape *c, double bytes)
+{
+    struct cluster_shape busy = *c;
+    struct link_cost measured = c->allreduce ? streamed(*c->allreduce) : (struct link_cost){0};
+    busy.intra = streamed(c->intra), busy.inter = streamed(c->inter);
+    busy.allreduce = c->allreduce ? &measured : NULL;
+    return cost_allreduce(&busy, bytes);
+}
+
 static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool ps)
 {
     struct transfer_cost t = {.c = c, .ps = ps};
@@ -112,13 +130,13 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
 /* The link's time for a piece (a push's, or the whole allreduce's). */
 static double send_cost(const struct transfer_cost *t, double bytes)
 {
-    return t->ps ? link_message(t->c->inter, bytes * t->load) : cost_allreduce(t->c, bytes);
+    return t->ps ? link_message(streamed(t->c->inter), bytes * t->load) : allreduce_streamed(t->c, bytes);
 }
 
 /* When a piece's sum is back, after it has left at `sent`: a pull comes after a push. */
 static double sum_back(const struct transfer_cost *t, double sent, double bytes)
 {
-    return t->ps ? sent + link_message(t->c->inter, bytes * t->load) : sent;
+    return t->ps ? sent + link_message(streamed(t->c->inter), bytes * t->load) : sent;
 }
 
 /* When backward (started at 0) has finished layer l: R_l = the backward of layers l..L-1. */

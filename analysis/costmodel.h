@@ -26,6 +26,8 @@
  *   *-ps               as their allreduce twins, a partition's push and pull costing one message
  *                      of bytes max(1, W / S) (S servers, each receiving every one of the W
  *                      workers' pushes of its share), and the last sum's pull once more.
+ * The pieces of every method but BSP go at the links' streamed rate where it was measured
+ * (link_cost.streamed); BSP's one allreduce at the rate of one message alone.
  * One worker exchanges nothing: F + B + U. */
 #ifndef COSTMODEL_H
 #define COSTMODEL_H
@@ -47,6 +49,12 @@ struct link_cost {
     double alpha, beta;
     const struct link_point *curve;   /* NULL: alpha and beta */
     int points;                       /* 2 or more where curve is given */
+    /* Where measured with many messages under way at once (dtrain-commbench --inflight K: a
+     * message's share of their time), as a layer-wise method's pieces and a server's partitions
+     * travel; NULL: they cost what one message alone does. A link kept busy by many reaches a
+     * rate one at a time does not (TCP's window, MPI's progress). */
+    const struct link_point *streamed;
+    int streamed_points;
 };
 
 /* Seconds of one message of `bytes` over link. */

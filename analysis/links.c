@@ -44,17 +44,21 @@ double link_parse_latency(const char *text)
  * 2 for a link's messages (an allreduce of n bytes on 2 ranks is two messages of n/2, the ring's
  * reduce-scatter and allgather, so a message of m bytes costs half the time measured at 2m), 1 for
  * the allreduce itself. Returns the points (in increasing size), or -1 with why. */
-static int curve_of(const char *path, json_t *rows, double parts, struct link_point *curve, char *why, size_t size)
+static int curve_of(const char *path, json_t *rows, const char *key, double parts, struct link_point *curve,
+                    char *why, size_t size)
 {
     int points = 0;
     size_t i;
     json_t *row;
+    bool optional = strcmp(key, "time_us") != 0;   /* --inflight's: the largest sizes may have none */
     json_array_foreach(rows, i, row) {
+        if (optional && !json_object_get(row, key))
+            continue;
         double bytes = json_number_value(json_object_get(row, "bytes")),
-               us = json_number_value(json_object_get(row, "time_us"));
+               us = json_number_value(json_object_get(row, key));
         if (!(bytes > 0 && bytes <= LINK_MAX_BYTES) || !(us > 0 && us <= LINK_MAX_SECONDS * 1e6))
-            return snprintf(why, size, "%s: rows[%zu]: expected bytes (1 to %.0e) and time_us (up to %.0e) above 0",
-                            path, i, LINK_MAX_BYTES, LINK_MAX_SECONDS * 1e6), -1;
+            return snprintf(why, size, "%s: rows[%zu]: expected bytes (1 to %.0e) and %s (up to %.0e) above 0",
+                            path, i, LINK_MAX_BYTES, key, LINK_MAX_SECONDS * 1e6), -1;
         if (points == CURVE_POINTS || (points > 0 && bytes / parts <= curve[points - 1].bytes))
             return snprintf(why, size, "%s: rows[%zu]: expected at most %d sizes, increasing", path, i, CURVE_POINTS), -1;
         curve[points++] = (struct link_point){bytes / parts, us * 1e-6 / parts};
@@ -62,17 +66,31 @@ static int curve_of(const char *path, json_t *rows, double parts, struct link_po
     return points;
 }
 
-int link_from_json(json_t *doc, const char *path, bool measured, struct link_cost *link, struct link_point *curve,
+/* The rows' times with many messages under way (--inflight), into streamed: their count (0 when
+ * the file has none), or -1 with why. */
+static int streamed_of(json_t *doc, const char *path, double parts, struct link_point *streamed, char *why,
+                       size_t size)
+{
+    json_t *rows = json_object_get(doc, "rows");
+    if (!json_is_integer(json_object_get(doc, "inflight")) ||
+        !json_object_get(json_array_get(rows, 0), "time_us_inflight"))
+        return 0;
+    return curve_of(path, rows, "time_us_inflight", parts, streamed, why, size);
+}
+
+int link_from_json(json_t *doc, const char *path, bool measured, struct link_cost *link, struct link_curves *curves,
                    char *why, size_t size)
 {
     json_t *fit = json_object_get(doc, "fit");
     double alpha = json_number_value(json_object_get(fit, "alpha_s")),
            beta = json_number_value(json_object_get(fit, "beta_s_per_byte"));
-    int points = measured ? curve_of(path, json_object_get(doc, "rows"), 2, curve, why, size) : 0;
-    if (points < 0)
+    int points = measured ? curve_of(path, json_object_get(doc, "rows"), "time_us", 2, curves->one, why, size) : 0;
+    int streamed = points >= 2 ? streamed_of(doc, path, 2, curves->streamed, why, size) : 0;
+    if (points < 0 || streamed < 0)
         return -1;
     if (points >= 2) {   /* the measured times: the fit is not needed */
-        *link = (struct link_cost){.curve = curve, .points = points};
+        *link = (struct link_cost){.curve = curves->one, .points = points,
+                                   .streamed = streamed >= 2 ? curves->streamed : NULL, .streamed_points = streamed};
         return 0;
     }
     if (!(beta > 0) || !isfinite(alpha))
@@ -87,7 +105,7 @@ int link_from_json(json_t *doc, const char *path, bool measured, struct link_cos
     return 0;
 }
 
-int link_parse(const char *text, bool measured, struct link_cost *link, struct link_point *curve, char *why,
+int link_parse(const char *text, bool measured, struct link_cost *link, struct link_curves *curves, char *why,
                size_t size)
 {
     const char *json = strstr(text, ".json");
@@ -96,7 +114,7 @@ int link_parse(const char *text, bool measured, struct link_cost *link, struct l
         json_t *doc = json_load_file(text, 0, &jerr);
         if (!doc)
             return snprintf(why, size, "%s:%d: %s", text, jerr.line, jerr.text), -1;
-        int rc = link_from_json(doc, text, measured, link, curve, why, size);
+        int rc = link_from_json(doc, text, measured, link, curves, why, size);
         json_decref(doc);
         return rc;
     }
@@ -121,13 +139,17 @@ int allreduce_from_json(json_t *doc, const char *path, struct measured_allreduce
     m->ranks = json_is_integer(ranks) && json_integer_value(ranks) >= 2 && json_integer_value(ranks) <= LINK_MAX_RANKS
                    ? (int)json_integer_value(ranks) : 0;
     int points = op && strcmp(op, "allreduce") == 0 && m->ranks >= 2
-                     ? curve_of(path, json_object_get(doc, "rows"), 1, m->curve, why, size)
+                     ? curve_of(path, json_object_get(doc, "rows"), "time_us", 1, m->curve, why, size)
                      : (snprintf(why, size, "%s: expected dtrain-commbench --json of the allreduce over 2 to %d "
                                  "ranks (\"op\", \"ranks\", \"rows\")", path, LINK_MAX_RANKS), -1);
     if (points >= 0 && points < 2)
         return snprintf(why, size, "%s: fewer than 2 sizes measured", path), -1;
-    m->cost = (struct link_cost){.curve = m->curve, .points = points};
-    return points < 0 ? -1 : 0;
+    int streamed = points >= 2 ? streamed_of(doc, path, 1, m->streamed, why, size) : 0;
+    if (points < 0 || streamed < 0)
+        return -1;
+    m->cost = (struct link_cost){.curve = m->curve, .points = points, .streamed = streamed >= 2 ? m->streamed : NULL,
+                                 .streamed_points = streamed};
+    return 0;
 }
 
 int link_parse_allreduce(const char *path, struct measured_allreduce *m, char *why, size_t size)

@@ -19,13 +19,20 @@ double link_parse_bandwidth(const char *text);
 /* "25us", "1.5ms", "0.00001s" (or a bare number of seconds) as seconds; -1 if not one. */
 double link_parse_latency(const char *text);
 
+/* A measured link's curves (link->curve and link->streamed point into them). */
+struct link_curves {
+    struct link_point one[CURVE_POINTS];        /* a message alone */
+    struct link_point streamed[CURVE_POINTS];   /* one of --inflight K under way */
+};
+
 /* A link given as BANDWIDTH[:LATENCY] or a dtrain-commbench JSON file of 2 ranks across it: its
- * measured table (into curve, CURVE_POINTS long) where it has 2 sizes or more and measured is set,
- * else its alpha-beta fit. 0, or -1 with why. */
-int link_parse(const char *text, bool measured, struct link_cost *link, struct link_point *curve, char *why,
+ * measured table (into curves) where it has 2 sizes or more and measured is set, with the times
+ * of many messages under way where it was run with --inflight, else its alpha-beta fit. 0, or -1
+ * with why. */
+int link_parse(const char *text, bool measured, struct link_cost *link, struct link_curves *curves, char *why,
                size_t size);
 /* The JSON half of link_parse, on a parsed document (path names it in why). */
-int link_from_json(json_t *doc, const char *path, bool measured, struct link_cost *link, struct link_point *curve,
+int link_from_json(json_t *doc, const char *path, bool measured, struct link_cost *link, struct link_curves *curves,
                    char *why, size_t size);
 
 /* What a measured link or allreduce may say: beyond these an input was edited by hand. */
@@ -37,6 +44,7 @@ struct measured_allreduce {
     int ranks;
     struct link_cost cost;
     struct link_point curve[CURVE_POINTS];
+    struct link_point streamed[CURVE_POINTS];   /* where measured with --inflight */
 };
 
 /* A job size's allreduce as dtrain-commbench measured it over all its ranks (--allreduce FILE): the

@@ -84,7 +84,7 @@ static void print_usage(void)
 struct predict_options {
     int gpus_per_node, nodes[32], node_counts, servers, batch;
     struct link_cost intra, inter;
-    struct link_point intra_curve[CURVE_POINTS], inter_curve[CURVE_POINTS];   /* measured links' */
+    struct link_curves intra_curves, inter_curves;   /* measured links' */
     struct measured_allreduce *allreduce;   /* --allreduce files, by job size */
     int allreduce_count;
     char methods[512];
@@ -499,13 +499,15 @@ static int parse_options(int argc, char **argv, struct predict_options *o, struc
 static int read_links(struct predict_options *o, const struct predict_args *a, struct measured_allreduce *sizes)
 {
     char why[512];
-    if (a->intra && link_parse(a->intra, a->measured, &o->intra, o->intra_curve, why, sizeof why) < 0)
+    if (a->intra && link_parse(a->intra, a->measured, &o->intra, &o->intra_curves, why, sizeof why) < 0)
         return fprintf(stderr, "dtrain-analyze predict: --intra %s\n", why), 2;
-    if (a->inter && link_parse(a->inter, a->measured, &o->inter, o->inter_curve, why, sizeof why) < 0)
+    if (a->inter && link_parse(a->inter, a->measured, &o->inter, &o->inter_curves, why, sizeof why) < 0)
         return fprintf(stderr, "dtrain-analyze predict: --inter %s\n", why), 2;
     o->inter.alpha /= a->dilate, o->inter.beta /= a->dilate;   /* to real time, as the dilated runs report */
     for (int k = 0; o->inter.curve && k < o->inter.points; k++)
-        o->inter_curve[k].seconds /= a->dilate;
+        o->inter_curves.one[k].seconds /= a->dilate;
+    for (int k = 0; o->inter.streamed && k < o->inter.streamed_points; k++)
+        o->inter_curves.streamed[k].seconds /= a->dilate;
     o->allreduce = sizes;
     for (int i = 0; i < o->allreduce_count; i++) {
         struct measured_allreduce *m = &sizes[i];
@@ -513,6 +515,8 @@ static int read_links(struct predict_options *o, const struct predict_args *a, s
             return fprintf(stderr, "dtrain-analyze predict: --allreduce %s\n", why), 2;
         for (int k = 0; k < m->cost.points; k++)
             m->curve[k].seconds /= a->dilate;
+        for (int k = 0; k < m->cost.streamed_points; k++)
+            m->streamed[k].seconds /= a->dilate;
     }
     return 0;
 }

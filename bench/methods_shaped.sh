@@ -23,8 +23,10 @@
 # the machine's own copies and sums shrink beside the work), COMMBENCH
 # (repeats of the busbw comparison, 3; the first writes OUTDIR/link-RATE.json, the link's
 # measured times for dtrain-analyze predict --inter, 4K to MAX_BYTES, 256M: a model's whole
-# gradient in one allreduce is measured, not extrapolated). Then the allreduce over all the ranks
-# of each size, OUTDIR/allreduce-RATE-WORKERS.json (predict --allreduce). REPEATS=0: the links and
+# gradient in one allreduce is measured, not extrapolated; each size also with INFLIGHT, 4,
+# operations under way at once: the rate the layer-wise methods' and the servers' pieces see).
+# Then the allreduce over all the ranks of each size, OUTDIR/allreduce-RATE-WORKERS.json
+# (predict --allreduce), with INFLIGHT too. REPEATS=0: the links and
 # allreduces measured, no training runs. TRAIN_OPTIONS: more dtrain-train options for every run
 # (--timeline OUTDIR/tl, --credit-bytes N).
 set -eu
@@ -133,7 +135,8 @@ for rate in $rates; do
     done
     for k in $(seq "${COMMBENCH:-3}"); do
         if [ "$k" = 1 ]; then   # from 4K: the link's measured curve at a small layer's size too
-            commbench "ours-$rate.$k" --min-bytes 4K --max-bytes "${MAX_BYTES:-256M}" --json "$out/link-$rate.json"
+            commbench "ours-$rate.$k" --min-bytes 4K --max-bytes "${MAX_BYTES:-256M}" --inflight "${INFLIGHT:-4}" \
+                --json "$out/link-$rate.json"
         else
             commbench "ours-$rate.$k"
         fi
@@ -142,7 +145,7 @@ for rate in $rates; do
     for size in $sizes; do   # the allreduce at every job size, all its ranks: predict --allreduce
         n=${size%%:*} per=${size#*:}
         [ $((n * per)) -lt 2 ] || commbench_on "allreduce-$rate-$n-$per" "$n" "$per" --min-bytes 4K \
-            --max-bytes "${MAX_BYTES:-256M}" --json "$out/allreduce-$rate-$((n * per)).json"
+            --max-bytes "${MAX_BYTES:-256M}" --inflight "${INFLIGHT:-4}" --json "$out/allreduce-$rate-$((n * per)).json"
     done
     wait_last   # the next rate reshapes the links
 done

@@ -67,16 +67,17 @@ static void test_a_killed_server_ends_the_job(void **state)
 }
 
 /* dtrain-commbench: the transport timed over sizes 8 B to 64 KiB, every value right, the table and
- * the JSON the cost model reads (rows, busbw = algbw at 2 ranks, an alpha-beta fit); pushpull with
- * a server; bad options refused. */
+ * the JSON the cost model reads (rows, busbw = algbw at 2 ranks, an alpha-beta fit, each size also
+ * with 4 operations under way: --inflight); pushpull with a server, 3 rounds under way; bad
+ * options refused. */
 static void test_commbench_times_and_checks_the_transport(void **state)
 {
     (void)state;
     require_mpirun();
     char cmd[16384];
-    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s --min-bytes 8 --max-bytes 64K --iters 3 --warmup 1 --json %s/cb.json && "
-             "%s --oversubscribe -np 3 %s --op pushpull --max-bytes 4K --iters 2", mpirun_path, tu_bin("dtrain-commbench"), mpi_dir, mpirun_path,
-             tu_bin("dtrain-commbench"));
+    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s --min-bytes 8 --max-bytes 64K --iters 3 --warmup 1 --inflight 4 "
+             "--json %s/cb.json && %s --oversubscribe -np 3 %s --op pushpull --max-bytes 4K --iters 2 --inflight 3",
+             mpirun_path, tu_bin("dtrain-commbench"), mpi_dir, mpirun_path, tu_bin("dtrain-commbench"));
     char *argv[] = {"/bin/sh", "-c", cmd, NULL};
     struct tu_env env = {0};
     mpi_environment(&env);
@@ -89,6 +90,8 @@ static void test_commbench_times_and_checks_the_transport(void **state)
     assert_true(tu_contains(r.out, "# dtrain-commbench allreduce over mpi, 2 ranks"));
     assert_true(tu_contains(r.out, "# dtrain-commbench pushpull over mpi, 3 ranks"));
     assert_true(tu_contains(r.out, "fitted on 2 sizes from 32768 bytes"));
+    assert_true(tu_contains(r.out, "one operation's share of the time of 4 under way at once"));
+    assert_true(tu_contains(r.out, "one operation's share of the time of 3 under way at once"));
     char path[4200];
     snprintf(path, sizeof path, "%s/cb.json", mpi_dir);
     json_error_t jerr;
@@ -103,7 +106,9 @@ static void test_commbench_times_and_checks_the_transport(void **state)
         assert_int_equal(json_integer_value(json_object_get(row, "wrong")), 0);
         assert_true(json_real_value(json_object_get(row, "busbw_gbs")) ==
                     json_real_value(json_object_get(row, "algbw_gbs")));   /* 2(n-1)/n = 1 at 2 ranks */
+        assert_true(json_real_value(json_object_get(row, "time_us_inflight")) > 0);   /* --inflight 4 */
     }
+    assert_int_equal(json_integer_value(json_object_get(doc, "inflight")), 4);
     assert_non_null(json_object_get(json_object_get(doc, "fit"), "alpha_s"));
     json_decref(doc);
     tu_result_free(&r);

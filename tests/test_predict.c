@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "analyze_util.h"
+#include "exchange_methods.h"
 #include "testutil.h"
 
 
@@ -164,6 +165,49 @@ static void test_predict_against_a_method_table(void **state)
     tu_result_free(&fast);
 }
 
+/* predict's step for method at 2 workers over the link file (fixtures/profiles/NAME.json). */
+static double step_over(const char *link_name, const char *method)
+{
+    char profile[4200], link[4200], name[128];
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    snprintf(name, sizeof name, "profiles/%s.json", link_name);
+    tu_fixture(link, sizeof link, name);
+    struct tu_result r;
+    run_analyze((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", link, "--servers",
+                           "1", "--partition-bytes", "2500", "--format", "json", "--methods", (char *)method, NULL},
+                &r);
+    assert_int_equal(r.status, 0);
+    json_error_t jerr;
+    json_t *rows = json_loads(r.out, 0, &jerr);
+    assert_non_null(rows);
+    double step = json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds"));
+    json_decref(rows);
+    tu_result_free(&r);
+    return step;
+}
+
+/* A link measured with --inflight (each message's share when 4 are under way: half a lone one's
+ * time, by hand): every method's pieces go at that rate, as over a link measured at half the time;
+ * BSP's one allreduce still at a lone message's. MG-WFBP plans its groups from a lone message's
+ * cost (dtrain's fits it with blocking allreduces), so only its sending gains. */
+static void test_predict_uses_the_streamed_rate_for_pieces(void **state)
+{
+    (void)state;
+    for (int m = 0; m < method_count; m++) {
+        const char *method = method_list[m].name;
+        bool one_message = strcmp(method, "bsp-a2a") == 0;
+        if (strcmp(method, "mg-wfbp") == 0) {
+            assert_true(step_over("three-layers-link-inflight", method) < step_over("three-layers-link", method));
+            continue;
+        }
+        double got = step_over("three-layers-link-inflight", method),
+               want = step_over(one_message ? "three-layers-link" : "three-layers-link-halved", method);
+        print_message("%s: %.4f s a step over the link measured in flight (expected %.4f)\n", method, got, want);
+        assert_true(fabs(got - want) < 1e-9);
+    }
+    assert_true(step_over("three-layers-link-inflight", "wfbp-a2a") < step_over("three-layers-link", "wfbp-a2a"));
+}
+
 /* A copy of the file at from_path with its first `from` replaced by `to`, at out (may be the same). */
 static void edit_file(const char *from_path, const char *from, const char *to, const char *out)
 {
@@ -255,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_predict_against_a_method_table),
         cmocka_unit_test(test_predict_reads_a_measured_link),
         cmocka_unit_test(test_predict_refuses_what_is_out_of_range),
+        cmocka_unit_test(test_predict_uses_the_streamed_rate_for_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

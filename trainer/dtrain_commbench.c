@@ -40,6 +40,11 @@ static const char usage_text[] =
     "      --warmup N          untimed operations first (5)\n"
     "      --fit-from SIZE     smallest size in the alpha-beta fit (32K)\n"
     "      --raw               allreduce: call MPI_Allreduce directly (the yardstick)\n"
+    "      --inflight K        also time K operations of each size under way at once (non-\n"
+    "                          blocking), as a layer-wise method's or a server's partitions\n"
+    "                          travel: the time a message then takes (the total / K) is\n"
+    "                          printed and saved beside the time of one alone (2 to 64; sizes\n"
+    "                          whose K copies pass 256M are timed alone only)\n"
     "      --json FILE         write the table and the fit (written whole or not at all)\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
@@ -56,12 +61,19 @@ struct options {
     const char *op, *json;
     long min_bytes, max_bytes, fit_from;
     int iters, warmup;
+    int inflight;              /* --inflight K (0: one operation at a time only) */
     bool raw, pushpull;
 };
+
+/* --inflight's buffers hold K copies of a size: sizes whose K copies exceed this many bytes are
+ * timed one at a time only (their row has no in-flight time). */
+#define INFLIGHT_MAX 64
+#define INFLIGHT_MAX_BYTES (256L << 20)
 
 struct row {
     long bytes;
     double seconds, algbw, busbw;   /* GB/s */
+    double inflight_seconds;   /* one message's share of K under way at once (0: not measured) */
     long wrong;
 };
 
@@ -73,12 +85,13 @@ static int bad(const char *option, const char *value, const char *what)
 
 static int parse(int argc, char **argv, struct options *o)
 {
-    enum { O_FIT_FROM = 256, O_RAW, O_JSON, O_OP, O_MIN_BYTES, O_MAX_BYTES, O_ITERS, O_WARMUP };
+    enum { O_FIT_FROM = 256, O_RAW, O_JSON, O_OP, O_MIN_BYTES, O_MAX_BYTES, O_ITERS, O_WARMUP, O_INFLIGHT };
     static const struct option options[] = {
         {"op", required_argument, NULL, O_OP}, {"min-bytes", required_argument, NULL, O_MIN_BYTES},
         {"max-bytes", required_argument, NULL, O_MAX_BYTES}, {"iters", required_argument, NULL, O_ITERS},
         {"warmup", required_argument, NULL, O_WARMUP}, {"fit-from", required_argument, NULL, O_FIT_FROM},
         {"raw", no_argument, NULL, O_RAW}, {"json", required_argument, NULL, O_JSON},
+        {"inflight", required_argument, NULL, O_INFLIGHT},
         {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
     };
     *o = (struct options){.op = "allreduce", .min_bytes = 8, .max_bytes = 256L << 20, .fit_from = 32L << 10,
@@ -111,6 +124,10 @@ static int parse(int argc, char **argv, struct options *o)
             if (dt_parse_int(optarg, 0, 1 << 20, &o->warmup) < 0)
                 return bad("--warmup", optarg, "a number from 0");
             break;
+        case O_INFLIGHT:
+            if (dt_parse_int(optarg, 2, INFLIGHT_MAX, &o->inflight) < 0)
+                return bad("--inflight", optarg, "a count from 2 to 64");
+            break;
         case O_RAW: o->raw = true; break;
         case O_JSON: o->json = optarg; break;
         case 'h': fputs(usage_text, stdout); exit(0);
@@ -125,6 +142,9 @@ static int parse(int argc, char **argv, struct options *o)
     o->pushpull = strcmp(o->op, "pushpull") == 0;
     if (o->raw && o->pushpull)
         return fprintf(stderr, "dtrain-commbench: --raw is for --op allreduce\n"), 2;
+    if (o->raw && o->inflight)
+        return fprintf(stderr, "dtrain-commbench: --raw times MPI_Allreduce, which blocks: --inflight times the "
+                       "transport's own non-blocking operations\n"), 2;
     return 0;
 }
 
@@ -175,9 +195,64 @@ static int pushpull_once(struct comm *c, struct buffers *b, struct dt_err *err)
     return c->wait_all(c, reqs, n, err);
 }
 
+/* k allreduces under way at once, each of b->count floats at its own place in b->data. */
+static int allreduce_inflight(struct comm *c, int k, struct buffers *b, struct dt_err *err)
+{
+    struct comm_request reqs[INFLIGHT_MAX];
+    for (int i = 0; i < k; i++)
+        if (c->iallreduce_sum(c, b->data + (size_t)i * b->count, b->count, &reqs[i], err) < 0)
+            return -1;
+    return c->wait_all(c, reqs, k, err);
+}
+
+/* k parameter-server rounds under way at once: every worker pushes k messages (tags 16..),
+ * the server sums each over the workers and sends each sum back (tags 16 + k..). */
+static int pushpull_inflight(struct comm *c, int k, struct buffers *b, struct dt_err *err)
+{
+    int server = c->world - 1, workers = c->world - 1, n = 0;
+    size_t bytes = b->count * sizeof(float);
+    struct comm_request *reqs = malloc(sizeof *reqs * (size_t)k * (size_t)(workers + 1) * 2);
+    if (!reqs)
+        return dt_fail(err, "out of memory");
+    int rc = 0;
+    if (c->rank != server) {
+        for (int i = 0; i < k && rc == 0; i++)
+            rc = c->isend(c, b->data + (size_t)i * b->count, bytes, server, 16 + i, &reqs[n++], err) < 0 ||
+                         c->irecv(c, b->result + (size_t)i * b->count, bytes, server, 16 + k + i, &reqs[n++], err) < 0
+                     ? -1 : 0;
+    } else {
+        for (int w = 0; w < workers && rc == 0; w++)
+            for (int i = 0; i < k && rc == 0; i++)
+                rc = c->irecv(c, b->slots + ((size_t)w * k + i) * b->count, bytes, w, 16 + i, &reqs[n++], err);
+        rc = rc == 0 ? c->wait_all(c, reqs, n, err) : -1;
+        for (int i = 0; i < k && rc == 0; i++)
+            for (size_t e = 0; e < b->count; e++) {
+                float sum = 0;
+                for (int w = 0; w < workers; w++)
+                    sum += b->slots[((size_t)w * k + i) * b->count + e];
+                b->result[(size_t)i * b->count + e] = sum;
+            }
+        n = 0;
+        for (int w = 0; w < workers && rc == 0; w++)
+            for (int i = 0; i < k && rc == 0; i++)
+                rc = c->isend(c, b->result + (size_t)i * b->count, bytes, w, 16 + k + i, &reqs[n++], err);
+    }
+    rc = rc == 0 ? c->wait_all(c, reqs, n, err) : -1;
+    free(reqs);
+    return rc;
+}
+
+/* One operation, or with k > 1 k of them under way at once. */
+static int operation_k(struct comm *c, const struct options *o, int k, struct buffers *b, struct dt_err *err)
+{
+    if (k > 1)
+        return o->pushpull ? pushpull_inflight(c, k, b, err) : allreduce_inflight(c, k, b, err);
+    return o->pushpull ? pushpull_once(c, b, err) : allreduce_once(c, o, b, err);
+}
+
 static int operation(struct comm *c, const struct options *o, struct buffers *b, struct dt_err *err)
 {
-    return o->pushpull ? pushpull_once(c, b, err) : allreduce_once(c, o, b, err);
+    return operation_k(c, o, 1, b, err);
 }
 
 /* Fills the data with rank + 1, runs the operation once and counts, over all ranks, the values
@@ -197,20 +272,22 @@ static int verify(struct comm *c, const struct options *o, struct buffers *b, lo
     return c->sum_long(c, wrong, err);
 }
 
-/* The slowest rank's mean time of one operation over o->iters, after o->warmup. */
-static int time_size(struct comm *c, const struct options *o, struct buffers *b, double *seconds, struct dt_err *err)
+/* The slowest rank's mean time of one operation over o->iters, after o->warmup; with k > 1, of
+ * one operation's share of k under way at once (their time / k). */
+static int time_size(struct comm *c, const struct options *o, int k, struct buffers *b, double *seconds,
+                     struct dt_err *err)
 {
-    for (int k = 0; k < o->warmup; k++)
-        if (operation(c, o, b, err) < 0)
+    for (int i = 0; i < o->warmup; i++)
+        if (operation_k(c, o, k, b, err) < 0)
             return -1;
     long sync = 0;
     if (c->sum_long(c, &sync, err) < 0)   /* everyone starts together */
         return -1;
     double start = timeline_now();
-    for (int k = 0; k < o->iters; k++)
-        if (operation(c, o, b, err) < 0)
+    for (int i = 0; i < o->iters; i++)
+        if (operation_k(c, o, k, b, err) < 0)
             return -1;
-    unsigned long long mine = (unsigned long long)((timeline_now() - start) / o->iters * 1e9), lo, hi;
+    unsigned long long mine = (unsigned long long)((timeline_now() - start) / o->iters / k * 1e9), lo, hi;
     if (c->min_max_u64(c, mine, &lo, &hi, err) < 0)
         return -1;
     *seconds = hi * 1e-9;
@@ -225,7 +302,9 @@ static double bus_factor(const struct comm *c, const struct options *o)
 
 static int measure(struct comm *c, const struct options *o, struct row *rows, int *nrows, struct dt_err *err)
 {
-    size_t largest = (size_t)o->max_bytes / sizeof(float);
+    long inflight_bytes = o->inflight ? o->inflight * (o->max_bytes < INFLIGHT_MAX_BYTES / o->inflight
+                                                          ? o->max_bytes : INFLIGHT_MAX_BYTES / o->inflight) : 0;
+    size_t largest = (size_t)(o->max_bytes > inflight_bytes ? o->max_bytes : inflight_bytes) / sizeof(float);
     struct buffers b = {.data = malloc(largest * sizeof(float)), .result = malloc(largest * sizeof(float))};
     bool server = o->pushpull && c->rank == c->world - 1;
     b.slots = server ? malloc(largest * sizeof(float) * (size_t)(c->world - 1)) : NULL;
@@ -237,7 +316,10 @@ static int measure(struct comm *c, const struct options *o, struct row *rows, in
         struct row *r = &rows[(*nrows)++];
         b.count = (size_t)bytes / sizeof(float);
         r->bytes = (long)(b.count * sizeof(float));
-        rc = time_size(c, o, &b, &r->seconds, err) < 0 || verify(c, o, &b, &r->wrong, err) < 0 ? -1 : 0;
+        r->inflight_seconds = 0;
+        rc = time_size(c, o, 1, &b, &r->seconds, err) < 0 || verify(c, o, &b, &r->wrong, err) < 0 ? -1 : 0;
+        if (rc == 0 && o->inflight > 1 && bytes * o->inflight <= INFLIGHT_MAX_BYTES)
+            rc = time_size(c, o, o->inflight, &b, &r->inflight_seconds, err);
         r->algbw = r->bytes / r->seconds / 1e9;
         r->busbw = r->algbw * bus_factor(c, o);
     }
@@ -259,19 +341,29 @@ static void print_table(const struct comm *c, const struct options *o, const str
 {
     printf("# dtrain-commbench %s over %s, %d ranks, %d operations per size after %d warm-up\n", o->op,
            o->raw ? "MPI_Allreduce (raw)" : c->name, c->world, o->iters, o->warmup);
-    printf("#%12s %12s %6s %11s %12s %12s %7s\n", "size", "count", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
+    printf("#%12s %12s %6s %11s %12s %12s %7s", "size", "count", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
            "#wrong");
+    if (o->inflight)
+        printf(" %12s", "inflight(us)");
+    printf("\n");
     double sum = 0;
     int big = 0;
     for (int i = 0; i < nrows; i++) {
         const struct row *r = &rows[i];
-        printf(" %12ld %12ld %6s %11.2f %12.3f %12.3f %7ld\n", r->bytes, r->bytes / 4, "float", r->seconds * 1e6,
+        printf(" %12ld %12ld %6s %11.2f %12.3f %12.3f %7ld", r->bytes, r->bytes / 4, "float", r->seconds * 1e6,
                r->algbw, r->busbw, r->wrong);
+        if (o->inflight && r->inflight_seconds > 0)
+            printf(" %12.2f", r->inflight_seconds * 1e6);
+        else if (o->inflight)
+            printf(" %12s", "-");   /* K copies would take more than INFLIGHT_MAX_BYTES */
+        printf("\n");
         if (r->bytes >= o->fit_from)
             sum += r->busbw, big++;
     }
     if (big)
         printf("# average busbw over sizes from %ld bytes: %.3f GB/s\n", o->fit_from, sum / big);
+    if (o->inflight)
+        printf("# inflight(us): one operation's share of the time of %d under way at once\n", o->inflight);
 }
 
 struct json_out {
@@ -286,13 +378,19 @@ static int fill_json(FILE *out, const void *arg)
 {
     const struct json_out *j = arg;
     json_t *rows = json_array();
-    for (int i = 0; i < j->nrows; i++)
-        json_array_append_new(rows, json_pack("{sI sf sf sf sI}", "bytes", (json_int_t)j->rows[i].bytes, "time_us",
-                                              j->rows[i].seconds * 1e6, "algbw_gbs", j->rows[i].algbw, "busbw_gbs",
-                                              j->rows[i].busbw, "wrong", (json_int_t)j->rows[i].wrong));
+    for (int i = 0; i < j->nrows; i++) {
+        json_t *row = json_pack("{sI sf sf sf sI}", "bytes", (json_int_t)j->rows[i].bytes, "time_us",
+                                j->rows[i].seconds * 1e6, "algbw_gbs", j->rows[i].algbw, "busbw_gbs",
+                                j->rows[i].busbw, "wrong", (json_int_t)j->rows[i].wrong);
+        if (row && j->rows[i].inflight_seconds > 0)   /* one message's share of K under way (predict's streamed rate) */
+            json_object_set_new(row, "time_us_inflight", json_real(j->rows[i].inflight_seconds * 1e6));
+        json_array_append_new(rows, row);
+    }
     json_t *doc = json_pack("{ss ss ss ss si si si so}", "tool", "dtrain-commbench", "version", DTRAIN_VERSION, "op",
                             j->o->op, "transport", j->o->raw ? "mpi-raw" : j->c->name, "ranks", j->c->world, "iters",
                             j->o->iters, "warmup", j->o->warmup, "rows", rows);
+    if (doc && j->o->inflight)
+        json_object_set_new(doc, "inflight", json_integer(j->o->inflight));
     if (doc && j->cost)
         json_object_set_new(doc, "fit", json_pack("{sf sf sI}", "alpha_s", j->cost->alpha, "beta_s_per_byte",
                                                   j->cost->beta, "from_bytes", (json_int_t)j->o->fit_from));

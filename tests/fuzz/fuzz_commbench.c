@@ -31,8 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     char why[512] = "";
     struct link_cost link;
-    static struct link_point curve[CURVE_POINTS];
-    if (link_from_json(doc, "in.json", true, &link, curve, why, sizeof why) == 0) {
+    static struct link_curves curves;
+    if (link_from_json(doc, "in.json", true, &link, &curves, why, sizeof why) == 0) {
+        if (link.points > 0 && link.streamed)
+            check_curve(link.streamed, link.streamed_points);
         if (link.points > 0)
             check_curve(link.curve, link.points);
         else if (!(link.beta > 0) || !isfinite(link.beta) || !(link.alpha >= 0) || !isfinite(link.alpha))
@@ -46,6 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (m.ranks < 2 || m.ranks > LINK_MAX_RANKS)
             abort();
         check_curve(m.cost.curve, m.cost.points);
+        if (m.cost.streamed)
+            check_curve(m.cost.streamed, m.cost.streamed_points);
     } else if (!strstr(why, "in.json")) {
         abort();
     }
