@@ -12,17 +12,22 @@
 
 #include "table.h"
 
-/* A file whose first non-blank character is '{' holds run records (NUL bytes count as blank: a
- * crash's zero-filled tail may precede the next record). */
+/* A file whose first non-blank line is a record's beginning ('{' and its "record_version" member on
+ * that line) holds run records (NUL bytes count as blank: a crash's zero-filled tail may precede
+ * the next record). Other JSON beside them (dtrain-check's report, a profile: pretty-printed, a
+ * lone '{' on its first line) is not. */
 bool inputs_hold_records(const char *path)
 {
     FILE *f = fopen(path, "r");
     int c = ' ';
     while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0'))
         ;
+    char line[256] = "";
+    if (f && c == '{' && !fgets(line, sizeof line, f))
+        line[0] = '\0';
     if (f)
         fclose(f);
-    return c == '{';
+    return c == '{' && strstr(line, "\"record_version\"") != NULL;
 }
 
 /* A record, or a torn write's fragment with a whole record glued after it (record files written
@@ -138,7 +143,7 @@ void read_records(const char *path, struct record_set *set)
         if (zeros > 0 && set->lines_skipped++ < 8)
             fprintf(stderr, "dtrain-analyze: skipped %s:%d: %zu NUL bytes (a zero-filled tail a crash left)\n", path,
                     number, zeros);
-        if (line[strspn(line, " \t\r\n")] == '\0' || is_copy(set, line, path, number))
+        if (line[strspn(line, " \t\r\n")] == '\0')
             continue;
         struct run_record r;
         struct dt_err err;
@@ -146,6 +151,10 @@ void read_records(const char *path, struct record_set *set)
             if (set->lines_skipped++ < 8)
                 fprintf(stderr, "dtrain-analyze: skipped %s:%d: %s%s\n", path, number, err.msg,
                         line[strlen(line) - 1] != '\n' ? " (a torn last line: a write that did not finish)" : "");
+            continue;
+        }
+        if (is_copy(set, line, path, number)) {   /* a record read before, in this file or another */
+            record_free(&r);
             continue;
         }
         if (strcmp(r.exit_state, "completed") != 0) {
