@@ -14,7 +14,9 @@ bin=$(cd "${1:?usage: methods_demo.sh BINDIR [OUTDIR]}" && pwd)
 out=${2:-$here/../build/methods-demo}
 profile=$here/profiles/cnn-cpu-b32.json
 dilate=4
+# (the CNN's gradients are 1.7 MB: links measured to 16M, each size also with 4 under way)
 RATES="1gbit 10gbit" REPEATS=1 SIZES="2:1 4:1" STEPS=30 COMMBENCH=1 EMULATE=$profile EMULATE_RATE=1000 DILATE=$dilate \
+    MAX_BYTES=16M \
     sh "$here/methods_shaped.sh" "$bin" "$out"
 for rate in 1gbit 10gbit; do
     echo

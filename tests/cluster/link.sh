@@ -8,13 +8,22 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.conf.sh"
+
+# tbf's bucket: a millisecond of traffic at the rate, at least 64 KB (a TSO segment must fit in it).
+# It was 256 KB: a bucket refilled while a job computes let each step's first transfer through
+# faster than the link's rate (at 250 Mbit/s, 256 KB is 8 ms of traffic), which a NIC never does.
+burst_of() {
+    awk -v r="$1" 'BEGIN { n = r + 0; u = tolower(r); sub(/^[0-9.]+/, "", u)
+        bits = u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : u == "kbit" ? 1e3 : 1
+        b = n * bits / 8 / 1000; if (b < 65536) b = 65536; printf "%d", b }'
+}
 if [ "${1:-}" = node ]; then
     node=${2:?usage: link.sh node NODE RATE|off} rate=${3:?usage: link.sh node NODE RATE|off}
     ip netns exec "$DTC_PREFIX-ctl" tc qdisc del dev "v-$node" root 2>/dev/null || true
     ip netns exec "$DTC_PREFIX-$node" tc qdisc del dev eth0 root 2>/dev/null || true
     if [ "$rate" != off ]; then
-        ip netns exec "$DTC_PREFIX-ctl" tc qdisc add dev "v-$node" root tbf rate "$rate" burst 256kb latency 50ms
-        ip netns exec "$DTC_PREFIX-$node" tc qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
+        ip netns exec "$DTC_PREFIX-ctl" tc qdisc add dev "v-$node" root tbf rate "$rate" burst "$(burst_of "$rate")" latency 50ms
+        ip netns exec "$DTC_PREFIX-$node" tc qdisc add dev eth0 root tbf rate "$rate" burst "$(burst_of "$rate")" latency 50ms
     fi
     exit 0
 fi
@@ -22,6 +31,6 @@ rate=${1:?usage: link.sh RATE|off}
 for dev in l1-up l1-dn l2-up l2-dn; do
     ip netns exec "$DTC_PREFIX-ctl" tc qdisc del dev "$dev" root 2>/dev/null || true
     if [ "$rate" != off ]; then
-        ip netns exec "$DTC_PREFIX-ctl" tc qdisc add dev "$dev" root tbf rate "$rate" burst 256kb latency 50ms
+        ip netns exec "$DTC_PREFIX-ctl" tc qdisc add dev "$dev" root tbf rate "$rate" burst "$(burst_of "$rate")" latency 50ms
     fi
 done
