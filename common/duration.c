@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Digits after the seconds' '.', or -1 when what follows is not ".digits" or nothing. */
@@ -40,6 +41,33 @@ double duration_parse(const char *text)
         fraction += (rest[7 + d] - '0') * scale;
     }
     return (double)(h * 3600 + m * 60 + s) + fraction;
+}
+
+double duration_parse_clock(const char *text)
+{
+    double parts[3], value = 0;
+    int count = 0;
+    const char *p = text;
+    while (count < 3) {
+        char *end;
+        if (!isdigit((unsigned char)*p))
+            return -1;
+        parts[count++] = strtod(p, &end);
+        int last = *end != ':';
+        if (!last && (end - p) != (long)strspn(p, "0123456789"))
+            return -1;   /* only the seconds have a fraction */
+        p = end + !last;
+        if (last)
+            break;
+    }
+    if (*p || count < 2)
+        return -1;
+    for (int i = 0; i < count; i++) {
+        if (i > 0 && parts[i] >= 60)
+            return -1;
+        value = value * 60 + parts[i];
+    }
+    return value;
 }
 
 double duration_unit(const char *text)

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "dt_parse.h"
+#include "duration.h"
 
 /* The names labs give each column, as normalise() leaves them (lower case, no blanks, '#', '_',
  * '-', '.', '/' or '*'; a unit in brackets taken off first). "Nodes" is the count; the list of
@@ -78,39 +79,14 @@ bool table_header(char **cells, int n, struct table_layout *layout)
     return layout->at[COL_NODES] >= 0 && layout->at[COL_GPUS] >= 0 && layout->at[COL_RUNTIME] >= 0;
 }
 
-/* Clock time: up to three ':'-separated parts, the last with an optional fraction. */
-static double clock_time(const char *text, double *unit)
-{
-    double parts[3], value = 0;
-    int count = 0;
-    const char *p = text;
-    while (count < 3) {
-        char *end;
-        if (!isdigit((unsigned char)*p))
-            return -1;
-        parts[count++] = strtod(p, &end);
-        bool last = *end != ':';
-        if (!last && (end - p) != (long)strspn(p, "0123456789"))
-            return -1;   /* only the seconds have a fraction */
-        p = end + !last;
-        if (last)
-            break;
-    }
-    if (*p || count < 2)
-        return -1;
-    for (int i = 0; i < count; i++) {
-        if (i > 0 && parts[i] >= 60)
-            return -1;
-        value = value * 60 + parts[i];
-    }
-    *unit = dt_last_digit_unit(text, strlen(text));
-    return value;
-}
-
 double table_runtime(const char *text, double scale, double *unit)
 {
-    if (strchr(text, ':'))
-        return clock_time(text, unit);
+    if (strchr(text, ':')) {   /* a lab's clock time: H:MM:SS, MM:SS */
+        double seconds = duration_parse_clock(text);
+        if (seconds >= 0)
+            *unit = duration_unit(text);
+        return seconds;
+    }
     char *end;
     double value = strtod(text, &end);
     if (end == text || *end || !isdigit((unsigned char)text[0]) || !(value >= 0) || isinf(value))
