@@ -251,10 +251,10 @@ static int exec_rank(const struct launch_request *req, const struct allocation *
         status = 1;
     else {
         if (alloc->source == ALLOC_SLURM && place->rank == 0 && hint_step_lacks_pmix() &&
-            hint_program_uses_mpi(argv[0], getenv("PATH")))
+            hint_program_uses_mpi(argv, getenv("PATH")))
             fprintf(stderr, "dtrain: warning: %s loads MPI, but this srun step has no PMIx: Open MPI will stop with "
                     "\"OPAL ERROR: Unreachable\". Start the step with srun --mpi=pmix (or MpiDefault=pmix in "
-                    "slurm.conf)\n", argv[0]);
+                    "slurm.conf)\n", hint_program_file(argv));
         status = launch_exec(argv, &err);
     }
     fprintf(stderr, "dtrain: rank %d: %s\n", place->rank, err.msg);

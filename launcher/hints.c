@@ -39,20 +39,61 @@ static bool resolve(const char *program, const char *path_env, char *out, size_t
     return false;
 }
 
-bool hint_program_uses_mpi(const char *program, const char *path_env)
+/* The first bytes of a file (up to 1 MiB, into a static buffer): how many, 0 when unreadable. */
+static size_t head_of(const char *path, char **head)
+{
+    static char buffer[1 << 20];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buffer, 1, sizeof buffer, f) : 0;
+    if (f)
+        fclose(f);
+    *head = buffer;
+    return n;
+}
+
+/* A Python script that imports mpi4py ("import mpi4py", "from mpi4py import MPI"): MPI_Init runs
+ * at that import. */
+static bool script_imports_mpi4py(const char *head, size_t n)
+{
+    for (const char *at = memmem(head, n, "mpi4py", 6); at; at = memmem(at + 1, n - (size_t)(at + 1 - head), "mpi4py", 6)) {
+        const char *line = at;
+        while (line > head && line[-1] != '\n')
+            line--;
+        line += strspn(line, " \t");
+        if (strncmp(line, "import ", 7) == 0 || strncmp(line, "from ", 5) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* For a Python interpreter, the script it is given (NULL otherwise). */
+static const char *file_to_read(char *const *argv)
+{
+    const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    if (strncmp(base, "python", 6) == 0 && argv[1] && argv[1][0] != '-')
+        return argv[1];
+    return NULL;
+}
+
+const char *hint_program_file(char *const *argv)
+{
+    const char *script = file_to_read(argv);
+    return script ? script : argv[0];
+}
+
+bool hint_program_uses_mpi(char *const *argv, const char *path_env)
 {
     char path[4096];
-    if (!program || !resolve(program, path_env, path, sizeof path))
+    char *head;
+    if (!argv || !argv[0] || !resolve(argv[0], path_env, path, sizeof path))
         return false;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return false;
-    /* An ELF names the libraries it loads in its dynamic string table, near its start. */
-    static char head[1 << 20];
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
+    const char *script = file_to_read(argv);
+    size_t n = head_of(script ? script : path, &head);
+    if (script || (n >= 2 && head[0] == '#' && head[1] == '!'))   /* python3 train.py, or ./train.py */
+        return script_imports_mpi4py(head, n);
     if (n < 4 || memcmp(head, "\x7f" "ELF", 4) != 0)
         return false;
+    /* An ELF names the libraries it loads in its dynamic string table, near its start. */
     static const char *const libraries[] = {"libmpi.so", "libmpich.so"};
     for (size_t i = 0; i < 2; i++)
         if (memmem(head, n, libraries[i], strlen(libraries[i])))

@@ -11,9 +11,12 @@
  * and returns true. */
 bool hint_mpirun_option(FILE *out, const char *arg);
 
-/* Whether the executable program (a path, or a name looked up in path_env) is an ELF file that
- * loads an MPI library. */
-bool hint_program_uses_mpi(const char *program, const char *path_env);
+/* Whether the program argv[0] (a path, or a name looked up in path_env) starts MPI: an ELF file
+ * that loads an MPI library, or a Python script that imports mpi4py (run as ./train.py, or as
+ * python3 train.py). */
+bool hint_program_uses_mpi(char *const *argv, const char *path_env);
+/* What a message about it names: the script a Python interpreter runs, else argv[0]. */
+const char *hint_program_file(char *const *argv);
 
 /* This process is in an srun step without PMIx: SLURM_STEP_ID set, and neither PMIX_RANK nor
  * SLURM_MPI_TYPE=pmix*. */

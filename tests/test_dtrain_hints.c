@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -95,8 +96,9 @@ static void test_mpirun_options_are_pointed_at(void **state)
     tu_result_free(&r);
 }
 
-/* An srun step without --mpi=pmix running a program that loads MPI is warned before Open MPI's
- * "OPAL ERROR: Unreachable"; with PMIx, or with a program without MPI, nothing is said. */
+/* An srun step without --mpi=pmix running a program that loads MPI (an ELF linked to it, a Python
+ * script importing mpi4py) is warned before Open MPI's "OPAL ERROR: Unreachable"; with PMIx, or
+ * with a program without MPI, nothing is said. */
 static void test_srun_step_without_pmix_is_warned(void **state)
 {
     (void)state;
@@ -116,6 +118,37 @@ static void test_srun_step_without_pmix_is_warned(void **state)
     assert_int_equal(r.status, 0);
     assert_null(strstr(r.err, "PMIx"));
     tu_result_free(&r);
+    /* a Python script that imports mpi4py (MPI_Init runs at the import), run as python3 SCRIPT and
+     * as ./SCRIPT; one that only mentions it in a comment is not warned */
+    char dir[] = "/tmp/dtrain-test-mpi4py-XXXXXX", script[128], other[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(script, sizeof script, "%s/train.py", dir);
+    snprintf(other, sizeof other, "%s/plain.py", dir);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fputs("#!/bin/true\nimport os\nfrom mpi4py import MPI\n", f);
+    fclose(f);
+    f = fopen(other, "w");
+    assert_non_null(f);
+    fputs("#!/bin/true\n# no mpi4py here, we use torch.distributed\nimport os\n", f);
+    fclose(f);
+    assert_int_equal(chmod(script, 0755), 0);
+    assert_int_equal(chmod(other, 0755), 0);
+    char *runs_python[] = {(char *)tu_bin("dtrain"), "--", "python3", script, NULL};
+    char *direct[] = {(char *)tu_bin("dtrain"), "--", script, NULL};
+    char *plain_script[] = {(char *)tu_bin("dtrain"), "--", other, NULL};
+    char *const *warned[] = {runs_python, direct}, *const *quiet[] = {plain_script};
+    for (int i = 0; i < 2; i++) {
+        run_with("srun_N2x2_task0.env", NULL, NULL, (char **)warned[i], &r);
+        if (!tu_contains(r.err, "train.py loads MPI, but this srun step has no PMIx"))
+            print_error("case %d: %s\n", i, r.err);
+        assert_true(tu_contains(r.err, "train.py loads MPI, but this srun step has no PMIx"));
+        tu_result_free(&r);
+    }
+    run_with("srun_N2x2_task0.env", NULL, NULL, (char **)quiet[0], &r);
+    assert_null(strstr(r.err, "PMIx"));
+    tu_result_free(&r);
+    assert_int_equal(tu_remove_tree(dir), 0);
 }
 
 int main(void)
