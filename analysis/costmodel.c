@@ -76,6 +76,7 @@ struct piece {
     double ready, cost, bytes;
     int layer;
     double done;               /* when its sum is back */
+    double done_sending;       /* when it has crossed the link (its credit back) */
 };
 
 /* Sends pieces in their order, one at a time from `from`: each starts when ready and the link is
@@ -236,36 +237,58 @@ static int mgwfbp_groups(const struct step_costs *s, const struct cluster_shape 
 
 /* ---------- ByteScheduler: steps in a row ---------- */
 
-/* The link's queue: the pieces of one step, started by priority (layer, then partition) whenever
- * the link is free, from `free_at`; returns when it is free again. */
-static double send_by_priority(struct piece *pieces, int n, double free_at, const struct transfer_cost *t)
+/* Bytes of the pieces started and not yet through the link at `now`. */
+static double under_way(const struct piece *pieces, const bool *started, int n, double now)
 {
-    bool *sent = calloc((size_t)n, sizeof *sent);
-    if (!sent)
+    double bytes = 0;
+    for (int k = 0; k < n; k++)
+        if (started[k] && pieces[k].done_sending > now)
+            bytes += pieces[k].bytes;
+    return bytes;
+}
+
+/* The link's queue: the pieces of one step (in priority order) start, the best ready one first,
+ * while the credit lasts (one start may overdraw it when nothing is under way), and cross the link
+ * in the order they started, after what it carries from `free_at` on; returns when it is free
+ * again. */
+static double send_by_priority(struct piece *pieces, int n, double free_at, double credit,
+                               const struct transfer_cost *t)
+{
+    bool *started = calloc((size_t)n, sizeof *started);
+    if (!started)
         return -1;
+    double now = -INFINITY;
     for (int left = n; left > 0; left--) {
-        double soonest = INFINITY;   /* nothing ready while the link is free: wait for the first */
+        double soonest = INFINITY;
         for (int k = 0; k < n; k++)
-            if (!sent[k] && pieces[k].ready < soonest)
+            if (!started[k] && pieces[k].ready < soonest)
                 soonest = pieces[k].ready;
-        double now = free_at > soonest ? free_at : soonest;
+        now = now > soonest ? now : soonest;
         int best = -1;
-        for (int k = 0; k < n; k++)   /* pieces are in priority order */
-            if (!sent[k] && pieces[k].ready <= now) {
-                best = k;
+        for (;;) {   /* the best ready piece, once the credit lets it start */
+            for (best = 0; best < n && (started[best] || pieces[best].ready > now); best++)
+                ;
+            double busy = under_way(pieces, started, n, now);
+            if (busy == 0 || busy + pieces[best].bytes <= credit)
                 break;
-            }
-        sent[best] = true;
-        free_at = now + pieces[best].cost;
+            double next = INFINITY;   /* wait for the first piece under way to get through */
+            for (int k = 0; k < n; k++)
+                if (started[k] && pieces[k].done_sending > now && pieces[k].done_sending < next)
+                    next = pieces[k].done_sending;
+            now = next;
+        }
+        started[best] = true;
+        free_at = (now > free_at ? now : free_at) + pieces[best].cost;
+        pieces[best].done_sending = free_at;
         pieces[best].done = sum_back(t, free_at, pieces[best].bytes);
     }
-    free(sent);
+    free(started);
     return free_at;
 }
 
 /* The steady distance between two forward passes' starts: each layer's forward waits for its
  * sums of the step before and applies its share of the update first. */
-static double bytescheduler_step(const struct step_costs *s, const struct transfer_cost *t, double per)
+static double bytescheduler_step(const struct step_costs *s, const struct transfer_cost *t, double per, double credit)
 {
     int n = 0, most = 0;
     double total = 0;
@@ -291,7 +314,7 @@ static double bytescheduler_step(const struct step_costs *s, const struct transf
                 pieces[n++] = (struct piece){.ready = t_at + ready[l], .cost = send_cost(t, bytes), .bytes = bytes,
                                              .layer = l};
             }
-        link_free = send_by_priority(pieces, n, link_free, t);
+        link_free = send_by_priority(pieces, n, link_free, credit, t);
         for (int l = 0; l < s->layers; l++)
             done[l] = 0;
         for (int k = 0; k < n; k++)
@@ -310,7 +333,7 @@ struct step_inputs {
     const struct step_costs *s;
     const struct cluster_shape *c;
     struct transfer_cost t;
-    double forward, backward, bytes, per;
+    double forward, backward, bytes, per, credit;
 };
 
 /* The overlapped exchange after the forward pass: forward, then backward or the exchange,
@@ -355,7 +378,7 @@ static double mgwfbp_step(const struct step_inputs *in)
 
 static double bytescheduler_any_step(const struct step_inputs *in)
 {
-    return bytescheduler_step(in->s, &in->t, in->per);
+    return bytescheduler_step(in->s, &in->t, in->per, in->credit);
 }
 
 static double bsp_ps_step(const struct step_inputs *in)
@@ -398,6 +421,7 @@ double cost_step(const struct step_costs *s, const struct cluster_shape *c, cons
     for (int l = 0; l < s->layers; l++)
         in.forward += s->layer[l].forward, in.backward += s->layer[l].backward, in.bytes += s->layer[l].bytes;
     in.per = settings && settings->partition_bytes > 0 ? settings->partition_bytes : METHOD_PARTITION_BYTES;
+    in.credit = settings && settings->credit_bytes > 0 ? settings->credit_bytes : METHOD_CREDIT_BYTES;
     if (c->nodes * c->gpus_per_node < 2)
         return in.forward + in.backward + s->update;   /* one worker exchanges nothing */
     for (size_t i = 0; i < sizeof step_of_method / sizeof step_of_method[0]; i++)

@@ -19,10 +19,14 @@
  *   wfbp-a2a, mg-wfbp  F + max(B, end of the last allreduce) + U, each layer's (each group's:
  *                      grouping.h's rule with the allreduce's alpha and beta) allreduce starting
  *                      when backward has finished it and the one before has ended (one at a time)
- *   bytescheduler-a2a  steps in a row, simulated: partitions start by priority (the layer nearest
- *                      the input first) whenever the link is free; the next step's forward of a
- *                      layer waits for that layer's sums and update; the step is the steady
- *                      distance between two forward passes' starts
+ *   bytescheduler-a2a  steps in a row, simulated: a ready partition starts, the one nearest the
+ *                      input first, while the credit lasts (bytes started and not yet through;
+ *                      one start may overdraw it), and started ones cross the link in the order
+ *                      they started (a credit of one partition: each starts when the link is
+ *                      free, the best priority can do; a credit of everything: the order backward
+ *                      made them ready); the next step's forward of a layer waits for that
+ *                      layer's sums and update; the step is the steady distance between two
+ *                      forward passes' starts
  *   *-ps               as their allreduce twins, a partition's push and pull costing one message
  *                      of bytes max(1, W / S) (S servers, each receiving every one of the W
  *                      workers' pushes of its share), and the last sum's pull once more.
@@ -85,6 +89,7 @@ struct step_costs {
 
 struct method_settings {
     double partition_bytes;    /* ByteScheduler's and the servers' partitions (0: 4096000) */
+    double credit_bytes;       /* ByteScheduler's bytes under way at once (0: 16000000) */
 };
 
 /* The allreduce algorithms, and the cheapest that applies: seconds for n bytes. */

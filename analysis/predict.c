@@ -48,6 +48,7 @@ static const char predict_usage[] =
     "                          worker node)\n"
     "      --methods LIST      comma-separated (all of them, listed below)\n"
     "      --partition-bytes N ByteScheduler's and the servers' partitions (4096000)\n"
+    "      --credit-bytes N    ByteScheduler's bytes under way at once (16000000)\n"
     "      --batch B           samples per worker a step (the profile's; times scale with it)\n"
     "      --rate R            scale the profile so one device trains R samples/s (ResNet-50 on\n"
     "                          the reference GPUs: 253.1)\n"
@@ -88,7 +89,7 @@ struct predict_options {
     struct measured_allreduce *allreduce;   /* --allreduce files, by job size */
     int allreduce_count;
     char methods[512];
-    double partition_bytes, rate;
+    double partition_bytes, credit_bytes, rate;
     const char *format;
 };
 
@@ -121,7 +122,7 @@ static int step_of(const struct profile *p, const struct predict_options *o, str
 static int predicted_rate(const struct step_costs *s, const struct cluster_shape *c, const char *method,
                           const struct predict_options *o, double *rate)
 {
-    struct method_settings settings = {.partition_bytes = o->partition_bytes};
+    struct method_settings settings = {.partition_bytes = o->partition_bytes, .credit_bytes = o->credit_bytes};
     double step = cost_step(s, c, method, &settings);
     int gpus = c->nodes * c->gpus_per_node;
     *rate = (double)o->batch * gpus / step;
@@ -380,7 +381,7 @@ static int parse_lists(struct predict_options *o, const char *nodes)
     return o->node_counts > 0 ? 0 : (fprintf(stderr, "dtrain-analyze predict: --nodes is empty\n"), 2);
 }
 
-enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_BATCH, P_RATE, P_FORMAT,
+enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_CREDIT, P_BATCH, P_RATE, P_FORMAT,
        P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE };
 
 /* What the command line names beyond predict_options: the inputs still to be read. */
@@ -413,6 +414,11 @@ static int parse_number(int opt, struct predict_options *o, struct predict_args 
         if (dt_parse_long(optarg, 4, 1L << 30, &value) < 0)
             return fprintf(stderr, "dtrain-analyze predict: --partition-bytes \"%s\": expected 4 to 1 GiB\n", optarg), 2;
         o->partition_bytes = (double)value;
+        break;
+    case P_CREDIT:
+        if (dt_parse_long(optarg, 1, 1L << 40, &value) < 0)
+            return fprintf(stderr, "dtrain-analyze predict: --credit-bytes \"%s\": expected 1 to 1 TiB\n", optarg), 2;
+        o->credit_bytes = (double)value;
         break;
     case P_BATCH:
         if (dt_parse_int(optarg, 1, 1 << 20, &o->batch) < 0)
@@ -469,6 +475,7 @@ static int parse_options(int argc, char **argv, struct predict_options *o, struc
         {"inter", required_argument, NULL, P_INTER}, {"intra", required_argument, NULL, P_INTRA},
         {"servers", required_argument, NULL, P_SERVERS}, {"methods", required_argument, NULL, P_METHODS},
         {"partition-bytes", required_argument, NULL, P_PARTITION}, {"batch", required_argument, NULL, P_BATCH},
+        {"credit-bytes", required_argument, NULL, P_CREDIT},
         {"rate", required_argument, NULL, P_RATE}, {"format", required_argument, NULL, P_FORMAT},
         {"records", no_argument, NULL, P_RECORDS}, {"tag", required_argument, NULL, P_TAG},
         {"against", required_argument, NULL, P_AGAINST}, {"row", required_argument, NULL, P_ROW},

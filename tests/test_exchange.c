@@ -157,19 +157,26 @@ static void test_measured_link_as_worked_by_hand(void **state)
  *   mg-wfbp: the fit finds alpha 1, beta 0.001; layer 1 is ready at 2, not before layer 2's start
  *     (1) + alpha: layer 2 alone (1..4); layer 0 is ready at 4 < layer 1's start (4) + alpha: {0, 1}
  *     as one group of 4000 bytes, 4..9: 4 + 9 + 0.6 = 13.6.
- *   bytescheduler-a2a (partitions larger than a layer): step 0 backward from 4 readies layer 2 at
+ *   bytescheduler-a2a (partitions larger than a layer), a credit of one byte (one partition under
+ *     way at a time: each starts when the link is free): step 0 backward from 4 readies layer 2 at
  *     5, 1 at 6, 0 at 8: layer 2 sends 5..8, then layer 0 (first by priority) 8..10, layer 1 10..14;
  *     step 1 starts at 8: layer 0 waits for 10, updates (0.1), computes to 11.1; layer 1 waits for
  *     14: 14.3..15.3; layer 2 15.5..17.5; backward to 21.5; sends layer 2 18.5..21.5, layer 0
  *     21.5..23.5, layer 1 23.5..27.5; step 2 starts at 21.5: the period is 13.5, and stays so.
+ *   bytescheduler-a2a, the default credit (16 MB: everything starts once ready, and the link takes
+ *     it in that order): step 0 sends layer 2 5..8, layer 1 (started at 6) 8..12, layer 0 12..14;
+ *     step 1 from 8: layer 0 waits for 14, 14.1..15.1, layer 1 15.4..16.4, layer 2 16.6..18.6,
+ *     backward readies 19.6, 20.6, 22.6: sends 19.6..22.6, 22.6..26.6, 26.6..28.6; step 2 from
+ *     22.6: 28.7..29.7, 30.0..31.0, 31.2..33.2, backward to 37.2: the period is 14.6 (WFBP's:
+ *     priority cannot reorder what has all been started).
  *   Parameter servers, one server, partitions of 2500 bytes: a push costs alpha + bytes x 0.002
  *     (the server takes both workers' pushes), its sum is back alpha + bytes x 0.002 after.
  *   bsp-ps: partitions of the buffer 2500, 2500, 1000 bytes, pushed from the last after backward:
  *     4..6.5, 6.5..12, 12..17.5, the last sum back at 17.5 + 0.5 + 5 = 23: 4 + 23 + 0.6 = 27.6.
  *   wfbp-ps: the 1000-byte partition (layer 2's) ready at 1: 1..3.5; [2500, 5000) starts in layer
  *     1, ready at 2: 3.5..9; [0, 2500) ready at 4: 9..14.5; back at 20: 4 + 20 + 0.6 = 24.6.
- *   bytescheduler-ps: each layer cut on its own (1000; 2500 + 500; 2000): step 0 pushes layer 2
- *     5..9.5 (back 14), layer 0 9.5..12 (back 14.5), layer 1's 12..17.5 (back 23) and 17.5..19
+ *   bytescheduler-ps, a credit of one byte: each layer cut on its own (1000; 2500 + 500; 2000):
+ *     step 0 pushes layer 2 5..9.5 (back 14), layer 0 9.5..12 (back 14.5), layer 1's 12..17.5 (back 23) and 17.5..19
  *     (back 20.5); step 1 from 8: layer 0 at 14.6..15.6, layer 1 23.3..24.3, layer 2 24.5..26.5,
  *     backward to 30.5; pushes 27.5..32, 32..34.5, 34.5..40, 40..41.5 (back 36.5, 37, 45.5, 43);
  *     step 2 from 30.5: 37.1..38.1, 45.8..46.8, 47..49, backward to 53: the period is 22.5. */
@@ -180,7 +187,8 @@ static void test_step_costs_as_worked_by_hand(void **state)
     struct step_costs s = {.layers = 3, .layer = layers, .update = 0.6};
     struct cluster_shape one = {.nodes = 1, .gpus_per_node = 1, .inter = {.alpha = 0.5, .beta = 0.001}};
     struct cluster_shape two = {.nodes = 2, .gpus_per_node = 1, .inter = {.alpha = 0.5, .beta = 0.001}, .servers = 1};
-    struct method_settings whole = {0}, cut = {.partition_bytes = 2500};
+    struct method_settings whole = {0}, cut = {.partition_bytes = 2500}, one_byte = {.credit_bytes = 1},
+                           cut_one = {.partition_bytes = 2500, .credit_bytes = 1};
     assert_true(fabs(cost_step(&s, &one, "bsp-a2a", &whole) - 8.6) < 1e-9);
     const struct {
         const char *method;
@@ -188,8 +196,8 @@ static void test_step_costs_as_worked_by_hand(void **state)
         double expected;
     } cases[] = {
         {"bsp-a2a", &whole, 15.6}, {"wfbp-a2a", &whole, 14.6}, {"mg-wfbp", &whole, 13.6},
-        {"bytescheduler-a2a", &whole, 13.5}, {"bsp-ps", &cut, 27.6}, {"wfbp-ps", &cut, 24.6},
-        {"bytescheduler-ps", &cut, 22.5},
+        {"bytescheduler-a2a", &one_byte, 13.5}, {"bytescheduler-a2a", &whole, 14.6}, {"bsp-ps", &cut, 27.6},
+        {"wfbp-ps", &cut, 24.6}, {"bytescheduler-ps", &cut_one, 22.5},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         double got = cost_step(&s, &two, cases[i].method, cases[i].settings);

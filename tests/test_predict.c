@@ -20,6 +20,8 @@
 #include "testutil.h"
 
 
+/* test_exchange's hand-worked case through the command line, ByteScheduler with a credit of one
+ * byte (one partition under way at a time) as it was worked. */
 static void test_predict_the_worked_case(void **state)
 {
     (void)state;
@@ -27,7 +29,8 @@ static void test_predict_the_worked_case(void **state)
     tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
     struct tu_result r;
     run_analyze((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "1,2", "--inter", "0.008mbit:0.5s",
-                           "--servers", "1", "--partition-bytes", "2500", "--format", "json", NULL}, &r);
+                           "--servers", "1", "--partition-bytes", "2500", "--credit-bytes", "1", "--format", "json",
+                           NULL}, &r);
     assert_int_equal(r.status, 0);
     json_error_t jerr;
     json_t *rows = json_loads(r.out, 0, &jerr);
