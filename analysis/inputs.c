@@ -72,8 +72,9 @@ static int seen_before(struct seen_lines **table, const char *text, size_t len)
     if (!s && !(s = *table = calloc(1, sizeof *s)))
         return -1;
     if (2 * (s->used + 1) > s->slots) {   /* grow: at most half full */
-        struct seen_lines bigger = {calloc(s->slots ? 2 * s->slots : 256, sizeof *bigger.hash),
-                                    calloc(s->slots ? 2 * s->slots : 256, sizeof *bigger.text), s->slots ? 2 * s->slots : 256, s->used};
+        size_t slots = s->slots ? 2 * s->slots : 256;
+        struct seen_lines bigger = {calloc(slots, sizeof *bigger.hash), calloc(slots, sizeof *bigger.text), slots,
+                                    s->used};
         if (!bigger.hash || !bigger.text)
             return free(bigger.hash), free(bigger.text), -1;
         for (size_t i = 0; i < s->slots; i++)

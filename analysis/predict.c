@@ -115,6 +115,14 @@ static int step_of(const struct profile *p, const struct predict_options *o, str
     return compute > 0 ? 0 : -1;
 }
 
+/* The job of `nodes` nodes of --gpus-per-node workers each, with the links and measurements given. */
+static struct cluster_shape shape_of_nodes(const struct predict_options *o, int nodes)
+{
+    return (struct cluster_shape){.nodes = nodes, .gpus_per_node = o->gpus_per_node, .intra = o->intra,
+                                  .inter = o->inter, .servers = o->servers,
+                                  .allreduce = measured_at(o, nodes * o->gpus_per_node)};
+}
+
 /* The samples/s the model predicts for method on the cluster c: 0 and *rate, 1 when the model has
  * no step for the method, or 2, said, when the step is not a time at all. A hand-edited input out
  * of range (a layer of 2^62 parameters, a link fit's beta of 1e308) gives an infinite, NaN or
@@ -160,9 +168,7 @@ static int print_json(const struct profile *p, const struct predict_options *o, 
     int rc = cells ? 0 : 2;
     for (char *m = strtok(methods, ","); m && rc == 0; m = strtok(NULL, ","))
         for (int k = 0; k < o->node_counts && rc == 0; k++) {
-            struct cluster_shape c = {.nodes = o->nodes[k], .gpus_per_node = o->gpus_per_node, .intra = o->intra,
-                                      .inter = o->inter, .servers = o->servers,
-                                      .allreduce = measured_at(o, o->nodes[k] * o->gpus_per_node)};
+            struct cluster_shape c = shape_of_nodes(o, o->nodes[k]);
             double rate;
             if ((rc = predicted_rate(s, &c, m, o, &rate)) == 0)
                 rc = json_array_append_new(cells, json_pack("{s:s, s:i, s:s, s:i, s:f, s:f}", "model", p->model, "batch",
@@ -198,9 +204,7 @@ static int print_table(const struct profile *p, const struct predict_options *o,
         print_cell(p->model, md);
         printf("%s%d%s%s", sep, o->batch, sep, m);
         for (int k = 0; k < o->node_counts; k++) {
-            struct cluster_shape c = {.nodes = o->nodes[k], .gpus_per_node = o->gpus_per_node, .intra = o->intra,
-                                      .inter = o->inter, .servers = o->servers,
-                                      .allreduce = measured_at(o, o->nodes[k] * o->gpus_per_node)};
+            struct cluster_shape c = shape_of_nodes(o, o->nodes[k]);
             double rate;
             int rc = predicted_rate(s, &c, m, o, &rate);
             if (rc != 0)
@@ -501,6 +505,13 @@ static int parse_options(int argc, char **argv, struct predict_options *o, struc
     return parse_lists(o, a->nodes);
 }
 
+/* A measured curve's times divided by the runs' dilation: real time, as the dilated runs report. */
+static void to_real_time(struct link_point *points, int n, double dilate)
+{
+    for (int k = 0; k < n; k++)
+        points[k].seconds /= dilate;
+}
+
 /* The links and measured allreduces the options name, read into o (sizes holds the latter), at
  * real time. 0, or 2 after a message. */
 static int read_links(struct predict_options *o, const struct predict_args *a, struct measured_allreduce *sizes)
@@ -511,19 +522,15 @@ static int read_links(struct predict_options *o, const struct predict_args *a, s
     if (a->inter && link_parse(a->inter, a->measured, &o->inter, &o->inter_curves, why, sizeof why) < 0)
         return fprintf(stderr, "dtrain-analyze predict: --inter %s\n", why), 2;
     o->inter.alpha /= a->dilate, o->inter.beta /= a->dilate;   /* to real time, as the dilated runs report */
-    for (int k = 0; o->inter.curve && k < o->inter.points; k++)
-        o->inter_curves.one[k].seconds /= a->dilate;
-    for (int k = 0; o->inter.streamed && k < o->inter.streamed_points; k++)
-        o->inter_curves.streamed[k].seconds /= a->dilate;
+    to_real_time(o->inter_curves.one, o->inter.curve ? o->inter.points : 0, a->dilate);
+    to_real_time(o->inter_curves.streamed, o->inter.streamed ? o->inter.streamed_points : 0, a->dilate);
     o->allreduce = sizes;
     for (int i = 0; i < o->allreduce_count; i++) {
         struct measured_allreduce *m = &sizes[i];
         if (link_parse_allreduce(a->allreduce_files[i], m, why, sizeof why) < 0)
             return fprintf(stderr, "dtrain-analyze predict: --allreduce %s\n", why), 2;
-        for (int k = 0; k < m->cost.points; k++)
-            m->curve[k].seconds /= a->dilate;
-        for (int k = 0; k < m->cost.streamed_points; k++)
-            m->streamed[k].seconds /= a->dilate;
+        to_real_time(m->curve, m->cost.points, a->dilate);
+        to_real_time(m->streamed, m->cost.streamed_points, a->dilate);
     }
     return 0;
 }

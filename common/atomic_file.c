@@ -78,6 +78,15 @@ int atomic_write(const char *path, atomic_fill fill, const void *arg, struct dt_
     return atomic_commit(fd, tmp, path, err);
 }
 
+const char *not_own_regular_file(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) < 0        ? strerror(errno)
+           : !S_ISREG(st.st_mode)   ? "not a regular file"
+           : st.st_uid != geteuid() ? "a file of another user"
+                                    : NULL;
+}
+
 int open_output(const char *path, int flags, const char *what, struct dt_err *err)
 {
     int keep = flags & (O_ACCMODE | O_APPEND);
@@ -89,11 +98,7 @@ int open_output(const char *path, int flags, const char *what, struct dt_err *er
                        saved == ELOOP ? " (a symbolic link: outputs are not written through one)"
                        : saved == ENXIO ? " (a FIFO or socket, not a file)" : "");
     }
-    struct stat st;
-    const char *why = fstat(fd, &st) < 0 ? strerror(errno)
-                      : !S_ISREG(st.st_mode)     ? "not a regular file"
-                      : st.st_uid != geteuid()   ? "a file of another user"
-                                                 : NULL;
+    const char *why = not_own_regular_file(fd);
     if (!why && (fcntl(fd, F_SETFL, keep & O_APPEND) < 0 || ((flags & O_TRUNC) && ftruncate(fd, 0) < 0)))
         why = strerror(errno);
     if (why) {
@@ -151,10 +156,6 @@ int make_dirs(const char *dir)
 int make_parent_dirs(const char *path)
 {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir)
-        return 0;
-    *slash = '\0';
-    return make_dirs(dir);
+    dir_of(path, dir, sizeof dir);
+    return strcmp(dir, ".") == 0 || strcmp(dir, "/") == 0 ? 0 : make_dirs(dir);
 }

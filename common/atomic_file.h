@@ -34,6 +34,10 @@ int atomic_commit(int fd, const char *tmp, const char *path, struct dt_err *err)
  * (the option the path came from) and the path. */
 int open_output(const char *path, int flags, const char *what, struct dt_err *err);
 
+/* Why the open file fd is not a regular file of this user's ("not a regular file", "a file of
+ * another user", fstat's error), or NULL when it is: what outputs and checkpoints are held to. */
+const char *not_own_regular_file(int fd);
+
 /* fsync of a directory: makes a rename inside it durable. 0, or -1 with errno. */
 int fsync_dir(const char *dir);
 

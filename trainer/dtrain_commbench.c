@@ -163,38 +163,6 @@ static int allreduce_once(struct comm *c, const struct options *o, struct buffer
     return rc == MPI_SUCCESS ? 0 : dt_fail(err, "MPI_Allreduce failed (%d)", rc);
 }
 
-/* One parameter-server round: the workers' data summed by the last rank into every worker's
- * result (the server's result holds the sum too). */
-static int pushpull_once(struct comm *c, struct buffers *b, struct dt_err *err)
-{
-    int server = c->world - 1, workers = c->world - 1;
-    size_t bytes = b->count * sizeof(float);
-    struct comm_request reqs[2 * 4096];
-    int n = 0;
-    if (c->rank != server) {
-        if (c->isend(c, b->data, bytes, server, 1, &reqs[n++], err) < 0 ||
-            c->irecv(c, b->result, bytes, server, 2, &reqs[n++], err) < 0)
-            return -1;
-        return c->wait_all(c, reqs, n, err);
-    }
-    for (int w = 0; w < workers; w++)
-        if (c->irecv(c, b->slots + (size_t)w * b->count, bytes, w, 1, &reqs[n++], err) < 0)
-            return -1;
-    if (c->wait_all(c, reqs, n, err) < 0)
-        return -1;
-    for (size_t i = 0; i < b->count; i++) {
-        float sum = b->slots[i];
-        for (int w = 1; w < workers; w++)
-            sum += b->slots[(size_t)w * b->count + i];
-        b->result[i] = sum;
-    }
-    n = 0;
-    for (int w = 0; w < workers; w++)
-        if (c->isend(c, b->result, bytes, w, 2, &reqs[n++], err) < 0)
-            return -1;
-    return c->wait_all(c, reqs, n, err);
-}
-
 /* k allreduces under way at once, each of b->count floats at its own place in b->data. */
 static int allreduce_inflight(struct comm *c, int k, struct buffers *b, struct dt_err *err)
 {
@@ -205,9 +173,10 @@ static int allreduce_inflight(struct comm *c, int k, struct buffers *b, struct d
     return c->wait_all(c, reqs, k, err);
 }
 
-/* k parameter-server rounds under way at once: every worker pushes k messages (tags 16..),
- * the server sums each over the workers and sends each sum back (tags 16 + k..). */
-static int pushpull_inflight(struct comm *c, int k, struct buffers *b, struct dt_err *err)
+/* k parameter-server rounds under way at once (1: one round): every worker pushes k messages
+ * (tags 16..), the last rank sums each over the workers (in worker order) and sends each sum back
+ * to every worker's result (tags 16 + k..; the server's result holds the sums too). */
+static int pushpull_k(struct comm *c, int k, struct buffers *b, struct dt_err *err)
 {
     int server = c->world - 1, workers = c->world - 1, n = 0;
     size_t bytes = b->count * sizeof(float);
@@ -245,9 +214,9 @@ static int pushpull_inflight(struct comm *c, int k, struct buffers *b, struct dt
 /* One operation, or with k > 1 k of them under way at once. */
 static int operation_k(struct comm *c, const struct options *o, int k, struct buffers *b, struct dt_err *err)
 {
-    if (k > 1)
-        return o->pushpull ? pushpull_inflight(c, k, b, err) : allreduce_inflight(c, k, b, err);
-    return o->pushpull ? pushpull_once(c, b, err) : allreduce_once(c, o, b, err);
+    if (o->pushpull)
+        return pushpull_k(c, k, b, err);
+    return k > 1 ? allreduce_inflight(c, k, b, err) : allreduce_once(c, o, b, err);
 }
 
 static int operation(struct comm *c, const struct options *o, struct buffers *b, struct dt_err *err)

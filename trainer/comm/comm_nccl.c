@@ -31,14 +31,15 @@ static int cuda_fail(struct dt_err *err, const char *what, cudaError_t rc)
     return dt_fail(err, "%s: %s", what, cudaGetErrorString(rc));
 }
 
+static cudaError_t wait_for_gradients(struct nccl_state *s, int mark);
+
 /* The backward pass's kernels finish, NCCL reduces on its stream, the optimizer waits for it. */
 static int nccl_allreduce(struct comm *c, float *buf, size_t count, enum comm_op op, struct dt_err *err)
 {
     struct nccl_state *s = c->state;
     cudaError_t crc;
     ncclResult_t nrc;
-    if ((crc = cudaEventRecord(s->grads_ready, s->compute)) != cudaSuccess ||
-        (crc = cudaStreamWaitEvent(s->stream, s->grads_ready, 0)) != cudaSuccess)
+    if ((crc = wait_for_gradients(s, 0)) != cudaSuccess)   /* all compute queued so far */
         return cuda_fail(err, "ordering the gradient exchange", crc);
     if ((nrc = ncclAllReduce(buf, buf, count, ncclFloat, op == COMM_AVG ? ncclAvg : ncclSum, s->comm, s->stream)) != ncclSuccess)
         return nccl_fail(err, "ncclAllReduce", nrc);

@@ -53,9 +53,14 @@ void exchange_mean(const struct exchange *x, float *buf, size_t count)
         comm_scale(buf, count, x->workers.count);
 }
 
-const char *exchange_transport_name(const struct exchange *x)
+const char *exchange_gpu_transport(const struct exchange *x)
 {
-    return x->transport ? x->transport->name : "none";
+    return x->staging ? "host" : x->transport && x->transport->device_buffers ? x->transport->name : "";
+}
+
+int exchange_staged_spans(const struct model *model)
+{
+    return model_layer_spans(model, NULL, NULL) + 1;
 }
 
 int exchange_create(struct exchange *x, const struct exchange_method *method, const struct exchange_options *options,
@@ -73,10 +78,8 @@ int exchange_create(struct exchange *x, const struct exchange_method *method, co
         x->options = *options;
     x->grads = grads;
     x->count = count;
-    if (staged && !device_transport && (host->world > 1 || method->serve)) {
-        /* the spans backward reports, and one more for what drain sends when it did not */
-        int spans = model_layer_spans(model, NULL, NULL) + 1;
-        if (staging_create(&x->staging, *staged, grads, count, spans, deliver_span, x, err) < 0)
+    if (staged && !device_transport) {
+        if (staging_create(&x->staging, *staged, grads, count, exchange_staged_spans(model), deliver_span, x, err) < 0)
             return dt_wrap(err, "--comm %s", method->name);
         x->grads = staging_host(x->staging);
     }

@@ -139,7 +139,8 @@ const struct method_facts *exchange_facts(const struct exchange_method *method);
  * device_transport (not NULL) moves them there (NCCL), or, with staged (not NULL), they are copied
  * to host memory span by span and the method exchanges that copy over host (staging.h). Refuses a
  * model whose parameters the method cannot send in order, and a transport without what the
- * method needs. 0 or -1 with err. */
+ * method needs. (A world of one exchanges nothing: the caller stages only a larger one.) 0 or -1
+ * with err. */
 int exchange_create(struct exchange *x, const struct exchange_method *method, const struct exchange_options *options,
                     struct comm *host, struct comm *device_transport, const struct staging_device *staged,
                     const struct model *model, float *grads, size_t count, struct dt_err *err);
@@ -153,9 +154,13 @@ void exchange_set_update(struct exchange *x, struct exchange_update update);
  * device memory, which a host cannot scale). The methods call it instead of comm_scale. */
 void exchange_mean(const struct exchange *x, float *buf, size_t count);
 
-/* What moved the gradients: "nccl", "host" (the host transport; staged from a device when
- * x->staging), for the run record. */
-const char *exchange_transport_name(const struct exchange *x);
+/* How a GPU rank's gradients traveled, for the summary and the record: "host" when staged, the
+ * device transport's name ("nccl"), "" on CPU ranks exchanging their own buffer. */
+const char *exchange_gpu_transport(const struct exchange *x);
+
+/* The spans a staged exchange of model may be handed a step (exchange_create's, and the device's
+ * copy events): each layer's, and one more for what finish sends when backward did not. */
+int exchange_staged_spans(const struct model *model);
 void exchange_destroy(struct exchange *x);
 
 /* The hook model_backward_notify calls (nn.h): hands finished gradients to the method; an error is

@@ -60,8 +60,7 @@ static int host_copy_in(void *ctx, float *device, const float *host, size_t coun
 
 struct staging_device staging_host_device(void)
 {
-    return (struct staging_device){.copy_out = host_copy_out, .wait_out = host_wait_out, .copy_in = host_copy_in,
-                                   .name = "host"};
+    return (struct staging_device){.copy_out = host_copy_out, .wait_out = host_wait_out, .copy_in = host_copy_in};
 }
 
 /* ---------- the staging thread ---------- */
@@ -109,7 +108,7 @@ int staging_create(struct staging **out, struct staging_device device, float *de
     *s = (struct staging){.device = device, .device_grads = device_grads, .count = count, .spans = spans,
                           .deliver = deliver, .deliver_ctx = deliver_ctx, .end = count};
     s->host = calloc(count ? count : 1, sizeof(float));
-    s->queue = calloc((size_t)spans + 1, sizeof *s->queue);
+    s->queue = calloc((size_t)spans, sizeof *s->queue);
     if (!s->host || !s->queue) {
         free(s->host), free(s->queue), free(s);
         return dt_fail(err, "out of memory for the host copy of %zu gradients", count);

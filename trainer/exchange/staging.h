@@ -42,7 +42,6 @@ struct staging_device {
     /* The staging thread's first call (CUDA: the rank's device made current there). NULL: none. */
     void (*thread_start)(void *ctx);
     void *ctx;
-    const char *name;          /* "cuda" or "host" */
 };
 
 /* Plain copies between two host buffers: CPU ranks staged as GPU ranks are (the tests). */

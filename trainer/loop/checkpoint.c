@@ -116,12 +116,7 @@ static int list_steps(const char *dir, long **steps)
 static int open_own_file(const char *path, const char **why)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    *why = fd < 0 ? (errno == ELOOP ? "a symbolic link" : "cannot be opened")
-           : fstat(fd, &st) < 0     ? "cannot be read"
-           : !S_ISREG(st.st_mode)   ? "not a regular file"
-           : st.st_uid != geteuid() ? "a file of another user"
-                                    : NULL;
+    *why = fd < 0 ? (errno == ELOOP ? "a symbolic link" : "cannot be opened") : not_own_regular_file(fd);
     if (*why && fd >= 0)
         close(fd);
     return *why ? -1 : fd;

@@ -83,7 +83,7 @@ int device_staging_on(struct backend *gpu, int slots, struct cuda_staging **hand
     if (!(*handle = backend_cuda_staging_create(gpu, slots, why, sizeof why)))
         return dt_fail(err, "--gpu-transport host: %s", why);
     *out = (struct staging_device){.copy_out = cuda_copy_out, .wait_out = cuda_wait_out, .copy_in = cuda_copy_in,
-                                   .thread_start = cuda_thread_start, .ctx = *handle, .name = "cuda"};
+                                   .thread_start = cuda_thread_start, .ctx = *handle};
     return 0;
 }
 

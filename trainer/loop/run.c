@@ -127,11 +127,11 @@ static int choose_exchange(struct run *r, const struct train_config *cfg, struct
                        comm->world);
     if (choose_transport(r, cfg, method, &staged, err) < 0)
         return -1;
+    staged = staged && comm->world > 1;   /* a world of one exchanges nothing */
     if (r->gpu && !staged && comm->world > 1 && !(r->nccl = comm_nccl_create(comm, backend_cuda_stream(r->gpu), err)))
         return dt_wrap(err, "NCCL");
     struct staging_device device = staging_host_device();
-    int slots = model_layer_spans(&r->model, NULL, NULL) + 1;   /* exchange_create's spans */
-    if (staged && r->gpu && device_staging(r, slots, &device, err) < 0)
+    if (staged && r->gpu && device_staging(r, exchange_staged_spans(&r->model), &device, err) < 0)
         return -1;
     if (exchange_create(&r->exchange, method, &cfg->exchange_options, comm, r->nccl, staged ? &device : NULL,
                         &r->model, run_grads(r), r->model.num_params, err) < 0)

@@ -459,10 +459,7 @@ static int finish(struct loop *l, int rc, struct dt_err *err)
     if (res->peak_rate < res->final_rate && res->steps < l->cfg->log_every)
         res->peak_rate = res->final_rate;   /* no Step line was printed: the only rate there is */
     res->exchange = r->exchange.stats;
-    if (r->exchange.staging)
-        snprintf(res->transport, sizeof res->transport, "host");
-    else if (r->nccl)
-        snprintf(res->transport, sizeof res->transport, "nccl");
+    snprintf(res->transport, sizeof res->transport, "%s", exchange_gpu_transport(&r->exchange));
     res->compute_ms = straggler_mean_ms(&r->straggler);
     res->straggler_seconds = r->straggler.report_seconds, res->straggler_reports = r->straggler.reports;
     return rc;
