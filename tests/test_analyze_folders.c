@@ -16,14 +16,6 @@
 #include "analyze_util.h"
 #include "testutil.h"
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
 /* A sweep's folder: its records, the table made of them, its plots. Reading the folder again
  * gives the same table, not the table plus a "corrected" copy of itself. */
 static void test_folder_passes_over_own_outputs(void **state)
@@ -35,14 +27,14 @@ static void test_folder_passes_over_own_outputs(void **state)
     snprintf(moved, sizeof moved, "%s/records.jsonl", dir);
     char *text = tu_read_file(records);
     assert_non_null(text);
-    write_text(moved, text);
+    assert_int_equal(tu_write_file(moved, text), 0);
     free(text);
     unlink(records);
     struct tu_result first, again, named, plot;
     run_analyze((char *[]){"table", dir, NULL}, &first);
     assert_int_equal(first.status, 0);
     snprintf(table, sizeof table, "%s/table.md", dir);
-    write_text(table, first.out);
+    assert_int_equal(tu_write_file(table, first.out), 0);
     assert_true(strncmp(first.out, "<!-- dtrain-analyze table", 25) == 0);
     snprintf(plots, sizeof plots, "%s/plots/sweep", dir);
     run_analyze((char *[]){"plot", "-o", plots, dir, NULL}, &plot);
@@ -80,7 +72,7 @@ static void test_no_correction_within_printed_precision(void **state)
     for (int i = 0; i < 2; i++) {
         snprintf(text, sizeof text, "%s| **1** | **2** | **1** | **64** | **50** | **0:00:16** | **%s** | **Avg** |\n",
                  header, given[i]);
-        write_text(path, text);
+        assert_int_equal(tu_write_file(path, text), 0);
         struct tu_result r;
         run_analyze((char *[]){"table", path, NULL}, &r);
         assert_int_equal(r.status, 0);
@@ -101,9 +93,9 @@ static void test_failed_plot_leaves_no_file(void **state)
     snprintf(fake, sizeof fake, "%s/bin", dir);
     assert_int_equal(mkdir(fake, 0755), 0);
     snprintf(fake, sizeof fake, "%s/bin/gnuplot", dir);
-    write_text(fake, "#!/bin/sh\n"
+    assert_int_equal(tu_write_file(fake, "#!/bin/sh\n"
                      ": > \"$(sed -n \"s/^set output '\\(.*\\)'$/\\1/p\" \"$1\" | head -n 1)\"\n"
-                     "echo 'x_min should not equal x_max!' >&2\nexit 1\n");
+                     "echo 'x_min should not equal x_max!' >&2\nexit 1\n"), 0);
     assert_int_equal(chmod(fake, 0755), 0);
     char *old_path = strdup(getenv("PATH")), new_path[4200];
     snprintf(new_path, sizeof new_path, "%s/bin:%s", dir, old_path);
@@ -293,8 +285,8 @@ static void test_the_same_record_read_twice_counts_once(void **state)
     snprintf(backup, sizeof backup, "%s/runs.jsonl.bak", dir);
     char *text = tu_read_file(records);
     assert_non_null(text);
-    write_text(file, text);
-    write_text(backup, text);
+    assert_int_equal(tu_write_file(file, text), 0);
+    assert_int_equal(tu_write_file(backup, text), 0);
     free(text);
     unlink(records);
     struct tu_result once, folder, twice;
@@ -308,7 +300,7 @@ static void test_the_same_record_read_twice_counts_once(void **state)
      * over, not read line by line as broken records (make methods-demo's plot failed on them) */
     unlink(backup);
     snprintf(backup, sizeof backup, "%s/check-34.json", dir);
-    write_text(backup, "{\n \"format\": \"dtrain-check\",\n \"nodes\": [\n  {\n   \"node\": \"gn01\"\n  }\n ]\n}\n");
+    assert_int_equal(tu_write_file(backup, "{\n \"format\": \"dtrain-check\",\n \"nodes\": [\n  {\n   \"node\": \"gn01\"\n  }\n ]\n}\n"), 0);
     struct tu_result plot;
     char prefix[160];
     snprintf(prefix, sizeof prefix, "%s/plot", dir);

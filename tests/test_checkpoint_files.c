@@ -45,24 +45,12 @@ static void subdir(char *sub, size_t size, const char *name)
     assert_int_equal(mkdir(sub, 0755), 0);
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static bool file_holds(const char *path, const char *text)
 {
-    char buf[256] = "";
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return strcmp(buf, text) == 0;
+    char *held = tu_read_file(path);
+    bool same = held && strcmp(held, text) == 0;
+    free(held);
+    return same;
 }
 
 static bool is_regular(const char *path)
@@ -196,7 +184,7 @@ static void test_planted_links_are_not_written_through(void **state)
     char sub[4200], victim[4300], link[4400], out[4400];
     subdir(sub, sizeof sub, "planted");
     snprintf(victim, sizeof victim, "%s/victim", sub);
-    write_text(victim, "root's\n");
+    assert_int_equal(tu_write_file(victim, "root's\n"), 0);
     snprintf(link, sizeof link, "%s/ckpt-40.dtc.tmp.%d", sub, (int)getpid());
     assert_int_equal(symlink(victim, link), 0);
     snprintf(out, sizeof out, "%s/params.bin.tmp", sub);
@@ -283,7 +271,7 @@ static void test_a_fifo_or_many_names_do_not_hide_the_checkpoint(void **state)
     unlink(path);
     for (int i = 0; i < 1000; i++) {
         snprintf(path, sizeof path, "%s/ckpt-%d.dtc", sub, 1000 + i);
-        write_text(path, "junk");
+        assert_int_equal(tu_write_file(path, "junk"), 0);
     }
     assert_int_equal(within_10s(load_from, sub), 40);
 }
@@ -311,7 +299,7 @@ static void test_only_the_users_own_checkpoints_are_trusted(void **state)
     assert_int_equal(load_from(sub), 40);
     /* the other user's leftover temporary is theirs to remove, not ours */
     snprintf(path, sizeof path, "%s/ckpt-80.dtc.tmp.999999.abcdef", sub);
-    write_text(path, "");
+    assert_int_equal(tu_write_file(path, ""), 0);
     assert_int_equal(chown(path, 65534, 65534), 0);
     checkpoint_remove_stale(sub);
     assert_int_equal(access(path, F_OK), 0);
@@ -338,7 +326,7 @@ static void test_a_second_job_on_a_directory_in_use_is_refused(void **state)
     int first = checkpoint_lock(sub, &err);
     assert_true(first >= 0);
     snprintf(path, sizeof path, "%s/ckpt-80.dtc.tmp.%d.XXXXXX", sub, (int)getpid() + 1);
-    write_text(path, "the first job's save in flight");
+    assert_int_equal(tu_write_file(path, "the first job's save in flight"), 0);
     int second = checkpoint_lock(sub, &err);
     assert_int_equal(second, -1);
     assert_non_null(strstr(err.msg, "in use by another running job"));

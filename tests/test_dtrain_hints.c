@@ -124,14 +124,8 @@ static void test_srun_step_without_pmix_is_warned(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(script, sizeof script, "%s/train.py", dir);
     snprintf(other, sizeof other, "%s/plain.py", dir);
-    FILE *f = fopen(script, "w");
-    assert_non_null(f);
-    fputs("#!/bin/true\nimport os\nfrom mpi4py import MPI\n", f);
-    fclose(f);
-    f = fopen(other, "w");
-    assert_non_null(f);
-    fputs("#!/bin/true\n# no mpi4py here, we use torch.distributed\nimport os\n", f);
-    fclose(f);
+    assert_int_equal(tu_write_file(script, "#!/bin/true\nimport os\nfrom mpi4py import MPI\n"), 0);
+    assert_int_equal(tu_write_file(other, "#!/bin/true\n# no mpi4py here, we use torch.distributed\nimport os\n"), 0);
     assert_int_equal(chmod(script, 0755), 0);
     assert_int_equal(chmod(other, 0755), 0);
     char *runs_python[] = {(char *)tu_bin("dtrain"), "--", "python3", script, NULL};

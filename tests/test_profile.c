@@ -38,14 +38,6 @@ static struct train_config lenet_config(long steps)
                                  .log_every = 1000, .eval_every = 0, .max_steps = steps, .lr = 0.01, .seed = 1};
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
 /* --profile-out: a real run's profile has the model's layers (names, parameter counts), positive
  * times, and steps measured after the warm-up; it reads back equal; it matches LeNet, not the CNN. */
 static void test_a_profile_round_trips(void **state)
@@ -125,7 +117,7 @@ static void test_bad_profiles_are_refused(void **state)
     };
     struct profile p;
     struct dt_err err;
-    write_text(path, good);
+    assert_int_equal(tu_write_file(path, good), 0);
     assert_int_equal(profile_read(path, &p, &err), 0);
     profile_free(&p);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -135,7 +127,7 @@ static void test_bad_profiles_are_refused(void **state)
         snprintf(bad, sizeof bad, "%.*s%s%s", (int)(at - good), good, cases[i].to, at + strlen(cases[i].from));
         if (cases[i].from[0] == '{')
             strcat(bad, "]");
-        write_text(path, bad);
+        assert_int_equal(tu_write_file(path, bad), 0);
         assert_int_equal(profile_read(path, &p, &err), -1);
         if (!strstr(err.msg, cases[i].says) || !strstr(err.msg, path))
             print_error("case %zu: %s\n", i, err.msg);

@@ -308,6 +308,15 @@ int tu_run_tool(const char *tool, char *const *args, struct tu_result *result)
     return rc;
 }
 
+int tu_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int rc = fputs(text, f) < 0 ? -1 : 0;
+    return fclose(f) != 0 ? -1 : rc;
+}
+
 char *tu_read_file(const char *path)
 {
     FILE *f = fopen(path, "r");

@@ -27,6 +27,9 @@ int tu_run_tool(const char *tool, char *const *args, struct tu_result *result);
  * caller frees it. */
 char *tu_read_file(const char *path);
 
+/* Writes text to path (created or truncated). 0, or -1 when the file cannot be written. */
+int tu_write_file(const char *path, const char *text);
+
 /* Full path of a built tool: $DTRAIN_TEST_BIN/name. */
 const char *tu_bin(const char *name);
 

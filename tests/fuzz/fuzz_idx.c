@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "data.h"
+#include "memfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -17,11 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     int dims = data[0] & 1 ? 3 : 1;
-    int fd = memfd_create("idx", MFD_CLOEXEC);
-    if (fd < 0 || write(fd, data + 1, size - 1) != (ssize_t)(size - 1))
-        abort();
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int fd = fuzz_memfile(data + 1, size - 1, path);
     uint32_t sizes[3];
     uint8_t *bytes = NULL;
     long count = -1;

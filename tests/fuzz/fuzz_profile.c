@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "memfile.h"
 #include "profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,11 +21,8 @@ static int time_ok(double t)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    int fd = memfd_create("profile", MFD_CLOEXEC);
-    if (fd < 0 || write(fd, data, size) != (ssize_t)size)
-        abort();
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int fd = fuzz_memfile(data, size, path);
     struct profile p;
     struct dt_err err;
     if (profile_read(path, &p, &err) == 0) {

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "memfile.h"
 #include "text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -34,11 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int fd = memfd_create("text", MFD_CLOEXEC);
-    if (fd < 0 || write(fd, data + 1, size - 1) != (ssize_t)(size - 1))
-        abort();
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int fd = fuzz_memfile(data + 1, size - 1, path);
     struct sentence_list list = {0};
     struct dt_err err;
     int rc = data[0] & 1 ? text_read_tsv(path, &list, &err) : text_read_ptb(path, &list, &err);

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "memfile.h"
 #include "text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -25,11 +25,8 @@ static void check_ids(const struct wordpiece *wp, const char *text)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    int fd = memfd_create("vocab", MFD_CLOEXEC);
-    if (fd < 0 || write(fd, data, size) != (ssize_t)size)
-        abort();
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int fd = fuzz_memfile(data, size, path);
     struct wordpiece wp;
     struct dt_err err;
     if (text_wordpiece_load(path, &wp, &err) == 0) {
