@@ -97,6 +97,7 @@ struct transfer_cost {
     const struct cluster_shape *c;
     bool ps;
     double load;               /* a push's bytes at the busiest link, per byte pushed */
+    int in_node;               /* node-local sums: a piece's hand-offs inside a node each way */
 };
 
 /* The link as many messages under way at once find it (link_cost.streamed), where measured. */
@@ -117,27 +118,37 @@ static double allreduce_streamed(const struct cluster_shape *c, double bytes)
     return cost_allreduce(&busy, bytes);
 }
 
-static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool ps)
+static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool ps, bool node_sums)
 {
     struct transfer_cost t = {.c = c, .ps = ps};
-    int workers = c->nodes * c->gpus_per_node, servers = c->servers > 0 ? c->servers : c->nodes;
-    double load = (double)workers / servers;   /* each server takes every worker's share */
-    if (c->gpus_per_node > load)
-        load = c->gpus_per_node;               /* a node's link carries all its workers' pushes */
+    int pushers = node_sums ? 1 : c->gpus_per_node;   /* a node's pushes of a piece */
+    int servers = c->servers > 0 ? c->servers : c->nodes;
+    double load = (double)(c->nodes * pushers) / servers;   /* each server takes every push of its share */
+    if (pushers > load)
+        load = pushers;                        /* a node's link carries all its pushes */
     t.load = load;
+    t.in_node = node_sums ? c->gpus_per_node - 1 : 0;
     return t;
 }
 
-/* The link's time for a piece (a push's, or the whole allreduce's). */
-static double send_cost(const struct transfer_cost *t, double bytes)
+/* The node's root receiving (or sending) a piece from each of its other workers, one after another. */
+static double in_node(const struct transfer_cost *t, double bytes)
 {
-    return t->ps ? link_message(streamed(t->c->inter), bytes * t->load) : allreduce_streamed(t->c, bytes);
+    return t->in_node > 0 ? t->in_node * link_message(streamed(t->c->intra), bytes) : 0;
 }
 
-/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push. */
+/* The link's time for a piece (a push's, after the node's sum, or the whole allreduce's). */
+static double send_cost(const struct transfer_cost *t, double bytes)
+{
+    return t->ps ? in_node(t, bytes) + link_message(streamed(t->c->inter), bytes * t->load)
+                 : allreduce_streamed(t->c, bytes);
+}
+
+/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push, then the
+ * node's root hands it on. */
 static double sum_back(const struct transfer_cost *t, double sent, double bytes)
 {
-    return t->ps ? sent + link_message(streamed(t->c->inter), bytes * t->load) : sent;
+    return t->ps ? sent + link_message(streamed(t->c->inter), bytes * t->load) + in_node(t, bytes) : sent;
 }
 
 /* When backward (started at 0) has finished layer l: R_l = the backward of layers l..L-1. */
@@ -417,7 +428,8 @@ double cost_step(const struct step_costs *s, const struct cluster_shape *c, cons
     const struct method_facts *m = method_find(method);
     if (!m)
         return -1;
-    struct step_inputs in = {.s = s, .c = c, .t = transfer_cost_of(c, m->servers)};
+    bool node_sums = m->servers && !(settings && settings->ps_node_sums_off);
+    struct step_inputs in = {.s = s, .c = c, .t = transfer_cost_of(c, m->servers, node_sums)};
     for (int l = 0; l < s->layers; l++)
         in.forward += s->layer[l].forward, in.backward += s->layer[l].backward, in.bytes += s->layer[l].bytes;
     in.per = settings && settings->partition_bytes > 0 ? settings->partition_bytes : METHOD_PARTITION_BYTES;

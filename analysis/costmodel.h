@@ -28,8 +28,12 @@
  *                      layer's sums and update; the step is the steady distance between two
  *                      forward passes' starts
  *   *-ps               as their allreduce twins, a partition's push and pull costing one message
- *                      of bytes max(1, W / S) (S servers, each receiving every one of the W
- *                      workers' pushes of its share), and the last sum's pull once more.
+ *                      of bytes max(P, N P / S) (N nodes each pushing P times, S servers each
+ *                      receiving every push of its share; P = 1 with BytePS's node-local sums,
+ *                      else a push per worker, P = G), and the last sum's pull once more; with
+ *                      node-local sums a piece first costs G - 1 messages inside the node (the
+ *                      node's root receiving each other worker's) and its sum as many after the
+ *                      pull (the root handing it on).
  * The pieces of every method but BSP go at the links' streamed rate where it was measured
  * (link_cost.streamed); BSP's one allreduce at the rate of one message alone.
  * One worker exchanges nothing: F + B + U. */
@@ -90,6 +94,8 @@ struct step_costs {
 struct method_settings {
     double partition_bytes;    /* ByteScheduler's and the servers' partitions (0: 4096000) */
     double credit_bytes;       /* ByteScheduler's bytes under way at once (0: 16000000) */
+    bool ps_node_sums_off;     /* parameter servers: every worker pushes its own (default: a node's
+                                  workers sum first and push once, as BytePS and dtrain-train do) */
 };
 
 /* The allreduce algorithms, and the cheapest that applies: seconds for n bytes. */

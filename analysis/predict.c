@@ -49,6 +49,9 @@ static const char predict_usage[] =
     "      --methods LIST      comma-separated (all of them, listed below)\n"
     "      --partition-bytes N ByteScheduler's and the servers' partitions (4096000)\n"
     "      --credit-bytes N    ByteScheduler's bytes under way at once (16000000)\n"
+    "      --ps-node-sums on|off  parameter servers: a node's workers sum first and push once, as\n"
+    "                          BytePS and dtrain-train do (on), or each pushes its own (with\n"
+    "                          --records: as each record's comm_options say it ran)\n"
     "      --batch B           samples per worker a step (the profile's; times scale with it)\n"
     "      --rate R            scale the profile so one device trains R samples/s (ResNet-50 on\n"
     "                          the reference GPUs: 253.1)\n"
@@ -90,6 +93,7 @@ struct predict_options {
     int allreduce_count;
     char methods[512];
     double partition_bytes, credit_bytes, rate;
+    bool ps_node_sums_off;     /* every worker pushes its own */
     const char *format;
 };
 
@@ -130,7 +134,8 @@ static struct cluster_shape shape_of_nodes(const struct predict_options *o, int 
 static int predicted_rate(const struct step_costs *s, const struct cluster_shape *c, const char *method,
                           const struct predict_options *o, double *rate)
 {
-    struct method_settings settings = {.partition_bytes = o->partition_bytes, .credit_bytes = o->credit_bytes};
+    struct method_settings settings = {.partition_bytes = o->partition_bytes, .credit_bytes = o->credit_bytes,
+                                       .ps_node_sums_off = o->ps_node_sums_off};
     double step = cost_step(s, c, method, &settings);
     int gpus = c->nodes * c->gpus_per_node;
     *rate = (double)o->batch * gpus / step;
@@ -266,8 +271,10 @@ static int compare_records(const struct profile *p, const struct predict_options
             }
         double mean = sum / n, std = n > 1 ? sqrt(fmax(0, (squares - n * mean * mean) / (n - 1))) : 0;
         struct cluster_shape c = shape_of(r, o);
+        struct predict_options as_run = *o;   /* a record without node-sums=on ran without them */
+        as_run.ps_node_sums_off = !strstr(r->comm_options, "node-sums=on");
         double predicted;
-        int known = predicted_rate(s, &c, r->comm, o, &predicted);
+        int known = predicted_rate(s, &c, r->comm, &as_run, &predicted);
         if (known == 2) {
             rc = 2;
             break;
@@ -385,7 +392,7 @@ static int parse_lists(struct predict_options *o, const char *nodes)
     return o->node_counts > 0 ? 0 : (fprintf(stderr, "dtrain-analyze predict: --nodes is empty\n"), 2);
 }
 
-enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_CREDIT, P_BATCH, P_RATE, P_FORMAT,
+enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_CREDIT, P_NODE_SUMS, P_BATCH, P_RATE, P_FORMAT,
        P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE };
 
 /* What the command line names beyond predict_options: the inputs still to be read. */
@@ -457,6 +464,11 @@ static int parse_choice(int opt, struct predict_options *o, struct predict_args 
         a->allreduce_files[o->allreduce_count++] = optarg;
         break;
     case P_METHODS: snprintf(o->methods, sizeof o->methods, "%s", optarg); break;
+    case P_NODE_SUMS:
+        if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+            return fprintf(stderr, "dtrain-analyze predict: --ps-node-sums \"%s\": expected on or off\n", optarg), 2;
+        o->ps_node_sums_off = strcmp(optarg, "off") == 0;
+        break;
     case P_FORMAT:
         if (strcmp(optarg, "md") != 0 && strcmp(optarg, "csv") != 0 && strcmp(optarg, "json") != 0)
             return fprintf(stderr, "dtrain-analyze predict: --format \"%s\": expected md, csv or json\n", optarg), 2;
@@ -479,7 +491,7 @@ static int parse_options(int argc, char **argv, struct predict_options *o, struc
         {"inter", required_argument, NULL, P_INTER}, {"intra", required_argument, NULL, P_INTRA},
         {"servers", required_argument, NULL, P_SERVERS}, {"methods", required_argument, NULL, P_METHODS},
         {"partition-bytes", required_argument, NULL, P_PARTITION}, {"batch", required_argument, NULL, P_BATCH},
-        {"credit-bytes", required_argument, NULL, P_CREDIT},
+        {"credit-bytes", required_argument, NULL, P_CREDIT}, {"ps-node-sums", required_argument, NULL, P_NODE_SUMS},
         {"rate", required_argument, NULL, P_RATE}, {"format", required_argument, NULL, P_FORMAT},
         {"records", no_argument, NULL, P_RECORDS}, {"tag", required_argument, NULL, P_TAG},
         {"against", required_argument, NULL, P_AGAINST}, {"row", required_argument, NULL, P_ROW},

@@ -5,12 +5,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <string.h>
 
 #include <cmocka.h>
 
 #include "costmodel.h"
 #include "exchange_methods.h"
 #include "grouping.h"
+#include "node_sums.h"
 #include "placement.h"
 
 /* Four layers, times in ms, alpha 1 ms, beta 0.001 ms per byte:
@@ -106,6 +108,49 @@ static void test_servers_are_placed(void **state)
     for (int r = 0; r < 6; r++)
         assert_int_equal(serving[r], expected[r]);
     assert_int_equal(placement_servers(1, hosts, 0, true, serving), 1);   /* nobody left to train: ps.c refuses */
+}
+
+/* The workers' nodes for node-local sums, in the order of their first worker, each node's workers
+ * in rank order, servers left out (gn03's only rank serves: no node of its own). */
+static void test_workers_are_grouped_by_node(void **state)
+{
+    (void)state;
+    const char *hosts[] = {"gn02", "gn01", "gn02", "gn01", "gn02", "gn03"};
+    bool serving[] = {false, false, false, false, true, true};
+    int first[7], member[6];
+    assert_int_equal(placement_nodes(6, hosts, serving, first, member), 2);
+    int expected_first[] = {0, 2, 4}, expected_member[] = {0, 2, 1, 3};
+    assert_memory_equal(first, expected_first, sizeof expected_first);
+    assert_memory_equal(member, expected_member, sizeof expected_member);
+
+    /* rank 2 is gn02's second worker: partition p's root there is gn02's worker p mod 2, so rank 2
+     * roots the odd partitions (their bytes are its credit) and pushes the even ones to rank 0 */
+    struct node_sums ns;
+    struct dt_err err;
+    bool several;
+    assert_int_equal(node_sums_plan(&ns, 6, hosts, serving, 2, true, &several, &err), 0);
+    assert_true(several);
+    assert_int_equal(ns.nodes, 2);
+    assert_int_equal(ns.node, 0), assert_int_equal(ns.local, 1), assert_int_equal(ns.size, 2);
+    int roots[2][4] = {{0, 2, 0, 2}, {1, 3, 1, 3}};
+    for (int n = 0; n < 2; n++)
+        for (int p = 0; p < 4; p++)
+            assert_int_equal(node_sums_root(&ns, n, p), roots[n][p]);
+    struct comm_thread_transfer t = {.count = 100, .index = 1};
+    assert_int_equal(node_sums_charge(&ns, &t), 400);
+    t.index = 2;
+    assert_int_equal(node_sums_charge(&ns, &t), 0);
+    node_sums_free(&ns);
+
+    /* one worker a node: nothing to sum inside one; ten on a node: more than a root's requests */
+    const char *ten[11] = {"gn01", "gn01", "gn01", "gn01", "gn01", "gn01", "gn01", "gn01", "gn01", "gn01", "gn02"};
+    bool none[11] = {false};
+    assert_int_equal(node_sums_plan(&ns, 2, hosts + 3, none, 0, true, &several, &err), 0);
+    assert_false(several);
+    assert_int_equal(node_sums_plan(&ns, 11, ten, none, 0, true, &several, &err), -1);
+    assert_non_null(strstr(err.msg, "node gn01 has 10 workers; node-local sums take at most 9 (--ps-node-sums off)"));
+    assert_int_equal(node_sums_plan(&ns, 11, ten, none, 0, false, &several, &err), 0);
+    assert_true(several);
 }
 
 /* The collectives' costs as Thakur, Rabenseifner and Gropp give them, worked by hand: 1 MB over
@@ -208,6 +253,26 @@ static void test_step_costs_as_worked_by_hand(void **state)
     assert_true(cost_step(&s, &two, "carrier-pigeon", &whole) < 0);
 }
 
+/* BytePS's node-local sums in the model, the layers above on 2 nodes of 2 workers, one server,
+ * partitions of 2500 bytes, inside a node alpha 0.1, beta 0.0001:
+ *   on: one push a node (the server takes 2: alpha + bytes x 0.002 as with one worker a node), after
+ *     the root's receive of the other worker's (0.1 + bytes x 0.0001): 1000 bytes 2.5 + 0.2, 2500
+ *     bytes 5.5 + 0.35; pushed 4..6.7, 6.7..12.55, 12.55..18.4, the last sum back 5.5 later and
+ *     handed on 0.35 later, 24.25: 4 + 24.25 + 0.6 = 28.85.
+ *   off: 4 pushes (the server's and each node's link 2 x 2: alpha + bytes x 0.004): 4.5 and 10.5;
+ *     4..8.5, 8.5..19, 19..29.5, back at 40: 4 + 40 + 0.6 = 44.6. */
+static void test_node_sums_cost_as_worked_by_hand(void **state)
+{
+    (void)state;
+    const struct layer_cost layers[] = {{1, 2, 1000}, {1, 1, 3000}, {2, 1, 2000}};
+    struct step_costs s = {.layers = 3, .layer = layers, .update = 0.6};
+    struct cluster_shape c = {.nodes = 2, .gpus_per_node = 2, .inter = {.alpha = 0.5, .beta = 0.001},
+                              .intra = {.alpha = 0.1, .beta = 0.0001}, .servers = 1};
+    struct method_settings on = {.partition_bytes = 2500}, off = {.partition_bytes = 2500, .ps_node_sums_off = true};
+    assert_float_equal(cost_step(&s, &c, "bsp-ps", &on), 28.85, 1e-9);
+    assert_float_equal(cost_step(&s, &c, "bsp-ps", &off), 44.6, 1e-9);
+}
+
 /* Every method of the shared table has a step in the cost model, found by its name and aliases;
  * a name outside the table has none. */
 static void test_every_method_has_a_cost(void **state)
@@ -233,6 +298,8 @@ int main(void)
         cmocka_unit_test(test_threshold_fuses_from_the_last_layer),
         cmocka_unit_test(test_alpha_beta_fit_recovers_a_line),
         cmocka_unit_test(test_servers_are_placed),
+        cmocka_unit_test(test_workers_are_grouped_by_node),
+        cmocka_unit_test(test_node_sums_cost_as_worked_by_hand),
         cmocka_unit_test(test_allreduce_costs_as_worked_by_hand),
         cmocka_unit_test(test_measured_link_as_worked_by_hand),
         cmocka_unit_test(test_step_costs_as_worked_by_hand),

@@ -103,6 +103,23 @@ static void test_a_transformer_trains_data_parallel(void **state)
     tu_result_free(&one), tu_result_free(&two), tu_result_free(&wfbp), tu_result_free(&bs);
 }
 
+/* The first record of mpi_dir/name ran method comm with these comm_options. */
+static void assert_record_comm(const char *name, const char *comm, const char *options)
+{
+    char path[4200], line[65536];
+    snprintf(path, sizeof path, "%s/%s", mpi_dir, name);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    struct run_record rec;
+    struct dt_err err;
+    assert_int_equal(record_parse(line, &rec, &err), 0);
+    assert_string_equal(rec.comm, comm);
+    assert_string_equal(rec.comm_options, options);
+    record_free(&rec);
+}
+
 /* WFBP sends each layer's gradients as backward makes them; the sums are BSP's, element for
  * element, so both methods end with the same parameters, bitwise (two ranks: each sum is a + b). */
 static void test_wfbp_ends_where_allreduce_ends(void **state)
@@ -119,18 +136,7 @@ static void test_wfbp_ends_where_allreduce_ends(void **state)
      * parameters went out as five pieces a step, BSP's buffer as one */
     assert_true(tu_contains(wfbp.err, "gradient exchange wfbp-a2a: 12 steps, 5.0 transfers a step, 44426 floats"));
     assert_true(tu_contains(bsp.err, "gradient exchange bsp-a2a: 12 steps, 1.0 transfers a step, 44426 floats"));
-    char path[4200], line[65536];
-    snprintf(path, sizeof path, "%s/wfbp.jsonl", mpi_dir);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    assert_non_null(fgets(line, sizeof line, f));
-    fclose(f);
-    struct run_record rec;
-    struct dt_err err;
-    assert_int_equal(record_parse(line, &rec, &err), 0);
-    assert_string_equal(rec.comm, "wfbp-a2a");   /* --comm wfbp: the reference experiments' name */
-    assert_string_equal(rec.comm_options, "");
-    record_free(&rec);
+    assert_record_comm("wfbp.jsonl", "wfbp-a2a", "");   /* --comm wfbp: the reference experiments' name */
     tu_result_free(&bsp);
     tu_result_free(&wfbp);
 }
@@ -172,21 +178,52 @@ static void test_parameter_servers_end_where_allreduce_ends(void **state)
     assert_same_params("bsp.rank0", "ps1.rank1");
     assert_same_params("bsp.rank0", "ps2.rank0");
     assert_same_params("bsp.rank0", "psco.rank1");   /* one host: its last rank serves */
-    assert_true(tu_contains(colocated.err, "wfbp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 2 workers, "
-                                           "1 server"));
+    assert_true(tu_contains(colocated.err, "wfbp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 2 workers "
+                                           "summed on 1 node, 1 server"));
     tu_result_free(&colocated);
     /* the workers train and print, "2 ranks"; the servers wrote no parameters */
     assert_true(tu_contains(one.err, "batch 32 x 2 ranks"));
-    assert_true(tu_contains(one.err, "bsp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 2 workers, 1 "
-                                     "server, 9 partitions of up to 20000 bytes"));
-    assert_true(tu_contains(two.err, "wfbp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 2 workers, 2 "
-                                     "servers, 9 partitions"));
+    assert_true(tu_contains(one.err, "bsp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 2 workers "
+                                     "summed on 1 node, 1 server, 9 partitions of up to 20000 bytes"));
+    assert_true(tu_contains(two.err, "wfbp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 2 workers "
+                                     "summed on 1 node, 2 servers, 9 partitions"));
     char path[4200];
     snprintf(path, sizeof path, "%s/ps1.rank2", mpi_dir);
     assert_int_equal(access(path, F_OK), -1);
     tu_result_free(&bsp);
     tu_result_free(&one);
     tu_result_free(&two);
+}
+
+/* BytePS's node-local sums: 4 workers on one host (and a server) sum each partition there first,
+ * each worker the root of every 4th partition (3 receives, a push, 3 sends), and push once; on one
+ * host the node's sum is the servers' too, so with the sums off (4 pushes) the parameters are the
+ * same, bit for bit, and the record says which ran. ByteScheduler's credit smaller than a
+ * partition: a push to the node's root never waits behind the root's own transfers. */
+static void test_a_nodes_workers_sum_first(void **state)
+{
+    (void)state;
+    require_mpirun_and_fashion_mnist();
+    struct tu_result on, off, bs;
+    char opt[3][600];
+    snprintf(opt[0], sizeof opt[0], "--comm wfbp-ps --partition-bytes 20000 --record %s/on.jsonl", mpi_dir);
+    snprintf(opt[1], sizeof opt[1], "--comm wfbp-ps --partition-bytes 20000 --ps-node-sums off --record %s/off.jsonl",
+             mpi_dir);
+    snprintf(opt[2], sizeof opt[2], "--comm bytescheduler-ps --partition-bytes 8000 --credit-bytes 4000");
+    train(5, "16", "nson", opt[0], &on);
+    train(5, "16", "nsoff", opt[1], &off);
+    train(5, "16", "nsbs", opt[2], &bs);
+    assert_same_params("nson.rank0", "nsoff.rank0");
+    assert_same_params("nson.rank0", "nson.rank3");
+    assert_same_params("nson.rank0", "nsbs.rank2");
+    assert_true(tu_contains(on.err, "wfbp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 4 workers summed on "
+                                    "1 node, 1 server"));
+    assert_true(tu_contains(off.err, "wfbp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 4 workers, 1 server"));
+    assert_record_comm("on.jsonl", "wfbp-ps", "servers=1 partition=20000 node-sums=on");
+    assert_record_comm("off.jsonl", "wfbp-ps", "servers=1 partition=20000 node-sums=off");
+    tu_result_free(&on);
+    tu_result_free(&off);
+    tu_result_free(&bs);
 }
 
 /* ByteScheduler: partitions smaller than a layer (LeNet's 9664-, 123360- and 40656-byte layers cut
@@ -213,19 +250,9 @@ static void test_bytescheduler_ends_where_allreduce_ends(void **state)
     assert_true(tu_contains(a2a.err, "bytescheduler-a2a: 12 steps, 26.0 transfers a step, 44426 floats a step; 5 "
                                      "layers in 26 partitions of up to 8000 bytes, credit 4000 bytes"));
     assert_true(tu_contains(ps2.err, "bytescheduler-ps: 12 steps, 13.0 transfers a step, 44426 floats a step; 5 "
-                                     "layers in 13 partitions of up to 20000 bytes, credit 16000000 bytes; 2 workers, 2 servers"));
-    char path[4200], line[65536];
-    snprintf(path, sizeof path, "%s/bs.jsonl", mpi_dir);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    assert_non_null(fgets(line, sizeof line, f));
-    fclose(f);
-    struct run_record rec;
-    struct dt_err err;
-    assert_int_equal(record_parse(line, &rec, &err), 0);
-    assert_string_equal(rec.comm, "bytescheduler-a2a");
-    assert_string_equal(rec.comm_options, "partition=8000 credit=4000");
-    record_free(&rec);
+                                     "layers in 13 partitions of up to 20000 bytes, credit 16000000 bytes; 2 workers "
+                                     "summed on 1 node, 2 servers"));
+    assert_record_comm("bs.jsonl", "bytescheduler-a2a", "partition=8000 credit=4000");
 
     /* ResNet-18, every method but BSP against BSP (its 41 layers with parameters: convolutions,
      * batch norms, the classifier) */
@@ -325,7 +352,7 @@ static void test_method_options_belong_to_their_methods(void **state)
     const char *cases[][3] = {
         {"--credit-bytes", "1000", "--credit-bytes is ByteScheduler's"},
         {"--partition-bytes", "1000", "--partition-bytes is for methods that cut gradients into partitions"},
-        {"--ps-servers", "2", "--ps-servers and --ps-colocated are the parameter servers'"},
+        {"--ps-servers", "2", "--ps-servers, --ps-colocated and --ps-node-sums are the parameter servers'"},
     };
     for (int i = 0; i < 3; i++) {
         char *argv[] = {(char *)tu_bin("dtrain-train"), "--comm", "wfbp", (char *)cases[i][0], (char *)cases[i][1], NULL};
@@ -439,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_wfbp_ends_where_allreduce_ends),
         cmocka_unit_test(test_mgwfbp_ends_where_allreduce_ends),
         cmocka_unit_test(test_parameter_servers_end_where_allreduce_ends),
+        cmocka_unit_test(test_a_nodes_workers_sum_first),
         cmocka_unit_test(test_bytescheduler_ends_where_allreduce_ends),
         cmocka_unit_test(test_every_method_host_staged_ends_where_allreduce_ends),
         cmocka_unit_test(test_method_options_belong_to_their_methods),

@@ -48,6 +48,11 @@ static void describe_run(const struct record_settings *s, const struct train_con
     const struct exchange_method *method = cfg->exchange ? cfg->exchange : &exchange_bsp;
     snprintf(rec->comm, sizeof rec->comm, "%s", method->name);
     exchange_describe_options(method, &cfg->exchange_options, rec->comm_options, sizeof rec->comm_options);
+    if (res && res->exchange.node_sums) {   /* whether a node's workers summed first */
+        size_t used = strlen(rec->comm_options);
+        snprintf(rec->comm_options + used, sizeof rec->comm_options - used, "%snode-sums=%s", used ? " " : "",
+                 res->exchange.node_sums);
+    }
     if (res && res->transport[0]) {   /* GPU ranks: which way the gradients went */
         size_t used = strlen(rec->comm_options);
         snprintf(rec->comm_options + used, sizeof rec->comm_options - used, "%stransport=%s", used ? " " : "",

@@ -65,6 +65,9 @@ static const char usage_text[] =
     "      --ps-servers N      *-ps: the last N ranks are parameter servers (1)\n"
     "      --ps-colocated      *-ps: instead, the last rank of every node is its server,\n"
     "                          beside that node's workers (BytePS's colocated mode)\n"
+    "      --ps-node-sums on|off  *-ps: a node's workers sum each partition first and one of\n"
+    "                          them pushes it, as BytePS does (on), or each pushes its own;\n"
+    "                          the record's comm_options says which ran (node-sums=)\n"
     "      --partition-bytes N  *-ps, bytescheduler-*: the largest partition of the gradients\n"
     "                          sent at once (4096000, as BytePS's default; ByteScheduler cuts\n"
     "                          each layer on its own)\n"
@@ -166,7 +169,7 @@ static int bad(const char *option, const char *value, const char *what)
 /* Long options without a short form. */
 enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
-       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PARTITION, O_CREDIT, O_TIMELINE,
+       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PS_NODE_SUMS, O_PARTITION, O_CREDIT, O_TIMELINE,
        O_PROFILE_OUT, O_EMULATE, O_EMULATE_RATE, O_DILATE, O_EXPORT_RUN,
        O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT, O_VOCAB, O_LIST_METHODS, O_STRAGGLER, O_STALL_WARNING, O_STATUS_DIR,
        O_GPU_TRANSPORT };
@@ -331,6 +334,12 @@ static int parse_choice(int opt, struct train_options *opts)
         cfg->gpu_transport = optarg;
         break;
     case O_PS_COLOCATED: cfg->exchange_options.ps_colocated = true; break;
+    case O_PS_NODE_SUMS:
+        if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+            return bad("--ps-node-sums", optarg, "on or off");
+        cfg->exchange_options.ps_node_sums_off = strcmp(optarg, "off") == 0;
+        cfg->exchange_options.ps_node_sums_given = true;
+        break;
     case 'q': cfg->progress = false; break;
     case O_CHECK: cfg->check_replicas = true; break;
     case O_PARAMS_OUT: cfg->params_out = optarg; break;
@@ -375,8 +384,10 @@ static int check_combinations(const struct train_options *opts)
     char names[256];
     if (cfg->exchange_options.threshold_set && !facts->takes_threshold)
         return fprintf(stderr, "dtrain-train: --comm-threshold is mg-wfbp's (--comm mg-wfbp)\n"), 2;
-    if ((cfg->exchange_options.ps_servers || cfg->exchange_options.ps_colocated) && !facts->servers)
-        return fprintf(stderr, "dtrain-train: --ps-servers and --ps-colocated are the parameter servers' (--comm %s)\n",
+    const struct exchange_options *xo = &cfg->exchange_options;
+    if ((xo->ps_servers || xo->ps_colocated || xo->ps_node_sums_given) && !facts->servers)
+        return fprintf(stderr, "dtrain-train: --ps-servers, --ps-colocated and --ps-node-sums are the parameter "
+                       "servers' (--comm %s)\n",
                        method_names(method_has_servers, ", ", " or ", names, sizeof names)), 2;
     if (cfg->exchange_options.ps_servers && cfg->exchange_options.ps_colocated)
         return fprintf(stderr, "dtrain-train: --ps-servers N (the last N ranks serve) or --ps-colocated (the last "
@@ -422,6 +433,7 @@ int train_options_parse(int argc, char **argv, struct train_options *opts)
         {"export-run", required_argument, NULL, O_EXPORT_RUN},
         {"emulate", required_argument, NULL, O_EMULATE}, {"emulate-rate", required_argument, NULL, O_EMULATE_RATE},
         {"dilate", required_argument, NULL, O_DILATE}, {"ps-colocated", no_argument, NULL, O_PS_COLOCATED},
+        {"ps-node-sums", required_argument, NULL, O_PS_NODE_SUMS},
         {"timeline", required_argument, NULL, O_TIMELINE}, {"timeline-steps", required_argument, NULL, O_TIMELINE_STEPS},
         {"record-failure", required_argument, NULL, O_RECORD_FAILURE}, {"seq-len", required_argument, NULL, O_SEQ_LEN},
         {"dropout", required_argument, NULL, O_DROPOUT}, {"vocab", required_argument, NULL, O_VOCAB},

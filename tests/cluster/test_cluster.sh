@@ -292,6 +292,41 @@ check "methods: all seven on 2 nodes (+ a server), and colocated servers, end bi
      [ "$(field bs.json comm_options)" = "servers=1 partition=20000 credit=40000" ]'
 cd "$work" || exit 1
 
+# (6b) BytePS's node-local sums, 2 nodes x 2 workers and a third node's 2 servers: each node's workers
+# sum a partition first and push it once (on, the default), or each pushes its own (off); both end
+# where 4-rank BSP ends, to the rounding of a sum in another order (the node's two first), and
+# the records say which ran. SGD: Adam would turn a rounding's sign on a gradient near 0 into a
+# step of the learning rate.
+mkdir t6b && cd t6b || exit 1
+export DTRAIN_PREFLIGHT=0
+ids=""
+for m in bsp-a2a:2: on:3:"--comm wfbp-ps --ps-servers 2 --partition-bytes 20000" \
+         off:3:"--comm wfbp-ps --ps-servers 2 --partition-bytes 20000 --ps-node-sums off"; do
+    name=${m%%:*} rest=${m#*:}
+    # shellcheck disable=SC2086  # the options: split on purpose
+    id=$(sbatch --parsable -N"${rest%%:*}" --ntasks-per-node=2 --gpus-per-node=0 -J "n-$name" "$template" $train \
+             --max-steps 20 --optimizer sgd ${rest#*:} --params-out "p-$name")
+    ids="$ids $id"
+done
+unset DTRAIN_PREFLIGHT
+sums_ok=1
+for id in $ids; do [ "$(wait_job "$id" 120)" = COMPLETED ] || { sums_ok=0; echo "  job $id:"; tail -n 12 n-*-"$id".out; }; done
+# the largest difference from BSP's parameters, of every worker's file
+largest() { python3 -c 'import array, sys
+def floats(path):
+    a = array.array("f"); a.frombytes(open(path, "rb").read()); return a
+ref = floats(sys.argv[1])
+print(max(max(abs(x - y) for x, y in zip(ref, floats(p))) for p in sys.argv[2:]))' "$@"; }
+on=$(largest p-bsp-a2a.rank0 p-on.rank0 p-on.rank1 p-on.rank2 p-on.rank3 2>&1)
+off=$(largest p-bsp-a2a.rank0 p-off.rank0 p-off.rank3 2>&1)
+echo "  node-local sums: largest difference from BSP's parameters $on (on), $off (off)"
+check "node-local sums: 2 nodes x 2 workers end where BSP ends (within 1e-6), on and off, each said in the record" \
+    '[ $sums_ok = 1 ] && python3 -c "import sys; sys.exit(not (float(\"$on\") < 1e-6 and float(\"$off\") < 1e-6))" &&
+     grep -q "4 workers summed on 2 nodes, 2 servers" n-on-*.out &&
+     grep -q "\"comm_options\":\"servers=2 partition=20000 node-sums=on\"" runs/records.jsonl &&
+     grep -q "\"comm_options\":\"servers=2 partition=20000 node-sums=off\"" runs/records.jsonl'
+cd "$work" || exit 1
+
 # (7) the pre-flight check, one rank per node: with every link equal it passes; with gn03's own
 # link shaped to 100 Mbit/s it fails, naming gn03 and the sbatch --exclude= that avoids it
 mkdir t7 && cd t7 || exit 1

@@ -89,12 +89,21 @@ static void fail(struct comm_thread *e, const struct dt_err *err)
     pthread_cond_broadcast(&e->moved);
 }
 
+/* The credit plan[k] takes. */
+static long charge(const struct comm_thread *e, int k)
+{
+    const struct comm_thread_transfer *t = &e->plan[k];
+    return (long)(e->ops.charge ? e->ops.charge(e->ops.ctx, t) : t->count * sizeof(float));
+}
+
 /* Starts plan[k] (lock held; the method's start does not block). */
 static int start(struct comm_thread *e, int k)
 {
     struct comm_thread_transfer *t = &e->plan[k];
     struct dt_err err;
     t->nreqs = 0;
+    t->stage = 0;
+    t->credit_stage = 0;
     t->credit_back = false;
     t->started = timeline_now();
     if (e->ops.start(e->ops.ctx, e->comm, t, &err) < 0) {
@@ -103,7 +112,7 @@ static int start(struct comm_thread *e, int k)
         return -1;
     }
     t->state = STARTED;
-    e->credit -= (long)(t->count * sizeof(float));
+    e->credit -= charge(e, k);
     e->in_flight++;
     e->picked++;
     e->stats.started++;
@@ -111,25 +120,31 @@ static int start(struct comm_thread *e, int k)
     return 0;
 }
 
-/* The ready transfer to start next, or -1: the one made ready first (FIFO: backward readies
- * from the end), or the one of highest priority. */
+static bool has_credit(const struct comm_thread *e)
+{
+    return e->credit_bytes == 0 || e->credit > 0;
+}
+
+/* Whether plan[k] may start now: ready, and credit left or none taken. */
+static bool startable(const struct comm_thread *e, int k)
+{
+    return e->plan[k].state == READY && (has_credit(e) || charge(e, k) == 0);
+}
+
+/* The transfer to start next, or -1: the one made ready first (FIFO: backward readies from the
+ * end), or the one of highest priority. */
 static int best_ready(const struct comm_thread *e)
 {
     if (e->ops.fifo) {
         for (int k = e->transfers - 1; k >= e->ready_from; k--)
-            if (e->plan[k].state == READY)
+            if (startable(e, k))
                 return k;
         return -1;
     }
     for (int k = e->ready_from; k < e->transfers; k++)
-        if (e->plan[k].state == READY)
+        if (startable(e, k))
             return k;
     return -1;
-}
-
-static bool has_credit(const struct comm_thread *e)
-{
-    return e->credit_bytes == 0 || e->credit > 0;
 }
 
 /* Tests n of t's requests; -1 when the test failed (the thread has failed). */
@@ -144,8 +159,22 @@ static int test(struct comm_thread *e, struct comm_thread_transfer *t, int n, bo
     return 0;
 }
 
-/* Tests the transfers under way: those sent return their credit, those done are marked so.
- * Whether any moved. */
+/* A stage of t is done: the next one started (1), or none left (0), or -1 (the thread failed). */
+static int next_stage(struct comm_thread *e, struct comm_thread_transfer *t)
+{
+    struct dt_err err;
+    int more = 0;
+    if (e->ops.advance && (more = e->ops.advance(e->ops.ctx, e->comm, t, &err)) < 0) {
+        dt_wrap(&err, "layer %d, partition %d, stage %d", t->layer, t->part, t->stage + 1);
+        fail(e, &err);
+        return -1;
+    }
+    t->stage += more;
+    return more;
+}
+
+/* Tests the transfers under way: those sent return their credit, those whose last stage is done
+ * are marked so. Whether any moved. */
 static bool complete(struct comm_thread *e)
 {
     bool any = false;
@@ -153,17 +182,22 @@ static bool complete(struct comm_thread *e)
         struct comm_thread_transfer *t = &e->plan[k];
         if (t->state != STARTED)
             continue;
-        bool sent = t->credit_back, done = false;
+        bool sent = t->credit_back || t->stage != t->credit_stage, done = false;
         int credit_requests = e->ops.credit_requests ? e->ops.credit_requests : t->nreqs;
         if ((!sent && test(e, t, credit_requests, &sent) < 0) || (sent && test(e, t, t->nreqs, &done) < 0))
             return true;
-        if (sent && !t->credit_back) {
+        if (sent && !t->credit_back && t->stage >= t->credit_stage) {
             t->credit_back = true;
-            e->credit += (long)(t->count * sizeof(float));
+            e->credit += charge(e, k);
             any = true;
         }
-        if (!done)
+        int more = done ? next_stage(e, t) : 0;
+        if (more < 0)
+            return true;
+        if (!done || more) {
+            any |= more;
             continue;
+        }
         t->state = DONE;
         e->in_flight--;
         char name[64];
@@ -181,7 +215,7 @@ static bool complete(struct comm_thread *e)
 static bool lead(struct comm_thread *e)
 {
     bool any = false;
-    for (int k; has_credit(e) && !e->failed && (k = best_ready(e)) >= 0; any = true) {
+    for (int k; !e->failed && (k = best_ready(e)) >= 0; any = true) {   /* best_ready weighs the credit */
         if (e->ops.ordered && !e->ops.fifo && e->comm->world > 1) {
             struct dt_err err;
             int order = k;

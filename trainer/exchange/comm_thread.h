@@ -26,7 +26,9 @@
 #include "dt_error.h"
 #include "timeline.h"
 
-#define ENGINE_MAX_REQUESTS 2
+/* A stage's requests at most: a push and its pull, or a node's root receiving from, or sending to,
+ * up to 8 other workers of its node (ps.c's node-local sums). */
+#define ENGINE_MAX_REQUESTS 8
 
 /* One partition of one layer's gradients. */
 struct comm_thread_transfer {
@@ -34,7 +36,10 @@ struct comm_thread_transfer {
     int index;                 /* in the plan */
     int layer, part;           /* the span (0: nearest the input) and the partition within it */
     struct comm_request reqs[ENGINE_MAX_REQUESTS];
-    int nreqs;                 /* set by the method's start */
+    int nreqs;                 /* set by the method's start (and advance) */
+    int stage;                 /* 0 when started; the method's advance counts on */
+    int credit_stage;          /* the stage whose first credit_requests return the credit (start
+                                  may set it; 0 by default) */
     int state;                 /* the engine's (under its lock) */
     bool credit_back;          /* its credit has been returned */
     double started;            /* when it was started (timeline_now) */
@@ -53,6 +58,15 @@ struct comm_thread_ops {
      * that each pushed a different partition first would each wait for the other's push of it,
      * with no credit left to make it. */
     int credit_requests;
+    /* Optional, for transfers in stages (a node's root sums its workers' pushes, then pushes the
+     * node's sum): called on the engine's thread when all of t's requests are done; starts the next
+     * stage (t->reqs, t->nreqs; t->stage counted on by the engine): 1; or 0: t is done; -1 with err.
+     * NULL: a transfer is one stage. */
+    int (*advance)(void *ctx, struct comm *comm, struct comm_thread_transfer *t, struct dt_err *err);
+    /* Optional: the bytes of credit t takes (NULL: all of its bytes). A transfer that takes none
+     * starts whatever the credit left: a worker's push to its node's root must never wait behind
+     * the root's own transfers, which wait for it. */
+    size_t (*charge)(void *ctx, const struct comm_thread_transfer *t);
     const char *what;          /* the timeline's name for a transfer ("allreduce", "push") */
 };
 

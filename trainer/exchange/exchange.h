@@ -36,6 +36,8 @@ struct exchange_options {
     size_t threshold_bytes;    /* mg-wfbp fuses layers by size instead of its measured plan */
     int ps_servers;            /* parameter servers: the last ranks (0: EXCHANGE_PS_SERVERS) */
     bool ps_colocated;         /* parameter servers: instead, the last rank of every node */
+    bool ps_node_sums_off;     /* parameter servers: every worker pushes its own (no node-local sums) */
+    bool ps_node_sums_given;   /* --ps-node-sums was given (refused for other methods) */
     size_t partition_bytes;    /* the largest piece sent (0: EXCHANGE_PARTITION_BYTES) */
     size_t credit_bytes;       /* bytescheduler: bytes under way at once (0: EXCHANGE_CREDIT_BYTES) */
 };
@@ -92,6 +94,8 @@ struct exchange_stats {
     long transfers;            /* transfers started (one allreduce, or one per partition) */
     double floats;             /* gradient elements handed to the transport */
     char detail[192];          /* what the method decided, for the summary line ("" if nothing) */
+    const char *node_sums;     /* parameter servers with a node of several workers: "on" (they summed
+                                  first) or "off"; NULL otherwise */
 };
 
 /* The ranks that train (compute gradients, read shards, evaluate): all of them for allreduce

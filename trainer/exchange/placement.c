@@ -1,4 +1,4 @@
-/* placement.c - which ranks serve (see placement.h). */
+/* placement.c - which ranks serve, and which workers share a node (see placement.h). */
 #include "placement.h"
 
 #include <string.h>
@@ -14,4 +14,22 @@ int placement_servers(int world, const char *const *hosts, int dedicated, bool c
         servers += serving[r];
     }
     return servers;
+}
+
+int placement_nodes(int world, const char *const *hosts, const bool *serving, int *first, int *member)
+{
+    int nodes = 0, placed = 0;
+    for (int r = 0; r < world; r++) {
+        bool seen = false;   /* r's host already has its node */
+        for (int earlier = 0; earlier < r && !seen; earlier++)
+            seen = !serving[earlier] && strcmp(hosts[earlier], hosts[r]) == 0;
+        if (serving[r] || seen)
+            continue;
+        first[nodes++] = placed;
+        for (int later = r; later < world; later++)   /* r and the later workers of its host */
+            if (!serving[later] && strcmp(hosts[later], hosts[r]) == 0)
+                member[placed++] = later;
+    }
+    first[nodes] = placed;
+    return nodes;
 }

@@ -5,7 +5,9 @@
  * arrived and send the sum back; the workers then take the mean and run the optimizer themselves,
  * so their parameters stay identical. bsp-ps pushes everything after backward, wfbp-ps pushes each
  * partition as soon as backward has completed it. With two workers a sum is a + b, as the
- * allreduce's: parameters equal BSP's bitwise. */
+ * allreduce's: parameters equal BSP's bitwise. Where a node has several workers they sum inside
+ * the node first, as BytePS does (node_sums.h; --ps-node-sums off: each pushes its own), and a
+ * server then adds one push per node. */
 #include "ps.h"
 
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 
 #include "fault.h"
+#include "node_sums.h"
 #include "placement.h"
 
 #define PS_TAG_CONTROL 1
@@ -33,6 +36,10 @@ struct partition {
 
 struct ps {
     int servers, workers, me;  /* me: this server's index, or -1 on a worker */
+    bool node_sums;            /* a node's workers sum first (node): one push per node */
+    const char *node_sums_said;   /* for the record: "on", "off", NULL (no node has several workers) */
+    struct node_sums node;
+    int senders;               /* the pushes a server sums a partition over: workers, or nodes */
     size_t partition_bytes;
     bool by_layer;             /* each layer cut on its own */
     struct comm *group;        /* the workers' comm, or the servers' */
@@ -42,10 +49,10 @@ struct ps {
     struct partition *parts;
     int nparts;
     const float *grads;        /* worker: what it pushes */
-    float *inbox;              /* worker: the sums coming back; server: its partitions, worker after worker */
+    float *inbox;              /* worker: the sums coming back; server: its partitions, sender after sender */
     float *sums;               /* server: the sums of its partitions */
     size_t mine;               /* server: floats of its partitions */
-    struct comm_request *reqs; /* server: a receive and a send per worker and partition of its own */
+    struct comm_request *reqs; /* server: a receive and a send per sender and partition of its own */
 };
 
 /* ---------- the plan ---------- */
@@ -94,17 +101,43 @@ const float *ps_sums(const struct ps *ps)
 
 void ps_describe(const struct ps *s, char *text, size_t size)
 {
-    snprintf(text, size, "%d workers, %d server%s, %d partition%s of up to %zu bytes", s->workers, s->servers,
+    char nodes[64] = "";
+    if (s->node_sums)
+        snprintf(nodes, sizeof nodes, " summed on %d node%s", s->node.nodes, s->node.nodes == 1 ? "" : "s");
+    snprintf(text, size, "%d workers%s, %d server%s, %d partition%s of up to %zu bytes", s->workers, nodes, s->servers,
              s->servers == 1 ? "" : "s", s->nparts, s->nparts == 1 ? "" : "s", s->partition_bytes);
+}
+
+bool ps_node_sums(const struct ps *s)
+{
+    return s->node_sums;
+}
+
+/* The world rank of the k-th push a server receives of partition p: worker k's, or node k's root's. */
+static int sender_rank(const struct ps *s, int k, int p)
+{
+    return s->node_sums ? node_sums_root(&s->node, k, p) : s->worker_rank[k];
 }
 
 /* ---------- a worker ---------- */
 
-/* The engine's start of transfer t: the push of partition t->index and the receive of its sum. */
+/* What node_sums.c needs of partition p. */
+static struct node_push node_push(const struct ps *s, int p)
+{
+    return (struct node_push){.grads = s->grads, .inbox = s->inbox, .server = s->server_rank[s->parts[p].server],
+                              .tag = PS_TAG_FIRST + p};
+}
+
+/* The engine's start of transfer t: the push of partition t->index and the receive of its sum
+ * (or, summed on the node, their first stage). */
 static int start_push(void *ctx, struct comm *comm, struct comm_thread_transfer *t, struct dt_err *err)
 {
     struct ps *s = ctx;
     int p = t->index;
+    if (s->node_sums) {
+        struct node_push push = node_push(s, p);
+        return node_sums_start(&s->node, comm, t, &push, err);
+    }
     const struct partition *part = &s->parts[p];
     int server = s->server_rank[part->server];
     size_t bytes = part->count * sizeof(float);
@@ -113,6 +146,19 @@ static int start_push(void *ctx, struct comm *comm, struct comm_thread_transfer 
         comm->irecv(comm, s->inbox + part->first, bytes, server, PS_TAG_FIRST + p, &t->reqs[1], err) < 0)
         return dt_wrap(err, "pushing partition %d to server rank %d", p, server);
     return 0;
+}
+
+static int advance_push(void *ctx, struct comm *comm, struct comm_thread_transfer *t, struct dt_err *err)
+{
+    struct ps *s = ctx;
+    struct node_push push = node_push(s, t->index);
+    return node_sums_advance(&s->node, comm, t, &push, err);
+}
+
+static size_t push_charge(void *ctx, const struct comm_thread_transfer *t)
+{
+    const struct ps *s = ctx;
+    return node_sums_charge(&s->node, t);
 }
 
 /* The engine's spans are the layers cut as the partitions are (by layer), or the partitions
@@ -129,7 +175,8 @@ int ps_open_pieces(struct ps *s, struct exchange *x, struct pieces *pieces, bool
     for (int p = 0; !s->by_layer && p < s->nparts; p++)
         first[p] = s->parts[p].first, count[p] = s->parts[p].count;
     struct comm_thread_ops ops = {.start = start_push, .ctx = s, .fifo = !by_priority, .credit_requests = 1,
-                             .what = "push"};
+                                  .advance = s->node_sums ? advance_push : NULL,
+                                  .charge = s->node_sums ? push_charge : NULL, .what = "push"};
     int rc = pieces_open(pieces, x, s->traffic, first, count, spans, s->by_layer ? exchange_partition_floats(&x->options) : 0,
                          credit_bytes, ops, err);
     free(first), free(count);
@@ -151,19 +198,19 @@ int ps_tell_servers(struct exchange *x, struct ps *s, int what, struct dt_err *e
 
 /* ---------- a server ---------- */
 
-/* Sums partition p (its floats at slot of this server's) over the workers, in worker order. */
+/* Sums partition p (its floats at slot of this server's) over the senders, in their order. */
 static void sum_partition(struct ps *s, size_t slot, size_t count)
 {
     for (size_t i = slot; i < slot + count; i++) {
         float sum = s->inbox[i];
-        for (int w = 1; w < s->workers; w++)
+        for (int w = 1; w < s->senders; w++)
             sum += s->inbox[(size_t)w * s->mine + i];
         s->sums[i] = sum;
     }
 }
 
-/* Posts the receives of every worker's push of this server's partitions (receive of local
- * partition j from worker w: reqs[j * workers + w]). */
+/* Posts the receives of every sender's push of this server's partitions (receive of local
+ * partition j from sender w: reqs[j * senders + w]). */
 static int post_receives(struct ps *s, int *local, struct dt_err *err)
 {
     size_t slot = 0;
@@ -172,9 +219,9 @@ static int post_receives(struct ps *s, int *local, struct dt_err *err)
         const struct partition *part = &s->parts[p];
         if (part->server != s->me)
             continue;
-        for (int w = 0; w < s->workers; w++)
+        for (int w = 0; w < s->senders; w++)
             if (s->traffic->irecv(s->traffic, s->inbox + (size_t)w * s->mine + slot, part->count * sizeof(float),
-                                  s->worker_rank[w], PS_TAG_FIRST + p, &s->reqs[j * s->workers + w], err) < 0)
+                                  sender_rank(s, w, p), PS_TAG_FIRST + p, &s->reqs[j * s->senders + w], err) < 0)
                 return -1;
         local[j++] = p;
         slot += part->count;
@@ -186,7 +233,7 @@ static int post_receives(struct ps *s, int *local, struct dt_err *err)
  * sent back at once (the partitions a worker pushed first come back first). */
 static int serve_step(struct ps *s, int *local, int nlocal, struct dt_err *err)
 {
-    struct comm_request *sends = s->reqs + (size_t)nlocal * s->workers;
+    struct comm_request *sends = s->reqs + (size_t)nlocal * s->senders;
     if (post_receives(s, local, err) < 0)
         return -1;
     char *summed = calloc((size_t)nlocal + 1, 1);
@@ -199,14 +246,15 @@ static int serve_step(struct ps *s, int *local, int nlocal, struct dt_err *err)
         size_t slot = 0;
         for (int j = 0; j < nlocal && rc == 0; slot += s->parts[local[j]].count, j++) {
             bool in = false;
-            if (summed[j] || (rc = s->traffic->test_all(s->traffic, s->reqs + j * s->workers, s->workers, &in, err)) < 0 ||
+            if (summed[j] || (rc = s->traffic->test_all(s->traffic, s->reqs + j * s->senders, s->senders, &in, err)) < 0 ||
                 !in)
                 continue;
             const struct partition *part = &s->parts[local[j]];
             sum_partition(s, slot, part->count);
-            for (int w = 0; w < s->workers && rc == 0; w++)
-                rc = s->traffic->isend(s->traffic, s->sums + slot, part->count * sizeof(float), s->worker_rank[w],
-                                       PS_TAG_FIRST + local[j], &sends[j * s->workers + w], err);
+            for (int w = 0; w < s->senders && rc == 0; w++)
+                rc = s->traffic->isend(s->traffic, s->sums + slot, part->count * sizeof(float),
+                                       sender_rank(s, w, local[j]), PS_TAG_FIRST + local[j], &sends[j * s->senders + w],
+                                       err);
             summed[j] = 1, left--, moved = true;
         }
         if (moved)
@@ -218,7 +266,7 @@ static int serve_step(struct ps *s, int *local, int nlocal, struct dt_err *err)
     }
     free(summed);
     if (rc == 0)
-        rc = s->traffic->wait_all(s->traffic, sends, nlocal * s->workers, err);
+        rc = s->traffic->wait_all(s->traffic, sends, nlocal * s->senders, err);
     return rc;
 }
 
@@ -263,21 +311,23 @@ void ps_free(struct ps *s)
     free(s->inbox);
     free(s->sums);
     free(s->reqs);
+    node_sums_free(&s->node);
     free(s);
 }
 
-/* Which ranks serve (placement.h), and this rank's index among the servers (or -1). */
+/* Which ranks serve (placement.h), this rank's index among the servers (or -1), and the nodes
+ * whose workers sum first. */
 static int place(struct ps *s, struct comm *world, const struct exchange_options *options, struct dt_err *err)
 {
     int n = world->world, dedicated = options->ps_servers ? options->ps_servers : EXCHANGE_PS_SERVERS;
     bool *serving = calloc((size_t)n, sizeof *serving);
     const char **hosts = calloc((size_t)n, sizeof *hosts);
-    char *names = options->ps_colocated ? calloc((size_t)n, sizeof world->hostname) : NULL;
+    char *names = calloc((size_t)n, sizeof world->hostname);
     s->server_rank = calloc(2 * (size_t)n, sizeof *s->server_rank);
-    int rc = serving && hosts && s->server_rank && (names || !options->ps_colocated) ? 0 : dt_fail(err, "out of memory");
-    if (rc == 0 && names)   /* every rank's host: the last rank of each serves */
+    int rc = serving && hosts && s->server_rank && names ? 0 : dt_fail(err, "out of memory");
+    if (rc == 0)   /* every rank's host: colocated, the last rank of each serves; its workers sum first */
         rc = world->allgather(world, world->hostname, sizeof world->hostname, names, err);
-    for (int r = 0; rc == 0 && names && r < n; r++)
+    for (int r = 0; rc == 0 && r < n; r++)
         hosts[r] = names + (size_t)r * sizeof world->hostname;
     if (rc == 0) {
         s->servers = placement_servers(n, hosts, dedicated, options->ps_colocated, serving);
@@ -293,6 +343,12 @@ static int place(struct ps *s, struct comm *world, const struct exchange_options
                 s->worker_rank[w++] = r;
         }
     }
+    bool several = false;   /* a node has several workers */
+    if (rc == 0 && s->workers > 0)
+        rc = node_sums_plan(&s->node, n, hosts, serving, world->rank, !options->ps_node_sums_off, &several, err);
+    s->node_sums = several && !options->ps_node_sums_off;
+    s->node_sums_said = !several ? NULL : s->node_sums ? "on" : "off";
+    s->senders = s->node_sums ? s->node.nodes : s->workers;
     if (rc == 0 && s->workers < 1)
         rc = options->ps_colocated
                  ? dt_fail(err, "--ps-colocated: every node's last rank serves, and no rank is left to train (run 2 "
@@ -303,17 +359,30 @@ static int place(struct ps *s, struct comm *world, const struct exchange_options
     return rc;
 }
 
-/* A server's buffers: every worker's pushes of its partitions, their sums, two requests each. */
+/* A server's buffers: every sender's pushes of its partitions, their sums, two requests each. */
 static int server_buffers(struct ps *s, struct dt_err *err)
 {
     int nlocal = 0;
     for (int p = 0; p < s->nparts; p++)
         if (s->parts[p].server == s->me)
             s->mine += s->parts[p].count, nlocal++;
-    s->inbox = malloc(((size_t)s->workers * s->mine + 1) * sizeof(float));
+    s->inbox = malloc(((size_t)s->senders * s->mine + 1) * sizeof(float));
     s->sums = malloc((s->mine + 1) * sizeof(float));
-    s->reqs = calloc(2 * (size_t)nlocal * s->workers + 1, sizeof *s->reqs);
+    s->reqs = calloc(2 * (size_t)nlocal * s->senders + 1, sizeof *s->reqs);
     return s->inbox && s->sums && s->reqs ? 0 : dt_fail(err, "out of memory for %zu floats of partitions", s->mine);
+}
+
+/* A worker's buffers for the partitions it roots on its node. */
+static int root_buffers(struct ps *s, size_t total, struct dt_err *err)
+{
+    size_t *count = calloc((size_t)s->nparts + 1, sizeof *count);
+    if (!count)
+        return dt_fail(err, "out of memory");
+    for (int p = 0; p < s->nparts; p++)
+        count[p] = s->parts[p].count;
+    int rc = node_sums_buffers(&s->node, count, s->nparts, total, err);
+    free(count);
+    return rc;
 }
 
 int ps_open(struct exchange *x, bool by_layer, struct ps **ps, struct dt_err *err)
@@ -334,11 +403,14 @@ int ps_open(struct exchange *x, bool by_layer, struct ps **ps, struct dt_err *er
     x->serving = s->me >= 0;
     x->workers = (struct workers){.comm = s->group, .rank = x->serving ? s->me : s->group->rank, .count = s->workers};
     ps_describe(s, x->stats.detail, sizeof x->stats.detail);
+    x->stats.node_sums = s->node_sums_said;
     if (x->serving)
         return server_buffers(s, err);
     s->grads = x->grads;
     s->inbox = malloc((x->count + 1) * sizeof(float));
-    return s->inbox ? 0 : dt_fail(err, "out of memory");
+    if (!s->inbox)
+        return dt_fail(err, "out of memory");
+    return s->node_sums ? root_buffers(s, x->count, err) : 0;
 }
 
 /* ---------- bsp-ps and wfbp-ps: a worker's step ---------- */
