@@ -108,11 +108,6 @@ void ps_describe(const struct ps *s, char *text, size_t size)
              s->servers == 1 ? "" : "s", s->nparts, s->nparts == 1 ? "" : "s", s->partition_bytes);
 }
 
-bool ps_node_sums(const struct ps *s)
-{
-    return s->node_sums;
-}
-
 /* The world rank of the k-th push a server receives of partition p: worker k's, or node k's root's. */
 static int sender_rank(const struct ps *s, int k, int p)
 {

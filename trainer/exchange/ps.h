@@ -40,8 +40,4 @@ int ps_serve(struct exchange *x, struct ps *ps, struct dt_err *err);
 /* "2 workers, 1 server, 9 partitions of up to 20000 bytes", into text. */
 void ps_describe(const struct ps *ps, char *text, size_t size);
 
-/* Whether a node's workers sum its partitions first (node_sums.h): some node has two or more
- * workers and --ps-node-sums is not off. */
-bool ps_node_sums(const struct ps *ps);
-
 #endif
