@@ -98,6 +98,7 @@ struct transfer_cost {
     bool ps;
     double load;               /* a push's bytes at the busiest link, per byte pushed */
     int in_node;               /* node-local sums: a piece's hand-offs inside a node each way */
+    bool one_link;             /* pushes and pulls share one link (colocated servers) */
 };
 
 /* The link as many messages under way at once find it (link_cost.streamed), where measured. */
@@ -126,9 +127,18 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
     double load = (double)(c->nodes * pushers) / servers;   /* each server takes every push of its share */
     if (pushers > load)
         load = pushers;                        /* a node's link carries all its pushes */
+    if (c->servers_colocated)   /* the share bound for its own server stays on the node */
+        load = (double)pushers * (c->nodes - 1) / c->nodes;
+    t.one_link = c->servers_colocated;
     t.load = load;
     t.in_node = node_sums ? c->gpus_per_node - 1 : 0;
     return t;
+}
+
+/* One message of `bytes` across the link between nodes; nothing when it stays on the node. */
+static double across(const struct transfer_cost *t, double bytes)
+{
+    return bytes > 0 ? link_message(streamed(t->c->inter), bytes) : 0;
 }
 
 /* The node's root receiving (or sending) a piece from each of its other workers, one after another. */
@@ -140,15 +150,65 @@ static double in_node(const struct transfer_cost *t, double bytes)
 /* The link's time for a piece (a push's, after the node's sum, or the whole allreduce's). */
 static double send_cost(const struct transfer_cost *t, double bytes)
 {
-    return t->ps ? in_node(t, bytes) + link_message(streamed(t->c->inter), bytes * t->load)
-                 : allreduce_streamed(t->c, bytes);
+    return t->ps ? in_node(t, bytes) + across(t, bytes * t->load) : allreduce_streamed(t->c, bytes);
 }
 
-/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push, then the
- * node's root hands it on. */
+/* A server's pull of a piece: back across the link, then the node's root hands it on. */
+static double pull_cost(const struct transfer_cost *t, double bytes)
+{
+    return across(t, bytes * t->load) + in_node(t, bytes);
+}
+
+/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push. */
 static double sum_back(const struct transfer_cost *t, double sent, double bytes)
 {
-    return t->ps ? sent + link_message(streamed(t->c->inter), bytes * t->load) + in_node(t, bytes) : sent;
+    return t->ps ? sent + pull_cost(t, bytes) : sent;
+}
+
+/* One link shared by the pieces under way (the streams of one NIC, a server's messages from every
+ * worker): pieces[k] arrives at .ready and needs .cost seconds of the link alone, then, where
+ * `then` is given, then[k] more (its pull over the same link) from the moment its push is through;
+ * while m are under way each gets 1/m of it. Pieces in the order they arrive; sets each one's
+ * .done_sending (all of its work through) and returns when the last is (-1: out of memory). */
+static double share_link(struct piece *pieces, int n, const double *then)
+{
+    double *left = malloc((size_t)(n > 0 ? n : 1) * sizeof *left), now = 0, last = 0;
+    bool *on = calloc((size_t)(n > 0 ? n : 1), sizeof *on), *pulled = calloc((size_t)(n > 0 ? n : 1), sizeof *pulled);
+    if (!left || !on || !pulled)
+        return free(left), free(on), free(pulled), -1;
+    for (int next = 0, active = 0; next < n || active > 0;) {
+        if (active == 0 && pieces[next].ready > now)
+            now = pieces[next].ready;
+        for (; next < n && pieces[next].ready <= now; next++)
+            left[next] = pieces[next].cost, on[next] = true, active++;
+        double least = INFINITY;
+        for (int k = 0; k < next; k++)
+            least = on[k] && left[k] < least ? left[k] : least;
+        double finish = now + least * active, arrive = next < n ? pieces[next].ready : INFINITY;
+        double until = finish < arrive ? finish : arrive, share = (until - now) / active;
+        for (int k = 0; k < next; k++) {
+            if (!on[k])
+                continue;
+            left[k] -= share;
+            if (left[k] > 1e-12 * (1 + pieces[k].cost))
+                continue;
+            if (then && then[k] > 0 && !pulled[k]) {   /* its push through: its pull goes on */
+                left[k] = then[k], pulled[k] = true;
+                continue;
+            }
+            on[k] = false, active--;
+            pieces[k].done_sending = last = until;
+        }
+        now = until;
+    }
+    free(left), free(on), free(pulled);
+    return last;
+}
+
+static int by_ready(const void *a, const void *b)
+{
+    double x = ((const struct piece *)a)->ready, y = ((const struct piece *)b)->ready;
+    return (x > y) - (x < y);
 }
 
 /* When backward (started at 0) has finished layer l: R_l = the backward of layers l..L-1. */
@@ -198,7 +258,10 @@ static int cut(const struct step_costs *s, const double *ready, double from, dou
 }
 
 /* A parameter server's partitions of the whole buffer (bsp-ps, wfbp-ps), pushed from the last,
- * all after backward or each when backward has reached its first byte. */
+ * all after backward or each when backward has reached its first byte. Every push under way
+ * shares the link (dtrain's and BytePS's servers take them all at once), and so do the pulls the
+ * other way, each starting when its partition's push is through: pieces pushed together are
+ * through together, so their pulls follow the pushes instead of overlapping them. */
 static double exchange_partitions(const struct step_costs *s, const struct transfer_cost *t, double per,
                                   bool at_end_only)
 {
@@ -217,8 +280,18 @@ static double exchange_partitions(const struct step_costs *s, const struct trans
         backwards[k].ready = at_end_only ? ready[0] : backwards[k].ready;
         backwards[k].cost = send_cost(t, backwards[k].bytes);
     }
-    double back = sum_back(t, send_in_order(backwards, n, 0), backwards[n - 1].bytes);
-    free(ready), free(pieces), free(backwards);
+    double *pulls = malloc((size_t)n * sizeof *pulls), back = pulls ? 0 : -1;
+    for (int k = 0; k < n && pulls; k++)
+        pulls[k] = pull_cost(t, backwards[k].bytes);
+    if (back == 0 && t->one_link)   /* pushes and pulls through one link */
+        back = share_link(backwards, n, pulls);
+    else if (back == 0 && (back = share_link(backwards, n, NULL)) >= 0) {
+        for (int k = 0; k < n; k++)   /* the pulls the other way, in the order their pushes got through */
+            pieces[k] = (struct piece){.ready = backwards[k].done_sending, .cost = pulls[k]};
+        qsort(pieces, (size_t)n, sizeof *pieces, by_ready);
+        back = share_link(pieces, n, NULL);
+    }
+    free(ready), free(pieces), free(backwards), free(pulls);
     return back;
 }
 
@@ -297,6 +370,60 @@ static double send_by_priority(struct piece *pieces, int n, double free_at, doub
     return free_at;
 }
 
+/* The best ready piece that may start at `now` (ready, waiting, and the credit lets it: `busy`
+ * bytes under way), or -1. */
+static int next_to_start(const struct piece *pieces, const int *state, int n, double now, double busy, double credit)
+{
+    for (int k = 0; k < n; k++)
+        if (state[k] == 0 && pieces[k].ready <= now)
+            return busy == 0 || busy + pieces[k].bytes <= credit ? k : -1;
+    return -1;
+}
+
+/* A parameter server's pieces of one step in priority order: started as send_by_priority starts
+ * them, their pushes under way sharing the link (each of m at 1/m of it), a piece's credit back
+ * when its push is through, its pull then sharing the link the other way (with colocated servers
+ * the same link) with the other pulls; .done_sending and .done set. Returns when the last push is
+ * through (-1: out of memory). */
+static double share_by_priority(struct piece *p, int n, double from, double credit, const struct transfer_cost *t)
+{
+    int *state = calloc((size_t)n + 1, sizeof *state);   /* 0 waiting, 1 pushing, 2 pulling, 3 done */
+    double *left = calloc((size_t)n + 1, sizeof *left), now = from, busy = 0, last = from;
+    if (!state || !left)
+        return free(state), free(left), -1;
+    for (int done = 0; done < n;) {
+        for (int k; (k = next_to_start(p, state, n, now, busy, credit)) >= 0; busy += p[k].bytes)
+            state[k] = 1, left[k] = p[k].cost;
+        int pushing = 0, pulling = 0;
+        double soonest = INFINITY;   /* the next piece made ready */
+        for (int k = 0; k < n; k++) {
+            pushing += state[k] == 1, pulling += state[k] == 2;
+            if (state[k] == 0 && p[k].ready > now && p[k].ready < soonest)
+                soonest = p[k].ready;
+        }
+        int ways[3] = {0, t->one_link ? pushing + pulling : pushing, t->one_link ? pushing + pulling : pulling};
+        double until = soonest;
+        for (int k = 0; k < n; k++)
+            if (state[k] == 1 || state[k] == 2)
+                until = fmin(until, now + left[k] * ways[state[k]]);
+        for (int k = 0; k < n; k++) {
+            if (state[k] != 1 && state[k] != 2)
+                continue;
+            left[k] -= (until - now) / ways[state[k]];
+            if (left[k] > 1e-12 * (1 + p[k].cost))
+                continue;
+            if (state[k] == 1) {   /* pushed: the credit back, the pull next */
+                busy -= p[k].bytes, p[k].done_sending = last = until;
+                state[k] = 2, left[k] = pull_cost(t, p[k].bytes);
+            } else
+                state[k] = 3, p[k].done = until, done++;
+        }
+        now = until;
+    }
+    free(state), free(left);
+    return last;
+}
+
 /* The steady distance between two forward passes' starts: each layer's forward waits for its
  * sums of the step before and applies its share of the update first. */
 static double bytescheduler_step(const struct step_costs *s, const struct transfer_cost *t, double per, double credit)
@@ -325,7 +452,8 @@ static double bytescheduler_step(const struct step_costs *s, const struct transf
                 pieces[n++] = (struct piece){.ready = t_at + ready[l], .cost = send_cost(t, bytes), .bytes = bytes,
                                              .layer = l};
             }
-        link_free = send_by_priority(pieces, n, link_free, credit, t);
+        link_free = t->ps ? share_by_priority(pieces, n, link_free, credit, t)
+                          : send_by_priority(pieces, n, link_free, credit, t);
         for (int l = 0; l < s->layers; l++)
             done[l] = 0;
         for (int k = 0; k < n; k++)

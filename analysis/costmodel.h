@@ -27,10 +27,16 @@
  *                      made them ready); the next step's forward of a layer waits for that
  *                      layer's sums and update; the step is the steady distance between two
  *                      forward passes' starts
- *   *-ps               as their allreduce twins, a partition's push and pull costing one message
- *                      of bytes max(P, N P / S) (N nodes each pushing P times, S servers each
- *                      receiving every push of its share; P = 1 with BytePS's node-local sums,
- *                      else a push per worker, P = G), and the last sum's pull once more; with
+ *   *-ps               a partition's push and pull each cost one message of bytes
+ *                      max(P, N P / S) (N nodes each pushing P times, S servers each receiving
+ *                      every push of its share; P = 1 with BytePS's node-local sums, else a push
+ *                      per worker, P = G); bsp-ps pushes every partition after backward, wfbp-ps
+ *                      each when backward has completed it, and the pushes under way share the
+ *                      link (m of them at 1/m of its rate each), as do the pulls the other way,
+ *                      a partition's pull starting when its push is through (with colocated
+ *                      servers pushes and pulls share one link, each (N - 1) / N of the bytes
+ *                      across it); bytescheduler-ps as
+ *                      its allreduce twin, each piece's pull after its push; with
  *                      node-local sums a piece first costs G - 1 messages inside the node (the
  *                      node's root receiving each other worker's) and its sum as many after the
  *                      pull (the root handing it on).
@@ -72,6 +78,10 @@ struct cluster_shape {
     int nodes, gpus_per_node;  /* workers: nodes x gpus_per_node */
     struct link_cost intra, inter;   /* inside a node, between nodes */
     int servers;               /* parameter servers (each on a node of its own); 0: one per worker node */
+    /* Instead, one server on each worker node, beside its workers (BytePS's colocated mode,
+     * dtrain-train --ps-colocated): a node's link carries the (N - 1) / N of its pushes bound for
+     * the other nodes' servers and its own server's answers to them, pushes and pulls alike. */
+    bool servers_colocated;
     /* The allreduce of this job as measured at its size (dtrain-commbench or nccl-tests over all its
      * workers: the seconds of n bytes, link_message's reading of the curve), or NULL: composed from
      * the links by the algorithms above. A measured one carries what the algorithms leave out: the

@@ -44,8 +44,9 @@ static const char predict_usage[] =
     "                          cores shared by ranks included) instead of composed from the\n"
     "                          links; repeatable, a file a size (its \"ranks\")\n"
     "      --intra LINK        inside a node, the same way (12GB/s:5us: PCIe 3 x16)\n"
-    "      --servers N         parameter servers, each on a node of its own (default: one per\n"
-    "                          worker node)\n"
+    "      --servers N|colocated  parameter servers, each on a node of its own (default: one per\n"
+    "                          worker node), or colocated: one on each worker node, beside its\n"
+    "                          workers (dtrain-train --ps-colocated)\n"
     "      --methods LIST      comma-separated (all of them, listed below)\n"
     "      --partition-bytes N ByteScheduler's and the servers' partitions (4096000)\n"
     "      --credit-bytes N    ByteScheduler's bytes under way at once (16000000)\n"
@@ -87,6 +88,7 @@ static void print_usage(void)
 
 struct predict_options {
     int gpus_per_node, nodes[32], node_counts, servers, batch;
+    bool servers_colocated;    /* --servers colocated */
     struct link_cost intra, inter;
     struct link_curves intra_curves, inter_curves;   /* measured links' */
     struct measured_allreduce *allreduce;   /* --allreduce files, by job size */
@@ -123,7 +125,7 @@ static int step_of(const struct profile *p, const struct predict_options *o, str
 static struct cluster_shape shape_of_nodes(const struct predict_options *o, int nodes)
 {
     return (struct cluster_shape){.nodes = nodes, .gpus_per_node = o->gpus_per_node, .intra = o->intra,
-                                  .inter = o->inter, .servers = o->servers,
+                                  .inter = o->inter, .servers = o->servers, .servers_colocated = o->servers_colocated,
                                   .allreduce = measured_at(o, nodes * o->gpus_per_node)};
 }
 
@@ -224,13 +226,15 @@ static int print_table(const struct profile *p, const struct predict_options *o,
 /* The job a record ran as: its workers' nodes and ranks per node, its servers. */
 static struct cluster_shape shape_of(const struct run_record *r, const struct predict_options *o)
 {
-    int workers = methods_workers_of(r), per_node = r->nodes > 0 ? r->world_size / r->nodes : 1;
+    const char *servers = strstr(r->comm_options, "servers=");
+    bool colocated = servers && strncmp(servers + 8, "colocated", 9) == 0;
+    int workers = methods_workers_of(r), nodes = r->nodes > 0 ? r->nodes : 1;
+    int per_node = colocated ? workers / nodes : r->world_size / nodes;   /* a colocated server is no worker */
     per_node = per_node > 0 ? per_node : 1;
     struct cluster_shape c = {.nodes = (workers + per_node - 1) / per_node, .gpus_per_node = per_node,
-                              .intra = o->intra, .inter = o->inter};
-    const char *servers = strstr(r->comm_options, "servers=");
+                              .intra = o->intra, .inter = o->inter, .servers_colocated = colocated};
     if (servers)
-        c.servers = strncmp(servers + 8, "colocated", 9) == 0 ? r->nodes : atoi(servers + 8);
+        c.servers = colocated ? r->nodes : atoi(servers + 8);
     if (c.nodes * c.gpus_per_node != workers)   /* a last node not full: as many nodes of one */
         c.nodes = workers, c.gpus_per_node = 1;
     c.allreduce = measured_at(o, workers);
@@ -305,7 +309,7 @@ static struct cluster_shape shape_of_gpus(int gpus, const struct predict_options
     int per_node = gpus < o->gpus_per_node ? gpus : o->gpus_per_node;
     return (struct cluster_shape){.nodes = (gpus + per_node - 1) / per_node, .gpus_per_node = per_node,
                                   .intra = o->intra, .inter = o->inter, .servers = o->servers,
-                                  .allreduce = measured_at(o, gpus)};
+                                  .servers_colocated = o->servers_colocated, .allreduce = measured_at(o, gpus)};
 }
 
 /* A method table's method cell ("ByteScheduler-A2A") as the model names it, or NULL. */
@@ -418,8 +422,10 @@ static int parse_number(int opt, struct predict_options *o, struct predict_args 
             return fprintf(stderr, "dtrain-analyze predict: --gpus-per-node \"%s\": expected 1 to 1024\n", optarg), 2;
         break;
     case P_SERVERS:
-        if (dt_parse_int(optarg, 1, 1 << 20, &o->servers) < 0)
-            return fprintf(stderr, "dtrain-analyze predict: --servers \"%s\": expected a count from 1\n", optarg), 2;
+        o->servers_colocated = strcmp(optarg, "colocated") == 0;
+        if (!o->servers_colocated && dt_parse_int(optarg, 1, 1 << 20, &o->servers) < 0)
+            return fprintf(stderr, "dtrain-analyze predict: --servers \"%s\": expected a count from 1, or colocated\n",
+                           optarg), 2;
         break;
     case P_PARTITION:
         if (dt_parse_long(optarg, 4, 1L << 30, &value) < 0)

@@ -214,17 +214,23 @@ static void test_measured_link_as_worked_by_hand(void **state)
  *     backward readies 19.6, 20.6, 22.6: sends 19.6..22.6, 22.6..26.6, 26.6..28.6; step 2 from
  *     22.6: 28.7..29.7, 30.0..31.0, 31.2..33.2, backward to 37.2: the period is 14.6 (WFBP's:
  *     priority cannot reorder what has all been started).
- *   Parameter servers, one server, partitions of 2500 bytes: a push costs alpha + bytes x 0.002
- *     (the server takes both workers' pushes), its sum is back alpha + bytes x 0.002 after.
- *   bsp-ps: partitions of the buffer 2500, 2500, 1000 bytes, pushed from the last after backward:
- *     4..6.5, 6.5..12, 12..17.5, the last sum back at 17.5 + 0.5 + 5 = 23: 4 + 23 + 0.6 = 27.6.
- *   wfbp-ps: the 1000-byte partition (layer 2's) ready at 1: 1..3.5; [2500, 5000) starts in layer
- *     1, ready at 2: 3.5..9; [0, 2500) ready at 4: 9..14.5; back at 20: 4 + 20 + 0.6 = 24.6.
- *   bytescheduler-ps, a credit of one byte: each layer cut on its own (1000; 2500 + 500; 2000):
- *     step 0 pushes layer 2 5..9.5 (back 14), layer 0 9.5..12 (back 14.5), layer 1's 12..17.5 (back 23) and 17.5..19
- *     (back 20.5); step 1 from 8: layer 0 at 14.6..15.6, layer 1 23.3..24.3, layer 2 24.5..26.5,
- *     backward to 30.5; pushes 27.5..32, 32..34.5, 34.5..40, 40..41.5 (back 36.5, 37, 45.5, 43);
- *     step 2 from 30.5: 37.1..38.1, 45.8..46.8, 47..49, backward to 53: the period is 22.5. */
+ *   Parameter servers, one server, partitions of 2500 bytes: a push takes alpha + bytes x 0.002 of
+ *     the link alone (the server takes both workers' pushes: 1000 bytes 2.5, 2500 bytes 5.5), and
+ *     its pull as much the other way; the pushes under way share the link, so do the pulls.
+ *   bsp-ps: partitions of the buffer 2500, 2500, 1000 bytes, all pushed at 4: three share the link
+ *     until the 1000-byte one is through (2.5 each: 11.5), the two others 3 each more (17.5); the
+ *     first pull 11.5..14, the two others shared 17.5..28.5: 4 + 28.5 + 0.6 = 33.1.
+ *   wfbp-ps: the 1000-byte partition (layer 2's) at 1, [2500, 5000) (layer 1's) at 2, [0, 2500)
+ *     at 4: alone 1..2, with the second 2..4 (1 each), the three until the first is through at 5.5
+ *     (0.5 each), two until the second is at 13.5 (4 each), the third at 14.5; pulls 5.5..8,
+ *     13.5..23.5 and 14.5..24.5 (4.5 shared, then 1): 4 + 24.5 + 0.6 = 29.1.
+ *   bytescheduler-ps, a credit of one byte: each layer cut on its own (1000; 2500 + 500; 2000),
+ *     one push under way at a time, the pulls sharing the link back: step 0 pushes layer 2 5..9.5,
+ *     layer 0 9.5..12, layer 1's 12..17.5 and 17.5..19; pulls: layer 2's alone from 9.5, shared
+ *     with layer 0's from 12 (done 16, 16.5), layer 1's 17.5.. and 19..22 shared (done 24.5);
+ *     step 1 from 8: layer 0 at 16.6..17.6, layer 1 24.8..25.8, layer 2 26..28, backward to 32;
+ *     pushes 29..33.5, 33.5..36, 36..41.5, 41.5..43 (sums back 40, 40.5, 48.5, 46); step 2 from 32:
+ *     40.6..41.6, 48.8..49.8, 50..52, backward to 56: the period is 24. */
 static void test_step_costs_as_worked_by_hand(void **state)
 {
     (void)state;
@@ -241,8 +247,8 @@ static void test_step_costs_as_worked_by_hand(void **state)
         double expected;
     } cases[] = {
         {"bsp-a2a", &whole, 15.6}, {"wfbp-a2a", &whole, 14.6}, {"mg-wfbp", &whole, 13.6},
-        {"bytescheduler-a2a", &one_byte, 13.5}, {"bytescheduler-a2a", &whole, 14.6}, {"bsp-ps", &cut, 27.6},
-        {"wfbp-ps", &cut, 24.6}, {"bytescheduler-ps", &cut_one, 22.5},
+        {"bytescheduler-a2a", &one_byte, 13.5}, {"bytescheduler-a2a", &whole, 14.6}, {"bsp-ps", &cut, 33.1},
+        {"wfbp-ps", &cut, 29.1}, {"bytescheduler-ps", &cut_one, 24},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         double got = cost_step(&s, &two, cases[i].method, cases[i].settings);
@@ -254,13 +260,15 @@ static void test_step_costs_as_worked_by_hand(void **state)
 }
 
 /* BytePS's node-local sums in the model, the layers above on 2 nodes of 2 workers, one server,
- * partitions of 2500 bytes, inside a node alpha 0.1, beta 0.0001:
+ * partitions of 2500 bytes (bsp-ps: all three pushed at 4, sharing the link), inside a node alpha
+ * 0.1, beta 0.0001:
  *   on: one push a node (the server takes 2: alpha + bytes x 0.002 as with one worker a node), after
  *     the root's receive of the other worker's (0.1 + bytes x 0.0001): 1000 bytes 2.5 + 0.2, 2500
- *     bytes 5.5 + 0.35; pushed 4..6.7, 6.7..12.55, 12.55..18.4, the last sum back 5.5 later and
- *     handed on 0.35 later, 24.25: 4 + 24.25 + 0.6 = 28.85.
+ *     bytes 5.5 + 0.35, and so each pull; pushes through at 4 + 3 x 2.7 = 12.1 and 12.1 + 2 x 3.15
+ *     = 18.4, pulls 12.1..14.8 and 18.4 + 2 x 5.85 = 30.1: 4 + 30.1 + 0.6 = 34.7.
  *   off: 4 pushes (the server's and each node's link 2 x 2: alpha + bytes x 0.004): 4.5 and 10.5;
- *     4..8.5, 8.5..19, 19..29.5, back at 40: 4 + 40 + 0.6 = 44.6. */
+ *     through at 4 + 3 x 4.5 = 17.5 and 17.5 + 2 x 6 = 29.5, pulls to 29.5 + 2 x 10.5 = 50.5:
+ *     4 + 50.5 + 0.6 = 55.1. */
 static void test_node_sums_cost_as_worked_by_hand(void **state)
 {
     (void)state;
@@ -269,8 +277,29 @@ static void test_node_sums_cost_as_worked_by_hand(void **state)
     struct cluster_shape c = {.nodes = 2, .gpus_per_node = 2, .inter = {.alpha = 0.5, .beta = 0.001},
                               .intra = {.alpha = 0.1, .beta = 0.0001}, .servers = 1};
     struct method_settings on = {.partition_bytes = 2500}, off = {.partition_bytes = 2500, .ps_node_sums_off = true};
-    assert_float_equal(cost_step(&s, &c, "bsp-ps", &on), 28.85, 1e-9);
-    assert_float_equal(cost_step(&s, &c, "bsp-ps", &off), 44.6, 1e-9);
+    assert_float_equal(cost_step(&s, &c, "bsp-ps", &on), 34.7, 1e-9);
+    assert_float_equal(cost_step(&s, &c, "bsp-ps", &off), 55.1, 1e-9);
+}
+
+/* Colocated servers, the layers above, bsp-ps, partitions of 2500 bytes, alpha 0.5, beta 0.001:
+ * on 2 nodes of one worker each, half of each push goes to the other node's server and half of
+ * each answer comes from it: a push or a pull takes 0.5 + bytes x 0.0005 (1000 bytes 1, 2500
+ * bytes 1.75), all on one link. The three pushes from 4 share it until the first is through
+ * (1 each: 7), its pull joins, the two others are through at 9.25 (0.75 each), the first pull at 10
+ * (0.25 more), the two last pulls at 13 (1.5 each, halves): 4 + 13 + 0.6 = 17.6. On one node
+ * nothing crosses a link: 4 + 4 + 0.6. */
+static void test_colocated_servers_cost_as_worked_by_hand(void **state)
+{
+    (void)state;
+    const struct layer_cost layers[] = {{1, 2, 1000}, {1, 1, 3000}, {2, 1, 2000}};
+    struct step_costs s = {.layers = 3, .layer = layers, .update = 0.6};
+    struct cluster_shape two = {.nodes = 2, .gpus_per_node = 1, .inter = {.alpha = 0.5, .beta = 0.001},
+                                .servers_colocated = true};
+    struct cluster_shape one = two;
+    one.nodes = 1, one.gpus_per_node = 2;
+    struct method_settings cut = {.partition_bytes = 2500};
+    assert_float_equal(cost_step(&s, &two, "bsp-ps", &cut), 17.6, 1e-9);
+    assert_float_equal(cost_step(&s, &one, "bsp-ps", &cut), 8.6, 1e-9);
 }
 
 /* Every method of the shared table has a step in the cost model, found by its name and aliases;
@@ -300,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_servers_are_placed),
         cmocka_unit_test(test_workers_are_grouped_by_node),
         cmocka_unit_test(test_node_sums_cost_as_worked_by_hand),
+        cmocka_unit_test(test_colocated_servers_cost_as_worked_by_hand),
         cmocka_unit_test(test_allreduce_costs_as_worked_by_hand),
         cmocka_unit_test(test_measured_link_as_worked_by_hand),
         cmocka_unit_test(test_step_costs_as_worked_by_hand),

@@ -41,7 +41,7 @@ static void test_predict_the_worked_case(void **state)
         double two;   /* seconds a step at 2 workers; 1 worker: 8.6 for all */
     };
     const struct expected_step expected[] = {{"bsp-a2a", 15.6}, {"wfbp-a2a", 14.6}, {"mg-wfbp", 13.6}, {"bytescheduler-a2a", 14.5},
-                    {"bsp-ps", 27.6}, {"wfbp-ps", 24.6}, {"bytescheduler-ps", 22.5}};
+                    {"bsp-ps", 33.1}, {"wfbp-ps", 29.1}, {"bytescheduler-ps", 24}};
     for (size_t i = 0; i < json_array_size(rows); i++) {
         json_t *row = json_array_get(rows, i);
         const struct expected_step *e = &expected[i / 2];
@@ -54,6 +54,16 @@ static void test_predict_the_worked_case(void **state)
     }
     json_decref(rows);
     tu_result_free(&r);
+    /* colocated servers: test_exchange's worked bsp-ps, 17.6 s at 2 workers */
+    run_analyze((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", "0.008mbit:0.5s",
+                           "--servers", "colocated", "--partition-bytes", "2500", "--methods", "bsp-ps", "--format",
+                           "json", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    rows = json_loads(r.out, 0, &jerr);
+    assert_non_null(rows);
+    assert_float_equal(json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds")), 17.6, 1e-9);
+    json_decref(rows);
+    tu_result_free(&r);
     /* the reference table: a row per method, a column per GPU count */
     run_analyze((char *[]){"predict", "--nodes", "1,2,4", profile, NULL}, &r);
     assert_int_equal(r.status, 0);
@@ -63,8 +73,9 @@ static void test_predict_the_worked_case(void **state)
     const char *bad[][3] = {{"--inter", "fast", "--inter \"fast\": expected BANDWIDTH"},
                             {"--methods", "byteps", "unknown method \"byteps\""},
                             {"--nodes", "0", "--nodes \"0\""},
-                            {"--format", "xml", "--format \"xml\""}};
-    for (int i = 0; i < 4; i++) {
+                            {"--format", "xml", "--format \"xml\""},
+                            {"--servers", "beside", "--servers \"beside\": expected a count from 1, or colocated"}};
+    for (int i = 0; i < 5; i++) {
         run_analyze((char *[]){"predict", profile, (char *)bad[i][0], (char *)bad[i][1], NULL}, &r);
         assert_int_equal(r.status, 2);
         assert_true(tu_contains(r.err, bad[i][2]));
@@ -105,10 +116,10 @@ static void test_predict_reads_a_measured_link(void **state)
     const struct {
         const char *option, *value, *method;
         double two;
-    } cases[] = {{NULL, NULL, "bsp-a2a", 15.6}, {NULL, NULL, "wfbp-a2a", 14.6}, {NULL, NULL, "bsp-ps", 27.6},
+    } cases[] = {{NULL, NULL, "bsp-a2a", 15.6}, {NULL, NULL, "wfbp-a2a", 14.6}, {NULL, NULL, "bsp-ps", 33.1},
                  {"--line", NULL, "bsp-a2a", 6108.6}, {"--dilate", "2", "bsp-a2a", 12.1},
                  {"--allreduce", allreduce, "bsp-a2a", 16.6}, {"--allreduce", allreduce, "wfbp-a2a", 17.6},
-                 {"--allreduce", allreduce, "bsp-ps", 27.6}};
+                 {"--allreduce", allreduce, "bsp-ps", 33.1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct tu_result r;
         char *argv[] = {"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", link, "--servers", "1",
