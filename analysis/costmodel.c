@@ -124,11 +124,12 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
     struct transfer_cost t = {.c = c, .ps = ps};
     int pushers = node_sums ? 1 : c->gpus_per_node;   /* a node's pushes of a piece */
     int servers = c->servers > 0 ? c->servers : c->nodes;
+    int behind = c->nodes_per_link > 1 ? (c->nodes_per_link < c->nodes ? c->nodes_per_link : c->nodes) : 1;
     double load = (double)(c->nodes * pushers) / servers;   /* each server takes every push of its share */
-    if (pushers > load)
-        load = pushers;                        /* a node's link carries all its pushes */
-    if (c->servers_colocated)   /* the share bound for its own server stays on the node */
-        load = (double)pushers * (c->nodes - 1) / c->nodes;
+    if (behind * pushers > load)
+        load = behind * pushers;               /* a link carries all its nodes' pushes */
+    if (c->servers_colocated)   /* the share bound for the servers behind the same link stays there */
+        load = (double)behind * pushers * (c->nodes - behind) / c->nodes;
     t.one_link = c->servers_colocated;
     t.load = load;
     t.in_node = node_sums ? c->gpus_per_node - 1 : 0;

@@ -35,7 +35,8 @@
  *                      link (m of them at 1/m of its rate each), as do the pulls the other way,
  *                      a partition's pull starting when its push is through (with colocated
  *                      servers pushes and pulls share one link, each (N - 1) / N of the bytes
- *                      across it); bytescheduler-ps as
+ *                      across it; K nodes behind one link: max(N P / S, K P), colocated
+ *                      K P (N - K) / N); bytescheduler-ps as
  *                      its allreduce twin, each piece's pull after its push; with
  *                      node-local sums a piece first costs G - 1 messages inside the node (the
  *                      node's root receiving each other worker's) and its sum as many after the
@@ -82,6 +83,10 @@ struct cluster_shape {
      * dtrain-train --ps-colocated): a node's link carries the (N - 1) / N of its pushes bound for
      * the other nodes' servers and its own server's answers to them, pushes and pulls alike. */
     bool servers_colocated;
+    /* Nodes behind one link to the rest (a leaf switch's uplink; 0 or 1: a link a node): the
+     * servers' pushes and pulls of those nodes cross it together. An allreduce is measured over
+     * the job (allreduce) or composed a link a node. */
+    int nodes_per_link;
     /* The allreduce of this job as measured at its size (dtrain-commbench or nccl-tests over all its
      * workers: the seconds of n bytes, link_message's reading of the curve), or NULL: composed from
      * the links by the algorithms above. A measured one carries what the algorithms leave out: the

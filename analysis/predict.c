@@ -47,6 +47,9 @@ static const char predict_usage[] =
     "      --servers N|colocated  parameter servers, each on a node of its own (default: one per\n"
     "                          worker node), or colocated: one on each worker node, beside its\n"
     "                          workers (dtrain-train --ps-colocated)\n"
+    "      --nodes-per-link K  nodes behind one link to the rest (a leaf switch's uplink: the\n"
+    "                          test cluster's 2): the servers' pushes and pulls of those nodes\n"
+    "                          cross it together (1: a link a node)\n"
     "      --methods LIST      comma-separated (all of them, listed below)\n"
     "      --partition-bytes N ByteScheduler's and the servers' partitions (4096000)\n"
     "      --credit-bytes N    ByteScheduler's bytes under way at once (16000000)\n"
@@ -89,6 +92,7 @@ static void print_usage(void)
 struct predict_options {
     int gpus_per_node, nodes[32], node_counts, servers, batch;
     bool servers_colocated;    /* --servers colocated */
+    int nodes_per_link;        /* --nodes-per-link */
     struct link_cost intra, inter;
     struct link_curves intra_curves, inter_curves;   /* measured links' */
     struct measured_allreduce *allreduce;   /* --allreduce files, by job size */
@@ -126,7 +130,7 @@ static struct cluster_shape shape_of_nodes(const struct predict_options *o, int 
 {
     return (struct cluster_shape){.nodes = nodes, .gpus_per_node = o->gpus_per_node, .intra = o->intra,
                                   .inter = o->inter, .servers = o->servers, .servers_colocated = o->servers_colocated,
-                                  .allreduce = measured_at(o, nodes * o->gpus_per_node)};
+                                  .nodes_per_link = o->nodes_per_link, .allreduce = measured_at(o, nodes * o->gpus_per_node)};
 }
 
 /* The samples/s the model predicts for method on the cluster c: 0 and *rate, 1 when the model has
@@ -232,7 +236,8 @@ static struct cluster_shape shape_of(const struct run_record *r, const struct pr
     int per_node = colocated ? workers / nodes : r->world_size / nodes;   /* a colocated server is no worker */
     per_node = per_node > 0 ? per_node : 1;
     struct cluster_shape c = {.nodes = (workers + per_node - 1) / per_node, .gpus_per_node = per_node,
-                              .intra = o->intra, .inter = o->inter, .servers_colocated = colocated};
+                              .intra = o->intra, .inter = o->inter, .servers_colocated = colocated,
+                              .nodes_per_link = o->nodes_per_link};
     if (servers)
         c.servers = colocated ? r->nodes : atoi(servers + 8);
     if (c.nodes * c.gpus_per_node != workers)   /* a last node not full: as many nodes of one */
@@ -309,7 +314,8 @@ static struct cluster_shape shape_of_gpus(int gpus, const struct predict_options
     int per_node = gpus < o->gpus_per_node ? gpus : o->gpus_per_node;
     return (struct cluster_shape){.nodes = (gpus + per_node - 1) / per_node, .gpus_per_node = per_node,
                                   .intra = o->intra, .inter = o->inter, .servers = o->servers,
-                                  .servers_colocated = o->servers_colocated, .allreduce = measured_at(o, gpus)};
+                                  .servers_colocated = o->servers_colocated, .nodes_per_link = o->nodes_per_link,
+                                  .allreduce = measured_at(o, gpus)};
 }
 
 /* A method table's method cell ("ByteScheduler-A2A") as the model names it, or NULL. */
@@ -396,7 +402,7 @@ static int parse_lists(struct predict_options *o, const char *nodes)
     return o->node_counts > 0 ? 0 : (fprintf(stderr, "dtrain-analyze predict: --nodes is empty\n"), 2);
 }
 
-enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_CREDIT, P_NODE_SUMS, P_BATCH, P_RATE, P_FORMAT,
+enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_CREDIT, P_NODE_SUMS, P_PER_LINK, P_BATCH, P_RATE, P_FORMAT,
        P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE };
 
 /* What the command line names beyond predict_options: the inputs still to be read. */
@@ -426,6 +432,11 @@ static int parse_number(int opt, struct predict_options *o, struct predict_args 
         if (!o->servers_colocated && dt_parse_int(optarg, 1, 1 << 20, &o->servers) < 0)
             return fprintf(stderr, "dtrain-analyze predict: --servers \"%s\": expected a count from 1, or colocated\n",
                            optarg), 2;
+        break;
+    case P_PER_LINK:
+        if (dt_parse_int(optarg, 1, 1 << 20, &o->nodes_per_link) < 0)
+            return fprintf(stderr, "dtrain-analyze predict: --nodes-per-link \"%s\": expected a count from 1\n", optarg),
+                   2;
         break;
     case P_PARTITION:
         if (dt_parse_long(optarg, 4, 1L << 30, &value) < 0)
@@ -498,6 +509,7 @@ static int parse_options(int argc, char **argv, struct predict_options *o, struc
         {"servers", required_argument, NULL, P_SERVERS}, {"methods", required_argument, NULL, P_METHODS},
         {"partition-bytes", required_argument, NULL, P_PARTITION}, {"batch", required_argument, NULL, P_BATCH},
         {"credit-bytes", required_argument, NULL, P_CREDIT}, {"ps-node-sums", required_argument, NULL, P_NODE_SUMS},
+        {"nodes-per-link", required_argument, NULL, P_PER_LINK},
         {"rate", required_argument, NULL, P_RATE}, {"format", required_argument, NULL, P_FORMAT},
         {"records", no_argument, NULL, P_RECORDS}, {"tag", required_argument, NULL, P_TAG},
         {"against", required_argument, NULL, P_AGAINST}, {"row", required_argument, NULL, P_ROW},

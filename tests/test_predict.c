@@ -54,14 +54,16 @@ static void test_predict_the_worked_case(void **state)
     }
     json_decref(rows);
     tu_result_free(&r);
-    /* colocated servers: test_exchange's worked bsp-ps, 17.6 s at 2 workers */
-    run_analyze((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", "0.008mbit:0.5s",
+    /* colocated servers, two nodes behind each link: test_exchange's worked bsp-ps, 23.6 s on 4
+     * nodes; 2 nodes behind one link send nothing across it: 8.6 s */
+    run_analyze((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "2,4", "--inter", "0.008mbit:0.5s",
                            "--servers", "colocated", "--partition-bytes", "2500", "--methods", "bsp-ps", "--format",
-                           "json", NULL}, &r);
+                           "json", "--nodes-per-link", "2", NULL}, &r);
     assert_int_equal(r.status, 0);
     rows = json_loads(r.out, 0, &jerr);
     assert_non_null(rows);
-    assert_float_equal(json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds")), 17.6, 1e-9);
+    assert_float_equal(json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds")), 8.6, 1e-9);
+    assert_float_equal(json_number_value(json_object_get(json_array_get(rows, 1), "step_seconds")), 23.6, 1e-9);
     json_decref(rows);
     tu_result_free(&r);
     /* the reference table: a row per method, a column per GPU count */
@@ -74,8 +76,9 @@ static void test_predict_the_worked_case(void **state)
                             {"--methods", "byteps", "unknown method \"byteps\""},
                             {"--nodes", "0", "--nodes \"0\""},
                             {"--format", "xml", "--format \"xml\""},
-                            {"--servers", "beside", "--servers \"beside\": expected a count from 1, or colocated"}};
-    for (int i = 0; i < 5; i++) {
+                            {"--servers", "beside", "--servers \"beside\": expected a count from 1, or colocated"},
+                            {"--nodes-per-link", "0", "--nodes-per-link \"0\": expected a count from 1"}};
+    for (int i = 0; i < 6; i++) {
         run_analyze((char *[]){"predict", profile, (char *)bad[i][0], (char *)bad[i][1], NULL}, &r);
         assert_int_equal(r.status, 2);
         assert_true(tu_contains(r.err, bad[i][2]));
