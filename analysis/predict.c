@@ -2,7 +2,6 @@
  * beta into every method's predicted samples/s at every size of job, as a method comparison table. */
 #include "command.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -47,15 +46,13 @@ static const char predict_usage[] =
     "      --servers N|colocated  parameter servers, each on a node of its own (default: one per\n"
     "                          worker node), or colocated: one on each worker node, beside its\n"
     "                          workers (dtrain-train --ps-colocated)\n"
-    "      --nodes-per-link K  nodes behind one link to the rest (a leaf switch's uplink: the\n"
-    "                          test cluster's 2): the servers' pushes and pulls of those nodes\n"
-    "                          cross it together (1: a link a node)\n"
+    "      --nodes-per-link K  nodes behind one link (a leaf's uplink; the test cluster's 2):\n"
+    "                          their servers' traffic crosses it together (1)\n"
     "      --methods LIST      comma-separated (all of them, listed below)\n"
     "      --partition-bytes N ByteScheduler's and the servers' partitions (4096000)\n"
     "      --credit-bytes N    ByteScheduler's bytes under way at once (16000000)\n"
-    "      --ps-node-sums on|off  parameter servers: a node's workers sum first and push once, as\n"
-    "                          BytePS and dtrain-train do (on), or each pushes its own (with\n"
-    "                          --records: as each record's comm_options say it ran)\n"
+    "      --ps-node-sums on|off  a node's workers sum first and push once (BytePS's, on), or\n"
+    "                          each its own (--records: as each record's comm_options say)\n"
     "      --batch B           samples per worker a step (the profile's; times scale with it)\n"
     "      --rate R            scale the profile so one device trains R samples/s (ResNet-50 on\n"
     "                          the reference GPUs: 253.1)\n"
@@ -125,12 +122,12 @@ static int step_of(const struct profile *p, const struct predict_options *o, str
     return compute > 0 ? 0 : -1;
 }
 
-/* The job of `nodes` nodes of --gpus-per-node workers each, with the links and measurements given. */
-static struct cluster_shape shape_of_nodes(const struct predict_options *o, int nodes)
+/* The job of `nodes` nodes of per_node workers each, with the links and measurements given. */
+static struct cluster_shape shape_of_nodes(const struct predict_options *o, int nodes, int per_node)
 {
-    return (struct cluster_shape){.nodes = nodes, .gpus_per_node = o->gpus_per_node, .intra = o->intra,
-                                  .inter = o->inter, .servers = o->servers, .servers_colocated = o->servers_colocated,
-                                  .nodes_per_link = o->nodes_per_link, .allreduce = measured_at(o, nodes * o->gpus_per_node)};
+    return (struct cluster_shape){.nodes = nodes, .gpus_per_node = per_node, .intra = o->intra, .inter = o->inter,
+                                  .servers = o->servers, .servers_colocated = o->servers_colocated,
+                                  .nodes_per_link = o->nodes_per_link, .allreduce = measured_at(o, nodes * per_node)};
 }
 
 /* The samples/s the model predicts for method on the cluster c: 0 and *rate, 1 when the model has
@@ -179,7 +176,7 @@ static int print_json(const struct profile *p, const struct predict_options *o, 
     int rc = cells ? 0 : 2;
     for (char *m = strtok(methods, ","); m && rc == 0; m = strtok(NULL, ","))
         for (int k = 0; k < o->node_counts && rc == 0; k++) {
-            struct cluster_shape c = shape_of_nodes(o, o->nodes[k]);
+            struct cluster_shape c = shape_of_nodes(o, o->nodes[k], o->gpus_per_node);
             double rate;
             if ((rc = predicted_rate(s, &c, m, o, &rate)) == 0)
                 rc = json_array_append_new(cells, json_pack("{s:s, s:i, s:s, s:i, s:f, s:f}", "model", p->model, "batch",
@@ -215,7 +212,7 @@ static int print_table(const struct profile *p, const struct predict_options *o,
         print_cell(p->model, md);
         printf("%s%d%s%s", sep, o->batch, sep, m);
         for (int k = 0; k < o->node_counts; k++) {
-            struct cluster_shape c = shape_of_nodes(o, o->nodes[k]);
+            struct cluster_shape c = shape_of_nodes(o, o->nodes[k], o->gpus_per_node);
             double rate;
             int rc = predicted_rate(s, &c, m, o, &rate);
             if (rc != 0)
@@ -312,10 +309,9 @@ static int compare_records(const struct profile *p, const struct predict_options
 static struct cluster_shape shape_of_gpus(int gpus, const struct predict_options *o)
 {
     int per_node = gpus < o->gpus_per_node ? gpus : o->gpus_per_node;
-    return (struct cluster_shape){.nodes = (gpus + per_node - 1) / per_node, .gpus_per_node = per_node,
-                                  .intra = o->intra, .inter = o->inter, .servers = o->servers,
-                                  .servers_colocated = o->servers_colocated, .nodes_per_link = o->nodes_per_link,
-                                  .allreduce = measured_at(o, gpus)};
+    struct cluster_shape c = shape_of_nodes(o, (gpus + per_node - 1) / per_node, per_node);
+    c.allreduce = measured_at(o, gpus);   /* an uneven last node: the job's own size */
+    return c;
 }
 
 /* A method table's method cell ("ByteScheduler-A2A") as the model names it, or NULL. */
@@ -435,8 +431,7 @@ static int parse_number(int opt, struct predict_options *o, struct predict_args 
         break;
     case P_PER_LINK:
         if (dt_parse_int(optarg, 1, 1 << 20, &o->nodes_per_link) < 0)
-            return fprintf(stderr, "dtrain-analyze predict: --nodes-per-link \"%s\": expected a count from 1\n", optarg),
-                   2;
+            return fprintf(stderr, "dtrain-analyze predict: --nodes-per-link \"%s\": expected a count from 1\n", optarg), 2;
         break;
     case P_PARTITION:
         if (dt_parse_long(optarg, 4, 1L << 30, &value) < 0)
