@@ -119,17 +119,19 @@ static double allreduce_streamed(const struct cluster_shape *c, double bytes)
     return cost_allreduce(&busy, bytes);
 }
 
-static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool ps, bool node_sums)
+/* pieces: the partitions of a step, each at one server: fewer than the servers leave some idle. */
+static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool ps, bool node_sums, int pieces)
 {
     struct transfer_cost t = {.c = c, .ps = ps};
     int pushers = node_sums ? 1 : c->gpus_per_node;   /* a node's pushes of a piece */
     int servers = c->servers > 0 ? c->servers : c->nodes;
+    servers = pieces > 0 && pieces < servers ? pieces : servers;
     int behind = c->nodes_per_link > 1 ? (c->nodes_per_link < c->nodes ? c->nodes_per_link : c->nodes) : 1;
     double load = (double)(c->nodes * pushers) / servers;   /* each server takes every push of its share */
     if (behind * pushers > load)
         load = behind * pushers;               /* a link carries all its nodes' pushes */
-    if (c->servers_colocated)   /* the share bound for the servers behind the same link stays there */
-        load = (double)behind * pushers * (c->nodes - behind) / c->nodes;
+    if (c->servers_colocated)   /* what crosses: the pushes from outside to the servers behind a link */
+        load = (double)pushers * (c->nodes - behind) * (behind < servers ? (double)behind / servers : 1);
     t.one_link = c->servers_colocated;
     t.load = load;
     t.in_node = node_sums ? c->gpus_per_node - 1 : 0;
@@ -558,10 +560,15 @@ double cost_step(const struct step_costs *s, const struct cluster_shape *c, cons
     if (!m)
         return -1;
     bool node_sums = m->servers && !(settings && settings->ps_node_sums_off);
-    struct step_inputs in = {.s = s, .c = c, .t = transfer_cost_of(c, m->servers, node_sums)};
-    for (int l = 0; l < s->layers; l++)
-        in.forward += s->layer[l].forward, in.backward += s->layer[l].backward, in.bytes += s->layer[l].bytes;
+    struct step_inputs in = {.s = s, .c = c};
     in.per = settings && settings->partition_bytes > 0 ? settings->partition_bytes : METHOD_PARTITION_BYTES;
+    int pieces = 0;   /* the servers' partitions: of each layer (ByteScheduler's), else of the buffer */
+    for (int l = 0; l < s->layers; l++) {
+        in.forward += s->layer[l].forward, in.backward += s->layer[l].backward, in.bytes += s->layer[l].bytes;
+        pieces += m->takes_credit ? (int)ceil(s->layer[l].bytes / in.per) : 0;
+    }
+    pieces = m->takes_credit ? pieces : (int)ceil(in.bytes / in.per);
+    in.t = transfer_cost_of(c, m->servers, node_sums, pieces);
     in.credit = settings && settings->credit_bytes > 0 ? settings->credit_bytes : METHOD_CREDIT_BYTES;
     if (c->nodes * c->gpus_per_node < 2)
         return in.forward + in.backward + s->update;   /* one worker exchanges nothing */
