@@ -168,52 +168,6 @@ static double sum_back(const struct transfer_cost *t, double sent, double bytes)
     return t->ps ? sent + pull_cost(t, bytes) : sent;
 }
 
-/* One link shared by the pieces under way (the streams of one NIC, a server's messages from every
- * worker): pieces[k] arrives at .ready and needs .cost seconds of the link alone, then, where
- * `then` is given, then[k] more (its pull over the same link) from the moment its push is through;
- * while m are under way each gets 1/m of it. Pieces in the order they arrive; sets each one's
- * .done_sending (all of its work through) and returns when the last is (-1: out of memory). */
-static double share_link(struct piece *pieces, int n, const double *then)
-{
-    double *left = malloc((size_t)(n > 0 ? n : 1) * sizeof *left), now = 0, last = 0;
-    bool *on = calloc((size_t)(n > 0 ? n : 1), sizeof *on), *pulled = calloc((size_t)(n > 0 ? n : 1), sizeof *pulled);
-    if (!left || !on || !pulled)
-        return free(left), free(on), free(pulled), -1;
-    for (int next = 0, active = 0; next < n || active > 0;) {
-        if (active == 0 && pieces[next].ready > now)
-            now = pieces[next].ready;
-        for (; next < n && pieces[next].ready <= now; next++)
-            left[next] = pieces[next].cost, on[next] = true, active++;
-        double least = INFINITY;
-        for (int k = 0; k < next; k++)
-            least = on[k] && left[k] < least ? left[k] : least;
-        double finish = now + least * active, arrive = next < n ? pieces[next].ready : INFINITY;
-        double until = finish < arrive ? finish : arrive, share = (until - now) / active;
-        for (int k = 0; k < next; k++) {
-            if (!on[k])
-                continue;
-            left[k] -= share;
-            if (left[k] > 1e-12 * (1 + pieces[k].cost))
-                continue;
-            if (then && then[k] > 0 && !pulled[k]) {   /* its push through: its pull goes on */
-                left[k] = then[k], pulled[k] = true;
-                continue;
-            }
-            on[k] = false, active--;
-            pieces[k].done_sending = last = until;
-        }
-        now = until;
-    }
-    free(left), free(on), free(pulled);
-    return last;
-}
-
-static int by_ready(const void *a, const void *b)
-{
-    double x = ((const struct piece *)a)->ready, y = ((const struct piece *)b)->ready;
-    return (x > y) - (x < y);
-}
-
 /* When backward (started at 0) has finished layer l: R_l = the backward of layers l..L-1. */
 static void ready_times(const struct step_costs *s, double *ready)
 {
@@ -260,6 +214,8 @@ static int cut(const struct step_costs *s, const double *ready, double from, dou
     return n;
 }
 
+static double share_by_priority(struct piece *p, int n, double from, double credit, const struct transfer_cost *t);
+
 /* A parameter server's partitions of the whole buffer (bsp-ps, wfbp-ps), pushed from the last,
  * all after backward or each when backward has reached its first byte. Every push under way
  * shares the link (dtrain's and BytePS's servers take them all at once), and so do the pulls the
@@ -283,18 +239,11 @@ static double exchange_partitions(const struct step_costs *s, const struct trans
         backwards[k].ready = at_end_only ? ready[0] : backwards[k].ready;
         backwards[k].cost = send_cost(t, backwards[k].bytes);
     }
-    double *pulls = malloc((size_t)n * sizeof *pulls), back = pulls ? 0 : -1;
-    for (int k = 0; k < n && pulls; k++)
-        pulls[k] = pull_cost(t, backwards[k].bytes);
-    if (back == 0 && t->one_link)   /* pushes and pulls through one link */
-        back = share_link(backwards, n, pulls);
-    else if (back == 0 && (back = share_link(backwards, n, NULL)) >= 0) {
-        for (int k = 0; k < n; k++)   /* the pulls the other way, in the order their pushes got through */
-            pieces[k] = (struct piece){.ready = backwards[k].done_sending, .cost = pulls[k]};
-        qsort(pieces, (size_t)n, sizeof *pieces, by_ready);
-        back = share_link(pieces, n, NULL);
-    }
-    free(ready), free(pieces), free(backwards), free(pulls);
+    /* no credit: every push starts once backward has made it ready */
+    double back = share_by_priority(backwards, n, 0, INFINITY, t);
+    for (int k = 0; k < n && back >= 0; k++)   /* the last sum back */
+        back = backwards[k].done > back ? backwards[k].done : back;
+    free(ready), free(pieces), free(backwards);
     return back;
 }
 
@@ -387,7 +336,8 @@ static int next_to_start(const struct piece *pieces, const int *state, int n, do
  * them, their pushes under way sharing the link (each of m at 1/m of it), a piece's credit back
  * when its push is through, its pull then sharing the link the other way (with colocated servers
  * the same link) with the other pulls; .done_sending and .done set. Returns when the last push is
- * through (-1: out of memory). */
+ * through (-1: out of memory). With a credit of INFINITY every piece starts once ready (bsp-ps,
+ * wfbp-ps). */
 static double share_by_priority(struct piece *p, int n, double from, double credit, const struct transfer_cost *t)
 {
     int *state = calloc((size_t)n + 1, sizeof *state);   /* 0 waiting, 1 pushing, 2 pulling, 3 done */

@@ -82,15 +82,17 @@ size_t node_sums_charge(const struct node_sums *ns, const struct comm_thread_tra
     return ns->size == 1 || is_root(ns, t->index) ? t->count * sizeof(float) : 0;
 }
 
-/* A push of the floats at from to the server and a receive of their sum into the inbox. */
-static int push_to_server(struct comm *comm, struct comm_thread_transfer *t, const float *from,
-                          const struct node_push *push, struct dt_err *err)
+/* A push of the floats at from to peer (the server, or the node's root) and a receive of the sum
+ * it sends back into the inbox. */
+static int push_to(struct comm *comm, struct comm_thread_transfer *t, const float *from, int peer,
+                   const struct node_push *push, struct dt_err *err)
 {
     size_t bytes = t->count * sizeof(float);
     t->nreqs = 2;
-    return comm->isend(comm, from, bytes, push->server, push->tag, &t->reqs[0], err) < 0 ||
-                   comm->irecv(comm, push->inbox + t->first, bytes, push->server, push->tag, &t->reqs[1], err) < 0
-               ? dt_wrap(err, "pushing partition %d to server rank %d", t->index, push->server)
+    return comm->isend(comm, from, bytes, peer, push->tag, &t->reqs[0], err) < 0 ||
+                   comm->irecv(comm, push->inbox + t->first, bytes, peer, push->tag, &t->reqs[1], err) < 0
+               ? dt_wrap(err, "pushing partition %d to rank %d (%s)", t->index, peer,
+                         peer == push->server ? "its server" : "its root on this node")
                : 0;
 }
 
@@ -99,15 +101,9 @@ int node_sums_start(struct node_sums *ns, struct comm *comm, struct comm_thread_
 {
     size_t bytes = t->count * sizeof(float);
     if (ns->size == 1)   /* alone on its node */
-        return push_to_server(comm, t, push->grads + t->first, push, err);
-    if (!is_root(ns, t->index)) {
-        int root = local_rank(ns, t->index % ns->size);
-        t->nreqs = 2;
-        if (comm->isend(comm, push->grads + t->first, bytes, root, push->tag, &t->reqs[0], err) < 0 ||
-            comm->irecv(comm, push->inbox + t->first, bytes, root, push->tag, &t->reqs[1], err) < 0)
-            return dt_wrap(err, "pushing partition %d to rank %d, its root on this node", t->index, root);
-        return 0;
-    }
+        return push_to(comm, t, push->grads + t->first, push->server, push, err);
+    if (!is_root(ns, t->index))
+        return push_to(comm, t, push->grads + t->first, local_rank(ns, t->index % ns->size), push, err);
     t->credit_stage = 1;   /* the root's credit is spent on its push across the link */
     t->nreqs = 0;
     for (int j = 0; j < ns->size; j++)
@@ -136,7 +132,7 @@ int node_sums_advance(struct node_sums *ns, struct comm *comm, struct comm_threa
         return 0;   /* done */
     if (t->stage == 0) {   /* every push of the node is in */
         sum_node(ns, t, push->grads + t->first);
-        return push_to_server(comm, t, ns->node_sum + t->first, push, err) < 0 ? -1 : 1;
+        return push_to(comm, t, ns->node_sum + t->first, push->server, push, err) < 0 ? -1 : 1;
     }
     t->nreqs = 0;   /* the servers' sum is in: to the node's other workers */
     for (int j = 0; j < ns->size; j++)
