@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -18,6 +19,7 @@
 #include "backend_cuda.h"
 #include "comm.h"
 #include "data.h"
+#include "emulate.h"
 #include "exchange.h"
 #include "loader.h"
 #include "nn.h"
@@ -206,6 +208,51 @@ static void test_an_emulated_step_takes_its_profile_time(void **state)
     tu_remove_tree(scratch);
 }
 
+/* A layer-wise exchange's wait before a layer (ByteScheduler's, which applies the layer's update,
+ * emulate_update, when its sums are in) delays the layer by the wait and the update, once: the
+ * wait was counted twice until 2026-11-26, which made every emulated ByteScheduler step slower by
+ * all of its waits again. */
+struct wait_then_update {
+    struct emulation *emu;
+    double wait;               /* seconds the exchange waits before each layer */
+};
+
+static void wait_then_update(void *ctx, size_t first, size_t count)
+{
+    (void)first;
+    struct wait_then_update *w = ctx;
+    nanosleep(&(struct timespec){0, (long)(w->wait * 1e9)}, NULL);
+    emulate_update(w->emu, count);
+}
+
+static void test_a_layer_wait_delays_the_forward_pass_once(void **state)
+{
+    (void)state;
+    char scratch[] = "/tmp/dtrain-test-emulate-XXXXXX", path[128];
+    assert_non_null(mkdtemp(scratch));
+    snprintf(path, sizeof path, "%s/lenet.json", scratch);
+    write_lenet_profile(path, 2);
+    struct model m;
+    struct emulation emu;
+    struct dt_err err;
+    assert_int_equal(model_build(&m, "lenet", 1, 28, 28, 10, &err), 0);
+    assert_int_equal(emulation_open(&emu, path, 0, 1, 2, &m, &err), 0);
+    struct wait_then_update hook = {.emu = &emu, .wait = 0.03};
+    struct params_needed need = {wait_then_update, &hook};
+    int layers = emu.profile.layers;
+    /* each layer: the wait, the update's share of 4 ms, the forward's 8 ms */
+    double expected = layers * (hook.wait + 0.008) + 0.004, start = timeline_now();
+    emulate_forward(&emu, &need);
+    double took = timeline_now() - start;
+    print_message("%d layers, each after a wait of %.0f ms: %.1f ms (expected %.1f; counted twice %.1f)\n", layers,
+                  hook.wait * 1e3, took * 1e3, expected * 1e3, (expected + layers * hook.wait) * 1e3);
+    assert_true(took >= expected * 0.99);
+    assert_true(took < expected + layers * hook.wait / 2);   /* half a wait a layer short of twice */
+    emulation_close(&emu);
+    model_free(&m);
+    tu_remove_tree(scratch);
+}
+
 /* Rewrites the profile at path with every layer's forward and backward taking `layer` seconds. */
 static void set_layer_seconds(const char *path, double layer)
 {
@@ -255,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_a_profile_round_trips),
         cmocka_unit_test(test_bad_profiles_are_refused),
         cmocka_unit_test(test_an_emulated_step_takes_its_profile_time),
+        cmocka_unit_test(test_a_layer_wait_delays_the_forward_pass_once),
         cmocka_unit_test(test_absurd_emulation_times_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,15 +79,26 @@ static void wait_for(struct emulation *e, double seconds)
         ;
 }
 
+/* A hook (an exchange's wait) ran from `start`, the target then `before`: the time it took moves
+ * the target on, unless the hook's own emulated work already moved it as far. ByteScheduler's
+ * wait applies the layer's update (emulate_update), whose pass begins at the wait's end: adding the
+ * wait again counted it twice (each layer-wise wait doubled on the forward pass before 2026-11-26). */
+static void hook_took(struct emulation *e, double before, double start)
+{
+    double moved = before + (timeline_now() - start);
+    if (e->target < moved)
+        e->target = moved;
+}
+
 double emulate_forward(struct emulation *e, const struct params_needed *need)
 {
     begin_pass(e);
     for (int l = 0; l < e->profile.layers; l++) {
         if (need) {   /* a layer-wise exchange's wait: the layer starts after it */
             size_t end = l + 1 < e->profile.layers ? e->first[l + 1] : e->first[l] + e->profile.params[l];
-            double start = timeline_now();
+            double before = e->target, start = timeline_now();
             need->call(need->ctx, e->first[l], end - e->first[l]);
-            e->target += timeline_now() - start;
+            hook_took(e, before, start);
         }
         wait_for(e, e->profile.forward[l]);
     }
@@ -100,9 +111,9 @@ void emulate_backward(struct emulation *e, const struct grads_ready *ready)
     for (int l = e->profile.layers - 1; l >= 0; l--) {
         wait_for(e, e->profile.backward[l]);
         if (ready && ready->call) {
-            double start = timeline_now();
+            double before = e->target, start = timeline_now();
             ready->call(ready->ctx, e->first[l]);
-            e->target += timeline_now() - start;
+            hook_took(e, before, start);
         }
     }
 }
