@@ -99,6 +99,7 @@ struct transfer_cost {
     double load;               /* a push's bytes at the busiest link, per byte pushed */
     int in_node;               /* node-local sums: a piece's hand-offs inside a node each way */
     bool one_link;             /* pushes and pulls share one link (colocated servers) */
+    double eager;              /* a bigger message needs a handshake (cluster_shape.eager_bytes) */
 };
 
 /* The link as many messages under way at once find it (link_cost.streamed), where measured. */
@@ -135,6 +136,7 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
     t.one_link = c->servers_colocated;
     t.load = load;
     t.in_node = node_sums ? c->gpus_per_node - 1 : 0;
+    t.eager = c->eager_bytes > 0 ? c->eager_bytes : MODEL_EAGER_BYTES;
     return t;
 }
 
@@ -214,7 +216,49 @@ static int cut(const struct step_costs *s, const double *ready, double from, dou
     return n;
 }
 
-static double share_by_priority(struct piece *p, int n, double from, double credit, const struct transfer_cost *t);
+/* A parameter server's pieces (bsp-ps, wfbp-ps), each pushed once ready: the pushes under way share
+ * the link (each of m at 1/m of it), a piece's pull starting when its push is through and sharing
+ * the link the other way (with colocated servers the same link) with the other pulls (Open MPI
+ * interleaves big messages' fragments); .done_sending and .done set. Returns when the last pull is
+ * through (-1: out of memory). */
+static double share_the_link(struct piece *p, int n, const struct transfer_cost *t)
+{
+    int *state = calloc((size_t)n + 1, sizeof *state);   /* 0 waiting, 1 pushing, 2 pulling, 3 done */
+    double *left = calloc((size_t)n + 1, sizeof *left), now = 0, back = 0;
+    if (!state || !left)
+        return free(state), free(left), -1;
+    for (int done = 0; done < n;) {
+        int pushing = 0, pulling = 0;
+        double soonest = INFINITY;   /* the next piece made ready */
+        for (int k = 0; k < n; k++) {
+            if (state[k] == 0 && p[k].ready <= now)
+                state[k] = 1, left[k] = p[k].cost;
+            pushing += state[k] == 1, pulling += state[k] == 2;
+            if (state[k] == 0 && p[k].ready < soonest)
+                soonest = p[k].ready;
+        }
+        int ways[3] = {0, t->one_link ? pushing + pulling : pushing, t->one_link ? pushing + pulling : pulling};
+        double until = soonest;
+        for (int k = 0; k < n; k++)
+            if (state[k] == 1 || state[k] == 2)
+                until = fmin(until, now + left[k] * ways[state[k]]);
+        for (int k = 0; k < n; k++) {
+            if (state[k] != 1 && state[k] != 2)
+                continue;
+            left[k] -= (until - now) / ways[state[k]];
+            if (left[k] > 1e-12 * (1 + p[k].cost))
+                continue;
+            if (state[k] == 1)   /* pushed: the pull next */
+                p[k].done_sending = until, state[k] = 2, left[k] = pull_cost(t, p[k].bytes);
+            else
+                state[k] = 3, p[k].done = back = until, done++;
+        }
+        now = until;
+    }
+    free(state), free(left);
+    return back;
+}
+
 
 /* A parameter server's partitions of the whole buffer (bsp-ps, wfbp-ps), pushed from the last,
  * all after backward or each when backward has reached its first byte. Every push under way
@@ -239,10 +283,7 @@ static double exchange_partitions(const struct step_costs *s, const struct trans
         backwards[k].ready = at_end_only ? ready[0] : backwards[k].ready;
         backwards[k].cost = send_cost(t, backwards[k].bytes);
     }
-    /* no credit: every push starts once backward has made it ready */
-    double back = share_by_priority(backwards, n, 0, INFINITY, t);
-    for (int k = 0; k < n && back >= 0; k++)   /* the last sum back */
-        back = backwards[k].done > back ? backwards[k].done : back;
+    double back = share_the_link(backwards, n, t);   /* the last sum back */
     free(ready), free(pieces), free(backwards);
     return back;
 }
@@ -332,48 +373,68 @@ static int next_to_start(const struct piece *pieces, const int *state, int n, do
     return -1;
 }
 
-/* A parameter server's pieces of one step in priority order: started as send_by_priority starts
- * them, their pushes under way sharing the link (each of m at 1/m of it), a piece's credit back
- * when its push is through, its pull then sharing the link the other way (with colocated servers
- * the same link) with the other pulls; .done_sending and .done set. Returns when the last push is
- * through (-1: out of memory). With a credit of INFINITY every piece starts once ready (bsp-ps,
- * wfbp-ps). */
-static double share_by_priority(struct piece *p, int n, double from, double credit, const struct transfer_cost *t)
+/* ---------- ByteScheduler's pieces through the servers' queues ---------- */
+
+/* Where a server's piece is: waiting, or which message of its push and pull is crossing. */
+enum piece_leg { LEG_WAITING, LEG_PUSH_HEAD, LEG_PUSH_ANSWER, LEG_PUSH, LEG_PULL_HEAD, LEG_PULL_ANSWER, LEG_PULL, LEG_DONE };
+
+/* Puts a message costing `cost` on a queue free at *free_at from `now`; returns when it is through. */
+static double queue_put(double *free_at, double now, double cost)
 {
-    int *state = calloc((size_t)n + 1, sizeof *state);   /* 0 waiting, 1 pushing, 2 pulling, 3 done */
-    double *left = calloc((size_t)n + 1, sizeof *left), now = from, busy = 0, last = from;
-    if (!state || !left)
-        return free(state), free(left), -1;
+    *free_at = (*free_at > now ? *free_at : now) + cost;
+    return *free_at;
+}
+
+/* Piece k's next message, from `now`: its leg moves on and at[k] says when that message is through.
+ * Pushes cross queue[0], pulls queue[1] (with colocated servers the same), a handshake's answer the
+ * other way; a message of no data costs the link's latency (the one-message curve at 0 bytes). */
+static void next_leg(const struct piece *p, int k, int *leg, double *at, double now, double *queue[2],
+                     const struct transfer_cost *t)
+{
+    int next = leg[k] + 1;
+    if (p[k].bytes <= t->eager && (next == LEG_PUSH_HEAD || next == LEG_PULL_HEAD))
+        next += 2;   /* sent at once */
+    if ((leg[k] = next) == LEG_DONE)
+        return;
+    int way = leg[k] == LEG_PUSH_HEAD || leg[k] == LEG_PULL_ANSWER || leg[k] == LEG_PUSH ? 0 : 1;
+    double cost = leg[k] == LEG_PUSH ? p[k].cost : leg[k] == LEG_PULL ? pull_cost(t, p[k].bytes) : link_message(t->c->inter, 0);
+    at[k] = queue_put(queue[way], now, cost);
+}
+
+/* A parameter server's pieces of one step in priority order (bytescheduler-ps): started as
+ * send_by_priority starts them, each message through its queue in the order put on it (queue[0]
+ * and [1]: when each way is free, kept from step to step); a piece's credit back when its push is
+ * through. Sets .done_sending and .done; returns when the last push is through (-1: no memory). */
+static double queue_by_priority(struct piece *p, int n, double *queue[2], double credit, const struct transfer_cost *t)
+{
+    int *leg = calloc((size_t)n + 1, sizeof *leg);
+    double *at = calloc((size_t)n + 1, sizeof *at), busy = 0, last = 0, now = -INFINITY;
+    if (!leg || !at)
+        return free(leg), free(at), -1;
     for (int done = 0; done < n;) {
-        for (int k; (k = next_to_start(p, state, n, now, busy, credit)) >= 0; busy += p[k].bytes)
-            state[k] = 1, left[k] = p[k].cost;
-        int pushing = 0, pulling = 0;
-        double soonest = INFINITY;   /* the next piece made ready */
-        for (int k = 0; k < n; k++) {
-            pushing += state[k] == 1, pulling += state[k] == 2;
-            if (state[k] == 0 && p[k].ready > now && p[k].ready < soonest)
-                soonest = p[k].ready;
+        for (int k; (k = next_to_start(p, leg, n, now, busy, credit)) >= 0; busy += p[k].bytes)
+            next_leg(p, k, leg, at, now, queue, t);
+        int k = -1;   /* the next message through, or the next piece made ready */
+        double soonest = INFINITY;
+        for (int j = 0; j < n; j++) {
+            if (leg[j] != LEG_WAITING && leg[j] != LEG_DONE && (k < 0 || at[j] < at[k]))
+                k = j;
+            if (leg[j] == LEG_WAITING && p[j].ready > now && p[j].ready < soonest)
+                soonest = p[j].ready;
         }
-        int ways[3] = {0, t->one_link ? pushing + pulling : pushing, t->one_link ? pushing + pulling : pulling};
-        double until = soonest;
-        for (int k = 0; k < n; k++)
-            if (state[k] == 1 || state[k] == 2)
-                until = fmin(until, now + left[k] * ways[state[k]]);
-        for (int k = 0; k < n; k++) {
-            if (state[k] != 1 && state[k] != 2)
-                continue;
-            left[k] -= (until - now) / ways[state[k]];
-            if (left[k] > 1e-12 * (1 + p[k].cost))
-                continue;
-            if (state[k] == 1) {   /* pushed: the credit back, the pull next */
-                busy -= p[k].bytes, p[k].done_sending = last = until;
-                state[k] = 2, left[k] = pull_cost(t, p[k].bytes);
-            } else
-                state[k] = 3, p[k].done = until, done++;
+        if (k < 0 || soonest < at[k]) {
+            now = soonest;
+            continue;
         }
-        now = until;
+        now = at[k];
+        if (leg[k] == LEG_PUSH)   /* pushed: the credit back */
+            busy -= p[k].bytes, p[k].done_sending = last = now;
+        next_leg(p, k, leg, at, now, queue, t);
+        done += leg[k] == LEG_DONE;
+        if (leg[k] == LEG_DONE)
+            p[k].done = now;
     }
-    free(state), free(left);
+    free(leg), free(at);
     return last;
 }
 
@@ -390,7 +451,8 @@ static double bytescheduler_step(const struct step_costs *s, const struct transf
     if (!pieces || !ready || !done)
         return free(pieces), free(ready), free(done), -1;
     ready_times(s, ready);
-    double start = 0, previous = 0, link_free = 0;
+    double start = 0, previous = 0, link_free = 0, ways[2] = {0, 0};
+    double *queue[2] = {&ways[0], t->one_link ? &ways[0] : &ways[1]};   /* pushes', pulls' */
     for (int step = 0; step < SIMULATED_STEPS; step++) {
         double t_at = start;   /* the forward pass */
         for (int l = 0; l < s->layers; l++) {
@@ -405,7 +467,7 @@ static double bytescheduler_step(const struct step_costs *s, const struct transf
                 pieces[n++] = (struct piece){.ready = t_at + ready[l], .cost = send_cost(t, bytes), .bytes = bytes,
                                              .layer = l};
             }
-        link_free = t->ps ? share_by_priority(pieces, n, link_free, credit, t)
+        link_free = t->ps ? queue_by_priority(pieces, n, queue, credit, t)
                           : send_by_priority(pieces, n, link_free, credit, t);
         for (int l = 0; l < s->layers; l++)
             done[l] = 0;

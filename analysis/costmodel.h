@@ -36,8 +36,12 @@
  *                      a partition's pull starting when its push is through (with colocated
  *                      servers pushes and pulls share one link, each (N - 1) / N of the bytes
  *                      across it; K nodes behind one link: max(N P / S, K P), colocated
- *                      K P (N - K) / N); bytescheduler-ps as
- *                      its allreduce twin, each piece's pull after its push; with
+ *                      K P (N - K) / N); bytescheduler-ps's pieces, started
+ *                      as its allreduce twin's, cross a queue each way in the order they were
+ *                      put on it (a TCP stream's bytes), a piece over the eager limit after a
+ *                      handshake (its first fragment there, the answer back, then the rest), its
+ *                      pull (with the same handshake) after its push, its credit back when
+ *                      pushed; with
  *                      node-local sums a piece first costs G - 1 messages inside the node (the
  *                      node's root receiving each other worker's) and its sum as many after the
  *                      pull (the root handing it on).
@@ -93,7 +97,14 @@ struct cluster_shape {
      * library's own choice of algorithm, links shared by several pairs, a host's cores shared by
      * its ranks. */
     const struct link_cost *allreduce;
+    /* The transport's largest message sent at once (0: MODEL_EAGER_BYTES); a bigger one waits for
+     * the receiver's answer to its first fragment, which crosses the other way (Open MPI's
+     * rendezvous; btl_tcp_eager_limit). */
+    double eager_bytes;
 };
+
+/* Open MPI's TCP eager limit (ompi_info: btl_tcp_eager_limit, 65536 by default). */
+#define MODEL_EAGER_BYTES 65536.0
 
 struct layer_cost {
     double forward, backward;  /* seconds a step */

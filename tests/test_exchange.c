@@ -225,12 +225,12 @@ static void test_measured_link_as_worked_by_hand(void **state)
  *     (0.5 each), two until the second is at 13.5 (4 each), the third at 14.5; pulls 5.5..8,
  *     13.5..23.5 and 14.5..24.5 (4.5 shared, then 1): 4 + 24.5 + 0.6 = 29.1.
  *   bytescheduler-ps, a credit of one byte: each layer cut on its own (1000; 2500 + 500; 2000),
- *     one push under way at a time, the pulls sharing the link back: step 0 pushes layer 2 5..9.5,
- *     layer 0 9.5..12, layer 1's 12..17.5 and 17.5..19; pulls: layer 2's alone from 9.5, shared
- *     with layer 0's from 12 (done 16, 16.5), layer 1's 17.5.. and 19..22 shared (done 24.5);
- *     step 1 from 8: layer 0 at 16.6..17.6, layer 1 24.8..25.8, layer 2 26..28, backward to 32;
- *     pushes 29..33.5, 33.5..36, 36..41.5, 41.5..43 (sums back 40, 40.5, 48.5, 46); step 2 from 32:
- *     40.6..41.6, 48.8..49.8, 50..52, backward to 56: the period is 24. */
+ *     one push under way at a time, the pulls queued back in the order pushed (every piece within
+ *     the eager limit: no handshakes): step 0 pushes layer 2 5..9.5, layer 0 9.5..12, layer 1's
+ *     12..17.5 and 17.5..19; pulls 9.5..14, 14..16.5, 17.5..23, 23..24.5; step 1 from 8: layer 0
+ *     at 16.6..17.6, layer 1 24.8..25.8, layer 2 26..28, backward to 32; pushes 29..33.5,
+ *     33.5..36, 36..41.5, 41.5..43 (sums back 38, 40.5, 47, 48.5); step 2 from 32: 40.6..41.6,
+ *     48.8..49.8, 50..52, backward to 56: the period is 24. */
 static void test_step_costs_as_worked_by_hand(void **state)
 {
     (void)state;
@@ -257,6 +257,25 @@ static void test_step_costs_as_worked_by_hand(void **state)
         assert_true(fabs(got - cases[i].expected) < 1e-9);
     }
     assert_true(cost_step(&s, &two, "carrier-pigeon", &whole) < 0);
+}
+
+/* ByteScheduler-PS's queues, one layer (forward 1, backward 1, 2000 bytes), no update, 2 workers
+ * and a server, alpha 0.5, beta 0.001: a push or a pull costs 0.5 + 2 x 2000 x 0.001 = 4.5 (the
+ * server takes both workers'), a message of no data 0.5. Sent at once (2000 bytes within the eager
+ * limit): backward readies the layer at 2, pushed 2..6.5, pulled 6.5..11; the next forward waits
+ * for it, 11..12, backward to 13: the period is 11. With an eager limit of 1000 bytes each way
+ * takes a handshake first (the push's first fragment 2..2.5, the server's answer back 2.5..3, the
+ * push 3..7.5; the pull's first fragment 7.5..8, the answer 8..8.5, the pull 8.5..13): 13. */
+static void test_bytescheduler_ps_handshakes_as_worked_by_hand(void **state)
+{
+    (void)state;
+    const struct layer_cost layer[] = {{1, 1, 2000}};
+    struct step_costs s = {.layers = 1, .layer = layer};
+    struct cluster_shape c = {.nodes = 2, .gpus_per_node = 1, .inter = {.alpha = 0.5, .beta = 0.001}, .servers = 1};
+    struct method_settings defaults = {0};
+    assert_float_equal(cost_step(&s, &c, "bytescheduler-ps", &defaults), 11, 1e-9);
+    c.eager_bytes = 1000;
+    assert_float_equal(cost_step(&s, &c, "bytescheduler-ps", &defaults), 13, 1e-9);
 }
 
 /* BytePS's node-local sums in the model, the layers above on 2 nodes of 2 workers, one server,
@@ -336,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_alpha_beta_fit_recovers_a_line),
         cmocka_unit_test(test_servers_are_placed),
         cmocka_unit_test(test_workers_are_grouped_by_node),
+        cmocka_unit_test(test_bytescheduler_ps_handshakes_as_worked_by_hand),
         cmocka_unit_test(test_node_sums_cost_as_worked_by_hand),
         cmocka_unit_test(test_colocated_servers_cost_as_worked_by_hand),
         cmocka_unit_test(test_allreduce_costs_as_worked_by_hand),
