@@ -422,6 +422,8 @@ static double queue_by_priority(struct piece *p, int n, double *queue[2], double
             if (leg[j] == LEG_WAITING && p[j].ready > now && p[j].ready < soonest)
                 soonest = p[j].ready;
         }
+        if (k < 0 && (busy = 0, soonest == INFINITY))
+            continue;   /* nothing under way holds credit (no rounding left): what is ready starts */
         if (k < 0 || soonest < at[k]) {
             now = soonest;
             continue;
@@ -469,6 +471,8 @@ static double bytescheduler_step(const struct step_costs *s, const struct transf
             }
         link_free = t->ps ? queue_by_priority(pieces, n, queue, credit, t)
                           : send_by_priority(pieces, n, link_free, credit, t);
+        if (link_free < 0)
+            break;   /* out of memory */
         for (int l = 0; l < s->layers; l++)
             done[l] = 0;
         for (int k = 0; k < n; k++)
@@ -477,7 +481,7 @@ static double bytescheduler_step(const struct step_costs *s, const struct transf
         start = t_at + ready[0];   /* backward over: the next forward begins */
     }
     free(pieces), free(ready), free(done);
-    return start - previous;
+    return link_free < 0 ? -1 : start - previous;
 }
 
 /* ---------- a step ---------- */
