@@ -96,12 +96,18 @@ static int push_to(struct comm *comm, struct comm_thread_transfer *t, const floa
                : 0;
 }
 
+int node_push_to_server(struct comm *comm, struct comm_thread_transfer *t, const struct node_push *push,
+                        struct dt_err *err)
+{
+    return push_to(comm, t, push->grads + t->first, push->server, push, err);
+}
+
 int node_sums_start(struct node_sums *ns, struct comm *comm, struct comm_thread_transfer *t,
                     const struct node_push *push, struct dt_err *err)
 {
     size_t bytes = t->count * sizeof(float);
     if (ns->size == 1)   /* alone on its node */
-        return push_to(comm, t, push->grads + t->first, push->server, push, err);
+        return node_push_to_server(comm, t, push, err);
     if (!is_root(ns, t->index))
         return push_to(comm, t, push->grads + t->first, local_rank(ns, t->index % ns->size), push, err);
     t->credit_stage = 1;   /* the root's credit is spent on its push across the link */

@@ -54,6 +54,11 @@ struct node_push {
     int tag;                   /* the partition's tag, inside the node and to the server alike */
 };
 
+/* A worker's own push of t's partition to its server and the receive of the sum (what every worker
+ * does with the node's sums off, and a worker alone on its node with them on). */
+int node_push_to_server(struct comm *comm, struct comm_thread_transfer *t, const struct node_push *push,
+                        struct dt_err *err);
+
 /* The communication thread's start and advance of t (comm_thread.h), and the credit t takes: a
  * root's (or a lone worker's) bytes, pushed across the link; none for a push to the root, which
  * must never wait behind the root's own transfers, waiting for it. */

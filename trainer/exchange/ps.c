@@ -128,19 +128,8 @@ static struct node_push node_push(const struct ps *s, int p)
 static int start_push(void *ctx, struct comm *comm, struct comm_thread_transfer *t, struct dt_err *err)
 {
     struct ps *s = ctx;
-    int p = t->index;
-    if (s->node_sums) {
-        struct node_push push = node_push(s, p);
-        return node_sums_start(&s->node, comm, t, &push, err);
-    }
-    const struct partition *part = &s->parts[p];
-    int server = s->server_rank[part->server];
-    size_t bytes = part->count * sizeof(float);
-    t->nreqs = 2;
-    if (comm->isend(comm, s->grads + part->first, bytes, server, PS_TAG_FIRST + p, &t->reqs[0], err) < 0 ||
-        comm->irecv(comm, s->inbox + part->first, bytes, server, PS_TAG_FIRST + p, &t->reqs[1], err) < 0)
-        return dt_wrap(err, "pushing partition %d to server rank %d", p, server);
-    return 0;
+    struct node_push push = node_push(s, t->index);
+    return s->node_sums ? node_sums_start(&s->node, comm, t, &push, err) : node_push_to_server(comm, t, &push, err);
 }
 
 static int advance_push(void *ctx, struct comm *comm, struct comm_thread_transfer *t, struct dt_err *err)
