@@ -241,13 +241,17 @@ static void test_a_layer_wait_delays_the_forward_pass_once(void **state)
     struct params_needed need = {wait_then_update, &hook};
     int layers = emu.profile.layers;
     /* each layer: the wait, the update's share of 4 ms, the forward's 8 ms */
-    double expected = layers * (hook.wait + 0.008) + 0.004, start = timeline_now();
-    emulate_forward(&emu, &need);
-    double took = timeline_now() - start;
-    print_message("%d layers, each after a wait of %.0f ms: %.1f ms (expected %.1f; counted twice %.1f)\n", layers,
-                  hook.wait * 1e3, took * 1e3, expected * 1e3, (expected + layers * hook.wait) * 1e3);
-    assert_true(took >= expected * 0.99);
-    assert_true(took < expected + layers * hook.wait / 2);   /* half a wait a layer short of twice */
+    double expected = layers * (hook.wait + 0.008) + 0.004, fastest = INFINITY;
+    for (int attempt = 0; attempt < 3 && !(fastest < expected + layers * hook.wait / 2); attempt++) {
+        double start = timeline_now();   /* the best of up to 3: a busy machine only slows a pass */
+        emulate_forward(&emu, &need);
+        double took = timeline_now() - start;
+        print_message("%d layers, each after a wait of %.0f ms: %.1f ms (expected %.1f; counted twice %.1f)\n",
+                      layers, hook.wait * 1e3, took * 1e3, expected * 1e3, (expected + layers * hook.wait) * 1e3);
+        assert_true(took >= expected * 0.99);
+        fastest = fmin(fastest, took);
+    }
+    assert_true(fastest < expected + layers * hook.wait / 2);   /* half a wait a layer short of twice */
     emulation_close(&emu);
     model_free(&m);
     tu_remove_tree(scratch);
