@@ -161,6 +161,14 @@ static void write_lenet_profile(const char *path, int batch)
     model_free(&m);
 }
 
+/* Makes the scratch directory (its name a mkdtemp template) and a LeNet profile of batch 2 in it, at path. */
+static void lenet_profile_in_scratch(char *scratch, char *path, size_t size)
+{
+    assert_non_null(mkdtemp(scratch));
+    snprintf(path, size, "%s/lenet.json", scratch);
+    write_lenet_profile(path, 2);
+}
+
 /* --emulate: a step takes its profile's time (104 ms) within 5%; --dilate 3 takes three times as
  * long and reports the same rate; --emulate-rate 50 makes a step of 2 samples 40 ms; a profile of
  * another model is refused. */
@@ -168,9 +176,7 @@ static void test_an_emulated_step_takes_its_profile_time(void **state)
 {
     (void)state;
     char scratch[] = "/tmp/dtrain-test-emulate-XXXXXX", path[128];
-    assert_non_null(mkdtemp(scratch));
-    snprintf(path, sizeof path, "%s/lenet.json", scratch);
-    write_lenet_profile(path, 2);
+    lenet_profile_in_scratch(scratch, path, sizeof path);
     const struct {
         double rate, dilate, expected;   /* samples/s: 2 samples a step */
         long steps;                      /* about a second each: the start's one-off costs stay small */
@@ -229,9 +235,7 @@ static void test_a_layer_wait_delays_the_forward_pass_once(void **state)
 {
     (void)state;
     char scratch[] = "/tmp/dtrain-test-emulate-XXXXXX", path[128];
-    assert_non_null(mkdtemp(scratch));
-    snprintf(path, sizeof path, "%s/lenet.json", scratch);
-    write_lenet_profile(path, 2);
+    lenet_profile_in_scratch(scratch, path, sizeof path);
     struct model m;
     struct emulation emu;
     struct dt_err err;
@@ -278,9 +282,7 @@ static void test_absurd_emulation_times_are_refused(void **state)
 {
     (void)state;
     char scratch[] = "/tmp/dtrain-test-emubounds-XXXXXX", path[128];
-    assert_non_null(mkdtemp(scratch));
-    snprintf(path, sizeof path, "%s/lenet.json", scratch);
-    write_lenet_profile(path, 2);
+    lenet_profile_in_scratch(scratch, path, sizeof path);
     const struct {
         double layer, rate;
     } cases[] = {{1e300, 0}, {1e-310, 50}, {0.01, 1e-4}};
