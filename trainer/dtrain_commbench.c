@@ -7,6 +7,10 @@
  *              --raw: MPI_Allreduce called directly, the yardstick for the transport
  *   pushpull   a parameter server's round: ranks 0..n-2 push the buffer to the last rank, which
  *              sums and sends the sum back to each
+ *   colocated  colocated servers' round (BytePS beside its workers, dtrain-train --ps-colocated):
+ *              every rank serves 1/n of the buffer, takes that part from every other rank, sums
+ *              it and sends the sum back to each: both directions of every link carry pushes and
+ *              sums at once, as a step of bsp-ps does on colocated servers
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -29,11 +33,13 @@ static const char usage_text[] =
     "Times the gradient transports of dtrain over sizes doubling from --min-bytes to --max-bytes\n"
     "and prints, as nccl-tests does, per size: the time of one operation (the slowest rank's mean),\n"
     "algbw = bytes / time, busbw = the bandwidth a link must carry (allreduce: algbw x 2(n-1)/n;\n"
-    "pushpull: algbw x 2, the bytes a worker sends and receives) and the values that came out wrong.\n"
+    "pushpull: algbw x 2, the bytes a worker sends and receives; colocated: as allreduce) and the\n"
+    "values that came out wrong.\n"
     "Then the alpha-beta fit of time = alpha + beta x bytes over the sizes from --fit-from on.\n"
     "\n"
     "Options:\n"
-    "      --op NAME           allreduce (default) or pushpull (ranks 0..n-2 push to the last)\n"
+    "      --op NAME           allreduce (default), pushpull (ranks 0..n-2 push to the last) or\n"
+    "                          colocated (a server on every rank: each sums 1/n of the buffer)\n"
     "      --min-bytes SIZE    first size (8); K, M, G: powers of 1024\n"
     "      --max-bytes SIZE    last size (256M)\n"
     "      --iters N           timed operations per size (20)\n"
@@ -62,8 +68,11 @@ struct options {
     long min_bytes, max_bytes, fit_from;
     int iters, warmup;
     int inflight;              /* --inflight K (0: one operation at a time only) */
-    bool raw, pushpull;
+    bool raw;
+    enum op_kind { OP_ALLREDUCE, OP_PUSHPULL, OP_COLOCATED } kind;
 };
+
+static const char *const op_names[] = {"allreduce", "pushpull", "colocated"};
 
 /* --inflight's buffers hold K copies of a size: sizes whose K copies exceed this many bytes are
  * timed one at a time only (their row has no in-flight time). */
@@ -100,8 +109,11 @@ static int parse(int argc, char **argv, struct options *o)
     while ((opt = getopt_long(argc, argv, "hV", options, NULL)) != -1) {
         switch (opt) {
         case O_OP:
-            if (strcmp(optarg, "allreduce") != 0 && strcmp(optarg, "pushpull") != 0)
-                return bad("--op", optarg, "allreduce or pushpull");
+            o->kind = OP_ALLREDUCE;
+            while (o->kind <= OP_COLOCATED && strcmp(optarg, op_names[o->kind]) != 0)
+                o->kind++;
+            if (o->kind > OP_COLOCATED)
+                return bad("--op", optarg, "allreduce, pushpull or colocated");
             o->op = optarg;
             break;
         case O_MIN_BYTES:
@@ -139,8 +151,7 @@ static int parse(int argc, char **argv, struct options *o)
         return fprintf(stderr, "dtrain-commbench: unexpected argument \"%s\" (try --help)\n", argv[optind]), 2;
     if (o->min_bytes > o->max_bytes)
         return fprintf(stderr, "dtrain-commbench: --min-bytes is above --max-bytes\n"), 2;
-    o->pushpull = strcmp(o->op, "pushpull") == 0;
-    if (o->raw && o->pushpull)
+    if (o->raw && o->kind != OP_ALLREDUCE)
         return fprintf(stderr, "dtrain-commbench: --raw is for --op allreduce\n"), 2;
     if (o->raw && o->inflight)
         return fprintf(stderr, "dtrain-commbench: --raw times MPI_Allreduce, which blocks: --inflight times the "
@@ -211,11 +222,67 @@ static int pushpull_k(struct comm *c, int k, struct buffers *b, struct dt_err *e
     return rc;
 }
 
+/* Rank r's part of a buffer of count floats cut into world parts: [first, first + *len). */
+static size_t part_of(size_t count, int world, int r, size_t *len)
+{
+    size_t first = count * (size_t)r / (size_t)world;
+    *len = count * (size_t)(r + 1) / (size_t)world - first;
+    return first;
+}
+
+/* k colocated servers' rounds under way at once (1: one round): every rank pushes part j of each
+ * buffer to rank j (tags 16..), sums its own part over the ranks in rank order when every push
+ * has come, and sends the sum to every other rank (tags 16 + k..); each buffer's sums land whole
+ * in b->result. b->slots holds the pushes: a row of the largest part per rank and buffer. */
+static int colocated_k(struct comm *c, int k, struct buffers *b, struct dt_err *err)
+{
+    int me = c->rank, n = 0, rc = 0;
+    size_t mine, first = part_of(b->count, c->world, me, &mine), row = b->count / (size_t)c->world + 1;
+    struct comm_request *reqs = malloc(sizeof *reqs * (size_t)k * (size_t)c->world * 2);
+    if (!reqs)
+        return dt_fail(err, "out of memory");
+    for (int i = 0; i < k && rc == 0; i++)
+        for (int r = 0; r < c->world && rc == 0; r++) {
+            size_t len, at = part_of(b->count, c->world, r, &len);
+            float *data = b->data + (size_t)i * b->count;
+            if (r != me)
+                rc = c->isend(c, data + at, len * sizeof(float), r, 16 + i, &reqs[n++], err) < 0 ||
+                             c->irecv(c, b->slots + ((size_t)i * (size_t)c->world + (size_t)r) * row,
+                                      mine * sizeof(float), r, 16 + i, &reqs[n++], err) < 0
+                         ? -1 : 0;
+            else
+                memcpy(b->slots + ((size_t)i * (size_t)c->world + (size_t)r) * row, data + first, mine * sizeof(float));
+        }
+    rc = rc == 0 ? c->wait_all(c, reqs, n, err) : -1;
+    n = 0;
+    for (int i = 0; i < k && rc == 0; i++) {
+        float *sums = b->result + (size_t)i * b->count;
+        for (size_t e = 0; e < mine; e++) {
+            float sum = 0;
+            for (int r = 0; r < c->world; r++)
+                sum += b->slots[((size_t)i * (size_t)c->world + (size_t)r) * row + e];
+            sums[first + e] = sum;
+        }
+        for (int r = 0; r < c->world && rc == 0; r++) {
+            size_t len, at = part_of(b->count, c->world, r, &len);
+            if (r != me)
+                rc = c->isend(c, sums + first, mine * sizeof(float), r, 16 + k + i, &reqs[n++], err) < 0 ||
+                             c->irecv(c, sums + at, len * sizeof(float), r, 16 + k + i, &reqs[n++], err) < 0
+                         ? -1 : 0;
+        }
+    }
+    rc = rc == 0 ? c->wait_all(c, reqs, n, err) : -1;
+    free(reqs);
+    return rc;
+}
+
 /* One operation, or with k > 1 k of them under way at once. */
 static int operation_k(struct comm *c, const struct options *o, int k, struct buffers *b, struct dt_err *err)
 {
-    if (o->pushpull)
+    if (o->kind == OP_PUSHPULL)
         return pushpull_k(c, k, b, err);
+    if (o->kind == OP_COLOCATED)
+        return colocated_k(c, k, b, err);
     return k > 1 ? allreduce_inflight(c, k, b, err) : allreduce_once(c, o, b, err);
 }
 
@@ -232,9 +299,9 @@ static int verify(struct comm *c, const struct options *o, struct buffers *b, lo
         b->data[i] = (float)(c->rank + 1);
     if (operation(c, o, b, err) < 0)
         return -1;
-    int summed = o->pushpull ? c->world - 1 : c->world;   /* ranks whose data is summed */
+    int summed = o->kind == OP_PUSHPULL ? c->world - 1 : c->world;   /* ranks whose data is summed */
     float want = (float)summed * (float)(summed + 1) / 2;
-    const float *got = o->pushpull ? b->result : b->data;
+    const float *got = o->kind == OP_ALLREDUCE ? b->data : b->result;
     *wrong = 0;
     for (size_t i = 0; i < b->count; i++)
         *wrong += got[i] != want;
@@ -266,7 +333,7 @@ static int time_size(struct comm *c, const struct options *o, int k, struct buff
 /* nccl-tests' bus bandwidth: what one rank's links carry, for comparison across rank counts. */
 static double bus_factor(const struct comm *c, const struct options *o)
 {
-    return o->pushpull ? 2.0 : 2.0 * (c->world - 1) / c->world;
+    return o->kind == OP_PUSHPULL ? 2.0 : 2.0 * (c->world - 1) / c->world;
 }
 
 static int measure(struct comm *c, const struct options *o, struct row *rows, int *nrows, struct dt_err *err)
@@ -275,9 +342,11 @@ static int measure(struct comm *c, const struct options *o, struct row *rows, in
                                                           ? o->max_bytes : INFLIGHT_MAX_BYTES / o->inflight) : 0;
     size_t largest = (size_t)(o->max_bytes > inflight_bytes ? o->max_bytes : inflight_bytes) / sizeof(float);
     struct buffers b = {.data = malloc(largest * sizeof(float)), .result = malloc(largest * sizeof(float))};
-    bool server = o->pushpull && c->rank == c->world - 1;
-    b.slots = server ? malloc(largest * sizeof(float) * (size_t)(c->world - 1)) : NULL;
-    int rc = b.data && b.result && (!server || b.slots) ? 0 : dt_fail(err, "out of memory for %ld bytes", o->max_bytes);
+    size_t slots = o->kind == OP_PUSHPULL && c->rank == c->world - 1 ? largest * (size_t)(c->world - 1)
+                   : o->kind == OP_COLOCATED ? largest + (size_t)c->world * (size_t)(o->inflight ? o->inflight : 1)
+                   : 0;   /* a server's rows of pushes; colocated: a row per rank of b->count / world + 1 */
+    b.slots = slots ? malloc(slots * sizeof(float)) : NULL;
+    int rc = b.data && b.result && (!slots || b.slots) ? 0 : dt_fail(err, "out of memory for %ld bytes", o->max_bytes);
     if (rc == 0)
         memset(b.data, 0, largest * sizeof(float));
     *nrows = 0;
@@ -398,9 +467,9 @@ int main(int argc, char **argv)
     struct comm *c = comm_mpi_init(&argc, &argv, false, &err);
     if (!c)
         return fprintf(stderr, "dtrain-commbench: %s\n", err.msg), 2;
-    if (o.pushpull && (c->world < 2 || c->world > 4097)) {
+    if (o.kind != OP_ALLREDUCE && (c->world < 2 || c->world > 4097)) {
         if (c->rank == 0)
-            fprintf(stderr, "dtrain-commbench: --op pushpull needs 2 to 4097 ranks (%d here)\n", c->world);
+            fprintf(stderr, "dtrain-commbench: --op %s needs 2 to 4097 ranks (%d here)\n", o.op, c->world);
         c->finalize(c);
         return 2;
     }
