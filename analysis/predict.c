@@ -2,22 +2,19 @@
  * beta into every method's predicted samples/s at every size of job, as a method comparison table. */
 #include "command.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "audit.h"
 #include "costmodel.h"
-#include "inputs.h"
 #include "exchange_methods.h"
-#include "methods.h"
 #include "dt_parse.h"
 #include "links.h"
+#include "predict_compare.h"
+#include "predict_job.h"
 #include "profile.h"
 
 static const char predict_usage[] =
@@ -84,31 +81,6 @@ static void print_usage(void)
     printf("\nMethods: %s.\n", method_names(NULL, ", ", NULL, names, sizeof names));
 }
 
-#define MEASURED_SIZES 16   /* --allreduce files */
-
-struct predict_options {
-    int gpus_per_node, nodes[32], node_counts, servers, batch;
-    bool servers_colocated;    /* --servers colocated */
-    int nodes_per_link;        /* --nodes-per-link */
-    struct link_cost intra, inter;
-    struct link_curves intra_curves, inter_curves;   /* measured links' */
-    struct measured_allreduce *allreduce;   /* --allreduce files, by job size */
-    int allreduce_count;
-    char methods[512];
-    double partition_bytes, credit_bytes, rate;
-    bool ps_node_sums_off;     /* every worker pushes its own */
-    const char *format;
-};
-
-/* The allreduce measured at this many workers, or NULL. */
-static const struct link_cost *measured_at(const struct predict_options *o, int workers)
-{
-    for (int i = 0; i < o->allreduce_count; i++)
-        if (o->allreduce[i].ranks == workers)
-            return &o->allreduce[i].cost;
-    return NULL;
-}
-
 /* The profile as the cost model's step: times scaled to the batch, or to rate samples/s. */
 static int step_of(const struct profile *p, const struct predict_options *o, struct layer_cost *layers,
                    struct step_costs *s)
@@ -120,35 +92,6 @@ static int step_of(const struct profile *p, const struct predict_options *o, str
         layers[l] = (struct layer_cost){p->forward[l] * scale, p->backward[l] * scale, (double)p->params[l] * 4};
     *s = (struct step_costs){.layers = p->layers, .layer = layers, .update = p->update * scale};
     return compute > 0 ? 0 : -1;
-}
-
-/* The job of `nodes` nodes of per_node workers each, with the links and measurements given. */
-static struct cluster_shape shape_of_nodes(const struct predict_options *o, int nodes, int per_node)
-{
-    return (struct cluster_shape){.nodes = nodes, .gpus_per_node = per_node, .intra = o->intra, .inter = o->inter,
-                                  .servers = o->servers, .servers_colocated = o->servers_colocated,
-                                  .nodes_per_link = o->nodes_per_link, .allreduce = measured_at(o, nodes * per_node)};
-}
-
-/* The samples/s the model predicts for method on the cluster c: 0 and *rate, 1 when the model has
- * no step for the method, or 2, said, when the step is not a time at all. A hand-edited input out
- * of range (a layer of 2^62 parameters, a link fit's beta of 1e308) gives an infinite, NaN or
- * negative step: refused, not printed as a rate. */
-static int predicted_rate(const struct step_costs *s, const struct cluster_shape *c, const char *method,
-                          const struct predict_options *o, double *rate)
-{
-    struct method_settings settings = {.partition_bytes = o->partition_bytes, .credit_bytes = o->credit_bytes,
-                                       .ps_node_sums_off = o->ps_node_sums_off};
-    double step = cost_step(s, c, method, &settings);
-    int gpus = c->nodes * c->gpus_per_node;
-    *rate = (double)o->batch * gpus / step;
-    if (step == -1 && !method_find(method))
-        return 1;
-    if (isfinite(step) && step > 0 && isfinite(*rate) && *rate > 0)
-        return 0;
-    fprintf(stderr, "dtrain-analyze predict: %s on %d GPUs: the model's step comes to %g s, not a time: an input is "
-            "out of range (the profile's layer sizes or times, a link's fit or measured curve)\n", method, gpus, step);
-    return 2;
 }
 
 /* A text cell of a Markdown or CSV table: '|' escaped in Markdown, a cell with ',' or '"' quoted
@@ -176,9 +119,9 @@ static int print_json(const struct profile *p, const struct predict_options *o, 
     int rc = cells ? 0 : 2;
     for (char *m = strtok(methods, ","); m && rc == 0; m = strtok(NULL, ","))
         for (int k = 0; k < o->node_counts && rc == 0; k++) {
-            struct cluster_shape c = shape_of_nodes(o, o->nodes[k], o->gpus_per_node);
+            struct cluster_shape c = predict_shape_of_nodes(o, o->nodes[k], o->gpus_per_node);
             double rate;
-            if ((rc = predicted_rate(s, &c, m, o, &rate)) == 0)
+            if ((rc = predict_rate(s, &c, m, o, &rate)) == 0)
                 rc = json_array_append_new(cells, json_pack("{s:s, s:i, s:s, s:i, s:f, s:f}", "model", p->model, "batch",
                                                             o->batch, "method", m, "gpus", c.nodes * c.gpus_per_node,
                                                             "step_seconds", o->batch * c.nodes * c.gpus_per_node / rate,
@@ -212,9 +155,9 @@ static int print_table(const struct profile *p, const struct predict_options *o,
         print_cell(p->model, md);
         printf("%s%d%s%s", sep, o->batch, sep, m);
         for (int k = 0; k < o->node_counts; k++) {
-            struct cluster_shape c = shape_of_nodes(o, o->nodes[k], o->gpus_per_node);
+            struct cluster_shape c = predict_shape_of_nodes(o, o->nodes[k], o->gpus_per_node);
             double rate;
-            int rc = predicted_rate(s, &c, m, o, &rate);
+            int rc = predict_rate(s, &c, m, o, &rate);
             if (rc != 0)
                 return 2;
             printf("%s%.1f", sep, rate);
@@ -222,155 +165,6 @@ static int print_table(const struct profile *p, const struct predict_options *o,
         printf(md ? " |\n" : "\n");
     }
     return 0;
-}
-
-/* The job a record ran as: its workers' nodes and ranks per node, its servers. */
-static struct cluster_shape shape_of(const struct run_record *r, const struct predict_options *o)
-{
-    const char *servers = strstr(r->comm_options, "servers=");
-    bool colocated = servers && strncmp(servers + 8, "colocated", 9) == 0;
-    int workers = methods_workers_of(r), nodes = r->nodes > 0 ? r->nodes : 1;
-    int per_node = colocated ? workers / nodes : r->world_size / nodes;   /* a colocated server is no worker */
-    per_node = per_node > 0 ? per_node : 1;
-    struct cluster_shape c = {.nodes = (workers + per_node - 1) / per_node, .gpus_per_node = per_node,
-                              .intra = o->intra, .inter = o->inter, .servers_colocated = colocated,
-                              .nodes_per_link = o->nodes_per_link};
-    if (servers)
-        c.servers = colocated ? r->nodes : atoi(servers + 8);
-    if (c.nodes * c.gpus_per_node != workers)   /* a last node not full: as many nodes of one */
-        c.nodes = workers, c.gpus_per_node = 1;
-    c.allreduce = measured_at(o, workers);
-    return c;
-}
-
-/* Whether a and b are repeats of one experiment: model, batch, method and its settings, tag,
- * workers. */
-static bool same_group(const struct run_record *a, const struct run_record *b)
-{
-    return strcmp(a->model, b->model) == 0 && a->batch_per_replica == b->batch_per_replica &&
-           strcmp(a->comm, b->comm) == 0 && strcmp(a->comm_options, b->comm_options) == 0 &&
-           strcmp(a->tag, b->tag) == 0 && methods_workers_of(a) == methods_workers_of(b);
-}
-
-/* --records: the completed runs of the profile's model and batch, grouped by method, settings,
- * tag and workers, their mean +- std beside the prediction for that job, and the error. */
-static int compare_records(const struct profile *p, const struct predict_options *o, const struct step_costs *s,
-                           char **paths, int count, const char *tag)
-{
-    struct record_set set = {0};
-    int rc = load_records("predict", paths, count, &set), rows = 0, predicted_rows = 0, within = 0;
-    if (rc == 0)
-        printf("| Method | Tag | GPUs | Runs | Measured samples/s | Predicted | Error |\n|---|---|---|---|---|---|---|\n");
-    for (int i = 0; rc == 0 && i < set.count; i++) {
-        const struct run_record *r = &set.runs[i];
-        bool seen = false;
-        for (int j = 0; j < i && !seen; j++)
-            seen = same_group(&set.runs[j], r);
-        if (seen || strcmp(r->model, p->model) != 0 || r->batch_per_replica != o->batch || (tag && strcmp(r->tag, tag)))
-            continue;
-        double sum = 0, squares = 0;
-        int n = 0;
-        for (int j = i; j < set.count; j++)
-            if (same_group(&set.runs[j], r)) {
-                double rate = set.runs[j].final_data_per_sec;
-                sum += rate, squares += rate * rate, n++;
-            }
-        double mean = sum / n, std = n > 1 ? sqrt(fmax(0, (squares - n * mean * mean) / (n - 1))) : 0;
-        struct cluster_shape c = shape_of(r, o);
-        struct predict_options as_run = *o;   /* a record without node-sums=on ran without them */
-        as_run.ps_node_sums_off = !strstr(r->comm_options, "node-sums=on");
-        double predicted;
-        int known = predicted_rate(s, &c, r->comm, &as_run, &predicted);
-        if (known == 2) {
-            rc = 2;
-            break;
-        }
-        printf("| %s%s%s%s | %s | %d | %d | %.1f +- %.1f | ", r->comm, r->comm_options[0] ? " (" : "",
-               r->comm_options, r->comm_options[0] ? ")" : "", r->tag[0] ? r->tag : "-", methods_workers_of(r), n, mean,
-               std);
-        if (known == 0) {
-            double error = (predicted - mean) / mean * 100;
-            printf("%.1f | %+.1f%% |\n", predicted, error);
-            predicted_rows++, within += fabs(error) <= 15;
-        } else
-            printf("- | - |\n");
-        rows++;
-    }
-    if (rc == 0 && rows == 0)
-        rc = (fprintf(stderr, "dtrain-analyze predict: no run of model %s at batch %d in the records\n", p->model,
-                      o->batch), 2);
-    else if (rc == 0)
-        printf("\n%d of %d cells within 15%%\n", within, predicted_rows);
-    free_records(&set);
-    return rc;
-}
-
-/* The job of `gpus` workers, gpus_per_node a node (fewer on one node when fewer). */
-static struct cluster_shape shape_of_gpus(int gpus, const struct predict_options *o)
-{
-    int per_node = gpus < o->gpus_per_node ? gpus : o->gpus_per_node;
-    struct cluster_shape c = shape_of_nodes(o, (gpus + per_node - 1) / per_node, per_node);
-    c.allreduce = measured_at(o, gpus);   /* an uneven last node: the job's own size */
-    return c;
-}
-
-/* A method table's method cell ("ByteScheduler-A2A") as the model names it, or NULL. */
-static const char *method_named(const char *cell, char *out, size_t size)
-{
-    const struct method_facts *m = method_find(cell);
-    if (!m || strcasecmp(cell, m->name) != 0)   /* a table's cells are names, not aliases */
-        return NULL;
-    snprintf(out, size, "%s", m->name);
-    return out;
-}
-
-/* --against: the rows of a hand-made method table whose key starts with row, measured (their mean
- * +- std) beside predicted at each GPU count, the error, and how many cells are within 15%. */
-static int compare_method_table(const struct predict_options *o, const struct step_costs *s, const char *path,
-                                const char *row)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return fprintf(stderr, "dtrain-analyze predict: %s: %s\n", path, strerror(errno)), 2;
-    struct method_set set = {0};
-    struct dt_err err;
-    int rc = method_table_parse(f, path, &set, &err) < 0 ? (fprintf(stderr, "dtrain-analyze predict: %s\n", err.msg), 2) : 0;
-    fclose(f);
-    int cells = 0, close = 0;
-    for (int t = 0; rc == 0 && t < set.count; t++) {
-        const struct method_table *table = &set.tables[t];
-        int shift = audit_method_shift(table);
-        for (int i = 0; rc == 0 && i < table->count; i++) {
-            const struct method_row *r = &table->rows[i];
-            const char *last = strrchr(r->label, ',');
-            char method[96];
-            if (strncmp(r->label, row, strlen(row)) != 0 || !last || !method_named(last + 1 + strspn(last + 1, " "), method,
-                                                                                    sizeof method))
-                continue;
-            for (int k = 0; rc == 0 && k < r->values; k++) {
-                int gpus = audit_method_gpus(table, r, k, shift);
-                if (gpus <= 0)
-                    continue;
-                struct cluster_shape c = shape_of_gpus(gpus, o);
-                double predicted;
-                if ((rc = predicted_rate(s, &c, method, o, &predicted)) != 0) {
-                    rc = 2;
-                    continue;
-                }
-                double error = (predicted - r->cell[k].mean) / r->cell[k].mean * 100;
-                if (cells++ == 0)
-                    printf("| Method | GPUs | Measured (%s) | Predicted | Error |\n|---|---|---|---|---|\n", path);
-                printf("| %s | %d | %s | %.1f | %+.1f%% |\n", method, gpus, r->cell[k].text, predicted, error);
-                close += fabs(error) <= 15;
-            }
-        }
-    }
-    if (rc == 0 && cells == 0)
-        rc = (fprintf(stderr, "dtrain-analyze predict: no row of %s starts with \"%s\" and names a method\n", path, row), 2);
-    else if (rc == 0)
-        printf("\n%d of %d cells within 15%%\n", close, cells);
-    method_set_free(&set);
-    return rc;
 }
 
 /* Checks and fills the lists; 0, or 2 with a message. */
@@ -585,9 +379,9 @@ static int predict_run(int argc, char **argv)
     else if (step_of(&p, &o, layers, &s) < 0)
         rc = (fprintf(stderr, "dtrain-analyze predict: %s: the layers take no time\n", argv[optind]), 2);
     else if (a.records)
-        rc = compare_records(&p, &o, &s, argv + optind + 1, argc - optind - 1, a.tag);
+        rc = predict_compare_records(&p, &o, &s, argv + optind + 1, argc - optind - 1, a.tag);
     else if (a.against)
-        rc = compare_method_table(&o, &s, a.against, a.row);
+        rc = predict_compare_method_table(&o, &s, a.against, a.row);
     else
         rc = print_table(&p, &o, &s);
     free(layers);

@@ -1,0 +1,42 @@
+/* predict_job.c - the job a prediction is for: its shape from the options (links, servers, the
+ * allreduce measured at its size) and the cost model's samples/s for a method on it, checked. */
+#include "predict_job.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "exchange_methods.h"
+
+const struct link_cost *predict_measured_at(const struct predict_options *o, int workers)
+{
+    for (int i = 0; i < o->allreduce_count; i++)
+        if (o->allreduce[i].ranks == workers)
+            return &o->allreduce[i].cost;
+    return NULL;
+}
+
+struct cluster_shape predict_shape_of_nodes(const struct predict_options *o, int nodes, int per_node)
+{
+    return (struct cluster_shape){.nodes = nodes, .gpus_per_node = per_node, .intra = o->intra, .inter = o->inter,
+                                  .servers = o->servers, .servers_colocated = o->servers_colocated,
+                                  .nodes_per_link = o->nodes_per_link, .allreduce = predict_measured_at(o, nodes * per_node)};
+}
+
+/* A hand-edited input out of range (a layer of 2^62 parameters, a link fit's beta of 1e308)
+ * gives an infinite, NaN or negative step: refused, not printed as a rate. */
+int predict_rate(const struct step_costs *s, const struct cluster_shape *c, const char *method,
+                 const struct predict_options *o, double *rate)
+{
+    struct method_settings settings = {.partition_bytes = o->partition_bytes, .credit_bytes = o->credit_bytes,
+                                       .ps_node_sums_off = o->ps_node_sums_off};
+    double step = cost_step(s, c, method, &settings);
+    int gpus = c->nodes * c->gpus_per_node;
+    *rate = (double)o->batch * gpus / step;
+    if (step == -1 && !method_find(method))
+        return 1;
+    if (isfinite(step) && step > 0 && isfinite(*rate) && *rate > 0)
+        return 0;
+    fprintf(stderr, "dtrain-analyze predict: %s on %d GPUs: the model's step comes to %g s, not a time: an input is "
+            "out of range (the profile's layer sizes or times, a link's fit or measured curve)\n", method, gpus, step);
+    return 2;
+}
