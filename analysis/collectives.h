@@ -60,6 +60,12 @@ struct cluster_shape {
      * library's own choice of algorithm, links shared by several pairs, a host's cores shared by
      * its ranks. */
     const struct link_cost *allreduce;
+    /* With colocated servers, their round as measured over this job's nodes (dtrain-commbench --op
+     * colocated, one rank a node: every node's pushes to every other's server and the sums back,
+     * both ways across the links at once; the seconds of a buffer of n bytes), or NULL: the
+     * servers' traffic composed from the inter link. A measured round carries what composing
+     * leaves out: the two directions of a link loaded at once, TCP's flows sharing a queue. */
+    const struct link_cost *servers_round;
     /* The transport's largest message sent at once (0: MODEL_EAGER_BYTES); a bigger one waits for
      * the receiver's answer to its first fragment, which crosses the other way (Open MPI's
      * rendezvous; btl_tcp_eager_limit). */

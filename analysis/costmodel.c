@@ -43,6 +43,7 @@ struct transfer_cost {
     double load;               /* a push's bytes at the busiest link, per byte pushed */
     int in_node;               /* node-local sums: a piece's hand-offs inside a node each way */
     bool one_link;             /* pushes and pulls share one link (colocated servers) */
+    const struct link_cost *round;   /* the colocated servers' round as measured, or NULL */
     double eager;              /* a bigger message needs a handshake (cluster_shape.eager_bytes) */
 };
 
@@ -78,16 +79,21 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
     if (c->servers_colocated)   /* what crosses: the pushes from outside to the servers behind a link */
         load = (double)pushers * (c->nodes - behind) * (behind < servers ? (double)behind / servers : 1);
     t.one_link = c->servers_colocated;
+    t.round = c->servers_colocated ? c->servers_round : NULL;
     t.load = load;
     t.in_node = node_sums ? c->gpus_per_node - 1 : 0;
     t.eager = c->eager_bytes > 0 ? c->eager_bytes : MODEL_EAGER_BYTES;
     return t;
 }
 
-/* One message of `bytes` across the link between nodes; nothing when it stays on the node. */
+/* A piece's push (or pull) of `bytes` across the link between nodes: its bytes at the busiest
+ * link (t->load of them), or half the colocated servers' round of a buffer that size as measured
+ * (a push and a pull); nothing when it stays on the node. */
 static double across(const struct transfer_cost *t, double bytes)
 {
-    return bytes > 0 ? link_message(streamed(t->c->inter), bytes) : 0;
+    if (!(bytes > 0 && t->load > 0))
+        return 0;
+    return t->round ? link_message(streamed(*t->round), bytes) / 2 : link_message(streamed(t->c->inter), bytes * t->load);
 }
 
 /* The node's root receiving (or sending) a piece from each of its other workers, one after another. */
@@ -99,13 +105,13 @@ static double in_node(const struct transfer_cost *t, double bytes)
 /* The link's time for a piece (a push's, after the node's sum, or the whole allreduce's). */
 static double send_cost(const struct transfer_cost *t, double bytes)
 {
-    return t->ps ? in_node(t, bytes) + across(t, bytes * t->load) : allreduce_streamed(t->c, bytes);
+    return t->ps ? in_node(t, bytes) + across(t, bytes) : allreduce_streamed(t->c, bytes);
 }
 
 /* A server's pull of a piece: back across the link, then the node's root hands it on. */
 static double pull_cost(const struct transfer_cost *t, double bytes)
 {
-    return across(t, bytes * t->load) + in_node(t, bytes);
+    return across(t, bytes) + in_node(t, bytes);
 }
 
 /* When a piece's sum is back, after it has left at `sent`: a pull comes after a push. */

@@ -131,17 +131,18 @@ int link_parse(const char *text, bool measured, struct link_cost *link, struct l
     return 0;
 }
 
-int allreduce_from_json(json_t *doc, const char *path, struct measured_allreduce *m, char *why, size_t size)
+int measured_from_json(json_t *doc, const char *path, const char *want, struct measured_allreduce *m, char *why,
+                       size_t size)
 {
     const char *op = json_string_value(json_object_get(doc, "op"));
     json_t *ranks = json_object_get(doc, "ranks");
     /* checked before the cast: 2^32 + 2 ranks must not become 2 */
     m->ranks = json_is_integer(ranks) && json_integer_value(ranks) >= 2 && json_integer_value(ranks) <= LINK_MAX_RANKS
                    ? (int)json_integer_value(ranks) : 0;
-    int points = op && strcmp(op, "allreduce") == 0 && m->ranks >= 2
+    int points = op && strcmp(op, want) == 0 && m->ranks >= 2
                      ? curve_of(path, json_object_get(doc, "rows"), "time_us", 1, m->curve, why, size)
-                     : (snprintf(why, size, "%s: expected dtrain-commbench --json of the allreduce over 2 to %d "
-                                 "ranks (\"op\", \"ranks\", \"rows\")", path, LINK_MAX_RANKS), -1);
+                     : (snprintf(why, size, "%s: expected dtrain-commbench --op %s --json over 2 to %d ranks (\"op\", "
+                                 "\"ranks\", \"rows\")", path, want, LINK_MAX_RANKS), -1);
     if (points >= 0 && points < 2)
         return snprintf(why, size, "%s: fewer than 2 sizes measured", path), -1;
     int streamed = points >= 2 ? streamed_of(doc, path, 1, m->streamed, why, size) : 0;
@@ -152,13 +153,18 @@ int allreduce_from_json(json_t *doc, const char *path, struct measured_allreduce
     return 0;
 }
 
-int link_parse_allreduce(const char *path, struct measured_allreduce *m, char *why, size_t size)
+int allreduce_from_json(json_t *doc, const char *path, struct measured_allreduce *m, char *why, size_t size)
+{
+    return measured_from_json(doc, path, "allreduce", m, why, size);
+}
+
+int link_parse_measured(const char *path, const char *op, struct measured_allreduce *m, char *why, size_t size)
 {
     json_error_t jerr;
     json_t *doc = json_load_file(path, 0, &jerr);
     if (!doc)
         return snprintf(why, size, "%s:%d: %s", path, jerr.line, jerr.text), -1;
-    int rc = allreduce_from_json(doc, path, m, why, size);
+    int rc = measured_from_json(doc, path, op, m, why, size);
     json_decref(doc);
     return rc;
 }

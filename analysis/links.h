@@ -47,9 +47,12 @@ struct measured_allreduce {
     struct link_point streamed[CURVE_POINTS];   /* where measured with --inflight */
 };
 
-/* A job size's allreduce as dtrain-commbench measured it over all its ranks (--allreduce FILE): the
- * file, or its parsed document (path names it in why). 0, or -1 with why. */
-int link_parse_allreduce(const char *path, struct measured_allreduce *m, char *why, size_t size);
+/* A job size's operation as dtrain-commbench --op OP measured it over all its ranks: the allreduce
+ * (predict --allreduce FILE) or the colocated servers' round (--servers-round FILE); the file, or
+ * its parsed document (path names it in why). 0, or -1 with why. */
+int link_parse_measured(const char *path, const char *op, struct measured_allreduce *m, char *why, size_t size);
+int measured_from_json(json_t *doc, const char *path, const char *op, struct measured_allreduce *m, char *why,
+                       size_t size);
 int allreduce_from_json(json_t *doc, const char *path, struct measured_allreduce *m, char *why, size_t size);
 
 #endif

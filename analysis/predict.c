@@ -39,6 +39,10 @@ static const char predict_usage[] =
     "                          size's allreduce as measured (the library's algorithm, links and\n"
     "                          cores shared by ranks included) instead of composed from the\n"
     "                          links; repeatable, a file a size (its \"ranks\")\n"
+    "      --servers-round FILE  dtrain-commbench --op colocated --json over one rank on each node\n"
+    "                          of a job: with colocated servers at that node count, their pushes\n"
+    "                          and sums cost what the round measured (both ways across the links\n"
+    "                          at once), not what --inter composes; repeatable, a file a size\n"
     "      --intra LINK        inside a node, the same way (12GB/s:5us: PCIe 3 x16)\n"
     "      --servers N|colocated  parameter servers, each on a node of its own (default: one per\n"
     "                          worker node), or colocated: one on each worker node, beside its\n"
@@ -61,7 +65,7 @@ static const char predict_usage[] =
     "      --tag TEXT          with --records: only the runs of this tag (the link they ran over)\n"
     "      --dilate K          the --inter link was measured shaped K times slower, for runs of\n"
     "                          dtrain-train --dilate K (reported at real time): its times (and\n"
-    "                          --allreduce's) are divided by K\n"
+    "                          --allreduce's, --servers-round's) are divided by K\n"
     "      --against FILE      a hand-made method comparison table: its rows that start with\n"
     "                          --row's text, measured beside predicted at each GPU count (values\n"
     "                          read at the GPU counts the audit's reading gives), error %\n"
@@ -193,7 +197,7 @@ static int parse_lists(struct predict_options *o, const char *nodes)
 }
 
 enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_CREDIT, P_NODE_SUMS, P_PER_LINK, P_BATCH, P_RATE, P_FORMAT,
-       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE };
+       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE, P_ROUND };
 
 /* What the command line names beyond predict_options: the inputs still to be read. */
 struct predict_args {
@@ -204,7 +208,7 @@ struct predict_args {
     double dilate;            /* the inter link as measured is this many times slower */
     const char *intra, *inter;   /* the links as given (read after every option) */
     bool measured;            /* a commbench file's measured times, not its line */
-    const char *allreduce_files[MEASURED_SIZES];
+    const char *allreduce_files[MEASURED_SIZES], *round_files[MEASURED_SIZES];
 };
 
 /* The options that take a number: 0 when opt was one and good, 2 after a message, 1 for another. */
@@ -269,6 +273,11 @@ static int parse_choice(int opt, struct predict_options *o, struct predict_args 
             return fprintf(stderr, "dtrain-analyze predict: --allreduce: at most %d files\n", MEASURED_SIZES), 2;
         a->allreduce_files[o->allreduce_count++] = optarg;
         break;
+    case P_ROUND:
+        if (o->round_count == MEASURED_SIZES)
+            return fprintf(stderr, "dtrain-analyze predict: --servers-round: at most %d files\n", MEASURED_SIZES), 2;
+        a->round_files[o->round_count++] = optarg;
+        break;
     case P_METHODS: snprintf(o->methods, sizeof o->methods, "%s", optarg); break;
     case P_NODE_SUMS:
         if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
@@ -303,7 +312,7 @@ static int parse_options(int argc, char **argv, struct predict_options *o, struc
         {"records", no_argument, NULL, P_RECORDS}, {"tag", required_argument, NULL, P_TAG},
         {"against", required_argument, NULL, P_AGAINST}, {"row", required_argument, NULL, P_ROW},
         {"dilate", required_argument, NULL, P_DILATE}, {"line", no_argument, NULL, P_LINE},
-        {"allreduce", required_argument, NULL, P_ALLREDUCE},
+        {"allreduce", required_argument, NULL, P_ALLREDUCE}, {"servers-round", required_argument, NULL, P_ROUND},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     int opt;
     optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
@@ -331,9 +340,24 @@ static void to_real_time(struct link_point *points, int n, double dilate)
         points[k].seconds /= dilate;
 }
 
-/* The links and measured allreduces the options name, read into o (sizes holds the latter), at
- * real time. 0, or 2 after a message. */
-static int read_links(struct predict_options *o, const struct predict_args *a, struct measured_allreduce *sizes)
+/* The measured operations of files (dtrain-commbench --op op) into m, at real time: 0, or 2 said. */
+static int read_measured(const char *const *files, int count, const char *op, const char *option, double dilate,
+                         struct measured_allreduce *m)
+{
+    char why[512];
+    for (int i = 0; i < count; i++) {
+        if (link_parse_measured(files[i], op, &m[i], why, sizeof why) < 0)
+            return fprintf(stderr, "dtrain-analyze predict: %s %s\n", option, why), 2;
+        to_real_time(m[i].curve, m[i].cost.points, dilate);
+        to_real_time(m[i].streamed, m[i].cost.streamed_points, dilate);
+    }
+    return 0;
+}
+
+/* The links and measured operations the options name, read into o (sizes holds the allreduces,
+ * rounds the servers' rounds), at real time. 0, or 2 after a message. */
+static int read_links(struct predict_options *o, const struct predict_args *a, struct measured_allreduce *sizes,
+                      struct measured_allreduce *rounds)
 {
     char why[512];
     if (a->intra && link_parse(a->intra, a->measured, &o->intra, &o->intra_curves, why, sizeof why) < 0)
@@ -343,15 +367,9 @@ static int read_links(struct predict_options *o, const struct predict_args *a, s
     o->inter.alpha /= a->dilate, o->inter.beta /= a->dilate;   /* to real time, as the dilated runs report */
     to_real_time(o->inter_curves.one, o->inter.curve ? o->inter.points : 0, a->dilate);
     to_real_time(o->inter_curves.streamed, o->inter.streamed ? o->inter.streamed_points : 0, a->dilate);
-    o->allreduce = sizes;
-    for (int i = 0; i < o->allreduce_count; i++) {
-        struct measured_allreduce *m = &sizes[i];
-        if (link_parse_allreduce(a->allreduce_files[i], m, why, sizeof why) < 0)
-            return fprintf(stderr, "dtrain-analyze predict: --allreduce %s\n", why), 2;
-        to_real_time(m->curve, m->cost.points, a->dilate);
-        to_real_time(m->streamed, m->cost.streamed_points, a->dilate);
-    }
-    return 0;
+    o->allreduce = sizes, o->rounds = rounds;
+    int rc = read_measured(a->allreduce_files, o->allreduce_count, "allreduce", "--allreduce", a->dilate, sizes);
+    return rc ? rc : read_measured(a->round_files, o->round_count, "colocated", "--servers-round", a->dilate, rounds);
 }
 
 static int predict_run(int argc, char **argv)
@@ -360,10 +378,10 @@ static int predict_run(int argc, char **argv)
                                 .inter = {.alpha = 25e-6, .beta = 8 / 10e9}, .format = "md"};
     method_names(NULL, ",", NULL, o.methods, sizeof o.methods);
     struct predict_args a = {.nodes = "1,2,4,8", .row = "", .dilate = 1, .measured = true};
-    static struct measured_allreduce sizes[MEASURED_SIZES];   /* 16 x 1 KB: off the stack */
+    static struct measured_allreduce sizes[MEASURED_SIZES], rounds[MEASURED_SIZES];   /* 16 x 1 KB: off the stack */
     int rc = parse_options(argc, argv, &o, &a);
     if (rc == 0)
-        rc = read_links(&o, &a, sizes);
+        rc = read_links(&o, &a, sizes, rounds);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     struct profile p;

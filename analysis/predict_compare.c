@@ -32,6 +32,7 @@ static struct cluster_shape shape_of(const struct run_record *r, const struct pr
     if (c.nodes * c.gpus_per_node != workers)   /* a last node not full: as many nodes of one */
         c.nodes = workers, c.gpus_per_node = 1;
     c.allreduce = predict_measured_at(o, workers);
+    c.servers_round = colocated ? predict_round_at(o, c.nodes) : NULL;
     return c;
 }
 

@@ -7,19 +7,30 @@
 
 #include "exchange_methods.h"
 
+static const struct link_cost *measured_over(const struct measured_allreduce *m, int count, int ranks)
+{
+    for (int i = 0; i < count; i++)
+        if (m[i].ranks == ranks)
+            return &m[i].cost;
+    return NULL;
+}
+
 const struct link_cost *predict_measured_at(const struct predict_options *o, int workers)
 {
-    for (int i = 0; i < o->allreduce_count; i++)
-        if (o->allreduce[i].ranks == workers)
-            return &o->allreduce[i].cost;
-    return NULL;
+    return measured_over(o->allreduce, o->allreduce_count, workers);
+}
+
+const struct link_cost *predict_round_at(const struct predict_options *o, int nodes)
+{
+    return measured_over(o->rounds, o->round_count, nodes);
 }
 
 struct cluster_shape predict_shape_of_nodes(const struct predict_options *o, int nodes, int per_node)
 {
     return (struct cluster_shape){.nodes = nodes, .gpus_per_node = per_node, .intra = o->intra, .inter = o->inter,
                                   .servers = o->servers, .servers_colocated = o->servers_colocated,
-                                  .nodes_per_link = o->nodes_per_link, .allreduce = predict_measured_at(o, nodes * per_node)};
+                                  .nodes_per_link = o->nodes_per_link, .allreduce = predict_measured_at(o, nodes * per_node),
+                                  .servers_round = o->servers_colocated ? predict_round_at(o, nodes) : NULL};
 }
 
 /* A hand-edited input out of range (a layer of 2^62 parameters, a link fit's beta of 1e308)

@@ -8,7 +8,7 @@
 #include "costmodel.h"
 #include "links.h"
 
-#define MEASURED_SIZES 16   /* --allreduce files */
+#define MEASURED_SIZES 16   /* --allreduce files, and --servers-round files */
 
 struct predict_options {
     int gpus_per_node, nodes[32], node_counts, servers, batch;
@@ -18,6 +18,8 @@ struct predict_options {
     struct link_curves intra_curves, inter_curves;   /* measured links' */
     struct measured_allreduce *allreduce;   /* --allreduce files, by job size */
     int allreduce_count;
+    struct measured_allreduce *rounds;      /* --servers-round files, by nodes */
+    int round_count;
     char methods[512];
     double partition_bytes, credit_bytes, rate;
     bool ps_node_sums_off;     /* every worker pushes its own */
@@ -26,6 +28,8 @@ struct predict_options {
 
 /* The allreduce measured at this many workers, or NULL. */
 const struct link_cost *predict_measured_at(const struct predict_options *o, int workers);
+/* The colocated servers' round measured over this many nodes, or NULL. */
+const struct link_cost *predict_round_at(const struct predict_options *o, int nodes);
 
 /* The job of `nodes` nodes of per_node workers each, with the links and measurements given. */
 struct cluster_shape predict_shape_of_nodes(const struct predict_options *o, int nodes, int per_node);

@@ -2,14 +2,19 @@
 # bench/predict_shaped.sh BINDIR DIR PROFILE RATE DILATE LINK [PREDICT-OPTIONS...] - the cost model
 # beside a bench/methods_shaped.sh run in DIR: dtrain-analyze predict --records over the runs of tag
 # LINK, with the link's dtrain-commbench table (DIR/link-LINK.json, predict --inter) and the
-# allreduce measured over each job size's ranks (DIR/allreduce-LINK-*.json, predict --allreduce),
-# the profile scaled to RATE samples/s a device, times divided by the run's dilation. The test
-# cluster's nodes sit two behind each shaped link (gn01+gn02, gn03+gn04): --nodes-per-link 2.
+# allreduce measured over each job size's ranks (DIR/allreduce-LINK-*.json, predict --allreduce)
+# and, where the servers sat beside the workers, their round (DIR/colocated-LINK-*.json, predict
+# --servers-round), the profile scaled to RATE samples/s a device, times divided by the run's
+# dilation. The test cluster's nodes sit two behind each shaped link (gn01+gn02, gn03+gn04):
+# --nodes-per-link 2.
 set -eu
 bin=$1 dir=$2 profile=$3 rate=$4 dilate=$5 link=$6
 shift 6
 for f in "$dir"/allreduce-"$link"-*.json; do
     [ ! -e "$f" ] || set -- "$@" --allreduce "$f"
+done
+for f in "$dir"/colocated-"$link"-*.json; do
+    [ ! -e "$f" ] || set -- "$@" --servers-round "$f"
 done
 exec "$bin/dtrain-analyze" predict "$profile" --rate "$rate" --inter "$dir/link-$link.json" --dilate "$dilate" \
     --records "$dir/runs" --tag "$link" --nodes-per-link 2 "$@"

@@ -145,8 +145,53 @@ static void test_predict_reads_a_measured_link(void **state)
     run_analyze((char *[]){"predict", profile, "--allreduce", profile, NULL}, &r);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "--allreduce"));
-    assert_true(tu_contains(r.err, "expected dtrain-commbench --json of the allreduce"));
+    assert_true(tu_contains(r.err, "expected dtrain-commbench --op allreduce --json"));
     tu_result_free(&r);
+    run_analyze((char *[]){"predict", profile, "--servers-round", allreduce, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--servers-round"));
+    assert_true(tu_contains(r.err, "expected dtrain-commbench --op colocated --json"));
+    tu_result_free(&r);
+}
+
+/* predict --servers-round FILE: colocated servers' round measured over 2 nodes at 2 + n / 500 s
+ * for a buffer of n bytes (the fixture's two rows), so a partition's push, and its pull, costs half
+ * of it: 1 + n / 1000 (2500 bytes: 3.5 s, 1000: 2 s) in place of the link's 0.5 + n / 2000. bsp-ps
+ * pushes the three partitions after backward, sharing the link: the 1000 is through at 6, its pull
+ * shares with the two pushes left (1.5 s each) until 10.5, the two pulls and what is left of the
+ * first (0.5) to 12, the two alone to 18: 4 + 4 + 18 + 0.6 = 26.6 s (17.6 composed). wfbp-ps:
+ * partition 2 (1000) pushed from 1, partition 1 from 2, both under way to 4, its pull, partition
+ * 0's push and partition 1's under way to 10, and so on to 19: 4 + 19 + 0.6 = 23.6 (14.6). Servers
+ * of their own do not use it (33.1, as composed). */
+static void test_predict_reads_a_measured_servers_round(void **state)
+{
+    (void)state;
+    char profile[4200], round[4200];
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    tu_fixture(round, sizeof round, "profiles/three-layers-round2.json");
+    const struct {
+        const char *servers, *method;
+        double with, without;
+    } cases[] = {{"colocated", "bsp-ps", 26.6, 17.6}, {"colocated", "wfbp-ps", 23.6, 14.6}, {"1", "bsp-ps", 33.1, 33.1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int measured = 0; measured < 2; measured++) {
+            struct tu_result r;
+            char *argv[] = {"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", "0.008mbit:0.5s",
+                            "--servers", (char *)cases[i].servers, "--partition-bytes", "2500", "--format", "json",
+                            "--methods", (char *)cases[i].method, measured ? "--servers-round" : NULL, round, NULL};
+            run_analyze(argv, &r);
+            assert_int_equal(r.status, 0);
+            json_error_t jerr;
+            json_t *rows = json_loads(r.out, 0, &jerr);
+            assert_non_null(rows);
+            double step = json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds"));
+            double want = measured ? cases[i].with : cases[i].without;
+            if (fabs(step - want) >= 1e-9)
+                print_error("%s %s: %.12f, expected %.12f\n", cases[i].servers, cases[i].method, step, want);
+            assert_true(fabs(step - want) < 1e-9);
+            json_decref(rows);
+            tu_result_free(&r);
+        }
 }
 
 /* predict --against: a hand-made method table's rows (those starting with --row, their method a
@@ -322,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_predict_the_worked_case),
         cmocka_unit_test(test_predict_against_a_method_table),
         cmocka_unit_test(test_predict_reads_a_measured_link),
+        cmocka_unit_test(test_predict_reads_a_measured_servers_round),
         cmocka_unit_test(test_predict_refuses_what_is_out_of_range),
         cmocka_unit_test(test_predict_uses_the_streamed_rate_for_pieces),
     };
