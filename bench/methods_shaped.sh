@@ -26,7 +26,8 @@
 # gradient in one allreduce is measured, not extrapolated; each size also with INFLIGHT, 4,
 # operations under way at once: the rate the layer-wise methods' and the servers' pieces see).
 # Then the allreduce over all the ranks of each size, OUTDIR/allreduce-RATE-WORKERS.json
-# (predict --allreduce), with INFLIGHT too. REPEATS=0: the links and
+# (predict --allreduce), with INFLIGHT too; where parameter servers sit beside the workers, their
+# round (dtrain-commbench --op colocated, one rank a node), OUTDIR/colocated-RATE-NODES.json. REPEATS=0: the links and
 # allreduces measured, no training runs. TRAIN_OPTIONS: more dtrain-train options for every run
 # (--timeline OUTDIR/tl, --credit-bytes N).
 set -eu
@@ -147,12 +148,20 @@ for rate in $rates; do
         [ $((n * per)) -lt 2 ] || commbench_on "allreduce-$rate-$n-$per" "$n" "$per" --min-bytes 4K \
             --max-bytes "${MAX_BYTES:-256M}" --inflight "${INFLIGHT:-4}" --json "$out/allreduce-$rate-$((n * per)).json"
     done
+    for size in $ps_sizes; do   # where the servers sit beside the workers: their round, one rank a node
+        n=${size%%:*} per=${size#*:}
+        case $methods in *-ps*) ;; *) continue ;; esac
+        [ "$per" != 1 ] || [ "$n" -ge 4 ] || continue
+        commbench_on "colocated-$rate-$n" "$n" 1 --op colocated --min-bytes 4K --max-bytes "${MAX_BYTES:-256M}" \
+            --inflight "${INFLIGHT:-4}" --json "$out/colocated-$rate-$n.json"
+    done
     wait_last   # the next rate reshapes the links
 done
 [ "$repeats" -gt 0 ] || exit 0   # the links measured, no runs
 "$bin/dtrain-analyze" throughput "$out/runs/records.jsonl" > "$out/methods.md"
 echo "## samples/s, mean +- std of $repeats runs (model ${MODEL:-cnn}, batch ${BATCH:-32} per worker, ${STEPS:-60} steps)"
 cat "$out/methods.md"
+[ "${COMMBENCH:-3}" -gt 0 ] || exit 0   # the links not measured: no busbw table
 for rate in $rates; do
     echo
     echo "## busbw across the $rate link, 2 nodes (best of 3): dtrain's transport vs raw MPI_Allreduce"
