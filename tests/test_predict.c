@@ -161,8 +161,10 @@ static void test_predict_reads_a_measured_link(void **state)
  * shares with the two pushes left (1.5 s each) until 10.5, the two pulls and what is left of the
  * first (0.5) to 12, the two alone to 18: 4 + 4 + 18 + 0.6 = 26.6 s (17.6 composed). wfbp-ps:
  * partition 2 (1000) pushed from 1, partition 1 from 2, both under way to 4, its pull, partition
- * 0's push and partition 1's under way to 10, and so on to 19: 4 + 19 + 0.6 = 23.6 (14.6). Servers
- * of their own do not use it (33.1, as composed). */
+ * 0's push and partition 1's under way to 10, and so on to 19: 4 + 19 + 0.6 = 23.6 (14.6). One
+ * partition of 6000 bytes sits at one server of the two: it loads the link as a round of 12000
+ * does, 2 + 24 = 26 s (past the last row, on the last two rows' line), 13 s a leg: 4 + 4 + 26 +
+ * 0.6 = 34.6 (21.6 composed: 0.5 + 6 a leg). Servers of their own do not use it (33.1). */
 static void test_predict_reads_a_measured_servers_round(void **state)
 {
     (void)state;
@@ -170,14 +172,16 @@ static void test_predict_reads_a_measured_servers_round(void **state)
     tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
     tu_fixture(round, sizeof round, "profiles/three-layers-round2.json");
     const struct {
-        const char *servers, *method;
+        const char *servers, *method, *partition;
         double with, without;
-    } cases[] = {{"colocated", "bsp-ps", 26.6, 17.6}, {"colocated", "wfbp-ps", 23.6, 14.6}, {"1", "bsp-ps", 33.1, 33.1}};
+    } cases[] = {{"colocated", "bsp-ps", "2500", 26.6, 17.6}, {"colocated", "wfbp-ps", "2500", 23.6, 14.6},
+                 {"colocated", "bsp-ps", "6000", 34.6, 21.6}, {"1", "bsp-ps", "2500", 33.1, 33.1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int measured = 0; measured < 2; measured++) {
             struct tu_result r;
             char *argv[] = {"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", "0.008mbit:0.5s",
-                            "--servers", (char *)cases[i].servers, "--partition-bytes", "2500", "--format", "json",
+                            "--servers", (char *)cases[i].servers, "--partition-bytes", (char *)cases[i].partition,
+                            "--format", "json",
                             "--methods", (char *)cases[i].method, measured ? "--servers-round" : NULL, round, NULL};
             run_analyze(argv, &r);
             assert_int_equal(r.status, 0);
