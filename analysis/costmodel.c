@@ -360,11 +360,11 @@ static void next_leg(const struct piece *p, int k, int *leg, double *at, double 
 /* A parameter server's pieces of one step in priority order (bytescheduler-ps): started as
  * send_by_priority starts them, each message through its queue in the order put on it (queue[0]
  * and [1]: when each way is free, kept from step to step); a piece's credit back when its push is
- * through. Sets .done_sending and .done; returns when the last push is through (-1: no memory). */
+ * through. Sets .done_sending and .done; 0, or -1 out of memory. */
 static double queue_by_priority(struct piece *p, int n, double *queue[2], double credit, const struct transfer_cost *t)
 {
     int *leg = calloc((size_t)n + 1, sizeof *leg);
-    double *at = calloc((size_t)n + 1, sizeof *at), busy = 0, last = 0, now = -INFINITY;
+    double *at = calloc((size_t)n + 1, sizeof *at), busy = 0, now = -INFINITY;
     if (!leg || !at)
         return free(leg), free(at), -1;
     for (int done = 0; done < n;) {
@@ -386,14 +386,14 @@ static double queue_by_priority(struct piece *p, int n, double *queue[2], double
         }
         now = at[k];
         if (leg[k] == LEG_PUSH)   /* pushed: the credit back */
-            busy -= p[k].bytes, p[k].done_sending = last = now;
+            busy -= p[k].bytes, p[k].done_sending = now;
         next_leg(p, k, leg, at, now, queue, t);
         done += leg[k] == LEG_DONE;
         if (leg[k] == LEG_DONE)
             p[k].done = now;
     }
     free(leg), free(at);
-    return last;
+    return 0;
 }
 
 /* The steady distance between two forward passes' starts: each layer's forward waits for its
@@ -425,7 +425,7 @@ static double bytescheduler_step(const struct step_costs *s, const struct transf
                 pieces[n++] = (struct piece){.ready = t_at + ready[l], .cost = send_cost(t, bytes), .bytes = bytes,
                                              .layer = l};
             }
-        link_free = t->ps ? queue_by_priority(pieces, n, queue, credit, t)
+        link_free = t->ps ? queue_by_priority(pieces, n, queue, credit, t)   /* its queues keep when they are free */
                           : send_by_priority(pieces, n, link_free, credit, t);
         if (link_free < 0)
             break;   /* out of memory */
