@@ -27,9 +27,9 @@
 # operations under way at once: the rate the layer-wise methods' and the servers' pieces see).
 # Then the allreduce over all the ranks of each size, OUTDIR/allreduce-RATE-WORKERS.json
 # (predict --allreduce), with INFLIGHT too; where parameter servers sit beside the workers, their
-# round (dtrain-commbench --op colocated, one rank a node), OUTDIR/colocated-RATE-NODES.json. REPEATS=0: the links and
-# allreduces measured, no training runs. TRAIN_OPTIONS: more dtrain-train options for every run
-# (--timeline OUTDIR/tl, --credit-bytes N).
+# round (dtrain-commbench --op colocated, one rank a node), OUTDIR/colocated-RATE-NODES.json.
+# REPEATS=0: the links and allreduces measured, no training runs. TRAIN_OPTIONS: more
+# dtrain-train options for every run (--timeline OUTDIR/tl, --credit-bytes N).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -148,10 +148,12 @@ for rate in $rates; do
         [ $((n * per)) -lt 2 ] || commbench_on "allreduce-$rate-$n-$per" "$n" "$per" --min-bytes 4K \
             --max-bytes "${MAX_BYTES:-256M}" --inflight "${INFLIGHT:-4}" --json "$out/allreduce-$rate-$((n * per)).json"
     done
+    rounds=" "   # the node counts whose round is measured (4:1 and 4:2 are both 4 nodes)
     for size in $ps_sizes; do   # where the servers sit beside the workers: their round, one rank a node
         n=${size%%:*} per=${size#*:}
-        case $methods in *-ps*) ;; *) continue ;; esac
+        case "$methods|$rounds" in *-ps*"|"*" $n "*) continue ;; *-ps*) ;; *) continue ;; esac
         [ "$per" != 1 ] || [ "$n" -ge 4 ] || continue
+        rounds="$rounds$n "
         commbench_on "colocated-$rate-$n" "$n" 1 --op colocated --min-bytes 4K --max-bytes "${MAX_BYTES:-256M}" \
             --inflight "${INFLIGHT:-4}" --json "$out/colocated-$rate-$n.json"
     done
