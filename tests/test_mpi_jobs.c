@@ -70,7 +70,8 @@ static void test_a_killed_server_ends_the_job(void **state)
  * the JSON the cost model reads (rows, busbw = algbw at 2 ranks, an alpha-beta fit, each size also
  * with 4 operations under way: --inflight); pushpull with a server, 3 rounds under way; colocated
  * servers at 3 ranks from 4 bytes (parts of 0 floats, parts of unequal length), 3 rounds under
- * way, every sum right (a wrong one exits 1); bad options refused. */
+ * way, and as ranks of their own beside 2 workers, every sum right (a wrong one exits 1); bad
+ * options refused. */
 static void test_commbench_times_and_checks_the_transport(void **state)
 {
     (void)state;
@@ -78,9 +79,10 @@ static void test_commbench_times_and_checks_the_transport(void **state)
     char cmd[16384];
     snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s --min-bytes 8 --max-bytes 64K --iters 3 --warmup 1 --inflight 4 "
              "--json %s/cb.json && %s --oversubscribe -np 3 %s --op pushpull --max-bytes 4K --iters 2 --inflight 3 && "
-             "%s --oversubscribe -np 3 %s --op colocated --min-bytes 4 --max-bytes 4K --iters 2 --inflight 3",
+             "%s --oversubscribe -np 3 %s --op colocated --min-bytes 4 --max-bytes 4K --iters 2 --inflight 3 && "
+             "%s --oversubscribe -np 4 %s --op colocated-ranks --min-bytes 4 --max-bytes 4K --iters 2 --inflight 3",
              mpirun_path, tu_bin("dtrain-commbench"), mpi_dir, mpirun_path, tu_bin("dtrain-commbench"), mpirun_path,
-             tu_bin("dtrain-commbench"));
+             tu_bin("dtrain-commbench"), mpirun_path, tu_bin("dtrain-commbench"));
     char *argv[] = {"/bin/sh", "-c", cmd, NULL};
     struct tu_env env = {0};
     mpi_environment(&env);
@@ -93,6 +95,7 @@ static void test_commbench_times_and_checks_the_transport(void **state)
     assert_true(tu_contains(r.out, "# dtrain-commbench allreduce over mpi, 2 ranks"));
     assert_true(tu_contains(r.out, "# dtrain-commbench pushpull over mpi, 3 ranks"));
     assert_true(tu_contains(r.out, "# dtrain-commbench colocated over mpi, 3 ranks"));
+    assert_true(tu_contains(r.out, "# dtrain-commbench colocated-ranks over mpi, 4 ranks"));
     assert_true(tu_contains(r.out, "fitted on 2 sizes from 32768 bytes"));
     assert_true(tu_contains(r.out, "one operation's share of the time of 4 under way at once"));
     assert_true(tu_contains(r.out, "one operation's share of the time of 3 under way at once"));
@@ -121,7 +124,7 @@ static void test_commbench_times_and_checks_the_transport(void **state)
     char *bad[] = {bin, "--op", "gather", NULL};
     assert_int_equal(tu_run(bad, NULL, &r), 0);
     assert_int_equal(r.status, 2);
-    assert_true(tu_contains(r.err, "--op \"gather\": expected allreduce, pushpull or colocated"));
+    assert_true(tu_contains(r.err, "--op \"gather\": expected allreduce, pushpull, colocated or colocated-ranks"));
     tu_result_free(&r);
 }
 

@@ -11,6 +11,8 @@
  *              every rank serves 1/n of the buffer, takes that part from every other rank, sums
  *              it and sends the sum back to each: both directions of every link carry pushes and
  *              sums at once, as a step of bsp-ps does on colocated servers
+ *   colocated-ranks  the same round with a worker rank and a server rank a node (even ranks
+ *              work, odd ranks serve), as dtrain-train --ps-colocated runs them
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -38,8 +40,10 @@ static const char usage_text[] =
     "Then the alpha-beta fit of time = alpha + beta x bytes over the sizes from --fit-from on.\n"
     "\n"
     "Options:\n"
-    "      --op NAME           allreduce (default), pushpull (ranks 0..n-2 push to the last) or\n"
-    "                          colocated (a server on every rank: each sums 1/n of the buffer)\n"
+    "      --op NAME           allreduce (default), pushpull (ranks 0..n-2 push to the last),\n"
+    "                          colocated (a server on every rank: each sums 1/n of the buffer) or\n"
+    "                          colocated-ranks (as dtrain-train --ps-colocated lays them out: even\n"
+    "                          ranks work, each odd rank serves 2/n of the buffer beside them)\n"
     "      --min-bytes SIZE    first size (8); K, M, G: powers of 1024\n"
     "      --max-bytes SIZE    last size (256M)\n"
     "      --iters N           timed operations per size (20)\n"
@@ -69,10 +73,10 @@ struct options {
     int iters, warmup;
     int inflight;              /* --inflight K (0: one operation at a time only) */
     bool raw;
-    enum op_kind { OP_ALLREDUCE, OP_PUSHPULL, OP_COLOCATED } kind;
+    enum op_kind { OP_ALLREDUCE, OP_PUSHPULL, OP_COLOCATED, OP_COLOCATED_RANKS } kind;
 };
 
-static const char *const op_names[] = {"allreduce", "pushpull", "colocated"};
+static const char *const op_names[] = {"allreduce", "pushpull", "colocated", "colocated-ranks"};
 
 /* --inflight's buffers hold K copies of a size: sizes whose K copies exceed this many bytes are
  * timed one at a time only (their row has no in-flight time). */
@@ -110,10 +114,10 @@ static int parse(int argc, char **argv, struct options *o)
         switch (opt) {
         case O_OP:
             o->kind = OP_ALLREDUCE;
-            while (o->kind <= OP_COLOCATED && strcmp(optarg, op_names[o->kind]) != 0)
+            while (o->kind <= OP_COLOCATED_RANKS && strcmp(optarg, op_names[o->kind]) != 0)
                 o->kind++;
-            if (o->kind > OP_COLOCATED)
-                return bad("--op", optarg, "allreduce, pushpull or colocated");
+            if (o->kind > OP_COLOCATED_RANKS)
+                return bad("--op", optarg, "allreduce, pushpull, colocated or colocated-ranks");
             o->op = optarg;
             break;
         case O_MIN_BYTES:
@@ -230,48 +234,94 @@ static size_t part_of(size_t count, int world, int r, size_t *len)
     return first;
 }
 
-/* k colocated servers' rounds under way at once (1: one round): every rank pushes part j of each
- * buffer to rank j (tags 16..), sums its own part over the ranks in rank order when every push
- * has come, and sends the sum to every other rank (tags 16 + k..); each buffer's sums land whole
- * in b->result. b->slots holds the pushes: a row of the largest part per rank and buffer. */
-static int colocated_k(struct comm *c, int k, struct buffers *b, struct dt_err *err)
+/* Who does what in a colocated round: every rank both roles (--op colocated), or, as dtrain-train
+ * --ps-colocated lays them out (--op colocated-ranks), even ranks the workers and each odd rank
+ * the server beside the worker before it. A buffer is cut into a part per server. */
+struct roles {
+    bool apart;
+    int parts;                 /* servers, workers */
+    int worker, server;        /* this rank's index in each role, or -1 */
+};
+
+static struct roles roles_of(const struct comm *c, bool apart)
 {
-    int me = c->rank, n = 0, rc = 0;
-    size_t mine, first = part_of(b->count, c->world, me, &mine), row = b->count / (size_t)c->world + 1;
+    if (!apart)
+        return (struct roles){false, c->world, c->rank, c->rank};
+    bool serves = c->rank % 2 == 1;
+    return (struct roles){true, c->world / 2, serves ? -1 : c->rank / 2, serves ? c->rank / 2 : -1};
+}
+
+static int server_rank(const struct roles *r, int j) { return r->apart ? 2 * j + 1 : j; }
+static int worker_rank(const struct roles *r, int w) { return r->apart ? 2 * w : w; }
+
+/* A server's slot for worker w's push of buffer i (a row of the largest part per worker). */
+static float *slot_of(const struct buffers *b, const struct roles *r, int i, int w)
+{
+    return b->slots + ((size_t)i * (size_t)r->parts + (size_t)w) * (b->count / (size_t)r->parts + 1);
+}
+
+/* A round's first half: each worker's part j of each buffer to server j (tags 16..), each server's
+ * receives of its part from every worker (a worker's own part copied). Requests into reqs. */
+static int push_parts(struct comm *c, const struct roles *r, int k, struct buffers *b, struct comm_request *reqs,
+                      int *n, struct dt_err *err)
+{
+    size_t mine = 0, first = r->server >= 0 ? part_of(b->count, r->parts, r->server, &mine) : 0;
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < r->parts; j++) {
+            size_t len, at = part_of(b->count, r->parts, j, &len);
+            float *data = b->data + (size_t)i * b->count;
+            if (r->worker >= 0 && server_rank(r, j) != c->rank &&
+                c->isend(c, data + at, len * sizeof(float), server_rank(r, j), 16 + i, &reqs[(*n)++], err) < 0)
+                return -1;
+            if (r->server < 0)
+                continue;
+            if (worker_rank(r, j) == c->rank)   /* j as a worker: this rank's own push */
+                memcpy(slot_of(b, r, i, j), data + first, mine * sizeof(float));
+            else if (c->irecv(c, slot_of(b, r, i, j), mine * sizeof(float), worker_rank(r, j), 16 + i, &reqs[(*n)++],
+                              err) < 0)
+                return -1;
+        }
+    return 0;
+}
+
+/* Its second half: each server's sum of its part over the workers, in worker order, to every
+ * worker (tags 16 + k..); each worker's sums land whole in b->result. */
+static int send_sums(struct comm *c, const struct roles *r, int k, struct buffers *b, struct comm_request *reqs,
+                     int *n, struct dt_err *err)
+{
+    size_t mine = 0, first = r->server >= 0 ? part_of(b->count, r->parts, r->server, &mine) : 0;
+    for (int i = 0; i < k; i++) {
+        float *sums = b->result + (size_t)i * b->count;
+        for (size_t e = 0; r->server >= 0 && e < mine; e++) {
+            float sum = 0;
+            for (int w = 0; w < r->parts; w++)
+                sum += slot_of(b, r, i, w)[e];
+            sums[first + e] = sum;
+        }
+        for (int j = 0; j < r->parts; j++) {
+            size_t len, at = part_of(b->count, r->parts, j, &len);
+            if (r->server >= 0 && worker_rank(r, j) != c->rank &&
+                c->isend(c, sums + first, mine * sizeof(float), worker_rank(r, j), 16 + k + i, &reqs[(*n)++], err) < 0)
+                return -1;
+            if (r->worker >= 0 && server_rank(r, j) != c->rank &&
+                c->irecv(c, sums + at, len * sizeof(float), server_rank(r, j), 16 + k + i, &reqs[(*n)++], err) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* k colocated servers' rounds under way at once (1: one round), the ranks in their roles. */
+static int colocated_k(struct comm *c, bool apart, int k, struct buffers *b, struct dt_err *err)
+{
+    struct roles r = roles_of(c, apart);
+    int n = 0;
     struct comm_request *reqs = malloc(sizeof *reqs * (size_t)k * (size_t)c->world * 2);
     if (!reqs)
         return dt_fail(err, "out of memory");
-    for (int i = 0; i < k && rc == 0; i++)
-        for (int r = 0; r < c->world && rc == 0; r++) {
-            size_t len, at = part_of(b->count, c->world, r, &len);
-            float *data = b->data + (size_t)i * b->count;
-            if (r != me)
-                rc = c->isend(c, data + at, len * sizeof(float), r, 16 + i, &reqs[n++], err) < 0 ||
-                             c->irecv(c, b->slots + ((size_t)i * (size_t)c->world + (size_t)r) * row,
-                                      mine * sizeof(float), r, 16 + i, &reqs[n++], err) < 0
-                         ? -1 : 0;
-            else
-                memcpy(b->slots + ((size_t)i * (size_t)c->world + (size_t)r) * row, data + first, mine * sizeof(float));
-        }
-    rc = rc == 0 ? c->wait_all(c, reqs, n, err) : -1;
+    int rc = push_parts(c, &r, k, b, reqs, &n, err) < 0 ? -1 : c->wait_all(c, reqs, n, err);
     n = 0;
-    for (int i = 0; i < k && rc == 0; i++) {
-        float *sums = b->result + (size_t)i * b->count;
-        for (size_t e = 0; e < mine; e++) {
-            float sum = 0;
-            for (int r = 0; r < c->world; r++)
-                sum += b->slots[((size_t)i * (size_t)c->world + (size_t)r) * row + e];
-            sums[first + e] = sum;
-        }
-        for (int r = 0; r < c->world && rc == 0; r++) {
-            size_t len, at = part_of(b->count, c->world, r, &len);
-            if (r != me)
-                rc = c->isend(c, sums + first, mine * sizeof(float), r, 16 + k + i, &reqs[n++], err) < 0 ||
-                             c->irecv(c, sums + at, len * sizeof(float), r, 16 + k + i, &reqs[n++], err) < 0
-                         ? -1 : 0;
-        }
-    }
-    rc = rc == 0 ? c->wait_all(c, reqs, n, err) : -1;
+    rc = rc < 0 || send_sums(c, &r, k, b, reqs, &n, err) < 0 ? -1 : c->wait_all(c, reqs, n, err);
     free(reqs);
     return rc;
 }
@@ -281,8 +331,8 @@ static int operation_k(struct comm *c, const struct options *o, int k, struct bu
 {
     if (o->kind == OP_PUSHPULL)
         return pushpull_k(c, k, b, err);
-    if (o->kind == OP_COLOCATED)
-        return colocated_k(c, k, b, err);
+    if (o->kind == OP_COLOCATED || o->kind == OP_COLOCATED_RANKS)
+        return colocated_k(c, o->kind == OP_COLOCATED_RANKS, k, b, err);
     return k > 1 ? allreduce_inflight(c, k, b, err) : allreduce_once(c, o, b, err);
 }
 
@@ -301,9 +351,12 @@ static int verify(struct comm *c, const struct options *o, struct buffers *b, lo
         return -1;
     int summed = o->kind == OP_PUSHPULL ? c->world - 1 : c->world;   /* ranks whose data is summed */
     float want = (float)summed * (float)(summed + 1) / 2;
+    if (o->kind == OP_COLOCATED_RANKS)   /* the even ranks': 1 + 3 + ... = (world / 2)^2 */
+        want = (float)(c->world / 2) * (float)(c->world / 2);
     const float *got = o->kind == OP_ALLREDUCE ? b->data : b->result;
+    bool serves_only = o->kind == OP_COLOCATED_RANKS && c->rank % 2 == 1;   /* receives no sums */
     *wrong = 0;
-    for (size_t i = 0; i < b->count; i++)
+    for (size_t i = 0; !serves_only && i < b->count; i++)
         *wrong += got[i] != want;
     return c->sum_long(c, wrong, err);
 }
@@ -343,8 +396,8 @@ static int measure(struct comm *c, const struct options *o, struct row *rows, in
     size_t largest = (size_t)(o->max_bytes > inflight_bytes ? o->max_bytes : inflight_bytes) / sizeof(float);
     struct buffers b = {.data = malloc(largest * sizeof(float)), .result = malloc(largest * sizeof(float))};
     size_t slots = o->kind == OP_PUSHPULL && c->rank == c->world - 1 ? largest * (size_t)(c->world - 1)
-                   : o->kind == OP_COLOCATED ? largest + (size_t)c->world * (size_t)(o->inflight ? o->inflight : 1)
-                   : 0;   /* a server's rows of pushes; colocated: a row per rank of b->count / world + 1 */
+                   : o->kind >= OP_COLOCATED ? largest + (size_t)c->world * (size_t)(o->inflight ? o->inflight : 1)
+                   : 0;   /* a server's rows of pushes; colocated: a row per worker of b->count / parts + 1 */
     b.slots = slots ? malloc(slots * sizeof(float)) : NULL;
     int rc = b.data && b.result && (!slots || b.slots) ? 0 : dt_fail(err, "out of memory for %ld bytes", o->max_bytes);
     if (rc == 0)
@@ -467,9 +520,10 @@ int main(int argc, char **argv)
     struct comm *c = comm_mpi_init(&argc, &argv, false, &err);
     if (!c)
         return fprintf(stderr, "dtrain-commbench: %s\n", err.msg), 2;
-    if (o.kind != OP_ALLREDUCE && (c->world < 2 || c->world > 4097)) {
+    if (o.kind != OP_ALLREDUCE && (c->world < 2 || c->world > 4097 || (o.kind == OP_COLOCATED_RANKS && c->world % 2))) {
         if (c->rank == 0)
-            fprintf(stderr, "dtrain-commbench: --op %s needs 2 to 4097 ranks (%d here)\n", o.op, c->world);
+            fprintf(stderr, "dtrain-commbench: --op %s needs 2 to 4097 ranks%s (%d here)\n", o.op,
+                    o.kind == OP_COLOCATED_RANKS ? ", an even number" : "", c->world);
         c->finalize(c);
         return 2;
     }
