@@ -490,9 +490,14 @@ static double mgwfbp_step(const struct step_inputs *in)
     return groups_step(in, true);
 }
 
+/* ByteScheduler's pieces cross under a credit, a few at a time, in priority order: the link's own
+ * times (many in flight), not the servers' round, which puts every part under way at once as
+ * BSP-PS and WFBP-PS do. */
 static double bytescheduler_any_step(const struct step_inputs *in)
 {
-    return bytescheduler_step(in->s, &in->t, in->per, in->credit);
+    struct transfer_cost t = in->t;
+    t.round = NULL;
+    return bytescheduler_step(in->s, &t, in->per, in->credit);
 }
 
 static double bsp_ps_step(const struct step_inputs *in)

@@ -139,10 +139,14 @@ int measured_from_json(json_t *doc, const char *path, const char *want, struct m
     /* checked before the cast: 2^32 + 2 ranks must not become 2 */
     m->ranks = json_is_integer(ranks) && json_integer_value(ranks) >= 2 && json_integer_value(ranks) <= LINK_MAX_RANKS
                    ? (int)json_integer_value(ranks) : 0;
-    int points = op && strcmp(op, want) == 0 && m->ranks >= 2
+    bool pairs = op && strcmp(want, "colocated") == 0 && strcmp(op, "colocated-ranks") == 0;
+    if (pairs)   /* a worker rank and a server rank a node: a round over ranks / 2 nodes */
+        m->ranks = m->ranks % 2 == 0 ? m->ranks / 2 : 0;
+    int points = op && (strcmp(op, want) == 0 || pairs) && m->ranks >= (pairs ? 1 : 2)
                      ? curve_of(path, json_object_get(doc, "rows"), "time_us", 1, m->curve, why, size)
-                     : (snprintf(why, size, "%s: expected dtrain-commbench --op %s --json over 2 to %d ranks (\"op\", "
-                                 "\"ranks\", \"rows\")", path, want, LINK_MAX_RANKS), -1);
+                     : (snprintf(why, size, "%s: expected dtrain-commbench --op %s --json over 2 to %d ranks%s (\"op\", "
+                                 "\"ranks\", \"rows\")", path, want, LINK_MAX_RANKS,
+                                 strcmp(want, "colocated") ? "" : ", or --op colocated-ranks over an even number"), -1);
     if (points >= 0 && points < 2)
         return snprintf(why, size, "%s: fewer than 2 sizes measured", path), -1;
     int streamed = points >= 2 ? streamed_of(doc, path, 1, m->streamed, why, size) : 0;

@@ -48,8 +48,10 @@ struct measured_allreduce {
 };
 
 /* A job size's operation as dtrain-commbench --op OP measured it over all its ranks: the allreduce
- * (predict --allreduce FILE) or the colocated servers' round (--servers-round FILE); the file, or
- * its parsed document (path names it in why). 0, or -1 with why. */
+ * (predict --allreduce FILE; m->ranks its workers) or the colocated servers' round (OP colocated,
+ * --servers-round FILE; m->ranks its nodes: one rank a node, or with --op colocated-ranks, as
+ * dtrain-train lays them out, a worker and a server rank a node); the file, or its parsed document
+ * (path names it in why). 0, or -1 with why. */
 int link_parse_measured(const char *path, const char *op, struct measured_allreduce *m, char *why, size_t size);
 int measured_from_json(json_t *doc, const char *path, const char *op, struct measured_allreduce *m, char *why,
                        size_t size);

@@ -10,8 +10,10 @@
 # Placement: 2 workers on gn01 and gn03 (their allreduce crosses the shaped link), 4 on gn01-gn04,
 # one rank per node; parameter servers at 2 workers get a node of their own (gn01, gn02 train, gn03
 # serves: both pushes cross the link), at 4 workers they are colocated (--ps-colocated, 2 ranks per
-# node). The nodes share this machine's 2 cores: at 4 workers (8 ranks with colocated servers) the
-# CPU, not the link, bounds what is measured; the rates are real, the compute is not a GPU's.
+# node). The nodes share this machine's 2 cores: from 8 workers the CPU, not the link, bounds what
+# is measured (4 workers with their servers, 8 ranks, are not bound: the same rates at twice the
+# dilation, docs/studies/2026-11-26-colocated-servers.md); the rates are real, the compute is not
+# a GPU's.
 # Needs root (it starts the test cluster). Environment: RATES ("1gbit 10gbit"), REPEATS (3), MODEL
 # (cnn), DATASET (fashion-mnist; a profile's shapes must match: synthetic:224x224x3 for the
 # ResNet profiles), BATCH (32), STEPS (60), METHODS (all seven), SIZES (workers as NODES:RANKS_PER_NODE,
@@ -27,7 +29,8 @@
 # operations under way at once: the rate the layer-wise methods' and the servers' pieces see).
 # Then the allreduce over all the ranks of each size, OUTDIR/allreduce-RATE-WORKERS.json
 # (predict --allreduce), with INFLIGHT too; where parameter servers sit beside the workers, their
-# round (dtrain-commbench --op colocated, one rank a node), OUTDIR/colocated-RATE-NODES.json.
+# round (dtrain-commbench --op colocated-ranks: a worker and a server rank a node, as dtrain-train
+# lays them out), OUTDIR/colocated-RATE-NODES.json.
 # REPEATS=0: the links and allreduces measured, no training runs. TRAIN_OPTIONS: more
 # dtrain-train options for every run (--timeline OUTDIR/tl, --credit-bytes N).
 set -eu
@@ -149,12 +152,12 @@ for rate in $rates; do
             --max-bytes "${MAX_BYTES:-256M}" --inflight "${INFLIGHT:-4}" --json "$out/allreduce-$rate-$((n * per)).json"
     done
     rounds=" "   # the node counts whose round is measured (4:1 and 4:2 are both 4 nodes)
-    for size in $ps_sizes; do   # where the servers sit beside the workers: their round, one rank a node
+    for size in $ps_sizes; do   # where the servers sit beside the workers: their round, laid out as theirs
         n=${size%%:*} per=${size#*:}
         case "$methods|$rounds" in *-ps*"|"*" $n "*) continue ;; *-ps*) ;; *) continue ;; esac
         [ "$per" != 1 ] || [ "$n" -ge 4 ] || continue
         rounds="$rounds$n "
-        commbench_on "colocated-$rate-$n" "$n" 1 --op colocated --min-bytes 4K --max-bytes "${MAX_BYTES:-256M}" \
+        commbench_on "colocated-$rate-$n" "$n" 2 --op colocated-ranks --min-bytes 4K --max-bytes "${MAX_BYTES:-256M}" \
             --inflight "${INFLIGHT:-4}" --json "$out/colocated-$rate-$n.json"
     done
     wait_last   # the next rate reshapes the links

@@ -164,25 +164,32 @@ static void test_predict_reads_a_measured_link(void **state)
  * 0's push and partition 1's under way to 10, and so on to 19: 4 + 19 + 0.6 = 23.6 (14.6). One
  * partition of 6000 bytes sits at one server of the two: it loads the link as a round of 12000
  * does, 2 + 24 = 26 s (past the last row, on the last two rows' line), 13 s a leg: 4 + 4 + 26 +
- * 0.6 = 34.6 (21.6 composed: 0.5 + 6 a leg). Servers of their own do not use it (33.1). */
+ * 0.6 = 34.6 (21.6 composed: 0.5 + 6 a leg). Servers of their own do not use it (33.1), nor
+ * does bytescheduler-ps, whose pieces cross under a credit (15.6 either way). The same round
+ * measured as dtrain-train lays the ranks out (--op colocated-ranks, 4 ranks: 2 nodes) is read
+ * the same way. */
 static void test_predict_reads_a_measured_servers_round(void **state)
 {
     (void)state;
-    char profile[4200], round[4200];
+    char profile[4200], round[4200], ranks[4200];
     tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
     tu_fixture(round, sizeof round, "profiles/three-layers-round2.json");
+    tu_fixture(ranks, sizeof ranks, "profiles/three-layers-round2-ranks.json");
     const struct {
-        const char *servers, *method, *partition;
+        const char *servers, *method, *partition, *file;
         double with, without;
-    } cases[] = {{"colocated", "bsp-ps", "2500", 26.6, 17.6}, {"colocated", "wfbp-ps", "2500", 23.6, 14.6},
-                 {"colocated", "bsp-ps", "6000", 34.6, 21.6}, {"1", "bsp-ps", "2500", 33.1, 33.1}};
+    } cases[] = {{"colocated", "bsp-ps", "2500", round, 26.6, 17.6}, {"colocated", "wfbp-ps", "2500", round, 23.6, 14.6},
+                 {"colocated", "bsp-ps", "6000", round, 34.6, 21.6}, {"1", "bsp-ps", "2500", round, 33.1, 33.1},
+                 {"colocated", "bytescheduler-ps", "2500", round, 15.6, 15.6},
+                 {"colocated", "bsp-ps", "2500", ranks, 26.6, 17.6}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int measured = 0; measured < 2; measured++) {
             struct tu_result r;
             char *argv[] = {"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", "0.008mbit:0.5s",
                             "--servers", (char *)cases[i].servers, "--partition-bytes", (char *)cases[i].partition,
                             "--format", "json",
-                            "--methods", (char *)cases[i].method, measured ? "--servers-round" : NULL, round, NULL};
+                            "--methods", (char *)cases[i].method, measured ? "--servers-round" : NULL,
+                            (char *)cases[i].file, NULL};
             run_analyze(argv, &r);
             assert_int_equal(r.status, 0);
             json_error_t jerr;
