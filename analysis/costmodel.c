@@ -44,7 +44,6 @@ struct transfer_cost {
     int in_node;               /* node-local sums: a piece's hand-offs inside a node each way */
     bool one_link;             /* pushes and pulls share one link (colocated servers) */
     const struct link_cost *round;   /* the colocated servers' round as measured, or NULL */
-    double round_load;         /* the round's own load: one push a node, every node a server */
     double eager;              /* a bigger message needs a handshake (cluster_shape.eager_bytes) */
 };
 
@@ -77,11 +76,12 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
     double load = (double)(c->nodes * pushers) / servers;   /* each server takes every push of its share */
     if (behind * pushers > load)
         load = behind * pushers;               /* a link carries all its nodes' pushes */
-    if (c->servers_colocated) {   /* what crosses: the pushes from outside to the servers behind a link */
+    if (c->servers_colocated)   /* what crosses: the pushes from outside to the servers behind a link */
         load = (double)pushers * (c->nodes - behind) * (behind < servers ? (double)behind / servers : 1);
-        t.round_load = (double)(c->nodes - behind) * (behind < c->nodes ? (double)behind / c->nodes : 1);
-        t.round = t.round_load > 0 ? c->servers_round : NULL;
-    }
+    /* The measured round is this traffic where it has the round's pattern: one push a node (node
+     * sums, or a worker a node), every node's server holding parts. */
+    if (c->servers_colocated && pushers == 1 && servers == c->nodes)
+        t.round = c->servers_round;
     t.one_link = c->servers_colocated;
     t.load = load;
     t.in_node = node_sums ? c->gpus_per_node - 1 : 0;
@@ -90,15 +90,14 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
 }
 
 /* A piece's push (or pull) of `bytes` across the link between nodes: its bytes at the busiest
- * link (t->load of them), or half the colocated servers' round as measured of a buffer whose
- * bytes at that link are as many (a push and a pull; a piece at one server of four loads the link
- * as a round of four times its bytes does); nothing when it stays on the node. */
+ * link (t->load of them), or half the colocated servers' round of a buffer that size as measured
+ * (a push and a pull); nothing when it stays on the node. */
 static double across(const struct transfer_cost *t, double bytes)
 {
     if (!(bytes > 0 && t->load > 0))
         return 0;
     if (t->round)
-        return link_message(streamed(*t->round), bytes * t->load / t->round_load) / 2;
+        return link_message(streamed(*t->round), bytes) / 2;
     return link_message(streamed(t->c->inter), bytes * t->load);
 }
 
