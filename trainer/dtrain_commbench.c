@@ -188,44 +188,6 @@ static int allreduce_inflight(struct comm *c, int k, struct buffers *b, struct d
     return c->wait_all(c, reqs, k, err);
 }
 
-/* k parameter-server rounds under way at once (1: one round): every worker pushes k messages
- * (tags 16..), the last rank sums each over the workers (in worker order) and sends each sum back
- * to every worker's result (tags 16 + k..; the server's result holds the sums too). */
-static int pushpull_k(struct comm *c, int k, struct buffers *b, struct dt_err *err)
-{
-    int server = c->world - 1, workers = c->world - 1, n = 0;
-    size_t bytes = b->count * sizeof(float);
-    struct comm_request *reqs = malloc(sizeof *reqs * (size_t)k * (size_t)(workers + 1) * 2);
-    if (!reqs)
-        return dt_fail(err, "out of memory");
-    int rc = 0;
-    if (c->rank != server) {
-        for (int i = 0; i < k && rc == 0; i++)
-            rc = c->isend(c, b->data + (size_t)i * b->count, bytes, server, 16 + i, &reqs[n++], err) < 0 ||
-                         c->irecv(c, b->result + (size_t)i * b->count, bytes, server, 16 + k + i, &reqs[n++], err) < 0
-                     ? -1 : 0;
-    } else {
-        for (int w = 0; w < workers && rc == 0; w++)
-            for (int i = 0; i < k && rc == 0; i++)
-                rc = c->irecv(c, b->slots + ((size_t)w * k + i) * b->count, bytes, w, 16 + i, &reqs[n++], err);
-        rc = rc == 0 ? c->wait_all(c, reqs, n, err) : -1;
-        for (int i = 0; i < k && rc == 0; i++)
-            for (size_t e = 0; e < b->count; e++) {
-                float sum = 0;
-                for (int w = 0; w < workers; w++)
-                    sum += b->slots[((size_t)w * k + i) * b->count + e];
-                b->result[(size_t)i * b->count + e] = sum;
-            }
-        n = 0;
-        for (int w = 0; w < workers && rc == 0; w++)
-            for (int i = 0; i < k && rc == 0; i++)
-                rc = c->isend(c, b->result + (size_t)i * b->count, bytes, w, 16 + k + i, &reqs[n++], err);
-    }
-    rc = rc == 0 ? c->wait_all(c, reqs, n, err) : -1;
-    free(reqs);
-    return rc;
-}
-
 /* Rank r's part of a buffer of count floats cut into world parts: [first, first + *len). */
 static size_t part_of(size_t count, int world, int r, size_t *len)
 {
@@ -234,30 +196,42 @@ static size_t part_of(size_t count, int world, int r, size_t *len)
     return first;
 }
 
-/* Who does what in a colocated round: every rank both roles (--op colocated), or, as dtrain-train
- * --ps-colocated lays them out (--op colocated-ranks), even ranks the workers and each odd rank
- * the server beside the worker before it. A buffer is cut into a part per server. */
+/* Who does what in a parameter server's round: --op pushpull, ranks 0..n-2 the workers and the
+ * last rank the one server; --op colocated, every rank both; --op colocated-ranks, as dtrain-train
+ * --ps-colocated lays them out, even ranks the workers and each odd rank the server beside the
+ * worker before it. A buffer is cut into a part per server. */
+enum layout { ONE_SERVER, EVERY_RANK, PAIRS };
+
 struct roles {
-    bool apart;
-    int parts;                 /* servers, workers */
+    enum layout layout;
+    int world, servers, workers;
     int worker, server;        /* this rank's index in each role, or -1 */
 };
 
-static struct roles roles_of(const struct comm *c, bool apart)
+static struct roles roles_of(const struct comm *c, enum layout layout)
 {
-    if (!apart)
-        return (struct roles){false, c->world, c->rank, c->rank};
-    bool serves = c->rank % 2 == 1;
-    return (struct roles){true, c->world / 2, serves ? -1 : c->rank / 2, serves ? c->rank / 2 : -1};
+    struct roles r = {layout, c->world, c->world, c->world, c->rank, c->rank};
+    if (layout == ONE_SERVER) {
+        bool serves = c->rank == c->world - 1;
+        r.servers = 1, r.workers = c->world - 1, r.worker = serves ? -1 : c->rank, r.server = serves ? 0 : -1;
+    } else if (layout == PAIRS) {
+        bool serves = c->rank % 2 == 1;
+        r.servers = r.workers = c->world / 2, r.worker = serves ? -1 : c->rank / 2, r.server = serves ? c->rank / 2 : -1;
+    }
+    return r;
 }
 
-static int server_rank(const struct roles *r, int j) { return r->apart ? 2 * j + 1 : j; }
-static int worker_rank(const struct roles *r, int w) { return r->apart ? 2 * w : w; }
+static int server_rank(const struct roles *r, int j)
+{
+    return r->layout == PAIRS ? 2 * j + 1 : r->layout == ONE_SERVER ? r->world - 1 : j;
+}
+
+static int worker_rank(const struct roles *r, int w) { return r->layout == PAIRS ? 2 * w : w; }
 
 /* A server's slot for worker w's push of buffer i (a row of the largest part per worker). */
 static float *slot_of(const struct buffers *b, const struct roles *r, int i, int w)
 {
-    return b->slots + ((size_t)i * (size_t)r->parts + (size_t)w) * (b->count / (size_t)r->parts + 1);
+    return b->slots + ((size_t)i * (size_t)r->workers + (size_t)w) * (b->count / (size_t)r->servers + 1);
 }
 
 /* A round's first half: each worker's part j of each buffer to server j (tags 16..), each server's
@@ -265,45 +239,47 @@ static float *slot_of(const struct buffers *b, const struct roles *r, int i, int
 static int push_parts(struct comm *c, const struct roles *r, int k, struct buffers *b, struct comm_request *reqs,
                       int *n, struct dt_err *err)
 {
-    size_t mine = 0, first = r->server >= 0 ? part_of(b->count, r->parts, r->server, &mine) : 0;
-    for (int i = 0; i < k; i++)
-        for (int j = 0; j < r->parts; j++) {
-            size_t len, at = part_of(b->count, r->parts, j, &len);
-            float *data = b->data + (size_t)i * b->count;
-            if (r->worker >= 0 && server_rank(r, j) != c->rank &&
+    size_t mine = 0, first = r->server >= 0 ? part_of(b->count, r->servers, r->server, &mine) : 0;
+    for (int i = 0; i < k; i++) {
+        float *data = b->data + (size_t)i * b->count;
+        for (int j = 0; r->worker >= 0 && j < r->servers; j++) {
+            size_t len, at = part_of(b->count, r->servers, j, &len);
+            if (server_rank(r, j) != c->rank &&
                 c->isend(c, data + at, len * sizeof(float), server_rank(r, j), 16 + i, &reqs[(*n)++], err) < 0)
                 return -1;
-            if (r->server < 0)
-                continue;
-            if (worker_rank(r, j) == c->rank)   /* j as a worker: this rank's own push */
-                memcpy(slot_of(b, r, i, j), data + first, mine * sizeof(float));
-            else if (c->irecv(c, slot_of(b, r, i, j), mine * sizeof(float), worker_rank(r, j), 16 + i, &reqs[(*n)++],
+        }
+        for (int w = 0; r->server >= 0 && w < r->workers; w++) {
+            if (worker_rank(r, w) == c->rank)   /* this rank's own push */
+                memcpy(slot_of(b, r, i, w), data + first, mine * sizeof(float));
+            else if (c->irecv(c, slot_of(b, r, i, w), mine * sizeof(float), worker_rank(r, w), 16 + i, &reqs[(*n)++],
                               err) < 0)
                 return -1;
         }
+    }
     return 0;
 }
 
 /* Its second half: each server's sum of its part over the workers, in worker order, to every
- * worker (tags 16 + k..); each worker's sums land whole in b->result. */
+ * worker (tags 16 + k..); each worker's sums land whole in b->result (a server's own part there). */
 static int send_sums(struct comm *c, const struct roles *r, int k, struct buffers *b, struct comm_request *reqs,
                      int *n, struct dt_err *err)
 {
-    size_t mine = 0, first = r->server >= 0 ? part_of(b->count, r->parts, r->server, &mine) : 0;
+    size_t mine = 0, first = r->server >= 0 ? part_of(b->count, r->servers, r->server, &mine) : 0;
     for (int i = 0; i < k; i++) {
         float *sums = b->result + (size_t)i * b->count;
         for (size_t e = 0; r->server >= 0 && e < mine; e++) {
             float sum = 0;
-            for (int w = 0; w < r->parts; w++)
+            for (int w = 0; w < r->workers; w++)
                 sum += slot_of(b, r, i, w)[e];
             sums[first + e] = sum;
         }
-        for (int j = 0; j < r->parts; j++) {
-            size_t len, at = part_of(b->count, r->parts, j, &len);
-            if (r->server >= 0 && worker_rank(r, j) != c->rank &&
-                c->isend(c, sums + first, mine * sizeof(float), worker_rank(r, j), 16 + k + i, &reqs[(*n)++], err) < 0)
+        for (int w = 0; r->server >= 0 && w < r->workers; w++)
+            if (worker_rank(r, w) != c->rank &&
+                c->isend(c, sums + first, mine * sizeof(float), worker_rank(r, w), 16 + k + i, &reqs[(*n)++], err) < 0)
                 return -1;
-            if (r->worker >= 0 && server_rank(r, j) != c->rank &&
+        for (int j = 0; r->worker >= 0 && j < r->servers; j++) {
+            size_t len, at = part_of(b->count, r->servers, j, &len);
+            if (server_rank(r, j) != c->rank &&
                 c->irecv(c, sums + at, len * sizeof(float), server_rank(r, j), 16 + k + i, &reqs[(*n)++], err) < 0)
                 return -1;
         }
@@ -311,10 +287,10 @@ static int send_sums(struct comm *c, const struct roles *r, int k, struct buffer
     return 0;
 }
 
-/* k colocated servers' rounds under way at once (1: one round), the ranks in their roles. */
-static int colocated_k(struct comm *c, bool apart, int k, struct buffers *b, struct dt_err *err)
+/* k parameter servers' rounds under way at once (1: one round), the ranks in their roles. */
+static int round_k(struct comm *c, enum layout layout, int k, struct buffers *b, struct dt_err *err)
 {
-    struct roles r = roles_of(c, apart);
+    struct roles r = roles_of(c, layout);
     int n = 0;
     struct comm_request *reqs = malloc(sizeof *reqs * (size_t)k * (size_t)c->world * 2);
     if (!reqs)
@@ -329,10 +305,8 @@ static int colocated_k(struct comm *c, bool apart, int k, struct buffers *b, str
 /* One operation, or with k > 1 k of them under way at once. */
 static int operation_k(struct comm *c, const struct options *o, int k, struct buffers *b, struct dt_err *err)
 {
-    if (o->kind == OP_PUSHPULL)
-        return pushpull_k(c, k, b, err);
-    if (o->kind == OP_COLOCATED || o->kind == OP_COLOCATED_RANKS)
-        return colocated_k(c, o->kind == OP_COLOCATED_RANKS, k, b, err);
+    if (o->kind != OP_ALLREDUCE)
+        return round_k(c, o->kind == OP_PUSHPULL ? ONE_SERVER : o->kind == OP_COLOCATED ? EVERY_RANK : PAIRS, k, b, err);
     return k > 1 ? allreduce_inflight(c, k, b, err) : allreduce_once(c, o, b, err);
 }
 
@@ -394,10 +368,12 @@ static int measure(struct comm *c, const struct options *o, struct row *rows, in
     long inflight_bytes = o->inflight ? o->inflight * (o->max_bytes < INFLIGHT_MAX_BYTES / o->inflight
                                                           ? o->max_bytes : INFLIGHT_MAX_BYTES / o->inflight) : 0;
     size_t largest = (size_t)(o->max_bytes > inflight_bytes ? o->max_bytes : inflight_bytes) / sizeof(float);
+    size_t k_most = (size_t)(o->inflight ? o->inflight : 1);   /* buffers under way at once */
     struct buffers b = {.data = malloc(largest * sizeof(float)), .result = malloc(largest * sizeof(float))};
-    size_t slots = o->kind == OP_PUSHPULL && c->rank == c->world - 1 ? largest * (size_t)(c->world - 1)
-                   : o->kind >= OP_COLOCATED ? largest + (size_t)c->world * (size_t)(o->inflight ? o->inflight : 1)
-                   : 0;   /* a server's rows of pushes; colocated: a row per worker of b->count / parts + 1 */
+    /* a server's rows of pushes, one a worker and buffer of b->count / servers + 1 floats: the one
+     * server of pushpull takes every worker's whole buffer */
+    size_t slots = o->kind == OP_PUSHPULL ? (c->rank == c->world - 1 ? (largest + k_most) * (size_t)(c->world - 1) : 0)
+                   : o->kind != OP_ALLREDUCE ? largest + (size_t)c->world * k_most : 0;
     b.slots = slots ? malloc(slots * sizeof(float)) : NULL;
     int rc = b.data && b.result && (!slots || b.slots) ? 0 : dt_fail(err, "out of memory for %ld bytes", o->max_bytes);
     if (rc == 0)
