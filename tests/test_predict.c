@@ -101,6 +101,30 @@ static void test_predict_the_worked_case(void **state)
     tu_result_free(&r);
 }
 
+/* predict ARGV (with --format json) run to success: its first cell's step. */
+static double first_step(char **argv)
+{
+    struct tu_result r;
+    run_analyze(argv, &r);
+    assert_int_equal(r.status, 0);
+    json_error_t jerr;
+    json_t *rows = json_loads(r.out, 0, &jerr);
+    assert_non_null(rows);
+    double step = json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds"));
+    json_decref(rows);
+    tu_result_free(&r);
+    return step;
+}
+
+/* first_step(argv) is want, to 1e-9 (what names the case). */
+static void assert_first_step(char **argv, double want, const char *what)
+{
+    double step = first_step(argv);
+    if (fabs(step - want) >= 1e-9)
+        print_error("%s: %.12f, expected %.12f\n", what, step, want);
+    assert_true(fabs(step - want) < 1e-9);
+}
+
 /* predict --inter COMMBENCH.json: the file's measured allreduce times, not its fitted line. The
  * fixture's rows lie on the worked case's link (an allreduce of n bytes on 2 ranks 1 + n / 1000 s:
  * a message of m bytes 0.5 + m / 1000) while its fit says alpha 100 s, beta 1 s a byte: the
@@ -124,22 +148,12 @@ static void test_predict_reads_a_measured_link(void **state)
                  {"--allreduce", allreduce, "bsp-a2a", 16.6}, {"--allreduce", allreduce, "wfbp-a2a", 17.6},
                  {"--allreduce", allreduce, "bsp-ps", 33.1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct tu_result r;
         char *argv[] = {"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", link, "--servers", "1",
                         "--partition-bytes", "2500", "--format", "json", "--methods", (char *)cases[i].method,
                         (char *)cases[i].option, (char *)cases[i].value, NULL};
-        run_analyze(argv, &r);
-        assert_int_equal(r.status, 0);
-        json_error_t jerr;
-        json_t *rows = json_loads(r.out, 0, &jerr);
-        assert_non_null(rows);
-        double step = json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds"));
-        if (fabs(step - cases[i].two) >= 1e-9)
-            print_error("%s %s: %.12f, expected %.12f\n", cases[i].method, cases[i].option ? cases[i].option : "",
-                        step, cases[i].two);
-        assert_true(fabs(step - cases[i].two) < 1e-9);
-        json_decref(rows);
-        tu_result_free(&r);
+        char what[256];
+        snprintf(what, sizeof what, "%s %s", cases[i].method, cases[i].option ? cases[i].option : "");
+        assert_first_step(argv, cases[i].two, what);
     }
     struct tu_result r;   /* a link's file is not an allreduce over a job's ranks when its op is not */
     run_analyze((char *[]){"predict", profile, "--allreduce", profile, NULL}, &r);
@@ -183,24 +197,14 @@ static void test_predict_reads_a_measured_servers_round(void **state)
                  {"colocated", "bsp-ps", "2500", ranks, 26.6, 17.6}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int measured = 0; measured < 2; measured++) {
-            struct tu_result r;
             char *argv[] = {"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", "0.008mbit:0.5s",
                             "--servers", (char *)cases[i].servers, "--partition-bytes", (char *)cases[i].partition,
-                            "--format", "json",
-                            "--methods", (char *)cases[i].method, measured ? "--servers-round" : NULL,
-                            (char *)cases[i].file, NULL};
-            run_analyze(argv, &r);
-            assert_int_equal(r.status, 0);
-            json_error_t jerr;
-            json_t *rows = json_loads(r.out, 0, &jerr);
-            assert_non_null(rows);
-            double step = json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds"));
-            double want = measured ? cases[i].with : cases[i].without;
-            if (fabs(step - want) >= 1e-9)
-                print_error("%s %s: %.12f, expected %.12f\n", cases[i].servers, cases[i].method, step, want);
-            assert_true(fabs(step - want) < 1e-9);
-            json_decref(rows);
-            tu_result_free(&r);
+                            "--format", "json", "--methods", (char *)cases[i].method,
+                            measured ? "--servers-round" : NULL, (char *)cases[i].file, NULL};
+            char what[256];
+            snprintf(what, sizeof what, "servers %s, %s, %s", cases[i].servers, cases[i].method,
+                     measured ? cases[i].file : "no round");
+            assert_first_step(argv, measured ? cases[i].with : cases[i].without, what);
         }
 }
 
@@ -251,18 +255,9 @@ static double step_over(const char *link_name, const char *method)
     tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
     snprintf(name, sizeof name, "profiles/%s.json", link_name);
     tu_fixture(link, sizeof link, name);
-    struct tu_result r;
-    run_analyze((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", link, "--servers",
-                           "1", "--partition-bytes", "2500", "--format", "json", "--methods", (char *)method, NULL},
-                &r);
-    assert_int_equal(r.status, 0);
-    json_error_t jerr;
-    json_t *rows = json_loads(r.out, 0, &jerr);
-    assert_non_null(rows);
-    double step = json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds"));
-    json_decref(rows);
-    tu_result_free(&r);
-    return step;
+    return first_step((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", link, "--servers",
+                                 "1", "--partition-bytes", "2500", "--format", "json", "--methods", (char *)method,
+                                 NULL});
 }
 
 /* A link measured with --inflight (each message's share when 4 are under way: half a lone one's
