@@ -139,6 +139,9 @@ int measured_from_json(json_t *doc, const char *path, const char *want, struct m
     /* checked before the cast: 2^32 + 2 ranks must not become 2 */
     m->ranks = json_is_integer(ranks) && json_integer_value(ranks) >= 2 && json_integer_value(ranks) <= LINK_MAX_RANKS
                    ? (int)json_integer_value(ranks) : 0;
+    if (json_object_get(doc, "partition_bytes"))   /* bytescheduler-ps's traffic, not a part per server at once */
+        return snprintf(why, size, "%s: a round in pieces under a credit (dtrain-commbench --partition-bytes): expected "
+                        "the round of a part per server (without --partition-bytes)", path), -1;
     bool pairs = op && strcmp(want, "colocated") == 0 && strcmp(op, "colocated-ranks") == 0;
     if (pairs)   /* a worker rank and a server rank a node: a round over ranks / 2 nodes */
         m->ranks = m->ranks % 2 == 0 ? m->ranks / 2 : 0;

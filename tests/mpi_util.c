@@ -69,6 +69,18 @@ void mpi_environment(struct tu_env *env)
     tu_env_set(env, "ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0");
 }
 
+void run_mpi_script(const char *script, struct tu_result *r)
+{
+    char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+    struct tu_env env = {0};
+    mpi_environment(&env);
+    assert_int_equal(tu_run(argv, env.vars, r), 0);
+    tu_env_free(&env);
+    if (r->status != 0)
+        print_error("%s\nexit %d\n%s%s", script, r->status, r->out, r->err);
+    assert_int_equal(r->status, 0);
+}
+
 /* Runs a shell script that ends by printing "status S after M ms"; returns S and M. */
 void run_timed(const char *script, struct tu_result *r, int *status, long *ms)
 {

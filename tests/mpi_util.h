@@ -23,6 +23,10 @@ int mpi_teardown(void **state);
  * check of Open MPI's own allocations). */
 void mpi_environment(struct tu_env *env);
 
+/* Runs a shell script of mpirun commands in mpi_environment; it must exit 0 (else the script and
+ * its output are printed and the test fails). */
+void run_mpi_script(const char *script, struct tu_result *r);
+
 /* Runs a shell script that ends by printing "status S after M ms"; returns S and M. */
 void run_timed(const char *script, struct tu_result *r, int *status, long *ms);
 

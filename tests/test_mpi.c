@@ -439,15 +439,8 @@ static void test_a_slow_rank_is_named(void **state)
              "--dataset synthetic --batch-size 16 --max-steps 20 --log-every 10 --eval-every 0 --quiet --record "
              "%s/slow.jsonl && grep -o '\"rank_compute_us\":\\[[0-9,]*\\]' %s/slow.jsonl", mpirun_path,
              tu_bin("dtrain"), tu_bin("dtrain-train"), mpi_dir, mpi_dir);
-    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-    struct tu_env env = {0};
-    mpi_environment(&env);
     struct tu_result r;
-    assert_int_equal(tu_run(argv, env.vars, &r), 0);
-    tu_env_free(&env);
-    if (r.status != 0)
-        print_error("%s%s", r.out, r.err);
-    assert_int_equal(r.status, 0);
+    run_mpi_script(cmd, &r);
     assert_true(tu_contains(r.err, "dtrain-train: straggler: rank 2 on "));
     assert_null(strstr(r.err, "straggler: rank 0 ") ? strstr(r.err, "straggler: rank 0 ") : strstr(r.err, "straggler: rank 1 "));
     long us[3];

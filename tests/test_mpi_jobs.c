@@ -83,15 +83,8 @@ static void test_commbench_times_and_checks_the_transport(void **state)
              "%s --oversubscribe -np 4 %s --op colocated-ranks --min-bytes 4 --max-bytes 4K --iters 2 --inflight 3",
              mpirun_path, tu_bin("dtrain-commbench"), mpi_dir, mpirun_path, tu_bin("dtrain-commbench"), mpirun_path,
              tu_bin("dtrain-commbench"), mpirun_path, tu_bin("dtrain-commbench"));
-    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-    struct tu_env env = {0};
-    mpi_environment(&env);
     struct tu_result r;
-    assert_int_equal(tu_run(argv, env.vars, &r), 0);
-    tu_env_free(&env);
-    if (r.status != 0)
-        print_error("%s\nexit %d\n%s%s", cmd, r.status, r.out, r.err);
-    assert_int_equal(r.status, 0);
+    run_mpi_script(cmd, &r);
     assert_true(tu_contains(r.out, "# dtrain-commbench allreduce over mpi, 2 ranks"));
     assert_true(tu_contains(r.out, "# dtrain-commbench pushpull over mpi, 3 ranks"));
     assert_true(tu_contains(r.out, "# dtrain-commbench colocated over mpi, 3 ranks"));
@@ -128,6 +121,57 @@ static void test_commbench_times_and_checks_the_transport(void **state)
     tu_result_free(&r);
 }
 
+/* dtrain-commbench's rounds in pieces (--partition-bytes: bytescheduler-ps's traffic): 1000-byte
+ * pieces, so a 4 KiB buffer is 5 pieces, the last short, over 1 server (pushpull), 3 (colocated,
+ * every rank its own server for some) and 2 beside 2 workers (colocated-ranks); a credit of 1500
+ * bytes keeps one push under way at a time; every sum right (a wrong one exits 1); the JSON says
+ * the piece and the credit; options that do not go together refused. */
+static void test_commbench_rounds_in_pieces_under_a_credit(void **state)
+{
+    (void)state;
+    require_mpirun();
+    char cmd[16384];
+    const char *opts = "--partition-bytes 1000 --credit-bytes 1500 --min-bytes 4 --max-bytes 4K --iters 2 --warmup 1";
+    snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 3 %s --op pushpull %s --json %s/pieces.json && "
+             "%s --oversubscribe -np 3 %s --op colocated %s && %s --oversubscribe -np 4 %s --op colocated-ranks %s",
+             mpirun_path, tu_bin("dtrain-commbench"), opts, mpi_dir, mpirun_path, tu_bin("dtrain-commbench"), opts,
+             mpirun_path, tu_bin("dtrain-commbench"), opts);
+    struct tu_result r;
+    run_mpi_script(cmd, &r);
+    assert_true(tu_contains(r.out, "# in pieces of 1000 bytes, each whole at one server, a worker's pushes under way "
+                                   "within 1500 bytes"));
+    assert_true(tu_contains(r.out, "# dtrain-commbench colocated-ranks over mpi, 4 ranks"));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/pieces.json", mpi_dir);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    assert_non_null(doc);
+    assert_int_equal(json_integer_value(json_object_get(doc, "partition_bytes")), 1000);
+    assert_int_equal(json_integer_value(json_object_get(doc, "credit_bytes")), 1500);
+    json_t *rows = json_object_get(doc, "rows");
+    assert_int_equal(json_array_size(rows), 11);   /* 4, 8, ..., 4096 */
+    for (size_t i = 0; i < json_array_size(rows); i++)
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(rows, i), "wrong")), 0);
+    json_decref(doc);
+    tu_result_free(&r);
+    char bin[4096];
+    snprintf(bin, sizeof bin, "%s", tu_bin("dtrain-commbench"));
+    char *refused[][8] = {{bin, "--partition-bytes", "4096000", NULL},
+                          {bin, "--op", "pushpull", "--credit-bytes", "1M", NULL},
+                          {bin, "--op", "pushpull", "--partition-bytes", "1001", NULL},
+                          {bin, "--op", "pushpull", "--partition-bytes", "4K", "--inflight", "2", NULL}};
+    const char *said[] = {"--partition-bytes cuts a servers' round", "--credit-bytes limits pieces under way",
+                          "--partition-bytes \"1001\": expected a size of whole floats", "--inflight is for whole operations"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(tu_run(refused[i], NULL, &r), 0);
+        assert_int_equal(r.status, 2);
+        if (!tu_contains(r.err, said[i]))
+            print_error("%s\n", r.err);
+        assert_true(tu_contains(r.err, said[i]));
+        tu_result_free(&r);
+    }
+}
+
 /* The MPI transport beyond what training uses today (tests/comm_check.c, 3 ranks): a split into
  * two sub-communicators with their own allreduce, two non-blocking sums in flight at once, and
  * send/recv around a ring, each against the values it must give. */
@@ -137,15 +181,8 @@ static void test_the_mpi_transport_splits_sums_and_sends(void **state)
     require_mpirun();
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 3 %s", mpirun_path, tu_bin("comm_check"));
-    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-    struct tu_env env = {0};
-    mpi_environment(&env);
     struct tu_result r;
-    assert_int_equal(tu_run(argv, env.vars, &r), 0);
-    tu_env_free(&env);
-    if (r.status != 0)
-        print_error("%s\nexit %d\n%s%s", cmd, r.status, r.out, r.err);
-    assert_int_equal(r.status, 0);
+    run_mpi_script(cmd, &r);
     assert_true(tu_contains(r.out, "comm check: ok (3 ranks)"));
     tu_result_free(&r);
 }
@@ -283,6 +320,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_killed_server_ends_the_job),
         cmocka_unit_test(test_commbench_times_and_checks_the_transport),
+        cmocka_unit_test(test_commbench_rounds_in_pieces_under_a_credit),
         cmocka_unit_test(test_the_mpi_transport_splits_sums_and_sends),
         cmocka_unit_test(test_a_killed_rank_ends_the_job),
         cmocka_unit_test(test_a_hung_rank_is_caught_by_the_watchdog),

@@ -166,6 +166,12 @@ static void test_predict_reads_a_measured_link(void **state)
     assert_true(tu_contains(r.err, "--servers-round"));
     assert_true(tu_contains(r.err, "expected dtrain-commbench --op colocated --json"));
     tu_result_free(&r);
+    char pieces[4096];   /* nor is a round in pieces under a credit (bytescheduler-ps's traffic) */
+    tu_fixture(pieces, sizeof pieces, "profiles/three-layers-round2-pieces.json");
+    run_analyze((char *[]){"predict", profile, "--servers-round", pieces, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "a round in pieces under a credit (dtrain-commbench --partition-bytes)"));
+    tu_result_free(&r);
 }
 
 /* predict --servers-round FILE: colocated servers' round measured over 2 nodes at 2 + n / 500 s

@@ -13,6 +13,8 @@
  *              sums at once, as a step of bsp-ps does on colocated servers
  *   colocated-ranks  the same round with a worker rank and a server rank a node (even ranks
  *              work, odd ranks serve), as dtrain-train --ps-colocated runs them
+ * The servers' rounds (commbench_rounds.h) cut the buffer into a part per server, or with
+ * --partition-bytes into pieces pushed under a credit, as bytescheduler-ps sends them.
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -24,7 +26,9 @@
 
 #include "atomic_file.h"
 #include "comm.h"
+#include "commbench_rounds.h"
 #include "dt_parse.h"
+#include "exchange_methods.h"
 #include "grouping.h"
 #include "timeline.h"
 #include "version.h"
@@ -55,6 +59,11 @@ static const char usage_text[] =
     "                          travel: the time a message then takes (the total / K) is\n"
     "                          printed and saved beside the time of one alone (2 to 64; sizes\n"
     "                          whose K copies pass 256M are timed alone only)\n"
+    "      --partition-bytes SIZE  a servers' round in pieces of SIZE, each whole at one server (in\n"
+    "                          turn, as dtrain-train places partitions), each piece's sum sent\n"
+    "                          back once every push of it is in: bytescheduler-ps's traffic\n"
+    "      --credit-bytes SIZE with --partition-bytes: a worker starts its next push only while its\n"
+    "                          bytes under way stay within SIZE (16000000, dtrain-train's default)\n"
     "      --json FILE         write the table and the fit (written whole or not at all)\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
@@ -64,6 +73,8 @@ static const char usage_text[] =
     "Examples:\n"
     "  mpirun -np 4 dtrain --gpus-per-node 0 -- dtrain-commbench --max-bytes 64M --json links.json\n"
     "  srun --mpi=pmix dtrain --nodes 2 --gpus-per-node 0 -- dtrain-commbench --op pushpull\n"
+    "  srun --mpi=pmix -n 8 dtrain --nodes 4 --gpus-per-node 0 -- dtrain-commbench --op colocated-ranks \\\n"
+    "      --partition-bytes 4096000 --min-bytes 4M\n"
     "\n"
     "Exit status: 0; 1 when a value came out wrong or a transfer failed; 2 for bad options.\n";
 
@@ -72,6 +83,8 @@ struct options {
     long min_bytes, max_bytes, fit_from;
     int iters, warmup;
     int inflight;              /* --inflight K (0: one operation at a time only) */
+    long partition_bytes;      /* a servers' round in pieces of this size (0: a part per server) */
+    long credit_bytes;         /* a worker's bytes of pieces under way at once */
     bool raw;
     enum op_kind { OP_ALLREDUCE, OP_PUSHPULL, OP_COLOCATED, OP_COLOCATED_RANKS } kind;
 };
@@ -96,15 +109,40 @@ static int bad(const char *option, const char *value, const char *what)
     return 2;
 }
 
+/* The options that do not go together, refused (2); the credit's default where pieces are asked. */
+static int check_together(struct options *o)
+{
+    if (o->min_bytes > o->max_bytes)
+        return fprintf(stderr, "dtrain-commbench: --min-bytes is above --max-bytes\n"), 2;
+    if (o->raw && o->kind != OP_ALLREDUCE)
+        return fprintf(stderr, "dtrain-commbench: --raw is for --op allreduce\n"), 2;
+    if (o->partition_bytes && o->kind == OP_ALLREDUCE)
+        return fprintf(stderr, "dtrain-commbench: --partition-bytes cuts a servers' round: --op pushpull, colocated "
+                       "or colocated-ranks\n"), 2;
+    if (o->credit_bytes && !o->partition_bytes)
+        return fprintf(stderr, "dtrain-commbench: --credit-bytes limits pieces under way: give --partition-bytes\n"), 2;
+    if (o->partition_bytes && o->inflight)
+        return fprintf(stderr, "dtrain-commbench: --partition-bytes already keeps pieces under way (--credit-bytes "
+                       "says how many bytes): --inflight is for whole operations\n"), 2;
+    if (o->partition_bytes && !o->credit_bytes)
+        o->credit_bytes = METHOD_CREDIT_BYTES;
+    if (o->raw && o->inflight)
+        return fprintf(stderr, "dtrain-commbench: --raw times MPI_Allreduce, which blocks: --inflight times the "
+                       "transport's own non-blocking operations\n"), 2;
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct options *o)
 {
-    enum { O_FIT_FROM = 256, O_RAW, O_JSON, O_OP, O_MIN_BYTES, O_MAX_BYTES, O_ITERS, O_WARMUP, O_INFLIGHT };
+    enum { O_FIT_FROM = 256, O_RAW, O_JSON, O_OP, O_MIN_BYTES, O_MAX_BYTES, O_ITERS, O_WARMUP, O_INFLIGHT, O_PARTITION,
+           O_CREDIT };
     static const struct option options[] = {
         {"op", required_argument, NULL, O_OP}, {"min-bytes", required_argument, NULL, O_MIN_BYTES},
         {"max-bytes", required_argument, NULL, O_MAX_BYTES}, {"iters", required_argument, NULL, O_ITERS},
         {"warmup", required_argument, NULL, O_WARMUP}, {"fit-from", required_argument, NULL, O_FIT_FROM},
         {"raw", no_argument, NULL, O_RAW}, {"json", required_argument, NULL, O_JSON},
-        {"inflight", required_argument, NULL, O_INFLIGHT},
+        {"inflight", required_argument, NULL, O_INFLIGHT}, {"partition-bytes", required_argument, NULL, O_PARTITION},
+        {"credit-bytes", required_argument, NULL, O_CREDIT},
         {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
     };
     *o = (struct options){.op = "allreduce", .min_bytes = 8, .max_bytes = 256L << 20, .fit_from = 32L << 10,
@@ -144,6 +182,14 @@ static int parse(int argc, char **argv, struct options *o)
             if (dt_parse_int(optarg, 2, INFLIGHT_MAX, &o->inflight) < 0)
                 return bad("--inflight", optarg, "a count from 2 to 64");
             break;
+        case O_PARTITION:
+            if (dt_parse_bytes(optarg, 4, 1L << 31, &o->partition_bytes) < 0 || o->partition_bytes % 4)
+                return bad("--partition-bytes", optarg, "a size of whole floats from 4 bytes to 2G");
+            break;
+        case O_CREDIT:
+            if (dt_parse_bytes(optarg, 1, 1L << 40, &o->credit_bytes) < 0)
+                return bad("--credit-bytes", optarg, "a size from 1 byte");
+            break;
         case O_RAW: o->raw = true; break;
         case O_JSON: o->json = optarg; break;
         case 'h': fputs(usage_text, stdout); exit(0);
@@ -153,21 +199,8 @@ static int parse(int argc, char **argv, struct options *o)
     }
     if (optind < argc)
         return fprintf(stderr, "dtrain-commbench: unexpected argument \"%s\" (try --help)\n", argv[optind]), 2;
-    if (o->min_bytes > o->max_bytes)
-        return fprintf(stderr, "dtrain-commbench: --min-bytes is above --max-bytes\n"), 2;
-    if (o->raw && o->kind != OP_ALLREDUCE)
-        return fprintf(stderr, "dtrain-commbench: --raw is for --op allreduce\n"), 2;
-    if (o->raw && o->inflight)
-        return fprintf(stderr, "dtrain-commbench: --raw times MPI_Allreduce, which blocks: --inflight times the "
-                       "transport's own non-blocking operations\n"), 2;
-    return 0;
+    return check_together(o);
 }
-
-/* The buffers of one size: what is sent (and, for allreduce, summed in place), what comes back. */
-struct buffers {
-    float *data, *result, *slots;   /* slots: the server's, one row per worker */
-    size_t count;
-};
 
 /* One allreduce of b->data, in place. */
 static int allreduce_once(struct comm *c, const struct options *o, struct buffers *b, struct dt_err *err)
@@ -188,125 +221,19 @@ static int allreduce_inflight(struct comm *c, int k, struct buffers *b, struct d
     return c->wait_all(c, reqs, k, err);
 }
 
-/* Rank r's part of a buffer of count floats cut into world parts: [first, first + *len). */
-static size_t part_of(size_t count, int world, int r, size_t *len)
+/* Who works and who serves in a servers' round of o's kind. */
+static enum layout layout_of(const struct options *o)
 {
-    size_t first = count * (size_t)r / (size_t)world;
-    *len = count * (size_t)(r + 1) / (size_t)world - first;
-    return first;
-}
-
-/* Who does what in a parameter server's round: --op pushpull, ranks 0..n-2 the workers and the
- * last rank the one server; --op colocated, every rank both; --op colocated-ranks, as dtrain-train
- * --ps-colocated lays them out, even ranks the workers and each odd rank the server beside the
- * worker before it. A buffer is cut into a part per server. */
-enum layout { ONE_SERVER, EVERY_RANK, PAIRS };
-
-struct roles {
-    enum layout layout;
-    int world, servers, workers;
-    int worker, server;        /* this rank's index in each role, or -1 */
-};
-
-static struct roles roles_of(const struct comm *c, enum layout layout)
-{
-    struct roles r = {layout, c->world, c->world, c->world, c->rank, c->rank};
-    if (layout == ONE_SERVER) {
-        bool serves = c->rank == c->world - 1;
-        r.servers = 1, r.workers = c->world - 1, r.worker = serves ? -1 : c->rank, r.server = serves ? 0 : -1;
-    } else if (layout == PAIRS) {
-        bool serves = c->rank % 2 == 1;
-        r.servers = r.workers = c->world / 2, r.worker = serves ? -1 : c->rank / 2, r.server = serves ? c->rank / 2 : -1;
-    }
-    return r;
-}
-
-static int server_rank(const struct roles *r, int j)
-{
-    return r->layout == PAIRS ? 2 * j + 1 : r->layout == ONE_SERVER ? r->world - 1 : j;
-}
-
-static int worker_rank(const struct roles *r, int w) { return r->layout == PAIRS ? 2 * w : w; }
-
-/* A server's slot for worker w's push of buffer i (a row of the largest part per worker). */
-static float *slot_of(const struct buffers *b, const struct roles *r, int i, int w)
-{
-    return b->slots + ((size_t)i * (size_t)r->workers + (size_t)w) * (b->count / (size_t)r->servers + 1);
-}
-
-/* A round's first half: each worker's part j of each buffer to server j (tags 16..), each server's
- * receives of its part from every worker (a worker's own part copied). Requests into reqs. */
-static int push_parts(struct comm *c, const struct roles *r, int k, struct buffers *b, struct comm_request *reqs,
-                      int *n, struct dt_err *err)
-{
-    size_t mine = 0, first = r->server >= 0 ? part_of(b->count, r->servers, r->server, &mine) : 0;
-    for (int i = 0; i < k; i++) {
-        float *data = b->data + (size_t)i * b->count;
-        for (int j = 0; r->worker >= 0 && j < r->servers; j++) {
-            size_t len, at = part_of(b->count, r->servers, j, &len);
-            if (server_rank(r, j) != c->rank &&
-                c->isend(c, data + at, len * sizeof(float), server_rank(r, j), 16 + i, &reqs[(*n)++], err) < 0)
-                return -1;
-        }
-        for (int w = 0; r->server >= 0 && w < r->workers; w++) {
-            if (worker_rank(r, w) == c->rank)   /* this rank's own push */
-                memcpy(slot_of(b, r, i, w), data + first, mine * sizeof(float));
-            else if (c->irecv(c, slot_of(b, r, i, w), mine * sizeof(float), worker_rank(r, w), 16 + i, &reqs[(*n)++],
-                              err) < 0)
-                return -1;
-        }
-    }
-    return 0;
-}
-
-/* Its second half: each server's sum of its part over the workers, in worker order, to every
- * worker (tags 16 + k..); each worker's sums land whole in b->result (a server's own part there). */
-static int send_sums(struct comm *c, const struct roles *r, int k, struct buffers *b, struct comm_request *reqs,
-                     int *n, struct dt_err *err)
-{
-    size_t mine = 0, first = r->server >= 0 ? part_of(b->count, r->servers, r->server, &mine) : 0;
-    for (int i = 0; i < k; i++) {
-        float *sums = b->result + (size_t)i * b->count;
-        for (size_t e = 0; r->server >= 0 && e < mine; e++) {
-            float sum = 0;
-            for (int w = 0; w < r->workers; w++)
-                sum += slot_of(b, r, i, w)[e];
-            sums[first + e] = sum;
-        }
-        for (int w = 0; r->server >= 0 && w < r->workers; w++)
-            if (worker_rank(r, w) != c->rank &&
-                c->isend(c, sums + first, mine * sizeof(float), worker_rank(r, w), 16 + k + i, &reqs[(*n)++], err) < 0)
-                return -1;
-        for (int j = 0; r->worker >= 0 && j < r->servers; j++) {
-            size_t len, at = part_of(b->count, r->servers, j, &len);
-            if (server_rank(r, j) != c->rank &&
-                c->irecv(c, sums + at, len * sizeof(float), server_rank(r, j), 16 + k + i, &reqs[(*n)++], err) < 0)
-                return -1;
-        }
-    }
-    return 0;
-}
-
-/* k parameter servers' rounds under way at once (1: one round), the ranks in their roles. */
-static int round_k(struct comm *c, enum layout layout, int k, struct buffers *b, struct dt_err *err)
-{
-    struct roles r = roles_of(c, layout);
-    int n = 0;
-    struct comm_request *reqs = malloc(sizeof *reqs * (size_t)k * (size_t)c->world * 2);
-    if (!reqs)
-        return dt_fail(err, "out of memory");
-    int rc = push_parts(c, &r, k, b, reqs, &n, err) < 0 ? -1 : c->wait_all(c, reqs, n, err);
-    n = 0;
-    rc = rc < 0 || send_sums(c, &r, k, b, reqs, &n, err) < 0 ? -1 : c->wait_all(c, reqs, n, err);
-    free(reqs);
-    return rc;
+    return o->kind == OP_PUSHPULL ? ONE_SERVER : o->kind == OP_COLOCATED ? EVERY_RANK : PAIRS;
 }
 
 /* One operation, or with k > 1 k of them under way at once. */
 static int operation_k(struct comm *c, const struct options *o, int k, struct buffers *b, struct dt_err *err)
 {
+    if (o->kind != OP_ALLREDUCE && o->partition_bytes)
+        return rounds_pieces(c, layout_of(o), b, (size_t)o->partition_bytes / sizeof(float), (size_t)o->credit_bytes, err);
     if (o->kind != OP_ALLREDUCE)
-        return round_k(c, o->kind == OP_PUSHPULL ? ONE_SERVER : o->kind == OP_COLOCATED ? EVERY_RANK : PAIRS, k, b, err);
+        return rounds_parts(c, layout_of(o), k, b, err);
     return k > 1 ? allreduce_inflight(c, k, b, err) : allreduce_once(c, o, b, err);
 }
 
@@ -323,12 +250,12 @@ static int verify(struct comm *c, const struct options *o, struct buffers *b, lo
         b->data[i] = (float)(c->rank + 1);
     if (operation(c, o, b, err) < 0)
         return -1;
-    int summed = o->kind == OP_PUSHPULL ? c->world - 1 : c->world;   /* ranks whose data is summed */
+    int summed = o->kind == OP_ALLREDUCE ? c->world : rounds_workers(c, layout_of(o));   /* ranks whose data is summed */
     float want = (float)summed * (float)(summed + 1) / 2;
     if (o->kind == OP_COLOCATED_RANKS)   /* the even ranks': 1 + 3 + ... = (world / 2)^2 */
         want = (float)(c->world / 2) * (float)(c->world / 2);
     const float *got = o->kind == OP_ALLREDUCE ? b->data : b->result;
-    bool serves_only = o->kind == OP_COLOCATED_RANKS && c->rank % 2 == 1;   /* receives no sums */
+    bool serves_only = o->kind != OP_ALLREDUCE && rounds_serves_only(c, layout_of(o));   /* receives no sums */
     *wrong = 0;
     for (size_t i = 0; !serves_only && i < b->count; i++)
         *wrong += got[i] != want;
@@ -370,10 +297,9 @@ static int measure(struct comm *c, const struct options *o, struct row *rows, in
     size_t largest = (size_t)(o->max_bytes > inflight_bytes ? o->max_bytes : inflight_bytes) / sizeof(float);
     size_t k_most = (size_t)(o->inflight ? o->inflight : 1);   /* buffers under way at once */
     struct buffers b = {.data = malloc(largest * sizeof(float)), .result = malloc(largest * sizeof(float))};
-    /* a server's rows of pushes, one a worker and buffer of b->count / servers + 1 floats: the one
-     * server of pushpull takes every worker's whole buffer */
-    size_t slots = o->kind == OP_PUSHPULL ? (c->rank == c->world - 1 ? (largest + k_most) * (size_t)(c->world - 1) : 0)
-                   : o->kind != OP_ALLREDUCE ? largest + (size_t)c->world * k_most : 0;
+    /* a server's rows of pushes, a row a worker */
+    size_t slots = o->kind == OP_ALLREDUCE ? 0
+                   : rounds_slot_floats(c, layout_of(o), largest, (int)k_most, (size_t)o->partition_bytes / sizeof(float));
     b.slots = slots ? malloc(slots * sizeof(float)) : NULL;
     int rc = b.data && b.result && (!slots || b.slots) ? 0 : dt_fail(err, "out of memory for %ld bytes", o->max_bytes);
     if (rc == 0)
@@ -408,6 +334,9 @@ static void print_table(const struct comm *c, const struct options *o, const str
 {
     printf("# dtrain-commbench %s over %s, %d ranks, %d operations per size after %d warm-up\n", o->op,
            o->raw ? "MPI_Allreduce (raw)" : c->name, c->world, o->iters, o->warmup);
+    if (o->partition_bytes)
+        printf("# in pieces of %ld bytes, each whole at one server, a worker's pushes under way within %ld bytes\n",
+               o->partition_bytes, o->credit_bytes);
     printf("#%12s %12s %6s %11s %12s %12s %7s", "size", "count", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
            "#wrong");
     if (o->inflight)
@@ -458,6 +387,9 @@ static int fill_json(FILE *out, const void *arg)
                             j->o->iters, "warmup", j->o->warmup, "rows", rows);
     if (doc && j->o->inflight)
         json_object_set_new(doc, "inflight", json_integer(j->o->inflight));
+    if (doc && j->o->partition_bytes)   /* a round of pieces under a credit (bytescheduler-ps's traffic) */
+        json_object_set_new(doc, "partition_bytes", json_integer(j->o->partition_bytes)),
+            json_object_set_new(doc, "credit_bytes", json_integer(j->o->credit_bytes));
     if (doc && j->cost)
         json_object_set_new(doc, "fit", json_pack("{sf sf sI}", "alpha_s", j->cost->alpha, "beta_s_per_byte",
                                                   j->cost->beta, "from_bytes", (json_int_t)j->o->fit_from));

@@ -17,6 +17,7 @@
 
 #include "fault.h"
 #include "node_sums.h"
+#include "partitions.h"
 #include "placement.h"
 
 #define PS_TAG_CONTROL 1
@@ -57,17 +58,15 @@ struct ps {
 
 /* ---------- the plan ---------- */
 
-/* Appends [first, first + count) cut into partitions, each to the server with the fewest bytes. */
+/* Appends [first, first + count) cut into partitions, each to the server with the fewest bytes
+ * (partitions.h: the cost model places them the same way). */
 static int cut(struct ps *s, size_t first, size_t count, size_t per, size_t *load, int *n, struct dt_err *err)
 {
     for (size_t done = 0; done < count; done += per) {
         if (*n >= PS_MAX_PARTITIONS)
             return dt_fail(err, "--partition-bytes %zu cuts the gradients into more than %d partitions",
                            s->partition_bytes, PS_MAX_PARTITIONS);
-        int least = 0;
-        for (int k = 1; k < s->servers; k++)
-            if (load[k] < load[least])
-                least = k;
+        int least = partition_server(load, s->servers);
         size_t left = count - done;
         s->parts[*n] = (struct partition){first + done, left < per ? left : per, least};
         load[least] += s->parts[(*n)++].count;
