@@ -125,7 +125,8 @@ static void test_commbench_times_and_checks_the_transport(void **state)
  * pieces, so a 4 KiB buffer is 5 pieces, the last short, over 1 server (pushpull), 3 (colocated,
  * every rank its own server for some) and 2 beside 2 workers (colocated-ranks); a credit of 1500
  * bytes keeps one push under way at a time; every sum right (a wrong one exits 1); the JSON says
- * the piece and the credit; options that do not go together refused. */
+ * the piece and the credit, busbw counts the workers (colocated-ranks: half the ranks); options
+ * that do not go together refused. */
 static void test_commbench_rounds_in_pieces_under_a_credit(void **state)
 {
     (void)state;
@@ -133,9 +134,10 @@ static void test_commbench_rounds_in_pieces_under_a_credit(void **state)
     char cmd[16384];
     const char *opts = "--partition-bytes 1000 --credit-bytes 1500 --min-bytes 4 --max-bytes 4K --iters 2 --warmup 1";
     snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 3 %s --op pushpull %s --json %s/pieces.json && "
-             "%s --oversubscribe -np 3 %s --op colocated %s && %s --oversubscribe -np 4 %s --op colocated-ranks %s",
+             "%s --oversubscribe -np 3 %s --op colocated %s && "
+             "%s --oversubscribe -np 4 %s --op colocated-ranks %s --json %s/pieces-ranks.json",
              mpirun_path, tu_bin("dtrain-commbench"), opts, mpi_dir, mpirun_path, tu_bin("dtrain-commbench"), opts,
-             mpirun_path, tu_bin("dtrain-commbench"), opts);
+             mpirun_path, tu_bin("dtrain-commbench"), opts, mpi_dir);
     struct tu_result r;
     run_mpi_script(cmd, &r);
     assert_true(tu_contains(r.out, "# in pieces of 1000 bytes, each whole at one server, a worker's pushes under way "
@@ -152,6 +154,13 @@ static void test_commbench_rounds_in_pieces_under_a_credit(void **state)
     assert_int_equal(json_array_size(rows), 11);   /* 4, 8, ..., 4096 */
     for (size_t i = 0; i < json_array_size(rows); i++)
         assert_int_equal(json_integer_value(json_object_get(json_array_get(rows, i), "wrong")), 0);
+    json_decref(doc);
+    snprintf(path, sizeof path, "%s/pieces-ranks.json", mpi_dir);   /* 2 workers' bus: 2(2 - 1)/2 = 1 algbw */
+    assert_non_null(doc = json_load_file(path, 0, &jerr));
+    rows = json_object_get(doc, "rows");
+    for (size_t i = 0; i < json_array_size(rows); i++)
+        assert_true(json_real_value(json_object_get(json_array_get(rows, i), "busbw_gbs")) ==
+                    json_real_value(json_object_get(json_array_get(rows, i), "algbw_gbs")));
     json_decref(doc);
     tu_result_free(&r);
     char bin[4096];

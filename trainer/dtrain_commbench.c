@@ -39,8 +39,8 @@ static const char usage_text[] =
     "Times the gradient transports of dtrain over sizes doubling from --min-bytes to --max-bytes\n"
     "and prints, as nccl-tests does, per size: the time of one operation (the slowest rank's mean),\n"
     "algbw = bytes / time, busbw = the bandwidth a link must carry (allreduce: algbw x 2(n-1)/n;\n"
-    "pushpull: algbw x 2, the bytes a worker sends and receives; colocated: as allreduce) and the\n"
-    "values that came out wrong.\n"
+    "pushpull: algbw x 2, the bytes a worker sends and receives; colocated, colocated-ranks: as an\n"
+    "allreduce over the n workers) and the values that came out wrong.\n"
     "Then the alpha-beta fit of time = alpha + beta x bytes over the sizes from --fit-from on.\n"
     "\n"
     "Options:\n"
@@ -284,10 +284,13 @@ static int time_size(struct comm *c, const struct options *o, int k, struct buff
     return 0;
 }
 
-/* nccl-tests' bus bandwidth: what one rank's links carry, for comparison across rank counts. */
+/* nccl-tests' bus bandwidth: what one rank's links carry, for comparison across rank counts. A
+ * colocated round moves what an allreduce over its workers does (colocated-ranks: the even ranks;
+ * the servers beside them add no bytes of their own). */
 static double bus_factor(const struct comm *c, const struct options *o)
 {
-    return o->kind == OP_PUSHPULL ? 2.0 : 2.0 * (c->world - 1) / c->world;
+    int n = o->kind == OP_ALLREDUCE ? c->world : rounds_workers(c, layout_of(o));
+    return o->kind == OP_PUSHPULL ? 2.0 : 2.0 * (n - 1) / n;
 }
 
 static int measure(struct comm *c, const struct options *o, struct row *rows, int *nrows, struct dt_err *err)
