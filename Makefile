@@ -73,7 +73,7 @@ dtrain-commbench_LIBS := $(MPI_LIBS) -ljansson
 dtrain-check_SRC := trainer/dtrain_check.c trainer/check_links.c trainer/comm/comm_mpi.c $(TRAINER_SRC) $(COMMON_SRC)
 dtrain-check_LIBS := $(TRAINER_LIBS) $(MPI_LIBS) -ljansson
 dtrain-analyze_SRC := analysis/dtrain_analyze.c analysis/command.c analysis/cmd_table.c analysis/cmd_throughput.c \
-                      analysis/cmd_plot.c analysis/cmd_timeline.c analysis/cmd_audit.c analysis/cmd_nodes.c analysis/nodes.c analysis/inputs.c analysis/predict.c analysis/predict_job.c analysis/predict_compare.c analysis/links.c analysis/collectives.c analysis/costmodel.c common/partitions.c logs/profile.c \
+                      analysis/cmd_plot.c analysis/cmd_timeline.c analysis/cmd_audit.c analysis/cmd_nodes.c analysis/nodes.c analysis/inputs.c analysis/predict.c analysis/predict_job.c analysis/predict_compare.c analysis/links.c analysis/collectives.c analysis/costmodel.c analysis/costmodel_pieces.c analysis/costmodel_bytescheduler.c common/partitions.c logs/profile.c \
                       common/grouping.c analysis/timeline_sum.c analysis/audit.c analysis/corrected.c analysis/experiment.c logs/method_table.c analysis/speedup.c analysis/throughput.c analysis/runid.c analysis/methods.c analysis/plot.c analysis/plot_sources.c \
                       logs/table.c logs/table_columns.c logs/record.c logs/json_read.c logs/log_lines.c \
                       $(COMMON_SRC)
@@ -111,7 +111,7 @@ test_cuda_SRC := tests/test_cuda.c tests/cuda_util.c tests/testutil.c $(TRAINER_
 test_cuda_LIBS := $(TRAINER_LIBS)
 test_cuda_exchange_SRC := tests/test_cuda_exchange.c tests/cuda_util.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_cuda_exchange_LIBS := $(TRAINER_LIBS)
-test_exchange_SRC := tests/test_exchange.c common/grouping.c common/exchange_methods.c trainer/exchange/placement.c trainer/exchange/node_sums.c common/dt_error.c analysis/collectives.c analysis/costmodel.c common/partitions.c
+test_exchange_SRC := tests/test_exchange.c common/grouping.c common/exchange_methods.c trainer/exchange/placement.c trainer/exchange/node_sums.c common/dt_error.c analysis/collectives.c analysis/costmodel.c analysis/costmodel_pieces.c analysis/costmodel_bytescheduler.c common/partitions.c
 test_exchange_LIBS := -lm
 test_record_SRC := tests/test_record.c tests/testutil.c logs/record.c logs/json_read.c logs/record_ref.c $(COMMON_SRC)
 test_record_LIBS := -ljansson

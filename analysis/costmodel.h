@@ -31,7 +31,11 @@
  *                      put on it (a TCP stream's bytes), a piece over the eager limit after a
  *                      handshake (its first fragment there, the answer back, then the rest), its
  *                      pull (with the same handshake) after its push, its credit back when
- *                      pushed; with
+ *                      pushed; with colocated servers each piece whole at its server, placed as
+ *                      dtrain-train places it (partitions.h), its push crossing into that server's
+ *                      group of K nodes (P (N - K) bytes a byte) and its pull out of it, a queue
+ *                      each way of each group's link (of two groups' one link, its two ways), and
+ *                      holding the credit of the (N - K) / N of workers beyond that link only; with
  *                      node-local sums a piece first costs G - 1 messages inside the node (the
  *                      node's root receiving each other worker's) and its sum as many after the
  *                      pull (the root handing it on).
@@ -45,17 +49,7 @@
 #include <stddef.h>
 
 #include "collectives.h"
-
-struct layer_cost {
-    double forward, backward;  /* seconds a step */
-    double bytes;              /* its gradients */
-};
-
-struct step_costs {
-    int layers;
-    const struct layer_cost *layer;   /* from the input */
-    double update;             /* seconds a step, all parameters */
-};
+#include "step_costs.h"
 
 struct method_settings {
     double partition_bytes;    /* ByteScheduler's and the servers' partitions (0: 4096000) */

@@ -1,0 +1,239 @@
+/* costmodel_bytescheduler.c - ByteScheduler's steps in a row, simulated (costmodel.h's
+ * bytescheduler-a2a and bytescheduler-ps): pieces started by priority under the credit, through
+ * the link (allreduce) or through the servers' queues, each layer's next forward waiting for its
+ * sums; the step is the steady distance between two forward passes' starts. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "costmodel_pieces.h"
+#include "partitions.h"
+
+/* Steps the ByteScheduler schedule is run for before its period is read off. */
+#define SIMULATED_STEPS 6
+
+/* Bytes of the pieces started and not yet through the link at `now`. */
+static double under_way(const struct piece *pieces, const bool *started, int n, double now)
+{
+    double bytes = 0;
+    for (int k = 0; k < n; k++)
+        if (started[k] && pieces[k].done_sending > now)
+            bytes += pieces[k].bytes;
+    return bytes;
+}
+
+/* The link's queue: the pieces of one step (in priority order) start, the best ready one first,
+ * while the credit lasts (one start may overdraw it when nothing is under way), and cross the link
+ * in the order they started, after what it carries from `free_at` on; returns when it is free
+ * again. */
+static double send_by_priority(struct piece *pieces, int n, double free_at, double credit,
+                               const struct transfer_cost *t)
+{
+    bool *started = calloc((size_t)n, sizeof *started);
+    if (!started)
+        return -1;
+    double now = -INFINITY;
+    for (int left = n; left > 0; left--) {
+        double soonest = INFINITY;
+        for (int k = 0; k < n; k++)
+            if (!started[k] && pieces[k].ready < soonest)
+                soonest = pieces[k].ready;
+        now = now > soonest ? now : soonest;
+        int best = -1;
+        for (;;) {   /* the best ready piece, once the credit lets it start */
+            for (best = 0; best < n && (started[best] || pieces[best].ready > now); best++)
+                ;
+            double busy = under_way(pieces, started, n, now);
+            if (busy == 0 || busy + pieces[best].bytes <= credit)
+                break;
+            double next = INFINITY;   /* wait for the first piece under way to get through */
+            for (int k = 0; k < n; k++)
+                if (started[k] && pieces[k].done_sending > now && pieces[k].done_sending < next)
+                    next = pieces[k].done_sending;
+            now = next;
+        }
+        started[best] = true;
+        free_at = (now > free_at ? now : free_at) + pieces[best].cost;
+        pieces[best].done_sending = free_at;
+        pieces[best].done = piece_sum_back(t, free_at, pieces[best].bytes);
+    }
+    free(started);
+    return free_at;
+}
+
+/* The best ready piece that may start at `now` (ready, waiting, and the credit lets it: `busy`
+ * bytes under way), or -1. */
+static int next_to_start(const struct piece *pieces, const int *state, int n, double now, double busy, double credit)
+{
+    for (int k = 0; k < n; k++)
+        if (state[k] == 0 && pieces[k].ready <= now)
+            return busy == 0 || busy + pieces[k].charge <= credit ? k : -1;
+    return -1;
+}
+
+/* ---------- ByteScheduler's pieces through the servers' queues ---------- */
+
+/* Where a server's piece is: waiting, or which message of its push and pull is crossing. */
+enum piece_leg { LEG_WAITING, LEG_PUSH_HEAD, LEG_PUSH_ANSWER, LEG_PUSH, LEG_PULL_HEAD, LEG_PULL_ANSWER, LEG_PULL, LEG_DONE };
+
+/* Puts a message costing `cost` on a queue free at *free_at from `now`; returns when it is through. */
+static double queue_put(double *free_at, double now, double cost)
+{
+    *free_at = (*free_at > now ? *free_at : now) + cost;
+    return *free_at;
+}
+
+/* When each queue is free: way 0 towards a piece's server, 1 back. Without servers by link, ways[0]
+ * and [1] (with colocated servers the same one); by link, the ways into and out of the server's
+ * group (2 g and 2 g + 1), out of one of two groups being into the other (one link between them). */
+static double *queue_of(const struct transfer_cost *t, const struct piece *p, int way, double *ways)
+{
+    if (t->link_groups == 0)
+        return &ways[t->one_link ? 0 : way];
+    if (way == 0)
+        return &ways[2 * p->group];
+    return &ways[t->link_groups == 2 ? 2 * (1 - p->group) : 2 * p->group + 1];
+}
+
+/* Piece k's next message, from `now`: its leg moves on and at[k] says when that message is through.
+ * Pushes cross towards the server, pulls back (queue_of), a handshake's answer the other way; a
+ * message of no data costs the link's latency (the one-message curve at 0 bytes). */
+static void next_leg(const struct piece *p, int k, int *leg, double *at, double now, double *ways,
+                     const struct transfer_cost *t)
+{
+    int next = leg[k] + 1;
+    if (p[k].bytes <= t->eager && (next == LEG_PUSH_HEAD || next == LEG_PULL_HEAD))
+        next += 2;   /* sent at once */
+    if ((leg[k] = next) == LEG_DONE)
+        return;
+    int way = leg[k] == LEG_PUSH_HEAD || leg[k] == LEG_PULL_ANSWER || leg[k] == LEG_PUSH ? 0 : 1;
+    double cost = leg[k] == LEG_PUSH   ? p[k].cost
+                  : leg[k] == LEG_PULL ? piece_pull_cost(t, p[k].bytes, p[k].load)
+                                       : link_message(t->c->inter, 0);
+    at[k] = queue_put(queue_of(t, &p[k], way, ways), now, cost);
+}
+
+/* A parameter server's pieces of one step in priority order (bytescheduler-ps): started as
+ * send_by_priority starts them, each message through its queue in the order put on it (ways: when
+ * each queue is free, kept from step to step); a piece's credit back when its push is through.
+ * Sets .done_sending and .done; 0, or -1 out of memory. */
+static double queue_by_priority(struct piece *p, int n, double *ways, double credit, const struct transfer_cost *t)
+{
+    int *leg = calloc((size_t)n + 1, sizeof *leg);
+    double *at = calloc((size_t)n + 1, sizeof *at), busy = 0, now = -INFINITY;
+    if (!leg || !at)
+        return free(leg), free(at), -1;
+    for (int done = 0; done < n;) {
+        for (int k; (k = next_to_start(p, leg, n, now, busy, credit)) >= 0; busy += p[k].charge)
+            next_leg(p, k, leg, at, now, ways, t);
+        int k = -1;   /* the next message through, or the next piece made ready */
+        double soonest = INFINITY;
+        for (int j = 0; j < n; j++) {
+            if (leg[j] != LEG_WAITING && leg[j] != LEG_DONE && (k < 0 || at[j] < at[k]))
+                k = j;
+            if (leg[j] == LEG_WAITING && p[j].ready > now && p[j].ready < soonest)
+                soonest = p[j].ready;
+        }
+        if (k < 0 && (busy = 0, soonest == INFINITY))
+            continue;   /* nothing under way holds credit (no rounding left): what is ready starts */
+        if (k < 0 || soonest < at[k]) {
+            now = soonest;
+            continue;
+        }
+        now = at[k];
+        if (leg[k] == LEG_PUSH)   /* pushed: the credit back */
+            busy -= p[k].charge, p[k].done_sending = now;
+        next_leg(p, k, leg, at, now, ways, t);
+        done += leg[k] == LEG_DONE;
+        if (leg[k] == LEG_DONE)
+            p[k].done = now;
+    }
+    free(leg), free(at);
+    return 0;
+}
+
+/* The nodes of link group g (the last may have fewer). */
+static int group_nodes(const struct transfer_cost *t, int group)
+{
+    int members = t->c->nodes - group * t->behind;
+    return members < t->behind ? members : t->behind;
+}
+
+/* A piece at a server of link group g, servers by link: its bytes across g's link a byte pushed,
+ * the pushes of the nodes outside g (their pulls the same, the other way). */
+static double group_load(const struct transfer_cost *t, int group)
+{
+    return (double)t->pushers * (t->c->nodes - group_nodes(t, group));
+}
+
+/* Each layer cut on its own into pieces of at most `per`, in priority order (from the input), a
+ * layer's ready at `from` + ready[l]; servers by link, each at its server as dtrain-train places it
+ * (partitions.h), crossing that server's group's link, and holding the credit of only the workers
+ * outside that group: a push to a server behind a worker's own link is through at once and gives
+ * its credit back (the model's worker is every worker's mean: (N - K) / N of the piece's bytes).
+ * Returns how many; -1 out of memory. */
+static int cut_layers(const struct step_costs *s, const struct transfer_cost *t, double per, double from,
+                      const double *ready, struct piece *pieces)
+{
+    size_t *held = t->link_groups ? calloc((size_t)t->servers, sizeof *held) : NULL;
+    if (t->link_groups && !held)
+        return -1;
+    int n = 0;
+    for (int l = 0; l < s->layers; l++)
+        for (double at = 0; at < s->layer[l].bytes; at += per) {
+            struct piece *p = &pieces[n++];
+            *p = (struct piece){.ready = from + ready[l], .bytes = fmin(s->layer[l].bytes - at, per), .layer = l,
+                                .load = t->load};
+            if (held) {
+                int server = partition_server(held, t->servers);
+                held[server] += (size_t)p->bytes;
+                p->group = server / t->behind;
+                p->load = group_load(t, p->group);
+            }
+            p->cost = piece_push_cost(t, p->bytes, p->load);
+            p->charge = held ? p->bytes * (t->c->nodes - group_nodes(t, p->group)) / t->c->nodes : p->bytes;
+        }
+    free(held);
+    return n;
+}
+
+/* The steady distance between two forward passes' starts: each layer's forward waits for its
+ * sums of the step before and applies its share of the update first. */
+double bytescheduler_step(const struct step_costs *s, const struct transfer_cost *t, double per, double credit)
+{
+    int n = 0, most = 0;
+    double total = 0;
+    for (int l = 0; l < s->layers; l++)
+        most += (int)ceil(s->layer[l].bytes / per) + 1, total += s->layer[l].bytes;
+    struct piece *pieces = calloc((size_t)most + 1, sizeof *pieces);
+    double *ready = malloc((size_t)s->layers * sizeof *ready), *done = calloc((size_t)s->layers, sizeof *done);
+    double *ways = calloc(2 * (size_t)(t->link_groups > 0 ? t->link_groups : 1), sizeof *ways);   /* queue_of's */
+    if (!pieces || !ready || !done || !ways)
+        return free(pieces), free(ready), free(done), free(ways), -1;
+    backward_ready_times(s, ready);
+    double start = 0, previous = 0, link_free = 0;
+    for (int step = 0; step < SIMULATED_STEPS; step++) {
+        double t_at = start;   /* the forward pass */
+        for (int l = 0; l < s->layers; l++) {
+            if (step > 0)
+                t_at = (t_at > done[l] ? t_at : done[l]) + s->update * s->layer[l].bytes / total;
+            t_at += s->layer[l].forward;
+        }
+        if ((n = cut_layers(s, t, per, t_at, ready, pieces)) < 0)
+            link_free = -1;
+        else
+            link_free = t->ps ? queue_by_priority(pieces, n, ways, credit, t)   /* its queues keep when they are free */
+                              : send_by_priority(pieces, n, link_free, credit, t);
+        if (link_free < 0)
+            break;   /* out of memory */
+        for (int l = 0; l < s->layers; l++)
+            done[l] = 0;
+        for (int k = 0; k < n; k++)
+            done[pieces[k].layer] = pieces[k].done > done[pieces[k].layer] ? pieces[k].done : done[pieces[k].layer];
+        previous = start;
+        start = t_at + ready[0];   /* backward over: the next forward begins */
+    }
+    free(pieces), free(ready), free(done), free(ways);
+    return link_free < 0 ? -1 : start - previous;
+}
+

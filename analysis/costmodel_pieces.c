@@ -1,0 +1,72 @@
+/* costmodel_pieces.c - what a piece of a step's gradients costs (costmodel_pieces.h): its push
+ * and its pull across the links or inside a node, an allreduce among many under way, and when
+ * backward readies each layer. */
+#include "costmodel_pieces.h"
+
+#include <stddef.h>
+
+/* The link as many messages under way at once find it (link_cost.streamed), where measured. */
+static struct link_cost streamed(struct link_cost link)
+{
+    if (!link.streamed || link.streamed_points < 2)
+        return link;
+    return (struct link_cost){.curve = link.streamed, .points = link.streamed_points};
+}
+
+/* An allreduce among many under way: on the links' (and the measured allreduce's) streamed rates. */
+static double allreduce_streamed(const struct cluster_shape *c, double bytes)
+{
+    struct cluster_shape busy = *c;
+    struct link_cost measured = c->allreduce ? streamed(*c->allreduce) : (struct link_cost){0};
+    busy.intra = streamed(c->intra), busy.inter = streamed(c->inter);
+    busy.allreduce = c->allreduce ? &measured : NULL;
+    return cost_allreduce(&busy, bytes);
+}
+
+/* A piece's push (or pull) of `bytes` across the link between nodes: its bytes at the busiest
+ * link (`load` of them a byte pushed), or half the colocated servers' round of a buffer that size
+ * as measured (a push and a pull); nothing when it stays on the node. */
+static double across(const struct transfer_cost *t, double bytes, double load)
+{
+    if (!(bytes > 0 && load > 0))
+        return 0;
+    if (t->round)
+        return link_message(streamed(*t->round), bytes) / 2;
+    return link_message(streamed(t->c->inter), bytes * load);
+}
+
+/* The node's root receiving (or sending) a piece from each of its other workers, one after another. */
+static double in_node(const struct transfer_cost *t, double bytes)
+{
+    return t->in_node > 0 ? t->in_node * link_message(streamed(t->c->intra), bytes) : 0;
+}
+
+/* The link's time for a piece (a push's, after the node's sum, `load` its bytes across the busiest
+ * link a byte; or the whole allreduce's). */
+double piece_push_cost(const struct transfer_cost *t, double bytes, double load)
+{
+    return t->ps ? in_node(t, bytes) + across(t, bytes, load) : allreduce_streamed(t->c, bytes);
+}
+
+
+/* A server's pull of a piece (`load` its bytes across the busiest link a byte): back across the
+ * link, then the node's root hands it on. */
+double piece_pull_cost(const struct transfer_cost *t, double bytes, double load)
+{
+    return across(t, bytes, load) + in_node(t, bytes);
+}
+
+/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push. */
+double piece_sum_back(const struct transfer_cost *t, double sent, double bytes)
+{
+    return t->ps ? sent + piece_pull_cost(t, bytes, t->load) : sent;
+}
+
+/* When backward (started at 0) has finished layer l: R_l = the backward of layers l..L-1. */
+void backward_ready_times(const struct step_costs *s, double *ready)
+{
+    double t = 0;
+    for (int l = s->layers - 1; l >= 0; l--)
+        ready[l] = t += s->layer[l].backward;
+}
+

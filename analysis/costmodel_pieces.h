@@ -1,0 +1,58 @@
+/* costmodel_pieces.h - what the cost model's schedules share, private to it: a piece of a step's
+ * gradients, what a method's transfers cost (costmodel.c works it out from the cluster's shape),
+ * a piece's push and pull (costmodel_pieces.c), and ByteScheduler's steps in a row
+ * (costmodel_bytescheduler.c). */
+#ifndef COSTMODEL_PIECES_H
+#define COSTMODEL_PIECES_H
+
+#include <stdbool.h>
+
+#include "collectives.h"
+#include "step_costs.h"
+
+/* A piece of the gradients: when backward has made it ready (from the start of backward), what
+ * sending it costs, and its layer and bytes. */
+struct piece {
+    double ready, cost, bytes;
+    int layer;
+    int group;                 /* bytescheduler-ps, servers by link: its server's group of nodes */
+    double load;               /* its bytes across the busiest link, per byte pushed */
+    double charge;             /* bytescheduler-ps: the credit it holds until pushed */
+    double done;               /* when its sum is back */
+    double done_sending;       /* when it has crossed the link (its credit back) */
+};
+
+/* What a method's transfers cost: an allreduce, or a parameter server's push and pull. */
+struct transfer_cost {
+    const struct cluster_shape *c;
+    bool ps;
+    double load;               /* a push's bytes at the busiest link, per byte pushed */
+    int in_node;               /* node-local sums: a piece's hand-offs inside a node each way */
+    bool one_link;             /* pushes and pulls share one link (colocated servers) */
+    /* Colocated servers, piece by piece (bytescheduler-ps): the groups of nodes behind a link
+     * (0: the pieces' bytes spread over every server, t.load), `behind` a group, the servers and
+     * each node's pushes of a piece. */
+    int link_groups, behind, servers, pushers;
+    const struct link_cost *round;   /* the colocated servers' round as measured, or NULL */
+    double eager;              /* a bigger message needs a handshake (cluster_shape.eager_bytes) */
+};
+
+/* The link's time for a piece: a push's (after the node's sum; `load` its bytes across the busiest
+ * link a byte pushed), or the whole allreduce's. */
+double piece_push_cost(const struct transfer_cost *t, double bytes, double load);
+
+/* A server's pull of a piece (`load` as for its push): back across the link, then the node's root
+ * hands it on. */
+double piece_pull_cost(const struct transfer_cost *t, double bytes, double load);
+
+/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push. */
+double piece_sum_back(const struct transfer_cost *t, double sent, double bytes);
+
+/* ready[l]: when backward (started at 0) has finished layer l, the backward of layers l..L-1. */
+void backward_ready_times(const struct step_costs *s, double *ready);
+
+/* ByteScheduler's step (costmodel_bytescheduler.c): the steady distance between two forward
+ * passes' starts, its pieces of at most `per` bytes under `credit`; -1 out of memory. */
+double bytescheduler_step(const struct step_costs *s, const struct transfer_cost *t, double per, double credit);
+
+#endif
