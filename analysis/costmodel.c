@@ -46,8 +46,11 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
     if (c->servers_colocated && pushers == 1 && servers == c->nodes && !by_priority)
         t.round = c->servers_round;
     t.one_link = c->servers_colocated;
-    if (c->servers_colocated && by_priority)   /* its pieces each through its own server's links */
-        t.link_groups = (c->nodes + behind - 1) / behind, t.behind = behind, t.servers = c->nodes, t.pushers = pushers;
+    /* ByteScheduler's few pieces each through its own server's side of the link, where the nodes
+     * are two sides of one; with more sides a piece's pushes would leave through every other
+     * side's link and its pull enter them, which one queue a way does not hold: spread as above */
+    if (c->servers_colocated && by_priority && c->nodes > behind && c->nodes <= 2 * behind)
+        t.two_sides = true, t.behind = behind, t.servers = c->nodes, t.pushers = pushers;
     t.load = load;
     t.in_node = node_sums ? c->gpus_per_node - 1 : 0;
     t.eager = c->eager_bytes > 0 ? c->eager_bytes : MODEL_EAGER_BYTES;

@@ -83,16 +83,14 @@ static double queue_put(double *free_at, double now, double cost)
     return *free_at;
 }
 
-/* When each queue is free: way 0 towards a piece's server, 1 back. Without servers by link, ways[0]
- * and [1] (with colocated servers the same one); by link, the ways into and out of the server's
- * group (2 g and 2 g + 1), out of one of two groups being into the other (one link between them). */
+/* When each queue is free: way 0 towards a piece's server, 1 back. Without two sides, ways[0] and
+ * [1] (with colocated servers the same one); with them, the link's two ways: into the server's
+ * side and out of it, which is into the other. */
 static double *queue_of(const struct transfer_cost *t, const struct piece *p, int way, double *ways)
 {
-    if (t->link_groups == 0)
+    if (!t->two_sides)
         return &ways[t->one_link ? 0 : way];
-    if (way == 0)
-        return &ways[2 * p->group];
-    return &ways[t->link_groups == 2 ? 2 * (1 - p->group) : 2 * p->group + 1];
+    return &ways[way == 0 ? p->side : 1 - p->side];
 }
 
 /* Piece k's next message, from `now`: its leg moves on and at[k] says when that message is through.
@@ -152,31 +150,24 @@ static double queue_by_priority(struct piece *p, int n, double *ways, double cre
     return 0;
 }
 
-/* The nodes of link group g (the last may have fewer). */
-static int group_nodes(const struct transfer_cost *t, int group)
+/* The nodes on side 0 or 1 of the link. */
+static int side_nodes(const struct transfer_cost *t, int side)
 {
-    int members = t->c->nodes - group * t->behind;
-    return members < t->behind ? members : t->behind;
-}
-
-/* A piece at a server of link group g, servers by link: its bytes across g's link a byte pushed,
- * the pushes of the nodes outside g (their pulls the same, the other way). */
-static double group_load(const struct transfer_cost *t, int group)
-{
-    return (double)t->pushers * (t->c->nodes - group_nodes(t, group));
+    return side == 0 ? t->behind : t->c->nodes - t->behind;
 }
 
 /* Each layer cut on its own into pieces of at most `per`, in priority order (from the input), a
- * layer's ready at `from` + ready[l]; servers by link, each at its server as dtrain-train places it
- * (partitions.h), crossing that server's group's link, and holding the credit of only the workers
- * outside that group: a push to a server behind a worker's own link is through at once and gives
- * its credit back (the model's worker is every worker's mean: (N - K) / N of the piece's bytes).
+ * layer's ready at `from` + ready[l]; with two sides, each at its server as dtrain-train places it
+ * (partitions.h), its push crossing into that server's side from the nodes of the other (as many
+ * bytes a byte as they push) and holding the credit of only the workers there: a push to a server
+ * on a worker's own side is through at once and gives its credit back (the model's worker is
+ * every worker's mean: the other side's share of the workers, of the piece's bytes).
  * Returns how many; -1 out of memory. */
 static int cut_layers(const struct step_costs *s, const struct transfer_cost *t, double per, double from,
                       const double *ready, struct piece *pieces)
 {
-    size_t *held = t->link_groups ? calloc((size_t)t->servers, sizeof *held) : NULL;
-    if (t->link_groups && !held)
+    size_t *held = t->two_sides ? calloc((size_t)t->servers, sizeof *held) : NULL;
+    if (t->two_sides && !held)
         return -1;
     int n = 0;
     for (int l = 0; l < s->layers; l++)
@@ -187,11 +178,11 @@ static int cut_layers(const struct step_costs *s, const struct transfer_cost *t,
             if (held) {
                 int server = partition_server(held, t->servers);
                 held[server] += (size_t)p->bytes;
-                p->group = server / t->behind;
-                p->load = group_load(t, p->group);
+                p->side = server < t->behind ? 0 : 1;
+                p->load = (double)t->pushers * side_nodes(t, 1 - p->side);
             }
             p->cost = piece_push_cost(t, p->bytes, p->load);
-            p->charge = held ? p->bytes * (t->c->nodes - group_nodes(t, p->group)) / t->c->nodes : p->bytes;
+            p->charge = held ? p->bytes * side_nodes(t, 1 - p->side) / t->c->nodes : p->bytes;
         }
     free(held);
     return n;
@@ -207,11 +198,10 @@ double bytescheduler_step(const struct step_costs *s, const struct transfer_cost
         most += (int)ceil(s->layer[l].bytes / per) + 1, total += s->layer[l].bytes;
     struct piece *pieces = calloc((size_t)most + 1, sizeof *pieces);
     double *ready = malloc((size_t)s->layers * sizeof *ready), *done = calloc((size_t)s->layers, sizeof *done);
-    double *ways = calloc(2 * (size_t)(t->link_groups > 0 ? t->link_groups : 1), sizeof *ways);   /* queue_of's */
-    if (!pieces || !ready || !done || !ways)
-        return free(pieces), free(ready), free(done), free(ways), -1;
+    if (!pieces || !ready || !done)
+        return free(pieces), free(ready), free(done), -1;
     backward_ready_times(s, ready);
-    double start = 0, previous = 0, link_free = 0;
+    double start = 0, previous = 0, link_free = 0, ways[2] = {0, 0};   /* when each way is free (queue_of) */
     for (int step = 0; step < SIMULATED_STEPS; step++) {
         double t_at = start;   /* the forward pass */
         for (int l = 0; l < s->layers; l++) {
@@ -233,7 +223,7 @@ double bytescheduler_step(const struct step_costs *s, const struct transfer_cost
         previous = start;
         start = t_at + ready[0];   /* backward over: the next forward begins */
     }
-    free(pieces), free(ready), free(done), free(ways);
+    free(pieces), free(ready), free(done);
     return link_free < 0 ? -1 : start - previous;
 }
 

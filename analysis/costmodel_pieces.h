@@ -15,7 +15,7 @@
 struct piece {
     double ready, cost, bytes;
     int layer;
-    int group;                 /* bytescheduler-ps, servers by link: its server's group of nodes */
+    int side;                  /* bytescheduler-ps, two sides: its server's (0 or 1) */
     double load;               /* its bytes across the busiest link, per byte pushed */
     double charge;             /* bytescheduler-ps: the credit it holds until pushed */
     double done;               /* when its sum is back */
@@ -29,10 +29,12 @@ struct transfer_cost {
     double load;               /* a push's bytes at the busiest link, per byte pushed */
     int in_node;               /* node-local sums: a piece's hand-offs inside a node each way */
     bool one_link;             /* pushes and pulls share one link (colocated servers) */
-    /* Colocated servers, piece by piece (bytescheduler-ps): the groups of nodes behind a link
-     * (0: the pieces' bytes spread over every server, t.load), `behind` a group, the servers and
-     * each node's pushes of a piece. */
-    int link_groups, behind, servers, pushers;
+    /* Colocated servers, piece by piece (bytescheduler-ps), where the nodes are two sides of one
+     * link (`behind` of them on the first): each piece whole at its server, through that link
+     * whole (false: the pieces' bytes spread over every server, t.load); the servers, and each
+     * node's pushes of a piece. */
+    bool two_sides;
+    int behind, servers, pushers;
     const struct link_cost *round;   /* the colocated servers' round as measured, or NULL */
     double eager;              /* a bigger message needs a handshake (cluster_shape.eager_bytes) */
 };
