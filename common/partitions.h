@@ -2,10 +2,10 @@
  * place them by and the cost model (costmodel.c) replays, kept here so the two cannot drift.
  *
  * The gradients (each layer on its own for ByteScheduler-PS, else the whole buffer) are cut into
- * partitions of at most --partition-bytes, from the input's end, and each partition in that order
- * goes to the server holding the fewest bytes so far, the first of equals: balanced by bytes over
- * the step, but one partition is whole at one server, so a layer larger than the rest puts most
- * of a step's bytes through one server's links. */
+ * partitions of at most --partition-bytes, in order from the input's layer on, and each partition
+ * in that order goes to the server holding the fewest bytes so far, the first of equals: balanced
+ * by bytes over the step, but a partition is whole at one server, so a layer larger than the rest
+ * puts most of a step's bytes through one server's links. */
 #ifndef PARTITIONS_H
 #define PARTITIONS_H
 

@@ -8,7 +8,8 @@
 
 #include "partitions.h"
 
-/* Tags: a part's or piece's push 16 + i, its sum 16 + k + i (MPI guarantees tags to 32767). */
+/* Tags: the push of buffer (or piece) i of k is ROUNDS_TAG_FIRST + i, its sum ROUNDS_TAG_FIRST + k +
+ * i (MPI guarantees tags to 32767, which bounds the pieces of a round). */
 #define ROUNDS_TAG_FIRST 16
 #define ROUNDS_MOST_PIECES ((32767 - ROUNDS_TAG_FIRST) / 2)
 /* How long a rank waiting on pieces sleeps when none moved: from the first, doubling to the
