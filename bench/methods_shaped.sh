@@ -31,6 +31,10 @@
 # (predict --allreduce), with INFLIGHT too; where parameter servers sit beside the workers, their
 # round (dtrain-commbench --op colocated-ranks: a worker and a server rank a node, as dtrain-train
 # lays them out), OUTDIR/colocated-RATE-NODES.json.
+# PIECES=1, where bytescheduler-ps is among METHODS: its traffic alone in each layout it ran in
+# (dtrain-commbench --partition-bytes 4096000, from PIECES_MIN_BYTES, 1M, to MAX_BYTES; --op
+# colocated-ranks as above, or --op pushpull to a server of its own), OUTDIR/pieces-RATE-NODES.json
+# and pieces-pushpull-RATE-WORKERS.json, to hold the cost model's schedule against.
 # REPEATS=0: the links and allreduces measured, no training runs. TRAIN_OPTIONS: more
 # dtrain-train options for every run (--timeline OUTDIR/tl, --credit-bytes N).
 set -eu
@@ -159,6 +163,20 @@ for rate in $rates; do
         rounds="$rounds$n "
         commbench_on "colocated-$rate-$n" "$n" 2 --op colocated-ranks --min-bytes 4K --max-bytes "${MAX_BYTES:-256M}" \
             --inflight "${INFLIGHT:-4}" --json "$out/colocated-$rate-$n.json"
+    done
+    for size in $ps_sizes; do   # PIECES=1: bytescheduler-ps's traffic alone, in each layout it ran in
+        n=${size%%:*} per=${size#*:}
+        case "${PIECES:-0} $methods " in 1*" bytescheduler-ps "*) ;; *) continue ;; esac
+        pieces="--partition-bytes 4096000 --min-bytes ${PIECES_MIN_BYTES:-1M} --max-bytes ${MAX_BYTES:-256M}"
+        if [ "$per" = 1 ] && [ "$n" -lt 4 ]; then   # a server of its own, as the runs above
+            # shellcheck disable=SC2086  # $pieces: options, split on purpose
+            submit -N $((n + 1)) --ntasks-per-node=1 --exclusive -w "gn[01-0$((n + 1))]" -o "$out/pieces-pushpull-$rate-$n.out" \
+                -J commbench --wrap "srun --mpi=pmix $bin/dtrain --gpus-per-node 0 -- $bin/dtrain-commbench --op pushpull \
+                --iters 4 --warmup 1 $pieces --json $out/pieces-pushpull-$rate-$n.json"
+        else
+            # shellcheck disable=SC2086
+            commbench_on "pieces-$rate-$n" "$n" 2 --op colocated-ranks $pieces --json "$out/pieces-$rate-$n.json"
+        fi
     done
     wait_last   # the next rate reshapes the links
 done
