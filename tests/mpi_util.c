@@ -69,13 +69,19 @@ void mpi_environment(struct tu_env *env)
     tu_env_set(env, "ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0");
 }
 
-void run_mpi_script(const char *script, struct tu_result *r)
+/* Runs a shell script in mpi_environment; *r has its exit status and output. */
+static void run_in_mpi_environment(const char *script, struct tu_result *r)
 {
     char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
     struct tu_env env = {0};
     mpi_environment(&env);
     assert_int_equal(tu_run(argv, env.vars, r), 0);
     tu_env_free(&env);
+}
+
+void run_mpi_script(const char *script, struct tu_result *r)
+{
+    run_in_mpi_environment(script, r);
     if (r->status != 0)
         print_error("%s\nexit %d\n%s%s", script, r->status, r->out, r->err);
     assert_int_equal(r->status, 0);
@@ -84,11 +90,7 @@ void run_mpi_script(const char *script, struct tu_result *r)
 /* Runs a shell script that ends by printing "status S after M ms"; returns S and M. */
 void run_timed(const char *script, struct tu_result *r, int *status, long *ms)
 {
-    char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
-    struct tu_env env = {0};
-    mpi_environment(&env);
-    assert_int_equal(tu_run(argv, env.vars, r), 0);
-    tu_env_free(&env);
+    run_in_mpi_environment(script, r);
     const char *at = strstr(r->out, "status ");
     assert_int_equal(sscanf(at ? at : "", "status %d after %ld ms", status, ms), 2);
 }
@@ -107,14 +109,7 @@ void train_with(int ranks, const char *common, const char *batch, const char *ou
     else
         snprintf(cmd, sizeof cmd, "%s %s --batch-size %s --params-out %s/%s %s", tu_bin("dtrain-train"), common,
                  batch, mpi_dir, out, extra);
-    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-    struct tu_env env = {0};
-    mpi_environment(&env);
-    assert_int_equal(tu_run(argv, env.vars, r), 0);
-    tu_env_free(&env);
-    if (r->status != 0)
-        print_error("%s\nexit %d\n%s%s", cmd, r->status, r->out, r->err);
-    assert_int_equal(r->status, 0);
+    run_mpi_script(cmd, r);
 }
 
 /* 12 steps of LeNet on Fashion-MNIST. */
