@@ -52,10 +52,27 @@ static int server_rank(const struct roles *r, int j)
 
 static int worker_rank(const struct roles *r, int w) { return r->layout == PAIRS ? 2 * w : w; }
 
-/* A server's slot for worker w's push of buffer i (a row of the largest part per worker). */
+/* A server's row for one worker's push of one buffer: the largest part, in floats. */
+static size_t slot_row(const struct buffers *b, const struct roles *r)
+{
+    return b->count / (size_t)r->servers + 1;
+}
+
+/* A server's slot for worker w's push of buffer i. */
 static float *slot_of(const struct buffers *b, const struct roles *r, int i, int w)
 {
-    return b->slots + ((size_t)i * (size_t)r->workers + (size_t)w) * (b->count / (size_t)r->servers + 1);
+    return b->slots + ((size_t)i * (size_t)r->workers + (size_t)w) * slot_row(b, r);
+}
+
+/* sums[e] = the sum over rows w = 0..workers-1 of rows[w * stride + e], in row (worker) order. */
+static void sum_rows(float *sums, const float *rows, size_t stride, int workers, size_t len)
+{
+    for (size_t e = 0; e < len; e++) {
+        float sum = 0;
+        for (int w = 0; w < workers; w++)
+            sum += rows[(size_t)w * stride + e];
+        sums[e] = sum;
+    }
 }
 
 /* A round's first half: each worker's part j of each buffer to server j (tags ROUNDS_TAG_FIRST..), each server's
@@ -91,12 +108,8 @@ static int send_sums(struct comm *c, const struct roles *r, int k, struct buffer
     size_t mine = 0, first = r->server >= 0 ? part_of(b->count, r->servers, r->server, &mine) : 0;
     for (int i = 0; i < k; i++) {
         float *sums = b->result + (size_t)i * b->count;
-        for (size_t e = 0; r->server >= 0 && e < mine; e++) {
-            float sum = 0;
-            for (int w = 0; w < r->workers; w++)
-                sum += slot_of(b, r, i, w)[e];
-            sums[first + e] = sum;
-        }
+        if (r->server >= 0)
+            sum_rows(sums + first, slot_of(b, r, i, 0), slot_row(b, r), r->workers, mine);
         for (int w = 0; r->server >= 0 && w < r->workers; w++)
             if (worker_rank(r, w) != c->rank &&
                 c->isend(c, sums + first, mine * sizeof(float), worker_rank(r, w), ROUNDS_TAG_FIRST + k + i, &reqs[(*n)++], err) < 0)
@@ -226,12 +239,7 @@ static int server_sums(struct pieces_state *st, bool *moved, struct dt_err *err)
             continue;
         size_t len = piece_len(p, j);
         float *sums = st->b->result + (size_t)j * p->per;
-        for (size_t e = 0; e < len; e++) {
-            float sum = 0;
-            for (int w = 0; w < r->workers; w++)
-                sum += st->b->slots[(size_t)w * p->held + p->at[j] + e];
-            sums[e] = sum;
-        }
+        sum_rows(sums, st->b->slots + p->at[j], p->held, r->workers, len);
         for (int w = 0; w < r->workers; w++)
             if (worker_rank(r, w) != st->c->rank &&
                 st->c->isend(st->c, sums, len * sizeof(float), worker_rank(r, w), ROUNDS_TAG_FIRST + p->n + j,
