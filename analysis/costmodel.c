@@ -50,7 +50,7 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
      * are two sides of one; with more sides a piece's pushes would leave through every other
      * side's link and its pull enter them, which one queue a way does not hold: spread as above */
     if (c->servers_colocated && by_priority && c->nodes > behind && c->nodes <= 2 * behind)
-        t.two_sides = true, t.behind = behind, t.servers = c->nodes, t.pushers = pushers;
+        t.two_sides = true, t.behind = behind, t.pushers = pushers;
     t.load = load;
     t.in_node = node_sums ? c->gpus_per_node - 1 : 0;
     t.eager = c->eager_bytes > 0 ? c->eager_bytes : MODEL_EAGER_BYTES;

@@ -166,7 +166,7 @@ static int side_nodes(const struct transfer_cost *t, int side)
 static int cut_layers(const struct step_costs *s, const struct transfer_cost *t, double per, double from,
                       const double *ready, struct piece *pieces)
 {
-    size_t *held = t->two_sides ? calloc((size_t)t->servers, sizeof *held) : NULL;
+    size_t *held = t->two_sides ? calloc((size_t)t->c->nodes, sizeof *held) : NULL;
     if (t->two_sides && !held)
         return -1;
     int n = 0;
@@ -176,7 +176,7 @@ static int cut_layers(const struct step_costs *s, const struct transfer_cost *t,
             *p = (struct piece){.ready = from + ready[l], .bytes = fmin(s->layer[l].bytes - at, per), .layer = l,
                                 .load = t->load};
             if (held) {
-                int server = partition_server(held, t->servers);
+                int server = partition_server(held, t->c->nodes);
                 held[server] += (size_t)p->bytes;
                 p->side = server < t->behind ? 0 : 1;
                 p->load = (double)t->pushers * side_nodes(t, 1 - p->side);

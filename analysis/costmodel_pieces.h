@@ -31,10 +31,10 @@ struct transfer_cost {
     bool one_link;             /* pushes and pulls share one link (colocated servers) */
     /* Colocated servers, piece by piece (bytescheduler-ps), where the nodes are two sides of one
      * link (`behind` of them on the first): each piece whole at its server, through that link
-     * whole (false: the pieces' bytes spread over every server, t.load); the servers, and each
-     * node's pushes of a piece. */
+     * whole (false: the pieces' bytes spread over every server, t.load); each node's pushes of a
+     * piece. (A server a node: c->nodes of them.) */
     bool two_sides;
-    int behind, servers, pushers;
+    int behind, pushers;
     const struct link_cost *round;   /* the colocated servers' round as measured, or NULL */
     double eager;              /* a bigger message needs a handshake (cluster_shape.eager_bytes) */
 };
