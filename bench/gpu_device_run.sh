@@ -1,12 +1,18 @@
 #!/bin/sh
 # bench/gpu_device_run.sh - on a GPU machine: unpacks .device/bundle.tar.xz (make gpu-bundle),
 # finds the machine's CUDA libraries (its /usr/local/cuda, else the nvidia-* Python wheels next to
-# PyTorch), then runs the CUDA tests, a short LeNet and ResNet run of each precision, and the
-# benchmark against PyTorch eager (bench/gpu_vs_torch.sh). Everything it prints is also written
-# to $OUT (or ./gpu-out) as test_cuda.log, test_cuda_exchange.log, methods.log (every exchange
-# method host-staged on ranks sharing the GPU: bench/gpu_methods_check.sh), smoke.log and bench.md.
-# Usage: sh bench/gpu_device_run.sh [tests|bench|all]   (env: PYTHON, and gpu_vs_torch.sh's)
+# PyTorch), then, stopping nothing on a failure and each part under a time limit: the CUDA tests
+# (test_cuda: every kernel against the CPU reference; test_cuda_exchange: staging and NCCL with a
+# world of one), every exchange method host-staged on ranks sharing the GPU (gpu_methods_check.sh),
+# short runs of LeNet, ResNet-18 and the transformer in both precisions with and without CUDA
+# graphs, GPU profiles of ResNet-50 and BERT-Base (--profile-out) with PyTorch's kernel time by kind
+# for the same ResNet-50 step (gpu_torch_layers.py), and the benchmark against
+# PyTorch (gpu_vs_torch.sh, whole rounds while they end within TOTAL seconds of the start). It writes at most
+# 8 files to $OUT (or ./gpu-out), what a device call brings back: device.txt, test_cuda.log,
+# test_cuda_exchange.log, methods.log, smoke.log, bench.md and the two profiles.
+# Usage: sh bench/gpu_device_run.sh [tests|bench|all]   (env: PYTHON, TOTAL (420), gpu_vs_torch.sh's)
 set -u
+started=$(date +%s)
 what=${1:-all}
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$top/gpu-out}
@@ -32,33 +38,75 @@ export PMIX_INSTALL_PREFIX="$root/root/usr/lib/x86_64-linux-gnu/pmix2"
 export OMPI_MCA_ess_singleton_isolated=1   # a lone dtrain-train: no orted to start
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 bin="$root/bin"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
+{
+    date -u '+%Y-%m-%d %H:%M UTC'
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1
+    nvcc --version 2>/dev/null | tail -n 2
+    "$python" -c 'import torch; print("PyTorch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())' 2>&1
+    echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+    for exe in dtrain-train test_cuda; do ldd "$bin/$exe" | grep -E 'cuda|cublas|cudnn|nccl'; done
+} 2>&1 | tee "$out/device.txt"
 for exe in dtrain-train test_cuda test_cuda_exchange mpirun; do
     missing=$(ldd "$bin/$exe" | grep 'not found')
-    [ -z "$missing" ] || { echo "$exe: $missing"; exit 2; }
+    [ -z "$missing" ] || { echo "$exe: $missing" | tee -a "$out/device.txt"; exit 2; }
 done
+# the device's name in the profiles' file names: "NVIDIA H100 80GB HBM3" -> h100
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 |
+    awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[A-Z][0-9]+$/) { print tolower($i); exit } }')
+device=${device:-gpu}
+
+train() {   # train LIMIT OPTION...: one dtrain-train on the GPU, its output on stdout, FAILED on failure
+    limit=$1
+    shift
+    echo "== dtrain-train $*"
+    timeout "$limit" "$bin/dtrain-train" --device cuda "$@" 2>&1 || echo "FAILED ($?): dtrain-train $*"
+}
 
 rc=0
 if [ "$what" != bench ]; then
     for t in test_cuda test_cuda_exchange; do
-        "$bin/$t" 2>&1 | tee "$out/$t.log"
-        { grep -q '^\[  PASSED  \]' "$out/$t.log" && ! grep -q -e '^\[  FAILED  \]' -e '^\[  SKIPPED \]' "$out/$t.log"; } || rc=1
+        timeout 240 "$bin/$t" >"$out/$t.log" 2>&1 || echo "FAILED: $t exited $?" >>"$out/$t.log"
+        cat "$out/$t.log"
+        { grep -q '^\[  PASSED  \]' "$out/$t.log" && ! grep -q -e '^\[  FAILED  \]' -e '^\[  SKIPPED \]' -e '^FAILED' \
+            "$out/$t.log"; } || rc=1
     done
-    # every exchange method, host-staged, on 2-3 ranks sharing the GPU, against BSP's parameters
-    sh "$top/bench/gpu_methods_check.sh" "$bin" "$bin/mpirun" cuda "$out/methods" 2>&1 | tee "$out/methods.log"
-    grep -q '^FAIL' "$out/methods.log" && rc=1
+    # every exchange method, host-staged, on 2-3 ranks sharing the GPU, against BSP's parameters;
+    # the runs' files stay on the machine, a failing run's output is appended
+    methods=/tmp/dtrain-device-methods
+    timeout 240 sh "$top/bench/gpu_methods_check.sh" "$bin" "$bin/mpirun" cuda "$methods" >"$out/methods.log" 2>&1 ||
+        echo "FAILED: gpu_methods_check.sh exited $?" >>"$out/methods.log"
+    for log in $(sed -n 's/.*(see \(.*\.log\)).*/\1/p' "$out/methods.log"); do
+        echo "== $log"
+        tail -n 20 "$log"
+    done >>"$out/methods.log"
+    cat "$out/methods.log"
+    grep -q -e '^FAIL' "$out/methods.log" && rc=1
     {
         for precision in fp32 bf16; do
-            for model in lenet:synthetic resnet18:synthetic:32x32x3; do
-                "$bin/dtrain-train" --device cuda --precision "$precision" --model "${model%%:*}" \
-                    --dataset "${model#*:}" --max-steps 100 --log-every 50 --eval-every 1 --lr 0.001 --quiet ||
-                    echo "FAILED: $model $precision"
+            for graphs in "" --cuda-graphs; do
+                train 60 --precision "$precision" $graphs --model lenet --dataset synthetic --max-steps 100 \
+                    --log-every 50 --eval-every 1 --lr 0.001
+                train 60 --precision "$precision" $graphs --model resnet18 --dataset synthetic:32x32x3 \
+                    --max-steps 60 --log-every 20 --eval-every 0 --lr 0.001
+                train 60 --precision "$precision" $graphs --model transformer --dataset synthetic-text:30522x128 \
+                    --batch-size 32 --max-steps 60 --log-every 20 --eval-every 0 --lr 0.0001
             done
         done
-    } 2>&1 | tee "$out/smoke.log"
+        echo "== NCCL between 2 ranks is refused on one GPU (NCCL's rule); its world of one is in test_cuda_exchange"
+    } >"$out/smoke.log" 2>&1
+    cat "$out/smoke.log"
     grep -q FAILED "$out/smoke.log" && rc=1
 fi
 if [ "$what" != tests ]; then
-    sh "$top/bench/gpu_vs_torch.sh" "$bin" "$python" 2>&1 | tee "$out/bench.md"
+    # layer-by-layer GPU profiles for the emulated studies: the batch the reference method table uses
+    train 120 --model resnet50 --dataset synthetic:224x224x3 --batch-size 64 --conv-algo find --max-steps 12 \
+        --log-every 4 --eval-every 0 --profile-out "$out/resnet50-$device-b64.json" >>"$out/device.txt"
+    train 120 --model bert-base --dataset synthetic-text:30522x128 --batch-size 8 --max-steps 12 \
+        --log-every 4 --eval-every 0 --profile-out "$out/bert-base-$device-b8.json" >>"$out/device.txt"
+    # PyTorch's kernels of the same ResNet-50 step, by kind, beside the profile's layers
+    timeout 120 "$python" "$top/bench/gpu_torch_layers.py" resnet50 224x224x3 64 fp32 >>"$out/device.txt" 2>&1
+    tail -n 16 "$out/device.txt"
+    DEADLINE=$((${TOTAL:-420} - ($(date +%s) - started))) sh "$top/bench/gpu_vs_torch.sh" "$bin" "$python" >"$out/bench.md" 2>&1
+    cat "$out/bench.md"
 fi
 exit $rc

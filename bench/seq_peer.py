@@ -7,7 +7,9 @@ table, else a 2-class classifier; the same shapes as dtrain-train --model MODEL 
 parameters and all) on random
 token ids with Adam, and prints "samples/s tokens/s" over STEPS steps after 3 untimed ones.
 MODEL: transformer, bert-base, bert-large, or NAME:LAYERSxHIDDENxHEADS. Threads are set before
-torch is imported (OMP_NUM_THREADS), as the bench's rules ask.
+torch is imported (OMP_NUM_THREADS), as the bench's rules ask. PEER_DEVICE=cuda runs it on the GPU
+(bench/gpu_vs_torch.sh): fp32 with TF32 allowed, as dtrain-train --device cuda, the clock read after
+a synchronize.
 """
 import os
 import sys
@@ -23,6 +25,14 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 torch.set_num_threads(threads)
+DEVICE = os.environ.get("PEER_DEVICE", "cpu")
+torch.backends.cuda.matmul.allow_tf32 = True   # dtrain's fp32 on a GPU: TF32 GEMMs
+torch.backends.cudnn.allow_tf32 = True
+
+
+def sync():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
 
 DROPOUT = 0.1  # dtrain-train's default: after the embeddings, on the attention weights, after each block
 SIZES = {"transformer": (6, 256, 4, None), "bert-base": (12, 768, 12, 512), "bert-large": (24, 1024, 16, 512)}
@@ -89,7 +99,7 @@ class Classifier(nn.Module):
 def main():
     torch.manual_seed(1)
     pretraining = model_name.startswith("bert")
-    model = Classifier(*size_of(model_name), pretraining=pretraining)
+    model = Classifier(*size_of(model_name), pretraining=pretraining).to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     ids = torch.randint(5, vocab, (batch, length))
     ids[:, 0] = 2
@@ -98,6 +108,7 @@ def main():
     masked[:, 0] = False
     mlm_labels = torch.where(masked, ids, torch.full_like(ids, -100))
     ids = torch.where(masked, torch.full_like(ids, 4), ids)
+    ids, labels, mlm_labels = ids.to(DEVICE), labels.to(DEVICE), mlm_labels.to(DEVICE)
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -108,12 +119,15 @@ def main():
             loss = F.cross_entropy(model(ids), labels)
         loss.backward()
         opt.step()
+        return loss.item()   # read back every step, as dtrain-train logs it
 
     for _ in range(3):
         step()
+    sync()
     start = time.perf_counter()
     for _ in range(steps):
         step()
+    sync()
     rate = batch * steps / (time.perf_counter() - start)
     print(f"{rate:.2f} {rate * length:.0f}")
 

@@ -320,8 +320,8 @@ static void test_gpu_options_need_the_gpu(void **state)
                                .optimizer = "adam", .backend = "cpu", .batch = 16, .epochs = 1, .threads = 1,
                                .log_every = 1000, .eval_every = 0, .max_steps = 2, .lr = 0.01, .seed = 1, .bf16 = true};
     const char *want[] = {"--precision bf16 needs --device cuda", "--conv-algo find needs --device cuda",
-                          "--cuda-graphs needs --device cuda"};
-    for (int i = 0; i < 3; i++) {
+                          "--conv-algo deterministic needs --device cuda", "--cuda-graphs needs --device cuda"};
+    for (int i = 0; i < 4; i++) {
         struct train_result res;
         struct dt_err err;
         FILE *out = fopen("/dev/null", "w");
@@ -330,7 +330,7 @@ static void test_gpu_options_need_the_gpu(void **state)
         train_result_free(&res);
         fclose(out);
         assert_true(tu_contains(err.msg, want[i]));
-        cfg.bf16 = false, cfg.find_algorithms = i == 0, cfg.cuda_graphs = i == 1;
+        cfg.bf16 = false, cfg.find_algorithms = i == 0, cfg.deterministic_algorithms = i == 1, cfg.cuda_graphs = i == 2;
     }
     /* --device cuda where CUDA finds no GPU says so, and the fix (not the driver's own words) */
     char why[256];

@@ -50,9 +50,11 @@ static const char usage_text[] =
     "                          one dtrain gave the rank (DTRAIN_GPU), else LOCAL_RANK, else 0\n"
     "      --precision fp32|bf16  on the GPU: fp32 with TF32 tensor cores (the default), or\n"
     "                          bf16 GEMMs and convolutions with fp32 master weights (autocast)\n"
-    "      --conv-algo heuristic|find  on the GPU: cuDNN's convolution algorithms as its\n"
-    "                          heuristics rank them (default), or timed once per shape\n"
-    "                          (find: as torch.backends.cudnn.benchmark)\n"
+    "      --conv-algo heuristic|find|deterministic  on the GPU: cuDNN's convolution\n"
+    "                          algorithms as its heuristics rank them (default), timed once\n"
+    "                          per shape (find: as torch.backends.cudnn.benchmark), or only\n"
+    "                          those that sum in a fixed order (deterministic: as\n"
+    "                          torch.backends.cudnn.deterministic; runs repeat bit for bit)\n"
     "      --cuda-graphs       on one GPU: capture a training step once as a CUDA graph and\n"
     "                          replay it (one launch a step instead of hundreds)\n"
     "      --log-every N       steps between Step lines (200)\n"
@@ -323,9 +325,10 @@ static int parse_choice(int opt, struct train_options *opts)
         cfg->bf16 = strcmp(optarg, "bf16") == 0;
         break;
     case O_CONV_ALGO:
-        if (strcmp(optarg, "heuristic") != 0 && strcmp(optarg, "find") != 0)
-            return bad("--conv-algo", optarg, "heuristic or find");
+        if (strcmp(optarg, "heuristic") != 0 && strcmp(optarg, "find") != 0 && strcmp(optarg, "deterministic") != 0)
+            return bad("--conv-algo", optarg, "heuristic, find or deterministic");
         cfg->find_algorithms = strcmp(optarg, "find") == 0;
+        cfg->deterministic_algorithms = strcmp(optarg, "deterministic") == 0;
         break;
     case O_GRAPHS: cfg->cuda_graphs = true; break;
     case O_GPU_TRANSPORT:

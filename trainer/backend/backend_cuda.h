@@ -39,6 +39,11 @@ struct cuda_options {
     /* Choose convolution algorithms by timing every candidate once per shape (cudnnFind*, as
      * torch.backends.cudnn.benchmark) instead of asking cuDNN's heuristics. */
     bool find_algorithms;
+    /* Only convolution algorithms cuDNN marks deterministic (as torch.backends.cudnn.deterministic):
+     * two runs of the same job give the same bits, which a comparison between runs needs. The
+     * atomics of ResNet's overlapping max pool and of the language models' embedding and layer-norm
+     * gradients still sum in any order. */
+    bool deterministic_algorithms;
 };
 
 /* The backend on GPU `device` (an index among the visible devices); options may be NULL (the

@@ -40,7 +40,7 @@ enum { HALF_X, HALF_W, HALF_DY, HALF_OUT, HALF_SLOTS };
 struct cuda_state {
     struct backend table;
     int device;
-    bool bf16, find_algorithms;
+    bool bf16, find_algorithms, deterministic_algorithms;
     cudaStream_t stream;
     cudaStream_t copy_stream;  /* batches' uploads (backend_cuda_stage) */
     cudaEvent_t slot_free[2];  /* compute work that read slot i is done */

@@ -50,7 +50,8 @@ bool grow_workspace(cuda_state *st, size_t bytes)
 }
 
 /* The fastest algorithm, as cuDNN's heuristics expect or its timing found, whose scratch we can
- * allocate (both lists come sorted fastest first). */
+ * allocate (both lists come sorted fastest first); with deterministic_algorithms, the fastest of
+ * those that sum in a fixed order. */
 template <typename Perf, typename Getter>
 bool pick(cuda_state *st, Getter get, cudnnConvolutionDescriptor_t conv, decltype(Perf::algo) *algo, const char *what)
 {
@@ -59,7 +60,9 @@ bool pick(cuda_state *st, Getter get, cudnnConvolutionDescriptor_t conv, decltyp
     if (!dnn_ok(st, get(perf, 16, &found), what))
         return false;
     for (int i = 0; i < found; i++)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && grow_workspace(st, perf[i].memory)) {
+        if (perf[i].status == CUDNN_STATUS_SUCCESS &&
+            (!st->deterministic_algorithms || perf[i].determinism == CUDNN_DETERMINISTIC) &&
+            grow_workspace(st, perf[i].memory)) {
             *algo = perf[i].algo;
             /* the math type the algorithm was ranked with, or another kernel runs */
             return dnn_ok(st, cudnnSetConvolutionMathType(conv, perf[i].mathType), "cudnnSetConvolutionMathType");

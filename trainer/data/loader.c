@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "page_memory.h"   /* batches a GPU backend pins, each alone */
 #include "rng.h"
 
 /* The epoch's order: a Fisher-Yates shuffle seeded by (seed, epoch), identical on every rank. */
@@ -56,12 +57,6 @@ static void *worker(void *arg)
     return NULL;
 }
 
-void *loader_batch_alloc(size_t bytes)
-{
-    size_t page = 4096;
-    return aligned_alloc(page, (bytes + page - 1) / page * page + (bytes == 0 ? page : 0));
-}
-
 int loader_init(struct loader *l, const struct dataset *ds, int batch, int rank, int world, uint64_t seed,
                 struct dt_err *err)
 {
@@ -73,8 +68,8 @@ int loader_init(struct loader *l, const struct dataset *ds, int batch, int rank,
     size_t size = (size_t)ds->c * ds->h * ds->w * batch;
     l->order = malloc((size_t)ds->count * sizeof(long));
     for (int b = 0; b < 2; b++) {
-        l->x[b] = loader_batch_alloc(size * sizeof(float));
-        l->y[b] = loader_batch_alloc((size_t)batch * sizeof(int));
+        l->x[b] = page_memory_alloc(size * sizeof(float));
+        l->y[b] = page_memory_alloc((size_t)batch * sizeof(int));
     }
     if (!l->order || !l->x[0] || !l->x[1] || !l->y[0] || !l->y[1]) {
         loader_stop(l);

@@ -31,10 +31,6 @@ struct loader {
     int filling;              /* which buffer the worker writes */
 };
 
-/* Memory for a batch (free() releases it): whole pages of its own, so that a GPU backend can pin
- * each buffer alone (cudaHostRegister pins whole pages, and refuses a page pinned twice). */
-void *loader_batch_alloc(size_t bytes);
-
 /* Sets a loader up, without its thread. Returns 0 or -1 with err. */
 int loader_init(struct loader *l, const struct dataset *ds, int batch, int rank, int world, uint64_t seed,
                 struct dt_err *err);

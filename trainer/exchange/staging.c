@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "page_memory.h"
+
 struct span_out {
     size_t first;
     int slot;
@@ -107,7 +109,9 @@ int staging_create(struct staging **out, struct staging_device device, float *de
         return dt_fail(err, "out of memory");
     *s = (struct staging){.device = device, .device_grads = device_grads, .count = count, .spans = spans,
                           .deliver = deliver, .deliver_ctx = deliver_ctx, .end = count};
-    s->host = calloc(count ? count : 1, sizeof(float));
+    s->host = page_memory_alloc(count * sizeof(float));   /* pinned by the GPU backend, alone on its pages */
+    if (s->host)
+        memset(s->host, 0, count * sizeof(float));
     s->queue = calloc((size_t)spans, sizeof *s->queue);
     if (!s->host || !s->queue) {
         free(s->host), free(s->queue), free(s);

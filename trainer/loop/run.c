@@ -6,6 +6,7 @@
 
 #include "backend_cuda.h"
 #include "comm_nccl.h"
+#include "page_memory.h"
 
 float *run_params(struct run *r) { return r->gpu ? r->dev.params : r->params; }
 float *run_grads(struct run *r) { return r->gpu ? r->dev.grads : r->grads; }
@@ -72,7 +73,8 @@ static int choose_backend(struct run *r, const struct train_config *cfg, struct 
         r->be = r->fast;
     } else if (strcmp(cfg->backend, "cuda") == 0) {
         char why[512];
-        struct cuda_options options = {.bf16 = cfg->bf16, .find_algorithms = cfg->find_algorithms};
+        struct cuda_options options = {.bf16 = cfg->bf16, .find_algorithms = cfg->find_algorithms,
+                                       .deterministic_algorithms = cfg->deterministic_algorithms};
         int devices = backend_cuda_probe(why, sizeof why);   /* "no GPU here" said as that, with the fix */
         if (devices == 0)
             return dt_fail(err, "--device cuda, but this node has no GPU CUDA can use (%s): run on a GPU node, or "
@@ -86,9 +88,12 @@ static int choose_backend(struct run *r, const struct train_config *cfg, struct 
     } else {
         return dt_fail(err, "unknown backend \"%s\" (cpu, reference or cuda)", cfg->backend);
     }
-    if (!r->gpu && (cfg->bf16 || cfg->find_algorithms || cfg->cuda_graphs))
+    if (!r->gpu && (cfg->bf16 || cfg->find_algorithms || cfg->deterministic_algorithms || cfg->cuda_graphs))
         return dt_fail(err, "%s needs --device cuda (the CPU backends compute in fp32 with their own kernels)",
-                       cfg->bf16 ? "--precision bf16" : cfg->find_algorithms ? "--conv-algo find" : "--cuda-graphs");
+                       cfg->bf16                       ? "--precision bf16"
+                       : cfg->find_algorithms          ? "--conv-algo find"
+                       : cfg->deterministic_algorithms ? "--conv-algo deterministic"
+                                                       : "--cuda-graphs");
     return 0;
 }
 
@@ -151,8 +156,8 @@ static int initial_state(struct run *r, const struct train_config *cfg, struct c
     r->params = malloc(n * sizeof(float));
     r->grads = malloc(n * sizeof(float));
     r->buffers = malloc((r->model.num_buffers + 1) * sizeof(float));
-    r->eval_x = loader_batch_alloc(sample * cfg->batch * sizeof(float));
-    r->eval_y = loader_batch_alloc((size_t)cfg->batch * sizeof(int));
+    r->eval_x = page_memory_alloc(sample * cfg->batch * sizeof(float));
+    r->eval_y = page_memory_alloc((size_t)cfg->batch * sizeof(int));
     if (!r->params || !r->grads || !r->buffers || !r->eval_x || !r->eval_y)
         return dt_fail(err, "out of memory for %zu parameters", n);
     model_init_params(&r->model, r->params, r->buffers, cfg->seed);

@@ -21,6 +21,7 @@ struct train_config {
     int gpu;                   /* backend "cuda": the device, an index among those CUDA sees */
     bool bf16;                 /* backend "cuda": bf16 compute, fp32 master weights (--precision bf16) */
     bool find_algorithms;      /* backend "cuda": time cuDNN's convolution algorithms (--conv-algo find) */
+    bool deterministic_algorithms; /* backend "cuda": only cuDNN algorithms that sum in a fixed order */
     bool cuda_graphs;          /* backend "cuda", one rank: replay each step as a captured CUDA graph */
     int eval_every;            /* epochs between evaluations; 0: none at all */
     long max_steps;            /* 0: no limit */
