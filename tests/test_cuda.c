@@ -34,6 +34,7 @@
 static void check_linear(struct backend *be, double tolerance)
 {
     struct backend *gpu = be;   /* shadows the file's: this test's backend */
+    struct backend *was_on = on;   /* given back at the end: later tests download through it */
     on = be;
     const struct backend *ref = backend_reference();
     int n = 32, in = 300, out = 70;
@@ -59,7 +60,7 @@ static void check_linear(struct backend *be, double tolerance)
         backend_release(gpu, held[i]);
     free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
     free(hy), free(hdx), free(hdw), free(hdb);
-    on = gpu;
+    on = was_on;
 }
 
 static void test_linear(void **state)
@@ -74,6 +75,7 @@ static void test_linear(void **state)
 static void check_conv(struct backend *be, struct conv_shape s, bool bias, bool accumulate, double tolerance)
 {
     struct backend *gpu = be;
+    struct backend *was_on = on;   /* given back at the end: later tests download through it */
     on = be;
     const struct backend *ref = backend_reference();
     s.h_out = conv_out_size(s.h, s.kh, s.stride, s.pad), s.w_out = conv_out_size(s.w, s.kw, s.stride, s.pad);
@@ -101,7 +103,7 @@ static void check_conv(struct backend *be, struct conv_shape s, bool bias, bool 
         backend_release(gpu, held[i]);
     free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
     free(hy), free(hdx), free(hdw), free(hdb);
-    on = gpu;
+    on = was_on;
 }
 
 static void test_convolutions(void **state)
