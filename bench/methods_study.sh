@@ -19,7 +19,10 @@
 #                    nodes, not dilated (the link, not the CPU, is slow)
 # PARTS picks ("resnet50-10gbit resnet50-fast bert-base-10gbit seed002"); REPEATS (1); SEED002_MODELS
 # ("resnet18:74.31 resnet101:19.70", MODEL:RATE); RESNET50_SIZES ("2:1 4:1 4:2 4:4", NODES:RANKS a
-# node, the parameter servers at those up to 8 workers). Needs root.
+# node, the parameter servers at those up to 8 workers); PROFILES: whose layer times the ranks wait,
+# cpu (the default, bench/profiles/*-cpu-b8.json) or h100 (ResNet-50's and BERT-Base's measured on an
+# H100, *-h100-*.json; 002's ResNet-18 and ResNet-101 keep the CPU's, having no GPU profile yet).
+# Needs root.
 # About 50 minutes for resnet50-10gbit, 50 for resnet50-fast, 50 for bert-base-10gbit, 25 for seed002
 # (measured on this project's 2-core machine, 2026-11-23).
 set -eu
@@ -30,6 +33,11 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 profiles=$here/profiles
 repeats=${REPEATS:-1}
+case ${PROFILES:-cpu} in
+cpu) resnet50_profile=resnet50-cpu-b8 bert_profile=bert-base-cpu-b8 ;;
+h100) resnet50_profile=resnet50-h100-b64 bert_profile=bert-base-h100-b8 ;;
+*) echo "methods_study: PROFILES=${PROFILES}: cpu or h100 (bench/profiles/)" >&2; exit 2 ;;
+esac
 
 # part NAME PROFILE RATE DILATE LINK: runs the part (the environment given before it) and predicts it
 part() {
@@ -59,10 +67,10 @@ for p in ${PARTS:-resnet50-10gbit resnet50-fast bert-base-10gbit seed002}; do
         sizes=${RESNET50_SIZES:-2:1 4:1 4:2 4:4}
         ps_sizes=$(for s in $sizes; do [ "$s" = 4:4 ] || printf '%s ' "$s"; done)
         MODEL=resnet50 DATASET=synthetic:224x224x3 BATCH=32 STEPS=16 SIZES="$sizes" PS_SIZES="$ps_sizes" \
-            part "$p" "$profiles/resnet50-cpu-b8.json" 253.1 16 "$link" ;;
+            part "$p" "$profiles/$resnet50_profile.json" 253.1 16 "$link" ;;
     bert-base-10gbit)
         MODEL=bert-base DATASET=synthetic-text:30522x64 BATCH=64 STEPS=8 SIZES="2:1 4:1" \
-            part "$p" "$profiles/bert-base-cpu-b8.json" 212.8 16 10gbit ;;
+            part "$p" "$profiles/$bert_profile.json" 212.8 16 10gbit ;;
     seed002)
         for m in ${SEED002_MODELS:-resnet18:74.31 resnet101:19.70}; do
             model=${m%%:*}
