@@ -66,6 +66,11 @@ struct cluster_shape {
      * servers' traffic composed from the inter link. A measured round carries what composing
      * leaves out: the two directions of a link loaded at once, TCP's flows sharing a queue. */
     const struct link_cost *servers_round;
+    /* The link between nodes as the servers' pushes and pulls find it, one direction at a time
+     * (dtrain-commbench --op pushpull on 2 ranks across it: a push, then its sum back), or NULL:
+     * inter's reading, which an allreduce measured with both directions loaded at once. On a
+     * shaped link one direction alone went 17-20% faster than that reading says (2026-11-27). */
+    const struct link_cost *servers_link;
     /* The transport's largest message sent at once (0: MODEL_EAGER_BYTES); a bigger one waits for
      * the receiver's answer to its first fragment, which crosses the other way (Open MPI's
      * rendezvous; btl_tcp_eager_limit). */

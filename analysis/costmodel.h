@@ -40,7 +40,8 @@
  *                      node's root receiving each other worker's) and its sum as many after the
  *                      pull (the root handing it on).
  * The pieces of every method but BSP go at the links' streamed rate where it was measured
- * (link_cost.streamed); BSP's one allreduce at the rate of one message alone.
+ * (link_cost.streamed); BSP's one allreduce at the rate of one message alone. The servers'
+ * messages cross the link as measured a direction at a time where it was (cluster_shape.servers_link).
  * One worker exchanges nothing: F + B + U. */
 #ifndef COSTMODEL_H
 #define COSTMODEL_H

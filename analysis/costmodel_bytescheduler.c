@@ -107,7 +107,7 @@ static void next_leg(const struct piece *p, int k, int *leg, double *at, double 
     int way = leg[k] == LEG_PUSH_HEAD || leg[k] == LEG_PULL_ANSWER || leg[k] == LEG_PUSH ? 0 : 1;
     double cost = leg[k] == LEG_PUSH   ? p[k].cost
                   : leg[k] == LEG_PULL ? piece_pull_cost(t, p[k].bytes, p[k].load)
-                                       : link_message(t->c->inter, 0);
+                                       : link_message(servers_link_of(t), 0);
     at[k] = queue_put(queue_of(t, &p[k], way, ways), now, cost);
 }
 

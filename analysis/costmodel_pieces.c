@@ -23,6 +23,12 @@ static double allreduce_streamed(const struct cluster_shape *c, double bytes)
     return cost_allreduce(&busy, bytes);
 }
 
+/* The link between nodes as a server's messages cross it: a direction at a time where measured so. */
+struct link_cost servers_link_of(const struct transfer_cost *t)
+{
+    return t->c->servers_link ? *t->c->servers_link : t->c->inter;
+}
+
 /* A piece's push (or pull) of `bytes` across the link between nodes: its bytes at the busiest
  * link (`load` of them a byte pushed), or half the colocated servers' round of a buffer that size
  * as measured (a push and a pull); nothing when it stays on the node. */
@@ -32,7 +38,7 @@ static double across(const struct transfer_cost *t, double bytes, double load)
         return 0;
     if (t->round)
         return link_message(streamed(*t->round), bytes) / 2;
-    return link_message(streamed(t->c->inter), bytes * load);
+    return link_message(streamed(servers_link_of(t)), bytes * load);
 }
 
 /* The node's root receiving (or sending) a piece from each of its other workers, one after another. */

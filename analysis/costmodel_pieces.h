@@ -39,6 +39,9 @@ struct transfer_cost {
     double eager;              /* a bigger message needs a handshake (cluster_shape.eager_bytes) */
 };
 
+/* The link between nodes as the servers' messages cross it (cluster_shape.servers_link, else inter). */
+struct link_cost servers_link_of(const struct transfer_cost *t);
+
 /* The link's time for a piece: a push's (after the node's sum; `load` its bytes across the busiest
  * link a byte pushed), or the whole allreduce's. */
 double piece_push_cost(const struct transfer_cost *t, double bytes, double load);

@@ -40,12 +40,14 @@ double link_parse_latency(const char *text)
     return -1;
 }
 
-/* A dtrain-commbench JSON table's rows as points of a curve, each size and time divided by `parts`:
- * 2 for a link's messages (an allreduce of n bytes on 2 ranks is two messages of n/2, the ring's
- * reduce-scatter and allgather, so a message of m bytes costs half the time measured at 2m), 1 for
- * the allreduce itself. Returns the points (in increasing size), or -1 with why. */
-static int curve_of(const char *path, json_t *rows, const char *key, double parts, struct link_point *curve,
-                    char *why, size_t size)
+/* A dtrain-commbench JSON table's rows as points of a curve, each size divided by `byte_parts` and
+ * each time by `parts`: for a link's messages measured by an allreduce on 2 ranks, 2 and 2 (two
+ * messages of n/2, the ring's reduce-scatter and allgather: a message of m bytes costs half the
+ * time measured at 2m); by a push and pull on 2 ranks, 1 and 2 (a worker's push of n, then the
+ * sum of n back: a message of m costs half the time at m); 1 and 1 for an operation itself.
+ * Returns the points (in increasing size), or -1 with why. */
+static int curve_of(const char *path, json_t *rows, const char *key, double byte_parts, double parts,
+                    struct link_point *curve, char *why, size_t size)
 {
     int points = 0;
     size_t i;
@@ -59,33 +61,40 @@ static int curve_of(const char *path, json_t *rows, const char *key, double part
         if (!(bytes > 0 && bytes <= LINK_MAX_BYTES) || !(us > 0 && us <= LINK_MAX_SECONDS * 1e6))
             return snprintf(why, size, "%s: rows[%zu]: expected bytes (1 to %.0e) and %s (up to %.0e) above 0",
                             path, i, LINK_MAX_BYTES, key, LINK_MAX_SECONDS * 1e6), -1;
-        if (points == CURVE_POINTS || (points > 0 && bytes / parts <= curve[points - 1].bytes))
+        if (points == CURVE_POINTS || (points > 0 && bytes / byte_parts <= curve[points - 1].bytes))
             return snprintf(why, size, "%s: rows[%zu]: expected at most %d sizes, increasing", path, i, CURVE_POINTS), -1;
-        curve[points++] = (struct link_point){bytes / parts, us * 1e-6 / parts};
+        curve[points++] = (struct link_point){bytes / byte_parts, us * 1e-6 / parts};
     }
     return points;
 }
 
 /* The rows' times with many messages under way (--inflight), into streamed: their count (0 when
  * the file has none), or -1 with why. */
-static int streamed_of(json_t *doc, const char *path, double parts, struct link_point *streamed, char *why,
-                       size_t size)
+static int streamed_of(json_t *doc, const char *path, double byte_parts, double parts, struct link_point *streamed,
+                       char *why, size_t size)
 {
     json_t *rows = json_object_get(doc, "rows");
     if (!json_is_integer(json_object_get(doc, "inflight")) ||
         !json_object_get(json_array_get(rows, 0), "time_us_inflight"))
         return 0;
-    return curve_of(path, rows, "time_us_inflight", parts, streamed, why, size);
+    return curve_of(path, rows, "time_us_inflight", byte_parts, parts, streamed, why, size);
 }
 
-int link_from_json(json_t *doc, const char *path, bool measured, struct link_cost *link, struct link_curves *curves,
-                   char *why, size_t size)
+int link_from_json(json_t *doc, const char *path, const char *want, bool measured, struct link_cost *link,
+                   struct link_curves *curves, char *why, size_t size)
 {
+    const char *op = json_string_value(json_object_get(doc, "op"));
+    if (!op || strcmp(op, want) != 0 || json_integer_value(json_object_get(doc, "ranks")) != 2 ||
+        json_object_get(doc, "partition_bytes"))
+        return snprintf(why, size, "%s: expected dtrain-commbench --op %s --json on 2 ranks across the link, without "
+                        "--partition-bytes (\"op\", \"ranks\")", path, want), -1;
+    double byte_parts = strcmp(op, "pushpull") == 0 ? 1 : 2;   /* the bytes of one message at a row's size */
     json_t *fit = json_object_get(doc, "fit");
     double alpha = json_number_value(json_object_get(fit, "alpha_s")),
            beta = json_number_value(json_object_get(fit, "beta_s_per_byte"));
-    int points = measured ? curve_of(path, json_object_get(doc, "rows"), "time_us", 2, curves->one, why, size) : 0;
-    int streamed = points >= 2 ? streamed_of(doc, path, 2, curves->streamed, why, size) : 0;
+    int points = measured ? curve_of(path, json_object_get(doc, "rows"), "time_us", byte_parts, 2, curves->one, why,
+                                     size) : 0;
+    int streamed = points >= 2 ? streamed_of(doc, path, byte_parts, 2, curves->streamed, why, size) : 0;
     if (points < 0 || streamed < 0)
         return -1;
     if (points >= 2) {   /* the measured times: the fit is not needed */
@@ -101,12 +110,13 @@ int link_from_json(json_t *doc, const char *path, bool measured, struct link_cos
         fprintf(stderr, "dtrain-analyze: %s: the fit's alpha is %.3g s, below zero: taken as 0\n", path, alpha);
         alpha = 0;
     }
-    *link = (struct link_cost){.alpha = alpha / 2, .beta = beta};   /* 2 ranks: an allreduce is 2 alpha + n beta */
+    /* 2 ranks: an allreduce of n is 2 alpha + n beta, a push and pull of n 2 alpha + 2 n beta */
+    *link = (struct link_cost){.alpha = alpha / 2, .beta = byte_parts == 1 ? beta / 2 : beta};
     return 0;
 }
 
-int link_parse(const char *text, bool measured, struct link_cost *link, struct link_curves *curves, char *why,
-               size_t size)
+int link_parse(const char *text, const char *op, bool measured, struct link_cost *link, struct link_curves *curves,
+               char *why, size_t size)
 {
     const char *json = strstr(text, ".json");
     if (json && json[5] == '\0') {
@@ -114,7 +124,7 @@ int link_parse(const char *text, bool measured, struct link_cost *link, struct l
         json_t *doc = json_load_file(text, 0, &jerr);
         if (!doc)
             return snprintf(why, size, "%s:%d: %s", text, jerr.line, jerr.text), -1;
-        int rc = link_from_json(doc, text, measured, link, curves, why, size);
+        int rc = link_from_json(doc, text, op, measured, link, curves, why, size);
         json_decref(doc);
         return rc;
     }
@@ -146,13 +156,13 @@ int measured_from_json(json_t *doc, const char *path, const char *want, struct m
     if (pairs)   /* a worker rank and a server rank a node: a round over ranks / 2 nodes */
         m->ranks = m->ranks % 2 == 0 ? m->ranks / 2 : 0;
     int points = op && (strcmp(op, want) == 0 || pairs) && m->ranks >= (pairs ? 1 : 2)
-                     ? curve_of(path, json_object_get(doc, "rows"), "time_us", 1, m->curve, why, size)
+                     ? curve_of(path, json_object_get(doc, "rows"), "time_us", 1, 1, m->curve, why, size)
                      : (snprintf(why, size, "%s: expected dtrain-commbench --op %s --json over 2 to %d ranks%s (\"op\", "
                                  "\"ranks\", \"rows\")", path, want, LINK_MAX_RANKS,
                                  strcmp(want, "colocated") ? "" : ", or --op colocated-ranks over an even number"), -1);
     if (points >= 0 && points < 2)
         return snprintf(why, size, "%s: fewer than 2 sizes measured", path), -1;
-    int streamed = points >= 2 ? streamed_of(doc, path, 1, m->streamed, why, size) : 0;
+    int streamed = points >= 2 ? streamed_of(doc, path, 1, 1, m->streamed, why, size) : 0;
     if (points < 0 || streamed < 0)
         return -1;
     m->cost = (struct link_cost){.curve = m->curve, .points = points, .streamed = streamed >= 2 ? m->streamed : NULL,

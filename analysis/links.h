@@ -25,15 +25,16 @@ struct link_curves {
     struct link_point streamed[CURVE_POINTS];   /* one of --inflight K under way */
 };
 
-/* A link given as BANDWIDTH[:LATENCY] or a dtrain-commbench JSON file of 2 ranks across it: its
- * measured table (into curves) where it has 2 sizes or more and measured is set, with the times
- * of many messages under way where it was run with --inflight, else its alpha-beta fit. 0, or -1
- * with why. */
-int link_parse(const char *text, bool measured, struct link_cost *link, struct link_curves *curves, char *why,
-               size_t size);
+/* A link given as BANDWIDTH[:LATENCY] or a dtrain-commbench JSON file of 2 ranks across it, run
+ * with --op op: "allreduce" (both directions loaded at once) or "pushpull" (a worker's push, then
+ * its sum back: a direction at a time). Its messages' times: the measured table (into curves)
+ * where it has 2 sizes or more and measured is set, with the times of many messages under way
+ * where it was run with --inflight, else its alpha-beta fit. 0, or -1 with why. */
+int link_parse(const char *text, const char *op, bool measured, struct link_cost *link, struct link_curves *curves,
+               char *why, size_t size);
 /* The JSON half of link_parse, on a parsed document (path names it in why). */
-int link_from_json(json_t *doc, const char *path, bool measured, struct link_cost *link, struct link_curves *curves,
-                   char *why, size_t size);
+int link_from_json(json_t *doc, const char *path, const char *op, bool measured, struct link_cost *link,
+                   struct link_curves *curves, char *why, size_t size);
 
 /* What a measured link or allreduce may say: beyond these an input was edited by hand. */
 #define LINK_MAX_BYTES 1e15

@@ -34,6 +34,10 @@ static const char predict_usage[] =
     "                          of dtrain-commbench --json run on 2 ranks across the link: its\n"
     "                          measured times, a message of m bytes costing half the allreduce\n"
     "                          of 2m, read between the sizes measured\n"
+    "      --servers-link FILE dtrain-commbench --op pushpull --json on 2 ranks across the link (a\n"
+    "                          worker, a server): the servers' pushes and pulls at the rate it\n"
+    "                          measured a direction at a time (a message of m bytes half the push\n"
+    "                          and pull of m), not --inter's, whose allreduce loads both at once\n"
     "      --line              a commbench file's alpha-beta fit instead (allreduce 2 alpha + n beta)\n"
     "      --allreduce FILE    dtrain-commbench --json over all the ranks of one job size: that\n"
     "                          size's allreduce as measured (the library's algorithm, links and\n"
@@ -66,7 +70,7 @@ static const char predict_usage[] =
     "      --tag TEXT          with --records: only the runs of this tag (the link they ran over)\n"
     "      --dilate K          the --inter link was measured shaped K times slower, for runs of\n"
     "                          dtrain-train --dilate K (reported at real time): its times (and\n"
-    "                          --allreduce's, --servers-round's) are divided by K\n"
+    "                          --allreduce's, --servers-round's, --servers-link's) are divided by K\n"
     "      --against FILE      a hand-made method comparison table: its rows that start with\n"
     "                          --row's text, measured beside predicted at each GPU count (values\n"
     "                          read at the GPU counts the audit's reading gives), error %\n"
@@ -198,7 +202,7 @@ static int parse_lists(struct predict_options *o, const char *nodes)
 }
 
 enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_CREDIT, P_NODE_SUMS, P_PER_LINK, P_BATCH, P_RATE, P_FORMAT,
-       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE, P_ROUND };
+       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE, P_ROUND, P_SERVERS_LINK };
 
 /* What the command line names beyond predict_options: the inputs still to be read. */
 struct predict_args {
@@ -207,7 +211,7 @@ struct predict_args {
     const char *tag;          /* with records: only those of this tag (the link they ran over) */
     const char *against, *row;   /* a hand-made method table, and which of its rows */
     double dilate;            /* the inter link as measured is this many times slower */
-    const char *intra, *inter;   /* the links as given (read after every option) */
+    const char *intra, *inter, *servers_link;   /* the links as given (read after every option) */
     bool measured;            /* a commbench file's measured times, not its line */
     const char *allreduce_files[MEASURED_SIZES], *round_files[MEASURED_SIZES];
 };
@@ -268,6 +272,7 @@ static int parse_choice(int opt, struct predict_options *o, struct predict_args 
     case P_NODES: a->nodes = optarg; break;
     case P_INTER: a->inter = optarg; break;
     case P_INTRA: a->intra = optarg; break;
+    case P_SERVERS_LINK: a->servers_link = optarg; break;
     case P_LINE: a->measured = false; break;
     case P_ALLREDUCE:
         if (o->allreduce_count == MEASURED_SIZES)
@@ -305,6 +310,7 @@ static int parse_options(int argc, char **argv, struct predict_options *o, struc
     static const struct option options[] = {
         {"gpus-per-node", required_argument, NULL, P_GPN}, {"nodes", required_argument, NULL, P_NODES},
         {"inter", required_argument, NULL, P_INTER}, {"intra", required_argument, NULL, P_INTRA},
+        {"servers-link", required_argument, NULL, P_SERVERS_LINK},
         {"servers", required_argument, NULL, P_SERVERS}, {"methods", required_argument, NULL, P_METHODS},
         {"partition-bytes", required_argument, NULL, P_PARTITION}, {"batch", required_argument, NULL, P_BATCH},
         {"credit-bytes", required_argument, NULL, P_CREDIT}, {"ps-node-sums", required_argument, NULL, P_NODE_SUMS},
@@ -341,6 +347,14 @@ static void to_real_time(struct link_point *points, int n, double dilate)
         points[k].seconds /= dilate;
 }
 
+/* A link as measured K times slower (--dilate K), at real time: its line and its curves. */
+static void link_to_real_time(struct link_cost *link, struct link_curves *curves, double dilate)
+{
+    link->alpha /= dilate, link->beta /= dilate;
+    to_real_time(curves->one, link->curve ? link->points : 0, dilate);
+    to_real_time(curves->streamed, link->streamed ? link->streamed_points : 0, dilate);
+}
+
 /* The measured operations of files (dtrain-commbench --op op) into m, at real time: 0, or 2 said. */
 static int read_measured(const char *const *files, int count, const char *op, const char *option, double dilate,
                          struct measured_allreduce *m)
@@ -361,13 +375,16 @@ static int read_links(struct predict_options *o, const struct predict_args *a, s
                       struct measured_allreduce *rounds)
 {
     char why[512];
-    if (a->intra && link_parse(a->intra, a->measured, &o->intra, &o->intra_curves, why, sizeof why) < 0)
+    if (a->intra && link_parse(a->intra, "allreduce", a->measured, &o->intra, &o->intra_curves, why, sizeof why) < 0)
         return fprintf(stderr, "dtrain-analyze predict: --intra %s\n", why), 2;
-    if (a->inter && link_parse(a->inter, a->measured, &o->inter, &o->inter_curves, why, sizeof why) < 0)
+    if (a->inter && link_parse(a->inter, "allreduce", a->measured, &o->inter, &o->inter_curves, why, sizeof why) < 0)
         return fprintf(stderr, "dtrain-analyze predict: --inter %s\n", why), 2;
-    o->inter.alpha /= a->dilate, o->inter.beta /= a->dilate;   /* to real time, as the dilated runs report */
-    to_real_time(o->inter_curves.one, o->inter.curve ? o->inter.points : 0, a->dilate);
-    to_real_time(o->inter_curves.streamed, o->inter.streamed ? o->inter.streamed_points : 0, a->dilate);
+    if (a->servers_link && link_parse(a->servers_link, "pushpull", a->measured, &o->servers_link,
+                                      &o->servers_link_curves, why, sizeof why) < 0)
+        return fprintf(stderr, "dtrain-analyze predict: --servers-link %s\n", why), 2;
+    o->has_servers_link = a->servers_link != NULL;
+    link_to_real_time(&o->inter, &o->inter_curves, a->dilate);   /* as the dilated runs report */
+    link_to_real_time(&o->servers_link, &o->servers_link_curves, a->dilate);
     o->allreduce = sizes, o->rounds = rounds;
     int rc = read_measured(a->allreduce_files, o->allreduce_count, "allreduce", "--allreduce", a->dilate, sizes);
     return rc ? rc : read_measured(a->round_files, o->round_count, "colocated", "--servers-round", a->dilate, rounds);

@@ -33,6 +33,7 @@ static struct cluster_shape shape_of(const struct run_record *r, const struct pr
         c.nodes = workers, c.gpus_per_node = 1;
     c.allreduce = predict_measured_at(o, workers);
     c.servers_round = colocated ? predict_round_at(o, c.nodes) : NULL;
+    c.servers_link = predict_servers_link(o);
     return c;
 }
 

@@ -16,6 +16,9 @@ struct predict_options {
     int nodes_per_link;        /* --nodes-per-link */
     struct link_cost intra, inter;
     struct link_curves intra_curves, inter_curves;   /* measured links' */
+    struct link_cost servers_link;   /* --servers-link: the inter link a direction at a time */
+    struct link_curves servers_link_curves;
+    bool has_servers_link;
     struct measured_allreduce *allreduce;   /* --allreduce files, by job size */
     int allreduce_count;
     struct measured_allreduce *rounds;      /* --servers-round files, by nodes */
@@ -30,6 +33,9 @@ struct predict_options {
 const struct link_cost *predict_measured_at(const struct predict_options *o, int workers);
 /* The colocated servers' round measured over this many nodes, or NULL. */
 const struct link_cost *predict_round_at(const struct predict_options *o, int nodes);
+
+/* The link the servers' pushes and pulls cross (--servers-link), or NULL: --inter's. */
+const struct link_cost *predict_servers_link(const struct predict_options *o);
 
 /* The job of `nodes` nodes of per_node workers each, with the links and measurements given. */
 struct cluster_shape predict_shape_of_nodes(const struct predict_options *o, int nodes, int per_node);

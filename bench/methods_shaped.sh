@@ -26,7 +26,9 @@
 # (repeats of the busbw comparison, 3; the first writes OUTDIR/link-RATE.json, the link's
 # measured times for dtrain-analyze predict --inter, 4K to MAX_BYTES, 256M: a model's whole
 # gradient in one allreduce is measured, not extrapolated; each size also with INFLIGHT, 4,
-# operations under way at once: the rate the layer-wise methods' and the servers' pieces see).
+# operations under way at once: the rate the layer-wise methods' and the servers' pieces see);
+# where parameter-server methods run, the same link a direction at a time (--op pushpull, a worker
+# and a server: a push, then its sum back), OUTDIR/pushpull-RATE.json (predict --servers-link).
 # Then the allreduce over all the ranks of each size, OUTDIR/allreduce-RATE-WORKERS.json
 # (predict --allreduce), with INFLIGHT too; where parameter servers sit beside the workers, their
 # round (dtrain-commbench --op colocated-ranks: a worker and a server rank a node, as dtrain-train
@@ -150,6 +152,10 @@ for rate in $rates; do
         fi
         commbench "raw-$rate.$k" --raw
     done
+    case $methods in *-ps*)   # the link a direction at a time, as a server's pushes and pulls cross it
+        commbench "pushpull-$rate" --op pushpull --min-bytes 4K --max-bytes "${MAX_BYTES:-256M}" \
+            --inflight "${INFLIGHT:-4}" --json "$out/pushpull-$rate.json" ;;
+    esac
     for size in $sizes; do   # the allreduce at every job size, all its ranks: predict --allreduce
         n=${size%%:*} per=${size#*:}
         [ $((n * per)) -lt 2 ] || commbench_on "allreduce-$rate-$n-$per" "$n" "$per" --min-bytes 4K \

@@ -4,7 +4,8 @@
 # LINK, with the link's dtrain-commbench table (DIR/link-LINK.json, predict --inter) and the
 # allreduce measured over each job size's ranks (DIR/allreduce-LINK-*.json, predict --allreduce)
 # and, where the servers sat beside the workers, their round (DIR/colocated-LINK-*.json, predict
-# --servers-round), the profile scaled to RATE samples/s a device, times divided by the run's
+# --servers-round), the link a direction at a time where measured (DIR/pushpull-LINK.json, predict
+# --servers-link), the profile scaled to RATE samples/s a device, times divided by the run's
 # dilation. The test cluster's nodes sit two behind each shaped link (gn01+gn02, gn03+gn04):
 # --nodes-per-link 2.
 set -eu
@@ -16,5 +17,6 @@ done
 for f in "$dir"/colocated-"$link"-*.json; do
     [ ! -e "$f" ] || set -- "$@" --servers-round "$f"
 done
+[ ! -e "$dir/pushpull-$link.json" ] || set -- "$@" --servers-link "$dir/pushpull-$link.json"
 exec "$bin/dtrain-analyze" predict "$profile" --rate "$rate" --inter "$dir/link-$link.json" --dilate "$dilate" \
     --records "$dir/runs" --tag "$link" --nodes-per-link 2 "$@"

@@ -117,6 +117,17 @@ static double first_step(char **argv)
 }
 
 /* first_step(argv) is want, to 1e-9 (what names the case). */
+/* predict with argv refused, exit 2, its message naming the option and saying what it expected. */
+static void assert_refused(char **argv, const char *option, const char *expected)
+{
+    struct tu_result r;
+    run_analyze(argv, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, option));
+    assert_true(tu_contains(r.err, expected));
+    tu_result_free(&r);
+}
+
 static void assert_first_step(char **argv, double want, const char *what)
 {
     double step = first_step(argv);
@@ -155,23 +166,15 @@ static void test_predict_reads_a_measured_link(void **state)
         snprintf(what, sizeof what, "%s %s", cases[i].method, cases[i].option ? cases[i].option : "");
         assert_first_step(argv, cases[i].two, what);
     }
-    struct tu_result r;   /* a link's file is not an allreduce over a job's ranks when its op is not */
-    run_analyze((char *[]){"predict", profile, "--allreduce", profile, NULL}, &r);
-    assert_int_equal(r.status, 2);
-    assert_true(tu_contains(r.err, "--allreduce"));
-    assert_true(tu_contains(r.err, "expected dtrain-commbench --op allreduce --json"));
-    tu_result_free(&r);
-    run_analyze((char *[]){"predict", profile, "--servers-round", allreduce, NULL}, &r);
-    assert_int_equal(r.status, 2);
-    assert_true(tu_contains(r.err, "--servers-round"));
-    assert_true(tu_contains(r.err, "expected dtrain-commbench --op colocated --json"));
-    tu_result_free(&r);
+    /* a link's file is not an allreduce over a job's ranks when its op is not */
+    assert_refused((char *[]){"predict", profile, "--allreduce", profile, NULL}, "--allreduce",
+                   "expected dtrain-commbench --op allreduce --json");
+    assert_refused((char *[]){"predict", profile, "--servers-round", allreduce, NULL}, "--servers-round",
+                   "expected dtrain-commbench --op colocated --json");
     char pieces[4096];   /* nor is a round in pieces under a credit (bytescheduler-ps's traffic) */
     tu_fixture(pieces, sizeof pieces, "profiles/three-layers-round2-pieces.json");
-    run_analyze((char *[]){"predict", profile, "--servers-round", pieces, NULL}, &r);
-    assert_int_equal(r.status, 2);
-    assert_true(tu_contains(r.err, "a round in pieces under a credit (dtrain-commbench --partition-bytes)"));
-    tu_result_free(&r);
+    assert_refused((char *[]){"predict", profile, "--servers-round", pieces, NULL}, "--servers-round",
+                   "a round in pieces under a credit (dtrain-commbench --partition-bytes)");
 }
 
 /* predict --servers-round FILE: colocated servers' round measured over 2 nodes at 2 + n / 500 s
@@ -291,6 +294,34 @@ static void test_predict_uses_the_streamed_rate_for_pieces(void **state)
     assert_true(step_over("three-layers-link-inflight", "wfbp-a2a") < step_over("three-layers-link", "wfbp-a2a"));
 }
 
+/* predict --servers-link FILE: the link measured a direction at a time (dtrain-commbench --op
+ * pushpull on 2 ranks: the fixture's push and pull of n bytes takes 0.5 + n / 1000 s, so a message
+ * of m costs 0.25 + m / 2000, half the --inter link's 0.5 + m / 1000). The servers' pushes and
+ * pulls go at it, every parameter-server method's step as over a link of half the time; the
+ * allreduces keep --inter's. An allreduce's file is no push and pull, nor the other way round. */
+static void test_predict_reads_the_servers_link(void **state)
+{
+    (void)state;
+    char profile[4200], link[4200], pushpull[4200];
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    tu_fixture(link, sizeof link, "profiles/three-layers-link.json");
+    tu_fixture(pushpull, sizeof pushpull, "profiles/three-layers-pushpull.json");
+    for (int m = 0; m < method_count; m++) {
+        const char *method = method_list[m].name;
+        bool servers = strstr(method, "-ps") != NULL;
+        double got = first_step((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", link,
+                                           "--servers-link", pushpull, "--servers", "1", "--partition-bytes", "2500",
+                                           "--format", "json", "--methods", (char *)method, NULL}),
+               want = step_over(servers ? "three-layers-link-halved" : "three-layers-link", method);
+        print_message("%s: %.4f s a step with the servers' link (expected %.4f)\n", method, got, want);
+        assert_true(fabs(got - want) < 1e-9);
+    }
+    assert_refused((char *[]){"predict", profile, "--servers-link", link, NULL}, "--servers-link",
+                   "expected dtrain-commbench --op pushpull --json on 2 ranks across the link");
+    assert_refused((char *[]){"predict", profile, "--inter", pushpull, NULL}, "--inter",
+                   "expected dtrain-commbench --op allreduce --json on 2 ranks across the link");
+}
+
 /* A copy of the file at from_path with its first `from` replaced by `to`, at out (may be the same). */
 static void edit_file(const char *from_path, const char *from, const char *to, const char *out)
 {
@@ -382,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_predict_against_a_method_table),
         cmocka_unit_test(test_predict_reads_a_measured_link),
         cmocka_unit_test(test_predict_reads_a_measured_servers_round),
+        cmocka_unit_test(test_predict_reads_the_servers_link),
         cmocka_unit_test(test_predict_refuses_what_is_out_of_range),
         cmocka_unit_test(test_predict_uses_the_streamed_rate_for_pieces),
     };

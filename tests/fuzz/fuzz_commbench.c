@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[512] = "";
     struct link_cost link;
     static struct link_curves curves;
-    if (link_from_json(doc, "in.json", true, &link, &curves, why, sizeof why) == 0) {
+    if (link_from_json(doc, "in.json", "allreduce", true, &link, &curves, why, sizeof why) == 0) {
         if (link.points > 0 && link.streamed)
             check_curve(link.streamed, link.streamed_points);
         if (link.points > 0)
