@@ -14,7 +14,8 @@
 static const char timeline_help[] =
     "Usage: dtrain-analyze timeline [-f md|csv] FILE...\n"
     "  dtrain-train --timeline traces (PREFIX.rankR.json) summed up, a row per trace: steps, and\n"
-    "  the mean ms per step of the step, its forward, backward, the wait for the gradient\n"
+    "  the mean ms per step of the step (and its median and slowest: a mean far above the\n"
+    "  median is a few stalled steps), its forward, backward, the wait for the gradient\n"
     "  exchange after backward (what was not hidden) and the update; transfers a step; and for\n"
     "  how long, on average, the exchange was already under way while backward still computed\n"
     "  (WFBP's overlap; 0 for BSP, which starts after backward).\n"

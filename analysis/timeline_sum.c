@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct event {
@@ -84,6 +85,20 @@ static void add_step(json_t *events, double begin, double end, struct timeline_s
         sum->overlap += (backward_end - first_transfer) / 1000;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The steps' median and slowest durations, in ms, from their durations (sorted here). */
+static void step_spread(double *ms, int steps, struct timeline_sum *sum)
+{
+    qsort(ms, (size_t)steps, sizeof *ms, by_value);
+    sum->median_step = steps % 2 ? ms[steps / 2] : (ms[steps / 2 - 1] + ms[steps / 2]) / 2;
+    sum->slowest_step = ms[steps - 1];
+}
+
 int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err *err)
 {
     memset(sum, 0, sizeof *sum);
@@ -93,6 +108,9 @@ int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err 
         return dt_fail(err, "%s:%d: not a trace (%s)", path, jerr.line, jerr.text);
     if (!json_is_array(events))
         return json_decref(events), dt_fail(err, "%s: not a trace (a JSON array of events)", path);
+    double *step_ms = malloc((json_array_size(events) + 1) * sizeof *step_ms);   /* at most an event a step */
+    if (!step_ms)
+        return json_decref(events), dt_fail(err, "%s: out of memory", path);
     size_t i;
     json_t *e;
     json_array_foreach(events, i, e) {
@@ -102,12 +120,15 @@ int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err 
             snprintf(sum->process, sizeof sum->process, "%s", json_string_value(json_object_get(args, "name")) ? json_string_value(json_object_get(args, "name")) : "");
         struct event ev;
         if (read_event(e, &ev) == 0 && strcmp(ev.cat, "step") == 0 && strncmp(ev.name, "step ", 5) == 0) {
-            sum->steps++;
+            step_ms[sum->steps++] = ev.dur / 1000;
             sum->step += ev.dur / 1000;
             add_step(events, ev.ts, ev.ts + ev.dur, sum);
         }
     }
     json_decref(events);
+    if (sum->steps > 0)
+        step_spread(step_ms, sum->steps, sum);
+    free(step_ms);
     if (sum->steps == 0)
         return dt_fail(err, "%s: no steps in this trace (dtrain-train --timeline writes them)", path);
     double n = sum->steps;
@@ -119,17 +140,17 @@ int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err 
 void timeline_sum_print(FILE *out, const char *const *paths, const struct timeline_sum *sums, int count, bool csv)
 {
     if (csv)
-        fputs("trace,process,steps,step ms,forward ms,backward ms,exchange wait ms,update ms,transfers a step,"
-              "exchange during backward ms\n", out);
+        fputs("trace,process,steps,step ms,median step ms,slowest step ms,forward ms,backward ms,exchange wait ms,"
+              "update ms,transfers a step,exchange during backward ms\n", out);
     else
-        fputs("| trace | process | steps | step ms | forward ms | backward ms | exchange wait ms | update ms | "
-              "transfers a step | exchange under way during backward, ms |\n|---|---|---|---|---|---|---|---|---|---|\n",
-              out);
-    const char *row = csv ? "\"%s\",\"%s\",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%.3f\n"
-                          : "| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.3f |\n";
+        fputs("| trace | process | steps | step ms | median step ms | slowest step ms | forward ms | backward ms | "
+              "exchange wait ms | update ms | transfers a step | exchange under way during backward, ms |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|\n", out);
+    const char *row = csv ? "\"%s\",\"%s\",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%.3f\n"
+                          : "| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.3f |\n";
     for (int k = 0; k < count; k++) {
         const struct timeline_sum *s = &sums[k];
-        fprintf(out, row, paths[k], s->process, s->steps, s->step, s->forward, s->backward, s->exchange, s->update,
-                s->transfers, s->overlap);
+        fprintf(out, row, paths[k], s->process, s->steps, s->step, s->median_step, s->slowest_step, s->forward,
+                s->backward, s->exchange, s->update, s->transfers, s->overlap);
     }
 }

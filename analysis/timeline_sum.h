@@ -13,6 +13,7 @@ struct timeline_sum {
     char process[128];         /* "rank 0 on gn01" */
     int steps;
     double step, forward, backward, exchange, update;   /* mean ms per step */
+    double median_step, slowest_step;   /* ms: a mean far above the median is a few stalled steps */
     double transfers;          /* per step */
     double overlap;            /* mean ms from a step's first transfer to the end of its backward */
 };

@@ -528,11 +528,11 @@ static void test_timeline_sums(void **state)
     struct tu_result r;
     run_analyze((char *[]){"timeline", file, NULL}, &r);
     assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "| rank 0 on gn01 | 2 | 11.000 | 3.000 | 5.500 | 1.500 | 1.000 | 2.5 | 3.000 |"));
+    assert_true(tu_contains(r.out, "| rank 0 on gn01 | 2 | 11.000 | 11.000 | 12.000 | 3.000 | 5.500 | 1.500 | 1.000 | 2.5 | 3.000 |"));
     tu_result_free(&r);
     run_analyze((char *[]){"timeline", file, "--format", "csv", NULL}, &r);   /* options after the file, CSV */
     assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "\"rank 0 on gn01\",2,11.000,3.000,5.500,1.500,1.000,2.5,3.000\n"));
+    assert_true(tu_contains(r.out, "\"rank 0 on gn01\",2,11.000,11.000,12.000,3.000,5.500,1.500,1.000,2.5,3.000\n"));
     tu_result_free(&r);
     tu_fixture(file, sizeof file, "records/runs.jsonl");
     run_analyze((char *[]){"timeline", file, NULL}, &r);
