@@ -24,16 +24,13 @@ static struct cluster_shape shape_of(const struct run_record *r, const struct pr
     int workers = methods_workers_of(r), nodes = r->nodes > 0 ? r->nodes : 1;
     int per_node = colocated ? workers / nodes : r->world_size / nodes;   /* a colocated server is no worker */
     per_node = per_node > 0 ? per_node : 1;
-    struct cluster_shape c = {.nodes = (workers + per_node - 1) / per_node, .gpus_per_node = per_node,
-                              .intra = o->intra, .inter = o->inter, .servers_colocated = colocated,
-                              .nodes_per_link = o->nodes_per_link};
-    if (servers)
-        c.servers = colocated ? r->nodes : atoi(servers + 8);
-    if (c.nodes * c.gpus_per_node != workers)   /* a last node not full: as many nodes of one */
-        c.nodes = workers, c.gpus_per_node = 1;
-    c.allreduce = predict_measured_at(o, workers);
+    int job_nodes = (workers + per_node - 1) / per_node;
+    if (job_nodes * per_node != workers)   /* a last node not full: as many nodes of one */
+        job_nodes = workers, per_node = 1;
+    struct cluster_shape c = predict_shape_of_nodes(o, job_nodes, per_node);   /* the links, as measured */
+    c.servers_colocated = colocated;   /* the servers as the record says they ran, not as the options */
+    c.servers = !servers ? 0 : colocated ? r->nodes : atoi(servers + 8);
     c.servers_round = colocated ? predict_round_at(o, c.nodes) : NULL;
-    c.servers_link = predict_servers_link(o);
     return c;
 }
 

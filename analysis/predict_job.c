@@ -25,18 +25,13 @@ const struct link_cost *predict_round_at(const struct predict_options *o, int no
     return measured_over(o->rounds, o->round_count, nodes);
 }
 
-const struct link_cost *predict_servers_link(const struct predict_options *o)
-{
-    return o->has_servers_link ? &o->servers_link : NULL;
-}
-
 struct cluster_shape predict_shape_of_nodes(const struct predict_options *o, int nodes, int per_node)
 {
     return (struct cluster_shape){.nodes = nodes, .gpus_per_node = per_node, .intra = o->intra, .inter = o->inter,
                                   .servers = o->servers, .servers_colocated = o->servers_colocated,
                                   .nodes_per_link = o->nodes_per_link, .allreduce = predict_measured_at(o, nodes * per_node),
                                   .servers_round = o->servers_colocated ? predict_round_at(o, nodes) : NULL,
-                                  .servers_link = predict_servers_link(o)};
+                                  .servers_link = o->has_servers_link ? &o->servers_link : NULL};
 }
 
 /* A hand-edited input out of range (a layer of 2^62 parameters, a link fit's beta of 1e308)

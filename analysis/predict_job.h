@@ -34,9 +34,6 @@ const struct link_cost *predict_measured_at(const struct predict_options *o, int
 /* The colocated servers' round measured over this many nodes, or NULL. */
 const struct link_cost *predict_round_at(const struct predict_options *o, int nodes);
 
-/* The link the servers' pushes and pulls cross (--servers-link), or NULL: --inter's. */
-const struct link_cost *predict_servers_link(const struct predict_options *o);
-
 /* The job of `nodes` nodes of per_node workers each, with the links and measurements given. */
 struct cluster_shape predict_shape_of_nodes(const struct predict_options *o, int nodes, int per_node);
 
