@@ -116,7 +116,6 @@ static double first_step(char **argv)
     return step;
 }
 
-/* first_step(argv) is want, to 1e-9 (what names the case). */
 /* predict with argv refused, exit 2, its message naming the option and saying what it expected. */
 static void assert_refused(char **argv, const char *option, const char *expected)
 {
@@ -128,6 +127,7 @@ static void assert_refused(char **argv, const char *option, const char *expected
     tu_result_free(&r);
 }
 
+/* first_step(argv) is want, to 1e-9 (what names the case). */
 static void assert_first_step(char **argv, double want, const char *what)
 {
     double step = first_step(argv);
@@ -260,8 +260,9 @@ static void test_predict_against_a_method_table(void **state)
     tu_result_free(&fast);
 }
 
-/* predict's step for method at 2 workers over the link file (fixtures/profiles/NAME.json). */
-static double step_over(const char *link_name, const char *method)
+/* predict's step for method at 2 workers over the link file (fixtures/profiles/NAME.json), with one
+ * more option and its value (option NULL: none). */
+static double step_with(const char *link_name, const char *method, const char *option, const char *value)
 {
     char profile[4200], link[4200], name[128];
     tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
@@ -269,7 +270,12 @@ static double step_over(const char *link_name, const char *method)
     tu_fixture(link, sizeof link, name);
     return first_step((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", link, "--servers",
                                  "1", "--partition-bytes", "2500", "--format", "json", "--methods", (char *)method,
-                                 NULL});
+                                 (char *)option, (char *)value, NULL});
+}
+
+static double step_over(const char *link_name, const char *method)
+{
+    return step_with(link_name, method, NULL, NULL);
 }
 
 /* A link measured with --inflight (each message's share when 4 are under way: half a lone one's
@@ -309,9 +315,7 @@ static void test_predict_reads_the_servers_link(void **state)
     for (int m = 0; m < method_count; m++) {
         const char *method = method_list[m].name;
         bool servers = strstr(method, "-ps") != NULL;
-        double got = first_step((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", link,
-                                           "--servers-link", pushpull, "--servers", "1", "--partition-bytes", "2500",
-                                           "--format", "json", "--methods", (char *)method, NULL}),
+        double got = step_with("three-layers-link", method, "--servers-link", pushpull),
                want = step_over(servers ? "three-layers-link-halved" : "three-layers-link", method);
         print_message("%s: %.4f s a step with the servers' link (expected %.4f)\n", method, got, want);
         assert_true(fabs(got - want) < 1e-9);
