@@ -126,11 +126,10 @@ int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err 
         }
     }
     json_decref(events);
-    if (sum->steps > 0)
-        step_spread(step_ms, sum->steps, sum);
-    free(step_ms);
     if (sum->steps == 0)
-        return dt_fail(err, "%s: no steps in this trace (dtrain-train --timeline writes them)", path);
+        return free(step_ms), dt_fail(err, "%s: no steps in this trace (dtrain-train --timeline writes them)", path);
+    step_spread(step_ms, sum->steps, sum);
+    free(step_ms);
     double n = sum->steps;
     sum->step /= n, sum->forward /= n, sum->backward /= n, sum->exchange /= n, sum->update /= n;
     sum->transfers /= n, sum->overlap /= n;
