@@ -38,8 +38,8 @@ NVCC_FLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror -Icommon $(TRAINER
               -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
               -gencode arch=compute_90,code=compute_90
 ifeq ($(CUDA),1)
-GPU_SRC := $(addprefix trainer/backend/,backend_cuda.cu kernels_cuda.cu blas_cuda.cu dnn_cuda.cu bf16_cuda.cu seq_cuda.cu \
-                                        staging_cuda.cu) \
+GPU_SRC := $(addprefix trainer/backend/,backend_cuda.cu kernels_cuda.cu blas_cuda.cu dnn_cuda.cu bn_cuda.cu bf16_cuda.cu \
+                                        seq_cuda.cu staging_cuda.cu) \
            trainer/comm/comm_nccl.c
 GPU_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lnccl -lcudart -lstdc++
 else

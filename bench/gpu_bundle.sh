@@ -6,7 +6,9 @@
 # NCCL: the GPU machine brings those, matching its driver), and Open MPI's plugins, help texts and
 # PMIx under the prefix layout that OPAL_PREFIX relocates. Built on Debian 12 (glibc 2.36), they
 # run on any newer glibc. One xz archive, since the libraries (OpenBLAS, oneDNN) are ~80 MB as
-# files and ~15 MB packed. Usage: bench/gpu_bundle.sh BUILD OUTDIR
+# files and ~15 MB packed. BASELINE=FILE adds another dtrain-train (an earlier commit's, built
+# here) as bin/dtrain-train-baseline: gpu_vs_torch.sh then runs it beside, on the same GPU.
+# Usage: [BASELINE=FILE] bench/gpu_bundle.sh BUILD OUTDIR
 set -eu
 build=$1
 out=$2
@@ -14,6 +16,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/root"
 cp "$build/bin/dtrain-train" "$build/gpu/test_cuda" "$build/gpu/test_cuda_exchange" "$stage/bin/"
+[ -z "${BASELINE:-}" ] || cp "$BASELINE" "$stage/bin/dtrain-train-baseline"
 # Open MPI's launcher: the GPU machine has none, and the exchange methods' check runs 2-3 ranks
 cp -L /usr/bin/orterun "$stage/bin/mpirun"
 for exe in "$stage"/bin/*; do ldd "$exe"; done | awk '$3 ~ /^\// { print $3 }' | sort -u |

@@ -9,8 +9,10 @@
 # for the same ResNet-50 step (gpu_torch_layers.py), and the benchmark against
 # PyTorch (gpu_vs_torch.sh, whole rounds while they end within TOTAL seconds of the start). It writes at most
 # 8 files to $OUT (or ./gpu-out), what a device call brings back: device.txt, test_cuda.log,
-# test_cuda_exchange.log, methods.log, smoke.log, bench.md and the two profiles.
-# Usage: sh bench/gpu_device_run.sh [tests|bench|all]   (env: PYTHON, TOTAL (420), gpu_vs_torch.sh's)
+# test_cuda_exchange.log, methods.log, smoke.log, bench.md and the two profiles. `speed` is the
+# short call for a kernel change: test_cuda, the profiles and the benchmark; a bundle made with
+# BASELINE (gpu_bundle.sh) runs that dtrain-train in the benchmark beside this one.
+# Usage: sh bench/gpu_device_run.sh [tests|bench|speed|all]   (env: PYTHON, TOTAL (420), gpu_vs_torch.sh's)
 set -u
 started=$(date +%s)
 what=${1:-all}
@@ -63,13 +65,18 @@ train() {   # train LIMIT OPTION...: one dtrain-train on the GPU, its output on 
 }
 
 rc=0
+case $what in tests | bench | speed | all) ;; *) echo "usage: gpu_device_run.sh [tests|bench|speed|all]"; exit 2 ;; esac
+unit_tests="test_cuda test_cuda_exchange"
+[ "$what" != speed ] || unit_tests=test_cuda
 if [ "$what" != bench ]; then
-    for t in test_cuda test_cuda_exchange; do
+    for t in $unit_tests; do
         timeout 240 "$bin/$t" >"$out/$t.log" 2>&1 || echo "FAILED: $t exited $?" >>"$out/$t.log"
         cat "$out/$t.log"
         { grep -q '^\[  PASSED  \]' "$out/$t.log" && ! grep -q -e '^\[  FAILED  \]' -e '^\[  SKIPPED \]' -e '^FAILED' \
             "$out/$t.log"; } || rc=1
     done
+fi
+if [ "$what" = tests ] || [ "$what" = all ]; then
     # every exchange method, host-staged, on 2-3 ranks sharing the GPU, against BSP's parameters;
     # the runs' files stay on the machine, a failing run's output is appended
     methods=/tmp/dtrain-device-methods
@@ -104,9 +111,13 @@ if [ "$what" != tests ]; then
     train 120 --model bert-base --dataset synthetic-text:30522x128 --batch-size 8 --max-steps 12 \
         --log-every 4 --eval-every 0 --profile-out "$out/bert-base-$device-b8.json" >>"$out/device.txt"
     # PyTorch's kernels of the same ResNet-50 step, by kind, beside the profile's layers
-    timeout 120 "$python" "$top/bench/gpu_torch_layers.py" resnet50 224x224x3 64 fp32 >>"$out/device.txt" 2>&1
+    [ "$what" = speed ] ||
+        timeout 120 "$python" "$top/bench/gpu_torch_layers.py" resnet50 224x224x3 64 fp32 >>"$out/device.txt" 2>&1
     tail -n 16 "$out/device.txt"
-    DEADLINE=$((${TOTAL:-420} - ($(date +%s) - started))) sh "$top/bench/gpu_vs_torch.sh" "$bin" "$python" >"$out/bench.md" 2>&1
+    baseline=""
+    [ ! -x "$bin/dtrain-train-baseline" ] || baseline="$bin/dtrain-train-baseline"
+    BASELINE=$baseline DEADLINE=$((${TOTAL:-420} - ($(date +%s) - started))) sh "$top/bench/gpu_vs_torch.sh" "$bin" \
+        "$python" >"$out/bench.md" 2>&1
     cat "$out/bench.md"
 fi
 exit $rc

@@ -9,7 +9,9 @@
 # k x batch / rate_k seconds), PyTorch's from a timer around the later steps. After the first, a
 # round starts only if, lasting as long as the last one, it would end within DEADLINE seconds of
 # the start: a bounded device call ends with whole rounds.
-# Usage: bench/gpu_vs_torch.sh BINDIR [PYTHON]   (env: STEPS, WARMUP, ROUNDS, CONFIGS, DEADLINE)
+# BASELINE=FILE runs another dtrain-train (an earlier commit's) in the same rounds: its own column,
+# the change's effect measured on the same GPU beside the same PyTorch.
+# Usage: bench/gpu_vs_torch.sh BINDIR [PYTHON]   (env: STEPS, WARMUP, ROUNDS, CONFIGS, DEADLINE, BASELINE)
 # CONFIGS: MODEL:INPUT:BATCH:fp32|bf16:heuristic|find[:graphs], blank-separated; INPUT is HxWxC
 # (images) or seqN (token ids of length N); graphs adds --cuda-graphs on dtrain's side only
 # (PyTorch's side stays eager, the baseline the issue names). Without a GPU the script itself can be
@@ -37,11 +39,11 @@ dataset_of() {   # INPUT -> dtrain-train's --dataset
     case $1 in seq*) echo "synthetic-text:${vocab}x${1#seq}" ;; *) echo "synthetic:$1" ;; esac
 }
 
-ours() {   # CONFIG -> samples/s over the steps after the warm-up (0 if the run failed)
+ours() {   # DTRAIN_TRAIN CONFIG -> samples/s over the steps after the warm-up (0 if the run failed)
     IFS=: read -r model shape batch precision algo graphs <<CONFIG
-$1
+$2
 CONFIG
-    timeout 120 "$bin/dtrain-train" --device cuda --model "$model" --dataset "$(dataset_of "$shape")" \
+    timeout 120 "$1" --device cuda --model "$model" --dataset "$(dataset_of "$shape")" \
         --batch-size "$batch" --precision "$precision" --conv-algo "$algo" ${graphs:+--cuda-graphs} --optimizer adam \
         --lr 0.001 --epochs 1000 --max-steps $((steps + warmup)) --log-every 1 --eval-every 0 --quiet 2>&1 |
         awk -v b="$batch" -v w="$warmup" -v n=$((steps + warmup)) '
@@ -72,7 +74,8 @@ round=1 last=0
 while [ "$round" -le "$rounds" ] && [ $(($(date +%s) - started + last)) -le "$deadline" ]; do
     round_start=$(date +%s)
     for config in $configs; do
-        echo "ours $config $(ours "$config")" | tee -a "$results" >&2   # progress, kept if cut short
+        echo "ours $config $(ours "$bin/dtrain-train" "$config")" | tee -a "$results" >&2   # progress, kept if cut short
+        [ -z "${BASELINE:-}" ] || echo "baseline $config $(ours "$BASELINE" "$config")" | tee -a "$results" >&2
     done
     # shellcheck disable=SC2086
     theirs $configs | sed 's/^/theirs /' | tee -a "$results" >&2
@@ -83,14 +86,19 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
 torch=$("$python" -c 'import torch; print(torch.__version__)')
 echo "GPU: ${gpu:-unknown}; PyTorch $torch eager; Adam; best of $((round - 1)) rounds of $steps steps after $warmup"
 echo
-echo "| model | input | batch | precision | cuDNN algorithms | dtrain-train | PyTorch eager | unit | ratio |"
-echo "|---|---|---|---|---|---|---|---|---|"
+[ -z "${BASELINE:-}" ] || echo "baseline: $BASELINE"
+echo
+echo "| model | input | batch | precision | cuDNN algorithms | dtrain-train | PyTorch eager | unit | ratio |${BASELINE:+ baseline | ratio |}"
+echo "|---|---|---|---|---|---|---|---|---|${BASELINE:+---|---|}"
 for config in $configs; do
-    awk -v c="$config" '
+    awk -v c="$config" -v baseline="${BASELINE:+1}" '
         $2 == c && $3 > best[$1] { best[$1] = $3 }
+        function ratio(a, b) { return b > 0 ? sprintf("%.2fx", a / b) : "-" }
         END { split(c, f, ":"); scale = 1; unit = "images/s"
               if (f[2] ~ /^seq/) { scale = substr(f[2], 4) + 0; unit = "tokens/s" }
-              printf "| %s | %s | %s | %s | %s | %.0f%s | %.0f | %s | %s |\n", f[1], f[2], f[3], f[4], f[5],
+              printf "| %s | %s | %s | %s | %s | %.0f%s | %.0f | %s | %s |", f[1], f[2], f[3], f[4], f[5],
                      best["ours"] * scale, (f[6] == "graphs" ? " (CUDA graphs)" : ""), best["theirs"] * scale, unit,
-                     (best["theirs"] > 0 ? sprintf("%.2fx", best["ours"] / best["theirs"]) : "-") }' "$results"
+                     ratio(best["ours"], best["theirs"])
+              if (baseline) printf " %.0f | %s |", best["baseline"] * scale, ratio(best["baseline"], best["theirs"])
+              printf "\n" }' "$results"
 done

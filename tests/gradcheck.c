@@ -90,8 +90,10 @@ static void d_maxpool(const struct op *op, struct tensor_shape s, struct tensor_
             }
 }
 
-/* Batch norm in training mode: each channel's statistics over the batch. */
-static void d_batchnorm(const struct op *op, struct tensor_shape s, const double *p, const double *in, double *out, int n)
+/* Batch norm in training mode: each channel's statistics over the batch; then the residual added
+ * and the ReLU where the op fuses them. */
+static void d_batchnorm(const struct op *op, struct tensor_shape s, const double *p, const double *in,
+                        const double *residual, double *out, int n)
 {
     int hw = s.h * s.w;
     size_t in_size = (size_t)s.c * hw;
@@ -109,6 +111,14 @@ static void d_batchnorm(const struct op *op, struct tensor_shape s, const double
             for (int j = 0; j < hw; j++)
                 out[b * in_size + c * hw + j] = p[op->w + c] * (in[b * in_size + c * hw + j] - mean) /
                                                     sqrt(var + 1e-5) + p[op->b + c];
+        for (int b = 0; b < n; b++)
+            for (int j = 0; j < hw; j++) {
+                double *v = &out[b * in_size + c * hw + j];
+                if (residual)
+                    *v += residual[b * in_size + c * hw + j];
+                if (op->bn.relu)
+                    *v = fmax(*v, 0.0);
+            }
     }
 }
 
@@ -117,8 +127,9 @@ static void d_image_op(const struct model *m, const struct op *op, const double 
 {
     struct tensor_shape s = m->tensors[op->in], o = m->tensors[op->out];
     size_t in_size = tensor_size(m, op->in), out_size = tensor_size(m, op->out);
-    if (op->kind == OP_BATCHNORM)
-        return d_batchnorm(op, s, p, act[op->in], act[op->out], n);
+    if (op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU)
+        return d_batchnorm(op, s, p, act[op->in], op->kind == OP_BATCHNORM_ADD_RELU ? act[op->in2] : NULL,
+                           act[op->out], n);
     for (int b = 0; b < n; b++) {
         const double *x = act[op->in] + b * in_size;
         double *y = act[op->out] + b * out_size;
@@ -185,6 +196,7 @@ static void d_op(const struct model *m, int index, const double *p, double **act
             y[j] = x[j] + act[op->in2][j];
         break;
     case OP_LINEAR: case OP_CONV: case OP_RELU: case OP_MAXPOOL: case OP_AVGPOOL: case OP_BATCHNORM:
+    case OP_BATCHNORM_ADD_RELU:
         d_image_op(m, op, p, act, n);
         break;
     case OP_ATTENTION:

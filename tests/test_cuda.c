@@ -181,64 +181,85 @@ static void test_staged_uploads(void **state)
     assert_int_equal(wrong_cases, 0);
 }
 
-static void test_batchnorm(void **state)
+/* One shape of batch norm (bn_cuda.cu) against the reference: training forward, backward (dx
+ * overwritten, then added to), eval forward; with relu the fused ReLU, with residual the fused
+ * add. The reference's backward masks dy by the GPU's own output, so the check holds the GPU's
+ * mask (recomputed without a residual) to its forward's; a value within rounding of zero could
+ * otherwise fall either side on the two machines. */
+static void check_batchnorm(int n, int c, int hw, bool relu, bool residual, float momentum)
 {
-    (void)state;
-    require_gpu();
     const struct backend *ref = backend_reference();
-    int n = 16, c = 12, hw = 49;
     size_t count = (size_t)n * c * hw;
     float *x = random_floats(count, 21), *gamma = random_floats(c, 22), *beta = random_floats(c, 23);
     float *dy = random_floats(count, 24), *y = calloc(count, 4), *dx = random_floats(count, 25);
+    float *r = random_floats(count, 28), *dr = random_floats(count, 29);
     float *mean = calloc(c, 4), *var = malloc(c * 4), *save = calloc(2 * c, 4);
     float *dg = random_floats(c, 26), *dbt = random_floats(c, 27);   /* added to: not from zero */
     for (int i = 0; i < c; i++)
         var[i] = 1;
     float *gx = up(x, count * 4), *gg = up(gamma, c * 4), *gbt = up(beta, c * 4), *gdy = up(dy, count * 4);
     float *gy = up(y, count * 4), *gdx = up(dx, count * 4), *gmean = up(mean, c * 4), *gvar = up(var, c * 4);
-    float *gsave = up(save, 2 * c * 4), *gdg = up(dg, c * 4), *gdbt = up(dbt, c * 4);
-    ref->batchnorm_forward(NULL, x, gamma, beta, mean, var, save, save + c, y, n, c, hw, true, 0.1f, 1e-5f);
-    gpu->batchnorm_forward(gpu->state, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, n, c, hw, true, 0.1f, 1e-5f);
-    ref->batchnorm_backward(NULL, x, gamma, save, save + c, dy, dx, dg, dbt, n, c, hw, false);
-    gpu->batchnorm_backward(gpu->state, gx, gg, gsave, gsave + c, gdy, gdx, gdg, gdbt, n, c, hw, false);
-    float *hy = down(gy, count), *hdx = down(gdx, count), *hm = down(gmean, c), *hv = down(gvar, c);
-    float *hdg = down(gdg, c), *hdb = down(gdbt, c);
+    float *gsave = up(save, 2 * c * 4), *gdg = up(dg, c * 4), *gdbt = up(dbt, c * 4), *gr = up(r, count * 4);
+    float *gdr = up(dr, count * 4);
+    printf("batch norm n %d c %d hw %d%s%s\n", n, c, hw, residual ? " + residual" : "", relu ? ", ReLU" : "");
+    struct bn_call cpu = {.n = n, .c = c, .hw = hw, .x = x, .gamma = gamma, .beta = beta, .running_mean = mean,
+                          .running_var = var, .save_mean = save, .save_invstd = save + c, .y = y,
+                          .residual = residual ? r : NULL, .relu = relu};
+    struct bn_call dev = {.n = n, .c = c, .hw = hw, .x = gx, .gamma = gg, .beta = gbt, .running_mean = gmean,
+                          .running_var = gvar, .save_mean = gsave, .save_invstd = gsave + c, .y = gy,
+                          .residual = residual ? gr : NULL, .relu = relu};
+    ref->batchnorm_forward(NULL, &cpu, true, momentum, 1e-5f);
+    gpu->batchnorm_forward(gpu->state, &dev, true, momentum, 1e-5f);
+    float *hy = down(gy, count), *cpu_dr = residual ? dr : NULL, *dev_dr = residual ? gdr : NULL;
     assert_close("batchnorm forward (train)", hy, y, count, 1e-4);
+    cpu.y = hy;   /* the GPU's mask, for backward */
+    ref->batchnorm_backward(NULL, &cpu, dy, dx, dg, dbt, cpu_dr, false, false);
+    gpu->batchnorm_backward(gpu->state, &dev, gdy, gdx, gdg, gdbt, dev_dr, false, false);
+    float *hdx = down(gdx, count), *hm = down(gmean, c), *hv = down(gvar, c), *hdg = down(gdg, c);
+    float *hdb = down(gdbt, c), *hdr = down(gdr, count);
     assert_close("  running mean", hm, mean, c, 1e-4);
-    assert_close("  running variance (unbiased)", hv, var, c, 1e-4);
+    assert_close("  running variance (unbiased)", hv, var, c, 1e-5);
     assert_close("  input gradient", hdx, dx, count, 1e-4);
     assert_close("  gamma gradient", hdg, dg, c, 1e-3);
     assert_close("  beta gradient", hdb, dbt, c, 1e-3);
-    /* again, adding onto dx (a residual block's input: cuDNN's betaDataDiff 1) and the gradients */
-    ref->batchnorm_backward(NULL, x, gamma, save, save + c, dy, dx, dg, dbt, n, c, hw, true);
-    gpu->batchnorm_backward(gpu->state, gx, gg, gsave, gsave + c, gdy, gdx, gdg, gdbt, n, c, hw, true);
-    free(hdx), free(hdg), free(hdb);
-    hdx = down(gdx, count), hdg = down(gdg, c), hdb = down(gdbt, c);
+    assert_close("  residual gradient", hdr, dr, count, 1e-6);
+    /* again, adding onto dx and the residual's gradient (inputs with other readers) and the gradients */
+    ref->batchnorm_backward(NULL, &cpu, dy, dx, dg, dbt, cpu_dr, true, true);
+    gpu->batchnorm_backward(gpu->state, &dev, gdy, gdx, gdg, gdbt, dev_dr, true, true);
+    free(hdx), free(hdg), free(hdb), free(hdr);
+    hdx = down(gdx, count), hdg = down(gdg, c), hdb = down(gdbt, c), hdr = down(gdr, count);
     assert_close("  input gradient, added to", hdx, dx, count, 1e-4);
     assert_close("  gamma gradient, twice", hdg, dg, c, 1e-3);
     assert_close("  beta gradient, twice", hdb, dbt, c, 1e-3);
-    ref->batchnorm_forward(NULL, x, gamma, beta, mean, var, save, save + c, y, n, c, hw, false, 0.1f, 1e-5f);
-    gpu->batchnorm_forward(gpu->state, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, n, c, hw, false, 0.1f, 1e-5f);
-    free(hy);
-    hy = down(gy, count);
+    assert_close("  residual gradient, added to", hdr, dr, count, 1e-6);
+    cpu.y = y;   /* its own again */
+    ref->batchnorm_forward(NULL, &cpu, false, 0.1f, 1e-5f);
+    gpu->batchnorm_forward(gpu->state, &dev, false, 0.1f, 1e-5f);
+    free(hy), hy = down(gy, count);
     assert_close("batchnorm forward (eval)", hy, y, count, 1e-4);
-    /* The running variance must be the unbiased one: at 784 values a channel the biased one is
-     * only 1.3e-4 off (within the tolerance above), so again with 8 values a channel (n 4, hw 2)
-     * and momentum 1, where it is 8/7 off (test_nn shows the reference can tell them apart). */
-    for (int i = 0; i < c; i++)
-        var[i] = 1, mean[i] = 0;
-    assert_int_equal(backend_cuda_upload(on, gvar, var, c * 4), 0);
-    assert_int_equal(backend_cuda_upload(on, gmean, mean, c * 4), 0);
-    ref->batchnorm_forward(NULL, x, gamma, beta, mean, var, save, save + c, y, 4, c, 2, true, 1.0f, 1e-5f);
-    gpu->batchnorm_forward(gpu->state, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, 4, c, 2, true, 1.0f, 1e-5f);
-    free(hv);
-    hv = down(gvar, c);
-    assert_close("  running variance, 8 values a channel, momentum 1", hv, var, c, 1e-5);
-    void *held[] = {gx, gg, gbt, gdy, gy, gdx, gmean, gvar, gsave, gdg, gdbt};
-    for (int i = 0; i < 11; i++)
+    void *held[] = {gx, gg, gbt, gdy, gy, gdx, gmean, gvar, gsave, gdg, gdbt, gr, gdr};
+    for (int i = 0; i < 13; i++)
         backend_release(gpu, held[i]);
     free(x), free(gamma), free(beta), free(dy), free(y), free(dx), free(mean), free(var), free(save), free(dg), free(dbt);
-    free(hy), free(hdx), free(hm), free(hv), free(hdg), free(hdb);
+    free(r), free(dr), free(hy), free(hdx), free(hm), free(hv), free(hdg), free(hdb), free(hdr);
+}
+
+/* Shapes that reach each path: a split per sample (few channels), more channels than a block of
+ * the per-channel kernels, a plane wider than a row's block (its loop), a 7x7 plane (a partial
+ * warp); each plain, with the ReLU (its mask recomputed) and with the residual too (read from y).
+ * Last, the running variance must be the unbiased one: at hundreds of values a channel the biased
+ * one is within 1e-5, so again with 8 values a channel (n 4, hw 2) and momentum 1, where it is 8/7
+ * off (test_nn shows the reference can tell them apart). */
+static void test_batchnorm(void **state)
+{
+    (void)state;
+    require_gpu();
+    for (int fused = 0; fused < 3; fused++) {
+        check_batchnorm(16, 12, 49, fused > 0, fused > 1, 0.1f);
+        check_batchnorm(3, 300, 49, fused > 0, fused > 1, 0.1f);
+        check_batchnorm(5, 4, 700, fused > 0, fused > 1, 0.1f);
+    }
+    check_batchnorm(4, 12, 2, false, false, 1.0f);
 }
 
 /* ReLU, residual add, both poolings and the loss: the reference's arithmetic. */

@@ -57,6 +57,7 @@ static void test_parameter_counts(void **state)
 }
 
 /* Small models, one per layer kind, built by hand. */
+#define TINY_MODELS 6
 static void tiny_model(struct model *m, int kind)
 {
     switch (kind) {
@@ -78,12 +79,22 @@ static void tiny_model(struct model *m, int kind)
         nn_softmax_xent(m, nn_linear(m, nn_maxpool(m, nn_maxpool(m, nn_conv(m, 0, 3, 3, 1, 1, true, NN_INIT_PYTORCH_DEFAULT),
                                                                 2, 2, 0), 3, 2, 1), 3));
         break;
-    default: { /* a residual block with a strided 1x1 downsample */
+    case 4: { /* a residual block with a strided 1x1 downsample, as separate ops */
         nn_begin(m, "residual", 3, 6, 6, 3);
         int t = nn_relu(m, nn_batchnorm(m, nn_conv(m, 0, 4, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT)));
         int a = nn_batchnorm(m, nn_conv(m, t, 6, 3, 2, 1, false, NN_INIT_KAIMING_FAN_OUT));
         int b = nn_batchnorm(m, nn_conv(m, t, 6, 1, 2, 0, false, NN_INIT_KAIMING_FAN_OUT));
         nn_softmax_xent(m, nn_linear(m, nn_avgpool(m, nn_relu(m, nn_add(m, a, b))), 3));
+        break;
+    }
+    default: { /* as the ResNets build it: BN and ReLU one op, the downsample's BN adding and ReLU-ing,
+                  then a block whose identity is its input (read twice: gradients added) */
+        nn_begin(m, "fused", 3, 6, 6, 3);
+        int t = nn_batchnorm_relu(m, nn_conv(m, 0, 4, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT));
+        int a = nn_batchnorm(m, nn_conv(m, t, 6, 3, 2, 1, false, NN_INIT_KAIMING_FAN_OUT));
+        t = nn_batchnorm_add_relu(m, nn_conv(m, t, 6, 1, 2, 0, false, NN_INIT_KAIMING_FAN_OUT), a);
+        t = nn_batchnorm_add_relu(m, nn_conv(m, t, 6, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT), t);
+        nn_softmax_xent(m, nn_linear(m, nn_avgpool(m, t), 3));
     }
     }
     assert_false(m->failed);
@@ -128,7 +139,7 @@ static void test_backward_matches_central_differences(void **state)
 {
     (void)state;
     const int n = 3;
-    for (int kind = 0; kind < 5; kind++) {
+    for (int kind = 0; kind < TINY_MODELS; kind++) {
         struct model m;
         tiny_model(&m, kind);
         struct run r;
@@ -145,6 +156,50 @@ static void test_backward_matches_central_differences(void **state)
         free_run(&m, &r);
         model_free(&m);
     }
+}
+
+/* A ResNet block's end as separate ops (conv, BN, ReLU, conv, BN, add of the input, ReLU) or as
+ * ResNets build it (nn_batchnorm_relu, nn_batchnorm_add_relu). */
+static void bn_relu_model(struct model *m, bool fused)
+{
+    nn_begin(m, fused ? "fused" : "separate", 3, 5, 5, 4);
+    int conv = nn_conv(m, 0, 6, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT);
+    int t = fused ? nn_batchnorm_relu(m, conv) : nn_relu(m, nn_batchnorm(m, conv));
+    conv = nn_conv(m, t, 6, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT);
+    t = fused ? nn_batchnorm_add_relu(m, conv, t) : nn_relu(m, nn_add(m, nn_batchnorm(m, conv), t));
+    nn_softmax_xent(m, nn_linear(m, nn_avgpool(m, t), 4));
+    assert_false(m->failed);
+    assert_int_equal(nn_finish(m), 0);
+}
+
+/* The fused ops are the separate ops' arithmetic: the same loss, gradients and running statistics
+ * to the bit on the reference backend (the same parameters: ReLU and add own none). */
+static void test_fused_batchnorm_is_the_separate_ops(void **state)
+{
+    (void)state;
+    const int n = 4;
+    struct model two, one;
+    bn_relu_model(&two, false);
+    bn_relu_model(&one, true);
+    assert_int_equal(one.num_params, two.num_params);
+    assert_int_equal(one.num_buffers, two.num_buffers);
+    assert_int_equal(one.num_ops, two.num_ops - 3);
+    struct run a, b;
+    setup_run(&two, &a, n, 11);
+    setup_run(&one, &b, n, 11);
+    double loss_two = model_forward(&two, backend_reference(), &a.ws, a.params, a.buffers,
+                                    &(struct batch){.n = n, .x = a.x, .labels = a.labels}, true, NULL, NULL);
+    double loss_one = model_forward(&one, backend_reference(), &b.ws, b.params, b.buffers,
+                                    &(struct batch){.n = n, .x = b.x, .labels = b.labels}, true, NULL, NULL);
+    model_backward(&two, backend_reference(), &a.ws, a.params, a.grads, n);
+    model_backward(&one, backend_reference(), &b.ws, b.params, b.grads, n);
+    assert_true(loss_one == loss_two);
+    assert_memory_equal(b.grads, a.grads, one.num_params * sizeof(float));
+    assert_memory_equal(b.buffers, a.buffers, one.num_buffers * sizeof(float));
+    free_run(&two, &a);
+    free_run(&one, &b);
+    model_free(&two);
+    model_free(&one);
 }
 
 /* max |a - b| / max |b| over one buffer */
@@ -201,7 +256,7 @@ static void test_fast_backend_matches_reference(void **state)
 {
     (void)state;
     for (enum cpu_conv_mode mode = CPU_CONV_AUTO; mode <= CPU_CONV_DNNL; mode++) {
-        for (int kind = 0; kind < 5; kind++) {
+        for (int kind = 0; kind < TINY_MODELS; kind++) {
             struct model m;
             tiny_model(&m, kind);
             compare_backends(&m, 4, m.name, mode);
@@ -292,8 +347,9 @@ static void test_batchnorm_running_variance_is_unbiased(void **state)
     float gamma[2] = {1, 1}, beta[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
         float mean[2] = {0, 0}, var[2] = {1, 1};
-        backends[k]->batchnorm_forward(backends[k]->state, x, gamma, beta, mean, var, save, save + 2, y, 4, 2, 2, true,
-                                       1.0f, 1e-5f);
+        struct bn_call bn = {.n = 4, .c = 2, .hw = 2, .x = x, .gamma = gamma, .beta = beta, .running_mean = mean,
+                             .running_var = var, .save_mean = save, .save_invstd = save + 2, .y = y};
+        backends[k]->batchnorm_forward(backends[k]->state, &bn, true, 1.0f, 1e-5f);
         for (int ch = 0; ch < 2; ch++) {
             double m = 0, ss = 0;
             for (int b = 0; b < 4; b++)
@@ -320,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_passes_tell_each_layer_its_parameters),
         cmocka_unit_test(test_a_graph_needs_a_loss),
         cmocka_unit_test(test_batchnorm_running_variance_is_unbiased),
+        cmocka_unit_test(test_fused_batchnorm_is_the_separate_ops),
     };
     return cmocka_run_group_tests_name("nn", tests, NULL, NULL);
 }

@@ -89,7 +89,7 @@ static int layer_pieces(const char *name, size_t per_partition)
     assert_int_equal(model_build(&m, name, 1, 28, 28, 10, &err), 0);
     int pieces = 0;
     for (int i = 0; i < m.num_ops; i++) {
-        if (m.ops[i].kind != OP_CONV && m.ops[i].kind != OP_LINEAR && m.ops[i].kind != OP_BATCHNORM)
+        if (!op_type_of(&m.ops[i])->owns_params)
             continue;
         size_t count = op_type_of(&m.ops[i])->param_count(&m, &m.ops[i]);
         pieces += per_partition ? (int)((count + per_partition - 1) / per_partition) : 1;

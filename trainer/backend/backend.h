@@ -47,6 +47,19 @@ struct seq_draw {
     long position;
 };
 
+/* One batch norm over (n, h, w) for each of c channels, with what a ResNet fuses after it:
+ * y = max(0, batch norm(x) + residual), the sum where residual is given, the max where relu. One
+ * pass over the activations where conv-BN-add-ReLU as separate ops took three more each way. */
+struct bn_call {
+    int n, c, hw;
+    const float *x, *gamma, *beta;
+    float *running_mean, *running_var;   /* training forward updates them, eval reads them */
+    float *save_mean, *save_invstd;      /* the batch's: training forward writes them, backward reads */
+    float *y;
+    const float *residual;               /* NULL: none */
+    bool relu;
+};
+
 struct backend {
     const char *name;
     void *state;             /* backend-private: scratch buffers, thread counts */
@@ -68,15 +81,16 @@ struct backend {
     void (*conv_backward)(void *state, const struct conv_shape *s, const float *x, const float *w, const float *dy,
                           float *dx, float *dw, float *db, bool accumulate);
 
-    /* Batch norm over (n, h, w) for each of c channels. Training: batch statistics, saved in
-     * save_mean/save_invstd for backward, and running statistics updated with `momentum`
-     * (unbiased variance, as PyTorch). Eval: running statistics. */
-    void (*batchnorm_forward)(void *state, const float *x, const float *gamma, const float *beta, float *running_mean,
-                              float *running_var, float *save_mean, float *save_invstd, float *y, int n, int c, int hw,
-                              bool training, float momentum, float eps);
-    void (*batchnorm_backward)(void *state, const float *x, const float *gamma, const float *save_mean,
-                               const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int n,
-                               int c, int hw, bool accumulate);
+    /* Batch norm (struct bn_call). Training: batch statistics, saved in save_mean/save_invstd for
+     * backward, and running statistics updated with `momentum` (unbiased variance, as PyTorch).
+     * Eval: running statistics. */
+    void (*batchnorm_forward)(void *state, const struct bn_call *bn, bool training, float momentum, float eps);
+    /* dy is y's gradient; where bn->relu, y's zeros mask it (a backend may instead recompute that
+     * mask from x with forward's own arithmetic when there is no residual: one tensor less to read).
+     * dx, gamma's and beta's gradients (the last two added to); dresidual (NULL without a residual)
+     * gets the residual's, added to where accumulate_residual. */
+    void (*batchnorm_backward)(void *state, const struct bn_call *bn, const float *dy, float *dx, float *dgamma,
+                               float *dbeta, float *dresidual, bool accumulate, bool accumulate_residual);
 
     void (*relu_forward)(void *state, const float *x, float *y, size_t count);
     void (*relu_backward)(void *state, const float *y, const float *dy, float *dx, size_t count, bool accumulate);

@@ -247,6 +247,7 @@ struct backend *backend_cuda_create(int device, const struct cuda_options *optio
     install_own_kernels(&st->table);
     install_blas(&st->table);
     install_dnn(&st->table);
+    install_batchnorm(&st->table);
     install_seq_kernels(&st->table);
     return &st->table;
 }
@@ -262,6 +263,7 @@ void backend_cuda_destroy(struct backend *be)
     if (st->copy_stream)
         cudaStreamSynchronize(st->copy_stream);
     release_dnn(st);
+    release_batchnorm(st);
     for (int i = 0; i < HALF_SLOTS; i++)
         cudaFree(st->half[i]);
     for (int i = 0; i < 2; i++) {

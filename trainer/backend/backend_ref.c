@@ -111,71 +111,90 @@ static void ref_conv_backward(void *state, const struct conv_shape *s, const flo
 
 /* ---------- the kernels every CPU backend shares (kernels.h) ---------- */
 
-void cpu_batchnorm_forward(void *state, const float *x, const float *gamma, const float *beta, float *running_mean,
-                           float *running_var, float *save_mean, float *save_invstd, float *y, int n, int c, int hw,
-                           bool training, float momentum, float eps)
+/* A channel's batch statistics over the batch: the mean and the biased variance. */
+static void channel_stats(const struct bn_call *bn, int ch, double *mean, double *var)
+{
+    double sum = 0, sumsq = 0;
+    for (int i = 0; i < bn->n; i++) {
+        const float *p = bn->x + ((size_t)i * bn->c + ch) * bn->hw;
+        for (int j = 0; j < bn->hw; j++) {
+            sum += p[j];
+            sumsq += (double)p[j] * p[j];
+        }
+    }
+    size_t count = (size_t)bn->n * bn->hw;
+    *mean = sum / count;
+    *var = sumsq / count - *mean * *mean;
+    if (*var < 0)
+        *var = 0;
+}
+
+void cpu_batchnorm_forward(void *state, const struct bn_call *bn, bool training, float momentum, float eps)
 {
     (void)state;
-    size_t count = (size_t)n * hw;
-    for (int ch = 0; ch < c; ch++) {
+    size_t count = (size_t)bn->n * bn->hw;
+    for (int ch = 0; ch < bn->c; ch++) {
         double mean, var;
         if (training) {
-            double sum = 0, sumsq = 0;
-            for (int i = 0; i < n; i++) {
-                const float *p = x + ((size_t)i * c + ch) * hw;
-                for (int j = 0; j < hw; j++) {
-                    sum += p[j];
-                    sumsq += (double)p[j] * p[j];
-                }
-            }
-            mean = sum / count;
-            var = sumsq / count - mean * mean;
-            if (var < 0)
-                var = 0;
-            save_mean[ch] = (float)mean;
-            save_invstd[ch] = (float)(1.0 / sqrt(var + eps));
+            channel_stats(bn, ch, &mean, &var);
+            bn->save_mean[ch] = (float)mean;
+            bn->save_invstd[ch] = (float)(1.0 / sqrt(var + eps));
             double unbiased = count > 1 ? var * count / (count - 1) : var;
-            running_mean[ch] = (float)((1 - momentum) * running_mean[ch] + momentum * mean);
-            running_var[ch] = (float)((1 - momentum) * running_var[ch] + momentum * unbiased);
+            bn->running_mean[ch] = (float)((1 - momentum) * bn->running_mean[ch] + momentum * mean);
+            bn->running_var[ch] = (float)((1 - momentum) * bn->running_var[ch] + momentum * unbiased);
         } else {
-            mean = running_mean[ch];
-            var = running_var[ch];
+            mean = bn->running_mean[ch];
+            var = bn->running_var[ch];
         }
-        float scale = (float)(gamma[ch] / sqrt(var + eps)), shift = (float)(beta[ch] - mean * scale);
-        for (int i = 0; i < n; i++) {
-            const float *p = x + ((size_t)i * c + ch) * hw;
-            float *q = y + ((size_t)i * c + ch) * hw;
-            for (int j = 0; j < hw; j++)
-                q[j] = p[j] * scale + shift;
+        float scale = (float)(bn->gamma[ch] / sqrt(var + eps)), shift = (float)(bn->beta[ch] - mean * scale);
+        for (int i = 0; i < bn->n; i++) {
+            size_t row = ((size_t)i * bn->c + ch) * bn->hw;
+            for (int j = 0; j < bn->hw; j++) {
+                float v = bn->x[row + j] * scale + shift;
+                if (bn->residual)
+                    v += bn->residual[row + j];
+                bn->y[row + j] = bn->relu && !(v > 0) ? 0.0f : v;
+            }
         }
     }
 }
 
-void cpu_batchnorm_backward(void *state, const float *x, const float *gamma, const float *save_mean,
-                            const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int n,
-                            int c, int hw, bool accumulate)
+/* dy as the batch norm saw it: zero where the fused ReLU's output is. */
+static inline float bn_dy(const struct bn_call *bn, const float *dy, size_t i)
+{
+    return bn->relu && !(bn->y[i] > 0) ? 0.0f : dy[i];
+}
+
+void cpu_batchnorm_backward(void *state, const struct bn_call *bn, const float *dy, float *dx, float *dgamma,
+                            float *dbeta, float *dresidual, bool accumulate, bool accumulate_residual)
 {
     (void)state;
-    size_t count = (size_t)n * hw;
-    for (int ch = 0; ch < c; ch++) {
+    size_t count = (size_t)bn->n * bn->hw;
+    for (int ch = 0; ch < bn->c; ch++) {
         double sum_dy = 0, sum_dy_xhat = 0;
-        float mean = save_mean[ch], invstd = save_invstd[ch];
-        for (int i = 0; i < n; i++) {
-            const float *p = x + ((size_t)i * c + ch) * hw, *g = dy + ((size_t)i * c + ch) * hw;
-            for (int j = 0; j < hw; j++) {
-                sum_dy += g[j];
-                sum_dy_xhat += (double)g[j] * (p[j] - mean) * invstd;
+        float mean = bn->save_mean[ch], invstd = bn->save_invstd[ch];
+        for (int i = 0; i < bn->n; i++) {
+            size_t row = ((size_t)i * bn->c + ch) * bn->hw;
+            for (int j = 0; j < bn->hw; j++) {
+                float g = bn_dy(bn, dy, row + j);
+                sum_dy += g;
+                sum_dy_xhat += (double)g * (bn->x[row + j] - mean) * invstd;
             }
         }
         dgamma[ch] += (float)sum_dy_xhat;
         dbeta[ch] += (float)sum_dy;
         /* dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)) */
-        float k = gamma[ch] * invstd, mean_dy = (float)(sum_dy / count), mean_dy_xhat = (float)(sum_dy_xhat / count);
-        for (int i = 0; i < n; i++) {
-            const float *p = x + ((size_t)i * c + ch) * hw, *g = dy + ((size_t)i * c + ch) * hw;
-            float *q = dx + ((size_t)i * c + ch) * hw;
-            for (int j = 0; j < hw; j++)
-                q[j] = (accumulate ? q[j] : 0.0f) + k * (g[j] - mean_dy - (p[j] - mean) * invstd * mean_dy_xhat);
+        float k = bn->gamma[ch] * invstd, mean_dy = (float)(sum_dy / count);
+        float mean_dy_xhat = (float)(sum_dy_xhat / count);
+        for (int i = 0; i < bn->n; i++) {
+            size_t row = ((size_t)i * bn->c + ch) * bn->hw;
+            for (int j = 0; j < bn->hw; j++) {
+                float g = bn_dy(bn, dy, row + j);
+                dx[row + j] = (accumulate ? dx[row + j] : 0.0f) +
+                              k * (g - mean_dy - (bn->x[row + j] - mean) * invstd * mean_dy_xhat);
+                if (dresidual)
+                    dresidual[row + j] = (accumulate_residual ? dresidual[row + j] : 0.0f) + g;
+            }
         }
     }
 }

@@ -70,6 +70,11 @@ struct cuda_state {
     float *seq_scratch;        /* the language models' attention: a head's dropped weights and their */
     size_t seq_scratch_cap;    /* gradients (seq_cuda.cu), floats, grown on demand */
     int *seq_count;            /* token_xent: the labelled rows, counted on the device */
+    int multiprocessors;       /* the device's, for batch norm's grid (bn_cuda.cu); 0 until asked */
+    double *bn_partial;        /* batch norm's per-split sums, and its per-channel coefficients */
+    size_t bn_partial_cap;     /* (doubles) */
+    float *bn_coeff;
+    size_t bn_coeff_cap;       /* (floats) */
     char error[512];           /* the first failure; "" while all is well */
 };
 
@@ -137,6 +142,8 @@ void install_own_kernels(struct backend *table);   /* kernels_cuda.cu */
 void install_blas(struct backend *table);          /* blas_cuda.cu */
 void install_dnn(struct backend *table);           /* dnn_cuda.cu */
 void release_dnn(cuda_state *st);
+void install_batchnorm(struct backend *table);     /* bn_cuda.cu */
+void release_batchnorm(cuda_state *st);
 void install_seq_kernels(struct backend *table);   /* seq_cuda.cu */
 void release_seq_kernels(cuda_state *st);
 

@@ -1,5 +1,5 @@
 /* dnn_cuda.cu - the CUDA backend's cuDNN layers: convolutions (algorithms chosen once per shape,
- * by cuDNN's heuristics or timed, and cached as plans) and batch norm in PyTorch's semantics. */
+ * by cuDNN's heuristics or timed, and cached as plans). Batch norm is bn_cuda.cu's own. */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -222,73 +222,12 @@ void cuda_conv_backward(void *s, const struct conv_shape *shape, const float *x,
     bf16_land(st, dx, nx, accumulate);
 }
 
-/* ---------- batch norm: cuDNN's spatial mode, PyTorch's semantics ---------- */
-
-/* x as (n, c, hw, 1), and the per-channel descriptor derived from it. */
-bool bn_descriptors(cuda_state *st, int n, int c, int hw, cudnnTensorDescriptor_t *x, cudnnTensorDescriptor_t *param)
-{
-    *x = nullptr, *param = nullptr;
-    return dnn_ok(st, cudnnCreateTensorDescriptor(x), "cudnnCreateTensorDescriptor") &&
-           dnn_ok(st, cudnnCreateTensorDescriptor(param), "cudnnCreateTensorDescriptor") &&
-           dnn_ok(st, cudnnSetTensor4dDescriptor(*x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, hw, 1),
-                  "cudnnSetTensor4dDescriptor (batch norm)") &&
-           dnn_ok(st, cudnnDeriveBNTensorDescriptor(*param, *x, CUDNN_BATCHNORM_SPATIAL), "cudnnDeriveBNTensorDescriptor");
-}
-
-void bn_release(cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t param)
-{
-    if (x)
-        cudnnDestroyTensorDescriptor(x);
-    if (param)
-        cudnnDestroyTensorDescriptor(param);
-}
-
-void cuda_batchnorm_forward(void *s, const float *x, const float *gamma, const float *beta, float *running_mean,
-                            float *running_var, float *save_mean, float *save_invstd, float *y, int n, int c, int hw,
-                            bool training, float momentum, float eps)
-{
-    cuda_state *st = state_of(s);
-    cudnnTensorDescriptor_t xd, pd;
-    float one = 1.0f, zero = 0.0f;
-    if (bn_descriptors(st, n, c, hw, &xd, &pd)) {
-        /* cuDNN's running variance is the unbiased one and its average factor is PyTorch's momentum */
-        if (training)
-            dnn_ok(st, cudnnBatchNormalizationForwardTraining(st->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd, x, xd,
-                                                              y, pd, gamma, beta, momentum, running_mean, running_var,
-                                                              eps, save_mean, save_invstd),
-                   "cudnnBatchNormalizationForwardTraining");
-        else
-            dnn_ok(st, cudnnBatchNormalizationForwardInference(st->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd, x, xd,
-                                                               y, pd, gamma, beta, running_mean, running_var, eps),
-                   "cudnnBatchNormalizationForwardInference");
-    }
-    bn_release(xd, pd);
-}
-
-void cuda_batchnorm_backward(void *s, const float *x, const float *gamma, const float *save_mean,
-                             const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int n,
-                             int c, int hw, bool accumulate)
-{
-    cuda_state *st = state_of(s);
-    cudnnTensorDescriptor_t xd, pd;
-    float one = 1.0f, zero = 0.0f;
-    if (bn_descriptors(st, n, c, hw, &xd, &pd))
-        dnn_ok(st, cudnnBatchNormalizationBackward(st->dnn, CUDNN_BATCHNORM_SPATIAL, &one, accumulate ? &one : &zero,
-                                                   &one, &one, xd, x, xd, dy, xd, dx, pd, gamma, dgamma, dbeta,
-                                                   1e-5 /* unused: the saved statistics are given */, save_mean,
-                                                   save_invstd),
-               "cudnnBatchNormalizationBackward");
-    bn_release(xd, pd);
-}
-
 }  // namespace
 
 void dtrain_cuda::install_dnn(struct backend *table)
 {
     table->conv_forward = cuda_conv_forward;
     table->conv_backward = cuda_conv_backward;
-    table->batchnorm_forward = cuda_batchnorm_forward;
-    table->batchnorm_backward = cuda_batchnorm_backward;
 }
 
 void dtrain_cuda::release_dnn(cuda_state *st)

@@ -8,13 +8,11 @@
 #include <stdint.h>
 
 struct seq_draw;   /* backend.h */
+struct bn_call;
 
-void cpu_batchnorm_forward(void *state, const float *x, const float *gamma, const float *beta, float *running_mean,
-                           float *running_var, float *save_mean, float *save_invstd, float *y, int n, int c, int hw,
-                           bool training, float momentum, float eps);
-void cpu_batchnorm_backward(void *state, const float *x, const float *gamma, const float *save_mean,
-                            const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta, int n,
-                            int c, int hw, bool accumulate);
+void cpu_batchnorm_forward(void *state, const struct bn_call *bn, bool training, float momentum, float eps);
+void cpu_batchnorm_backward(void *state, const struct bn_call *bn, const float *dy, float *dx, float *dgamma,
+                            float *dbeta, float *dresidual, bool accumulate, bool accumulate_residual);
 void cpu_relu_forward(void *state, const float *restrict x, float *restrict y, size_t count);
 void cpu_relu_backward(void *state, const float *restrict y, const float *restrict dy, float *restrict dx, size_t count,
                        bool accumulate);

@@ -14,6 +14,7 @@
 /* The kinds of layer; what each does is its entry in the op table (ops.h). */
 enum op_kind {
     OP_LINEAR, OP_CONV, OP_BATCHNORM, OP_RELU, OP_MAXPOOL, OP_AVGPOOL, OP_ADD,
+    OP_BATCHNORM_ADD_RELU,    /* max(0, batch norm(in) + in2): a ResNet block's end in one op */
     OP_SOFTMAX_XENT,          /* the loss: mean softmax cross-entropy of the logits against the labels */
     /* the language models' (sequence tensors, below) */
     OP_EMBED,                 /* token + position + segment embeddings of a token batch */
@@ -47,6 +48,7 @@ struct op_pool {
 };
 struct op_batchnorm {
     size_t running_mean, running_var;   /* offsets in buffers */
+    bool relu;                          /* ReLU fused in: the output is max(0, batch norm [+ in2]) */
 };
 struct op_embed {
     int vocab, positions, segments;

@@ -35,37 +35,42 @@ static void build_cnn(struct model *m)
     nn_softmax_xent(m, nn_linear(m, t, m->classes));
 }
 
-static int conv_bn(struct model *m, int in, int c_out, int k, int stride, int pad)
+/* conv, BN, ReLU: the BN and its ReLU one op (nn_batchnorm_relu). */
+static int conv_bn_relu(struct model *m, int in, int c_out, int k, int stride, int pad)
 {
-    return nn_batchnorm(m, nn_conv(m, in, c_out, k, stride, pad, false, NN_INIT_KAIMING_FAN_OUT));
+    return nn_batchnorm_relu(m, nn_conv(m, in, c_out, k, stride, pad, false, NN_INIT_KAIMING_FAN_OUT));
 }
 
-/* torchvision's BasicBlock (expansion 1) or Bottleneck (expansion 4, stride on the 3x3 conv). */
+/* torchvision's BasicBlock (expansion 1) or Bottleneck (expansion 4, stride on the 3x3 conv),
+ * relu(bn(conv(t)) + identity) at its end as one op. That op is the block's last batch norm in
+ * torchvision's parameter order (conv, bn, ..., then the downsample's conv and bn): the block's
+ * own bn adding the input, or, where the identity is downsampled, the downsample's bn adding the
+ * block's (the same sum: float addition commutes). So parameters and checkpoints keep their
+ * layout, and the ops stay in parameter order, as layer-wise exchanges need. */
 static int block(struct model *m, int in, int planes, int stride, bool bottleneck)
 {
-    int expansion = bottleneck ? 4 : 1, c_in = m->tensors[in].c;
+    int expansion = bottleneck ? 4 : 1, c_out = planes * expansion;
     int t;
     if (bottleneck) {
-        t = nn_relu(m, conv_bn(m, in, planes, 1, 1, 0));
-        t = nn_relu(m, conv_bn(m, t, planes, 3, stride, 1));
-        t = conv_bn(m, t, planes * expansion, 1, 1, 0);
+        t = conv_bn_relu(m, in, planes, 1, 1, 0);
+        t = conv_bn_relu(m, t, planes, 3, stride, 1);
     } else {
-        t = nn_relu(m, conv_bn(m, in, planes, 3, stride, 1));
-        t = conv_bn(m, t, planes, 3, 1, 1);
+        t = conv_bn_relu(m, in, planes, 3, stride, 1);
     }
-    int identity = in;
-    if (stride != 1 || c_in != planes * expansion)
-        identity = conv_bn(m, in, planes * expansion, 1, stride, 0);
-    return nn_relu(m, nn_add(m, t, identity));
+    t = nn_conv(m, t, c_out, bottleneck ? 1 : 3, 1, bottleneck ? 0 : 1, false, NN_INIT_KAIMING_FAN_OUT);
+    if (stride == 1 && m->tensors[in].c == c_out)
+        return nn_batchnorm_add_relu(m, t, in);
+    t = nn_batchnorm(m, t);
+    return nn_batchnorm_add_relu(m, nn_conv(m, in, c_out, 1, stride, 0, false, NN_INIT_KAIMING_FAN_OUT), t);
 }
 
 static void build_resnet(struct model *m, const int *layers, bool bottleneck)
 {
     int t;
     if (m->tensors[0].h < 64) {   /* small images: a 3x3 stride-1 stem, no max pool */
-        t = nn_relu(m, conv_bn(m, 0, 64, 3, 1, 1));
+        t = conv_bn_relu(m, 0, 64, 3, 1, 1);
     } else {                      /* ImageNet stem */
-        t = nn_relu(m, conv_bn(m, 0, 64, 7, 2, 3));
+        t = conv_bn_relu(m, 0, 64, 7, 2, 3);
         t = nn_maxpool(m, t, 3, 2, 1);
     }
     static const int planes[4] = {64, 128, 256, 512};

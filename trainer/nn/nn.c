@@ -93,10 +93,10 @@ int nn_conv(struct model *m, int in, int c_out, int k, int stride, int pad, bool
     return output_of_last_op(m, c_out, conv_out_size(s.h, k, stride, pad), conv_out_size(s.w, k, stride, pad));
 }
 
-int nn_batchnorm(struct model *m, int in)
+static int batchnorm_op(struct model *m, enum op_kind kind, int in, int residual, bool relu)
 {
     struct tensor_shape s = m->tensors[in];
-    struct op *op = new_op(m, OP_BATCHNORM, in);
+    struct op *op = new_op(m, kind, in);
     if (!op)
         return 0;
     op->w = new_params(m, (size_t)s.c, INIT_CONSTANT, 1.0f);
@@ -104,9 +104,20 @@ int nn_batchnorm(struct model *m, int in)
     op = &m->ops[m->num_ops - 1];
     op->bn.running_mean = m->num_buffers;
     op->bn.running_var = m->num_buffers + (size_t)s.c;
+    op->bn.relu = relu;
+    op->in2 = residual;
     m->num_buffers += 2 * (size_t)s.c;
     op->slot = m->num_slots++;
     return output_of_last_op(m, s.c, s.h, s.w);
+}
+
+int nn_batchnorm(struct model *m, int in) { return batchnorm_op(m, OP_BATCHNORM, in, 0, false); }
+
+int nn_batchnorm_relu(struct model *m, int in) { return batchnorm_op(m, OP_BATCHNORM, in, 0, true); }
+
+int nn_batchnorm_add_relu(struct model *m, int in, int residual)
+{
+    return batchnorm_op(m, OP_BATCHNORM_ADD_RELU, in, residual, true);
 }
 
 int nn_relu(struct model *m, int in)

@@ -15,6 +15,11 @@ enum nn_conv_init {
 void nn_begin(struct model *m, const char *name, int c, int h, int w, int classes);
 int nn_conv(struct model *m, int in, int c_out, int k, int stride, int pad, bool bias, enum nn_conv_init init);
 int nn_batchnorm(struct model *m, int in);
+/* nn_relu(m, nn_batchnorm(m, in)) as one op: the same numbers, one pass over the activations
+ * fewer each way, and no tensor between them. */
+int nn_batchnorm_relu(struct model *m, int in);
+/* nn_relu(m, nn_add(m, nn_batchnorm(m, in), residual)) as one op: a ResNet block's end. */
+int nn_batchnorm_add_relu(struct model *m, int in, int residual);
 int nn_relu(struct model *m, int in);
 int nn_maxpool(struct model *m, int in, int k, int stride, int pad);
 int nn_avgpool(struct model *m, int in);

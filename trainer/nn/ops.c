@@ -106,21 +106,34 @@ static void batchnorm_init_buffers(const struct model *m, const struct op *op, f
     }
 }
 
-static void batchnorm_forward(struct pass *p, const struct op *op)
+/* The op's batch norm: its input, parameters, statistics and output, and the residual (in2)
+ * where the op adds one. */
+static struct bn_call bn_call_of(const struct pass *p, const struct op *op)
 {
     struct tensor_shape s = in_shape(p, op);
     float *saved = p->ws->saved[op->slot];
-    p->be->batchnorm_forward(p->be->state, in_of(p, op), p->params + op->w, p->params + op->b,
-                             p->buffers + op->bn.running_mean, p->buffers + op->bn.running_var, saved, saved + s.c,
-                             p->ws->act[op->out], p->n, s.c, s.h * s.w, p->training, BN_MOMENTUM, BN_EPS);
+    return (struct bn_call){.n = p->n, .c = s.c, .hw = s.h * s.w, .x = in_of(p, op), .gamma = p->params + op->w,
+                            .beta = p->params + op->b, .running_mean = p->buffers ? p->buffers + op->bn.running_mean : NULL,
+                            .running_var = p->buffers ? p->buffers + op->bn.running_var : NULL, .save_mean = saved,
+                            .save_invstd = saved + s.c, .y = p->ws->act[op->out],
+                            .residual = op_type_of(op)->inputs == 2 ? activation(p->ws, op->in2) : NULL,
+                            .relu = op->bn.relu};
 }
 
+static void batchnorm_forward(struct pass *p, const struct op *op)
+{
+    struct bn_call bn = bn_call_of(p, op);
+    p->be->batchnorm_forward(p->be->state, &bn, p->training, BN_MOMENTUM, BN_EPS);
+}
+
+/* The residual's gradient is overwritten where this op is its only reader (not zeroed before). */
 static void batchnorm_backward(const struct pass *p, const struct op *op, bool acc)
 {
-    struct tensor_shape s = in_shape(p, op);
-    const float *saved = p->ws->saved[op->slot];
-    p->be->batchnorm_backward(p->be->state, in_of(p, op), p->params + op->w, saved, saved + s.c, p->ws->grad[op->out],
-                              din_of(p, op), p->grads + op->w, p->grads + op->b, p->n, s.c, s.h * s.w, acc);
+    struct bn_call bn = bn_call_of(p, op);
+    bool residual = op_type_of(op)->inputs == 2;
+    p->be->batchnorm_backward(p->be->state, &bn, p->ws->grad[op->out], din_of(p, op), p->grads + op->w,
+                              p->grads + op->b, residual ? p->ws->grad[op->in2] : NULL, acc,
+                              residual && p->m->readers[op->in2] != 1);
 }
 
 /* ---------- elementwise and pooling ---------- */
@@ -429,6 +442,10 @@ const struct op_type op_types[OP_KIND_COUNT] = {
                       .saved_bytes = batchnorm_saved,
                       .init_buffers = batchnorm_init_buffers, .forward = batchnorm_forward,
                       .backward = batchnorm_backward},
+    /* named as its parameters are (a profile's layer names): a batch norm layer's */
+    [OP_BATCHNORM_ADD_RELU] = {.name = "batchnorm", .inputs = 2, .owns_params = true, .param_count = batchnorm_params,
+                               .saved_bytes = batchnorm_saved, .init_buffers = batchnorm_init_buffers,
+                               .forward = batchnorm_forward, .backward = batchnorm_backward},
     [OP_RELU] = {.name = "relu", .inputs = 1, .forward = relu_forward, .backward = relu_backward},
     [OP_MAXPOOL] = {.name = "maxpool", .inputs = 1, .saved_bytes = maxpool_saved, .forward = maxpool_forward,
                     .backward = maxpool_backward},
