@@ -76,6 +76,16 @@ if [ "$what" != bench ]; then
             "$out/$t.log"; } || rc=1
     done
 fi
+if [ "$what" = speed ]; then
+    # a ResNet trained on the GPU follows the CPU's losses (the same seed and batches)
+    for on in cpu cuda; do
+        echo "== ResNet-18 on the $on"
+        timeout 120 "$bin/dtrain-train" --device "$on" --model resnet18 --dataset synthetic:28x28x1 --batch-size 32 \
+            --max-steps 20 --log-every 5 --eval-every 0 --lr 0.001 2>&1 || echo "FAILED ($?): ResNet-18 on the $on"
+    done >"$out/smoke.log"
+    cat "$out/smoke.log"
+    grep -q FAILED "$out/smoke.log" && rc=1
+fi
 if [ "$what" = tests ] || [ "$what" = all ]; then
     # every exchange method, host-staged, on 2-3 ranks sharing the GPU, against BSP's parameters;
     # the runs' files stay on the machine, a failing run's output is appended
