@@ -11,8 +11,10 @@
 # 8 files to $OUT (or ./gpu-out), what a device call brings back: device.txt, test_cuda.log,
 # test_cuda_exchange.log, methods.log, smoke.log, bench.md and the two profiles. `speed` is the
 # short call for a kernel change: test_cuda, the profiles and the benchmark; a bundle made with
-# BASELINE (gpu_bundle.sh) runs that dtrain-train in the benchmark beside this one.
-# Usage: sh bench/gpu_device_run.sh [tests|bench|speed|all]   (env: PYTHON, TOTAL (420), gpu_vs_torch.sh's)
+# BASELINE (gpu_bundle.sh) runs that dtrain-train in the benchmark beside this one. `sanitize` runs
+# compute-sanitizer (memcheck, racecheck) over test_cuda's kernel tests, one at a time, and a short
+# ResNet-18 in both precisions and with CUDA graphs: sanitize.log.
+# Usage: sh bench/gpu_device_run.sh [tests|bench|speed|sanitize|all]   (env: PYTHON, TOTAL (420), gpu_vs_torch.sh's)
 set -u
 started=$(date +%s)
 what=${1:-all}
@@ -65,7 +67,32 @@ train() {   # train LIMIT OPTION...: one dtrain-train on the GPU, its output on 
 }
 
 rc=0
-case $what in tests | bench | speed | all) ;; *) echo "usage: gpu_device_run.sh [tests|bench|speed|all]"; exit 2 ;; esac
+case $what in tests | bench | speed | sanitize | all) ;;
+    *) echo "usage: gpu_device_run.sh [tests|bench|speed|sanitize|all]"; exit 2 ;;
+esac
+if [ "$what" = sanitize ]; then
+    sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    {
+        for tool in memcheck racecheck; do
+            for t in test_linear test_convolutions test_batchnorm test_elementwise_pooling_and_loss test_optimizers \
+                test_language_model_kernels; do
+                echo "== $tool: test_cuda $t"
+                timeout 120 "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_cuda" "$t" 2>&1 |
+                    grep -v -e '^\[ RUN' -e '^\[       OK' -e 'max error'
+            done
+        done
+        for options in "--precision fp32" "--precision bf16" "--precision fp32 --cuda-graphs"; do
+            echo "== memcheck: ResNet-18 $options"
+            # shellcheck disable=SC2086 # the options are words
+            timeout 120 "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/dtrain-train" --device cuda $options \
+                --model resnet18 --dataset synthetic:28x28x1 --batch-size 16 --max-steps 4 --log-every 2 \
+                --eval-every 0 2>&1 | tail -n 4
+        done
+    } >"$out/sanitize.log" 2>&1
+    cat "$out/sanitize.log"
+    grep -q -e 'ERROR SUMMARY: [1-9]' -e 'RACECHECK SUMMARY: [1-9]' "$out/sanitize.log" && rc=1
+    exit $rc
+fi
 unit_tests="test_cuda test_cuda_exchange"
 [ "$what" != speed ] || unit_tests=test_cuda
 if [ "$what" != bench ]; then

@@ -182,10 +182,9 @@ static void test_staged_uploads(void **state)
 }
 
 /* One shape of batch norm (bn_cuda.cu) against the reference: training forward, backward (dx
- * overwritten, then added to), eval forward; with relu the fused ReLU, with residual the fused
- * add. The reference's backward masks dy by the GPU's own output, so the check holds the GPU's
- * mask (recomputed without a residual) to its forward's; a value within rounding of zero could
- * otherwise fall either side on the two machines. */
+ * overwritten, then added to), eval forward; with relu the fused ReLU, with residual the add. The
+ * reference's backward masks dy by the GPU's output: the GPU's mask (recomputed without a residual)
+ * is held to its forward's (a value within rounding of zero may fall either side on two machines). */
 static void check_batchnorm(int n, int c, int hw, bool relu, bool residual, float momentum)
 {
     const struct backend *ref = backend_reference();
@@ -201,13 +200,9 @@ static void check_batchnorm(int n, int c, int hw, bool relu, bool residual, floa
     float *gy = up(y, count * 4), *gdx = up(dx, count * 4), *gmean = up(mean, c * 4), *gvar = up(var, c * 4);
     float *gsave = up(save, 2 * c * 4), *gdg = up(dg, c * 4), *gdbt = up(dbt, c * 4), *gr = up(r, count * 4);
     float *gdr = up(dr, count * 4);
-    printf("batch norm n %d c %d hw %d%s%s\n", n, c, hw, residual ? " + residual" : "", relu ? ", ReLU" : "");
-    struct bn_call cpu = {.n = n, .c = c, .hw = hw, .x = x, .gamma = gamma, .beta = beta, .running_mean = mean,
-                          .running_var = var, .save_mean = save, .save_invstd = save + c, .y = y,
-                          .residual = residual ? r : NULL, .relu = relu};
-    struct bn_call dev = {.n = n, .c = c, .hw = hw, .x = gx, .gamma = gg, .beta = gbt, .running_mean = gmean,
-                          .running_var = gvar, .save_mean = gsave, .save_invstd = gsave + c, .y = gy,
-                          .residual = residual ? gr : NULL, .relu = relu};
+    struct bn_call cpu = {n, c, hw, x, gamma, beta, mean, var, save, save + c, y, residual ? r : NULL, relu};
+    struct bn_call dev = {n, c, hw, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, residual ? gr : NULL, relu};
+    print_message("batch norm n %d c %d hw %d%s%s\n", n, c, hw, residual ? " + residual" : "", relu ? ", ReLU" : "");
     ref->batchnorm_forward(NULL, &cpu, true, momentum, 1e-5f);
     gpu->batchnorm_forward(gpu->state, &dev, true, momentum, 1e-5f);
     float *hy = down(gy, count), *cpu_dr = residual ? dr : NULL, *dev_dr = residual ? gdr : NULL;
@@ -238,7 +233,7 @@ static void check_batchnorm(int n, int c, int hw, bool relu, bool residual, floa
     free(hy), hy = down(gy, count);
     assert_close("batchnorm forward (eval)", hy, y, count, 1e-4);
     void *held[] = {gx, gg, gbt, gdy, gy, gdx, gmean, gvar, gsave, gdg, gdbt, gr, gdr};
-    for (int i = 0; i < 13; i++)
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
         backend_release(gpu, held[i]);
     free(x), free(gamma), free(beta), free(dy), free(y), free(dx), free(mean), free(var), free(save), free(dg), free(dbt);
     free(r), free(dr), free(hy), free(hdx), free(hm), free(hv), free(hdg), free(hdb), free(hdr);
@@ -582,8 +577,10 @@ static void test_language_models_train_as_on_the_cpu(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1)   /* a test's name (or a pattern): one test, under compute-sanitizer say */
+        cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_convolutions),
