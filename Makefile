@@ -5,7 +5,8 @@
 #   make demo       Debian packages if missing, build, a small local run
 #   make bench      benchmarks against their peers (never part of make test)
 #   make fuzz       libFuzzer on the parsers for FUZZ_TIME seconds (clang)
-#   make gpu-bundle what a GPU machine needs to run the CUDA tests and GPU benchmark (.device/)
+#   make gpu-bundle what a GPU machine needs to run the CUDA tests and GPU benchmark (.device/);
+#                   BASELINE=FILE adds an earlier dtrain-train for the benchmark to run beside
 #   make install PREFIX=/opt/dtrain   the tools and a man page each (help2man)
 
 PREFIX ?= /usr/local
@@ -256,7 +257,7 @@ $(BUILD)/gpu/test_cuda_exchange: $(call obj,$(BUILD)/obj,$(test_cuda_exchange_SR
 	$(CC) $(DT_CFLAGS) $^ -o $@ -lcmocka $(test_cuda_exchange_LIBS)
 
 gpu-bundle: all $(BUILD)/gpu/test_cuda $(BUILD)/gpu/test_cuda_exchange
-	@sh bench/gpu_bundle.sh $(BUILD) .device
+	@BASELINE="$(BASELINE)" sh bench/gpu_bundle.sh $(BUILD) .device
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -20,8 +20,8 @@
 # PARTS picks ("resnet50-10gbit resnet50-fast bert-base-10gbit seed002"); REPEATS (1); SEED002_MODELS
 # ("resnet18:74.31 resnet101:19.70", MODEL:RATE); RESNET50_SIZES ("2:1 4:1 4:2 4:4", NODES:RANKS a
 # node, the parameter servers at those up to 8 workers); PROFILES: whose layer times the ranks wait,
-# cpu (the default, bench/profiles/*-cpu-b8.json) or h100 (ResNet-50's and BERT-Base's measured on an
-# H100, *-h100-*.json; 002's ResNet-18 and ResNet-101 keep the CPU's, having no GPU profile yet).
+# cpu (the default, bench/profiles/*-cpu-b8.json), h100 or h200 (ResNet-50's and BERT-Base's measured
+# on that GPU, *-h100-*.json; 002's ResNet-18 and ResNet-101 keep the CPU's, having no GPU profile yet).
 # Needs root.
 # About 50 minutes for resnet50-10gbit, 50 for resnet50-fast, 50 for bert-base-10gbit, 25 for seed002
 # (measured on this project's 2-core machine, 2026-11-23).
@@ -35,8 +35,8 @@ profiles=$here/profiles
 repeats=${REPEATS:-1}
 case ${PROFILES:-cpu} in
 cpu) resnet50_profile=resnet50-cpu-b8 bert_profile=bert-base-cpu-b8 ;;
-h100) resnet50_profile=resnet50-h100-b64 bert_profile=bert-base-h100-b8 ;;
-*) echo "methods_study: PROFILES=${PROFILES}: cpu or h100 (bench/profiles/)" >&2; exit 2 ;;
+h100 | h200) resnet50_profile=resnet50-$PROFILES-b64 bert_profile=bert-base-$PROFILES-b8 ;;
+*) echo "methods_study: PROFILES=${PROFILES}: cpu, h100 or h200 (bench/profiles/)" >&2; exit 2 ;;
 esac
 
 # part NAME PROFILE RATE DILATE LINK: runs the part (the environment given before it) and predicts it
