@@ -27,7 +27,7 @@ int cuda_setup(void **state)
 {
     (void)state;
     char why[512];
-    struct cuda_options bf16 = {.bf16 = true, .find_algorithms = true};
+    struct cuda_options bf16 = {.bf16 = true, .conv_algo = CONV_ALGO_FIND};
     char versions[256];
     backend_cuda_versions(versions, sizeof versions);
     print_message("test_cuda: %s\n", versions);   /* the libraries this run loaded, in its output */

@@ -330,7 +330,7 @@ static void test_gpu_options_need_the_gpu(void **state)
         train_result_free(&res);
         fclose(out);
         assert_true(tu_contains(err.msg, want[i]));
-        cfg.bf16 = false, cfg.find_algorithms = i == 0, cfg.deterministic_algorithms = i == 1, cfg.cuda_graphs = i == 2;
+        cfg.bf16 = false, cfg.conv_algo = i == 0 ? CONV_ALGO_FIND : i == 1 ? CONV_ALGO_DETERMINISTIC : CONV_ALGO_HEURISTIC, cfg.cuda_graphs = i == 2;
     }
     /* --device cuda where CUDA finds no GPU says so, and the fix (not the driver's own words) */
     char why[256];

@@ -325,10 +325,12 @@ static int parse_choice(int opt, struct train_options *opts)
         cfg->bf16 = strcmp(optarg, "bf16") == 0;
         break;
     case O_CONV_ALGO:
-        if (strcmp(optarg, "heuristic") != 0 && strcmp(optarg, "find") != 0 && strcmp(optarg, "deterministic") != 0)
+        cfg->conv_algo = CONV_ALGO_COUNT;
+        for (int i = 0; i < CONV_ALGO_COUNT; i++)
+            if (strcmp(optarg, conv_algo_names[i]) == 0)
+                cfg->conv_algo = (enum conv_algo)i;
+        if (cfg->conv_algo == CONV_ALGO_COUNT)
             return bad("--conv-algo", optarg, "heuristic, find or deterministic");
-        cfg->find_algorithms = strcmp(optarg, "find") == 0;
-        cfg->deterministic_algorithms = strcmp(optarg, "deterministic") == 0;
         break;
     case O_GRAPHS: cfg->cuda_graphs = true; break;
     case O_GPU_TRANSPORT:

@@ -216,8 +216,7 @@ struct backend *backend_cuda_create(int device, const struct cuda_options *optio
     }
     st->device = device;
     st->bf16 = options && options->bf16;
-    st->find_algorithms = options && options->find_algorithms;
-    st->deterministic_algorithms = options && options->deterministic_algorithms;
+    st->conv_algo = options ? options->conv_algo : CONV_ALGO_HEURISTIC;
     st->last_slot = -1;
     bool ok = cuda_ok(st, cudaSetDevice(device), "cudaSetDevice") &&
               cuda_ok(st, cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking), "cudaStreamCreate") &&

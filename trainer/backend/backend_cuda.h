@@ -29,6 +29,21 @@ void backend_cuda_versions(char *out, size_t size);
  * theirs), else 0. Either string may be NULL; devices is backend_cuda_devices(). */
 int cuda_device_for_rank(const char *dtrain_gpu, const char *local_rank, int devices);
 
+/* How convolution algorithms are chosen (--conv-algo; conv_algo_names). */
+enum conv_algo {
+    CONV_ALGO_HEURISTIC,       /* cuDNN's heuristics rank them (the default) */
+    /* timing every candidate once per shape (cudnnFind*, as torch.backends.cudnn.benchmark) */
+    CONV_ALGO_FIND,
+    /* only those cuDNN marks deterministic (as torch.backends.cudnn.deterministic): two runs of the
+     * same job give the same bits, which a comparison between runs needs. The atomics of ResNet's
+     * overlapping max pool and of the language models' embedding and layer-norm gradients still
+     * sum in any order. */
+    CONV_ALGO_DETERMINISTIC,
+    CONV_ALGO_COUNT
+};
+/* Their --conv-algo names: "heuristic", "find", "deterministic". */
+extern const char *const conv_algo_names[CONV_ALGO_COUNT];
+
 /* How the backend computes. The zero value is the default: fp32 with TF32 tensor cores, cuDNN's
  * heuristics choosing each convolution's algorithms. */
 struct cuda_options {
@@ -36,14 +51,7 @@ struct cuda_options {
      * their inputs and weights and accumulate in fp32; tensors, master weights, batch norm, the
      * loss and the optimizer stay fp32. */
     bool bf16;
-    /* Choose convolution algorithms by timing every candidate once per shape (cudnnFind*, as
-     * torch.backends.cudnn.benchmark) instead of asking cuDNN's heuristics. */
-    bool find_algorithms;
-    /* Only convolution algorithms cuDNN marks deterministic (as torch.backends.cudnn.deterministic):
-     * two runs of the same job give the same bits, which a comparison between runs needs. The
-     * atomics of ResNet's overlapping max pool and of the language models' embedding and layer-norm
-     * gradients still sum in any order. */
-    bool deterministic_algorithms;
+    enum conv_algo conv_algo;
 };
 
 /* The backend on GPU `device` (an index among the visible devices); options may be NULL (the

@@ -77,23 +77,33 @@ __device__ __forceinline__ void split_range(int n, int splits, int split, int *f
     *end = (int)((long long)(split + 1) * n / splits);
 }
 
-/* partial[(ch * splits + split) * 2 + {0, 1}]: sum of x and of x^2 over the split's samples. */
-__global__ void k_partial_stats(const float *x, int n, int c, int hw, int splits, double *partial)
+/* partial[(ch * splits + split) * 2 + {0, 1}]: the sums over the split's samples of channel ch
+ * (a block per channel and split) of the two terms `terms(at, &a, &b)` gives for element at. */
+template <typename Terms>
+__device__ void partial_sums(int n, int c, int hw, int splits, double *partial, Terms terms)
 {
     int ch = blockIdx.x, split = blockIdx.y, first, end;
     split_range(n, splits, split, &first, &end);
     unsigned span = (unsigned)(end - first) * (unsigned)hw;
-    double sum = 0.0, sumsq = 0.0;
+    double sum_a = 0.0, sum_b = 0.0;
     /* flattened over (sample, position), so a 7x7 plane still keeps every thread busy */
     for (unsigned e = threadIdx.x; e < span; e += blockDim.x) {
         unsigned s = e / (unsigned)hw, j = e - s * (unsigned)hw;
-        float v = x[((size_t)(first + s) * c + ch) * hw + j];
-        sum += v;
-        sumsq += (double)v * v;
+        double a, b;
+        terms(((size_t)(first + s) * c + ch) * hw + j, &a, &b);
+        sum_a += a, sum_b += b;
     }
-    block_sum2(sum, sumsq);
+    block_sum2(sum_a, sum_b);
     if (threadIdx.x == 0)
-        partial[(ch * splits + split) * 2] = sum, partial[(ch * splits + split) * 2 + 1] = sumsq;
+        partial[(ch * splits + split) * 2] = sum_a, partial[(ch * splits + split) * 2 + 1] = sum_b;
+}
+
+/* The sums of x and of x^2. */
+__global__ void k_partial_stats(const float *x, int n, int c, int hw, int splits, double *partial)
+{
+    partial_sums(n, c, hw, splits, partial, [=](size_t at, double *a, double *b) {
+        *a = x[at], *b = (double)x[at] * x[at];
+    });
 }
 
 /* One thread a channel: the batch's mean and 1/std (saved for backward) and the running
@@ -140,26 +150,17 @@ __global__ void k_normalise(const float *x, const float *residual, float *y, con
     }
 }
 
-/* partial[...]: sum of dy and of dy (x - mean) over the split's samples, dy masked by the ReLU. */
+/* The sums of dy and of dy (x - mean), dy masked by the ReLU. */
 __global__ void k_partial_grads(const float *x, const float *y, const float *dy, const float *mean,
                                 const float *invstd, const float *gamma, const float *beta, mask_kind mask, int n,
                                 int c, int hw, int splits, double *partial)
 {
-    int ch = blockIdx.x, split = blockIdx.y, first, end;
-    split_range(n, splits, split, &first, &end);
+    int ch = blockIdx.x;
     float m = mean[ch], scale = __fmul_rn(invstd[ch], gamma[ch]), b = beta[ch];
-    unsigned span = (unsigned)(end - first) * (unsigned)hw;
-    double sum_dy = 0.0, sum_dy_xmu = 0.0;
-    for (unsigned e = threadIdx.x; e < span; e += blockDim.x) {
-        unsigned s = e / (unsigned)hw, j = e - s * (unsigned)hw;
-        size_t at = ((size_t)(first + s) * c + ch) * hw + j;
+    partial_sums(n, c, hw, splits, partial, [=](size_t at, double *sum_dy, double *sum_dy_xmu) {
         float v = x[at], g = bn_seen_dy(mask, dy[at], mask == MASK_FROM_Y ? y[at] : 0.0f, v, m, scale, b);
-        sum_dy += g;
-        sum_dy_xmu += (double)g * (v - m);
-    }
-    block_sum2(sum_dy, sum_dy_xmu);
-    if (threadIdx.x == 0)
-        partial[(ch * splits + split) * 2] = sum_dy, partial[(ch * splits + split) * 2 + 1] = sum_dy_xmu;
+        *sum_dy = g, *sum_dy_xmu = (double)g * (v - m);
+    });
 }
 
 /* One thread a channel: gamma's and beta's gradients (added to) and dx's coefficients,

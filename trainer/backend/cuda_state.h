@@ -13,6 +13,7 @@
 
 extern "C" {
 #include "backend.h"
+#include "backend_cuda.h"
 }
 
 namespace dtrain_cuda {
@@ -40,7 +41,8 @@ enum { HALF_X, HALF_W, HALF_DY, HALF_OUT, HALF_SLOTS };
 struct cuda_state {
     struct backend table;
     int device;
-    bool bf16, find_algorithms, deterministic_algorithms;
+    bool bf16;
+    enum conv_algo conv_algo;
     cudaStream_t stream;
     cudaStream_t copy_stream;  /* batches' uploads (backend_cuda_stage) */
     cudaEvent_t slot_free[2];  /* compute work that read slot i is done */

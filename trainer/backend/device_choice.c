@@ -1,10 +1,12 @@
-/* device_choice.c - which GPU a rank drives (see backend_cuda.h), apart from CUDA so that it is
- * tested on any machine. */
+/* device_choice.c - which GPU a rank drives and the convolution algorithms' names (see
+ * backend_cuda.h), apart from CUDA so that they are tested on any machine. */
 #include "backend_cuda.h"
 
 #include <stdlib.h>
 
 #include "dt_parse.h"
+
+const char *const conv_algo_names[CONV_ALGO_COUNT] = {"heuristic", "find", "deterministic"};
 
 int cuda_device_for_rank(const char *dtrain_gpu, const char *local_rank, int devices)
 {

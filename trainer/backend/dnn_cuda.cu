@@ -50,7 +50,7 @@ bool grow_workspace(cuda_state *st, size_t bytes)
 }
 
 /* The fastest algorithm, as cuDNN's heuristics expect or its timing found, whose scratch we can
- * allocate (both lists come sorted fastest first); with deterministic_algorithms, the fastest of
+ * allocate (both lists come sorted fastest first); with CONV_ALGO_DETERMINISTIC, the fastest of
  * those that sum in a fixed order. */
 template <typename Perf, typename Getter>
 bool pick(cuda_state *st, Getter get, cudnnConvolutionDescriptor_t conv, decltype(Perf::algo) *algo, const char *what)
@@ -61,7 +61,7 @@ bool pick(cuda_state *st, Getter get, cudnnConvolutionDescriptor_t conv, decltyp
         return false;
     for (int i = 0; i < found; i++)
         if (perf[i].status == CUDNN_STATUS_SUCCESS &&
-            (!st->deterministic_algorithms || perf[i].determinism == CUDNN_DETERMINISTIC) &&
+            (st->conv_algo != CONV_ALGO_DETERMINISTIC || perf[i].determinism == CUDNN_DETERMINISTIC) &&
             grow_workspace(st, perf[i].memory)) {
             *algo = perf[i].algo;
             /* the math type the algorithm was ranked with, or another kernel runs */
@@ -71,11 +71,11 @@ bool pick(cuda_state *st, Getter get, cudnnConvolutionDescriptor_t conv, decltyp
     return false;
 }
 
-/* The plan's three algorithms: ranked by cuDNN's heuristics, or (find_algorithms) timed on
+/* The plan's three algorithms: ranked by cuDNN's heuristics, or (CONV_ALGO_FIND) timed on
  * scratch tensors cuDNN allocates itself, which blocks, once per shape. */
 bool choose_algorithms(cuda_state *st, conv_plan *p)
 {
-    bool timed = st->find_algorithms;
+    bool timed = st->conv_algo == CONV_ALGO_FIND;
     if (timed && !cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize (before cudnnFind)"))
         return false;
     cudnnConvolutionDescriptor_t fwd = p->conv[CONV_FWD], data = p->conv[CONV_DATA], filter = p->conv[CONV_FILTER];

@@ -53,34 +53,31 @@ __global__ void k_embed_backward(const float *tokens, const float *dy, float *dw
     }
 }
 
-/* The block's sum of v (every thread gets it); blockDim.x a power of two up to THREADS. */
-__device__ double block_sum(double v, double *shared)
+/* The block's reduction of v by `combine` (every thread gets it); blockDim.x a power of two up
+ * to THREADS. */
+template <typename Combine>
+__device__ double block_reduce(double v, double *shared, Combine combine)
 {
     shared[threadIdx.x] = v;
     __syncthreads();
     for (int half = blockDim.x / 2; half > 0; half /= 2) {
         if ((int)threadIdx.x < half)
-            shared[threadIdx.x] += shared[threadIdx.x + half];
+            shared[threadIdx.x] = combine(shared[threadIdx.x], shared[threadIdx.x + half]);
         __syncthreads();
     }
-    double total = shared[0];
+    double result = shared[0];
     __syncthreads();
-    return total;
+    return result;
 }
 
-/* The block's largest v (every thread gets it); blockDim.x a power of two up to THREADS. */
+__device__ double block_sum(double v, double *shared)
+{
+    return block_reduce(v, shared, [](double a, double b) { return a + b; });
+}
+
 __device__ double block_max(double v, double *shared)
 {
-    shared[threadIdx.x] = v;
-    __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
-        if ((int)threadIdx.x < half)
-            shared[threadIdx.x] = fmax(shared[threadIdx.x], shared[threadIdx.x + half]);
-        __syncthreads();
-    }
-    double top = shared[0];
-    __syncthreads();
-    return top;
+    return block_reduce(v, shared, [](double a, double b) { return fmax(a, b); });
 }
 
 /* The warp's sum and largest value (every lane gets them): all 32 lanes must call. */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "backend_cuda.h"
 #include "comm.h"
 #include "dt_error.h"
 #include "exchange.h"
@@ -20,8 +21,7 @@ struct train_config {
     int batch, epochs, threads, log_every;
     int gpu;                   /* backend "cuda": the device, an index among those CUDA sees */
     bool bf16;                 /* backend "cuda": bf16 compute, fp32 master weights (--precision bf16) */
-    bool find_algorithms;      /* backend "cuda": time cuDNN's convolution algorithms (--conv-algo find) */
-    bool deterministic_algorithms; /* backend "cuda": only cuDNN algorithms that sum in a fixed order */
+    enum conv_algo conv_algo;  /* backend "cuda": how cuDNN's convolution algorithms are chosen (--conv-algo) */
     bool cuda_graphs;          /* backend "cuda", one rank: replay each step as a captured CUDA graph */
     int eval_every;            /* epochs between evaluations; 0: none at all */
     long max_steps;            /* 0: no limit */
