@@ -110,6 +110,8 @@ test_profile_SRC := tests/test_profile.c tests/testutil.c $(TRAINER_SRC) $(COMMO
 test_profile_LIBS := $(TRAINER_LIBS) -ljansson
 test_cuda_SRC := tests/test_cuda.c tests/cuda_util.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_cuda_LIBS := $(TRAINER_LIBS)
+test_cuda_models_SRC := tests/test_cuda_models.c tests/cuda_util.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
+test_cuda_models_LIBS := $(TRAINER_LIBS)
 test_cuda_exchange_SRC := tests/test_cuda_exchange.c tests/cuda_util.c tests/testutil.c $(TRAINER_SRC) $(COMMON_SRC)
 test_cuda_exchange_LIBS := $(TRAINER_LIBS)
 test_exchange_SRC := tests/test_exchange.c common/grouping.c common/exchange_methods.c trainer/exchange/placement.c trainer/exchange/node_sums.c common/dt_error.c analysis/collectives.c analysis/costmodel.c analysis/costmodel_pieces.c analysis/costmodel_bytescheduler.c common/partitions.c
@@ -159,7 +161,7 @@ test_fuzz_commbench_SRC := tests/fuzz/fuzz_commbench.c tests/fuzz/replay.c analy
 test_fuzz_commbench_LIBS := -ljansson -lm
 test_fuzz_vocab_SRC := tests/fuzz/fuzz_vocab.c tests/fuzz/replay.c trainer/data/text.c $(COMMON_SRC)
 test_fuzz_text_SRC := tests/fuzz/fuzz_text.c tests/fuzz/replay.c trainer/data/text.c $(COMMON_SRC)
-TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_dtrain_record test_dtrain_uneven test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_cuda_exchange test_record test_checkpoint test_checkpoint_files test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
+TESTS := test_hostlist test_hostlist_scontrol test_alloc test_dtrain test_dtrain_hints test_dtrain_record test_dtrain_uneven test_golden test_topo test_plan test_nn test_seq test_text test_train test_train_exchange test_profile test_exchange test_cuda test_cuda_models test_cuda_exchange test_record test_checkpoint test_checkpoint_files test_mpi test_mpi_jobs test_analyze test_analyze_plots test_analyze_folders test_predict test_nodes test_fuzz_replay \
          test_fuzz_table test_fuzz_record test_fuzz_log test_fuzz_checkpoint test_fuzz_idx test_fuzz_slurmenv \
          test_fuzz_profile test_fuzz_commbench test_fuzz_vocab test_fuzz_text
 
@@ -252,11 +254,15 @@ $(BUILD)/gpu/test_cuda: $(call obj,$(BUILD)/obj,$(test_cuda_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $^ -o $@ -lcmocka $(test_cuda_LIBS)
 
+$(BUILD)/gpu/test_cuda_models: $(call obj,$(BUILD)/obj,$(test_cuda_models_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(DT_CFLAGS) $^ -o $@ -lcmocka $(test_cuda_models_LIBS)
+
 $(BUILD)/gpu/test_cuda_exchange: $(call obj,$(BUILD)/obj,$(test_cuda_exchange_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $^ -o $@ -lcmocka $(test_cuda_exchange_LIBS)
 
-gpu-bundle: all $(BUILD)/gpu/test_cuda $(BUILD)/gpu/test_cuda_exchange
+gpu-bundle: all $(BUILD)/gpu/test_cuda $(BUILD)/gpu/test_cuda_models $(BUILD)/gpu/test_cuda_exchange
 	@BASELINE="$(BASELINE)" sh bench/gpu_bundle.sh $(BUILD) .device
 
 demo: deps

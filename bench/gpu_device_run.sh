@@ -2,14 +2,14 @@
 # bench/gpu_device_run.sh - on a GPU machine: unpacks .device/bundle.tar.xz (make gpu-bundle),
 # finds the machine's CUDA libraries (its /usr/local/cuda, else the nvidia-* Python wheels next to
 # PyTorch), then, stopping nothing on a failure and each part under a time limit: the CUDA tests
-# (test_cuda: every kernel against the CPU reference; test_cuda_exchange: staging and NCCL with a
-# world of one), every exchange method host-staged on ranks sharing the GPU (gpu_methods_check.sh),
+# (test_cuda: every kernel against the CPU reference; test_cuda_models: LeNet, a ResNet-18 and the
+# language models trained as on the CPU; test_cuda_exchange: staging and NCCL with a world of one), every exchange method host-staged on ranks sharing the GPU (gpu_methods_check.sh),
 # short runs of LeNet, ResNet-18 and the transformer in both precisions with and without CUDA
 # graphs, GPU profiles of ResNet-50 and BERT-Base (--profile-out) with PyTorch's kernel time by kind
 # for the same ResNet-50 step (gpu_torch_layers.py), and the benchmark against
 # PyTorch (gpu_vs_torch.sh, whole rounds while they end within TOTAL seconds of the start). It writes at most
-# 8 files to $OUT (or ./gpu-out), what a device call brings back: device.txt, test_cuda.log,
-# test_cuda_exchange.log, methods.log, smoke.log, bench.md and the two profiles. `speed` is the
+# 8 files to $OUT (or ./gpu-out), what a device call brings back: device.txt, tests.log (test_cuda,
+# test_cuda_models, test_cuda_exchange), methods.log, smoke.log, bench.md and the two profiles. `speed` is the
 # short call for a kernel change: test_cuda, the profiles and the benchmark; a bundle made with
 # BASELINE (gpu_bundle.sh) runs that dtrain-train in the benchmark beside this one. `sanitize` runs
 # compute-sanitizer (memcheck, racecheck) over test_cuda's kernel tests, one at a time, and a short
@@ -50,7 +50,7 @@ bin="$root/bin"
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
     for exe in dtrain-train test_cuda; do ldd "$bin/$exe" | grep -E 'cuda|cublas|cudnn|nccl'; done
 } 2>&1 | tee "$out/device.txt"
-for exe in dtrain-train test_cuda test_cuda_exchange mpirun; do
+for exe in dtrain-train test_cuda test_cuda_models test_cuda_exchange mpirun; do
     missing=$(ldd "$bin/$exe" | grep 'not found')
     [ -z "$missing" ] || { echo "$exe: $missing" | tee -a "$out/device.txt"; exit 2; }
 done
@@ -93,14 +93,16 @@ if [ "$what" = sanitize ]; then
     grep -q -e 'ERROR SUMMARY: [1-9]' -e 'RACECHECK SUMMARY: [1-9]' "$out/sanitize.log" && rc=1
     exit $rc
 fi
-unit_tests="test_cuda test_cuda_exchange"
-[ "$what" != speed ] || unit_tests=test_cuda
+unit_tests="test_cuda test_cuda_models test_cuda_exchange"
+[ "$what" != speed ] || unit_tests="test_cuda test_cuda_models"
 if [ "$what" != bench ]; then
+    : >"$out/tests.log"
     for t in $unit_tests; do
-        timeout 240 "$bin/$t" >"$out/$t.log" 2>&1 || echo "FAILED: $t exited $?" >>"$out/$t.log"
-        cat "$out/$t.log"
-        { grep -q '^\[  PASSED  \]' "$out/$t.log" && ! grep -q -e '^\[  FAILED  \]' -e '^\[  SKIPPED \]' -e '^FAILED' \
-            "$out/$t.log"; } || rc=1
+        log=$root/$t.log
+        timeout 240 "$bin/$t" >"$log" 2>&1 || echo "FAILED: $t exited $?" >>"$log"
+        { echo "== $t"; cat "$log"; } | tee -a "$out/tests.log"
+        { grep -q '^\[  PASSED  \]' "$log" && ! grep -q -e '^\[  FAILED  \]' -e '^\[  SKIPPED \]' -e '^FAILED' "$log"; } ||
+            rc=1
     done
 fi
 if [ "$what" = speed ]; then

@@ -1,6 +1,6 @@
 /* test_cuda.c - the GPU backend against the CPU reference (backend_ref.c): every kernel's forward
- * and backward on the same random inputs, then a short training run whose losses follow the CPU
- * run's. Without a GPU (or built with CUDA=0) every test ends skipped (tu_skip), never passed.
+ * and backward on the same random inputs (whole models training: test_cuda_models.c). Without a
+ * GPU (or built with CUDA=0) every test ends skipped (tu_skip), never passed.
  *
  * Tolerances: the GPU may use TF32 tensor cores in convolutions and linear layers (10-bit
  * mantissas, relative error up to ~1e-3 per product, sums of hundreds of them), so those compare
@@ -389,42 +389,6 @@ static void test_optimizers(void **state)
     }
 }
 
-/* LeNet, 30 Adam steps on synthetic data, on the CPU and on the GPU: the same start (the same
- * seed), so every step's loss follows the CPU's (TF32 and bf16 let them drift apart slowly), and
- * the steps replayed as CUDA graphs follow the eager GPU run's (the same kernels; only cuDNN's
- * atomics may reorder sums). */
-static void test_training_follows_the_cpu(void **state)
-{
-    (void)state;
-    require_gpu();
-    enum { STEPS = 30 };
-    double curve[4][STEPS];
-    const char *backends[] = {"cpu", "cuda", "cuda", "cuda"};
-    const char *labels[] = {"cpu", "cuda", "cuda bf16", "cuda, CUDA graphs"};
-    for (int b = 0; b < 4; b++) {
-        struct train_config cfg = {.model = "lenet", .dataset = "synthetic", .data_dir = DATA_DEFAULT_DIR,
-                                   .optimizer = "adam", .backend = backends[b], .batch = 64, .epochs = 1,
-                                   .threads = 1, .log_every = 1000, .eval_every = 0, .max_steps = 30, .lr = 0.002,
-                                   .seed = 3, .bf16 = b == 2, .cuda_graphs = b == 3, .loss_curve = curve[b]};
-        struct train_result res;
-        struct dt_err err;
-        FILE *out = fopen("/dev/null", "w");
-        int rc = train_run(&cfg, out, &res, &err);
-        fclose(out);
-        if (rc < 0)
-            print_error("%s: %s\n", labels[b], err.msg);
-        assert_int_equal(rc, 0);
-        print_message("%s: loss at steps 1, 10, 20, 30: %.5f %.5f %.5f %.5f, %.0f samples/s\n", labels[b], curve[b][0],
-                      curve[b][9], curve[b][19], curve[b][29], res.final_rate);
-        train_result_free(&res);
-    }
-    for (int step = 0; step < STEPS; step++) {
-        assert_true(fabs(curve[1][step] - curve[0][step]) <= 0.05 * (1 + curve[0][step]));
-        assert_true(fabs(curve[2][step] - curve[0][step]) <= 0.1 * (1 + curve[0][step]));
-        assert_true(fabs(curve[3][step] - curve[1][step]) <= 0.02 * (1 + curve[1][step]));   /* replay = eager */
-    }
-}
-
 /* ---------- the language models' kernels ---------- */
 
 /* A token batch of n sequences of T tokens, ids below vocab, the last `pad` tokens of each padding,
@@ -545,38 +509,6 @@ static void test_language_model_kernels(void **state)
     check_token_kernels();
 }
 
-/* The reference experiments' language models end to end on the GPU: a transformer classifier and BERT's
- * pre-training heads, 20 steps each, with dropout, follow the CPU's losses (the same draws). */
-static void test_language_models_train_as_on_the_cpu(void **state)
-{
-    (void)state;
-    require_gpu();
-    enum { STEPS = 20 };
-    const char *models[] = {"transformer:2x32x2", "bert-base:2x32x2"};
-    for (int m = 0; m < 2; m++) {
-        double curve[2][STEPS];
-        for (int b = 0; b < 2; b++) {
-            struct train_config cfg = {.model = models[m], .dataset = "synthetic-text:200x16",
-                                       .data_dir = DATA_DEFAULT_DIR, .optimizer = "adam", .backend = b ? "cuda" : "cpu",
-                                       .batch = 8, .epochs = 1, .threads = 1, .log_every = 1000, .eval_every = 0,
-                                       .max_steps = STEPS, .lr = 0.001, .seed = 5, .loss_curve = curve[b]};
-            struct train_result res;
-            struct dt_err err;
-            FILE *out = fopen("/dev/null", "w");
-            int rc = train_run(&cfg, out, &res, &err);
-            fclose(out);
-            if (rc < 0)
-                print_error("%s on %s: %s\n", models[m], cfg.backend, err.msg);
-            assert_int_equal(rc, 0);
-            train_result_free(&res);
-        }
-        print_message("%s: loss at steps 1, 10, 20: cpu %.5f %.5f %.5f, cuda %.5f %.5f %.5f\n", models[m], curve[0][0],
-                      curve[0][9], curve[0][19], curve[1][0], curve[1][9], curve[1][19]);
-        for (int step = 0; step < STEPS; step++)
-            assert_true(fabs(curve[1][step] - curve[0][step]) <= 0.05 * (1 + curve[0][step]));
-    }
-}
-
 int main(int argc, char **argv)
 {
     if (argc > 1)   /* a test's name (or a pattern): one test, under compute-sanitizer say */
@@ -589,9 +521,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_grid_stride_tail),
         cmocka_unit_test(test_optimizers),
         cmocka_unit_test(test_staged_uploads),
-        cmocka_unit_test(test_training_follows_the_cpu),
         cmocka_unit_test(test_language_model_kernels),
-        cmocka_unit_test(test_language_models_train_as_on_the_cpu),
     };
     return cmocka_run_group_tests(tests, cuda_setup, cuda_teardown);
 }

@@ -265,6 +265,7 @@ void backend_cuda_destroy(struct backend *be)
     release_batchnorm(st);
     for (int i = 0; i < HALF_SLOTS; i++)
         cudaFree(st->half[i]);
+    bf16_shadows_free(st);
     for (int i = 0; i < 2; i++) {
         if (st->slot_free[i])
             cudaEventDestroy(st->slot_free[i]);

@@ -1,6 +1,8 @@
 /* bf16_cuda.cu - the bf16 mode of the CUDA backend (PyTorch autocast's): what a GEMM or a
- * convolution reads is a bf16 copy of its fp32 operand, cast into scratch just before; what it
- * writes lands back in fp32. fp32 mode passes the operands through. */
+ * convolution reads is a bf16 copy of its fp32 operand, cast into scratch just before, or written
+ * beside the operand by the kernel that wrote it (a shadow: batch norm's output and input
+ * gradient, which the convolutions read); what it writes lands back in fp32. fp32 mode passes the
+ * operands through. */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -64,11 +66,80 @@ static __nv_bfloat16 *half_buffer(cuda_state *st, int slot, size_t count)
     return st->half[slot];
 }
 
-/* What a GEMM or convolution reads for x: x itself in fp32 mode, its bf16 copy in bf16 mode. */
+static bf16_shadow *shadow_of(cuda_state *st, const void *of)
+{
+    for (int i = 0; i < st->num_shadows; i++)
+        if (st->shadows[i].of == of)
+            return &st->shadows[i];
+    return nullptr;
+}
+
+__nv_bfloat16 *dtrain_cuda::bf16_shadow_to_write(cuda_state *st, const float *of, size_t count)
+{
+    if (!st->bf16)
+        return nullptr;
+    bf16_shadow *sh = shadow_of(st, of);
+    if (!sh) {
+        if (growing_in_capture(st, "a bf16 copy"))
+            return nullptr;
+        if (st->num_shadows == st->cap_shadows) {
+            int cap = st->cap_shadows ? 2 * st->cap_shadows : 64;
+            bf16_shadow *grown = static_cast<bf16_shadow *>(realloc(st->shadows, cap * sizeof *grown));
+            if (!grown)
+                return nullptr;
+            st->shadows = grown, st->cap_shadows = cap;
+        }
+        sh = &st->shadows[st->num_shadows++];
+        *sh = bf16_shadow{of, nullptr, 0, 0, false};
+    }
+    sh->valid = false;
+    if (count > sh->cap) {
+        if (growing_in_capture(st, "a bf16 copy"))
+            return nullptr;
+        cudaStreamSynchronize(st->stream);   /* the old copy may still be read */
+        drop_graphs(st);
+        cudaFree(sh->copy);
+        sh->copy = nullptr, sh->cap = 0;
+        if (!cuda_ok(st, cudaMalloc(&sh->copy, count * sizeof(__nv_bfloat16)), "cudaMalloc (bf16 copy)"))
+            return nullptr;
+        sh->cap = count;
+    }
+    sh->count = count, sh->valid = true;
+    return sh->copy;
+}
+
+void dtrain_cuda::bf16_shadow_forget(cuda_state *st, const float *of)
+{
+    bf16_shadow *sh = st->bf16 ? shadow_of(st, of) : nullptr;
+    if (sh)
+        sh->valid = false;
+}
+
+void dtrain_cuda::bf16_shadow_release(cuda_state *st, const void *p)
+{
+    bf16_shadow *sh = shadow_of(st, p);
+    if (!sh)
+        return;
+    cudaFree(sh->copy);   /* synchronises: the copy is read no more */
+    *sh = st->shadows[--st->num_shadows];
+}
+
+void dtrain_cuda::bf16_shadows_free(cuda_state *st)
+{
+    for (int i = 0; i < st->num_shadows; i++)
+        cudaFree(st->shadows[i].copy);
+    free(st->shadows);
+}
+
+/* What a GEMM or convolution reads for x: x itself in fp32 mode; in bf16 mode its copy where the
+ * kernel that wrote x wrote one (the same bits as casting it here), else a cast into scratch. */
 const void *dtrain_cuda::bf16_operand(cuda_state *st, int slot, const float *x, size_t count)
 {
     if (!st->bf16)
         return x;
+    const bf16_shadow *sh = shadow_of(st, x);
+    if (sh && sh->valid && sh->count == count)
+        return sh->copy;
     __nv_bfloat16 *h = half_buffer(st, slot, count);
     if (!h)
         return nullptr;

@@ -14,6 +14,7 @@
  * Each channel's sums run over n x hw values: a block per (channel, split of the batch), enough
  * splits to fill the GPU when channels are few, its partial sums in double (var = E[x^2] - mean^2
  * keeps its digits), then one thread per channel adds the splits. */
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -134,9 +135,10 @@ __global__ void k_running_stats(const float *running_mean, const float *running_
         mean[ch] = running_mean[ch], invstd[ch] = (float)(1.0 / sqrt((double)running_var[ch] + eps));
 }
 
-/* A block a row (one sample's channel plane, row = sample x c + channel). */
-__global__ void k_normalise(const float *x, const float *residual, float *y, const float *mean, const float *invstd,
-                            const float *gamma, const float *beta, int c, int hw, bool relu)
+/* A block a row (one sample's channel plane, row = sample x c + channel); y16 (bf16 mode, else
+ * NULL): y's bf16 copy for the convolutions that read it. */
+__global__ void k_normalise(const float *x, const float *residual, float *y, __nv_bfloat16 *y16, const float *mean,
+                            const float *invstd, const float *gamma, const float *beta, int c, int hw, bool relu)
 {
     size_t row = blockIdx.x;
     int ch = (int)(row % c);
@@ -146,7 +148,10 @@ __global__ void k_normalise(const float *x, const float *residual, float *y, con
         float v = bn_value(x[base + j], m, scale, b);
         if (residual)
             v = __fadd_rn(v, residual[base + j]);
-        y[base + j] = relu && !(v > 0.0f) ? 0.0f : v;
+        v = relu && !(v > 0.0f) ? 0.0f : v;
+        y[base + j] = v;
+        if (y16)
+            y16[base + j] = __float2bfloat16(v);
     }
 }
 
@@ -183,9 +188,10 @@ __global__ void k_finish_grads(const double *partial, int c, int splits, double 
     coeff[ch * 3 + 2] = invstd[ch] * (float)(sum_dy_xhat / count);
 }
 
-/* dx (and the residual's gradient, the masked dy, where dresidual is given), a block a row. */
-__global__ void k_input_grads(const float *x, const float *y, const float *dy, float *dx, float *dresidual,
-                              const float *mean, const float *invstd, const float *gamma, const float *beta,
+/* dx (and the residual's gradient, the masked dy, where dresidual is given), a block a row; dx16
+ * (bf16 mode, dx overwritten, else NULL): dx's bf16 copy for the convolution that made x. */
+__global__ void k_input_grads(const float *x, const float *y, const float *dy, float *dx, __nv_bfloat16 *dx16,
+                              float *dresidual, const float *mean, const float *invstd, const float *gamma, const float *beta,
                               const float *coeff, mask_kind mask, int c, int hw, bool accumulate,
                               bool accumulate_residual)
 {
@@ -200,6 +206,8 @@ __global__ void k_input_grads(const float *x, const float *y, const float *dy, f
         float d = k * (g - mean_dy - (v - m) * xmu_scale);
         if (dx)
             dx[at] = accumulate ? dx[at] + d : d;
+        if (dx16)
+            dx16[at] = __float2bfloat16(d);
         if (dresidual)
             dresidual[at] = accumulate_residual ? dresidual[at] + g : g;
     }
@@ -274,8 +282,9 @@ void cuda_batchnorm_forward(void *s, const struct bn_call *bn, bool training, fl
                                                                        eval_mean, eval_invstd);
         mean = eval_mean, invstd = eval_invstd;
     }
-    k_normalise<<<(unsigned)((size_t)n * c), row_threads(hw), 0, st->stream>>>(bn->x, bn->residual, bn->y, mean, invstd,
-                                                                                bn->gamma, bn->beta, c, hw, bn->relu);
+    __nv_bfloat16 *y16 = bf16_shadow_to_write(st, bn->y, (size_t)n * c * hw);
+    k_normalise<<<(unsigned)((size_t)n * c), row_threads(hw), 0, st->stream>>>(
+        bn->x, bn->residual, bn->y, y16, mean, invstd, bn->gamma, bn->beta, c, hw, bn->relu);
     launched(st, "batch norm forward");
 }
 
@@ -292,9 +301,15 @@ void cuda_batchnorm_backward(void *s, const struct bn_call *bn, const float *dy,
         bn->x, bn->y, dy, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, mask, n, c, hw, splits, st->bn_partial);
     k_finish_grads<<<channel_blocks(c), THREADS, 0, st->stream>>>(st->bn_partial, c, splits, (double)n * hw, bn->gamma,
                                                                   bn->save_invstd, dgamma, dbeta, st->bn_coeff);
+    /* dx's copy only where this writes all of dx: added to, it holds other readers' sums too */
+    __nv_bfloat16 *dx16 = nullptr;
+    if (dx && !accumulate)
+        dx16 = bf16_shadow_to_write(st, dx, (size_t)n * c * hw);
+    else if (dx)
+        bf16_shadow_forget(st, dx);
     if (dx || dresidual)
         k_input_grads<<<(unsigned)((size_t)n * c), row_threads(hw), 0, st->stream>>>(
-            bn->x, bn->y, dy, dx, dresidual, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, st->bn_coeff, mask, c,
+            bn->x, bn->y, dy, dx, dx16, dresidual, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, st->bn_coeff, mask, c,
             hw, accumulate, accumulate_residual);
     launched(st, "batch norm backward");
 }

@@ -38,6 +38,16 @@ struct conv_plan {
 /* bf16 mode's scratch: the cast copies of a GEMM's or convolution's operands and its bf16 result. */
 enum { HALF_X, HALF_W, HALF_DY, HALF_OUT, HALF_SLOTS };
 
+/* bf16 mode: the bf16 copy of an fp32 tensor, written beside it by the kernel that wrote it (batch
+ * norm's: its output forward, its input gradient backward), so that the convolutions that read the
+ * tensor take the copy instead of casting it again, forward and backward (bf16_cuda.cu). */
+struct bf16_shadow {
+    const float *of;           /* the fp32 tensor (a backend_alloc'd buffer) */
+    __nv_bfloat16 *copy;
+    size_t count, cap;         /* what the last write wrote, and the copy's room (elements) */
+    bool valid;                /* the copy is the tensor's as it is now */
+};
+
 struct cuda_state {
     struct backend table;
     int device;
@@ -51,6 +61,8 @@ struct cuda_state {
     int last_slot;             /* the last staged, -1 before any */
     __nv_bfloat16 *half[HALF_SLOTS];
     size_t half_cap[HALF_SLOTS];
+    bf16_shadow *shadows;
+    int num_shadows, cap_shadows;
     cublasHandle_t blas;
     cudnnHandle_t dnn;
     conv_plan *plans;
@@ -162,6 +174,14 @@ const float *bf16_prior(cuda_state *st, bool accumulate);
 void bf16_land(cuda_state *st, float *out, size_t count, bool accumulate);
 /* A buffer is about to move: captured steps point into it, so they go (and are captured again). */
 void drop_graphs(cuda_state *st);
+/* bf16 mode: where a kernel writing `of` (count floats) writes its bf16 copy too, the copy then
+ * valid; NULL in fp32 mode (or when it cannot be had: then no copy is valid). */
+__nv_bfloat16 *bf16_shadow_to_write(cuda_state *st, const float *of, size_t count);
+/* `of` was written without its copy: the copy is no longer its. */
+void bf16_shadow_forget(cuda_state *st, const float *of);
+/* `p` is freed: its copy goes with it (another buffer may get its address). */
+void bf16_shadow_release(cuda_state *st, const void *p);
+void bf16_shadows_free(cuda_state *st);
 
 }  // namespace dtrain_cuda
 

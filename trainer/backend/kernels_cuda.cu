@@ -304,7 +304,7 @@ void *cuda_alloc(void *s, size_t bytes)
 
 void cuda_release(void *s, void *p)
 {
-    (void)s;
+    bf16_shadow_release(state_of(s), p);
     cudaFree(p);
 }
 

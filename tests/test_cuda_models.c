@@ -1,0 +1,106 @@
+/* test_cuda_models.c - whole models trained on the GPU against the same runs on the CPU: the same
+ * seed, data and draws, so every step's loss follows the CPU's, in fp32 (TF32), bf16 and as CUDA
+ * graphs. The kernels one by one are test_cuda.c's. Without a GPU (or built with CUDA=0) every
+ * test ends skipped (tu_skip), never passed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "cuda_util.h"
+#include "data.h"
+#include "testutil.h"
+#include "train.h"
+
+/* One model's run on the CPU, on the GPU, on the GPU in bf16 and as CUDA graphs: every step's loss
+ * follows the CPU's (TF32 and bf16 let them drift apart slowly), and the steps replayed as CUDA
+ * graphs follow the eager GPU run's (the same kernels; only cuDNN's atomics may reorder sums). */
+static void follow_the_cpu(const char *model, const char *dataset, int batch, int steps, int cpu_threads)
+{
+    enum { MAX_STEPS = 30 };
+    assert_true(steps <= MAX_STEPS);
+    double curve[4][MAX_STEPS];
+    const char *backends[] = {"cpu", "cuda", "cuda", "cuda"};
+    const char *labels[] = {"cpu", "cuda", "cuda bf16", "cuda, CUDA graphs"};
+    for (int b = 0; b < 4; b++) {
+        struct train_config cfg = {.model = model, .dataset = dataset, .data_dir = DATA_DEFAULT_DIR,
+                                   .optimizer = "adam", .backend = backends[b], .batch = batch, .epochs = 1,
+                                   .threads = b == 0 ? cpu_threads : 1, .log_every = 1000, .eval_every = 0,
+                                   .max_steps = steps, .lr = 0.002, .seed = 3, .bf16 = b == 2, .cuda_graphs = b == 3,
+                                   .loss_curve = curve[b]};
+        struct train_result res;
+        struct dt_err err;
+        FILE *out = fopen("/dev/null", "w");
+        int rc = train_run(&cfg, out, &res, &err);
+        fclose(out);
+        if (rc < 0)
+            print_error("%s, %s: %s\n", model, labels[b], err.msg);
+        assert_int_equal(rc, 0);
+        print_message("%s, %s: loss at the first, middle and last step: %.5f %.5f %.5f, %.0f samples/s\n", model,
+                      labels[b], curve[b][0], curve[b][steps / 2], curve[b][steps - 1], res.final_rate);
+        train_result_free(&res);
+    }
+    for (int step = 0; step < steps; step++) {
+        assert_true(fabs(curve[1][step] - curve[0][step]) <= 0.05 * (1 + curve[0][step]));
+        assert_true(fabs(curve[2][step] - curve[0][step]) <= 0.1 * (1 + curve[0][step]));
+        assert_true(fabs(curve[3][step] - curve[1][step]) <= 0.02 * (1 + curve[1][step]));   /* replay = eager */
+    }
+}
+
+/* LeNet, 30 Adam steps; a ResNet-18 (batch norm fused with its ReLU and residual add, and in bf16
+ * the convolutions reading batch norm's bf16 copies), 10 steps on 16x16 images. */
+static void test_training_follows_the_cpu(void **state)
+{
+    (void)state;
+    require_gpu();
+    follow_the_cpu("lenet", "synthetic", 64, 30, 1);
+    follow_the_cpu("resnet18", "synthetic:16x16x3", 16, 10, 4);
+}
+
+/* The reference experiments' language models end to end on the GPU: a transformer classifier and BERT's
+ * pre-training heads, 20 steps each, with dropout, follow the CPU's losses (the same draws). */
+static void test_language_models_train_as_on_the_cpu(void **state)
+{
+    (void)state;
+    require_gpu();
+    enum { STEPS = 20 };
+    const char *models[] = {"transformer:2x32x2", "bert-base:2x32x2"};
+    for (int m = 0; m < 2; m++) {
+        double curve[2][STEPS];
+        for (int b = 0; b < 2; b++) {
+            struct train_config cfg = {.model = models[m], .dataset = "synthetic-text:200x16",
+                                       .data_dir = DATA_DEFAULT_DIR, .optimizer = "adam", .backend = b ? "cuda" : "cpu",
+                                       .batch = 8, .epochs = 1, .threads = 1, .log_every = 1000, .eval_every = 0,
+                                       .max_steps = STEPS, .lr = 0.001, .seed = 5, .loss_curve = curve[b]};
+            struct train_result res;
+            struct dt_err err;
+            FILE *out = fopen("/dev/null", "w");
+            int rc = train_run(&cfg, out, &res, &err);
+            fclose(out);
+            if (rc < 0)
+                print_error("%s on %s: %s\n", models[m], cfg.backend, err.msg);
+            assert_int_equal(rc, 0);
+            train_result_free(&res);
+        }
+        print_message("%s: loss at steps 1, 10, 20: cpu %.5f %.5f %.5f, cuda %.5f %.5f %.5f\n", models[m], curve[0][0],
+                      curve[0][9], curve[0][19], curve[1][0], curve[1][9], curve[1][19]);
+        for (int step = 0; step < STEPS; step++)
+            assert_true(fabs(curve[1][step] - curve[0][step]) <= 0.05 * (1 + curve[0][step]));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)   /* a test's name (or a pattern): one test */
+        cmocka_set_test_filter(argv[1]);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_training_follows_the_cpu),
+        cmocka_unit_test(test_language_models_train_as_on_the_cpu),
+    };
+    return cmocka_run_group_tests(tests, cuda_setup, cuda_teardown);
+}
