@@ -17,6 +17,22 @@
 #include "testutil.h"
 #include "train.h"
 
+/* One run of cfg (its losses into cfg->loss_curve); what names it if it fails. Its samples/s. */
+static double train_curve(const struct train_config *cfg, const char *what)
+{
+    struct train_result res;
+    struct dt_err err;
+    FILE *out = fopen("/dev/null", "w");
+    int rc = train_run(cfg, out, &res, &err);
+    fclose(out);
+    if (rc < 0)
+        print_error("%s: %s\n", what, err.msg);
+    assert_int_equal(rc, 0);
+    double rate = res.final_rate;
+    train_result_free(&res);
+    return rate;
+}
+
 /* One model's run on the CPU, on the GPU, on the GPU in bf16 and as CUDA graphs: every step's loss
  * follows the CPU's (TF32 and bf16 let them drift apart slowly), and the steps replayed as CUDA
  * graphs follow the eager GPU run's (the same kernels; only cuDNN's atomics may reorder sums). */
@@ -33,17 +49,9 @@ static void follow_the_cpu(const char *model, const char *dataset, int batch, in
                                    .threads = b == 0 ? cpu_threads : 1, .log_every = 1000, .eval_every = 0,
                                    .max_steps = steps, .lr = 0.002, .seed = 3, .bf16 = b == 2, .cuda_graphs = b == 3,
                                    .loss_curve = curve[b]};
-        struct train_result res;
-        struct dt_err err;
-        FILE *out = fopen("/dev/null", "w");
-        int rc = train_run(&cfg, out, &res, &err);
-        fclose(out);
-        if (rc < 0)
-            print_error("%s, %s: %s\n", model, labels[b], err.msg);
-        assert_int_equal(rc, 0);
+        double rate = train_curve(&cfg, labels[b]);
         print_message("%s, %s: loss at the first, middle and last step: %.5f %.5f %.5f, %.0f samples/s\n", model,
-                      labels[b], curve[b][0], curve[b][steps / 2], curve[b][steps - 1], res.final_rate);
-        train_result_free(&res);
+                      labels[b], curve[b][0], curve[b][steps / 2], curve[b][steps - 1], rate);
     }
     for (int step = 0; step < steps; step++) {
         assert_true(fabs(curve[1][step] - curve[0][step]) <= 0.05 * (1 + curve[0][step]));
@@ -77,15 +85,7 @@ static void test_language_models_train_as_on_the_cpu(void **state)
                                        .data_dir = DATA_DEFAULT_DIR, .optimizer = "adam", .backend = b ? "cuda" : "cpu",
                                        .batch = 8, .epochs = 1, .threads = 1, .log_every = 1000, .eval_every = 0,
                                        .max_steps = STEPS, .lr = 0.001, .seed = 5, .loss_curve = curve[b]};
-            struct train_result res;
-            struct dt_err err;
-            FILE *out = fopen("/dev/null", "w");
-            int rc = train_run(&cfg, out, &res, &err);
-            fclose(out);
-            if (rc < 0)
-                print_error("%s on %s: %s\n", models[m], cfg.backend, err.msg);
-            assert_int_equal(rc, 0);
-            train_result_free(&res);
+            train_curve(&cfg, cfg.backend);
         }
         print_message("%s: loss at steps 1, 10, 20: cpu %.5f %.5f %.5f, cuda %.5f %.5f %.5f\n", models[m], curve[0][0],
                       curve[0][9], curve[0][19], curve[1][0], curve[1][9], curve[1][19]);
