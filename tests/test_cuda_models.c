@@ -85,7 +85,7 @@ static void test_language_models_train_as_on_the_cpu(void **state)
                                        .data_dir = DATA_DEFAULT_DIR, .optimizer = "adam", .backend = b ? "cuda" : "cpu",
                                        .batch = 8, .epochs = 1, .threads = 1, .log_every = 1000, .eval_every = 0,
                                        .max_steps = STEPS, .lr = 0.001, .seed = 5, .loss_curve = curve[b]};
-            train_curve(&cfg, cfg.backend);
+            train_curve(&cfg, models[m]);
         }
         print_message("%s: loss at steps 1, 10, 20: cpu %.5f %.5f %.5f, cuda %.5f %.5f %.5f\n", models[m], curve[0][0],
                       curve[0][9], curve[0][19], curve[1][0], curve[1][9], curve[1][19]);
