@@ -129,6 +129,22 @@ static void channel_stats(const struct bn_call *bn, int ch, double *mean, double
         *var = 0;
 }
 
+/* One row (a sample's plane of one channel) forward: batch norm, the residual added, the ReLU,
+ * each a loop over restrict pointers that GCC vectorises (the struct's pointers may alias). */
+static void bn_row_forward(const float *restrict x, const float *restrict residual, float *restrict y, int hw,
+                           float scale, float shift, bool relu)
+{
+    if (residual)
+        for (int j = 0; j < hw; j++)
+            y[j] = x[j] * scale + shift + residual[j];
+    else
+        for (int j = 0; j < hw; j++)
+            y[j] = x[j] * scale + shift;
+    if (relu)
+        for (int j = 0; j < hw; j++)
+            y[j] = y[j] > 0 ? y[j] : 0.0f;
+}
+
 void cpu_batchnorm_forward(void *state, const struct bn_call *bn, bool training, float momentum, float eps)
 {
     (void)state;
@@ -149,20 +165,45 @@ void cpu_batchnorm_forward(void *state, const struct bn_call *bn, bool training,
         float scale = (float)(bn->gamma[ch] / sqrt(var + eps)), shift = (float)(bn->beta[ch] - mean * scale);
         for (int i = 0; i < bn->n; i++) {
             size_t row = ((size_t)i * bn->c + ch) * bn->hw;
-            for (int j = 0; j < bn->hw; j++) {
-                float v = bn->x[row + j] * scale + shift;
-                if (bn->residual)
-                    v += bn->residual[row + j];
-                bn->y[row + j] = bn->relu && !(v > 0) ? 0.0f : v;
-            }
+            bn_row_forward(bn->x + row, bn->residual ? bn->residual + row : NULL, bn->y + row, bn->hw, scale, shift,
+                           bn->relu);
         }
     }
 }
 
-/* dy as the batch norm saw it: zero where the fused ReLU's output is. */
-static inline float bn_dy(const struct bn_call *bn, const float *dy, size_t i)
+/* Backward works through each row in chunks: dy as the batch norm saw it lands in a chunk on the
+ * stack, which the sums, dx and the residual's gradient then read. */
+enum { BN_CHUNK = 1024 };
+
+/* dy masked where the fused ReLU's output y is zero (y NULL: no ReLU). */
+static void seen_dy(float *restrict g, const float *restrict dy, const float *restrict y, int len)
 {
-    return bn->relu && !(bn->y[i] > 0) ? 0.0f : dy[i];
+    if (y)
+        for (int j = 0; j < len; j++) {
+            float v = dy[j];   /* loaded unconditionally: GCC if-converts and vectorises */
+            g[j] = y[j] > 0 ? v : 0.0f;
+        }
+    else
+        memcpy(g, dy, (size_t)len * sizeof *g);
+}
+
+/* dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)), added to or over 0. */
+static void bn_dx(float *restrict dx, const float *restrict g, const float *restrict x, int len, const float coeff[5],
+                  bool accumulate)
+{
+    float k = coeff[0], mean_dy = coeff[1], mean = coeff[2], invstd = coeff[3], mean_dy_xhat = coeff[4];
+    if (accumulate)
+        for (int j = 0; j < len; j++)
+            dx[j] += k * (g[j] - mean_dy - (x[j] - mean) * invstd * mean_dy_xhat);
+    else
+        for (int j = 0; j < len; j++)
+            dx[j] = 0.0f + k * (g[j] - mean_dy - (x[j] - mean) * invstd * mean_dy_xhat);
+}
+
+static void add_to(float *restrict out, const float *restrict g, int len, bool accumulate)
+{
+    for (int j = 0; j < len; j++)
+        out[j] = (accumulate ? out[j] : 0.0f) + g[j];
 }
 
 void cpu_batchnorm_backward(void *state, const struct bn_call *bn, const float *dy, float *dx, float *dgamma,
@@ -170,32 +211,32 @@ void cpu_batchnorm_backward(void *state, const struct bn_call *bn, const float *
 {
     (void)state;
     size_t count = (size_t)bn->n * bn->hw;
+    float g[BN_CHUNK];
     for (int ch = 0; ch < bn->c; ch++) {
         double sum_dy = 0, sum_dy_xhat = 0;
         float mean = bn->save_mean[ch], invstd = bn->save_invstd[ch];
-        for (int i = 0; i < bn->n; i++) {
-            size_t row = ((size_t)i * bn->c + ch) * bn->hw;
-            for (int j = 0; j < bn->hw; j++) {
-                float g = bn_dy(bn, dy, row + j);
-                sum_dy += g;
-                sum_dy_xhat += (double)g * (bn->x[row + j] - mean) * invstd;
+        for (int i = 0; i < bn->n; i++)
+            for (int j0 = 0; j0 < bn->hw; j0 += BN_CHUNK) {
+                size_t at = ((size_t)i * bn->c + ch) * bn->hw + j0;
+                int len = bn->hw - j0 < BN_CHUNK ? bn->hw - j0 : BN_CHUNK;
+                seen_dy(g, dy + at, bn->relu ? bn->y + at : NULL, len);
+                for (int j = 0; j < len; j++) {
+                    sum_dy += g[j];
+                    sum_dy_xhat += (double)g[j] * (bn->x[at + j] - mean) * invstd;
+                }
             }
-        }
         dgamma[ch] += (float)sum_dy_xhat;
         dbeta[ch] += (float)sum_dy;
-        /* dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)) */
-        float k = bn->gamma[ch] * invstd, mean_dy = (float)(sum_dy / count);
-        float mean_dy_xhat = (float)(sum_dy_xhat / count);
-        for (int i = 0; i < bn->n; i++) {
-            size_t row = ((size_t)i * bn->c + ch) * bn->hw;
-            for (int j = 0; j < bn->hw; j++) {
-                float g = bn_dy(bn, dy, row + j);
-                dx[row + j] = (accumulate ? dx[row + j] : 0.0f) +
-                              k * (g - mean_dy - (bn->x[row + j] - mean) * invstd * mean_dy_xhat);
+        float coeff[5] = {bn->gamma[ch] * invstd, (float)(sum_dy / count), mean, invstd, (float)(sum_dy_xhat / count)};
+        for (int i = 0; i < bn->n; i++)
+            for (int j0 = 0; j0 < bn->hw; j0 += BN_CHUNK) {
+                size_t at = ((size_t)i * bn->c + ch) * bn->hw + j0;
+                int len = bn->hw - j0 < BN_CHUNK ? bn->hw - j0 : BN_CHUNK;
+                seen_dy(g, dy + at, bn->relu ? bn->y + at : NULL, len);
+                bn_dx(dx + at, g, bn->x + at, len, coeff, accumulate);
                 if (dresidual)
-                    dresidual[row + j] = (accumulate_residual ? dresidual[row + j] : 0.0f) + g;
+                    add_to(dresidual + at, g, len, accumulate_residual);
             }
-        }
     }
 }
 
