@@ -102,11 +102,19 @@ nodes_of() {   # nodes_of N: the N nodes a job takes (2: one on each leaf, so th
     case $1 in 1) echo gn01 ;; 2) echo 'gn[01,03]' ;; 3) echo 'gn[01-03]' ;; *) echo 'gn[01-04]' ;; esac
 }
 
-commbench_on() {   # commbench_on NAME NODES PER OPTIONS...: dtrain-commbench over NODES x PER ranks, into NAME.out
-    name=$1 n=$2 per=$3
-    shift 3
-    submit -N "$n" --ntasks-per-node="$per" --exclusive -w "$(nodes_of "$n")" -o "$out/$name.out" -J commbench --wrap \
+# commbench_at NAME NODELIST N PER OPTIONS...: dtrain-commbench over N x PER ranks on NODELIST, into
+# NAME.out (its own variable names: the callers' loops use n and per)
+commbench_at() {
+    cb_name=$1 cb_list=$2 cb_n=$3 cb_per=$4
+    shift 4
+    submit -N "$cb_n" --ntasks-per-node="$cb_per" --exclusive -w "$cb_list" -o "$out/$cb_name.out" -J commbench --wrap \
         "srun --mpi=pmix $bin/dtrain --gpus-per-node 0 -- $bin/dtrain-commbench --min-bytes 4M --max-bytes 32M --iters 4 --warmup 1 $*"
+}
+
+commbench_on() {   # commbench_on NAME NODES PER OPTIONS...: the same on nodes_of NODES
+    cb_on_name=$1 cb_on_n=$2 cb_on_per=$3
+    shift 3
+    commbench_at "$cb_on_name" "$(nodes_of "$cb_on_n")" "$cb_on_n" "$cb_on_per" "$@"
 }
 
 commbench() {   # commbench NAME [--raw]: dtrain-commbench on 2 nodes across the link, into NAME.out
@@ -176,9 +184,8 @@ for rate in $rates; do
         pieces="--partition-bytes 4096000 --min-bytes ${PIECES_MIN_BYTES:-1M} --max-bytes ${MAX_BYTES:-256M}"
         if [ "$per" = 1 ] && [ "$n" -lt 4 ]; then   # a server of its own, as the runs above
             # shellcheck disable=SC2086  # $pieces: options, split on purpose
-            submit -N $((n + 1)) --ntasks-per-node=1 --exclusive -w "gn[01-0$((n + 1))]" -o "$out/pieces-pushpull-$rate-$n.out" \
-                -J commbench --wrap "srun --mpi=pmix $bin/dtrain --gpus-per-node 0 -- $bin/dtrain-commbench --op pushpull \
-                --iters 4 --warmup 1 $pieces --json $out/pieces-pushpull-$rate-$n.json"
+            commbench_at "pieces-pushpull-$rate-$n" "gn[01-0$((n + 1))]" $((n + 1)) 1 --op pushpull $pieces \
+                --json "$out/pieces-pushpull-$rate-$n.json"
         else
             # shellcheck disable=SC2086
             commbench_on "pieces-$rate-$n" "$n" 2 --op colocated-ranks $pieces --json "$out/pieces-$rate-$n.json"
