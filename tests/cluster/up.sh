@@ -61,6 +61,16 @@ make_network() {
         i=$((i + 1))
     done
     ns_exec ctl sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+    # RPS on every veth, over all CPUs: a flow's packets then wait on one CPU's backlog (by the
+    # flow's hash), in order. Without it a veth queues each packet on the backlog of the CPU that
+    # sent it (or that ran tbf's timer), a flow sent from both CPUs arrives reordered, and TCP takes
+    # that for loss: 3,000-5,000 fast retransmits a node in a 10 Gbit/s servers run, none with RPS
+    # (docs/studies/2026-11-27-veth-reordering.md). A NIC's queue keeps a flow's order.
+    cpus=$(printf '%x' $(( (1 << $(nproc)) - 1 )))
+    for ns in ctl $DTC_NODES; do
+        ns_exec "$ns" sh -c 'for q in /sys/class/net/*/queues/rx-*/rps_cpus; do echo "$1" >"$q"; done' rps "$cpus" ||
+            echo "up.sh: RPS not set in $ns (the links may reorder packets)" >&2
+    done
     # one guard route for every cluster on the machine: the first to add it removes it
     if ip route add unreachable "$DTC_NET.0/24" 2>/dev/null; then touch "$DTC_DIR/run/route-ours"; fi
     if [ -n "${DTRAIN_CLUSTER_LINK:-}" ]; then "$here/link.sh" "$DTRAIN_CLUSTER_LINK"; fi
