@@ -81,6 +81,11 @@ void duration_format(double seconds, int decimals, char *out)
     if (decimals < 0 || decimals > 3)
         decimals = 0;
     unsigned long per_second = scales[decimals];
+    /* the longest it writes, 999999999:59:59.999: a table's sum of absurd runtimes (an average the
+     * audit recomputes) must not overflow the integer it is rounded into */
+    const double longest = 999999999.0 * 3600 + 3599 + (double)(per_second - 1) / (double)per_second;
+    if (seconds > longest)
+        seconds = longest;
     /* rounded in whole units of the last digit, without libm */
     unsigned long units = seconds > 0 ? (unsigned long)(seconds * (double)per_second + 0.5) : 0;
     unsigned long t = units / per_second;

@@ -16,7 +16,7 @@ double duration_parse_clock(const char *text);
 double duration_unit(const char *text);
 
 /* Writes seconds rounded to `decimals` places (0-3) as "H:MM:SS[.fff]" into out (at least 32
- * bytes). */
+ * bytes); beyond 999999999:59:59.999 (and infinity) it writes that, NaN and negatives as 0. */
 void duration_format(double seconds, int decimals, char *out);
 
 #endif

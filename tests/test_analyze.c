@@ -62,6 +62,10 @@ static void test_durations(void **state)
     assert_string_equal(out, "0:01:00.00");
     duration_format(2.434, 2, out);
     assert_string_equal(out, "0:00:02.43");
+    duration_format(5.92593e+61, 0, out);   /* libFuzzer's: an average of absurd runtimes */
+    assert_string_equal(out, "999999999:59:59");
+    duration_format(1.0 / 0.0, 3, out);
+    assert_string_equal(out, "999999999:59:59.999");
 }
 
 static void test_audit_finds_every_error_of_the_seeds_bigmnist_table(void **state)
