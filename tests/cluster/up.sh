@@ -68,6 +68,7 @@ make_network() {
     # (docs/studies/2026-11-27-veth-reordering.md). A NIC's queue keeps a flow's order.
     cpus=$(printf '%x' $(( (1 << $(nproc)) - 1 )))
     for ns in ctl $DTC_NODES; do
+        # shellcheck disable=SC2016  # $1 and $q are the inner shell's
         ns_exec "$ns" sh -c 'for q in /sys/class/net/*/queues/rx-*/rps_cpus; do echo "$1" >"$q"; done' rps "$cpus" ||
             echo "up.sh: RPS not set in $ns (the links may reorder packets)" >&2
     done
