@@ -5,11 +5,12 @@
  * Why our own kernels and not cuDNN's: cuDNN's NCHW fp32 batch norm cannot add or apply a ReLU
  * (its fused modes need NHWC half precision), so conv-BN-add-ReLU read and wrote the activations in
  * three more passes each way, and batch norm with its elementwise ops was half a ResNet-50 step
- * (docs/gpu.md). Here a training forward is two passes (the statistics; normalise, add, ReLU), a
+ * (docs/PERFORMANCE.md). Here a training forward is two passes (the statistics; normalise, add, ReLU), a
  * backward two (the sums of dy; dx and the residual's gradient). Without a residual the backward
  * recomputes the ReLU's mask from x instead of reading y: the same float function of the same
  * saved values as the forward's (bn_value), so it is forward's mask to the bit; with one it reads
- * y (y > 0 exactly where the sum was).
+ * y (y > 0 exactly where the sum was). In bf16 mode the forward also writes y's bf16 copy and
+ * the backward dx's, which the convolutions read instead of casting (bf16_cuda.cu's shadows).
  *
  * Each channel's sums run over n x hw values: a block per (channel, split of the batch), enough
  * splits to fill the GPU when channels are few, its partial sums in double (var = E[x^2] - mean^2
