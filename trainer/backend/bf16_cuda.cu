@@ -52,18 +52,7 @@ void dtrain_cuda::drop_graphs(cuda_state *st)
 
 static __nv_bfloat16 *half_buffer(cuda_state *st, int slot, size_t count)
 {
-    if (count > st->half_cap[slot]) {
-        if (growing_in_capture(st, "the bf16 scratch"))
-            return nullptr;
-        cudaStreamSynchronize(st->stream);   /* the old buffer may still be read */
-        drop_graphs(st);
-        cudaFree(st->half[slot]);
-        st->half[slot] = nullptr, st->half_cap[slot] = 0;
-        if (!cuda_ok(st, cudaMalloc(&st->half[slot], count * sizeof(__nv_bfloat16)), "cudaMalloc (bf16 scratch)"))
-            return nullptr;
-        st->half_cap[slot] = count;
-    }
-    return st->half[slot];
+    return grow_device(st, &st->half[slot], &st->half_cap[slot], count, "the bf16 scratch") ? st->half[slot] : nullptr;
 }
 
 static bf16_shadow *shadow_of(cuda_state *st, const void *of)
@@ -93,17 +82,8 @@ __nv_bfloat16 *dtrain_cuda::bf16_shadow_to_write(cuda_state *st, const float *of
         *sh = bf16_shadow{of, nullptr, 0, 0, false};
     }
     sh->valid = false;
-    if (count > sh->cap) {
-        if (growing_in_capture(st, "a bf16 copy"))
-            return nullptr;
-        cudaStreamSynchronize(st->stream);   /* the old copy may still be read */
-        drop_graphs(st);
-        cudaFree(sh->copy);
-        sh->copy = nullptr, sh->cap = 0;
-        if (!cuda_ok(st, cudaMalloc(&sh->copy, count * sizeof(__nv_bfloat16)), "cudaMalloc (bf16 copy)"))
-            return nullptr;
-        sh->cap = count;
-    }
+    if (!grow_device(st, &sh->copy, &sh->cap, count, "a bf16 copy"))
+        return nullptr;
     sh->count = count, sh->valid = true;
     return sh->copy;
 }

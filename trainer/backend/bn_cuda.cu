@@ -108,6 +108,14 @@ __global__ void k_partial_stats(const float *x, int n, int c, int hw, int splits
     });
 }
 
+/* Channel ch's two sums over its splits (partial_sums' layout). */
+__device__ void sum_splits(const double *partial, int ch, int splits, double *a, double *b)
+{
+    *a = 0.0, *b = 0.0;
+    for (int s = 0; s < splits; s++)
+        *a += partial[(ch * splits + s) * 2], *b += partial[(ch * splits + s) * 2 + 1];
+}
+
 /* One thread a channel: the batch's mean and 1/std (saved for backward) and the running
  * statistics, as cpu_batchnorm_forward computes them. */
 __global__ void k_finish_stats(const double *partial, int c, int splits, double count, float momentum, float eps,
@@ -116,9 +124,8 @@ __global__ void k_finish_stats(const double *partial, int c, int splits, double 
     int ch = blockIdx.x * blockDim.x + threadIdx.x;
     if (ch >= c)
         return;
-    double sum = 0.0, sumsq = 0.0;
-    for (int s = 0; s < splits; s++)
-        sum += partial[(ch * splits + s) * 2], sumsq += partial[(ch * splits + s) * 2 + 1];
+    double sum, sumsq;
+    sum_splits(partial, ch, splits, &sum, &sumsq);
     double mean = sum / count, var = fmax(sumsq / count - mean * mean, 0.0);
     save_mean[ch] = (float)mean;
     save_invstd[ch] = (float)(1.0 / sqrt(var + eps));
@@ -178,9 +185,8 @@ __global__ void k_finish_grads(const double *partial, int c, int splits, double 
     int ch = blockIdx.x * blockDim.x + threadIdx.x;
     if (ch >= c)
         return;
-    double sum_dy = 0.0, sum_dy_xmu = 0.0;
-    for (int s = 0; s < splits; s++)
-        sum_dy += partial[(ch * splits + s) * 2], sum_dy_xmu += partial[(ch * splits + s) * 2 + 1];
+    double sum_dy, sum_dy_xmu;
+    sum_splits(partial, ch, splits, &sum_dy, &sum_dy_xmu);
     double sum_dy_xhat = sum_dy_xmu * invstd[ch];
     dgamma[ch] += (float)sum_dy_xhat;
     dbeta[ch] += (float)sum_dy;
@@ -238,28 +244,8 @@ int splits_for(cuda_state *st, int n, int c)
 /* Room for the partial sums of c channels in `splits` and 3 coefficients a channel. */
 bool grow_bn_scratch(cuda_state *st, int c, int splits)
 {
-    size_t partial = (size_t)c * splits * 2, coeff = (size_t)c * 3;
-    if (partial <= st->bn_partial_cap && coeff <= st->bn_coeff_cap)
-        return true;
-    if (growing_in_capture(st, "batch norm's scratch"))
-        return false;
-    cudaStreamSynchronize(st->stream);   /* the old scratch may still be read */
-    drop_graphs(st);
-    if (partial > st->bn_partial_cap) {
-        cudaFree(st->bn_partial);
-        st->bn_partial = nullptr, st->bn_partial_cap = 0;
-        if (!cuda_ok(st, cudaMalloc(&st->bn_partial, partial * sizeof(double)), "cudaMalloc (batch norm's sums)"))
-            return false;
-        st->bn_partial_cap = partial;
-    }
-    if (coeff > st->bn_coeff_cap) {
-        cudaFree(st->bn_coeff);
-        st->bn_coeff = nullptr, st->bn_coeff_cap = 0;
-        if (!cuda_ok(st, cudaMalloc(&st->bn_coeff, coeff * sizeof(float)), "cudaMalloc (batch norm's coefficients)"))
-            return false;
-        st->bn_coeff_cap = coeff;
-    }
-    return true;
+    return grow_device(st, &st->bn_partial, &st->bn_partial_cap, (size_t)c * splits * 2, "batch norm's sums") &&
+           grow_device(st, &st->bn_coeff, &st->bn_coeff_cap, (size_t)c * 3, "batch norm's coefficients");
 }
 
 unsigned channel_blocks(int c) { return (unsigned)((c + THREADS - 1) / THREADS); }

@@ -174,6 +174,29 @@ const float *bf16_prior(cuda_state *st, bool accumulate);
 void bf16_land(cuda_state *st, float *out, size_t count, bool accumulate);
 /* A buffer is about to move: captured steps point into it, so they go (and are captured again). */
 void drop_graphs(cuda_state *st);
+
+/* Room for `count` elements in the device buffer *buf (*cap of them now), its contents not kept:
+ * grown only outside a capture (growing_in_capture names `what`); the old buffer may still be read,
+ * so the stream is waited for, and the captured steps that point into it go. false: failed, kept. */
+template <typename T>
+bool grow_device(cuda_state *st, T **buf, size_t *cap, size_t count, const char *what)
+{
+    if (count <= *cap)
+        return true;
+    if (growing_in_capture(st, what))
+        return false;
+    if (*buf && !cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize"))
+        return false;
+    drop_graphs(st);
+    cudaFree(*buf);
+    *buf = nullptr, *cap = 0;
+    char allocating[96];
+    snprintf(allocating, sizeof allocating, "cudaMalloc (%s)", what);
+    if (!cuda_ok(st, cudaMalloc(reinterpret_cast<void **>(buf), count * sizeof(T)), allocating))
+        return false;
+    *cap = count;
+    return true;
+}
 /* bf16 mode: where a kernel writing `of` (count floats) writes its bf16 copy too, the copy then
  * valid; NULL in fp32 mode (or when it cannot be had: then no copy is valid). */
 __nv_bfloat16 *bf16_shadow_to_write(cuda_state *st, const float *of, size_t count);

@@ -387,18 +387,7 @@ void cuda_tanh_backward(void *s, const float *y, const float *dy, float *dx, siz
 /* Room for `floats` in the attention's scratch. */
 bool scratch(cuda_state *st, size_t floats)
 {
-    if (floats <= st->seq_scratch_cap)
-        return true;
-    if (growing_in_capture(st, "the attention scratch"))
-        return false;
-    if (st->seq_scratch && !cuda_ok(st, cudaStreamSynchronize(st->stream), "cudaStreamSynchronize"))
-        return false;
-    cudaFree(st->seq_scratch);
-    st->seq_scratch = nullptr, st->seq_scratch_cap = 0;
-    if (!cuda_ok(st, cudaMalloc(&st->seq_scratch, floats * sizeof(float)), "cudaMalloc (attention scratch)"))
-        return false;
-    st->seq_scratch_cap = floats;
-    return true;
+    return grow_device(st, &st->seq_scratch, &st->seq_scratch_cap, floats, "the attention scratch");
 }
 
 /* Row-major C[m x n] (ldc) = alpha op(A) op(B) + beta C for each of `batch` samples, in cuBLAS's
