@@ -50,6 +50,12 @@ struct cluster_shape {
      * dtrain-train --ps-colocated): a node's link carries the (N - 1) / N of its pushes bound for
      * the other nodes' servers and its own server's answers to them, pushes and pulls alike. */
     bool servers_colocated;
+    /* A node's pushes and pulls take turns on one rate (the two directions of its link as one):
+     * how the reference comparison's BytePS ran over 10 GbE TCP, whose BSP-PS exchange at 8-32 GPUs
+     * is a push and then a pull of every byte at the link's rate (docs/cost-model.md). false: each
+     * direction at its own rate, as dtrain's servers over Open MPI (colocated servers share one
+     * link either way). */
+    bool servers_half_duplex;
     /* Nodes behind one link to the rest (a leaf switch's uplink; 0 or 1: a link a node): the
      * servers' pushes and pulls of those nodes cross it together. An allreduce is measured over
      * the job (allreduce) or composed a link a node. */

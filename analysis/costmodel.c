@@ -45,7 +45,7 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
      * (not ByteScheduler's few). */
     if (c->servers_colocated && pushers == 1 && servers == c->nodes && !by_priority)
         t.round = c->servers_round;
-    t.one_link = c->servers_colocated;
+    t.one_link = c->servers_colocated || c->servers_half_duplex;
     /* ByteScheduler's few pieces each through its own server's side of the link, where the nodes
      * are two sides of one; with more sides a piece's pushes would leave through every other
      * side's link and its pull enter them, which one queue a way does not hold: spread as above */
@@ -100,49 +100,123 @@ static int cut(const struct step_costs *s, const double *ready, double from, dou
     return n;
 }
 
-/* A parameter server's pieces (bsp-ps, wfbp-ps), each pushed once ready: the pushes under way share
- * the link (each of m at 1/m of it), a piece's pull starting when its push is through and sharing
- * the link the other way (with colocated servers the same link) with the other pulls (Open MPI
- * interleaves big messages' fragments); .done_sending and .done set. Returns when the last pull is
- * through (-1: out of memory). */
+/* Where a server's piece is (share_the_link): waiting, or which stage of its transfer it is in. */
+enum piece_stage { STAGE_WAITING, STAGE_GATHER, STAGE_PUSH, STAGE_PULL, STAGE_HAND_OUT, STAGE_DONE };
+
+/* What each stage costs piece p alone on its resource. */
+static double stage_cost(const struct transfer_cost *t, const struct piece *p, int stage)
+{
+    switch (stage) {
+    case STAGE_GATHER:
+    case STAGE_HAND_OUT: return piece_in_node_cost(t, p->bytes);
+    case STAGE_PUSH: return p->cost;
+    case STAGE_PULL: return piece_pull_cost(t, p->bytes, t->load);
+    default: return 0;
+    }
+}
+
+/* The resource a stage's pieces share: the node's own links (the node-local sums' hand-offs, in
+ * and out alike: BytePS's one NCCL loop runs the reduces and the broadcasts), the link between
+ * nodes each way (one link both ways where pushes and pulls take turns: colocated servers, or a
+ * transport that carries a node's traffic a way at a time, cluster_shape.servers_half_duplex). */
+enum { IN_NODE, LINK_OUT, LINK_BACK, RESOURCES };
+static int stage_resource(const struct transfer_cost *t, int stage)
+{
+    return stage == STAGE_PUSH ? LINK_OUT : stage == STAGE_PULL ? (t->one_link ? LINK_OUT : LINK_BACK) : IN_NODE;
+}
+
+/* The hand-offs inside a node go a piece at a time, in the order the pieces came (BytePS's NCCL
+ * loop); the link between nodes carries every piece under way at once, each at its share (dtrain's
+ * and BytePS's servers take every push at once, Open MPI interleaves big messages' fragments). */
+static bool one_at_a_time(int resource)
+{
+    return resource == IN_NODE;
+}
+
+/* Moves piece k on from its stage at `now` to its next stage that costs anything (left[k] its cost,
+ * entered[k] now). */
+static void next_stage(struct piece *p, int k, int *stage, double *left, double *entered, double now,
+                       const struct transfer_cost *t)
+{
+    do {
+        if (stage[k] == STAGE_PUSH)
+            p[k].done_sending = now;
+        stage[k]++;
+        left[k] = stage_cost(t, &p[k], stage[k]);
+    } while (stage[k] != STAGE_DONE && left[k] <= 0);
+    entered[k] = now;
+    if (stage[k] == STAGE_DONE)
+        p[k].done = now;
+}
+
+/* The pieces under way and how each resource is shared at `now`: sharing[r] of them on resource r,
+ * head[r] the first come on a resource that takes one at a time. Returns how many are done. */
+static int under_way(const int *stage, const double *entered, int n, const struct transfer_cost *t,
+                     int *sharing, int *head)
+{
+    int done = 0;
+    for (int r = 0; r < RESOURCES; r++)
+        sharing[r] = 0, head[r] = -1;
+    for (int k = 0; k < n; k++) {
+        done += stage[k] == STAGE_DONE;
+        if (stage[k] == STAGE_WAITING || stage[k] == STAGE_DONE)
+            continue;
+        int r = stage_resource(t, stage[k]);
+        sharing[r]++;
+        if (head[r] < 0 || entered[k] < entered[head[r]])
+            head[r] = k;
+    }
+    return done;
+}
+
+/* The share of its resource piece k gets (0 while it queues). */
+static double share_of(const struct transfer_cost *t, const int *stage, const int *sharing, const int *head, int k)
+{
+    int r = stage_resource(t, stage[k]);
+    return one_at_a_time(r) ? (head[r] == k ? 1 : 0) : 1.0 / sharing[r];
+}
+
+/* A parameter server's pieces (bsp-ps, wfbp-ps), each on its way once ready: the node's sum inside
+ * the node (node-local sums), the push, the pull, the sum handed out, each stage on its resource
+ * (stage_resource, one_at_a_time); stages on different resources overlap, as the stages of
+ * different partitions do in BytePS and dtrain. .done_sending and .done set. Returns when the last
+ * sum is handed out (-1: out of memory). */
 static double share_the_link(struct piece *p, int n, const struct transfer_cost *t)
 {
-    int *state = calloc((size_t)n + 1, sizeof *state);   /* 0 waiting, 1 pushing, 2 pulling, 3 done */
-    double *left = calloc((size_t)n + 1, sizeof *left), now = 0, back = 0;
-    if (!state || !left)
-        return free(state), free(left), -1;
-    for (int done = 0; done < n;) {
-        int pushing = 0, pulling = 0;
+    int *stage = calloc((size_t)n + 1, sizeof *stage), sharing[RESOURCES], head[RESOURCES];
+    double *left = calloc((size_t)n + 1, sizeof *left), *entered = calloc((size_t)n + 1, sizeof *entered);
+    double now = 0, back = 0;
+    if (!stage || !left || !entered)
+        return free(stage), free(left), free(entered), -1;
+    for (;;) {
         double soonest = INFINITY;   /* the next piece made ready */
         for (int k = 0; k < n; k++) {
-            if (state[k] == 0 && p[k].ready <= now)
-                state[k] = 1, left[k] = p[k].cost;
-            pushing += state[k] == 1, pulling += state[k] == 2;
-            if (state[k] == 0 && p[k].ready < soonest)
+            if (stage[k] == STAGE_WAITING && p[k].ready <= now)
+                next_stage(p, k, stage, left, entered, now, t);
+            if (stage[k] == STAGE_WAITING && p[k].ready < soonest)
                 soonest = p[k].ready;
         }
-        int ways[3] = {0, t->one_link ? pushing + pulling : pushing, t->one_link ? pushing + pulling : pulling};
+        int done = under_way(stage, entered, n, t, sharing, head);
         double until = soonest;
         for (int k = 0; k < n; k++)
-            if (state[k] == 1 || state[k] == 2)
-                until = fmin(until, now + left[k] * ways[state[k]]);
+            if (stage[k] != STAGE_WAITING && stage[k] != STAGE_DONE && share_of(t, stage, sharing, head, k) > 0)
+                until = fmin(until, now + left[k] / share_of(t, stage, sharing, head, k));
+        if (done == n || until == INFINITY)
+            break;
         for (int k = 0; k < n; k++) {
-            if (state[k] != 1 && state[k] != 2)
+            if (stage[k] == STAGE_WAITING || stage[k] == STAGE_DONE)
                 continue;
-            left[k] -= (until - now) / ways[state[k]];
-            if (left[k] > 1e-12 * (1 + p[k].cost))
-                continue;
-            if (state[k] == 1)   /* pushed: the pull next */
-                p[k].done_sending = until, state[k] = 2, left[k] = piece_pull_cost(t, p[k].bytes, t->load);
-            else
-                state[k] = 3, p[k].done = back = until, done++;
+            left[k] -= (until - now) * share_of(t, stage, sharing, head, k);
+            if (left[k] <= 1e-12 * (1 + stage_cost(t, &p[k], stage[k])))
+                next_stage(p, k, stage, left, entered, until, t);
         }
         now = until;
     }
-    free(state), free(left);
+    for (int k = 0; k < n; k++)
+        back = fmax(back, p[k].done);
+    free(stage), free(left), free(entered);
     return back;
 }
-
 
 /* A parameter server's partitions of the whole buffer (bsp-ps, wfbp-ps), pushed from the last,
  * all after backward or each when backward has reached its first byte. Every push under way

@@ -38,7 +38,9 @@
  *                      holding the credit of the (N - K) / N of workers beyond that link only; with
  *                      node-local sums a piece first costs G - 1 messages inside the node (the
  *                      node's root receiving each other worker's) and its sum as many after the
- *                      pull (the root handing it on).
+ *                      pull (the root handing it on), on the node's own links, a piece at a time
+ *                      in the order they came, while other pieces cross the link between nodes;
+ *                      servers_half_duplex: a node's pushes and pulls take turns on one rate.
  * The pieces of every method but BSP go at the links' streamed rate where it was measured
  * (link_cost.streamed); BSP's one allreduce at the rate of one message alone. The servers'
  * messages cross the link as measured a direction at a time where it was (cluster_shape.servers_link).

@@ -73,8 +73,12 @@ static int next_to_start(const struct piece *pieces, const int *state, int n, do
 
 /* ---------- ByteScheduler's pieces through the servers' queues ---------- */
 
-/* Where a server's piece is: waiting, or which message of its push and pull is crossing. */
-enum piece_leg { LEG_WAITING, LEG_PUSH_HEAD, LEG_PUSH_ANSWER, LEG_PUSH, LEG_PULL_HEAD, LEG_PULL_ANSWER, LEG_PULL, LEG_DONE };
+/* Where a server's piece is: waiting, gathered inside its node (node-local sums), which message of
+ * its push and pull is crossing, or handed out inside its node. */
+enum piece_leg {
+    LEG_WAITING, LEG_GATHER, LEG_PUSH_HEAD, LEG_PUSH_ANSWER, LEG_PUSH, LEG_PULL_HEAD, LEG_PULL_ANSWER, LEG_PULL,
+    LEG_HAND_OUT, LEG_DONE
+};
 
 /* Puts a message costing `cost` on a queue free at *free_at from `now`; returns when it is through. */
 static double queue_put(double *free_at, double now, double cost)
@@ -85,9 +89,12 @@ static double queue_put(double *free_at, double now, double cost)
 
 /* When each queue is free: way 0 towards a piece's server, 1 back. Without two sides, ways[0] and
  * [1] (with colocated servers the same one); with them, the link's two ways: into the server's
- * side and out of it, which is into the other. */
+ * side and out of it, which is into the other. Way 2: the node's own links (node-local sums'
+ * hand-offs, in and out alike, as costmodel.c's share_the_link), beside the link between nodes. */
 static double *queue_of(const struct transfer_cost *t, const struct piece *p, int way, double *ways)
 {
+    if (way >= 2)
+        return &ways[way];
     if (!t->two_sides)
         return &ways[t->one_link ? 0 : way];
     return &ways[way == 0 ? p->side : 1 - p->side];
@@ -95,19 +102,28 @@ static double *queue_of(const struct transfer_cost *t, const struct piece *p, in
 
 /* Piece k's next message, from `now`: its leg moves on and at[k] says when that message is through.
  * Pushes cross towards the server, pulls back (queue_of), a handshake's answer the other way; a
- * message of no data costs the link's latency (the one-message curve at 0 bytes). */
+ * message of no data costs the link's latency (the one-message curve at 0 bytes); the hand-offs
+ * inside the node, where there are any, before the push and after the pull. */
 static void next_leg(const struct piece *p, int k, int *leg, double *at, double now, double *ways,
                      const struct transfer_cost *t)
 {
     int next = leg[k] + 1;
+    double in_node = piece_in_node_cost(t, p[k].bytes);
+    if (in_node <= 0 && next == LEG_GATHER)
+        next++;
     if (p[k].bytes <= t->eager && (next == LEG_PUSH_HEAD || next == LEG_PULL_HEAD))
         next += 2;   /* sent at once */
+    if (in_node <= 0 && next == LEG_HAND_OUT)
+        next++;
     if ((leg[k] = next) == LEG_DONE)
         return;
-    int way = leg[k] == LEG_PUSH_HEAD || leg[k] == LEG_PULL_ANSWER || leg[k] == LEG_PUSH ? 0 : 1;
-    double cost = leg[k] == LEG_PUSH   ? p[k].cost
-                  : leg[k] == LEG_PULL ? piece_pull_cost(t, p[k].bytes, p[k].load)
-                                       : link_message(servers_link_of(t), 0);
+    int way = leg[k] == LEG_GATHER || leg[k] == LEG_HAND_OUT                            ? 2
+              : leg[k] == LEG_PUSH_HEAD || leg[k] == LEG_PULL_ANSWER || leg[k] == LEG_PUSH ? 0
+                                                                                           : 1;
+    double cost = leg[k] == LEG_PUSH                                 ? p[k].cost
+                  : leg[k] == LEG_PULL                               ? piece_pull_cost(t, p[k].bytes, p[k].load)
+                  : leg[k] == LEG_GATHER || leg[k] == LEG_HAND_OUT ? in_node
+                                                                     : link_message(servers_link_of(t), 0);
     at[k] = queue_put(queue_of(t, &p[k], way, ways), now, cost);
 }
 
@@ -201,7 +217,7 @@ double bytescheduler_step(const struct step_costs *s, const struct transfer_cost
     if (!pieces || !ready || !done)
         return free(pieces), free(ready), free(done), -1;
     backward_ready_times(s, ready);
-    double start = 0, previous = 0, link_free = 0, ways[2] = {0, 0};   /* when each way is free (queue_of) */
+    double start = 0, previous = 0, link_free = 0, ways[3] = {0, 0, 0};   /* when each way is free (queue_of) */
     for (int step = 0; step < SIMULATED_STEPS; step++) {
         double t_at = start;   /* the forward pass */
         for (int l = 0; l < s->layers; l++) {

@@ -41,31 +41,32 @@ static double across(const struct transfer_cost *t, double bytes, double load)
     return link_message(streamed(servers_link_of(t)), bytes * load);
 }
 
-/* The node's root receiving (or sending) a piece from each of its other workers, one after another. */
-static double in_node(const struct transfer_cost *t, double bytes)
+/* The node's root receiving (or sending) a piece from each of its other workers, one after another:
+ * inside the node, on links of its own, so a piece's hand-offs run while other pieces cross the
+ * link between nodes (BytePS's and dtrain's stages of a partition are pipelined). */
+double piece_in_node_cost(const struct transfer_cost *t, double bytes)
 {
     return t->in_node > 0 ? t->in_node * link_message(streamed(t->c->intra), bytes) : 0;
 }
 
-/* The link's time for a piece (a push's, after the node's sum, `load` its bytes across the busiest
- * link a byte; or the whole allreduce's). */
+/* The link's time for a piece across the link between nodes: a push's (after the node's sum, `load`
+ * its bytes across the busiest link a byte), or the whole allreduce's. */
 double piece_push_cost(const struct transfer_cost *t, double bytes, double load)
 {
-    return t->ps ? in_node(t, bytes) + across(t, bytes, load) : allreduce_streamed(t->c, bytes);
+    return t->ps ? across(t, bytes, load) : allreduce_streamed(t->c, bytes);
 }
 
-
-/* A server's pull of a piece (`load` its bytes across the busiest link a byte): back across the
- * link, then the node's root hands it on. */
+/* A server's pull of a piece back across the link (`load` its bytes across the busiest link a byte). */
 double piece_pull_cost(const struct transfer_cost *t, double bytes, double load)
 {
-    return across(t, bytes, load) + in_node(t, bytes);
+    return across(t, bytes, load);
 }
 
-/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push. */
+/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push, and the node's
+ * root hands it on. */
 double piece_sum_back(const struct transfer_cost *t, double sent, double bytes)
 {
-    return t->ps ? sent + piece_pull_cost(t, bytes, t->load) : sent;
+    return t->ps ? sent + piece_pull_cost(t, bytes, t->load) + piece_in_node_cost(t, bytes) : sent;
 }
 
 /* When backward (started at 0) has finished layer l: R_l = the backward of layers l..L-1. */

@@ -42,15 +42,19 @@ struct transfer_cost {
 /* The link between nodes as the servers' messages cross it (cluster_shape.servers_link, else inter). */
 struct link_cost servers_link_of(const struct transfer_cost *t);
 
-/* The link's time for a piece: a push's (after the node's sum; `load` its bytes across the busiest
- * link a byte pushed), or the whole allreduce's. */
+/* The link's time for a piece across the link between nodes: a push's (after the node's sum; `load`
+ * its bytes across the busiest link a byte pushed), or the whole allreduce's. */
 double piece_push_cost(const struct transfer_cost *t, double bytes, double load);
 
-/* A server's pull of a piece (`load` as for its push): back across the link, then the node's root
- * hands it on. */
+/* A server's pull of a piece back across the link (`load` as for its push). */
 double piece_pull_cost(const struct transfer_cost *t, double bytes, double load);
 
-/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push. */
+/* Node-local sums: the node's root's hand-offs of a piece inside the node, one way (its other
+ * workers' pushes in before the push across, the sum out to them after the pull); 0 without. */
+double piece_in_node_cost(const struct transfer_cost *t, double bytes);
+
+/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push, then the
+ * hand-offs inside the node. */
 double piece_sum_back(const struct transfer_cost *t, double sent, double bytes);
 
 /* ready[l]: when backward (started at 0) has finished layer l, the backward of layers l..L-1. */

@@ -52,6 +52,11 @@ static const char predict_usage[] =
     "      --servers N|colocated  parameter servers, each on a node of its own (default: one per\n"
     "                          worker node), or colocated: one on each worker node, beside its\n"
     "                          workers (dtrain-train --ps-colocated)\n"
+    "      --servers-duplex full|half  full: a node's pushes and pulls each at the link's rate\n"
+    "                          one way (dtrain's servers over Open MPI); half: the two take turns\n"
+    "                          on that one rate, as BytePS's servers over TCP ran in the reference\n"
+    "                          comparison (docs/cost-model.md). Colocated servers share one link\n"
+    "                          either way (full)\n"
     "      --nodes-per-link K  nodes behind one link (a leaf's uplink; the test cluster's 2):\n"
     "                          their servers' traffic crosses it together (1)\n"
     "      --methods LIST      comma-separated (all of them, listed below)\n"
@@ -202,7 +207,8 @@ static int parse_lists(struct predict_options *o, const char *nodes)
 }
 
 enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_CREDIT, P_NODE_SUMS, P_PER_LINK, P_BATCH, P_RATE, P_FORMAT,
-       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE, P_ROUND, P_SERVERS_LINK };
+       P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE, P_ROUND, P_SERVERS_LINK,
+       P_DUPLEX };
 
 /* What the command line names beyond predict_options: the inputs still to be read. */
 struct predict_args {
@@ -285,6 +291,11 @@ static int parse_choice(int opt, struct predict_options *o, struct predict_args 
         a->round_files[o->round_count++] = optarg;
         break;
     case P_METHODS: snprintf(o->methods, sizeof o->methods, "%s", optarg); break;
+    case P_DUPLEX:
+        if (strcmp(optarg, "half") != 0 && strcmp(optarg, "full") != 0)
+            return fprintf(stderr, "dtrain-analyze predict: --servers-duplex \"%s\": expected full or half\n", optarg), 2;
+        o->servers_half_duplex = strcmp(optarg, "half") == 0;
+        break;
     case P_NODE_SUMS:
         if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
             return fprintf(stderr, "dtrain-analyze predict: --ps-node-sums \"%s\": expected on or off\n", optarg), 2;
@@ -311,6 +322,7 @@ static int parse_options(int argc, char **argv, struct predict_options *o, struc
         {"gpus-per-node", required_argument, NULL, P_GPN}, {"nodes", required_argument, NULL, P_NODES},
         {"inter", required_argument, NULL, P_INTER}, {"intra", required_argument, NULL, P_INTRA},
         {"servers-link", required_argument, NULL, P_SERVERS_LINK},
+        {"servers-duplex", required_argument, NULL, P_DUPLEX},
         {"servers", required_argument, NULL, P_SERVERS}, {"methods", required_argument, NULL, P_METHODS},
         {"partition-bytes", required_argument, NULL, P_PARTITION}, {"batch", required_argument, NULL, P_BATCH},
         {"credit-bytes", required_argument, NULL, P_CREDIT}, {"ps-node-sums", required_argument, NULL, P_NODE_SUMS},

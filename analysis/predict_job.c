@@ -29,6 +29,7 @@ struct cluster_shape predict_shape_of_nodes(const struct predict_options *o, int
 {
     return (struct cluster_shape){.nodes = nodes, .gpus_per_node = per_node, .intra = o->intra, .inter = o->inter,
                                   .servers = o->servers, .servers_colocated = o->servers_colocated,
+                                  .servers_half_duplex = o->servers_half_duplex,
                                   .nodes_per_link = o->nodes_per_link, .allreduce = predict_measured_at(o, nodes * per_node),
                                   .servers_round = o->servers_colocated ? predict_round_at(o, nodes) : NULL,
                                   .servers_link = o->has_servers_link ? &o->servers_link : NULL};

@@ -13,6 +13,7 @@
 struct predict_options {
     int gpus_per_node, nodes[32], node_counts, servers, batch;
     bool servers_colocated;    /* --servers colocated */
+    bool servers_half_duplex;  /* --servers-duplex half */
     int nodes_per_link;        /* --nodes-per-link */
     struct link_cost intra, inter;
     struct link_curves intra_curves, inter_curves;   /* measured links' */

@@ -224,6 +224,9 @@ static void test_measured_link_as_worked_by_hand(void **state)
  *     at 4: alone 1..2, with the second 2..4 (1 each), the three until the first is through at 5.5
  *     (0.5 each), two until the second is at 13.5 (4 each), the third at 14.5; pulls 5.5..8,
  *     13.5..23.5 and 14.5..24.5 (4.5 shared, then 1): 4 + 24.5 + 0.6 = 29.1.
+ *   bsp-ps, pushes and pulls taking turns on one rate (servers_half_duplex): as above to 11.5, then
+ *     the first pull shares the link with the two pushes (3 left each): through at 19, the pushes
+ *     0.5 each more (20), their pulls shared to 31: 4 + 31 + 0.6 = 35.6.
  *   bytescheduler-ps, a credit of one byte: each layer cut on its own (1000; 2500 + 500; 2000),
  *     one push under way at a time, the pulls queued back in the order pushed (every piece within
  *     the eager limit: no handshakes): step 0 pushes layer 2 5..9.5, layer 0 9.5..12, layer 1's
@@ -257,6 +260,8 @@ static void test_step_costs_as_worked_by_hand(void **state)
         assert_true(fabs(got - cases[i].expected) < 1e-9);
     }
     assert_true(cost_step(&s, &two, "carrier-pigeon", &whole) < 0);
+    two.servers_half_duplex = true;
+    assert_float_equal(cost_step(&s, &two, "bsp-ps", &cut), 35.6, 1e-9);
 }
 
 /* ByteScheduler-PS's queues, one layer (forward 1, backward 1, 2000 bytes), no update, 2 workers
@@ -279,25 +284,38 @@ static void test_bytescheduler_ps_handshakes_as_worked_by_hand(void **state)
 }
 
 /* BytePS's node-local sums in the model, the layers above on 2 nodes of 2 workers, one server,
- * partitions of 2500 bytes (bsp-ps: all three pushed at 4, sharing the link), inside a node alpha
- * 0.1, beta 0.0001:
- *   on: one push a node (the server takes 2: alpha + bytes x 0.002 as with one worker a node), after
- *     the root's receive of the other worker's (0.1 + bytes x 0.0001): 1000 bytes 2.5 + 0.2, 2500
- *     bytes 5.5 + 0.35, and so each pull; pushes through at 4 + 3 x 2.7 = 12.1 and 12.1 + 2 x 3.15
- *     = 18.4, pulls 12.1..14.8 and 18.4 + 2 x 5.85 = 30.1: 4 + 30.1 + 0.6 = 34.7.
+ * partitions of 2500 bytes (bsp-ps: all three ready at 4, the 1000-byte one first), inside a node
+ * alpha 0.1, beta 0.0001. A piece's stages: the root's receive of the other worker's copy inside
+ * the node (0.1 + bytes x 0.0001: 1000 bytes 0.2, 2500 bytes 0.35), the push, the pull, the
+ * hand-off back (as the receive). Inside the node a piece at a time, in the order they came; on
+ * the link every piece under way at its share; the node's links are not the link between nodes,
+ * so one piece's hand-offs overlap another's push (BytePS's pipeline).
+ *   on: one push a node (the server takes 2: alpha + bytes x 0.002 as with one worker a node: 1000
+ *     bytes 2.5, 2500 bytes 5.5). Received 4..4.2, 4.2..4.55, 4.55..4.9. The small push alone to
+ *     4.55 (2.15 left), with the second to 4.9 (1.975 left), the three to 10.825; its pull to
+ *     13.325, handed out to 13.525. The two others (3.35 and 3.525 left): the second through at
+ *     17.525, the third at 17.7; their pulls (the second alone to 17.7) through at 28.35 and
+ *     28.525, handed out 28.35..28.7 and 28.7..29.05: 4 + 29.05 + 0.6 = 33.65 (34.7 when the
+ *     hand-offs took the link's time).
  *   off: 4 pushes (the server's and each node's link 2 x 2: alpha + bytes x 0.004): 4.5 and 10.5;
  *     through at 4 + 3 x 4.5 = 17.5 and 17.5 + 2 x 6 = 29.5, pulls to 29.5 + 2 x 10.5 = 50.5:
- *     4 + 50.5 + 0.6 = 55.1. */
+ *     4 + 50.5 + 0.6 = 55.1.
+ *   bytescheduler-ps, one layer (forward 1, backward 1, 2000 bytes), no update: ready at 2, in
+ *     at the root 2..2.3, pushed 2.3..6.8 (alpha + 2 x 2000 x 0.001), pulled 6.8..11.3, handed
+ *     out 11.3..11.6; the next forward waits for it, 11.6..12.6, backward to 13.6: the period is
+ *     11.6 (11 with one worker a node). */
 static void test_node_sums_cost_as_worked_by_hand(void **state)
 {
     (void)state;
-    const struct layer_cost layers[] = {{1, 2, 1000}, {1, 1, 3000}, {2, 1, 2000}};
-    struct step_costs s = {.layers = 3, .layer = layers, .update = 0.6};
+    const struct layer_cost layers[] = {{1, 2, 1000}, {1, 1, 3000}, {2, 1, 2000}}, layer[] = {{1, 1, 2000}};
+    struct step_costs s = {.layers = 3, .layer = layers, .update = 0.6}, one_layer = {.layers = 1, .layer = layer};
     struct cluster_shape c = {.nodes = 2, .gpus_per_node = 2, .inter = {.alpha = 0.5, .beta = 0.001},
                               .intra = {.alpha = 0.1, .beta = 0.0001}, .servers = 1};
-    struct method_settings on = {.partition_bytes = 2500}, off = {.partition_bytes = 2500, .ps_node_sums_off = true};
-    assert_float_equal(cost_step(&s, &c, "bsp-ps", &on), 34.7, 1e-9);
+    struct method_settings on = {.partition_bytes = 2500}, off = {.partition_bytes = 2500, .ps_node_sums_off = true},
+                           defaults = {0};
+    assert_float_equal(cost_step(&s, &c, "bsp-ps", &on), 33.65, 1e-9);
     assert_float_equal(cost_step(&s, &c, "bsp-ps", &off), 55.1, 1e-9);
+    assert_float_equal(cost_step(&one_layer, &c, "bytescheduler-ps", &defaults), 11.6, 1e-9);
 }
 
 /* Colocated servers, the layers above, bsp-ps, partitions of 2500 bytes, alpha 0.5, beta 0.001:

@@ -66,6 +66,17 @@ static void test_predict_the_worked_case(void **state)
     assert_float_equal(json_number_value(json_object_get(json_array_get(rows, 1), "step_seconds")), 27.6, 1e-9);
     json_decref(rows);
     tu_result_free(&r);
+    /* pushes and pulls taking turns on one rate (--servers-duplex half): test_exchange's worked
+     * bsp-ps, 35.6 s */
+    run_analyze((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", "0.008mbit:0.5s",
+                           "--servers", "1", "--partition-bytes", "2500", "--methods", "bsp-ps", "--format", "json",
+                           "--servers-duplex", "half", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    rows = json_loads(r.out, 0, &jerr);
+    assert_non_null(rows);
+    assert_float_equal(json_number_value(json_object_get(json_array_get(rows, 0), "step_seconds")), 35.6, 1e-9);
+    json_decref(rows);
+    tu_result_free(&r);
     /* the reference table: a row per method, a column per GPU count */
     run_analyze((char *[]){"predict", "--nodes", "1,2,4", profile, NULL}, &r);
     assert_int_equal(r.status, 0);
@@ -77,8 +88,9 @@ static void test_predict_the_worked_case(void **state)
                             {"--nodes", "0", "--nodes \"0\""},
                             {"--format", "xml", "--format \"xml\""},
                             {"--servers", "beside", "--servers \"beside\": expected a count from 1, or colocated"},
-                            {"--nodes-per-link", "0", "--nodes-per-link \"0\": expected a count from 1"}};
-    for (int i = 0; i < 6; i++) {
+                            {"--nodes-per-link", "0", "--nodes-per-link \"0\": expected a count from 1"},
+                            {"--servers-duplex", "simplex", "--servers-duplex \"simplex\": expected full or half"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_analyze((char *[]){"predict", profile, (char *)bad[i][0], (char *)bad[i][1], NULL}, &r);
         assert_int_equal(r.status, 2);
         assert_true(tu_contains(r.err, bad[i][2]));
