@@ -253,6 +253,27 @@ static int serve_step(struct ps *s, int *local, int nlocal, struct dt_err *err)
     return rc;
 }
 
+/* Waits for worker 0's word that a step comes (or that training ended) without spinning: MPI's
+ * blocking receive polls a core for the whole compute phase, which on a node shared with its
+ * workers (colocated servers) takes the cores their transfers and the kernel's network work need;
+ * a receive tested at the serve loop's backing-off pace leaves them (BytePS's servers block in
+ * ZeroMQ). */
+static int wait_for_word(struct exchange *x, struct ps *s, int *control, struct dt_err *err)
+{
+    struct comm_request req;
+    if (x->transport->irecv(x->transport, control, sizeof *control, s->worker_rank[0], PS_TAG_CONTROL, &req, err) < 0)
+        return -1;
+    long pause = PS_POLL_FIRST_NS;
+    for (bool in = false;;) {
+        if (x->transport->test_all(x->transport, &req, 1, &in, err) < 0)
+            return -1;
+        if (in)
+            return 0;
+        nanosleep(&(struct timespec){0, pause}, NULL);
+        pause = pause * 2 < PS_POLL_MOST_NS ? pause * 2 : PS_POLL_MOST_NS;
+    }
+}
+
 int ps_serve(struct exchange *x, struct ps *s, struct dt_err *err)
 {
     int nlocal = 0;
@@ -264,7 +285,7 @@ int ps_serve(struct exchange *x, struct ps *s, struct dt_err *err)
     int rc = 0;
     for (long step = 1; rc == 0; step++) {
         int control = -1;
-        if (x->transport->recv(x->transport, &control, sizeof control, s->worker_rank[0], PS_TAG_CONTROL, err) < 0) {
+        if (wait_for_word(x, s, &control, err) < 0) {
             rc = dt_wrap(err, "server %d waiting for step %ld", s->me, step);
             break;
         }
