@@ -34,8 +34,10 @@
  *                      pushed; with colocated servers each piece whole at its server, placed as
  *                      dtrain-train places it (partitions.h), its push crossing into that server's
  *                      group of K nodes (P (N - K) bytes a byte) and its pull out of it, a queue
- *                      each way of each group's link (of two groups' one link, its two ways), and
- *                      holding the credit of the (N - K) / N of workers beyond that link only; with
+ *                      each way of each group's link (of two groups' one link, its two ways); with
+ *                      two groups each group's workers run their own steps, pushing across (by
+ *                      their own credit) the pieces of the other group's servers only, and having
+ *                      a piece of their own group's when it is summed, another's when pulled; with
  *                      node-local sums a piece first costs G - 1 messages inside the node (the
  *                      node's root receiving each other worker's) and its sum as many after the
  *                      pull (the root handing it on), on the node's own links, a piece at a time

@@ -61,13 +61,21 @@ static double send_by_priority(struct piece *pieces, int n, double free_at, doub
     return free_at;
 }
 
-/* The best ready piece that may start at `now` (ready, waiting, and the credit lets it: `busy`
- * bytes under way), or -1. */
-static int next_to_start(const struct piece *pieces, const int *state, int n, double now, double busy, double credit)
+/* The best ready piece that may start at `now` (ready, waiting, and its pool's credit lets it:
+ * busy[pool] bytes under way; a pool's best ready piece waits for its credit, the ones after it
+ * too), or -1. */
+static int next_to_start(const struct piece *pieces, const int *state, int n, double now, const double *busy,
+                         double credit)
 {
-    for (int k = 0; k < n; k++)
-        if (state[k] == 0 && pieces[k].ready <= now)
-            return busy == 0 || busy + pieces[k].charge <= credit ? k : -1;
+    bool waits[2] = {false, false};
+    for (int k = 0; k < n; k++) {
+        int q = pieces[k].pool;
+        if (state[k] != 0 || pieces[k].ready > now || waits[q])
+            continue;
+        if (busy[q] == 0 || busy[q] + pieces[k].charge <= credit)
+            return k;
+        waits[q] = true;
+    }
     return -1;
 }
 
@@ -76,8 +84,8 @@ static int next_to_start(const struct piece *pieces, const int *state, int n, do
 /* Where a server's piece is: waiting, gathered inside its node (node-local sums), which message of
  * its push and pull is crossing, or handed out inside its node. */
 enum piece_leg {
-    LEG_WAITING, LEG_GATHER, LEG_PUSH_HEAD, LEG_PUSH_ANSWER, LEG_PUSH, LEG_PULL_HEAD, LEG_PULL_ANSWER, LEG_PULL,
-    LEG_HAND_OUT, LEG_DONE
+    LEG_WAITING, LEG_GATHER, LEG_PUSH_HEAD, LEG_PUSH_ANSWER, LEG_PUSH, LEG_SUMMED, LEG_PULL_HEAD, LEG_PULL_ANSWER,
+    LEG_PULL, LEG_HAND_OUT, LEG_DONE
 };
 
 /* Puts a message costing `cost` on a queue free at *free_at from `now`; returns when it is through. */
@@ -104,13 +112,22 @@ static double *queue_of(const struct transfer_cost *t, const struct piece *p, in
  * Pushes cross towards the server, pulls back (queue_of), a handshake's answer the other way; a
  * message of no data costs the link's latency (the one-message curve at 0 bytes); the hand-offs
  * inside the node, where there are any, before the push and after the pull. */
-static void next_leg(const struct piece *p, int k, int *leg, double *at, double now, double *ways,
+static void next_leg(struct piece *p, int k, int *leg, double *at, double now, double *ways,
                      const struct transfer_cost *t)
 {
     int next = leg[k] + 1;
     double in_node = piece_in_node_cost(t, p[k].bytes);
     if (in_node <= 0 && next == LEG_GATHER)
         next++;
+    if (next == LEG_SUMMED) {   /* the server sums once the near side's workers have pushed too */
+        double summed = fmax(now, p[k].ready_near);
+        p[k].done_near = summed + in_node;
+        if (summed > now) {
+            leg[k] = LEG_SUMMED, at[k] = summed;
+            return;
+        }
+        next++;
+    }
     if (p[k].bytes <= t->eager && (next == LEG_PUSH_HEAD || next == LEG_PULL_HEAD))
         next += 2;   /* sent at once */
     if (in_node <= 0 && next == LEG_HAND_OUT)
@@ -134,11 +151,11 @@ static void next_leg(const struct piece *p, int k, int *leg, double *at, double 
 static double queue_by_priority(struct piece *p, int n, double *ways, double credit, const struct transfer_cost *t)
 {
     int *leg = calloc((size_t)n + 1, sizeof *leg);
-    double *at = calloc((size_t)n + 1, sizeof *at), busy = 0, now = -INFINITY;
+    double *at = calloc((size_t)n + 1, sizeof *at), busy[2] = {0, 0}, now = -INFINITY;
     if (!leg || !at)
         return free(leg), free(at), -1;
     for (int done = 0; done < n;) {
-        for (int k; (k = next_to_start(p, leg, n, now, busy, credit)) >= 0; busy += p[k].charge)
+        for (int k; (k = next_to_start(p, leg, n, now, busy, credit)) >= 0; busy[p[k].pool] += p[k].charge)
             next_leg(p, k, leg, at, now, ways, t);
         int k = -1;   /* the next message through, or the next piece made ready */
         double soonest = INFINITY;
@@ -148,7 +165,7 @@ static double queue_by_priority(struct piece *p, int n, double *ways, double cre
             if (leg[j] == LEG_WAITING && p[j].ready > now && p[j].ready < soonest)
                 soonest = p[j].ready;
         }
-        if (k < 0 && (busy = 0, soonest == INFINITY))
+        if (k < 0 && (busy[0] = busy[1] = 0, soonest == INFINITY))
             continue;   /* nothing under way holds credit (no rounding left): what is ready starts */
         if (k < 0 || soonest < at[k]) {
             now = soonest;
@@ -156,7 +173,7 @@ static double queue_by_priority(struct piece *p, int n, double *ways, double cre
         }
         now = at[k];
         if (leg[k] == LEG_PUSH)   /* pushed: the credit back */
-            busy -= p[k].charge, p[k].done_sending = now;
+            busy[p[k].pool] -= p[k].charge, p[k].done_sending = now;
         next_leg(p, k, leg, at, now, ways, t);
         done += leg[k] == LEG_DONE;
         if (leg[k] == LEG_DONE)
@@ -173,13 +190,12 @@ static int side_nodes(const struct transfer_cost *t, int side)
 }
 
 /* Each layer cut on its own into pieces of at most `per`, in priority order (from the input), a
- * layer's ready at `from` + ready[l]; with two sides, each at its server as dtrain-train places it
- * (partitions.h), its push crossing into that server's side from the nodes of the other (as many
- * bytes a byte as they push) and holding the credit of only the workers there: a push to a server
- * on a worker's own side is through at once and gives its credit back (the model's worker is
- * every worker's mean: the other side's share of the workers, of the piece's bytes).
- * Returns how many; -1 out of memory. */
-static int cut_layers(const struct step_costs *s, const struct transfer_cost *t, double per, double from,
+ * layer's ready at from[0] + ready[l]; with two sides, each at its server as dtrain-train places it
+ * (partitions.h), its push crossing into that server's side from the workers of the other (as many
+ * bytes a byte as they push), who start it by their own credit and priority when their backward
+ * (from[their side]) has made it ready; the workers on the server's side push it at once, without
+ * crossing (ready_near). Returns how many; -1 out of memory. */
+static int cut_layers(const struct step_costs *s, const struct transfer_cost *t, double per, const double *from,
                       const double *ready, struct piece *pieces)
 {
     size_t *held = t->two_sides ? calloc((size_t)t->c->nodes, sizeof *held) : NULL;
@@ -189,42 +205,71 @@ static int cut_layers(const struct step_costs *s, const struct transfer_cost *t,
     for (int l = 0; l < s->layers; l++)
         for (double at = 0; at < s->layer[l].bytes; at += per) {
             struct piece *p = &pieces[n++];
-            *p = (struct piece){.ready = from + ready[l], .bytes = fmin(s->layer[l].bytes - at, per), .layer = l,
+            *p = (struct piece){.ready = from[0] + ready[l], .bytes = fmin(s->layer[l].bytes - at, per), .layer = l,
                                 .load = t->load};
             if (held) {
                 int server = partition_server(held, t->c->nodes);
                 held[server] += (size_t)p->bytes;
                 p->side = server < t->behind ? 0 : 1;
-                p->load = (double)t->pushers * side_nodes(t, 1 - p->side);
+                p->pool = 1 - p->side;
+                p->load = (double)t->pushers * side_nodes(t, p->pool);
+                p->ready = from[p->pool] + ready[l];
+                p->ready_near = from[p->side] + ready[l] + piece_in_node_cost(t, p->bytes);
             }
             p->cost = piece_push_cost(t, p->bytes, p->load);
-            p->charge = held ? p->bytes * side_nodes(t, 1 - p->side) / t->c->nodes : p->bytes;
+            p->charge = p->bytes;
         }
     free(held);
     return n;
 }
 
+/* Side s's forward pass from `start`, each layer waiting for its sums of the step before (done,
+ * unless the first step) and applying its share of the update first; returns when it ends. */
+static double forward_pass(const struct step_costs *s, double start, const double *done, bool first, double total)
+{
+    double t_at = start;
+    for (int l = 0; l < s->layers; l++) {
+        if (!first)
+            t_at = (t_at > done[l] ? t_at : done[l]) + s->update * s->layer[l].bytes / total;
+        t_at += s->layer[l].forward;
+    }
+    return t_at;
+}
+
+/* When each side's workers have their sums of each layer (done[side * layers + l]): with two
+ * sides, the workers on a piece's server's side when it is summed, the others when it is pulled
+ * back across; else every worker when it is back. */
+static void layers_done(const struct piece *pieces, int n, int sides, int layers, double *done)
+{
+    for (int i = 0; i < sides * layers; i++)
+        done[i] = 0;
+    for (int k = 0; k < n; k++)
+        for (int side = 0; side < sides; side++) {
+            double got = sides == 2 && pieces[k].side == side ? pieces[k].done_near : pieces[k].done;
+            double *d = &done[side * layers + pieces[k].layer];
+            *d = got > *d ? got : *d;
+        }
+}
+
 /* The steady distance between two forward passes' starts: each layer's forward waits for its
- * sums of the step before and applies its share of the update first. */
+ * sums of the step before and applies its share of the update first. With two sides, each side's
+ * workers run their own steps (they wait for different pieces), the servers holding them together. */
 double bytescheduler_step(const struct step_costs *s, const struct transfer_cost *t, double per, double credit)
 {
-    int n = 0, most = 0;
+    int n = 0, most = 0, sides = t->ps && t->two_sides ? 2 : 1;
     double total = 0;
     for (int l = 0; l < s->layers; l++)
         most += (int)ceil(s->layer[l].bytes / per) + 1, total += s->layer[l].bytes;
     struct piece *pieces = calloc((size_t)most + 1, sizeof *pieces);
-    double *ready = malloc((size_t)s->layers * sizeof *ready), *done = calloc((size_t)s->layers, sizeof *done);
+    double *ready = malloc((size_t)s->layers * sizeof *ready), *done = calloc(2 * (size_t)s->layers, sizeof *done);
     if (!pieces || !ready || !done)
         return free(pieces), free(ready), free(done), -1;
     backward_ready_times(s, ready);
-    double start = 0, previous = 0, link_free = 0, ways[3] = {0, 0, 0};   /* when each way is free (queue_of) */
+    double start[2] = {0, 0}, previous = 0, link_free = 0, ways[3] = {0, 0, 0};   /* when each way is free (queue_of) */
     for (int step = 0; step < SIMULATED_STEPS; step++) {
-        double t_at = start;   /* the forward pass */
-        for (int l = 0; l < s->layers; l++) {
-            if (step > 0)
-                t_at = (t_at > done[l] ? t_at : done[l]) + s->update * s->layer[l].bytes / total;
-            t_at += s->layer[l].forward;
-        }
+        double t_at[2];   /* each side's forward pass */
+        for (int side = 0; side < sides; side++)
+            t_at[side] = forward_pass(s, start[side], done + side * s->layers, step == 0, total);
         if ((n = cut_layers(s, t, per, t_at, ready, pieces)) < 0)
             link_free = -1;
         else
@@ -232,14 +277,12 @@ double bytescheduler_step(const struct step_costs *s, const struct transfer_cost
                               : send_by_priority(pieces, n, link_free, credit, t);
         if (link_free < 0)
             break;   /* out of memory */
-        for (int l = 0; l < s->layers; l++)
-            done[l] = 0;
-        for (int k = 0; k < n; k++)
-            done[pieces[k].layer] = pieces[k].done > done[pieces[k].layer] ? pieces[k].done : done[pieces[k].layer];
-        previous = start;
-        start = t_at + ready[0];   /* backward over: the next forward begins */
+        layers_done(pieces, n, sides, s->layers, done);
+        previous = start[0];
+        for (int side = 0; side < sides; side++)
+            start[side] = t_at[side] + ready[0];   /* backward over: the next forward begins */
     }
     free(pieces), free(ready), free(done);
-    return link_free < 0 ? -1 : start - previous;
+    return link_free < 0 ? -1 : start[0] - previous;
 }
 

@@ -20,6 +20,10 @@ struct piece {
     double charge;             /* bytescheduler-ps: the credit it holds until pushed */
     double done;               /* when its sum is back */
     double done_sending;       /* when it has crossed the link (its credit back) */
+    /* bytescheduler-ps, two sides: the workers on the server's side, whose pushes do not cross:
+     * when backward made it ready there (and their node's root has it), when its sum is theirs */
+    double ready_near, done_near;
+    int pool;                  /* whose credit it holds: 0, or with two sides the side that pushes across */
 };
 
 /* What a method's transfers cost: an allreduce, or a parameter server's push and pull. */
