@@ -26,8 +26,7 @@ static double under_way(const struct piece *pieces, const bool *started, int n, 
  * while the credit lasts (one start may overdraw it when nothing is under way), and cross the link
  * in the order they started, after what it carries from `free_at` on; returns when it is free
  * again. */
-static double send_by_priority(struct piece *pieces, int n, double free_at, double credit,
-                               const struct transfer_cost *t)
+static double send_by_priority(struct piece *pieces, int n, double free_at, double credit)
 {
     bool *started = calloc((size_t)n, sizeof *started);
     if (!started)
@@ -54,8 +53,7 @@ static double send_by_priority(struct piece *pieces, int n, double free_at, doub
         }
         started[best] = true;
         free_at = (now > free_at ? now : free_at) + pieces[best].cost;
-        pieces[best].done_sending = free_at;
-        pieces[best].done = piece_sum_back(t, free_at, pieces[best].bytes);
+        pieces[best].done_sending = pieces[best].done = free_at;   /* an allreduce: its sums with it */
     }
     free(started);
     return free_at;
@@ -72,7 +70,7 @@ static int next_to_start(const struct piece *pieces, const int *state, int n, do
         int q = pieces[k].pool;
         if (state[k] != 0 || pieces[k].ready > now || waits[q])
             continue;
-        if (busy[q] == 0 || busy[q] + pieces[k].charge <= credit)
+        if (busy[q] == 0 || busy[q] + pieces[k].bytes <= credit)
             return k;
         waits[q] = true;
     }
@@ -155,7 +153,7 @@ static double queue_by_priority(struct piece *p, int n, double *ways, double cre
     if (!leg || !at)
         return free(leg), free(at), -1;
     for (int done = 0; done < n;) {
-        for (int k; (k = next_to_start(p, leg, n, now, busy, credit)) >= 0; busy[p[k].pool] += p[k].charge)
+        for (int k; (k = next_to_start(p, leg, n, now, busy, credit)) >= 0; busy[p[k].pool] += p[k].bytes)
             next_leg(p, k, leg, at, now, ways, t);
         int k = -1;   /* the next message through, or the next piece made ready */
         double soonest = INFINITY;
@@ -173,7 +171,7 @@ static double queue_by_priority(struct piece *p, int n, double *ways, double cre
         }
         now = at[k];
         if (leg[k] == LEG_PUSH)   /* pushed: the credit back */
-            busy[p[k].pool] -= p[k].charge, p[k].done_sending = now;
+            busy[p[k].pool] -= p[k].bytes, p[k].done_sending = now;
         next_leg(p, k, leg, at, now, ways, t);
         done += leg[k] == LEG_DONE;
         if (leg[k] == LEG_DONE)
@@ -217,7 +215,6 @@ static int cut_layers(const struct step_costs *s, const struct transfer_cost *t,
                 p->ready_near = from[p->side] + ready[l] + piece_in_node_cost(t, p->bytes);
             }
             p->cost = piece_push_cost(t, p->bytes, p->load);
-            p->charge = p->bytes;
         }
     free(held);
     return n;
@@ -274,7 +271,7 @@ double bytescheduler_step(const struct step_costs *s, const struct transfer_cost
             link_free = -1;
         else
             link_free = t->ps ? queue_by_priority(pieces, n, ways, credit, t)   /* its queues keep when they are free */
-                              : send_by_priority(pieces, n, link_free, credit, t);
+                              : send_by_priority(pieces, n, link_free, credit);
         if (link_free < 0)
             break;   /* out of memory */
         layers_done(pieces, n, sides, s->layers, done);

@@ -62,13 +62,6 @@ double piece_pull_cost(const struct transfer_cost *t, double bytes, double load)
     return across(t, bytes, load);
 }
 
-/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push, and the node's
- * root hands it on. */
-double piece_sum_back(const struct transfer_cost *t, double sent, double bytes)
-{
-    return t->ps ? sent + piece_pull_cost(t, bytes, t->load) + piece_in_node_cost(t, bytes) : sent;
-}
-
 /* When backward (started at 0) has finished layer l: R_l = the backward of layers l..L-1. */
 void backward_ready_times(const struct step_costs *s, double *ready)
 {

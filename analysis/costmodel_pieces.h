@@ -17,13 +17,12 @@ struct piece {
     int layer;
     int side;                  /* bytescheduler-ps, two sides: its server's (0 or 1) */
     double load;               /* its bytes across the busiest link, per byte pushed */
-    double charge;             /* bytescheduler-ps: the credit it holds until pushed */
     double done;               /* when its sum is back */
     double done_sending;       /* when it has crossed the link (its credit back) */
     /* bytescheduler-ps, two sides: the workers on the server's side, whose pushes do not cross:
      * when backward made it ready there (and their node's root has it), when its sum is theirs */
     double ready_near, done_near;
-    int pool;                  /* whose credit it holds: 0, or with two sides the side that pushes across */
+    int pool;                  /* whose credit its bytes hold until pushed: 0, or with two sides the side pushing across */
 };
 
 /* What a method's transfers cost: an allreduce, or a parameter server's push and pull. */
@@ -56,10 +55,6 @@ double piece_pull_cost(const struct transfer_cost *t, double bytes, double load)
 /* Node-local sums: the node's root's hand-offs of a piece inside the node, one way (its other
  * workers' pushes in before the push across, the sum out to them after the pull); 0 without. */
 double piece_in_node_cost(const struct transfer_cost *t, double bytes);
-
-/* When a piece's sum is back, after it has left at `sent`: a pull comes after a push, then the
- * hand-offs inside the node. */
-double piece_sum_back(const struct transfer_cost *t, double sent, double bytes);
 
 /* ready[l]: when backward (started at 0) has finished layer l, the backward of layers l..L-1. */
 void backward_ready_times(const struct step_costs *s, double *ready);
