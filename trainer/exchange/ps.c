@@ -24,9 +24,9 @@
 #define PS_TAG_FIRST 16
 /* MPI guarantees tags up to 32767: partitions beyond are refused (use larger partitions). */
 #define PS_MAX_PARTITIONS (32767 - PS_TAG_FIRST)
-/* How long a server sleeps when no push moved (MPI advances them only inside its calls): from
- * the first to the second, doubling while nothing moves, so that an idle server (colocated, beside
- * its node's workers) leaves them the cores. */
+/* How long a server sleeps when nothing moved, no push and no word of a step (back_off; MPI advances
+ * them only inside its calls): from the first to the second, doubling while nothing moves, so that
+ * an idle server (colocated, beside its node's workers) leaves them the cores. */
 #define PS_POLL_FIRST_NS 20000L
 #define PS_POLL_MOST_NS 1000000L
 
@@ -212,6 +212,14 @@ static int post_receives(struct ps *s, int *local, struct dt_err *err)
     return 0;
 }
 
+/* Sleeps `pause` ns (MPI moves nothing meanwhile: the cores are left to the node's other ranks)
+ * and returns the next pause, doubled up to PS_POLL_MOST_NS. */
+static long back_off(long pause)
+{
+    nanosleep(&(struct timespec){0, pause}, NULL);
+    return pause * 2 < PS_POLL_MOST_NS ? pause * 2 : PS_POLL_MOST_NS;
+}
+
 /* A server's step: each partition summed as soon as every worker's push of it is in, and its sum
  * sent back at once (the partitions a worker pushed first come back first). */
 static int serve_step(struct ps *s, int *local, int nlocal, struct dt_err *err)
@@ -242,10 +250,8 @@ static int serve_step(struct ps *s, int *local, int nlocal, struct dt_err *err)
         }
         if (moved)
             pause = PS_POLL_FIRST_NS;
-        else if (rc == 0) {
-            nanosleep(&(struct timespec){0, pause}, NULL);
-            pause = pause * 2 < PS_POLL_MOST_NS ? pause * 2 : PS_POLL_MOST_NS;
-        }
+        else if (rc == 0)
+            pause = back_off(pause);
     }
     free(summed);
     if (rc == 0)
@@ -269,8 +275,7 @@ static int wait_for_word(struct exchange *x, struct ps *s, int *control, struct 
             return -1;
         if (in)
             return 0;
-        nanosleep(&(struct timespec){0, pause}, NULL);
-        pause = pause * 2 < PS_POLL_MOST_NS ? pause * 2 : PS_POLL_MOST_NS;
+        pause = back_off(pause);
     }
 }
 
