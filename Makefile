@@ -233,9 +233,10 @@ test: deps
 	@$(MAKE) --no-print-directory cluster-test
 
 # End to end on a real Slurm cluster this machine starts and stops (tests/cluster/); the jobs run
-# the optimised tools (the sanitized ones would report Open MPI's own leaks).
+# the optimised tools (the sanitized ones would report Open MPI's own leaks). Every srun and job
+# wait in it has its own bound; the whole is bounded too (SIGTERM brings the cluster down first).
 cluster-test: all
-	@sh tests/cluster/test_cluster.sh $(BIN)
+	@timeout -k 60 2400 sh tests/cluster/test_cluster.sh $(BIN)
 
 cluster-demo: deps all
 	@sh tests/cluster/demo.sh $(BIN)

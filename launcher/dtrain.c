@@ -255,6 +255,11 @@ static int exec_rank(const struct launch_request *req, const struct allocation *
             fprintf(stderr, "dtrain: warning: %s loads MPI, but this srun step has no PMIx: Open MPI will stop with "
                     "\"OPAL ERROR: Unreachable\". Start the step with srun --mpi=pmix (or MpiDefault=pmix in "
                     "slurm.conf)\n", hint_program_file(argv));
+        if (alloc->source == ALLOC_SLURM && place->rank == 0 && hint_het_step_under_pmix()) {
+            int version = hint_slurm_version();
+            if (version < 2411)
+                hint_warn_het_step(stderr, version);
+        }
         status = launch_exec(argv, &err);
     }
     fprintf(stderr, "dtrain: rank %d: %s\n", place->rank, err.msg);

@@ -1,8 +1,13 @@
 /* hints.c - pointers for habits from other launchers (see hints.h). */
 #include "hints.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Options of mpirun (Open MPI's and MPICH's) a user may carry over, of those dtrain does not have. */
@@ -107,4 +112,84 @@ bool hint_step_lacks_pmix(void)
     if (!step || !*step || getenv("PMIX_RANK"))
         return false;
     return !type || strncmp(type, "pmix", 4) != 0;
+}
+
+/* A count in the environment variable name above 1. */
+static bool env_above_one(const char *name)
+{
+    const char *value = getenv(name);
+    return value && atoi(value) > 1;
+}
+
+bool hint_het_step_under_pmix(void)
+{
+    const char *type = getenv("SLURM_MPI_TYPE");
+    if (!type || strncmp(type, "pmix", 4) != 0)
+        return false;
+    return env_above_one("SLURM_HET_SIZE") || env_above_one("SLURM_PACK_SIZE");
+}
+
+int hint_slurm_version_parse(const char *text)
+{
+    const char *at = text ? strstr(text, "slurm") : NULL;
+    if (!at)
+        return 0;
+    at += strcspn(at, " \t\n");   /* past "slurm" or "slurm-wlm" */
+    int major, minor;
+    if (sscanf(at, " %d.%d", &major, &minor) != 2 || major < 0 || minor < 0 || minor > 99 || major > 999)
+        return 0;
+    return major * 100 + minor;
+}
+
+/* Reads what child writes to fd until it closes it or is silent for 2 s; then reaps it (SIGKILL
+ * first when it is still running: only this child, by its pid). */
+static void read_child(pid_t child, int fd, char *out, size_t size)
+{
+    size_t n = 0;
+    struct pollfd wait_for = {.fd = fd, .events = POLLIN};
+    while (n + 1 < size && poll(&wait_for, 1, 2000) > 0) {
+        ssize_t got = read(fd, out + n, size - 1 - n);
+        if (got <= 0)
+            break;
+        n += (size_t)got;
+    }
+    out[n] = '\0';
+    if (waitpid(child, NULL, WNOHANG) == 0) {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+    }
+}
+
+int hint_slurm_version(void)
+{
+    int fds[2];
+    if (pipe(fds) < 0)
+        return 0;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {(char *)"srun", (char *)"--version", NULL};
+    pid_t child;
+    int rc = posix_spawnp(&child, "srun", &actions, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    char text[256] = "";
+    if (rc == 0)
+        read_child(child, fds[0], text, sizeof text);
+    close(fds[0]);
+    return hint_slurm_version_parse(text);
+}
+
+void hint_warn_het_step(FILE *out, int version)
+{
+    char which[64] = "a Slurm of unknown version";
+    if (version > 0)
+        snprintf(which, sizeof which, "Slurm %d.%02d", version / 100, version % 100);
+    fprintf(out, "dtrain: warning: a heterogeneous step (srun A : B) under srun --mpi=pmix from %s: srun older "
+            "than 24.11 can hang after every rank has ended, or abort with \"double free or corruption\" (its "
+            "PMIx abort agent, fixed in Slurm 24.11: \"mpi/pmix - Prevent multiple abort agents\"). Bound the step "
+            "(srun --time, or timeout), or run it as one component: srun -N2 -n5 -w NODES gives an uneven split "
+            "too (docs/launcher.md)\n", which);
 }

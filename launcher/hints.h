@@ -22,4 +22,22 @@ const char *hint_program_file(char *const *argv);
  * SLURM_MPI_TYPE=pmix*. */
 bool hint_step_lacks_pmix(void);
 
+/* This process is in a heterogeneous srun step (srun A : B; SLURM_HET_SIZE or, as Slurm 20.02
+ * named it, SLURM_PACK_SIZE above 1) under srun's PMIx plugin (SLURM_MPI_TYPE=pmix*). Before
+ * Slurm 24.11 such a step can hang after every rank has ended, or abort with "double free or
+ * corruption": srun starts an abort agent per component on one thread handle without a lock
+ * (fixed in 24.11, "mpi/pmix - Prevent multiple abort agents"). */
+bool hint_het_step_under_pmix(void);
+
+/* The Slurm version in what "srun --version" prints ("slurm 24.11.1", "slurm-wlm 22.05.8") as
+ * major * 100 + minor (2205), or 0 when text holds none. */
+int hint_slurm_version_parse(const char *text);
+
+/* The version of the srun first in PATH, as hint_slurm_version_parse gives it; 0 when srun cannot
+ * be run or says nothing in 2 s (a configless client looking its controller up). */
+int hint_slurm_version(void);
+
+/* The warning for a heterogeneous step under PMIx from Slurm older than 24.11 (version 0: unknown). */
+void hint_warn_het_step(FILE *out, int version);
+
 #endif

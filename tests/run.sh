@@ -20,6 +20,10 @@ export DTRAIN_TOPO_CACHE
 scratch=$(mktemp -d)
 export TMPDIR="$scratch"
 
+# No program may hang the suite (an MPI job that waits for a lost rank, a deadlock): each is stopped
+# after DTRAIN_TEST_TIMEOUT seconds (SIGTERM, then SIGKILL 10 s later), said so and counted
+# failed. The slowest, test_train under ASan, takes about 3 minutes on 2 cores.
+limit=${DTRAIN_TEST_TIMEOUT:-1200}
 passed=0 failed=0 skipped=0
 log=$(mktemp)
 trap 'rm -f "$log"; rm -rf "$DTRAIN_TOPO_CACHE" "$scratch"' EXIT
@@ -40,9 +44,14 @@ for t in "$@"; do
     # The CUDA driver maps memory where ASan keeps its shadow gap, and leaks by design at exit.
     case $t in test_cuda|test_cuda_exchange) asan="$ASAN_OPTIONS:protect_shadow_gap=0:detect_leaks=0" ;; *) asan=$ASAN_OPTIONS ;; esac
     # shellcheck disable=SC2086
-    ASAN_OPTIONS=$asan "$top/$bindir/$t" $args >"$log" 2>&1
+    ASAN_OPTIONS=$asan timeout -k 10 "$limit" "$top/$bindir/$t" $args >"$log" 2>&1
     rc=$?
     cat "$log"
+    if [ $rc = 124 ] || [ $rc = 137 ]; then
+        echo "$t: stopped after $limit s (DTRAIN_TEST_TIMEOUT), a hang or a test far slower than it was"
+        failed=$((failed + 1))
+        continue
+    fi
     case $t in
         test_fuzz_*)
             if [ $rc -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;

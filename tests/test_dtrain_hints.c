@@ -1,6 +1,6 @@
 /* test_dtrain_hints.c - dtrain where a user's habits come from elsewhere: a CPU mask given by
  * taskset or a cgroup, mpirun's options given to dtrain, an MPI program in an srun step without
- * PMIx. */
+ * PMIx, a heterogeneous step under PMIx from a Slurm whose srun can hang in it. */
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -145,12 +145,66 @@ static void test_srun_step_without_pmix_is_warned(void **state)
     assert_int_equal(tu_remove_tree(dir), 0);
 }
 
+/* Rank 0 of a heterogeneous step under PMIx is warned once that srun of Slurm before 24.11 can hang
+ * there, naming the fix; the version is srun's own (a stand-in srun first in PATH says which). A
+ * 24.11 srun, a step without PMIx, another rank or a step of one component hear nothing. */
+static void het_step_run(const char *srun_says, const char *fixture, const char *mpi_type, struct tu_result *r)
+{
+    char dir[] = "/tmp/dtrain-test-srun-XXXXXX", srun[128], path[4096], text[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(srun, sizeof srun, "%s/srun", dir);
+    snprintf(text, sizeof text, "#!/bin/sh\necho '%s'\n", srun_says);
+    assert_int_equal(tu_write_file(srun, text), 0);
+    assert_int_equal(chmod(srun, 0755), 0);
+    snprintf(path, sizeof path, "%s:%s", dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    tu_env_load(&env, fixture);
+    tu_env_set(&env, "PATH", path);
+    if (mpi_type)
+        tu_env_set(&env, "SLURM_MPI_TYPE", mpi_type);
+    char *argv[] = {(char *)tu_bin("dtrain"), "--gpus-per-node", "0", "--", "true", NULL};
+    assert_int_equal(tu_run(argv, env.vars, r), 0);
+    tu_env_free(&env);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
+static void test_het_step_under_old_pmix_is_warned(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    het_step_run("slurm-wlm 22.05.8", "srun_het_3+2_task0.env", "pmix", &r);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(occurrences(r.err, "heterogeneous step (srun A : B) under srun --mpi=pmix from Slurm 22.05"), 1);
+    assert_true(tu_contains(r.err, "Prevent multiple abort agents"));
+    tu_result_free(&r);
+    het_step_run("slurm 23.11.4", "srun_het_3+2_task0.env", "pmix_v4", &r);
+    assert_true(tu_contains(r.err, "from Slurm 23.11: srun older than 24.11"));
+    tu_result_free(&r);
+    het_step_run("not a version", "srun_het_3+2_task0.env", "pmix", &r);
+    assert_true(tu_contains(r.err, "from a Slurm of unknown version"));
+    tu_result_free(&r);
+    const char *quiet[][3] = {{"slurm 24.11.0", "srun_het_3+2_task0.env", "pmix"},
+                              {"slurm 25.05.1", "srun_het_3+2_task0.env", "pmix"},
+                              {"slurm-wlm 22.05.8", "srun_het_3+2_task0.env", "none"},
+                              {"slurm-wlm 22.05.8", "srun_het_3+2_task3.env", "pmix"},
+                              {"slurm-wlm 22.05.8", "srun_N2x2_task0.env", "pmix"}};
+    for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; i++) {
+        het_step_run(quiet[i][0], quiet[i][1], quiet[i][2], &r);
+        if (strstr(r.err, "heterogeneous"))
+            print_error("case %zu warned: %s\n", i, r.err);
+        assert_null(strstr(r.err, "heterogeneous"));
+        tu_result_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_binding_stays_inside_the_given_cpus),
         cmocka_unit_test(test_mpirun_options_are_pointed_at),
         cmocka_unit_test(test_srun_step_without_pmix_is_warned),
+        cmocka_unit_test(test_het_step_under_old_pmix_is_warned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,6 +78,24 @@ export SLURM_CONF="$DTC_DIR/etc/slurm.conf" PATH="$DTC_DIR/bin:$PATH" DTRAIN_BIN
 export DTRAIN_CHECK_OPTIONS="${DTRAIN_CHECK_OPTIONS:---one-at-a-time --bytes 1M --iters 2 --threshold 0.9}"
 cd "$work" || exit 1
 
+# Every srun this script runs goes through srun_within, with a time bound: srun of Slurm 22.05 can
+# hang after every rank has ended (a heterogeneous step under PMIx, about 1 in 20: see test 8),
+# and an unbounded srun would hang make test. A bare srun here is refused at once, by this:
+srun() { echo "test_cluster.sh: srun $* is not bounded: run it through srun_within" >&2; return 99; }
+# srun_within SECONDS NAME ARGS...: srun ARGS as job NAME; after SECONDS srun gets SIGTERM, 5 s
+# later SIGKILL (a deadlocked srun ignores SIGTERM), and the job NAME is cancelled and waited for,
+# so its nodes are free for the next test. Returns srun's status, 124 when it was stopped.
+srun_within() {
+    limit=$1 name=$2; shift 2
+    timeout -k 5 "$limit" srun -J "$name" "$@"
+    rc=$?
+    [ $rc = 124 ] || [ $rc = 137 ] || return $rc
+    echo "srun $name: stopped after $limit s" >&2
+    scancel --name="$name" 2>/dev/null
+    n=0
+    while [ -n "$(squeue -h -n "$name" 2>/dev/null)" ] && [ $n -lt 300 ]; do n=$((n + 1)); sleep 0.1; done
+    return 124
+}
 state() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 # wait_job ID SECONDS: until the job has ended; prints its final state
 wait_job() {
@@ -106,6 +124,17 @@ trainers() {   # trainers NODE...: the pids of dtrain-train ranks running on the
 }
 field() { sed -n "s/.*\"$2\":\"\\{0,1\\}\\([^,\"]*\\).*/\\1/p" "$1"; }   # field RECORDLINEFILE NAME
 template=$top/sbatch/dtrain.sbatch
+
+# (0) the bound itself: an srun that would run 300 s is stopped after 3 s, its job cancelled and its
+# node idle again; a bare srun is refused
+t0=$(date +%s)
+srun_within 3 bound-check -N1 -w gn02 sleep 300 >/dev/null 2>&1
+rc=$? took=$(($(date +%s) - t0))
+n=0
+until [ "$(sinfo -h -n gn02 -t idle -o %D)" = 1 ] || [ $n -ge 100 ]; do n=$((n + 1)); sleep 0.1; done
+check "srun_within: a 300 s srun stopped after 3 s (status $rc, $took s), its job gone, gn02 idle" \
+    '[ $rc = 124 ] && [ $took -le 20 ] && [ -z "$(squeue -h -n bound-check)" ] && [ "$(sinfo -h -n gn02 -t idle -o %D)" = 1 ]'
+check "a bare srun in this script is refused" '! srun -N1 hostname >/dev/null 2>&1'
 # word-split on purpose where it is used: dtrain-train's options
 train="--model lenet --log-every 10 --eval-every 0 -q"
 
@@ -121,7 +150,8 @@ check "template: record names gn[01-02], 4 ranks, completed" \
      [ "$(field last.json exit_state)" = completed ]'
 plan_ok=1
 for node in gn01 gn02; do
-    srun -N1 -n2 -w "$node" "$bin/dtrain" --nodes 1 --gpus-per-node 0 --plan >"plan-$node" 2>&1 || plan_ok=0
+    srun_within 60 "plan$node" -N1 -n2 -w "$node" "$bin/dtrain" --nodes 1 --gpus-per-node 0 --plan >"plan-$node" 2>&1 ||
+        plan_ok=0
     for local in 0 1; do
         want=$(awk -v l="$local" '$1 == l { print "numa " $6 " cpus " $7; exit }' "plan-$node")
         got=$(sed -n "s/^dtrain: $node rank [0-9]* local $local: .* \\(numa .*\\)$/\\1/p" "dtrain-$id.out")
@@ -211,8 +241,8 @@ cd "$work" || exit 1
 # (2) the sweep: 1-4 nodes x 1-2 ranks, 2 repeats, short runs, ends in a table with every
 # configuration and an Avg row each; a configuration's repeats run on different nodes
 mkdir t2 && cd t2 || exit 1
-"$top/sbatch/sweep" --nodes 1,2,3,4 --ranks-per-node 1,2 --repeats 2 --out sweep --wait -- $train --max-steps 20 \
-    >table.md 2>sweep.log
+timeout -k 10 600 "$top/sbatch/sweep" --nodes 1,2,3,4 --ranks-per-node 1,2 --repeats 2 --out sweep --wait -- $train \
+    --max-steps 20 >table.md 2>sweep.log
 rows_ok=1
 for n in 1 2 3 4; do
     for r in 1 2; do
@@ -233,7 +263,7 @@ cd "$work" || exit 1
 # each step gets its own port, so each rank 0 meets its own step's peer and none joins the other
 mkdir t2c && cd t2c || exit 1
 step="srun --overlap -N1 -n2 $bin/dtrain --nodes 1 --gpus-per-node 0 --no-bind -- python3 $here/rendezvous.py"
-id=$(sbatch --parsable -N1 -n2 -w gn01 -o conc-%j.out --wrap "$step & $step & wait")
+id=$(sbatch --parsable -t 2 -N1 -n2 -w gn01 -o conc-%j.out --wrap "$step & $step & wait")   # -t: its sruns bounded
 s=$(wait_job "$id" 60)
 check "concurrent steps: each step's rank 0 met its own step's peer, on a port of its own" \
     '[ "$s" = COMPLETED ] && [ "$(grep -c "met 1 peers of steps \([0-9]\),*: ok" "conc-$id.out")" = 2 ] &&
@@ -243,7 +273,7 @@ cd "$work" || exit 1
 # (2b) a sweep of a user's own program (sweep --program): the template times each step and writes its
 # record (dtrain-record), so the sweep ends in the same averaged table; 1-2 nodes, 2 repeats
 mkdir t2b && cd t2b || exit 1
-"$top/sbatch/sweep" --nodes 1,2 --repeats 2 --out usweep --wait --program "sh $here/user_program.sh" \
+timeout -k 10 300 "$top/sbatch/sweep" --nodes 1,2 --repeats 2 --out usweep --wait --program "sh $here/user_program.sh" \
     >table.md 2>sweep.log
 check "sweep of a user program: 2 runs and an Avg row for 1 and 2 nodes" \
     '[ "$(grep -c "^| 1 | 1 | " table.md)" = 2 ] && [ "$(grep -c "^| 2 | 1 | " table.md)" = 2 ] &&
@@ -332,7 +362,7 @@ cd "$work" || exit 1
 mkdir t7 && cd t7 || exit 1
 preflight() {   # preflight OUTFILE: dtrain-check over the 4 nodes; prints its status
     # shellcheck disable=SC2086  # DTRAIN_LAUNCH_OPTIONS: options, split on purpose
-    srun --mpi=pmix -N4 --ntasks-per-node=1 "$bin/dtrain" --nodes 4 --gpus-per-node 0 ${DTRAIN_LAUNCH_OPTIONS:-} -- \
+    srun_within 180 "preflight-$1" --mpi=pmix -N4 --ntasks-per-node=1 "$bin/dtrain" --nodes 4 --gpus-per-node 0 ${DTRAIN_LAUNCH_OPTIONS:-} -- \
         "$bin/dtrain-check" --one-at-a-time --bytes 1M --iters 2 --dir . --json "$1.json" >"$1" 2>&1
     echo $?
 }
@@ -356,10 +386,11 @@ mkdir t8 && cd t8 || exit 1
 topo8=$top/tests/fixtures/topo/2s-8gpu-8hca-pcie-switches.xml
 uneven_train="--device cpu --model lenet --dataset synthetic --log-every 5 --eval-every 0 -q --max-steps 10"
 # shellcheck disable=SC2086  # uneven_train: options, split on purpose
-srun --mpi=pmix -N1 -n1 --gpus-per-task=1 "$bin/dtrain" --gpus-per-node auto --topology "$topo8" -- \
+srun_within 120 uneven-one --mpi=pmix -N1 -n1 --gpus-per-task=1 "$bin/dtrain" --gpus-per-node auto --topology "$topo8" -- \
     "$bin/dtrain-train" $uneven_train --record runs.jsonl >one.out 2>&1
 # shellcheck disable=SC2086
-srun --mpi=pmix -N2 -n5 -O -w gn01,gn04 --gpus-per-task=1 "$bin/dtrain" --gpus-per-node auto --topology "$topo8" --report-bindings \
+srun_within 120 uneven-five --mpi=pmix -N2 -n5 -O -w gn01,gn04 --gpus-per-task=1 "$bin/dtrain" --gpus-per-node auto \
+    --topology "$topo8" --report-bindings \
     -- "$bin/dtrain-train" $uneven_train --record runs.jsonl >uneven.out 2>&1
 uneven=$?
 "$bin/dtrain-analyze" table runs.jsonl >table.md 2>table.err
@@ -368,13 +399,33 @@ check "uneven: 3 + 2 ranks, one per GPU each node was given (status $uneven)" \
      grep -q "^dtrain: gn04 rank 4 local 1: gpu 1 " uneven.out && ! grep -q "gn04 rank [0-9] local 2" uneven.out'
 check "uneven: the table shows the run by its 5 GPUs and its split" \
     'grep -q "^| 2 | 5 | .* | gn01:3, gn04:2 |$" table.md && grep -q "^| \*\*2\*\* | \*\*5\*\* |" table.md'
-# the same as a heterogeneous step: one component a node, one world of 5 ranks
-# shellcheck disable=SC2086
-srun --mpi=pmix -N1 -n3 -O --gpus-per-task=1 -w gn01 : -N1 -n2 -O --gpus-per-task=1 -w gn04 "$bin/dtrain" \
-    --gpus-per-node auto --topology "$topo8" -- "$bin/dtrain-train" $uneven_train --record het.jsonl >het.out 2>&1
-het=$?
-check "heterogeneous step (srun A : B): 3 + 2 ranks in one world (status $het)" \
+# the same as a heterogeneous step: one component a node, one world of 5 ranks. srun of Slurm
+# 22.05 can hang after every rank of such a step has ended: its PMIx plugin starts an abort agent
+# per component on one thread handle without a lock (fixed in Slurm 24.11: "mpi/pmix - Prevent
+# multiple abort agents"); 5 of 80 two-component /bin/true steps hung here (2026-11-27), 23 of 538
+# in an earlier trial. A step that hangs with its record written is Slurm's defect and is tried
+# once more, said so; one that hangs twice, or before its ranks finished, fails the test.
+het_try=0 het_hung=0
+while [ $het_try -lt 2 ]; do
+    het_try=$((het_try + 1))
+    rm -f het.jsonl
+    # shellcheck disable=SC2086
+    srun_within 90 "het-$het_try" --mpi=pmix -N1 -n3 -O --gpus-per-task=1 -w gn01 : -N1 -n2 -O --gpus-per-task=1 \
+        -w gn04 "$bin/dtrain" --gpus-per-node auto --topology "$topo8" -- "$bin/dtrain-train" $uneven_train \
+        --record het.jsonl >het.out 2>&1
+    het=$?
+    if [ $het != 124 ] || ! grep -q '"world_size":5' het.jsonl 2>/dev/null; then break; fi
+    het_hung=$((het_hung + 1))
+    echo "  heterogeneous step: srun hung after its ranks had finished (Slurm 22.05's srun/PMIx defect, about 1 in" \
+         "20 such steps; fixed in 24.11): stopped, tried again"
+done
+check "heterogeneous step (srun A : B): 3 + 2 ranks in one world (status $het, $het_hung of $het_try tries hung)" \
     '[ "$het" = 0 ] && grep -q "\"world_size\":5,\"hostnames\":\[\"gn01\",\"gn01\",\"gn01\",\"gn04\",\"gn04\"\]" het.jsonl'
+# dtrain's rank 0 warns of the defect once where srun is older than 24.11, and not at all from 24.11 on
+slurm=$(sinfo --version | sed -n 's/^slurm[^ ]* \([0-9]*\)\.\([0-9]*\).*/\1\2/p')
+warned=$(grep -c "warning: a heterogeneous step (srun A : B) under srun --mpi=pmix from Slurm" het.out)
+check "heterogeneous step: dtrain warns once under Slurm $slurm older than 2411, else not ($warned warnings)" \
+    '{ [ "${slurm:-0}" -lt 2411 ] && [ "$warned" = 1 ]; } || { [ "${slurm:-0}" -ge 2411 ] && [ "$warned" = 0 ]; }'
 cd "$work" || exit 1
 
 # (last) a second cluster beside this one (both used /run/dtrain-cluster and the
@@ -383,7 +434,7 @@ cd "$work" || exit 1
 other=${DTC_ID}b   # finish brings it down too if this script is interrupted
 other_ok=0
 if DTRAIN_CLUSTER_ID=$other "$here/up.sh" >"$work/up-$other.log" 2>&1; then
-    other_host=$("/run/dtrain-cluster-$other/bin/srun" -N1 -w gn03 hostname 2>&1)
+    other_host=$(PATH="/run/dtrain-cluster-$other/bin:$PATH" && srun_within 60 other -N1 -w gn03 hostname 2>&1)
     [ "$other_host" = gn03 ] && other_ok=1
 fi
 DTRAIN_CLUSTER_ID=$other DTRAIN_CLUSTER_KEEP=0 "$here/down.sh"
