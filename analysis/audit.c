@@ -1,5 +1,5 @@
 /* audit.c - what does not add up in a hand-made result table (see audit.h). */
-#include "audit.h"
+#include "analysis/audit.h"
 
 #include <math.h>
 #include <regex.h>
@@ -9,11 +9,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "dt_parse.h"
-#include "duration.h"
-#include "experiment.h"
-#include "hostlist.h"
-#include "stats.h"
+#include "common/dt_parse.h"
+#include "common/duration.h"
+#include "analysis/experiment.h"
+#include "common/hostlist.h"
+#include "analysis/stats.h"
 
 static int add(struct audit *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

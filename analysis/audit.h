@@ -4,9 +4,9 @@
 
 #include <stdio.h>
 
-#include "method_table.h"
-#include "table.h"
-#include "throughput.h"
+#include "formats/method_table.h"
+#include "formats/table.h"
+#include "analysis/throughput.h"
 
 struct finding {
     int line;

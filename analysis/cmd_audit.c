@@ -1,6 +1,6 @@
 /* cmd_audit.c - dtrain-analyze audit: hand-made tables, notebooks and method comparison tables
  * recomputed, and what does not add up reported with its line. */
-#include "command.h"
+#include "analysis/command.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
-#include "methods.h"
-#include "table.h"
-#include "throughput.h"
+#include "analysis/audit.h"
+#include "analysis/methods.h"
+#include "formats/table.h"
+#include "analysis/throughput.h"
 
 static const char audit_help[] =
     "Usage: dtrain-analyze audit FILE|DIR...\n"

@@ -1,6 +1,6 @@
 /* cmd_nodes.c - dtrain-analyze nodes: which nodes are slow, from the run records, hand-made result
  * tables and trainer notebooks given (nodes.h compares the runs). */
-#include "command.h"
+#include "analysis/command.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "experiment.h"
-#include "hostlist.h"
-#include "nodes.h"
-#include "record.h"
-#include "table.h"
-#include "throughput.h"
+#include "analysis/experiment.h"
+#include "common/hostlist.h"
+#include "analysis/nodes.h"
+#include "formats/record.h"
+#include "formats/table.h"
+#include "analysis/throughput.h"
 
 static const char nodes_help[] =
     "Usage: dtrain-analyze nodes [options] FILE|DIR...\n"

@@ -1,6 +1,6 @@
 /* cmd_plot.c - dtrain-analyze plot: run records and the tables people have as speedup and
  * throughput pictures (gnuplot). */
-#include "command.h"
+#include "analysis/command.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "methods.h"
-#include "plot.h"
-#include "plot_sources.h"
-#include "record.h"
-#include "table.h"
-#include "throughput.h"
+#include "analysis/methods.h"
+#include "analysis/plot.h"
+#include "analysis/plot_sources.h"
+#include "formats/record.h"
+#include "formats/table.h"
+#include "analysis/throughput.h"
 
 static const char plot_help[] =
     "Usage: dtrain-analyze plot [options] FILE|DIR...\n"

@@ -1,6 +1,6 @@
 /* cmd_table.c - dtrain-analyze table: run records as speedup tables, one per experiment, and
  * hand-made result tables corrected. */
-#include "command.h"
+#include "analysis/command.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corrected.h"
-#include "record.h"
-#include "table.h"
+#include "analysis/corrected.h"
+#include "formats/record.h"
+#include "formats/table.h"
 
 static const char table_help[] =
     "Usage: dtrain-analyze table [options] FILE|DIR...\n"

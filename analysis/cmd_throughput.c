@@ -1,6 +1,6 @@
 /* cmd_throughput.c - dtrain-analyze throughput: trainer logs as data/sec per run, run records as
  * a method comparison table. */
-#include "command.h"
+#include "analysis/command.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "methods.h"
-#include "record.h"
-#include "table.h"
-#include "throughput.h"
+#include "analysis/methods.h"
+#include "formats/record.h"
+#include "formats/table.h"
+#include "analysis/throughput.h"
 
 static const char throughput_help[] =
     "Usage: dtrain-analyze throughput [-f md|csv] FILE|DIR...\n"

@@ -1,6 +1,6 @@
 /* cmd_timeline.c - dtrain-analyze timeline: dtrain-train --timeline traces summed up, where a
  * step's time went. */
-#include "command.h"
+#include "analysis/command.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "timeline_sum.h"
+#include "analysis/timeline_sum.h"
 
 static const char timeline_help[] =
     "Usage: dtrain-analyze timeline [-f md|csv] FILE...\n"

@@ -2,7 +2,7 @@
  * a message's time on a link (its alpha-beta line, or its measured curve read between the sizes
  * measured), ring, Rabenseifner's halving and doubling, the hierarchical ring (Thakur et al.), and
  * the cheapest of them, or the allreduce as measured at the job's size. */
-#include "collectives.h"
+#include "analysis/collectives.h"
 
 double link_message(struct link_cost link, double bytes)
 {

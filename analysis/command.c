@@ -1,6 +1,6 @@
 /* command.c - what several of dtrain-analyze's subcommands share: --baseline, --where, and the
  * options of a command that has only --help (command.h). */
-#include "command.h"
+#include "analysis/command.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -3,9 +3,9 @@
 #ifndef COMMAND_H
 #define COMMAND_H
 
-#include "experiment.h"
-#include "inputs.h"
-#include "speedup.h"
+#include "analysis/experiment.h"
+#include "analysis/inputs.h"
+#include "analysis/speedup.h"
 
 struct analyze_command {
     const char *name;          /* dtrain-analyze NAME ... */

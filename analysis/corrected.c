@@ -1,16 +1,16 @@
 /* corrected.c - a hand-made result table recomputed from its runs (see corrected.h). */
-#include "corrected.h"
+#include "analysis/corrected.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
-#include "dt_parse.h"
-#include "duration.h"
-#include "experiment.h"
-#include "stats.h"
+#include "analysis/audit.h"
+#include "common/dt_parse.h"
+#include "common/duration.h"
+#include "analysis/experiment.h"
+#include "analysis/stats.h"
 
 /* The configuration's runtime: the mean or median of its runs (the given Avg when it has none). */
 static void summarise(const struct result_table *t, struct corrected_config *c, enum speedup_stat stat)

@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "speedup.h"
-#include "table.h"
+#include "analysis/speedup.h"
+#include "formats/table.h"
 
 /* One (#Nodes, #GPUs) configuration of a table, in the order the table first shows it. */
 struct corrected_config {

@@ -1,14 +1,14 @@
 /* costmodel.c - predicted step times of the exchange methods (see costmodel.h). */
-#include "costmodel.h"
+#include "analysis/costmodel.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "costmodel_pieces.h"
-#include "exchange_methods.h"
-#include "grouping.h"
+#include "analysis/costmodel_pieces.h"
+#include "common/exchange_methods.h"
+#include "common/grouping.h"
 
 /* ---------- pieces sent one at a time ---------- */
 

@@ -53,8 +53,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "collectives.h"
-#include "step_costs.h"
+#include "analysis/collectives.h"
+#include "analysis/step_costs.h"
 
 struct method_settings {
     double partition_bytes;    /* ByteScheduler's and the servers' partitions (0: 4096000) */

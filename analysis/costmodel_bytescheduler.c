@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "costmodel_pieces.h"
-#include "partitions.h"
+#include "analysis/costmodel_pieces.h"
+#include "common/partitions.h"
 
 /* Steps the ByteScheduler schedule is run for before its period is read off. */
 #define SIMULATED_STEPS 6

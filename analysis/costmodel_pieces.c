@@ -1,7 +1,7 @@
 /* costmodel_pieces.c - what a piece of a step's gradients costs (costmodel_pieces.h): its push
  * and its pull across the links or inside a node, an allreduce among many under way, and when
  * backward readies each layer. */
-#include "costmodel_pieces.h"
+#include "analysis/costmodel_pieces.h"
 
 #include <stddef.h>
 

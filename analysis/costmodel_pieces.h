@@ -7,8 +7,8 @@
 
 #include <stdbool.h>
 
-#include "collectives.h"
-#include "step_costs.h"
+#include "analysis/collectives.h"
+#include "analysis/step_costs.h"
 
 /* A piece of the gradients: when backward has made it ready (from the start of backward), what
  * sending it costs, and its layer and bytes. */

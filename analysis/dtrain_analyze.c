@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "command.h"
-#include "version.h"
+#include "analysis/command.h"
+#include "common/version.h"
 
 /* In the overview's order. */
 static const struct analyze_command *const commands[] = {&table_command,    &throughput_command, &plot_command,

@@ -1,12 +1,12 @@
 /* experiment.c - which runs are one experiment (see experiment.h). */
-#include "experiment.h"
+#include "analysis/experiment.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "methods.h"
+#include "analysis/methods.h"
 
 static const char *const field_names[EXP_FIELD_COUNT] = {
     [EXP_MODEL] = "model",         [EXP_DATASET] = "dataset", [EXP_BATCH] = "batch",

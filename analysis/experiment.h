@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "dt_error.h"
-#include "record.h"
+#include "common/dt_error.h"
+#include "formats/record.h"
 
 /* The key's parts, by the names --where takes. */
 enum experiment_field {

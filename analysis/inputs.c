@@ -1,6 +1,6 @@
 /* inputs.c - what the analyzer reads (see inputs.h): record files, trainer logs, directories
  * walked for them. */
-#include "inputs.h"
+#include "analysis/inputs.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "table.h"
+#include "formats/table.h"
 
 /* A file whose first non-blank line is a record's beginning ('{' and its "record_version" member on
  * that line) holds run records (NUL bytes count as blank: a crash's zero-filled tail may precede

@@ -6,8 +6,8 @@
 
 #include <stdbool.h>
 
-#include "record.h"
-#include "throughput.h"
+#include "formats/record.h"
+#include "analysis/throughput.h"
 
 struct record_set {
     struct run_record *runs;

@@ -1,6 +1,6 @@
 /* links.c - the links and allreduces dtrain-analyze predict is given (links.h): a bandwidth and
  * latency as words, or dtrain-commbench's measured JSON tables. */
-#include "links.h"
+#include "analysis/links.h"
 
 #include <jansson.h>
 #include <math.h>

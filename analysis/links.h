@@ -1,6 +1,6 @@
 /* links.h - the links and allreduces dtrain-analyze predict is given, as the cost model's
  * link_cost (costmodel.h): "10gbit:25us", or dtrain-commbench --json's measured rows and fit
- * (logs/FORMAT.md). */
+ * (formats/FORMAT.md). */
 #ifndef LINKS_H
 #define LINKS_H
 
@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "costmodel.h"
+#include "analysis/costmodel.h"
 
 #define CURVE_POINTS 64   /* dtrain-commbench measures at most 64 sizes */
 

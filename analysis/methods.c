@@ -1,11 +1,11 @@
 /* methods.c - the method x GPU-count table of mean +- std (see methods.h). */
-#include "methods.h"
+#include "analysis/methods.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
+#include "analysis/stats.h"
 
 static int same_row(const struct run_record *a, const struct run_record *b)
 {

@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#include "record.h"
+#include "formats/record.h"
 
 enum methods_format { METHODS_MD, METHODS_CSV };
 

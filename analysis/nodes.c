@@ -1,12 +1,12 @@
 /* nodes.c - slow nodes from the runs they took part in (nodes.h). */
-#include "nodes.h"
+#include "analysis/nodes.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
+#include "analysis/stats.h"
 
 /* One run of the configuration being filled. */
 struct pending_run {

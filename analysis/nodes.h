@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 /* A node is called slow when at least NODES_MIN_SLOW of its runs, and at least NODES_SLOW_SHARE
  * of them, took threshold more than their configuration's median: one slow run may be another

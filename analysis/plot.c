@@ -1,5 +1,5 @@
 /* plot.c - gnuplot data and script for speedup and throughput against GPUs (see plot.h). */
-#include "plot.h"
+#include "analysis/plot.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
-#include "experiment.h"
+#include "common/atomic_file.h"
+#include "analysis/experiment.h"
 
 int plot_add_point(struct plot_series *series, struct plot_point p)
 {

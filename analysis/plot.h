@@ -4,8 +4,8 @@
 #ifndef PLOT_H
 #define PLOT_H
 
-#include "dt_error.h"
-#include "speedup.h"
+#include "common/dt_error.h"
+#include "analysis/speedup.h"
 
 /* What one line of the pictures is drawn from. */
 enum plot_by { PLOT_BY_GPUS_PER_NODE, PLOT_BY_TAG, PLOT_BY_METHOD };

@@ -1,14 +1,14 @@
 /* plot_sources.c - result tables, notebooks and method tables as charts (see plot_sources.h). */
-#include "plot_sources.h"
+#include "analysis/plot_sources.h"
 
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
-#include "corrected.h"
-#include "stats.h"
+#include "analysis/audit.h"
+#include "analysis/corrected.h"
+#include "analysis/stats.h"
 
 /* A chart's file name from its title: lower case, words joined by '-'. */
 static void name_of(const char *title, char *out, size_t size)

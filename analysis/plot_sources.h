@@ -4,11 +4,11 @@
 #ifndef PLOT_SOURCES_H
 #define PLOT_SOURCES_H
 
-#include "method_table.h"
-#include "plot.h"
-#include "speedup.h"
-#include "table.h"
-#include "throughput.h"
+#include "formats/method_table.h"
+#include "analysis/plot.h"
+#include "analysis/speedup.h"
+#include "formats/table.h"
+#include "analysis/throughput.h"
 
 struct plot_chart {
     char title[200];

@@ -1,6 +1,6 @@
 /* predict.c - dtrain-analyze predict: a profile's layers and the links' alpha and
  * beta into every method's predicted samples/s at every size of job, as a method comparison table. */
-#include "command.h"
+#include "analysis/command.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "costmodel.h"
-#include "exchange_methods.h"
-#include "dt_parse.h"
-#include "links.h"
-#include "predict_compare.h"
-#include "predict_job.h"
-#include "profile.h"
+#include "analysis/costmodel.h"
+#include "common/exchange_methods.h"
+#include "common/dt_parse.h"
+#include "analysis/links.h"
+#include "analysis/predict_compare.h"
+#include "analysis/predict_job.h"
+#include "formats/profile.h"
 
 static const char predict_usage[] =
     "Usage: dtrain-analyze predict [options] PROFILE\n"

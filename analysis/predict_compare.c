@@ -1,7 +1,7 @@
 /* predict_compare.c - dtrain-analyze predict beside what ran: run records (--records), grouped
  * as repeats of one experiment, and a hand-made method comparison table (--against), each cell's
  * measured mean beside the cost model's prediction for the job it ran as, and the error. */
-#include "predict_compare.h"
+#include "analysis/predict_compare.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,11 +10,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "audit.h"
-#include "exchange_methods.h"
-#include "inputs.h"
-#include "methods.h"
-#include "profile.h"
+#include "analysis/audit.h"
+#include "common/exchange_methods.h"
+#include "analysis/inputs.h"
+#include "analysis/methods.h"
+#include "formats/profile.h"
 
 /* The job a record ran as: its workers' nodes and ranks per node, its servers. */
 static struct cluster_shape shape_of(const struct run_record *r, const struct predict_options *o)

@@ -3,7 +3,7 @@
 #ifndef PREDICT_COMPARE_H
 #define PREDICT_COMPARE_H
 
-#include "predict_job.h"
+#include "analysis/predict_job.h"
 
 struct profile;
 

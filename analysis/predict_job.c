@@ -1,11 +1,11 @@
 /* predict_job.c - the job a prediction is for: its shape from the options (links, servers, the
  * allreduce measured at its size) and the cost model's samples/s for a method on it, checked. */
-#include "predict_job.h"
+#include "analysis/predict_job.h"
 
 #include <math.h>
 #include <stdio.h>
 
-#include "exchange_methods.h"
+#include "common/exchange_methods.h"
 
 static const struct link_cost *measured_over(const struct measured_allreduce *m, int count, int ranks)
 {

@@ -5,8 +5,8 @@
 
 #include <stdbool.h>
 
-#include "costmodel.h"
-#include "links.h"
+#include "analysis/costmodel.h"
+#include "analysis/links.h"
 
 #define MEASURED_SIZES 16   /* --allreduce files, and --servers-round files */
 

@@ -1,5 +1,5 @@
 /* runid.c - a notebook run's model, nodes and GPUs from its headings (see runid.h). */
-#include "runid.h"
+#include "analysis/runid.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,15 +1,15 @@
 /* speedup.c - the speedup table of a set of runs (see speedup.h). */
-#include "speedup.h"
+#include "analysis/speedup.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "duration.h"
-#include "experiment.h"
-#include "methods.h"
-#include "stats.h"
+#include "common/duration.h"
+#include "analysis/experiment.h"
+#include "analysis/methods.h"
+#include "analysis/stats.h"
 
 bool speedup_split(const struct run_record *r, char *text, size_t size)
 {

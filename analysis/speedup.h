@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "record.h"
+#include "formats/record.h"
 
 enum speedup_stat { STAT_MEAN, STAT_MEDIAN };
 enum speedup_format { FORMAT_MD, FORMAT_CSV, FORMAT_JSON };

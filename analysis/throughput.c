@@ -1,12 +1,12 @@
 /* throughput.c - reference-format logs into per-run summaries (see throughput.h). */
-#include "throughput.h"
+#include "analysis/throughput.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dt_parse.h"
-#include "log_lines.h"
+#include "common/dt_parse.h"
+#include "formats/log_lines.h"
 
 /* Where a log's reader stands: the headings above the current line. */
 struct heading_state {

@@ -1,4 +1,4 @@
-/* throughput.h - trainer logs in the reference format (logs/log_lines.h) into one summary per run: the
+/* throughput.h - trainer logs in the reference format (formats/log_lines.h) into one summary per run: the
  * peak data/sec (the reference headline figure is the largest Step value), the last test accuracy
  * and the epochs logged. A Markdown heading (the reference experiments' notebooks: "### lm6-120.7") starts a
  * new run; a file without headings (a slurm-%j.out) is one run. The headings name the model, the
@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "runid.h"
+#include "analysis/runid.h"
 
 struct log_run {
     char source[256];          /* the file */

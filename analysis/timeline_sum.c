@@ -3,8 +3,8 @@
  * "exchange", "update" of that category; transfers are the exchange lane's "iallreduce", "push"
  * and "allreduce" events, and the communication thread's spans of category "transfer"; a
  * layer-wise method's waits and updates inside the forward pass ("layer wait", "layer update")
- * count as exchange wait and update (logs/FORMAT.md describes the file). */
-#include "timeline_sum.h"
+ * count as exchange wait and update (formats/FORMAT.md describes the file). */
+#include "analysis/timeline_sum.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -145,11 +145,15 @@ void timeline_sum_print(FILE *out, const char *const *paths, const struct timeli
         fputs("| trace | process | steps | step ms | median step ms | slowest step ms | forward ms | backward ms | "
               "exchange wait ms | update ms | transfers a step | exchange under way during backward, ms |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|---|\n", out);
-    const char *row = csv ? "\"%s\",\"%s\",%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%.3f\n"
-                          : "| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.3f |\n";
+    /* the same cells either way: quoted and comma-separated, or between bars */
+    const char *open = csv ? "\"" : "| ", *between_names = csv ? "\",\"" : " | ", *after_names = csv ? "\"," : " | ";
+    const char *sep = csv ? "," : " | ", *end = csv ? "\n" : " |\n";
     for (int k = 0; k < count; k++) {
         const struct timeline_sum *s = &sums[k];
-        fprintf(out, row, paths[k], s->process, s->steps, s->step, s->median_step, s->slowest_step, s->forward,
-                s->backward, s->exchange, s->update, s->transfers, s->overlap);
+        fprintf(out, "%s%s%s%s%s%d", open, paths[k], between_names, s->process, after_names, s->steps);
+        const double ms[] = {s->step, s->median_step, s->slowest_step, s->forward, s->backward, s->exchange, s->update};
+        for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+            fprintf(out, "%s%.3f", sep, ms[i]);
+        fprintf(out, "%s%.1f%s%.3f%s", sep, s->transfers, sep, s->overlap, end);
     }
 }

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 struct timeline_sum {
     char process[128];         /* "rank 0 on gn01" */

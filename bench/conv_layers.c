@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "backend.h"
-#include "conv_direct.h"
+#include "trainer/backend/backend.h"
+#include "trainer/backend/conv_direct.h"
 
 static double now_ms(void)
 {

@@ -121,7 +121,9 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     methods=/tmp/dtrain-device-methods
     timeout 240 sh "$top/bench/gpu_methods_check.sh" "$bin" "$bin/mpirun" cuda "$methods" >"$out/methods.log" 2>&1 ||
         echo "FAILED: gpu_methods_check.sh exited $?" >>"$out/methods.log"
-    for log in $(sed -n 's/.*(see \(.*\.log\)).*/\1/p' "$out/methods.log"); do
+    # the failing runs' logs, listed before any is appended to the file they are listed in
+    failing=$(sed -n 's/.*(see \(.*\.log\)).*/\1/p' "$out/methods.log")
+    for log in $failing; do
         echo "== $log"
         tail -n 20 "$log"
     done >>"$out/methods.log"

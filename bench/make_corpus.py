@@ -2,7 +2,7 @@
 """make_corpus.py DIR [RUNS] - a scaling study as a Slurm cluster leaves it, for timing the analyzer.
 
 RUNS runs (10,000 by default) of a sweep over 1-9 nodes x 1-4 GPUs per node on gn01..gn09:
-  DIR/records.jsonl         one run record per run (logs/FORMAT.md), as dtrain-train --record writes
+  DIR/records.jsonl         one run record per run (formats/FORMAT.md), as dtrain-train --record writes
   DIR/logs/slurm-JOB.out    each run's output: srun --label'd rank-0 lines in the reference format
                             (Step every 10 steps, Epoch lines) among the trainer's other lines
 Deterministic (seeded), so two machines time the same bytes.

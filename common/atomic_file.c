@@ -1,5 +1,5 @@
 /* atomic_file.c - creating output files safely, whole-or-nothing writes (see atomic_file.h). */
-#include "atomic_file.h"
+#include "common/atomic_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

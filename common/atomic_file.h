@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 /* Writes the content to out; 0, or -1 when a write failed. */
 typedef int (*atomic_fill)(FILE *out, const void *arg);

@@ -1,5 +1,5 @@
 /* dt_error.c - fill and prefix error messages (see dt_error.h). */
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

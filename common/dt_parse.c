@@ -1,5 +1,5 @@
 /* dt_parse.c - strict number parsing (see dt_parse.h). */
-#include "dt_parse.h"
+#include "common/dt_parse.h"
 
 #include <string.h>
 

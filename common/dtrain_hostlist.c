@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dt_parse.h"
-#include "hostlist.h"
-#include "version.h"
+#include "common/dt_parse.h"
+#include "common/hostlist.h"
+#include "common/version.h"
 
 static const char usage_text[] =
     "Usage: dtrain-hostlist [options] COMMAND [ARG] EXPR...\n"

@@ -1,7 +1,7 @@
 /* duration.c - H:MM:SS[.fff] parsing and formatting (see duration.h). */
-#include "duration.h"
+#include "common/duration.h"
 
-#include "dt_parse.h"
+#include "common/dt_parse.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* exchange_methods.c - the table of gradient-exchange methods (exchange_methods.h). */
-#include "exchange_methods.h"
+#include "common/exchange_methods.h"
 
 #include <stdio.h>
 #include <string.h>

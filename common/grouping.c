@@ -1,5 +1,5 @@
 /* grouping.c - MG-WFBP's merging, size-threshold fusion, and the alpha-beta fit (grouping.h). */
-#include "grouping.h"
+#include "common/grouping.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* hostlist.c - Slurm hostlist expressions: parse and expand, fold back (see hostlist.h). */
-#include "hostlist.h"
+#include "common/hostlist.h"
 
 #include <ctype.h>
 #include <inttypes.h>

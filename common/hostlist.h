@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 /* Names one bracket range may produce. Slurm's own limit (MAX_RANGE in hostlist.c), so anything
  * Slurm accepts we accept. */

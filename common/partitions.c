@@ -1,5 +1,5 @@
 /* partitions.c - where a parameter server's partitions go (see partitions.h). */
-#include "partitions.h"
+#include "common/partitions.h"
 
 int partition_server(const size_t *held, int servers)
 {

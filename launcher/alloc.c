@@ -1,5 +1,5 @@
 /* alloc.c - read the allocation from Slurm, Open MPI or torch-style variables (see alloc.h). */
-#include "alloc.h"
+#include "launcher/alloc.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dt_parse.h"
+#include "common/dt_parse.h"
 
 /* Ranks in one job: far above the largest MPI jobs run, and small enough for int arithmetic. */
 #define ALLOC_MAX_RANKS (1 << 24)

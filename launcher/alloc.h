@@ -14,8 +14,8 @@
 
 #include <stdbool.h>
 
-#include "dt_error.h"
-#include "hostlist.h"
+#include "common/dt_error.h"
+#include "common/hostlist.h"
 
 /* GPUs one node may list: the largest nodes have 16 GPUs (DGX-2); MIG can split each into 7. */
 #define ALLOC_MAX_GPUS 128

@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "dt_parse.h"
-#include "hints.h"
-#include "launch.h"
-#include "local.h"
-#include "plan.h"
-#include "topo.h"
-#include "version.h"
+#include "launcher/alloc.h"
+#include "common/dt_parse.h"
+#include "launcher/hints.h"
+#include "launcher/launch.h"
+#include "launcher/local.h"
+#include "launcher/plan.h"
+#include "topology/topo.h"
+#include "common/version.h"
 
 extern char **environ;
 
@@ -293,10 +293,12 @@ static int run_local(const struct launch_request *req, const struct allocation *
 /* Every rank of a step fails the same check, and one says why. Under srun --kill-on-bad-exit the
  * first rank to exit takes the others down: a silent rank that exits first can kill the one that
  * would have printed the message before it did (seen in the cluster test: job FAILED, no message).
- * The silent ones wait a moment, so the rank with the message goes first. */
-static void give_the_message_time(void)
+ * The silent ones wait a second, so the rank with the message goes first; that one waits a little
+ * too, since srun of Slurm 22.05 can learn of its exit before the message's bytes and end the step
+ * without them (seen too: "task 0: Exited with exit code 2", no message). */
+static void give_the_message_time(bool announcer)
 {
-    nanosleep(&(struct timespec){1, 0}, NULL);
+    nanosleep(announcer ? &(struct timespec){0, 300000000} : &(struct timespec){1, 0}, NULL);
 }
 
 /* --gpus-per-node auto made this node's count (local mode without a GPU variable: the GPUs the
@@ -340,8 +342,8 @@ int main(int argc, char **argv)
     if (resolve_gpus(&req, &alloc, &announce, &err) < 0 || launch_check(&req, &alloc, &announce, &err) < 0) {
         if (announce)
             fprintf(stderr, "dtrain: %s\n", err.msg);
-        else if (alloc.source != ALLOC_LOCAL)
-            give_the_message_time();
+        if (alloc.source != ALLOC_LOCAL)
+            give_the_message_time(announce);
         alloc_free(&alloc);
         return 2;
     }

@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "version.h"
+#include "common/version.h"
 
 /* The process's memory policy, as "bind:0-1" (no libnuma needed: the raw system call). */
 static void format_mempolicy(char *out, size_t size)

@@ -1,5 +1,5 @@
 /* hints.c - pointers for habits from other launchers (see hints.h). */
-#include "hints.h"
+#include "launcher/hints.h"
 
 #include <fcntl.h>
 #include <poll.h>

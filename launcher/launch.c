@@ -1,5 +1,5 @@
 /* launch.c - check a request against the allocation, compute a rank's exports, exec the program. */
-#include "launch.h"
+#include "launcher/launch.h"
 
 #include <errno.h>
 #include <ifaddrs.h>

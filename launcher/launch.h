@@ -5,9 +5,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "alloc.h"
-#include "dt_error.h"
-#include "plan.h"
+#include "launcher/alloc.h"
+#include "common/dt_error.h"
+#include "launcher/plan.h"
 
 /* MASTER_PORT for a Slurm step: 61000 + (job id x 61 + step id) % 4536, i.e. 61000..65535, above
  * Linux's default ephemeral range (32768-60999) so no outgoing connection holds it; the same on every

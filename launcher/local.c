@@ -1,5 +1,5 @@
 /* local.c - local mode: fork the ranks, relay their output, forward signals, fail fast (local.h). */
-#include "local.h"
+#include "launcher/local.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -2,8 +2,8 @@
 #ifndef LOCAL_H
 #define LOCAL_H
 
-#include "alloc.h"
-#include "launch.h"
+#include "launcher/alloc.h"
+#include "launcher/launch.h"
 
 /* Ranks local mode will start at most: far beyond the cores of any node. */
 #define LOCAL_MAX_RANKS 1024

@@ -1,5 +1,5 @@
 /* plan.c - build, apply and print a node's binding plan (see plan.h). */
-#include "plan.h"
+#include "launcher/plan.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "dt_error.h"
-#include "topo.h"
+#include "common/dt_error.h"
+#include "topology/topo.h"
 
 struct plan_request {
     int ranks;                /* local ranks on this node */

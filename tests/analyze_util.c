@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "analyze_util.h"
+#include "tests/analyze_util.h"
 
 void run_analyze(char **args, struct tu_result *r)
 {

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "testutil.h"
+#include "tests/testutil.h"
 
 /* Runs dtrain-analyze with args (NULL-terminated); fails the test when it cannot start. */
 void run_analyze(char **args, struct tu_result *r);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
+#include "trainer/comm/comm.h"
 
 static int failures;
 

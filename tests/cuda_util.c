@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "backend_cuda.h"
-#include "cuda_util.h"
-#include "rng.h"
-#include "testutil.h"
+#include "trainer/backend/backend_cuda.h"
+#include "tests/cuda_util.h"
+#include "trainer/base/rng.h"
+#include "tests/testutil.h"
 
 struct backend *gpu, *gpu_bf16;
 struct backend *on;   /* the backend whose stream up() and down() use: gpu unless a test says */

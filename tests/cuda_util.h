@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "trainer/backend/backend.h"
 
 extern struct backend *gpu, *gpu_bf16;   /* NULL without a GPU */
 extern struct backend *on;   /* the backend whose stream up() and down() use: gpu unless a test says */

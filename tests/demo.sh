@@ -17,7 +17,7 @@ show "$bin/dtrain" --gpus-per-node 0 --report-bindings -- "$bin/dtrain-train" --
     --log-every 100 --quiet
 echo
 echo "== the same epoch data-parallel: 1 rank, then 2 ranks with MPI (mpirun starts them, dtrain binds"
-echo "   each to its own cores); each run appends a record (one JSON line, logs/FORMAT.md) to $records"
+echo "   each to its own cores); each run appends a record (one JSON line, formats/FORMAT.md) to $records"
 for ranks in 1 2; do
     show mpirun --oversubscribe --mca btl self,vader -np "$ranks" "$bin/dtrain" --gpus-per-node 0 --report-bindings -- \
         "$bin/dtrain-train" --model lenet --batch-size 64 --lr-scale linear --lr 0.001 --epochs 1 --log-every 400 \

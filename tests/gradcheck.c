@@ -1,13 +1,13 @@
 /* gradcheck.c - the tests' one gradient checker (gradcheck.h): every op kind's forward pass
  * written again in double precision, plainly, and central differences of its loss. */
-#include "gradcheck.h"
+#include "tests/gradcheck.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "trainer/backend/backend.h"
 
 static void d_layernorm(const double *x, const double *p, const struct op *op, double *y, int rows, int H)
 {

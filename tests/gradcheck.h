@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "nn.h"
+#include "trainer/nn/nn.h"
 
 /* The model's loss in double precision for parameters p and inputs x (n samples), dropout drawn
  * from the batch's noise and position as model_forward draws it. */

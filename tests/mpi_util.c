@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "mpi_util.h"
+#include "tests/mpi_util.h"
 
 char mpi_dir[] = "/tmp/dtrain-test-mpi-XXXXXX";
 char mpirun_path[4096];

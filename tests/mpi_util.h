@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "testutil.h"
+#include "tests/testutil.h"
 
 extern char mpi_dir[];       /* the program's scratch directory (mpi_setup makes it) */
 extern char mpirun_path[];   /* Open MPI's mpirun, once require_mpirun found it */

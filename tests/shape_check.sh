@@ -1,9 +1,11 @@
 #!/bin/sh
-# tests/shape_check.sh - the project's shape, held: README.md at most 250 lines; every relative
-# link of README.md, docs/ and the folders' READMEs names a file that exists; no source file over
-# 600 lines; no function outside tests/ over 80 lines; no --help of a tool says "seeds" (the
-# reference experiments are named as such); the exchange methods listed by dtrain-train
-# --list-methods are the ones predict knows.
+# tests/shape_check.sh - the project's shape, held: README.md at most 150 lines, with no measured
+# figure (they live in docs/PERFORMANCE.md); every relative link of README.md, docs/ and the
+# folders' READMEs names a file that exists; no source file over 600 lines; no function outside
+# tests/ over 80 lines; no --help of a tool says "seeds" (the reference experiments are named as
+# such); every include names its folder and is allowed by docs/architecture.md
+# (tests/include_check.sh, tried on planted bad includes too); the launcher loads no MPI or CUDA
+# library; the exchange methods listed by dtrain-train --list-methods are the ones predict knows.
 # Usage: tests/shape_check.sh BINDIR   (make test runs it; exit 0 when all holds)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +17,11 @@ failed=0
 fail() { echo "[ FAILED ] shape: $*"; failed=1; }
 
 lines=$(wc -l < README.md)
-[ "$lines" -le 250 ] || fail "README.md has $lines lines (at most 250: reference material goes to docs/)"
+[ "$lines" -le 150 ] || fail "README.md has $lines lines (at most 150: reference material goes to docs/)"
+# README names no measured figure (a ratio 1.14x, a count "18 of 18"): each lives in one place,
+# docs/PERFORMANCE.md or the study that made it, so README cannot fall behind them
+grep -nE '[0-9]+\.[0-9]+[x×]|[0-9]+ of [0-9]+' README.md > "$tmp/figures" &&
+    while read -r line; do fail "README.md:$line: a figure (it belongs in docs/PERFORMANCE.md)"; done < "$tmp/figures"
 
 for doc in README.md docs/*.md docs/studies/*.md */README.md trainer/*/README.md; do
     [ -f "$doc" ] || continue
@@ -49,9 +55,30 @@ for c in table throughput plot predict timeline audit; do
     "$bin/dtrain-analyze" "$c" --help | grep -i 'seeds' >/dev/null && fail "dtrain-analyze $c --help says \"seeds\""
 done
 
+# Includes name their folder and follow docs/architecture.md's table; the check itself must catch
+# a planted analysis -> trainer include and a bare one
+sh tests/include_check.sh "$top" || fail "includes (above)"
+mkdir -p "$tmp/planted/docs" "$tmp/planted/analysis" "$tmp/planted/trainer/loop"
+cp docs/architecture.md "$tmp/planted/docs/"
+: > "$tmp/planted/trainer/loop/run.h"
+printf '#include "trainer/loop/run.h"\n' > "$tmp/planted/analysis/planted.c"
+sh tests/include_check.sh "$tmp/planted" 2>&1 | grep -q 'analysis/planted.c: #include "trainer/loop/run.h": analysis/ may not' ||
+    fail "include_check.sh let a planted analysis -> trainer include through"
+printf '#include "run.h"\n' > "$tmp/planted/analysis/planted.c"
+sh tests/include_check.sh "$tmp/planted" 2>&1 | grep -q 'analysis/planted.c: #include "run.h" names no folder' ||
+    fail "include_check.sh let a bare include through"
+
+# The launcher must start fast and run anything: it loads neither MPI nor CUDA (the build links
+# every program against every library, --as-needed keeping only those used)
+needed=$(readelf -d "$bin/dtrain" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')
+case $needed in
+    "") fail "readelf found no libraries of $bin/dtrain" ;;
+    *libmpi*|*libcud*|*libnccl*|*libcublas*) fail "dtrain (the launcher) loads $needed: no MPI or CUDA" ;;
+esac
+
 methods=$("$bin/dtrain-train" --list-methods | tr '\n' ',' | sed 's/,$//')
 "$bin/dtrain-analyze" predict --help | grep -F "Methods: $(echo "$methods" | sed 's/,/, /g')." >/dev/null ||
     fail "dtrain-analyze predict --help does not list dtrain-train --list-methods ($methods)"
 
-[ $failed -eq 0 ] && echo "[ OK ] shape: README $lines lines, docs' links resolve, files <= 600 lines, functions <= 80, no \"seeds\" in --help, one method list"
+[ $failed -eq 0 ] && echo "[ OK ] shape: README $lines lines, docs' links resolve, files <= 600 lines, functions <= 80, no \"seeds\" in --help, includes by folder, a launcher without MPI or CUDA, one method list"
 exit $failed

@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "alloc.h"
-#include "launch.h"
-#include "testutil.h"
+#include "launcher/alloc.h"
+#include "launcher/launch.h"
+#include "tests/testutil.h"
 
 static void load(struct allocation *a, const char *fixture)
 {

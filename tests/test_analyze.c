@@ -17,9 +17,9 @@
 #include <jansson.h>
 #include <math.h>
 
-#include "duration.h"
-#include "analyze_util.h"
-#include "testutil.h"
+#include "common/duration.h"
+#include "tests/analyze_util.h"
+#include "tests/testutil.h"
 
 static void audit(const char *file, struct tu_result *r)
 {

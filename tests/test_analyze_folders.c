@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "analyze_util.h"
-#include "testutil.h"
+#include "tests/analyze_util.h"
+#include "tests/testutil.h"
 
 /* A sweep's folder: its records, the table made of them, its plots. Reading the folder again
  * gives the same table, not the table plus a "corrected" copy of itself. */

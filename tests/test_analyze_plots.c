@@ -14,8 +14,8 @@
 #include <jansson.h>
 #include <math.h>
 
-#include "analyze_util.h"
-#include "testutil.h"
+#include "tests/analyze_util.h"
+#include "tests/testutil.h"
 
 
 static void test_throughput_reads_any_names(void **state)

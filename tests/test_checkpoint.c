@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "checkpoint.h"
-#include "record.h"
-#include "testutil.h"
+#include "trainer/loop/checkpoint.h"
+#include "formats/record.h"
+#include "tests/testutil.h"
 
 static char dir[] = "/tmp/dtrain-test-ckpt-XXXXXX";
 

@@ -19,10 +19,10 @@
 
 #include <cmocka.h>
 
-#include "atomic_file.h"
-#include "checkpoint.h"
-#include "record.h"
-#include "testutil.h"
+#include "common/atomic_file.h"
+#include "trainer/loop/checkpoint.h"
+#include "formats/record.h"
+#include "tests/testutil.h"
 
 static char dir[] = "/tmp/dtrain-test-ckptfiles-XXXXXX";
 

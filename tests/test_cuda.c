@@ -20,20 +20,19 @@
 
 #include <cmocka.h>
 
-#include "backend.h"
-#include "backend_cuda.h"
-#include "data.h"
-#include "optim.h"
-#include "page_memory.h"
-#include "rng.h"
-#include "cuda_util.h"
-#include "testutil.h"
-#include "train.h"
+#include "trainer/backend/backend.h"
+#include "trainer/backend/backend_cuda.h"
+#include "trainer/data/data.h"
+#include "trainer/optim/optim.h"
+#include "trainer/base/page_memory.h"
+#include "trainer/base/rng.h"
+#include "tests/cuda_util.h"
+#include "tests/testutil.h"
+#include "trainer/loop/train.h"
 
 /* One linear layer's forward and backward on backend `be` (gpu or gpu_bf16). */
 static void check_linear(struct backend *be, double tolerance)
 {
-    struct backend *gpu = be;   /* shadows the file's: this test's backend */
     struct backend *was_on = on;   /* given back at the end: later tests download through it */
     on = be;
     const struct backend *ref = backend_reference();
@@ -46,9 +45,9 @@ static void check_linear(struct backend *be, double tolerance)
     float *gx = up(x, n * in * 4), *gw = up(w, out * in * 4), *gb = up(b, out * 4), *gdy = up(dy, n * out * 4);
     float *gy = up(y, n * out * 4), *gdx = up(dx, n * in * 4), *gdw = up(dw, out * in * 4), *gdb = up(db, out * 4);
     ref->linear_forward(NULL, x, w, b, y, n, in, out);
-    gpu->linear_forward(gpu->state, gx, gw, gb, gy, n, in, out);
+    be->linear_forward(be->state, gx, gw, gb, gy, n, in, out);
     ref->linear_backward(NULL, x, w, dy, dx, dw, db, n, in, out, true);   /* accumulate onto dx's values */
-    gpu->linear_backward(gpu->state, gx, gw, gdy, gdx, gdw, gdb, n, in, out, true);
+    be->linear_backward(be->state, gx, gw, gdy, gdx, gdw, gdb, n, in, out, true);
     float *hy = down(gy, n * out), *hdx = down(gdx, n * in), *hdw = down(gdw, out * in), *hdb = down(gdb, out);
     print_message("%s:\n", be->name);
     assert_close("linear forward", hy, y, (size_t)n * out, tolerance);
@@ -57,7 +56,7 @@ static void check_linear(struct backend *be, double tolerance)
     assert_close("linear bias gradient", hdb, db, out, 1e-4);
     void *held[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
     for (int i = 0; i < 8; i++)
-        backend_release(gpu, held[i]);
+        backend_release(be, held[i]);
     free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
     free(hy), free(hdx), free(hdw), free(hdb);
     on = was_on;
@@ -74,7 +73,6 @@ static void test_linear(void **state)
 /* One convolution shape on backend `be`, with and without bias, overwriting and accumulating dx. */
 static void check_conv(struct backend *be, struct conv_shape s, bool bias, bool accumulate, double tolerance)
 {
-    struct backend *gpu = be;
     struct backend *was_on = on;   /* given back at the end: later tests download through it */
     on = be;
     const struct backend *ref = backend_reference();
@@ -87,9 +85,9 @@ static void check_conv(struct backend *be, struct conv_shape s, bool bias, bool 
     float *gx = up(x, nx * 4), *gw = up(w, nw * 4), *gb = up(b, s.c_out * 4), *gdy = up(dy, ny * 4), *gy = up(y, ny * 4);
     float *gdx = up(dx, nx * 4), *gdw = up(dw, nw * 4), *gdb = up(db, s.c_out * 4);
     ref->conv_forward(NULL, &s, x, w, bias ? b : NULL, y);
-    gpu->conv_forward(gpu->state, &s, gx, gw, bias ? gb : NULL, gy);
+    be->conv_forward(be->state, &s, gx, gw, bias ? gb : NULL, gy);
     ref->conv_backward(NULL, &s, x, w, dy, dx, dw, bias ? db : NULL, accumulate);
-    gpu->conv_backward(gpu->state, &s, gx, gw, gdy, gdx, gdw, bias ? gdb : NULL, accumulate);
+    be->conv_backward(be->state, &s, gx, gw, gdy, gdx, gdw, bias ? gdb : NULL, accumulate);
     float *hy = down(gy, ny), *hdx = down(gdx, nx), *hdw = down(gdw, nw), *hdb = down(gdb, s.c_out);
     char what[96];
     snprintf(what, sizeof what, "%s conv %d->%d %dx%d s%d p%d", be->name, s.c, s.c_out, s.kh, s.kw, s.stride, s.pad);
@@ -100,7 +98,7 @@ static void check_conv(struct backend *be, struct conv_shape s, bool bias, bool 
         assert_close("  bias gradient", hdb, db, s.c_out, 1e-3);
     void *held[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
     for (int i = 0; i < 8; i++)
-        backend_release(gpu, held[i]);
+        backend_release(be, held[i]);
     free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
     free(hy), free(hdx), free(hdw), free(hdb);
     on = was_on;

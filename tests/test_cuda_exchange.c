@@ -19,15 +19,15 @@
 
 #include <cmocka.h>
 
-#include "backend.h"
-#include "backend_cuda.h"
-#include "cuda_util.h"
-#include "comm_nccl.h"
-#include "device.h"
-#include "exchange.h"
-#include "nn.h"
-#include "staging.h"
-#include "testutil.h"
+#include "trainer/backend/backend.h"
+#include "trainer/backend/backend_cuda.h"
+#include "tests/cuda_util.h"
+#include "trainer/comm/comm_nccl.h"
+#include "trainer/loop/device.h"
+#include "trainer/exchange/exchange.h"
+#include "trainer/nn/nn.h"
+#include "trainer/exchange/staging.h"
+#include "tests/testutil.h"
 
 #define N 3000
 #define SPANS 3

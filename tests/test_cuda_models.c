@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "cuda_util.h"
-#include "data.h"
-#include "testutil.h"
-#include "train.h"
+#include "tests/cuda_util.h"
+#include "trainer/data/data.h"
+#include "tests/testutil.h"
+#include "trainer/loop/train.h"
 
 /* One run of cfg (its losses into cfg->loss_curve); what names it if it fails. Its samples/s. */
 static double train_curve(const struct train_config *cfg, const char *what)

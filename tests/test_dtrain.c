@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "testutil.h"
+#include "tests/testutil.h"
 
 /* Runs dtrain with args (NULL-terminated) in the environment of `fixture` (NULL: none) plus PATH. */
 static void run_dtrain(const char *fixture, struct tu_env *extra, struct tu_result *r, ...)

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "testutil.h"
+#include "tests/testutil.h"
 
 /* Runs argv with the basic environment, a fixture's variables (NULL: none) and one more (NULL: none). */
 static void run_with(const char *fixture, const char *extra_name, const char *extra_value, char **argv,

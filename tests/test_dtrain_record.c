@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "testutil.h"
+#include "tests/testutil.h"
 
 static void record(const char *file, const char *runtime, const char *nodes, const char *status, const char *log)
 {

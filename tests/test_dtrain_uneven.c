@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "testutil.h"
+#include "tests/testutil.h"
 
 static void dry_run(const char *fixture, struct tu_result *r)
 {

@@ -9,11 +9,11 @@
 
 #include <cmocka.h>
 
-#include "costmodel.h"
-#include "exchange_methods.h"
-#include "grouping.h"
-#include "node_sums.h"
-#include "placement.h"
+#include "analysis/costmodel.h"
+#include "common/exchange_methods.h"
+#include "common/grouping.h"
+#include "trainer/exchange/node_sums.h"
+#include "trainer/exchange/placement.h"
 
 /* Four layers, times in ms, alpha 1 ms, beta 0.001 ms per byte:
  *   layer           0     1     2     3

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "testutil.h"
+#include "tests/testutil.h"
 
 /* Runs argv (argv[0] a tool's name) with only PATH, HOME and the lines of the env fixture (NULL:
  * none), so that nothing of this machine's environment reaches the output. */

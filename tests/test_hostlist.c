@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "dt_parse.h"
-#include "hostlist.h"
-#include "testutil.h"
+#include "common/dt_parse.h"
+#include "common/hostlist.h"
+#include "tests/testutil.h"
 
 /* Expands expr (which must be valid) and joins the names with ' '. */
 static char *expand_joined(const char *expr)

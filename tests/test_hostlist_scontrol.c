@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "hostlist.h"
-#include "testutil.h"
-#include "testutil.h"
+#include "common/hostlist.h"
+#include "tests/testutil.h"
+#include "tests/testutil.h"
 
 #define GENERATED_CASES 400
 

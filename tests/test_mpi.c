@@ -15,10 +15,10 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "exchange_methods.h"
-#include "mpi_util.h"
-#include "record.h"
-#include "testutil.h"
+#include "common/exchange_methods.h"
+#include "tests/mpi_util.h"
+#include "formats/record.h"
+#include "tests/testutil.h"
 
 static void test_two_ranks_match_one_rank_with_twice_the_batch(void **state)
 {

@@ -15,9 +15,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "mpi_util.h"
-#include "record.h"
-#include "testutil.h"
+#include "tests/mpi_util.h"
+#include "formats/record.h"
+#include "tests/testutil.h"
 
 static int failed_records(const char *path, const char *text)
 {

@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
-#include "nn.h"
-#include "nn_build.h"
-#include "gradcheck.h"
-#include "rng.h"
+#include "trainer/nn/nn.h"
+#include "trainer/nn/nn_build.h"
+#include "tests/gradcheck.h"
+#include "trainer/base/rng.h"
 
 static void build_or_fail(struct model *m, const char *name, int c, int h, int w, int classes)
 {

@@ -12,8 +12,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "analyze_util.h"
-#include "testutil.h"
+#include "tests/analyze_util.h"
+#include "tests/testutil.h"
 
 /* n04 took about 1.5x the median in all three of its runs, alone and beside n03. */
 static void test_the_slow_node_of_a_table(void **state)

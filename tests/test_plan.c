@@ -10,11 +10,11 @@
 
 #include <cmocka.h>
 
-#include "launch.h"
-#include "plan.h"
-#include "table.h"
-#include "testutil.h"
-#include "topo.h"
+#include "launcher/launch.h"
+#include "launcher/plan.h"
+#include "formats/table.h"
+#include "tests/testutil.h"
+#include "topology/topo.h"
 
 static const char *const shared_files[] = {
     "juwels-booster-2s-epyc7402-nps4-4a100-4hdr.xml", "lassen-power9-2s-4v100-2x2port-edr.xml",

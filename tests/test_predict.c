@@ -15,9 +15,9 @@
 #include <jansson.h>
 #include <math.h>
 
-#include "analyze_util.h"
-#include "exchange_methods.h"
-#include "testutil.h"
+#include "tests/analyze_util.h"
+#include "common/exchange_methods.h"
+#include "tests/testutil.h"
 
 
 /* test_exchange's hand-worked case through the command line, ByteScheduler with a credit of one

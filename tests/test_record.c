@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "record.h"
-#include "testutil.h"
+#include "formats/record.h"
+#include "tests/testutil.h"
 
 static char path[64];
 

@@ -13,11 +13,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "nn.h"
-#include "nn_build.h"
-#include "gradcheck.h"
-#include "rng.h"
-#include "testutil.h"
+#include "trainer/nn/nn.h"
+#include "trainer/nn/nn_build.h"
+#include "tests/gradcheck.h"
+#include "trainer/base/rng.h"
+#include "tests/testutil.h"
 
 static void build_as(struct model *m, const char *name, int T, int vocab, int classes, float dropout, bool pretraining)
 {

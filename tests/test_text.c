@@ -12,10 +12,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "backend.h"
-#include "data.h"
-#include "text.h"
-#include "testutil.h"
+#include "trainer/backend/backend.h"
+#include "trainer/data/data.h"
+#include "trainer/data/text.h"
+#include "tests/testutil.h"
 
 static void test_ptb_trees_of_the_fixture(void **state)
 {

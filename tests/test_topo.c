@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "table.h"
-#include "testutil.h"
-#include "topo.h"
+#include "formats/table.h"
+#include "tests/testutil.h"
+#include "topology/topo.h"
 
 /* The README's tier names for ours. */
 static const char *readme_tier(enum topo_tier tier)

@@ -16,20 +16,20 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "backend_cuda.h"
-#include "comm.h"
-#include "data.h"
-#include "exchange.h"
-#include "loader.h"
-#include "nn.h"
-#include "ops.h"
-#include "optim.h"
-#include "profile.h"
-#include "testutil.h"
-#include "timeline.h"
-#include "trace.h"
-#include "train.h"
-#include "watchdog.h"
+#include "trainer/backend/backend_cuda.h"
+#include "trainer/comm/comm.h"
+#include "trainer/data/data.h"
+#include "trainer/exchange/exchange.h"
+#include "trainer/data/loader.h"
+#include "trainer/nn/nn.h"
+#include "trainer/nn/ops.h"
+#include "trainer/optim/optim.h"
+#include "formats/profile.h"
+#include "tests/testutil.h"
+#include "trainer/base/timeline.h"
+#include "trainer/loop/trace.h"
+#include "trainer/loop/train.h"
+#include "trainer/loop/watchdog.h"
 
 static char dir[] = "/tmp/dtrain-test-idx-XXXXXX";
 

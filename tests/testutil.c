@@ -1,7 +1,7 @@
 /* testutil.c - run tools and build environments for the tests (see testutil.h). */
-#include "testutil.h"
+#include "tests/testutil.h"
 
-#include "hostlist.h"
+#include "common/hostlist.h"
 
 #include <errno.h>
 #include <poll.h>

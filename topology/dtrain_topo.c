@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo.h"
-#include "version.h"
+#include "topology/topo.h"
+#include "common/version.h"
 
 static const char usage_text[] =
     "Usage: dtrain-topo [options]\n"

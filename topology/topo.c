@@ -1,5 +1,5 @@
 /* topo.c - load a node's topology with hwloc; find GPUs, NICs and each GPU's nearest NICs. */
-#include "topo.h"
+#include "topology/topo.h"
 
 #include <errno.h>
 #include <stdio.h>

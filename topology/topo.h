@@ -12,7 +12,7 @@
 
 #include <hwloc.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 /* Per node: DGX-2 has 16 GPUs, Frontier-class nodes 8 GCDs; 64 leaves room for odd machines. */
 #define TOPO_MAX_GPUS 64

@@ -6,7 +6,7 @@
  * may write), opened once, and every file inside is opened relative to it with O_NOFOLLOW, new
  * ones with O_EXCL. Anything that fails a check is reported and the topology discovered without
  * the cache: a cache is a speed-up, never a reason to fail or to write somewhere unexpected. */
-#include "topo.h"
+#include "topology/topo.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
+#include "common/atomic_file.h"
 
 #define CACHE_MAX_BYTES (64 << 20)   /* a big node's export is ~1 MB; more is not ours */
 

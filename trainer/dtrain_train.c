@@ -6,11 +6,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend_cuda.h"
-#include "comm.h"
-#include "run_record.h"
-#include "train_options.h"
-#include "watchdog.h"
+#include "trainer/backend/backend_cuda.h"
+#include "trainer/comm/comm.h"
+#include "trainer/run_record.h"
+#include "trainer/train_options.h"
+#include "trainer/loop/watchdog.h"
 
 /* The rank's GPU (cuda_device_for_rank): dtrain's choice, else the local rank a launcher gave
  * (torchrun's LOCAL_RANK, mpirun's). Never Slurm's own variables: the launcher hands over what the

@@ -1,6 +1,6 @@
-/* run_record.c - dtrain-train's run records: the run's settings and result as logs/record.h's
+/* run_record.c - dtrain-train's run records: the run's settings and result as formats/record.h's
  * run_record, appended to --record FILE (run_record.h). */
-#include "run_record.h"
+#include "trainer/run_record.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,11 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dt_parse.h"
-#include "atomic_file.h"
-#include "hostlist.h"
-#include "record.h"
-#include "version.h"
+#include "common/dt_parse.h"
+#include "common/atomic_file.h"
+#include "common/hostlist.h"
+#include "formats/record.h"
+#include "common/version.h"
 
 static void copy_env(const char *name, char *out, size_t size)
 {

@@ -1,13 +1,13 @@
 /* run_record.h - what dtrain-train appends to --record FILE: the record of a finished run (every
  * rank's host, gathered), of a failed one (written by the rank that saw it fail, without the
  * others), of a hung one (the watchdog's) and of a job step that ended before any rank could write
- * (--record-failure). The format is logs/record.h's; this file fills it from the run. */
+ * (--record-failure). The format is formats/record.h's; this file fills it from the run. */
 #ifndef RUN_RECORD_H
 #define RUN_RECORD_H
 
-#include "comm.h"
-#include "dt_error.h"
-#include "train.h"
+#include "trainer/comm/comm.h"
+#include "common/dt_error.h"
+#include "trainer/loop/train.h"
 
 /* --record, --tag and --record-failure as given (path NULL: no record is written). */
 struct record_settings {

@@ -1,17 +1,17 @@
 /* train_options.c - dtrain-train's options (train_options.h): --help with the exchange methods
  * from their table, the values checked, then the combinations. */
-#include "train_options.h"
+#include "trainer/train_options.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "data.h"
-#include "dt_parse.h"
-#include "exchange.h"
-#include "record.h"
-#include "version.h"
+#include "trainer/data/data.h"
+#include "common/dt_parse.h"
+#include "trainer/exchange/exchange.h"
+#include "formats/record.h"
+#include "common/version.h"
 
 static const char usage_text[] =
     "Usage: dtrain-train [options]\n"
@@ -93,7 +93,7 @@ static const char usage_text[] =
     "                          model from there (bench/seq_accuracy.py)\n"
     "      --profile-out FILE  rank 0 writes what a step costs, layer by layer (forward,\n"
     "                          backward, update; the mean of the steps after the first 2), as\n"
-    "                          JSON for --emulate and dtrain-analyze (logs/FORMAT.md)\n"
+    "                          JSON for --emulate and dtrain-analyze (formats/FORMAT.md)\n"
     "      --emulate FILE      emulated compute: each layer takes the time the profile FILE\n"
     "                          gives (a wait that uses no CPU) instead of computing; data,\n"
     "                          gradients, exchange and updates' bookkeeping are real, so many\n"
@@ -102,7 +102,7 @@ static const char usage_text[] =
     "                          (the reference 1-GPU rates: ResNet-50 253.1, BERT-Base 212.8)\n"
     "      --dilate K          emulated time runs K times slower (shape the links K times\n"
     "                          slower too); times and rates are reported at real time\n"
-    "      --record FILE       append this run's record, one JSON line (logs/FORMAT.md), to FILE\n"
+    "      --record FILE       append this run's record, one JSON line (formats/FORMAT.md), to FILE\n"
     "      --tag TEXT          a label kept in the record (e.g. the link: 1gbit); dtrain-analyze\n"
     "                          throughput tables runs per model, batch, tag and method\n"
     "      --record-failure TEXT  train nothing: append a failed record of the run these options\n"

@@ -3,8 +3,8 @@
 #ifndef TRAIN_OPTIONS_H
 #define TRAIN_OPTIONS_H
 
-#include "run_record.h"
-#include "train.h"
+#include "trainer/run_record.h"
+#include "trainer/loop/train.h"
 
 struct train_options {
     struct train_config cfg;

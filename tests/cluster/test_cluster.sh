@@ -15,10 +15,13 @@ bin=$(cd "${1:-$top/build/bin}" && pwd)
 export DTRAIN_CLUSTER_ID="${DTRAIN_CLUSTER_ID:-dtc$$}"
 . "$here/cluster.conf.sh"
 
-# The scripts users run must pass shellcheck (it needs no cluster).
+# Every shell script of the project must pass shellcheck, at every severity (it needs no cluster):
+# the sbatch template and sweep, .ci/run, and every *.sh (found, not listed).
 if command -v shellcheck >/dev/null; then
-    if (cd "$top" && shellcheck -x sbatch/sweep sbatch/dtrain.sbatch tests/cluster/*.sh); then
-        echo "[ OK ] shellcheck: sbatch/sweep, sbatch/dtrain.sbatch, tests/cluster/*.sh"
+    scripts=$(cd "$top" && { echo .ci/run sbatch/sweep sbatch/dtrain.sbatch;
+                             find . -name '*.sh' -not -path './build/*' -not -path './.git/*'; } | tr '\n' ' ')
+    if (cd "$top" && shellcheck -x $scripts); then
+        echo "[ OK ] shellcheck: $(echo "$scripts" | wc -w) scripts (sbatch/, .ci/run, every *.sh)"
     else
         echo "[FAIL] shellcheck"; echo "cluster tests: 0 passed, 1 failed"; exit 1
     fi

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "data.h"
-#include "memfile.h"
+#include "trainer/data/data.h"
+#include "tests/fuzz/memfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

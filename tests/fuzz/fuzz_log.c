@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "audit.h"
-#include "throughput.h"
+#include "analysis/audit.h"
+#include "analysis/throughput.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

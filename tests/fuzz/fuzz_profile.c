@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memfile.h"
-#include "profile.h"
+#include "tests/fuzz/memfile.h"
+#include "formats/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* fuzz_record.c - libFuzzer target: any bytes through the run-record parser and through its
- * jansson reference (logs/record_ref.c). Invariants: no crash, no leak; both accept or both refuse
+ * jansson reference (formats/record_ref.c). Invariants: no crash, no leak; both accept or both refuse
  * (one difference allowed: the reference also refuses a repeated key the record does not use);
  * when both accept, every field is the same; a record that parses has world_size host names. */
 #include <stddef.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
+#include "formats/record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "launch.h"
+#include "launcher/alloc.h"
+#include "launcher/launch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

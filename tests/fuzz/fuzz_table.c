@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "audit.h"
-#include "table.h"
+#include "analysis/audit.h"
+#include "formats/table.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memfile.h"
-#include "text.h"
+#include "tests/fuzz/memfile.h"
+#include "trainer/data/text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

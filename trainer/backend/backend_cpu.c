@@ -4,17 +4,17 @@
  * im2col + SGEMM over a chunk of images remains for when oneDNN refuses a shape. The language
  * models' attention, layer norm and GELU are seq_fast.c's. The other memory-bound kernels are
  * shared with the reference backend. */
-#include "backend.h"
+#include "trainer/backend/backend.h"
 
 #include <cblas.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "conv_direct.h"
-#include "conv_dnnl.h"
-#include "kernels.h"
-#include "seq_fast.h"
+#include "trainer/backend/conv_direct.h"
+#include "trainer/backend/conv_dnnl.h"
+#include "trainer/backend/kernels.h"
+#include "trainer/backend/seq_fast.h"
 
 /* im2col columns for one chunk of images: 8 M floats (32 MiB) keeps a chunk in memory without
  * growing with the batch, and is big enough that every GEMM stays efficient. */

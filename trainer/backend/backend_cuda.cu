@@ -28,10 +28,10 @@
 #include <cstring>
 
 extern "C" {
-#include "backend.h"
-#include "backend_cuda.h"
+#include "trainer/backend/backend.h"
+#include "trainer/backend/backend_cuda.h"
 }
-#include "cuda_state.h"
+#include "trainer/backend/cuda_state.h"
 
 using namespace dtrain_cuda;
 

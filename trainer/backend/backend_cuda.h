@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "backend.h"
+#include "trainer/backend/backend.h"
 
 /* GPUs this process can use (0 without a driver or device, or without CUDA built in). */
 int backend_cuda_devices(void);

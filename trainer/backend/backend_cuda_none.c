@@ -4,8 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "backend_cuda.h"
-#include "comm_nccl.h"
+#include "trainer/backend/backend_cuda.h"
+#include "trainer/comm/comm_nccl.h"
 
 static const char without[] = "this dtrain-train was built without CUDA (no nvcc at build time, or make CUDA=0)";
 

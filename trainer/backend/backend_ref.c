@@ -1,13 +1,13 @@
 /* backend_ref.c - the reference kernels: plain C loops, the specification the other backends are
  * tested against (see backend.h for the conventions). */
-#include "backend.h"
+#include "trainer/backend/backend.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "trainer/backend/kernels.h"
 
 static void ref_linear_forward(void *state, const float *x, const float *w, const float *b, float *y, int n, int in,
                                int out)

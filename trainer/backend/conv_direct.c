@@ -7,7 +7,7 @@
  * (acc[q] += w * in[q + ky * wp + kx]) that vectorises; the wp - w_out extra columns per row are
  * dropped at the end. Four output channels are computed together so each input load feeds four
  * multiply-adds. Dot products keep 16 separate lane sums, so they vectorise without -ffast-math. */
-#include "conv_direct.h"
+#include "trainer/backend/conv_direct.h"
 
 #include <stdlib.h>
 #include <string.h>

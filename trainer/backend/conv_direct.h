@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "backend.h"
+#include "trainer/backend/backend.h"
 
 /* Whether the direct method is the faster one for this shape (chosen by bench/conv_layers). */
 bool conv_direct_suits(const struct conv_shape *s);

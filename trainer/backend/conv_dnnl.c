@@ -6,7 +6,7 @@
  * primitive wants and its outputs back. Primitives are made once per shape and kept; the blocked
  * buffers are shared by all shapes (set per call), so memory does not grow with the network's
  * depth. Backward results are written to scratch and then ADDED, as backend.h requires. */
-#include "conv_dnnl.h"
+#include "trainer/backend/conv_dnnl.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <stdlib.h>

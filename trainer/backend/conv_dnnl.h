@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "backend.h"
+#include "trainer/backend/backend.h"
 
 struct conv_dnnl;
 

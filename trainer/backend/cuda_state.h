@@ -12,8 +12,8 @@
 #include <cstdio>
 
 extern "C" {
-#include "backend.h"
-#include "backend_cuda.h"
+#include "trainer/backend/backend.h"
+#include "trainer/backend/backend_cuda.h"
 }
 
 namespace dtrain_cuda {

@@ -1,10 +1,10 @@
 /* device_choice.c - which GPU a rank drives and the convolution algorithms' names (see
  * backend_cuda.h), apart from CUDA so that they are tested on any machine. */
-#include "backend_cuda.h"
+#include "trainer/backend/backend_cuda.h"
 
 #include <stdlib.h>
 
-#include "dt_parse.h"
+#include "common/dt_parse.h"
 
 const char *const conv_algo_names[CONV_ALGO_COUNT] = {"heuristic", "find", "deterministic"};
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "cuda_state.h"
+#include "trainer/backend/cuda_state.h"
 
 namespace dtrain_cuda {
 namespace {

@@ -4,7 +4,7 @@
  * 32, T 128, H 256, 4 heads: 20 ms forward and 19 ms backward, against 116 and 181 ms for the
  * vectorised loops they replaced); layer norm is loops over contiguous features that GCC
  * vectorises, with OpenMP over rows; GELU is seq_gelu.c's (it needs another compiler flag). */
-#include "seq_fast.h"
+#include "trainer/backend/seq_fast.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "trainer/backend/backend.h"
 
 /* Row-wise softmax of the scores in p (T x T), keys that are padding given no weight. */
 static void masked_softmax(float *p, const float *tok, int T)

@@ -3,7 +3,7 @@
  * 3-4x the scalar calls, where nothing else may change (-ffast-math would break the -INFINITY of
  * seq_fast.c's masked softmax). Inputs are finite activations; the results agree with the
  * reference (seq_kernels.c) to float precision, as test_seq checks. */
-#include "seq_fast.h"
+#include "trainer/backend/seq_fast.h"
 
 #include <math.h>
 

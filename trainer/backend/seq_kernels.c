@@ -7,12 +7,12 @@
  * A sequence tensor is [n][T][H]: n sequences of T tokens of H features. A token batch (the model's
  * input) is [n][T][SEQ_TOKEN_FIELDS] floats: each token's id and its segment (0 or 1). Id
  * SEQ_PAD_ID is padding: attention gives no weight to such keys. */
-#include "backend.h"
+#include "trainer/backend/backend.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "trainer/backend/kernels.h"
 
 void seq_embedding_forward(void *state, const float *tokens, const float *word, const float *pos, const float *seg,
                            float *y, int n, int T, int H)

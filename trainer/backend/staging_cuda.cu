@@ -3,10 +3,10 @@
  * kernel and another its copy to the host, and one event the compute stream waits on for a copy
  * back. Nothing here blocks the rank's thread but backend_cuda_staging_wait, which the staging
  * thread calls. */
-#include "cuda_state.h"
+#include "trainer/backend/cuda_state.h"
 
 extern "C" {
-#include "backend_cuda.h"
+#include "trainer/backend/backend_cuda.h"
 }
 
 using namespace dtrain_cuda;

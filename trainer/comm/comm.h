@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 /* An allreduce's reduction. MPI has no average: its COMM_AVG is the sum, then comm_scale. */
 enum comm_op { COMM_SUM, COMM_AVG };

@@ -1,6 +1,6 @@
 /* comm_mpi.c - the transport over MPI (see comm.h). Each comm holds its own MPI_Comm (the world's
  * is MPI_COMM_WORLD, a split's its own); counts above INT_MAX go in pieces. */
-#include "comm.h"
+#include "trainer/comm/comm.h"
 
 #include <limits.h>
 #include <mpi.h>

@@ -1,5 +1,5 @@
 /* comm_nccl.c - NCCL for the gradient exchange of GPU ranks (see comm_nccl.h). */
-#include "comm_nccl.h"
+#include "trainer/comm/comm_nccl.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>

@@ -5,7 +5,7 @@
 #ifndef COMM_NCCL_H
 #define COMM_NCCL_H
 
-#include "comm.h"
+#include "trainer/comm/comm.h"
 
 /* A comm whose allreduce takes device buffers, on the current CUDA device; compute_stream is
  * the stream the gradients are written on (backend_cuda_stream). NULL with err on failure (or

@@ -1,6 +1,6 @@
 /* comm_single.c - the transport of a world of one process (see comm.h): every collective is an
  * identity, point to point has no peer. */
-#include "comm.h"
+#include "trainer/comm/comm.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* data.c - IDX loading, synthetic samples, bigMNIST deformations (see data.h). */
-#include "data.h"
+#include "trainer/data/data.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,8 +9,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "backend.h"
-#include "rng.h"
+#include "trainer/backend/backend.h"
+#include "trainer/base/rng.h"
 
 /* Samples in the synthetic sets, the size of (Fashion-)MNIST's. */
 #define SYNTHETIC_TRAIN 60000
@@ -107,17 +107,18 @@ int idx_read(const char *path, int dims, uint32_t *sizes, uint8_t **data, long *
     return 0;
 }
 
-/* The first of the usual names of an IDX file that exists in dir. */
+/* The first of the usual names of an IDX file that exists in dir: PREFIX-KIND-idxD-ubyte.gz,
+ * PREFIX-KIND-idxD-ubyte, PREFIX-KIND.idxD-ubyte. */
 static void find_idx(const char *dir, const char *prefix, const char *kind, char *path, size_t size)
 {
-    static const char *const patterns[] = {"%s/%s-%s-idx%d-ubyte.gz", "%s/%s-%s-idx%d-ubyte", "%s/%s-%s.idx%d-ubyte"};
+    static const char *const joins[] = {"-", "-", "."}, *const suffixes[] = {".gz", "", ""};
     int dims = strcmp(kind, "images") == 0 ? 3 : 1;
-    for (size_t i = 0; i < sizeof patterns / sizeof patterns[0]; i++) {
-        snprintf(path, size, patterns[i], dir, prefix, kind, dims);
+    for (size_t i = 0; i < sizeof joins / sizeof joins[0]; i++) {
+        snprintf(path, size, "%s/%s-%s%sidx%d-ubyte%s", dir, prefix, kind, joins[i], dims, suffixes[i]);
         if (access(path, R_OK) == 0)
             return;
     }
-    snprintf(path, size, patterns[0], dir, prefix, kind, dims);   /* the one to name in the error */
+    snprintf(path, size, "%s/%s-%s-idx%d-ubyte.gz", dir, prefix, kind, dims);   /* the one to name in the error */
 }
 
 static int load_idx_pair(struct dataset *ds, const char *dir, const char *prefix, struct dt_err *err)

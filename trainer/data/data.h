@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dt_error.h"
-#include "text.h"
+#include "common/dt_error.h"
+#include "trainer/data/text.h"
 
 /* Where Debian's dataset-fashion-mnist puts its IDX files. */
 #define DATA_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"

@@ -1,11 +1,11 @@
 /* loader.c - shuffled, sharded, prefetched batches (see loader.h). */
-#include "loader.h"
+#include "trainer/data/loader.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "page_memory.h"   /* batches a GPU backend pins, each alone */
-#include "rng.h"
+#include "trainer/base/page_memory.h"   /* batches a GPU backend pins, each alone */
+#include "trainer/base/rng.h"
 
 /* The epoch's order: a Fisher-Yates shuffle seeded by (seed, epoch), identical on every rank. */
 static void shuffle_epoch(struct loader *l, long epoch)

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "data.h"
-#include "dt_error.h"
+#include "trainer/data/data.h"
+#include "common/dt_error.h"
 
 struct loader {
     const struct dataset *ds;

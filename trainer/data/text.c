@@ -1,5 +1,5 @@
 /* text.c - labelled sentences read, tokenised and encoded as token ids (see text.h). */
-#include "text.h"
+#include "trainer/data/text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rng.h"
+#include "trainer/base/rng.h"
 
 /* ---------- sentence lists ---------- */
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 /* Special tokens: the ids every vocabulary dtrain builds starts with ([PAD] is SEQ_PAD_ID). */
 enum { TEXT_PAD = 0, TEXT_UNK = 1, TEXT_CLS = 2, TEXT_SEP = 3, TEXT_MASK = 4, TEXT_FIRST_WORD = 5 };

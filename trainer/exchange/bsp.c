@@ -1,7 +1,7 @@
 /* bsp.c - bulk-synchronous exchange: after backward, one allreduce of the whole flat gradient
  * buffer (as Horovod without fusion thresholds, or PyTorch DDP with one bucket). The baseline
  * every other method is measured against. */
-#include "exchange.h"
+#include "trainer/exchange/exchange.h"
 
 static int bsp_finish(struct exchange *x, struct dt_err *err)
 {

@@ -10,8 +10,8 @@
  * bytescheduler-ps pushes them to parameter servers (ps.h), each worker choosing its own order.
  * The sums are BSP's and a layer's update equals the whole step's update of that range bitwise
  * (optim.h), so the parameters equal BSP's bitwise at two workers. */
-#include "pieces.h"
-#include "ps.h"
+#include "trainer/exchange/pieces.h"
+#include "trainer/exchange/ps.h"
 
 #include <stdio.h>
 #include <stdlib.h>

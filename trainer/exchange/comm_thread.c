@@ -1,5 +1,5 @@
 /* comm_thread.c - a rank's communication thread: plan, priority, credit, rank 0's order (comm_thread.h). */
-#include "comm_thread.h"
+#include "trainer/exchange/comm_thread.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -22,9 +22,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "comm.h"
-#include "dt_error.h"
-#include "timeline.h"
+#include "trainer/comm/comm.h"
+#include "common/dt_error.h"
+#include "trainer/base/timeline.h"
 
 /* A stage's requests at most: a push and its pull, or a node's root receiving from, or sending to,
  * up to 8 other workers of its node (ps.c's node-local sums). */

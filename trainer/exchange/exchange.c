@@ -1,5 +1,5 @@
 /* exchange.c - the table of gradient-exchange methods and what every method shares (exchange.h). */
-#include "exchange.h"
+#include "trainer/exchange/exchange.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -13,12 +13,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "comm.h"
-#include "dt_error.h"
-#include "exchange_methods.h"
-#include "nn.h"
-#include "staging.h"
-#include "timeline.h"
+#include "trainer/comm/comm.h"
+#include "common/dt_error.h"
+#include "common/exchange_methods.h"
+#include "trainer/nn/nn.h"
+#include "trainer/exchange/staging.h"
+#include "trainer/base/timeline.h"
 
 struct exchange;
 struct exchange_method;

@@ -6,8 +6,8 @@
  * the job's own links (rank 0's fit, broadcast). --comm-threshold BYTES fuses by size instead
  * (Horovod's fusion), from the first step. Sums are BSP's, so parameters equal BSP's bitwise at two
  * ranks, whatever the plan. */
-#include "grouping.h"
-#include "pieces.h"
+#include "common/grouping.h"
+#include "trainer/exchange/pieces.h"
 
 #include <stdio.h>
 #include <stdlib.h>

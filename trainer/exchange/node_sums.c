@@ -1,9 +1,9 @@
 /* node_sums.c - the workers of a node sum a partition before it leaves the node (see node_sums.h). */
-#include "node_sums.h"
+#include "trainer/exchange/node_sums.h"
 
 #include <stdlib.h>
 
-#include "placement.h"
+#include "trainer/exchange/placement.h"
 
 void node_sums_free(struct node_sums *ns)
 {

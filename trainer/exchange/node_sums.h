@@ -16,8 +16,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "comm_thread.h"
-#include "dt_error.h"
+#include "trainer/exchange/comm_thread.h"
+#include "common/dt_error.h"
 
 /* The most workers a node may have: the root's stage holds a request per other worker. */
 #define NODE_SUMS_MAX_WORKERS (ENGINE_MAX_REQUESTS + 1)

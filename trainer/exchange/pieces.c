@@ -1,5 +1,5 @@
 /* pieces.c - a step's gradients handed to the communication thread in pieces (see pieces.h). */
-#include "pieces.h"
+#include "trainer/exchange/pieces.h"
 
 #include <string.h>
 

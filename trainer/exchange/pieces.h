@@ -6,8 +6,8 @@
 #ifndef PIECES_H
 #define PIECES_H
 
-#include "comm_thread.h"
-#include "exchange.h"
+#include "trainer/exchange/comm_thread.h"
+#include "trainer/exchange/exchange.h"
 
 struct pieces {
     struct comm_thread *thread;

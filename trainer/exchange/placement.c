@@ -1,5 +1,5 @@
 /* placement.c - which ranks serve, and which workers share a node (see placement.h). */
-#include "placement.h"
+#include "trainer/exchange/placement.h"
 
 #include <string.h>
 

@@ -8,17 +8,17 @@
  * allreduce's: parameters equal BSP's bitwise. Where a node has several workers they sum inside
  * the node first, as BytePS does (node_sums.h; --ps-node-sums off: each pushes its own), and a
  * server then adds one push per node. */
-#include "ps.h"
+#include "trainer/exchange/ps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "fault.h"
-#include "node_sums.h"
-#include "partitions.h"
-#include "placement.h"
+#include "trainer/base/fault.h"
+#include "trainer/exchange/node_sums.h"
+#include "common/partitions.h"
+#include "trainer/exchange/placement.h"
 
 #define PS_TAG_CONTROL 1
 #define PS_TAG_FIRST 16

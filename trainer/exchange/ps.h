@@ -10,8 +10,8 @@
 #ifndef PS_H
 #define PS_H
 
-#include "exchange.h"
-#include "pieces.h"
+#include "trainer/exchange/exchange.h"
+#include "trainer/exchange/pieces.h"
 
 struct ps;
 

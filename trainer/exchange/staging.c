@@ -2,13 +2,13 @@
  * queues each span's copy as backward completes it; the staging thread waits for the copies in
  * that order and hands the spans to the method, so the method sees what backward on a CPU rank
  * would show it, a little later. */
-#include "staging.h"
+#include "trainer/exchange/staging.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "page_memory.h"
+#include "trainer/base/page_memory.h"
 
 struct span_out {
     size_t first;

@@ -23,8 +23,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "dt_error.h"
-#include "timeline.h"
+#include "common/dt_error.h"
+#include "trainer/base/timeline.h"
 
 /* What moving a span between the device and the host takes. `slot` names a copy out's event: 0 ..
  * spans - 1 for the spans of one step, in the order backward completes them (the staging thread

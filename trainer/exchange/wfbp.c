@@ -4,7 +4,7 @@
  * the last layer's go first. The sums of all pieces are the BSP sum, element for element, and the
  * mean is taken the same way, so WFBP's parameters equal BSP's bitwise at two ranks (beyond, MPI
  * may sum a piece in another order). */
-#include "pieces.h"
+#include "trainer/exchange/pieces.h"
 
 #include <stdlib.h>
 

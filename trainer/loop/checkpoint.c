@@ -4,7 +4,7 @@
  * payload: parameters, buffers, optimizer moments. The CRC covers the header (its crc field
  * zeroed) and the payload, so a flipped bit anywhere rejects the file; a file is read into
  * scratch memory and copied into the run's state only once it has passed every check. */
-#include "checkpoint.h"
+#include "trainer/loop/checkpoint.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "atomic_file.h"
+#include "common/atomic_file.h"
 
 #define CK_MAGIC "DTRAINCK"
 #define CK_FORMAT 2   /* 1: the CRC covered the payload only (such files are passed over) */

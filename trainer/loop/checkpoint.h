@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 /* Checkpoints a directory keeps: the newest and one before it, in case the newest is torn. */
 #define CHECKPOINT_KEEP 2

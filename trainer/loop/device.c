@@ -1,13 +1,13 @@
 /* device.c - the model's state on a GPU: mirrors, staged batches, the update, CUDA graphs (see
  * device.h). */
-#include "device.h"
+#include "trainer/loop/device.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "backend_cuda.h"
-#include "run.h"
-#include "staging.h"
+#include "trainer/backend/backend_cuda.h"
+#include "trainer/loop/run.h"
+#include "trainer/exchange/staging.h"
 
 int device_failed(const struct run *r, struct dt_err *err)
 {

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 struct run;
 struct staging_device;

@@ -2,13 +2,13 @@
  * ends at a target that advances by the layer's time from the previous target, not from when the
  * sleep happened to end, so a sleep's late wake-up (tens of microseconds) does not add up over a
  * model's layers; the time the pass's hooks take (an exchange's waits) moves it on as well. */
-#include "emulate.h"
+#include "trainer/loop/emulate.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "timeline.h"
+#include "trainer/base/timeline.h"
 
 int emulation_open(struct emulation *e, const char *path, double rate, double dilate, int batch,
                    const struct model *m, struct dt_err *err)

@@ -8,9 +8,9 @@
 #ifndef EMULATE_H
 #define EMULATE_H
 
-#include "dt_error.h"
-#include "nn.h"
-#include "profile.h"
+#include "common/dt_error.h"
+#include "trainer/nn/nn.h"
+#include "formats/profile.h"
 
 /* What one device's step may take: a hand-edited profile or rate outside these (a layer of 1e300 s,
  * a denormal compute scaled to a rate) would overflow the waits and make a run "complete" at once. */

@@ -1,11 +1,11 @@
 /* export.c - a run's initial parameters and encoded data for a peer framework (see export.h). */
-#include "export.h"
+#include "trainer/loop/export.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "atomic_file.h"
+#include "common/atomic_file.h"
 
 struct bytes {
     const void *data;

@@ -4,9 +4,9 @@
 #ifndef EXPORT_H
 #define EXPORT_H
 
-#include "dt_error.h"
-#include "run.h"
-#include "train.h"
+#include "common/dt_error.h"
+#include "trainer/loop/run.h"
+#include "trainer/loop/train.h"
 
 /* Writes DIR/params.f32 (float32, dtrain's parameter order), DIR/train.ids and DIR/test.ids (int32,
  * count x length token ids; 0 is padding), DIR/train.labels and DIR/test.labels (uint8) and

@@ -1,12 +1,12 @@
 /* profile_model.c - a profile held against a model (see profile.h): its layers, names and
  * parameter counts. */
-#include "profile.h"
+#include "formats/profile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn.h"
+#include "trainer/nn/nn.h"
 
 int profile_for_model(struct profile *p, const struct model *m, struct dt_err *err)
 {

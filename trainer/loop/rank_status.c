@@ -1,6 +1,6 @@
 /* rank_status.c - where each rank is, in a file the others read while a collective hangs
  * (rank_status.h). */
-#include "rank_status.h"
+#include "trainer/loop/rank_status.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,8 +11,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "comm.h"
-#include "dt_error.h"
+#include "trainer/comm/comm.h"
+#include "common/dt_error.h"
 
 enum rank_phase {
     PHASE_STARTING, PHASE_DATA, PHASE_FORWARD, PHASE_BACKWARD, PHASE_EXCHANGE, PHASE_UPDATE, PHASE_CHECKPOINT,

@@ -1,10 +1,10 @@
 /* restart.c - checkpoints and resumption of a run, and --params-out (see restart.h). */
-#include "restart.h"
+#include "trainer/loop/restart.h"
 
 #include <stdio.h>
 
-#include "atomic_file.h"
-#include "checkpoint.h"
+#include "common/atomic_file.h"
+#include "trainer/loop/checkpoint.h"
 
 /* What must match for a checkpoint to belong to this run (FNV-1a over its description). */
 static uint64_t run_fingerprint(const struct train_config *cfg, const struct model *m, int workers)

@@ -3,7 +3,7 @@
 #ifndef RESTART_H
 #define RESTART_H
 
-#include "run.h"
+#include "trainer/loop/run.h"
 
 /* Rank 0 reads the newest valid checkpoint of cfg->checkpoint_dir and every rank takes its values.
  * Returns the step to continue after (0: none found; *resumed is then untouched) or -1 with err. */

@@ -1,12 +1,12 @@
 /* run.c - making and releasing what one training run holds (see run.h). */
-#include "run.h"
+#include "trainer/loop/run.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_cuda.h"
-#include "comm_nccl.h"
-#include "page_memory.h"
+#include "trainer/backend/backend_cuda.h"
+#include "trainer/comm/comm_nccl.h"
+#include "trainer/base/page_memory.h"
 
 float *run_params(struct run *r) { return r->gpu ? r->dev.params : r->params; }
 float *run_grads(struct run *r) { return r->gpu ? r->dev.grads : r->grads; }

@@ -3,19 +3,19 @@
 #ifndef RUN_H
 #define RUN_H
 
-#include "rank_status.h"
-#include "straggler.h"
-#include "backend.h"
-#include "data.h"
-#include "device.h"
-#include "emulate.h"
-#include "exchange.h"
-#include "loader.h"
-#include "nn.h"
-#include "optim.h"
-#include "profile.h"
-#include "trace.h"
-#include "train.h"
+#include "trainer/loop/rank_status.h"
+#include "trainer/loop/straggler.h"
+#include "trainer/backend/backend.h"
+#include "trainer/data/data.h"
+#include "trainer/loop/device.h"
+#include "trainer/loop/emulate.h"
+#include "trainer/exchange/exchange.h"
+#include "trainer/data/loader.h"
+#include "trainer/nn/nn.h"
+#include "trainer/optim/optim.h"
+#include "formats/profile.h"
+#include "trainer/loop/trace.h"
+#include "trainer/loop/train.h"
 
 struct run {
     struct dataset train, test;

@@ -1,5 +1,5 @@
 /* straggler.c - the slow rank, named while the job runs (straggler.h). */
-#include "straggler.h"
+#include "trainer/loop/straggler.h"
 
 #include <stdlib.h>
 #include <time.h>

@@ -8,8 +8,8 @@
 
 #include <stdio.h>
 
-#include "comm.h"
-#include "dt_error.h"
+#include "trainer/comm/comm.h"
+#include "common/dt_error.h"
 
 /* A rank's compute times; zero-initialised. */
 struct straggler_watch {

@@ -1,5 +1,5 @@
 /* trace.c - per-layer spans of a step on the timeline (see trace.h). */
-#include "trace.h"
+#include "trainer/loop/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>

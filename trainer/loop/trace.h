@@ -8,9 +8,9 @@
 
 #include <stdbool.h>
 
-#include "nn.h"
-#include "profile.h"
-#include "timeline.h"
+#include "trainer/nn/nn.h"
+#include "formats/profile.h"
+#include "trainer/base/timeline.h"
 
 struct step_trace {
     struct timeline *timeline; /* NULL: no spans are written */

@@ -2,7 +2,7 @@
  * exchange fed as layers finish, the exchange's mean, the update; around it the reference trainer logs' lines,
  * evaluations, checkpoints and the watchdog. What a run holds is run.c's, the GPU's copies
  * device.c's, checkpoints restart.c's. */
-#include "train.h"
+#include "trainer/loop/train.h"
 
 #include <math.h>
 #include <signal.h>
@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_cuda.h"
-#include "checkpoint.h"
-#include "export.h"
-#include "fault.h"
-#include "restart.h"
-#include "timeline.h"
-#include "run.h"
-#include "log_lines.h"
-#include "watchdog.h"
+#include "trainer/backend/backend_cuda.h"
+#include "trainer/loop/checkpoint.h"
+#include "trainer/loop/export.h"
+#include "trainer/base/fault.h"
+#include "trainer/loop/restart.h"
+#include "trainer/base/timeline.h"
+#include "trainer/loop/run.h"
+#include "formats/log_lines.h"
+#include "trainer/loop/watchdog.h"
 
 /* Set by SIGTERM or SIGUSR1 (Slurm's time-limit and preemption warnings): checkpoint and stop. */
 static volatile sig_atomic_t stop_signal;

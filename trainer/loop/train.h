@@ -7,11 +7,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "backend_cuda.h"
-#include "comm.h"
-#include "dt_error.h"
-#include "exchange.h"
-#include "watchdog.h"
+#include "trainer/backend/backend_cuda.h"
+#include "trainer/comm/comm.h"
+#include "common/dt_error.h"
+#include "trainer/exchange/exchange.h"
+#include "trainer/loop/watchdog.h"
 
 /* BERT's hidden dropout, the language models' default. */
 #define TRAIN_DEFAULT_DROPOUT 0.1f

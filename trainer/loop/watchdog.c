@@ -1,5 +1,5 @@
 /* watchdog.c - the hung-rank watchdog (see watchdog.h). */
-#include "watchdog.h"
+#include "trainer/loop/watchdog.h"
 
 #include <stdio.h>
 #include <stdlib.h>

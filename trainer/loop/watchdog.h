@@ -1,6 +1,6 @@
 /* watchdog.h - a collective waits for the slowest rank, forever if one hung (a stuck NFS read, a
  * dead NIC): the watchdog thread ends the whole job, naming the rank and host, when no step has
- * finished for the timeout (common/fault.h injects the hangs that test it), or at once when the
+ * finished for the timeout (trainer/base/fault.h injects the hangs that test it), or at once when the
  * gradient transport reports a failure of its own (NCCL's asynchronous errors: a dead peer leaves
  * this rank's GPU waiting, and no call returns to say so). */
 #ifndef WATCHDOG_H
@@ -10,8 +10,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "comm.h"
-#include "rank_status.h"
+#include "trainer/comm/comm.h"
+#include "trainer/loop/rank_status.h"
 
 /* Told on the watchdog's thread just before it ends the job, with its message and the last step
  * finished (the run's record of the failure); call NULL: nobody is told. */

@@ -2,8 +2,8 @@
  * ResNets. */
 #include <string.h>
 
-#include "nn.h"
-#include "nn_build.h"
+#include "trainer/nn/nn.h"
+#include "trainer/nn/nn_build.h"
 
 static void build_mlp(struct model *m)
 {

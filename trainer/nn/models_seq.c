@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nn.h"
-#include "nn_build.h"
+#include "trainer/nn/nn.h"
+#include "trainer/nn/nn_build.h"
 
 struct encoder_size {
     int layers, hidden, heads, ffn;

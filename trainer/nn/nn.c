@@ -1,14 +1,14 @@
 /* nn.c - the model graph: building it, initial values, workspace, forward and backward passes. */
-#include "nn.h"
+#include "trainer/nn/nn.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn_build.h"
-#include "ops.h"
-#include "rng.h"
+#include "trainer/nn/nn_build.h"
+#include "trainer/nn/ops.h"
+#include "trainer/base/rng.h"
 
 /* ---------- building ---------- */
 

@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
-#include "dt_error.h"
-#include "model.h"
+#include "trainer/backend/backend.h"
+#include "common/dt_error.h"
+#include "trainer/nn/model.h"
 
 /* Builds a model by name: mlp, lenet, cnn (the exact shapes the PyTorch peer uses), resnet18,
  * resnet34, resnet50, resnet101 (torchvision's blocks; inputs under 64x64 get a 3x3 stride-1 stem

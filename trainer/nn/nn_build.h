@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "nn.h"
+#include "trainer/nn/nn.h"
 
 enum nn_conv_init {
     NN_INIT_PYTORCH_DEFAULT,   /* uniform(+-1/sqrt(fan_in)), as nn.Conv2d */

@@ -1,5 +1,5 @@
 /* ops.c - the op table (see ops.h): every kind of layer, forward and backward over a backend. */
-#include "ops.h"
+#include "trainer/nn/ops.h"
 
 /* BN defaults, as PyTorch's. */
 #define BN_MOMENTUM 0.1f

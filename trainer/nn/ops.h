@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
-#include "model.h"
+#include "trainer/backend/backend.h"
+#include "trainer/nn/model.h"
 
 /* What an op's kernels see during a pass. */
 struct pass {

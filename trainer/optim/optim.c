@@ -1,5 +1,5 @@
 /* optim.c - SGD with momentum and weight decay, and Adam (see optim.h). */
-#include "optim.h"
+#include "trainer/optim/optim.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 enum optim_kind { OPTIM_SGD, OPTIM_ADAM };
 

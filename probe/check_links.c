@@ -1,5 +1,5 @@
 /* check_links.c - every pair of ranks' link measured (check_links.h). */
-#include "check_links.h"
+#include "probe/check_links.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

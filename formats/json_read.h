@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 /* The depth of nested arrays and objects a skipped value may have (jansson's limit too). */
 #define JSON_MAX_DEPTH 2048

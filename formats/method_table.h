@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 #define METHOD_MAX_COLUMNS 16
 

@@ -1,4 +1,4 @@
-/* log_lines.h - the trainer's log lines, in the format of the reference trainer logs (logs/FORMAT.md):
+/* log_lines.h - the trainer's log lines, in the format of the reference trainer logs (formats/FORMAT.md):
  *   Step200: 100.71 data/sec
  *   Epoch 0 in 543.88 sec, test time 13.77 sec, test accuracy: 0.86263
  * Written here and nowhere else, so the analyzer's parser (beside it) reads exactly what the

@@ -9,15 +9,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "dt_parse.h"
-#include "hostlist.h"
-#include "log_lines.h"
-#include "record.h"
-#include "version.h"
+#include "common/dt_parse.h"
+#include "common/hostlist.h"
+#include "formats/log_lines.h"
+#include "formats/record.h"
+#include "common/version.h"
 
 static const char usage_text[] =
     "Usage: dtrain-record --record FILE --program TEXT --runtime SECONDS [options]\n"
-    "  Appends the run record (logs/FORMAT.md) of a program dtrain-train did not train: a user's\n"
+    "  Appends the run record (formats/FORMAT.md) of a program dtrain-train did not train: a user's\n"
     "  own script run under dtrain, timed by the job that ran it. `dtrain-analyze table` then\n"
     "  averages its runs into the speedup table as it does dtrain-train's. sbatch/dtrain.sbatch\n"
     "  calls it after a program given as `-- PROGRAM ARGS` or DTRAIN_PROGRAM.\n"

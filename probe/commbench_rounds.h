@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "comm.h"
-#include "dt_error.h"
+#include "trainer/comm/comm.h"
+#include "common/dt_error.h"
 
 /* Who does what: ONE_SERVER (pushpull): ranks 0..n-2 work, the last rank serves; EVERY_RANK
  * (colocated): every rank both; PAIRS (colocated-ranks), as dtrain-train --ps-colocated lays them

@@ -1,5 +1,5 @@
 /* method_table.c - read the reference experiments' method comparison tables (see method_table.h). */
-#include "method_table.h"
+#include "formats/method_table.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "table.h"
+#include "formats/table.h"
 
 /* "4 GPUs", "1 GPU": the count, or 0. */
 static int gpu_column(const char *cell)

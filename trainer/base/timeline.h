@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 struct timeline;
 

@@ -1,5 +1,5 @@
 /* log_lines.c - write and read the trainer's log lines (see log_lines.h). */
-#include "log_lines.h"
+#include "formats/log_lines.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* record_ref.c - the reference reader of run records: jansson builds the line's tree and the
  * fields are taken out of it, plainly. record_parse (record.c) is the fast reader dtrain-analyze
  * uses; tests and tests/fuzz/fuzz_record.c hold it against this one. */
-#include "record.h"
+#include "formats/record.h"
 
 #include <jansson.h>
 #include <stdio.h>

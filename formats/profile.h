@@ -1,13 +1,13 @@
 /* profile.h - what a training step costs, layer by layer: measured in a real run and written with
  * dtrain-train --profile-out FILE, read back by --emulate FILE (emulate.h), where each layer then
  * takes the profile's time instead of computing. A "layer" is an op with parameters and the ops
- * after it up to the next (trace.h's). The file is JSON, described in logs/FORMAT.md. */
+ * after it up to the next (trace.h's). The file is JSON, described in formats/FORMAT.md. */
 #ifndef PROFILE_H
 #define PROFILE_H
 
 #include <stddef.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 struct model;
 

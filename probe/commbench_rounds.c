@@ -1,12 +1,12 @@
 /* commbench_rounds.c - the parameter servers' rounds dtrain-commbench times (see commbench_rounds.h). */
-#include "commbench_rounds.h"
+#include "probe/commbench_rounds.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "partitions.h"
+#include "common/partitions.h"
 
 /* Tags: the push of buffer (or piece) i of k is ROUNDS_TAG_FIRST + i, its sum ROUNDS_TAG_FIRST + k +
  * i (MPI guarantees tags to 32767, which bounds the pieces of a round). */

@@ -1,5 +1,5 @@
 /* record.h - the run record: one JSON object per training run, one line, appended to a file
- * that collects a study's runs (logs/FORMAT.md defines it; the analyzer reads exactly this). */
+ * that collects a study's runs (formats/FORMAT.md defines it; the analyzer reads exactly this). */
 #ifndef RECORD_H
 #define RECORD_H
 
@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 /* Bumped whenever a field changes meaning or disappears (adding fields does not). */
 #define RECORD_VERSION 2

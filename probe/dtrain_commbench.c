@@ -24,14 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
-#include "comm.h"
-#include "commbench_rounds.h"
-#include "dt_parse.h"
-#include "exchange_methods.h"
-#include "grouping.h"
-#include "timeline.h"
-#include "version.h"
+#include "common/atomic_file.h"
+#include "trainer/comm/comm.h"
+#include "probe/commbench_rounds.h"
+#include "common/dt_parse.h"
+#include "common/exchange_methods.h"
+#include "common/grouping.h"
+#include "trainer/base/timeline.h"
+#include "common/version.h"
 
 static const char usage_text[] =
     "Usage: dtrain-commbench [options]\n"

@@ -1,5 +1,5 @@
 /* fault.c - test-only fault injection (see fault.h). */
-#include "fault.h"
+#include "trainer/base/fault.h"
 
 #include <signal.h>
 #include <stdbool.h>

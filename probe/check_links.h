@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "comm.h"
-#include "dt_error.h"
+#include "trainer/comm/comm.h"
+#include "common/dt_error.h"
 
 /* One link's figures; 0 where the pair was not measured (a rank with itself). */
 struct link_figures {

@@ -1,5 +1,5 @@
 /* table.c - read hand-made result tables (see table.h). */
-#include "table.h"
+#include "formats/table.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,9 +9,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "dt_parse.h"
-#include "duration.h"
-#include "table_columns.h"
+#include "common/dt_parse.h"
+#include "common/duration.h"
+#include "formats/table_columns.h"
 
 #define ANALYZER_MARK "dtrain-analyze "
 

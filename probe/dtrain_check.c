@@ -17,14 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
-#include "backend.h"
-#include "backend_cuda.h"
-#include "check_links.h"
-#include "comm.h"
-#include "dt_parse.h"
-#include "hostlist.h"
-#include "version.h"
+#include "common/atomic_file.h"
+#include "trainer/backend/backend.h"
+#include "trainer/backend/backend_cuda.h"
+#include "probe/check_links.h"
+#include "trainer/comm/comm.h"
+#include "common/dt_parse.h"
+#include "common/hostlist.h"
+#include "common/version.h"
 
 static const char usage[] =
     "Usage: dtrain-check [options]\n"

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "dt_error.h"
+#include "common/dt_error.h"
 
 struct result_row {
     int line;                 /* 1-based, in the file */

@@ -1,7 +1,7 @@
 /* json_read.c - a strict, allocation-free JSON reader (see json_read.h). It accepts exactly what
  * jansson's json_loads accepts (tests/fuzz/fuzz_record.c holds the two against each other), except
  * that repeated keys are the caller's to refuse: it knows which keys it reads. */
-#include "json_read.h"
+#include "formats/json_read.h"
 
 #include <errno.h>
 #include <stdlib.h>

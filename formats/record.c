@@ -1,9 +1,9 @@
 /* record.c - write and read run records (see record.h and FORMAT.md). */
-#include "record.h"
+#include "formats/record.h"
 
-#include "atomic_file.h"
-#include "hostlist.h"
-#include "json_read.h"
+#include "common/atomic_file.h"
+#include "common/hostlist.h"
+#include "formats/json_read.h"
 
 #include <errno.h>
 #include <fcntl.h>

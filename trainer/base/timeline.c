@@ -1,7 +1,7 @@
 /* timeline.c - Chrome trace files (see timeline.h). Events are written as they come, one per
  * line, so a run that dies leaves a readable prefix. The rank's thread and its communication
  * thread write into one trace: each event is written under the file's lock, whole. */
-#include "timeline.h"
+#include "trainer/base/timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
+#include "common/atomic_file.h"
 
 struct timeline {
     FILE *f;

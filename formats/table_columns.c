@@ -1,5 +1,5 @@
 /* table_columns.c - column names, units and cells of hand-made result tables (see table_columns.h). */
-#include "table_columns.h"
+#include "formats/table_columns.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "dt_parse.h"
-#include "duration.h"
+#include "common/dt_parse.h"
+#include "common/duration.h"
 
 /* The names labs give each column, as normalise() leaves them (lower case, no blanks, '#', '_',
  * '-', '.', '/' or '*'; a unit in brackets taken off first). "Nodes" is the count; the list of

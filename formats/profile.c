@@ -1,13 +1,13 @@
 /* profile.c - per-layer step costs, written and read as JSON (see profile.h); what needs the
  * model itself is profile_model.c's, so the analyzer reads profiles without the trainer. */
-#include "profile.h"
+#include "formats/profile.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
+#include "common/atomic_file.h"
 
 void profile_free(struct profile *p)
 {
