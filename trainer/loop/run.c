@@ -206,6 +206,7 @@ int run_setup(struct run *r, const struct train_config *cfg, struct comm *comm, 
                                        cfg->batch, &r->model, err) < 0)
         return -1;
     r->emulating = cfg->emulate != NULL;
+    r->compute = r->emulating ? &compute_emulated : &compute_model;
     /* an emulated run computes nothing: no activations to keep */
     if (initial_state(r, cfg, comm, err) < 0 ||
         (!r->emulating && workspace_create(&r->ws, &r->model, r->be, cfg->batch, err) < 0) ||

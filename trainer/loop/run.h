@@ -3,6 +3,8 @@
 #ifndef RUN_H
 #define RUN_H
 
+#include "trainer/loop/compute.h"
+#include "trainer/loop/phase.h"
 #include "trainer/loop/rank_status.h"
 #include "trainer/loop/straggler.h"
 #include "trainer/backend/backend.h"
@@ -39,6 +41,8 @@ struct run {
     struct emulation emu;      /* --emulate */
     struct straggler_watch straggler;   /* this rank's compute time a step, for the straggler report */
     struct rank_status *status;   /* where this rank is, for a stall's report (NULL: not kept) */
+    struct step_phase phase;   /* where the step under way is (phase.h) */
+    const struct compute *compute;   /* what computes the passes: the model, or the emulated device */
     bool emulating;
     uint64_t step_noise;       /* this step's dropout randomness, the same on every rank (struct batch) */
 };

@@ -37,44 +37,25 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
 {
     struct batch b = {.n = batch, .x = x, .labels = y, .noise = r->step_noise,
                       .position = (long)r->workers.rank * batch};
-    double t0 = timeline_now();
-    rank_status_phase(r->status, PHASE_FORWARD);
-    fault_slow_compute(r->workers.rank);
-    const struct params_needed *need = trace_forward(&r->trace, exchange_forward_hook(&r->exchange));
-    *loss = r->emulating ? emulate_forward(&r->emu, need)
-                         : model_forward(&r->model, r->be, &r->ws, run_params(r), run_buffers(r), &b, true, need, NULL);
-    trace_forward_done(&r->trace);
-    double t1 = timeline_now();
-    timeline_span(r->timeline, LANE_COMPUTE, "step", "forward", t0, t1);
+    phase_begin(r, PHASE_FORWARD, captured);
+    *loss = compute_forward(r, &b);
+    phase_end(r);
     if (device_check(r, err) < 0)
         return -1;
     if (!captured && !isfinite(*loss))
         return 1;
-    if (!r->emulating)   /* (an emulated run's gradients stay zero: nothing writes them but their sums) */
-        backend_zero(r->be, run_grads(r), r->model.num_params * sizeof(float));
-    rank_status_phase(r->status, PHASE_BACKWARD);
-    struct grads_ready hook = trace_backward(&r->trace, exchange_backward_hook(&r->exchange));
-    if (r->emulating)
-        emulate_backward(&r->emu, &hook);
-    else
-        model_backward_notify(&r->model, r->be, &r->ws, run_params(r), run_grads(r), batch, &hook);
-    double t2 = timeline_now();
-    timeline_span(r->timeline, LANE_COMPUTE, "step", "backward", t1, t2);
-    if (!captured)
-        straggler_step(&r->straggler, t2 - t0);
-    rank_status_phase(r->status, PHASE_EXCHANGE);
+    phase_begin(r, PHASE_BACKWARD, captured);
+    compute_backward(r, batch);
+    phase_end(r);
+    phase_begin(r, PHASE_EXCHANGE, captured);
     if (exchange_finish(&r->exchange, err) < 0)
         return -1;
-    double t3 = timeline_now();
-    timeline_span(r->timeline, LANE_COMPUTE, "step", "exchange", t2, t3);
-    rank_status_phase(r->status, PHASE_UPDATE);
+    phase_end(r);
+    phase_begin(r, PHASE_UPDATE, captured);
     run_begin_update(r, captured);
     if (!exchange_updates_itself(&r->exchange))   /* else each layer's, before its next forward */
         run_update_range(r, 0, r->model.num_params);
-    double t4 = trace_now_settled(&r->trace);
-    timeline_span(r->timeline, LANE_COMPUTE, "step", "update", t3, t4);
-    if (r->trace.counting)
-        r->measured.update += t4 - t3;
+    phase_end(r);
     return 0;
 }
 
