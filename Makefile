@@ -1,7 +1,8 @@
 # Makefile - build, test, install and benchmark dtrain (see README.md).
 #
 #   make            every tool into build/bin/
-#   make test       Debian packages if missing, ASan+UBSan build, the whole test suite
+#   make test       Debian packages if missing, ASan+UBSan build, the whole test suite (make tsan too)
+#   make tsan       the threaded tests under ThreadSanitizer
 #   make demo       Debian packages if missing, build, a small local run
 #   make bench      benchmarks against their peers (never part of make test)
 #   make fuzz       libFuzzer on the parsers for FUZZ_TIME seconds (clang)
@@ -65,80 +66,89 @@ TESTS := $(basename $(notdir $(wildcard tests/test_*.c))) $(addprefix test_fuzz_
 
 BIN := $(BUILD)/bin
 TBIN := $(BUILD)/test/bin
+TSBIN := $(BUILD)/tsan/bin
 obj = $(patsubst %.cu,$(1)/%.o,$(patsubst %.c,$(1)/%.o,$(2)))
 
-.PHONY: all test test-build golden man cluster-test cluster-demo methods-demo methods-study demo bench bench-analyze \
-        bench-seq bench-methods gpu-bundle fuzz install deps clean
+.PHONY: all test test-build tsan golden man cluster-test cluster-demo methods-demo methods-study demo bench \
+        bench-analyze bench-seq bench-methods gpu-bundle fuzz install deps clean
 all: $(addprefix $(BIN)/,$(TOOLS))
 
-# Three object trees: release, sanitized for the tests, clang's for the fuzzers; each folds its
-# library code into one archive, from which the linker takes only what a program uses.
-$(BUILD)/obj/%.o: %.c
+# Object trees, each with its own sanitizers and programs: release ($(BUILD)/obj, programs in
+# bin/), ASan+UBSan for the tests (test/), ThreadSanitizer for the threaded tests (tsan/), and
+# clang's for the fuzzers (fuzz/). Each folds its library code into one archive, from which the
+# linker takes only what a program uses.
+TSAN := -fsanitize=thread -fno-omit-frame-pointer
+# tree_rules DIR SANITIZERS BINDIR: the gcc object tree DIR and its programs in BINDIR
+define tree_rules
+$(1)/%.o: %.c
+	@mkdir -p $$(dir $$@)
+	$(CC) $(DT_CFLAGS) $$(HOT) $(2) -c $$< -o $$@
+$(1)/libdtrain.a: $(call obj,$(1),$(LIB_SRC))
+$(1)/libtests.a: $(call obj,$(1),$(TEST_HELPERS))
+$(3)/%: $(1)/tests/%.o $(1)/libtests.a $(1)/libdtrain.a
+	@mkdir -p $$(dir $$@)
+	$(CC) $(DT_CFLAGS) $(2) $$^ -o $$@ -lcmocka $(LIBS)
+$(3)/test_fuzz_%: $(1)/tests/fuzz/fuzz_%.o $(1)/tests/fuzz/replay.o $(1)/libdtrain.a
+	@mkdir -p $$(dir $$@)
+	$(CC) $(DT_CFLAGS) $(2) $$^ -o $$@ $(LIBS)
+# The trainer's kernels: GCC 12's -O2 vectorises only loops that need no alias check, and
+# errno-setting sqrtf never; its elementwise loops run 4-8x faster with these.
+$(1)/trainer/%.o: HOT := -O3 -fno-math-errno
+$(1)/trainer/backend/seq_fast.o: HOT := -O3 -fno-math-errno -fopenmp
+$(1)/trainer/backend/seq_gelu.o: HOT := -O3 -ffast-math -fopenmp
+$(1)/probe/dtrain_commbench.o: HOT := -O3
+$(call obj,$(1),$(filter %_nccl.c,$(GPU_ONLY))): HOT := -O3 -I$(CUDA_HOME)/include
+# Device code is nvcc's, without sanitizers (they cannot see into kernels): one object serves all.
+$(if $(filter $(BUILD)/obj,$(1)),,$(call obj,$(1),$(filter %.cu,$(LIB_SRC))): $(1)/%.o: $(BUILD)/obj/%.o
+	@mkdir -p $$(dir $$@)
+	cp $$< $$@)
+endef
+# tool_rule TOOL DIR SANITIZERS BINDIR: the tool, its main and the archive of tree DIR
+define tool_rule
+$(4)/$(1): $(call obj,$(2),$(call main_of,$(1))) $(2)/libdtrain.a
+	@mkdir -p $$(dir $$@)
+	$(CC) $(DT_CFLAGS) $(3) $$^ -o $$@ $(LIBS)
+endef
+$(eval $(call tree_rules,$(BUILD)/obj,,$(BIN)))
+$(eval $(call tree_rules,$(BUILD)/test/obj,$(SANITIZE),$(TBIN)))
+$(eval $(call tree_rules,$(BUILD)/tsan/obj,$(TSAN),$(TSBIN)))
+$(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t),$(BUILD)/obj,,$(BIN))))
+$(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t),$(BUILD)/test/obj,$(SANITIZE),$(TBIN))))
+$(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t),$(BUILD)/tsan/obj,$(TSAN),$(TSBIN))))
+$(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(CC) $(DT_CFLAGS) $(HOT) -c $< -o $@
-$(BUILD)/test/obj/%.o: %.c
-	@mkdir -p $(dir $@)
-	$(CC) $(DT_CFLAGS) $(HOT) $(SANITIZE) -c $< -o $@
+	$(NVCC) $(NVCC_FLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 $(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE $(WARNINGS) -g -O1 -I. $(MPI_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined \
 	    -c $< -o $@
-# Device code: nvcc, no sanitizers (they cannot see into kernels); one object serves both builds.
-$(BUILD)/obj/%.o: %.cu
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
-$(call obj,$(BUILD)/test/obj,$(filter %.cu,$(LIB_SRC))): $(BUILD)/test/obj/%.o: $(BUILD)/obj/%.o
-	@mkdir -p $(dir $@)
-	cp $< $@
-
-$(BUILD)/obj/libdtrain.a: $(call obj,$(BUILD)/obj,$(LIB_SRC))
-$(BUILD)/test/obj/libdtrain.a: $(call obj,$(BUILD)/test/obj,$(LIB_SRC))
 $(BUILD)/fuzz/obj/libdtrain.a: $(call obj,$(BUILD)/fuzz/obj,$(NO_GPU_LIB))
-$(BUILD)/obj/libtests.a: $(call obj,$(BUILD)/obj,$(TEST_HELPERS))
-$(BUILD)/test/obj/libtests.a: $(call obj,$(BUILD)/test/obj,$(TEST_HELPERS))
 %.a:
 	@rm -f $@
 	ar rcs $@ $^
 
-# The trainer's kernels: GCC 12's -O2 vectorises only loops that need no alias check, and
-# errno-setting sqrtf never; its elementwise loops run 4-8x faster with these.
-$(BUILD)/obj/trainer/%.o $(BUILD)/test/obj/trainer/%.o: HOT := -O3 -fno-math-errno
-$(addsuffix /trainer/backend/seq_fast.o,$(BUILD)/obj $(BUILD)/test/obj): HOT := -O3 -fno-math-errno -fopenmp
-$(addsuffix /trainer/backend/seq_gelu.o,$(BUILD)/obj $(BUILD)/test/obj): HOT := -O3 -ffast-math -fopenmp
-$(addsuffix /probe/dtrain_commbench.o,$(BUILD)/obj $(BUILD)/test/obj): HOT := -O3
-NCCL_OBJ := $(foreach t,$(BUILD)/obj $(BUILD)/test/obj,$(call obj,$(t),$(filter %_nccl.c,$(GPU_ONLY))))
-$(NCCL_OBJ): HOT := -O3 -I$(CUDA_HOME)/include
-
-LIB := $(BUILD)/obj/libdtrain.a
-TLIB := $(BUILD)/test/obj/libdtrain.a
-define tool_rules
-$(BIN)/$(1): $(call obj,$(BUILD)/obj,$(call main_of,$(1))) $(LIB)
-	@mkdir -p $$(dir $$@)
-	$(CC) $(DT_CFLAGS) $$^ -o $$@ $(LIBS)
-$(TBIN)/$(1): $(call obj,$(BUILD)/test/obj,$(call main_of,$(1))) $(TLIB)
-	@mkdir -p $$(dir $$@)
-	$(CC) $(DT_CFLAGS) $(SANITIZE) $$^ -o $$@ $(LIBS)
-endef
-$(foreach t,$(TOOLS),$(eval $(call tool_rules,$(t))))
-
-$(TBIN)/%: $(BUILD)/test/obj/tests/%.o $(BUILD)/test/obj/libtests.a $(TLIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(DT_CFLAGS) $(SANITIZE) $^ -o $@ -lcmocka $(LIBS)
-$(TBIN)/test_fuzz_%: $(BUILD)/test/obj/tests/fuzz/fuzz_%.o $(BUILD)/test/obj/tests/fuzz/replay.o $(TLIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(DT_CFLAGS) $(SANITIZE) $^ -o $@ $(LIBS)
-
 deps:
 	@sh deps/install.sh
 
-# The suite runs the sanitized tools and ends with a short libFuzzer run (clang, from make deps).
+# The suite runs the sanitized tools and a short libFuzzer run (clang, from make deps), then the
+# threaded tests under ThreadSanitizer, the install, the project's shape and the cluster.
 test: deps
 	@$(MAKE) --no-print-directory test-build
 	@if command -v clang >/dev/null; then $(MAKE) --no-print-directory $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS)); fi
 	@FUZZ_TIME=15 FUZZERS="$(FUZZERS)" sh tests/run.sh $(TBIN) $(TESTS)
+	@$(MAKE) --no-print-directory tsan
 	@sh tests/install_check.sh
 	@sh tests/shape_check.sh $(BIN)
 	@$(MAKE) --no-print-directory cluster-test
+
+# ThreadSanitizer over the tests that run the project's own threads: the loader, the communication
+# thread and staging under every exchange method (test_train, test_train_exchange: two ranks in
+# one process), the methods across 2-4 real ranks (test_mpi) and the watchdog (test_mpi_jobs).
+# Open MPI is not instrumented: its locks seen from inside it are not reported (tests/tsan.supp).
+TSAN_TESTS := test_train test_train_exchange test_mpi test_mpi_jobs
+tsan: $(addprefix $(TSBIN)/,$(TOOLS) $(TSAN_TESTS) comm_check)
+	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" FUZZERS= \
+	    sh tests/run.sh $(TSBIN) $(TSAN_TESTS)
 
 # End to end on a real Slurm cluster this machine starts and stops (tests/cluster/); the jobs run
 # the optimised tools (the sanitized ones would report Open MPI's own leaks). Every srun and job
@@ -159,7 +169,7 @@ golden: test-build
 # For a GPU machine that lacks this one's packages: dtrain-train, the CUDA tests (optimised, no
 # sanitizers) and every library they load but the GPU's own, in .device/bundle.tar.xz; the
 # device runs bench/gpu_device_run.sh from it (README.md, Benchmarks).
-$(BUILD)/gpu/%: $(BUILD)/obj/tests/%.o $(BUILD)/obj/libtests.a $(LIB)
+$(BUILD)/gpu/%: $(BUILD)/obj/tests/%.o $(BUILD)/obj/libtests.a $(BUILD)/obj/libdtrain.a
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $^ -o $@ -lcmocka $(LIBS)
 
@@ -227,7 +237,7 @@ $(BUILD)/bench/sgemm_peak: bench/sgemm_peak.c
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $< -o $@ -lopenblas
 
-$(BUILD)/bench/conv_layers: $(BUILD)/obj/bench/conv_layers.o $(LIB)
+$(BUILD)/bench/conv_layers: $(BUILD)/obj/bench/conv_layers.o $(BUILD)/obj/libdtrain.a
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $^ -o $@ $(LIBS)
 

@@ -65,7 +65,7 @@ done
 
 # libFuzzer, one target per parser (the Makefile's FUZZERS, its one list); the hostlist parser gets
 # the larger share of the time
-for name in ${FUZZERS:-hostlist}; do
+for name in ${FUZZERS-hostlist}; do   # FUZZERS set and empty: none
     seconds=$((fuzz_time / 5))
     [ "$name" = hostlist ] && seconds=$((fuzz_time / 3))
     fuzzer="$top/build/fuzz/fuzz_$name"

@@ -170,7 +170,8 @@ void tu_env_load(struct tu_env *env, const char *fixture)
 
 void tu_env_basics(struct tu_env *env)
 {
-    const char *keep[] = {"PATH", "HOME", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "DTRAIN_TOPO_CACHE", "TMPDIR"};
+    const char *keep[] = {"PATH", "HOME", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "DTRAIN_TOPO_CACHE",
+                          "TMPDIR"};
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
         if (getenv(keep[i]))
             tu_env_set(env, keep[i], getenv(keep[i]));

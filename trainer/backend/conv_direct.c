@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Compiled for AVX-512 and AVX2 as well as plain x86-64, chosen at run time. */
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+/* Compiled for AVX-512 and AVX2 as well as plain x86-64, chosen at run time. Not under a sanitizer:
+ * the choosing (an ifunc resolver) runs while the program is still being loaded, before the
+ * sanitizer's runtime, and ThreadSanitizer's instrumented resolver crashes there. */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define HOT_LOOP __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define HOT_LOOP
