@@ -34,7 +34,7 @@ int audit_table(const struct result_table *table, struct audit *out);
  * figure (0: not a notebook), or -1 out of memory. */
 int audit_notebook(const struct log_runs *runs, struct audit *out);
 
-/* Checks a method comparison table (reference experiment 004): a header with more GPU columns than its rows
+/* Checks a method comparison table (methods x GPUs, as the reference comparison's): a header with more GPU columns than its rows
  * have values (and which reading the Baselines support), values faster than GPUs x Baseline by
  * more than their std, spreads of zero, rows whose values copy another's. Returns 0, or -1 out of
  * memory. */

@@ -56,7 +56,7 @@ static int audit_notebook_file(const char *path, struct audit *a)
     return n;
 }
 
-/* The method tables of one file (reference experiment 004) into a; adds to the counts. Returns 0, or -1. */
+/* The method tables of one file (methods x GPUs) into a; adds to the counts. Returns 0, or -1. */
 static int audit_method_file(const char *path, struct audit *a, int *tables, int *rows, int *skipped)
 {
     FILE *f = fopen(path, "r");

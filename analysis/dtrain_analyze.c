@@ -6,6 +6,7 @@
 
 #include "analysis/command.h"
 #include "common/version.h"
+#include "common/stdout_check.h"
 
 /* In the overview's order. */
 static const struct analyze_command *const commands[] = {&table_command,    &throughput_command, &plot_command,
@@ -34,6 +35,7 @@ static void print_all_help(void)
 
 int main(int argc, char **argv)
 {
+    stdout_check_at_exit("dtrain-analyze");   /* a full disk is an error, not an empty table */
     static const struct option options[] = {
         {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
     int opt;

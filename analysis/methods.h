@@ -1,4 +1,4 @@
-/* methods.h - run records into the method comparison table of the reference experiments (004): one row per model,
+/* methods.h - run records into the method comparison table of the reference experiments: one row per model,
  * batch, tag (the link, say) and gradient-exchange method, one column per GPU count (ranks in
  * all), each cell the mean +- std of the repeats' throughput:
  *   | Model | BS | Tag | Method | Baseline | 1 GPU | 2 GPUs | 4 GPUs |

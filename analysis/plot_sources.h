@@ -1,5 +1,5 @@
-/* plot_sources.h - the documents people already have as charts: hand-made result tables (the
- * reference experiments' 003), notebooks of trainer logs (000, 001) and method tables (004). Each becomes one or
+/* plot_sources.h - the documents people already have as charts: hand-made result tables (as the
+ * reference bigMNIST tables), notebooks of trainer logs and method tables (methods x GPUs). Each becomes one or
  * more charts (speedup and data/sec against GPUs, a line per series) that plot.h draws. */
 #ifndef PLOT_SOURCES_H
 #define PLOT_SOURCES_H

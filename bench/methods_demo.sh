@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/methods_demo.sh BINDIR [OUTDIR] - make methods-demo: the reference method comparison (004),
+# bench/methods_demo.sh BINDIR [OUTDIR] - make methods-demo: the reference method comparison,
 # small, end to end, in a few minutes: the test cluster's links between the leaves shaped to
 # 1 Gbit/s and then 10 Gbit/s, every exchange method at 2 and 4 emulated workers (every rank
 # waits a CNN profile's layer times, scaled to 1000 samples/s a device, instead of computing: the

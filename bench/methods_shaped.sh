@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/methods_shaped.sh BINDIR [OUTDIR] - the reference experiments' method comparison (reference experiment 004) on this machine:
+# bench/methods_shaped.sh BINDIR [OUTDIR] - the reference experiments' method comparison on this machine:
 # the test cluster (tests/cluster/: 4 nodes, gn01+gn02 on one leaf, gn03+gn04 on the other) with the
 # links between the leaves shaped to each of RATES, every gradient-exchange method at 2 and 4
 # workers, REPEATS runs each, one job at a time (chained by --dependency) through the project's sbatch

@@ -1,6 +1,6 @@
 #!/bin/sh
-# bench/methods_study.sh BINDIR [OUTDIR] - make methods-study: the reference experiments' scaling experiments (004's
-# seven methods, 002's 1 Gbit/s bottleneck) on this machine, emulated, each cell predicted beside
+# bench/methods_study.sh BINDIR [OUTDIR] - make methods-study: the reference experiments' scaling experiments (the method comparison's
+# seven methods, the AllReduce-against-PS table's 1 Gbit/s bottleneck) on this machine, emulated, each cell predicted beside
 # measured. Each part runs bench/methods_shaped.sh on the test cluster (every rank waits a profile's
 # layer times, scaled to the reference experiments' 1-GPU rate, instead of computing; links between the leaves
 # shaped), then dtrain-analyze predict --records with that link's own dtrain-commbench table and the
@@ -14,14 +14,14 @@
 #   bert-base-10gbit BERT-Base pre-training, length 64, batch 64, 212.8 samples/s a device, all
 #                    seven methods at 1, 2 and 4 ranks (110 M parameters: 8 ranks' gradients,
 #                    sums and buffers outgrow this machine's memory), 10 Gbit/s dilated 16x
-#   seed002          ResNet-18 and ResNet-101, batch 128, 74.31 and 19.70 images/s (reference experiment 002's
+#   seed002          ResNet-18 and ResNet-101, batch 128, 74.31 and 19.70 images/s (the AllReduce-against-PS reference's
 #                    2080 Ti), BSP and WFBP at 1, 2 and 3 nodes of 4 ranks, 1 Gbit/s between the
 #                    nodes, not dilated (the link, not the CPU, is slow)
 # PARTS picks ("resnet50-10gbit resnet50-fast bert-base-10gbit seed002"); REPEATS (1); SEED002_MODELS
 # ("resnet18:74.31 resnet101:19.70", MODEL:RATE); RESNET50_SIZES ("2:1 4:1 4:2 4:4", NODES:RANKS a
 # node, the parameter servers at those up to 8 workers); PROFILES: whose layer times the ranks wait,
 # cpu (the default, bench/profiles/*-cpu-b8.json), h100 or h200 (ResNet-50's and BERT-Base's measured
-# on that GPU, *-h100-*.json; 002's ResNet-18 and ResNet-101 keep the CPU's, having no GPU profile yet).
+# on that GPU, *-h100-*.json; the 1 Gbit/s reference's ResNet-18 and ResNet-101 keep the CPU's, having no GPU profile yet).
 # Needs root.
 # About 50 minutes for resnet50-10gbit, 50 for resnet50-fast, 50 for bert-base-10gbit, 25 for seed002
 # (measured on this project's 2-core machine, 2026-11-23).

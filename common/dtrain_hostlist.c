@@ -7,6 +7,7 @@
 #include "common/dt_parse.h"
 #include "common/hostlist.h"
 #include "common/version.h"
+#include "common/stdout_check.h"
 
 static const char usage_text[] =
     "Usage: dtrain-hostlist [options] COMMAND [ARG] EXPR...\n"
@@ -103,6 +104,7 @@ static int run(const char *command, int argc, char **argv, const char *separator
 
 int main(int argc, char **argv)
 {
+    stdout_check_at_exit("dtrain-hostlist");   /* a full disk is an error, not an empty table */
     static const struct option options[] = {
         {"separator", required_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},

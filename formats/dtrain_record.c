@@ -14,6 +14,7 @@
 #include "formats/log_lines.h"
 #include "formats/record.h"
 #include "common/version.h"
+#include "common/stdout_check.h"
 
 static const char usage_text[] =
     "Usage: dtrain-record --record FILE --program TEXT --runtime SECONDS [options]\n"
@@ -203,6 +204,7 @@ static int parse_options(int argc, char **argv, struct program_run *p)
 
 int main(int argc, char **argv)
 {
+    stdout_check_at_exit("dtrain-record");   /* a full disk is an error, not an empty table */
     struct program_run p = {.runtime = -1, .nodes = 1, .job_id = getenv("SLURM_JOB_ID")};
     int rc = parse_options(argc, argv, &p);
     if (rc != 0)

@@ -14,6 +14,7 @@
 #include "launcher/plan.h"
 #include "topology/topo.h"
 #include "common/version.h"
+#include "common/stdout_check.h"
 
 extern char **environ;
 
@@ -326,6 +327,7 @@ static int resolve_gpus(struct launch_request *req, const struct allocation *all
 
 int main(int argc, char **argv)
 {
+    stdout_check_at_exit("dtrain");   /* a full disk is an error, not an empty table */
     struct launch_request req;
     int rc = parse_options(argc, argv, &req);
     if (rc != 0)

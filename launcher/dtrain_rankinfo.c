@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/version.h"
+#include "common/stdout_check.h"
 
 /* The process's memory policy, as "bind:0-1" (no libnuma needed: the raw system call). */
 static void format_mempolicy(char *out, size_t size)
@@ -67,6 +68,7 @@ static void format_affinity(char *out, size_t size)
 
 int main(int argc, char **argv)
 {
+    stdout_check_at_exit("dtrain-rankinfo");   /* a full disk is an error, not an empty table */
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         puts("Usage: dtrain-rankinfo, as the program dtrain starts: dtrain [OPTIONS] -- dtrain-rankinfo\n\n"
              "Prints one line about the rank it runs as: RANK/WORLD_SIZE, LOCAL_RANK/LOCAL_WORLD_SIZE,\n"

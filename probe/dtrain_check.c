@@ -25,6 +25,7 @@
 #include "common/dt_parse.h"
 #include "common/hostlist.h"
 #include "common/version.h"
+#include "common/stdout_check.h"
 
 static const char usage[] =
     "Usage: dtrain-check [options]\n"
@@ -401,6 +402,7 @@ static int conclude(const struct node_report *nodes, const struct link_figures *
 
 int main(int argc, char **argv)
 {
+    stdout_check_at_exit("dtrain-check");   /* a full disk is an error, not an empty table */
     struct check_options o;
     int rc = parse(argc, argv, &o);
     if (rc != 0)

@@ -32,6 +32,7 @@
 #include "common/grouping.h"
 #include "trainer/base/timeline.h"
 #include "common/version.h"
+#include "common/stdout_check.h"
 
 static const char usage_text[] =
     "Usage: dtrain-commbench [options]\n"
@@ -423,6 +424,7 @@ static int report(const struct comm *c, const struct options *o, const struct ro
 
 int main(int argc, char **argv)
 {
+    stdout_check_at_exit("dtrain-commbench");   /* a full disk is an error, not an empty table */
     struct options o;
     int rc = parse(argc, argv, &o);
     if (rc != 0)

@@ -142,7 +142,7 @@ static void test_audit_of_notebooks(void **state)
     tu_result_free(&r);
 }
 
-/* The reference experiments' method comparison (004) and the project's own method tables. */
+/* The reference method comparison table and the project's own method tables. */
 static void test_audit_of_method_tables(void **state)
 {
     (void)state;

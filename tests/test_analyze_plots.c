@@ -307,7 +307,7 @@ static void test_plot_names_ranks_and_emulated_gpus(void **state)
 }
 
 /* The documents people already have, drawn: a hand-made table (from its corrected means) and,
- * where ../shared is present, the reference experiments' notebooks (000, 001) and method table (004). */
+ * where ../shared is present, the reference experiments' notebooks of trainer logs and their method table. */
 static void test_plot_draws_tables_notebooks_and_method_tables(void **state)
 {
     (void)state;

@@ -252,7 +252,7 @@ static void test_export_tokens_and_sigint(void **state)
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "--export-run writes a text dataset's tokens"));
     tu_result_free(&r);
-    /* a text model's rate in tokens too, in the summary and the record (reference experiment 002's words/s) */
+    /* a text model's rate in tokens too, in the summary and the record (as the reference AllReduce-against-PS table gives BERT's words/s) */
     snprintf(script, sizeof script, "%s --model transformer:1x16x2 --dataset synthetic-text:50x8 --batch-size 4 "
              "--max-steps 3 --eval-every 0 --quiet --record %s/text.jsonl && grep -o '\"tokens_per_sec\":[0-9]*' "
              "%s/text.jsonl", bin, dir, dir);

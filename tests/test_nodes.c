@@ -83,7 +83,7 @@ static void test_the_slow_node_of_records(void **state)
     unlink(name);
 }
 
-/* The reference experiments: 003's gn08 and gn09 (21 h where the others take 11.5-15.8 h), and
+/* The reference bigMNIST tables' gn08 and gn09 (21 h where the others take 11.5-15.8 h), and
  * the notebooks' lm1 behind lm6. */
 static void test_the_reference_experiments_slow_nodes(void **state)
 {

@@ -8,6 +8,7 @@
 
 #include "topology/topo.h"
 #include "common/version.h"
+#include "common/stdout_check.h"
 
 static const char usage_text[] =
     "Usage: dtrain-topo [options]\n"
@@ -145,6 +146,7 @@ static json_t *to_json(const struct topo *topo)
 
 int main(int argc, char **argv)
 {
+    stdout_check_at_exit("dtrain-topo");   /* a full disk is an error, not an empty table */
     static const struct option options[] = {
         {"topology", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'j'},

@@ -11,6 +11,7 @@
 #include "trainer/run_record.h"
 #include "trainer/train_options.h"
 #include "trainer/loop/watchdog.h"
+#include "common/stdout_check.h"
 
 /* The rank's GPU (cuda_device_for_rank): dtrain's choice, else the local rank a launcher gave
  * (torchrun's LOCAL_RANK, mpirun's). Never Slurm's own variables: the launcher hands over what the
@@ -52,6 +53,7 @@ static void print_summary(const struct train_config *cfg, const struct train_res
 
 int main(int argc, char **argv)
 {
+    stdout_check_at_exit("dtrain-train");   /* a full disk is an error, not an empty table */
     struct train_options opts;
     int rc = train_options_parse(argc, argv, &opts);
     if (rc != 0)

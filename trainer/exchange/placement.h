@@ -1,5 +1,5 @@
 /* placement.h - which ranks of a job serve as parameter servers (ps.c): the last N ranks
- * (dedicated servers, which an sbatch job can put on nodes of their own, as reference experiment 004 did), or,
+ * (dedicated servers, which an sbatch job can put on nodes of their own, as the reference method comparison ran them), or,
  * colocated, one per node beside its workers: the last rank on each host (BytePS's colocated
  * mode); and which workers share a node. No MPI here: the tests check it on lists of host names. */
 #ifndef PLACEMENT_H

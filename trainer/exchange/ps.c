@@ -1,4 +1,4 @@
-/* ps.c - parameter servers, BytePS's way (reference experiments 002 and 004; see ps.h): the last --ps-servers
+/* ps.c - parameter servers, BytePS's way (as the reference AllReduce-against-PS and method comparisons ran them; see ps.h): the last --ps-servers
  * ranks of the job train nothing; the gradient buffer is cut into partitions of --partition-bytes,
  * spread over the servers balanced by bytes; each step every worker pushes its partitions to their
  * servers, which sum each partition (in worker order) as soon as every worker's push of it has

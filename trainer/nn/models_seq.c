@@ -1,6 +1,6 @@
 /* models_seq.c - the language models: BERT's encoder (post-LN, as HuggingFace's BertModel) with its
  * pooler and a classifier over the [CLS] token, or BertForPreTraining's heads where the data are
- * for pre-training (masked tokens). `transformer` is the reference SST-5 classifier (001) (6
+ * for pre-training (masked tokens). `transformer` is the reference SST-5 classifier (6
  * layers, hidden 256, 4 heads); `bert-base` and `bert-large` are BERT's sizes. Parameters lie in
  * op order (embeddings first, the classifier last), as WFBP needs; each attention block's query,
  * key and value weights are one [3H][H] matrix (HuggingFace's three, stacked in that order). */

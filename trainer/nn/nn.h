@@ -20,7 +20,7 @@
  * and no max pool, larger ones the ImageNet stem). Returns 0, or -1 with err. */
 int model_build(struct model *m, const char *name, int c, int h, int w, int classes, struct dt_err *err);
 /* Builds a language model over token batches of `tokens` tokens with ids below `vocab`:
- * transformer (the reference SST-5 classifier (001): 6 layers, hidden 256, 4 heads), bert-base, bert-large,
+ * transformer (the reference SST-5 classifier: 6 layers, hidden 256, 4 heads), bert-base, bert-large,
  * or any of them with a size, "transformer:LAYERSxHIDDENxHEADS"; a classifier into `classes` over
  * the pooled [CLS] token, or BERT's pre-training heads; `dropout` after the embeddings and each
  * attention and feed-forward block (BERT's hidden dropout; 0: none). Returns 0, or -1 with err. */
