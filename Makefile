@@ -126,6 +126,8 @@ $(BUILD)/fuzz/obj/libdtrain.a: $(call obj,$(BUILD)/fuzz/obj,$(NO_GPU_LIB))
 %.a:
 	@rm -f $@
 	ar rcs $@ $^
+# A program's main object is an intermediate of its pattern rule: kept, so nothing rebuilds twice.
+.SECONDARY:
 
 deps:
 	@sh deps/install.sh

@@ -130,12 +130,32 @@ void read_records(const char *path, struct record_set *set)
         set->lines_skipped++;
         return;
     }
+    read_records_from(f, path, set);
+    fclose(f);
+}
+
+/* A read that failed (EIO) is not the end of the file: said with its reason and counted as a line
+ * not read, so the table that follows says it is of the rest and its command exits 2. */
+static void said_read_error(FILE *f, int reason, const char *path, int lines, struct record_set *set)
+{
+    if (!ferror(f))
+        return;
+    fprintf(stderr, "dtrain-analyze: %s: a read error after line %d (%s): the rest of the file is not read\n", path,
+            lines, strerror(reason));
+    set->lines_skipped++;
+}
+
+void read_records_from(FILE *f, const char *path, struct record_set *set)
+{
     char *buffer = NULL;
     size_t size = 0;
     int number = 0;
     ssize_t got;
+    int reason = 0;   /* a read error's errno, kept from when it happened (later calls overwrite errno) */
     while ((got = getline(&buffer, &size, f)) > 0) {
         number++;
+        if (!reason && ferror(f))   /* a line cut short by the error */
+            reason = errno;
         char *line = buffer;
         size_t zeros = 0;   /* a crash's zero-filled tail: the record after it is still read */
         while ((ssize_t)zeros < got && buffer[zeros] == '\0')
@@ -151,7 +171,9 @@ void read_records(const char *path, struct record_set *set)
         if (parse_line(line, path, number, set, &r, &err) < 0) {
             if (set->lines_skipped++ < 8)
                 fprintf(stderr, "dtrain-analyze: skipped %s:%d: %s%s\n", path, number, err.msg,
-                        line[strlen(line) - 1] != '\n' ? " (a torn last line: a write that did not finish)" : "");
+                        line[strlen(line) - 1] == '\n' ? ""
+                        : ferror(f) ? " (cut short by a read error)"
+                                    : " (a torn last line: a write that did not finish)");
             continue;
         }
         if (is_copy(set, line, path, number)) {   /* a record read before, in this file or another */
@@ -177,8 +199,10 @@ void read_records(const char *path, struct record_set *set)
         }
         set->runs[set->count++] = r;
     }
+    if (!reason)
+        reason = errno;
+    said_read_error(f, reason, path, number, set);
     free(buffer);
-    fclose(f);
 }
 
 void free_records(struct record_set *set)
@@ -198,6 +222,9 @@ void read_log(const char *path, struct log_runs *set)
     }
     if (throughput_read(f, path, set) < 0)
         fprintf(stderr, "dtrain-analyze: %s: out of memory\n", path);
+    else if (ferror(f))
+        fprintf(stderr, "dtrain-analyze: %s: a read error (%s): the runs after it are not read\n", path,
+                strerror(errno));
     fclose(f);
 }
 

@@ -5,6 +5,7 @@
 #define INPUTS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "formats/record.h"
 #include "analysis/throughput.h"
@@ -26,6 +27,8 @@ bool inputs_hold_records(const char *path);
 int load_records(const char *command, char **paths, int count, struct record_set *set);
 /* One record file's completed runs into set. */
 void read_records(const char *path, struct record_set *set);
+/* The same from an open stream (path names it in messages); a read error is said and counted. */
+void read_records_from(FILE *f, const char *path, struct record_set *set);
 void free_records(struct record_set *set);
 
 /* A trainer log's runs into set (throughput.h). */

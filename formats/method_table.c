@@ -2,6 +2,7 @@
 #include "formats/method_table.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,8 @@ int method_table_parse(FILE *f, const char *name, struct method_set *set, struct
             return dt_fail(err, "out of memory");
         set->rows_read++;
     }
+    if (ferror(f))   /* a read error is not the end of the file */
+        return dt_fail(err, "%s: a read error after line %d (%s)", name, number, strerror(errno));
     return 0;
 }
 

@@ -204,6 +204,8 @@ int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct 
         if (table && table_line(line, number, path, &layout, table, set) < 0)
             rc = dt_fail(err, "out of memory");
     }
+    if (rc == 0 && ferror(f))   /* a read error is not the end of the file */
+        rc = dt_fail(err, "%s: a read error after line %d (%s)", path, number, strerror(errno));
     return rc;
 }
 
