@@ -256,10 +256,19 @@ static bool read_already(const char *path, const struct stat *st)
     return true;
 }
 
+/* An empty lock file the tools keep beside what they guard (runs.jsonl.lock, a checkpoint
+ * directory's .dtrain-lock: common/lock_file.h): nothing to read, and nothing to report. */
+static bool is_lock_file(const char *path, const struct stat *st)
+{
+    size_t len = strlen(path);
+    return st->st_size == 0 && ((len >= 5 && strcmp(path + len - 5, ".lock") == 0) ||
+                                (len >= 12 && strcmp(path + len - 12, "/.dtrain-lock") == 0));
+}
+
 static int walk_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
     (void)ftw;
-    if (type != FTW_F || !S_ISREG(st->st_mode))
+    if (type != FTW_F || !S_ISREG(st->st_mode) || is_lock_file(path, st))
         return 0;   /* a FIFO or a device in a directory would hang the reader or mean nothing */
     if (read_already(path, st))
         return 0;

@@ -3,6 +3,7 @@
 
 #include "common/atomic_file.h"
 #include "common/hostlist.h"
+#include "common/lock_file.h"
 #include "formats/json_read.h"
 
 #include <errno.h>
@@ -150,6 +151,33 @@ static bool has_failure_of(int fd, const struct run_record *rec)
     return found;
 }
 
+/* How long an append waits for another of the user's processes to finish its own (appends take
+ * milliseconds: a minute means a holder that is stuck, and the caller is told). */
+#define RECORD_LOCK_WAIT_SECONDS 60.0
+
+/* The records file's lock: a file of its own beside it, PATH.lock, the user's and 0600
+ * (lock_file.h), so that a user who can only read the records cannot hold up the appends. Where
+ * no file can be made beside it (a directory the user may not write), the records file itself.
+ * Sets *lock to the lock file's fd (or -1). 0, or -1 with err. */
+static int lock_records(const char *path, int fd, int *lock, struct dt_err *err)
+{
+    char lock_path[4096], what[4200];
+    snprintf(what, sizeof what, "the record file %s", path);
+    if (snprintf(lock_path, sizeof lock_path, "%s.lock", path) >= (int)sizeof lock_path)
+        return dt_fail(err, "record file %s: the path is too long for its lock file", path);
+    int got = lock_file_take(lock_path, RECORD_LOCK_WAIT_SECONDS, what, err);
+    *lock = got >= 0 ? got : -1;
+    if (got >= 0 || got == LOCK_UNSUPPORTED)
+        return 0;
+    if (got == LOCK_FAILED && (errno == EACCES || errno == EROFS)) {
+        if (lock_fd_within(fd, RECORD_LOCK_WAIT_SECONDS) == 0)
+            return 0;
+        return dt_fail(err, "cannot lock the record file %s: %s", path,
+                       errno == EWOULDBLOCK ? "another process held it for a minute" : strerror(errno));
+    }
+    return -1;
+}
+
 /* Encodes the record and appends it under the file's lock; with only_first_failure, not when a
  * failed record of the same job step is there already. */
 static int append_locked(const char *path, const struct run_record *rec, bool only_first_failure, bool *written,
@@ -169,16 +197,16 @@ static int append_locked(const char *path, const struct run_record *rec, bool on
     text[len] = '\n';   /* json_dumps leaves room: it wrote len + 1 bytes with the NUL */
     /* Not through a link, and only a regular file of this user's: in a shared directory another
      * user could plant one that points at a file of theirs, or of root's. */
-    int fd = open_output(path, O_RDWR | O_APPEND, "the record file", err);
-    int rc = fd < 0 ? -1 : 0;
-    if (rc == 0 && flock(fd, LOCK_EX) < 0)
-        rc = dt_fail(err, "cannot lock the record file %s: %s", path, strerror(errno));
+    int fd = open_output(path, O_RDWR | O_APPEND, "the record file", err), lock = -1;
+    int rc = fd < 0 ? -1 : lock_records(path, fd, &lock, err);
     if (rc == 0 && !(only_first_failure && rec->job_id[0] && has_failure_of(fd, rec))) {
         rc = append_whole(fd, path, text, len + 1, err);
         *written = rc == 0;
     }
     if (fd >= 0)
-        close(fd);   /* releases the lock */
+        close(fd);
+    if (lock >= 0)
+        close(lock);   /* releases the lock */
     free(text);
     return rc;
 }

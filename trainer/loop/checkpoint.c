@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "common/atomic_file.h"
+#include "common/lock_file.h"
 
 #define CK_MAGIC "DTRAINCK"
 #define CK_FORMAT 2   /* 1: the CRC covered the payload only (such files are passed over) */
@@ -251,7 +252,13 @@ static int check_dir_trusted(const char *dir, struct dt_err *err)
         return errno == ENOENT ? 0 : dt_fail(err, "checkpoint directory %s: %s", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return dt_fail(err, "checkpoint directory %s: not a directory", dir);
-    bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_uid != geteuid() && st.st_uid != 0);
+    /* A sticky directory keeps other users' hands off the user's files, but not its owner's: only
+     * the user's own, or root's, is trusted (another owner removed ckpt-10.dtc and the run resumed
+     * from step 5 without a word). */
+    if (st.st_uid != geteuid() && st.st_uid != 0)
+        return dt_fail(err, "checkpoint directory %s belongs to uid %u: its owner can remove or replace its "
+                       "checkpoints; use a directory of your own", dir, (unsigned)st.st_uid);
+    bool others_write = st.st_mode & (S_IWGRP | S_IWOTH);
     if (others_write && !(st.st_mode & S_ISVTX))
         return dt_fail(err, "checkpoint directory %s may be written by other users (owner uid %u, mode %03o, not "
                        "sticky): another user could replace its checkpoints; use a directory of your own, or "
@@ -265,19 +272,21 @@ int checkpoint_lock(const char *dir, struct dt_err *err)
         return dt_fail(err, "checkpoint directory %s: %s", dir, strerror(errno));
     if (check_dir_trusted(dir, err) < 0)
         return -1;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return dt_fail(err, "checkpoint directory %s: %s", dir, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+    /* The lock is a file of the user's inside (lock_file.h): a lock on the directory itself could be
+     * held by anyone who can open it, stopping every run on it. */
+    char path[4096], what[4200];
+    if (snprintf(path, sizeof path, "%s/.dtrain-lock", dir) >= (int)sizeof path)
+        return dt_fail(err, "checkpoint directory %s: the path is too long", dir);
+    snprintf(what, sizeof what, "checkpoint directory %s", dir);
+    int fd = lock_file_take(path, 0, what, err);
+    if (fd >= 0 || fd == LOCK_FAILED)
         return fd;
-    int saved = errno;
-    close(fd);
-    if (saved == EWOULDBLOCK)
-        return dt_fail(err, "checkpoint directory %s is in use by another running job (it holds the directory's "
-                       "lock): give each job a --checkpoint directory of its own, or wait for that one to end", dir);
+    if (fd == LOCK_HELD)
+        return dt_fail(err, "checkpoint directory %s is in use by another running job (it holds %s): give each "
+                       "job a --checkpoint directory of its own, or wait for that one to end", dir, path);
     /* a file system without flock (some NFS setups): run unprotected rather than not at all */
-    fprintf(stderr, "dtrain-train: warning: cannot lock checkpoint directory %s (%s): a second job on it "
-            "would not be stopped\n", dir, strerror(saved));
+    fprintf(stderr, "dtrain-train: warning: cannot lock checkpoint directory %s (no flock there): a second job "
+            "on it would not be stopped\n", dir);
     return -2;
 }
 
