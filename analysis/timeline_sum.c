@@ -34,51 +34,76 @@ static bool is_transfer(const struct event *e)
            (strcmp(e->name, "iallreduce") == 0 || strcmp(e->name, "push") == 0 || strcmp(e->name, "allreduce") == 0);
 }
 
-/* When the step's backward pass began and ended (-1 when it has none). */
-static void backward_of(json_t *events, double begin, double end, double *start, double *finish)
+/* A trace's events by time, so that a step's are found by a binary search and read once: a
+ * scan of every event for every step took 89 s for 4,000 steps and never ended for 16,000. */
+struct events {
+    struct event *at;
+    size_t count;
+};
+
+static int by_time(const void *a, const void *b)
+{
+    double x = ((const struct event *)a)->ts, y = ((const struct event *)b)->ts;
+    return (x > y) - (x < y);
+}
+
+/* The first event at or after ts. */
+static size_t first_at(const struct events *all, double ts)
+{
+    size_t lo = 0, hi = all->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (all->at[mid].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* When the step's backward pass began and ended (-1 when it has none): the last such span in
+ * [first, past). */
+static void backward_of(const struct events *all, size_t first, size_t past, double *start, double *finish)
 {
     *start = *finish = -1;
-    size_t i;
-    json_t *e;
-    json_array_foreach(events, i, e) {
-        struct event ev;
-        if (read_event(e, &ev) == 0 && ev.ts >= begin && ev.ts <= end && strcmp(ev.cat, "step") == 0 &&
-            strcmp(ev.name, "backward") == 0)
-            *start = ev.ts, *finish = ev.ts + ev.dur;
+    for (size_t i = first; i < past; i++) {
+        const struct event *ev = &all->at[i];
+        if (strcmp(ev->cat, "step") == 0 && strcmp(ev->name, "backward") == 0)
+            *start = ev->ts, *finish = ev->ts + ev->dur;
     }
 }
 
-/* Adds the events inside step [begin, end) to sum's totals. The exchange under way during
+/* Adds the events that begin inside step [begin, end) to sum's totals (the next step's first span
+ * may begin the very microsecond this one ends). The exchange under way during
  * backward runs from the first transfer started in backward to its end (a layer-wise method's
  * transfers of the step before, started during this forward pass, do not count). */
-static void add_step(json_t *events, double begin, double end, struct timeline_sum *sum)
+static void add_step(const struct events *all, double begin, double end, struct timeline_sum *sum)
 {
+    size_t first = first_at(all, begin), past = first;
+    while (past < all->count && all->at[past].ts < end)
+        past++;
     double backward_start, backward_end, first_transfer = -1;
-    backward_of(events, begin, end, &backward_start, &backward_end);
-    size_t i;
-    json_t *e;
-    json_array_foreach(events, i, e) {
-        struct event ev;
-        if (read_event(e, &ev) < 0 || ev.ts < begin || ev.ts > end)
-            continue;
-        if (strcmp(ev.cat, "step") == 0) {
-            double ms = ev.dur / 1000;
-            if (strcmp(ev.name, "forward") == 0)
+    backward_of(all, first, past, &backward_start, &backward_end);
+    for (size_t i = first; i < past; i++) {
+        const struct event *ev = &all->at[i];
+        if (strcmp(ev->cat, "step") == 0) {
+            double ms = ev->dur / 1000;
+            if (strcmp(ev->name, "forward") == 0)
                 sum->forward += ms;
-            else if (strcmp(ev.name, "backward") == 0)
+            else if (strcmp(ev->name, "backward") == 0)
                 sum->backward += ms;
-            else if (strcmp(ev.name, "exchange") == 0)
+            else if (strcmp(ev->name, "exchange") == 0)
                 sum->exchange += ms;
-            else if (strcmp(ev.name, "update") == 0)
+            else if (strcmp(ev->name, "update") == 0)
                 sum->update += ms;
-        } else if (strcmp(ev.cat, "exchange") == 0 && strcmp(ev.name, "layer wait") == 0) {
-            sum->exchange += ev.dur / 1000;
-        } else if (strcmp(ev.cat, "exchange") == 0 && strcmp(ev.name, "layer update") == 0) {
-            sum->update += ev.dur / 1000;
-        } else if (is_transfer(&ev)) {
+        } else if (strcmp(ev->cat, "exchange") == 0 && strcmp(ev->name, "layer wait") == 0) {
+            sum->exchange += ev->dur / 1000;
+        } else if (strcmp(ev->cat, "exchange") == 0 && strcmp(ev->name, "layer update") == 0) {
+            sum->update += ev->dur / 1000;
+        } else if (is_transfer(ev)) {
             sum->transfers++;
-            if (ev.ts >= backward_start && (first_transfer < 0 || ev.ts < first_transfer))
-                first_transfer = ev.ts;
+            if (ev->ts >= backward_start && (first_transfer < 0 || ev->ts < first_transfer))
+                first_transfer = ev->ts;
         }
     }
     if (first_transfer >= 0 && backward_end > first_transfer)
@@ -99,6 +124,28 @@ static void step_spread(double *ms, int steps, struct timeline_sum *sum)
     sum->slowest_step = ms[steps - 1];
 }
 
+/* The trace's events with a category, a name and a time, sorted by time; the process's name
+ * (its metadata event) into sum. 0, or -1 when out of memory. */
+static int sorted_events(json_t *events, struct events *all, struct timeline_sum *sum)
+{
+    all->count = 0;
+    all->at = malloc((json_array_size(events) + 1) * sizeof *all->at);
+    if (!all->at)
+        return -1;
+    size_t i;
+    json_t *e;
+    json_array_foreach(events, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *process = json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+        if (name && strcmp(name, "process_name") == 0)
+            snprintf(sum->process, sizeof sum->process, "%s", process ? process : "");
+        if (read_event(e, &all->at[all->count]) == 0)
+            all->count++;
+    }
+    qsort(all->at, all->count, sizeof *all->at, by_time);
+    return 0;
+}
+
 int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err *err)
 {
     memset(sum, 0, sizeof *sum);
@@ -108,23 +155,19 @@ int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err 
         return dt_fail(err, "%s:%d: not a trace (%s)", path, jerr.line, jerr.text);
     if (!json_is_array(events))
         return json_decref(events), dt_fail(err, "%s: not a trace (a JSON array of events)", path);
+    struct events all;
     double *step_ms = malloc((json_array_size(events) + 1) * sizeof *step_ms);   /* at most an event a step */
-    if (!step_ms)
-        return json_decref(events), dt_fail(err, "%s: out of memory", path);
-    size_t i;
-    json_t *e;
-    json_array_foreach(events, i, e) {
-        json_t *args = json_object_get(e, "args");
-        if (json_is_string(json_object_get(e, "name")) && strcmp(json_string_value(json_object_get(e, "name")),
-                                                                 "process_name") == 0)
-            snprintf(sum->process, sizeof sum->process, "%s", json_string_value(json_object_get(args, "name")) ? json_string_value(json_object_get(args, "name")) : "");
-        struct event ev;
-        if (read_event(e, &ev) == 0 && strcmp(ev.cat, "step") == 0 && strncmp(ev.name, "step ", 5) == 0) {
-            step_ms[sum->steps++] = ev.dur / 1000;
-            sum->step += ev.dur / 1000;
-            add_step(events, ev.ts, ev.ts + ev.dur, sum);
+    if (!step_ms || sorted_events(events, &all, sum) < 0)
+        return free(step_ms), json_decref(events), dt_fail(err, "%s: out of memory", path);
+    for (size_t i = 0; i < all.count; i++) {
+        const struct event *ev = &all.at[i];
+        if (strcmp(ev->cat, "step") == 0 && strncmp(ev->name, "step ", 5) == 0) {
+            step_ms[sum->steps++] = ev->dur / 1000;
+            sum->step += ev->dur / 1000;
+            add_step(&all, ev->ts, ev->ts + ev->dur, sum);
         }
     }
+    free(all.at);
     json_decref(events);
     if (sum->steps == 0)
         return free(step_ms), dt_fail(err, "%s: no steps in this trace (dtrain-train --timeline writes them)", path);
