@@ -276,6 +276,9 @@ cd "$work" || exit 1
 # (2b) a sweep of a user's own program (sweep --program): the template times each step and writes its
 # record (dtrain-record), so the sweep ends in the same averaged table; 1-2 nodes, 2 repeats
 mkdir t2b && cd t2b || exit 1
+# another user's trap in a shared run directory: links at the step logs' old, guessable names
+mkdir usweep && echo "theirs" >victim
+for n in $(seq 1 400); do ln -s "$PWD/victim" "usweep/step-$n.log"; done
 timeout -k 10 300 "$top/sbatch/sweep" --nodes 1,2 --repeats 2 --out usweep --wait --program "sh $here/user_program.sh" \
     >table.md 2>sweep.log
 check "sweep of a user program: 2 runs and an Avg row for 1 and 2 nodes" \
@@ -283,6 +286,8 @@ check "sweep of a user program: 2 runs and an Avg row for 1 and 2 nodes" \
      [ "$(grep -c "Avg" table.md)" = 2 ]'
 check "sweep of a user program: records of user_program.sh with its Step line's rate" \
     '[ "$(grep -c "\"model\":\"user_program.sh\".*\"peak_data_per_sec\":200" usweep/records.jsonl)" = 2 ]'
+check "sweep of a user program: the step logs are files of their own, the planted links not followed" \
+    '[ "$(cat victim)" = theirs ] && [ "$(ls usweep/step-*-??????.log | wc -l)" = 4 ]'
 cd "$work" || exit 1
 
 # (6) every gradient-exchange method through the template, srun --mpi=pmix, one rank per node: two
