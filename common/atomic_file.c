@@ -54,8 +54,13 @@ int atomic_commit(int fd, const char *tmp, const char *path, struct dt_err *err)
     int ok = fchmod(fd, 0666 & ~current_umask()) == 0 && fsync(fd) == 0;
     int saved = errno;
     ok = close(fd) == 0 && ok;
-    if (ok && rename(tmp, path) == 0 && fsync_dir(dir) == 0)
-        return 0;
+    if (ok && rename(tmp, path) == 0) {
+        if (fsync_dir(dir) == 0)
+            return 0;
+        /* the file is whole and in place; only its name may not survive a crash */
+        return dt_fail(err, "%s is written, but its directory %s could not be flushed (%s): a crash now could "
+                       "lose it", path, dir, strerror(errno));
+    }
     saved = ok ? errno : saved;
     unlink(tmp);
     return dt_fail(err, "cannot write %s: %s", path, strerror(saved));
@@ -68,12 +73,14 @@ int atomic_write(const char *path, atomic_fill fill, const void *arg, struct dt_
     if (fd < 0)
         return -1;
     FILE *f = fdopen(dup(fd), "wb");
-    int failed = !f || fill(f, arg) < 0 || ferror(f);
-    failed |= f && fclose(f) != 0;
+    errno = 0;
+    int failed = !f || fill(f, arg) < 0 || ferror(f), saved = errno;
+    if (f && fclose(f) != 0)
+        failed = 1, saved = saved ? saved : errno;
     if (failed) {
         close(fd);
         unlink(tmp);
-        return dt_fail(err, "cannot write %s", path);
+        return dt_fail(err, "cannot write %s: %s", path, saved ? strerror(saved) : "the data could not be made");
     }
     return atomic_commit(fd, tmp, path, err);
 }

@@ -116,9 +116,15 @@ static int append_whole(int fd, const char *path, const char *line, size_t len, 
     if (last != '\n' && write(fd, "\n", 1) != 1)
         rc = dt_fail(err, "cannot write the record file %s: %s", path, strerror(errno));
     ssize_t n = rc < 0 ? 0 : write(fd, line, len);
+    if (rc == 0 && n >= 0 && n < (ssize_t)len) {
+        /* a short write: the rest, written again, says why (ENOSPC, EFBIG, EIO: not a guess) */
+        ssize_t more = write(fd, line + n, len - (size_t)n);
+        n = more < 0 ? -1 : n + more;
+        if (more >= 0 && n < (ssize_t)len)
+            errno = ENOSPC;   /* short twice without an error: the device takes no more */
+    }
     if (rc == 0 && n != (ssize_t)len)
-        rc = dt_fail(err, "cannot write the record file %s: %s", path,
-                     n < 0 ? strerror(errno) : "short write (the disk is full?); the file is as it was");
+        rc = dt_fail(err, "cannot write the record file %s: %s; the file is as it was", path, strerror(errno));
     if (rc == 0 && fsync(fd) < 0)
         rc = dt_fail(err, "cannot flush the record file %s: %s", path, strerror(errno));
     if (rc < 0 && ftruncate(fd, st.st_size) < 0)

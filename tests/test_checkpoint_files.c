@@ -4,7 +4,9 @@
  * run's checkpoints do not make a save delete itself, only the user's regular files are loaded
  * (a forged one, a FIFO, more names than a fixed list held), a directory others may write is
  * refused, and a second job on a directory in use stops with a clear error. */
+#include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -360,9 +363,46 @@ static void test_a_records_fifo_is_refused_not_waited_on(void **state)
     assert_int_equal(within_10s(append_a_record, path), 3);
 }
 
+/* 64 KiB of text: more than a 4 KiB file-size limit lets through. */
+static int fill_lots(FILE *out, const void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 4096; i++)
+        if (fputs("0123456789abcde\n", out) < 0)
+            return -1;
+    return 0;
+}
+
+/* A whole-file write that fails says why (EFBIG here, ENOSPC on a full disk: it said only "cannot
+ * write FILE") and leaves neither the file nor its temporary. */
+static void test_a_failed_write_says_why(void **state)
+{
+    (void)state;
+    char out[4200];
+    snprintf(out, sizeof out, "%s/big.json", dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit limit = {.rlim_cur = 4096, .rlim_max = RLIM_INFINITY};
+        setrlimit(RLIMIT_FSIZE, &limit);
+        struct dt_err err;
+        int rc = atomic_write(out, fill_lots, NULL, &err);
+        _exit(rc < 0 && strstr(err.msg, strerror(EFBIG)) ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char pattern[4300];
+    snprintf(pattern, sizeof pattern, "%s*", out);   /* the file, or its PATH.tmp.PID.XXXXXX */
+    glob_t found;
+    assert_int_equal(glob(pattern, 0, NULL, &found), GLOB_NOMATCH);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_failed_write_says_why),
         cmocka_unit_test(test_a_damaged_checkpoint_changes_nothing),
         cmocka_unit_test(test_stale_temporary_files_are_removed),
         cmocka_unit_test(test_planted_links_are_not_written_through),

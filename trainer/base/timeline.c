@@ -19,7 +19,16 @@ struct timeline {
     int pid;
     double origin;             /* timeline_now() at open: time 0 of the trace */
     bool failed;
+    int failed_errno;          /* why the first write failed */
 };
+
+/* The first failed write: its errno is what the message at the close says. */
+static void note_failure(struct timeline *t)
+{
+    if (!t->failed)
+        t->failed_errno = errno;
+    t->failed = true;
+}
 
 double timeline_now(void)
 {
@@ -78,7 +87,7 @@ void timeline_span(struct timeline *t, enum timeline_lane lane, const char *cat,
     flockfile(t->f);
     if (fprintf(t->f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
                 name, cat, t->pid, lane, micros(t, start), (end - start) * 1e6) < 0)
-        t->failed = true;
+        note_failure(t);
     funlockfile(t->f);
 }
 
@@ -93,7 +102,7 @@ void timeline_instant(struct timeline *t, enum timeline_lane lane, const char *c
     if (rc >= 0 && value_name)
         rc = fprintf(t->f, ",\"args\":{\"%s\":%.17g}", value_name, value);
     if (rc < 0 || fputc('}', t->f) == EOF)
-        t->failed = true;
+        note_failure(t);
     funlockfile(t->f);
 }
 
@@ -101,9 +110,16 @@ int timeline_close(struct timeline *t, struct dt_err *err)
 {
     if (!t)
         return 0;
-    bool failed = t->failed || fputs("\n]\n", t->f) == EOF;
-    failed = fclose(t->f) != 0 || failed;
-    int rc = failed ? dt_fail(err, "--timeline: writing %s failed", t->path) : 0;
+    if (fputs("\n]\n", t->f) == EOF)
+        note_failure(t);
+    if (fclose(t->f) != 0)
+        note_failure(t);
+    int rc = 0;
+    if (t->failed) {   /* a torn trace would mislead whoever opens it: it goes, and that is said */
+        unlink(t->path);
+        rc = dt_fail(err, "--timeline: writing %s failed (%s): the file is removed", t->path,
+                     strerror(t->failed_errno ? t->failed_errno : EIO));
+    }
     free(t);
     return rc;
 }
