@@ -16,6 +16,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "common/atomic_file.h"
 
@@ -114,6 +115,27 @@ static int open_inside(int dir_fd, const char *dir, const char *name, int flags,
     return fd;
 }
 
+/* The cache's first line, before the XML: its length and CRC-32. A cache whose bytes changed (a
+ * flipped bit, a torn copy) is rewritten, never handed to hwloc, whose XML reader crashes on some
+ * damaged inputs: then every dtrain on the node would, and the cache would never be rewritten. */
+#define CACHE_HEADER "dtrain-topology-cache length %d crc32 %08lx\n"
+
+/* The XML of a cache file's text (its header checked): NULL when the header is missing or does
+ * not match the bytes after it. */
+static char *checked_xml(char *text, int *length)
+{
+    int want, skip = 0;
+    unsigned long crc;
+    if (sscanf(text, "dtrain-topology-cache length %d crc32 %8lx\n%n", &want, &crc, &skip) != 2 || skip == 0)
+        return NULL;
+    char *xml = text + skip;
+    int have = (int)strlen(xml);
+    if (have != want || crc32(0L, (const Bytef *)xml, (uInt)have) != crc)
+        return NULL;
+    *length = have + 1;
+    return xml;
+}
+
 /* Reads the cache into memory through a checked fd. Returns the length with the NUL, 0 when
  * there is no cache yet, or -1 with err. */
 static int read_cache(int dir_fd, const char *dir, const char *name, char **xml, struct dt_err *err)
@@ -151,7 +173,11 @@ static int write_cache(const struct topo *topo, int dir_fd, const char *dir, con
     int fd = open_inside(dir_fd, dir, tmp, O_WRONLY | O_CREAT | O_EXCL, err);
     int rc = fd < 0 ? -1 : 0;
     if (fd >= 0) {
-        if (write_fully(fd, xml, (size_t)len - 1) < 0 || fsync(fd) < 0)   /* len counts the NUL */
+        char header[96];
+        int header_len = snprintf(header, sizeof header, CACHE_HEADER, len - 1,
+                                  crc32(0L, (const Bytef *)xml, (uInt)(len - 1)));   /* len counts the NUL */
+        if (write_fully(fd, header, (size_t)header_len) < 0 || write_fully(fd, xml, (size_t)len - 1) < 0 ||
+            fsync(fd) < 0)
             rc = dt_fail(err, "cannot write %s/%s: %s", dir, tmp, strerror(errno));
         close(fd);
         if (rc == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
@@ -170,9 +196,12 @@ static int load_locked(struct topo *topo, int dir_fd, const char *dir, const cha
     char *xml = NULL;
     struct dt_err cache_err = {0};
     int len = read_cache(dir_fd, dir, name, &xml, &cache_err);
-    if (len > 0) {
+    char *checked = len > 0 ? checked_xml(xml, &len) : NULL;
+    if (len > 0 && !checked)
+        free(xml);   /* changed since it was written, or of an older dtrain: rewritten below */
+    if (checked) {
         struct dt_err ignored;
-        int loaded = topo_load_this_machine_xml(topo, xml, len, &ignored);
+        int loaded = topo_load_this_machine_xml(topo, checked, len, &ignored);
         free(xml);
         if (loaded == 0 && cache_matches(topo)) {
             *from_cache = true;
