@@ -233,12 +233,12 @@ static void test_bad_topology_files(void **state)
     tu_fixture(path, sizeof path, "env/srun_N2x2_task0.env");
     assert_int_equal(topo_load(&topo, path, &err), -1);   /* exists, but not XML */
     assert_true(tu_contains(err.msg, path));
-    /* two bytes changed in a saved topology ('m' -> 'p' at byte 1783, '_' -> 'O' at 2112) make hwloc
-     * 2.9 dereference NULL while loading it: an error naming the file, not a crash of this process */
+    /* two bytes changed in a saved topology ('m' -> 'p' at byte 1783, '_' -> 'O' at 2112) made
+     * hwloc 2.9's libxml2 reader dereference NULL: an error naming the file, not a crash of this
+     * process (hwloc's own parser refuses it; were it to crash, the child's load says so) */
     tu_fixture(path, sizeof path, "topo/damaged-2s-cpuonly-crashes-hwloc.xml");
     assert_int_equal(topo_load(&topo, path, &err), -1);
     print_message("%s\n", err.msg);
-    assert_true(tu_contains(err.msg, "made hwloc's XML reader crash"));
     assert_true(tu_contains(err.msg, path));
 }
 

@@ -249,11 +249,13 @@ int topo_load(struct topo *topo, const char *xml_path, struct dt_err *err)
 
 /* hwloc's plug-ins from Debian's libhwloc-plugins (which Open MPI pulls in) that dtrain has no
  * use for: PCI devices come from sysfs through hwloc's Linux backend without libpciaccess (which
- * also leaks), GPUs are found as PCI devices, and OpenCL/OpenGL probing is slow. Only hwloc's own
+ * also leaks), GPUs are found as PCI devices, and OpenCL/OpenGL probing is slow. XML is read by
+ * hwloc's own minimal parser, which reads every export hwloc writes: its libxml2 reader crashed
+ * (NULL) and leaked on damaged files that the minimal one refuses cleanly (fuzz_topo). Only hwloc's own
  * variable controls this, read when its components start (the first hwloc_topology_init), so it
  * is set around that and removed again: the program dtrain execs must not inherit it. A
  * blacklist the user set is left alone. */
-#define TOPO_PLUGINS_BLACKLIST "hwloc_pci,hwloc_gl,hwloc_opencl"
+#define TOPO_PLUGINS_BLACKLIST "hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_xml_libxml"
 
 static int init_without_plugins(hwloc_topology_t *hw)
 {

@@ -1,0 +1,28 @@
+/* fuzz_timeline.c - libFuzzer target: any bytes as a --timeline trace for dtrain-analyze timeline.
+ * Invariants: no crash or leak; a trace that is summed has steps, its median and slowest step
+ * among them; a refusal names the file. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/timeline_sum.h"
+#include "tests/fuzz/memfile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char path[64];
+    int fd = fuzz_memfile(data, size, path);
+    struct timeline_sum sum;
+    struct dt_err err;
+    if (timeline_sum_file(path, &sum, &err) == 0) {
+        if (sum.steps < 1 || !(sum.median_step <= sum.slowest_step || sum.median_step != sum.median_step))
+            abort();
+    } else if (!strstr(err.msg, path)) {
+        abort();   /* a refusal names the file */
+    }
+    close(fd);
+    return 0;
+}
