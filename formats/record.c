@@ -115,15 +115,8 @@ static int append_whole(int fd, const char *path, const char *line, size_t len, 
     int rc = 0;
     if (last != '\n' && write(fd, "\n", 1) != 1)
         rc = dt_fail(err, "cannot write the record file %s: %s", path, strerror(errno));
-    ssize_t n = rc < 0 ? 0 : write(fd, line, len);
-    if (rc == 0 && n >= 0 && n < (ssize_t)len) {
-        /* a short write: the rest, written again, says why (ENOSPC, EFBIG, EIO: not a guess) */
-        ssize_t more = write(fd, line + n, len - (size_t)n);
-        n = more < 0 ? -1 : n + more;
-        if (more >= 0 && n < (ssize_t)len)
-            errno = ENOSPC;   /* short twice without an error: the device takes no more */
-    }
-    if (rc == 0 && n != (ssize_t)len)
+    /* after a short write the rest is written again, which says why (ENOSPC, EFBIG, EIO: not a guess) */
+    if (rc == 0 && write_fully(fd, line, len) < 0)
         rc = dt_fail(err, "cannot write the record file %s: %s; the file is as it was", path, strerror(errno));
     if (rc == 0 && fsync(fd) < 0)
         rc = dt_fail(err, "cannot flush the record file %s: %s", path, strerror(errno));
@@ -163,7 +156,7 @@ static bool has_failure_of(int fd, const struct run_record *rec)
 
 /* The records file's lock: a file of its own beside it, PATH.lock, the user's and 0600
  * (lock_file.h), so that a user who can only read the records cannot hold up the appends. Where
- * no file can be made beside it (a directory the user may not write), the records file itself.
+ * none is there and none can be made (a directory the user may not write), the records file itself.
  * Sets *lock to the lock file's fd (or -1). 0, or -1 with err. */
 static int lock_records(const char *path, int fd, int *lock, struct dt_err *err)
 {
@@ -175,7 +168,8 @@ static int lock_records(const char *path, int fd, int *lock, struct dt_err *err)
     *lock = got >= 0 ? got : -1;
     if (got >= 0 || got == LOCK_UNSUPPORTED)
         return 0;
-    if (got == LOCK_FAILED && (errno == EACCES || errno == EROFS)) {
+    struct stat st;   /* a lock file that is there but not ours was planted: refused, never fallen back from */
+    if (got == LOCK_FAILED && (errno == EACCES || errno == EROFS) && lstat(lock_path, &st) < 0 && errno == ENOENT) {
         if (lock_fd_within(fd, RECORD_LOCK_WAIT_SECONDS) == 0)
             return 0;
         return dt_fail(err, "cannot lock the record file %s: %s", path,

@@ -3,6 +3,9 @@
  * held its flock and every run on it stopped; a sticky directory of another user was trusted with
  * checkpoints its owner could remove. Here user nobody (setpriv, as root) does each of these. */
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/file.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +37,25 @@ static pid_t as_nobody(const char *command)
         _exit(127);
     }
     return pid;
+}
+
+/* User nobody takes flock on path (shared or exclusive) and keeps it; returns its pid once the lock
+ * is held for certain (our own non-blocking try on path fails), within 10 s. */
+static pid_t nobody_holds(const char *path, bool shared)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "exec flock %s %s sleep 60", shared ? "-s" : "", path);
+    pid_t holder = as_nobody(cmd);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    int tries = 0;
+    while (flock(fd, LOCK_EX | LOCK_NB) == 0 && tries++ < 1000) {
+        flock(fd, LOCK_UN);
+        usleep(10 * 1000);
+    }
+    close(fd);
+    assert_true(tries < 1000);   /* held: what follows runs against a taken lock */
+    return holder;
 }
 
 static void stop(pid_t pid)
@@ -78,13 +100,11 @@ static void test_a_reader_cannot_hold_the_records(void **state)
     (void)state;
     if (!can_plant())
         return;
-    char path[256], cmd[512];
+    char path[256];
     snprintf(path, sizeof path, "%s/runs.jsonl", dir);
     assert_int_equal(tu_write_file(path, ""), 0);
     assert_int_equal(chmod(path, 0644), 0);
-    snprintf(cmd, sizeof cmd, "exec flock -s %s sleep 60", path);
-    pid_t reader = as_nobody(cmd);
-    usleep(300 * 1000);   /* its lock taken */
+    pid_t reader = nobody_holds(path, true);
     struct run_record r = {.world_size = 1, .nodes = 1};
     char host[] = "gn01", *hosts[] = {host}, nodelist[] = "gn01";
     r.hostnames = hosts, r.nodelist = nodelist;
@@ -140,12 +160,10 @@ static void test_checkpoint_directories_are_the_users(void **state)
     (void)state;
     if (!can_plant())
         return;
-    char ckpt[256], cmd[512];
+    char ckpt[256];
     snprintf(ckpt, sizeof ckpt, "%s/ckpt", dir);
     assert_int_equal(mkdir(ckpt, 0755), 0);
-    snprintf(cmd, sizeof cmd, "exec flock %s sleep 60", ckpt);
-    pid_t holder = as_nobody(cmd);
-    usleep(300 * 1000);
+    pid_t holder = nobody_holds(ckpt, false);
     struct dt_err err;
     int fd = checkpoint_lock(ckpt, &err);
     stop(holder);

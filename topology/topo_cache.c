@@ -124,11 +124,12 @@ static int open_inside(int dir_fd, const char *dir, const char *name, int flags,
  * not match the bytes after it. */
 static char *checked_xml(char *text, int *length)
 {
-    int want, skip = 0;
+    int want;
     unsigned long crc;
-    if (sscanf(text, "dtrain-topology-cache length %d crc32 %8lx\n%n", &want, &crc, &skip) != 2 || skip == 0)
+    char *end = strchr(text, '\n');   /* the XML begins right after the header's newline */
+    if (!end || sscanf(text, "dtrain-topology-cache length %d crc32 %8lx", &want, &crc) != 2)
         return NULL;
-    char *xml = text + skip;
+    char *xml = end + 1;
     int have = (int)strlen(xml);
     if (have != want || crc32(0L, (const Bytef *)xml, (uInt)have) != crc)
         return NULL;
