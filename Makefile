@@ -175,7 +175,8 @@ $(BUILD)/gpu/%: $(BUILD)/obj/tests/%.o $(BUILD)/obj/libtests.a $(BUILD)/obj/libd
 	@mkdir -p $(dir $@)
 	$(CC) $(DT_CFLAGS) $^ -o $@ -lcmocka $(LIBS)
 
-gpu-bundle: all $(BUILD)/gpu/test_cuda $(BUILD)/gpu/test_cuda_models $(BUILD)/gpu/test_cuda_exchange
+GPU_TESTS := $(patsubst tests/%.c,$(BUILD)/gpu/%,$(wildcard tests/test_cuda*.c))
+gpu-bundle: all $(GPU_TESTS)
 	@BASELINE="$(BASELINE)" sh bench/gpu_bundle.sh $(BUILD) .device
 
 demo: deps

@@ -1,8 +1,7 @@
 #!/bin/sh
 # bench/gpu_bundle.sh - packs what a GPU machine without this one's Debian packages needs to run
-# dtrain's CUDA tests and GPU benchmark (make gpu-bundle): dtrain-train, test_cuda, test_cuda_models,
-# test_cuda_exchange
-# and Open MPI's mpirun as built here,
+# dtrain's CUDA tests and GPU benchmark (make gpu-bundle): dtrain-train, the CUDA tests
+# (BUILD/gpu/test_cuda*) and Open MPI's mpirun as built here,
 # every shared library they load except the C runtime and the GPU's own (libcudart, cuBLAS, cuDNN,
 # NCCL: the GPU machine brings those, matching its driver), and Open MPI's plugins, help texts and
 # PMIx under the prefix layout that OPAL_PREFIX relocates. Built on Debian 12 (glibc 2.36), they
@@ -16,8 +15,7 @@ out=$2
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/root"
-cp "$build/bin/dtrain-train" "$build/gpu/test_cuda" "$build/gpu/test_cuda_models" "$build/gpu/test_cuda_exchange" \
-    "$stage/bin/"
+cp "$build/bin/dtrain-train" "$build"/gpu/test_cuda* "$stage/bin/"
 [ -z "${BASELINE:-}" ] || cp "$BASELINE" "$stage/bin/dtrain-train-baseline"
 # Open MPI's launcher: the GPU machine has none, and the exchange methods' check runs 2-3 ranks
 cp -L /usr/bin/orterun "$stage/bin/mpirun"

@@ -13,8 +13,12 @@
 # short call for a kernel change: test_cuda, the profiles and the benchmark; a bundle made with
 # BASELINE (gpu_bundle.sh) runs that dtrain-train in the benchmark beside this one. `sanitize` runs
 # compute-sanitizer (memcheck, racecheck) over test_cuda's kernel tests, one at a time, and a short
-# ResNet-18 in both precisions and with CUDA graphs: sanitize.log.
-# Usage: sh bench/gpu_device_run.sh [tests|bench|speed|sanitize|all]   (env: PYTHON, TOTAL (420), gpu_vs_torch.sh's)
+# ResNet-18 in both precisions and with CUDA graphs: sanitize.log. `short` is one bounded call for
+# the channels-last work: test_cuda_layout, test_cuda and test_cuda_models, the benchmark (ResNet-50
+# NCHW and channels-last in both precisions, BERT-Base in bf16, against PyTorch eager, channels-last,
+# torch.compile in bf16 and SDPA; one round; TOTAL (330) seconds from the start), then
+# compute-sanitizer over the channels-last kernels (SANITIZE: TOOL:BINARY:TEST words).
+# Usage: sh bench/gpu_device_run.sh [tests|bench|speed|sanitize|short|all]   (env: PYTHON, TOTAL (420), gpu_vs_torch.sh's)
 set -u
 started=$(date +%s)
 what=${1:-all}
@@ -67,30 +71,76 @@ train() {   # train LIMIT OPTION...: one dtrain-train on the GPU, its output on 
 }
 
 rc=0
-case $what in tests | bench | speed | sanitize | all) ;;
-    *) echo "usage: gpu_device_run.sh [tests|bench|speed|sanitize|all]"; exit 2 ;;
+# sanitize TOOL:BINARY:TEST... [-- DTRAIN_TRAIN_OPTIONS...]: compute-sanitizer over each test, one at a
+# time, into sanitize.log; 1 when it found anything
+sanitize() {
+    sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    {
+        for item in "$@"; do
+            IFS=: read -r tool exe t <<ITEM
+$item
+ITEM
+            echo "== $tool: $exe $t"
+            timeout 150 "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/$exe" "$t" 2>&1 |
+                grep -v -e '^\[ RUN' -e '^\[       OK' -e 'max error'
+        done
+    } >>"$out/sanitize.log" 2>&1
+    cat "$out/sanitize.log"
+    ! grep -q -e 'ERROR SUMMARY: [1-9]' -e 'RACECHECK SUMMARY: [1-9]' "$out/sanitize.log"
+}
+case $what in tests | bench | speed | sanitize | short | all) ;;
+    *) echo "usage: gpu_device_run.sh [tests|bench|speed|sanitize|short|all]"; exit 2 ;;
 esac
 if [ "$what" = sanitize ]; then
     sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-    {
-        for tool in memcheck racecheck; do
-            for t in test_linear test_convolutions test_batchnorm test_elementwise_pooling_and_loss test_optimizers \
-                test_language_model_kernels; do
-                echo "== $tool: test_cuda $t"
-                timeout 120 "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/test_cuda" "$t" 2>&1 |
-                    grep -v -e '^\[ RUN' -e '^\[       OK' -e 'max error'
-            done
+    : >"$out/sanitize.log"
+    kernels=""
+    for tool in memcheck racecheck; do
+        for t in test_linear test_convolutions test_batchnorm test_elementwise_pooling_and_loss test_optimizers \
+            test_language_model_kernels; do
+            kernels="$kernels $tool:test_cuda:$t"
         done
-        for options in "--precision fp32" "--precision bf16" "--precision fp32 --cuda-graphs"; do
-            echo "== memcheck: ResNet-18 $options"
-            # shellcheck disable=SC2086 # the options are words
-            timeout 120 "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/dtrain-train" --device cuda $options \
-                --model resnet18 --dataset synthetic:28x28x1 --batch-size 16 --max-steps 4 --log-every 2 \
-                --eval-every 0 2>&1 | tail -n 4
+        for t in test_convolutions_channels_last test_batchnorm_channels_last test_pooling_channels_last; do
+            kernels="$kernels $tool:test_cuda_layout:$t"
         done
-    } >"$out/sanitize.log" 2>&1
-    cat "$out/sanitize.log"
-    grep -q -e 'ERROR SUMMARY: [1-9]' -e 'RACECHECK SUMMARY: [1-9]' "$out/sanitize.log" && rc=1
+    done
+    # shellcheck disable=SC2086 # one word a test
+    sanitize $kernels || rc=1
+    for options in "--precision fp32" "--precision bf16" "--precision fp32 --cuda-graphs" "--channels-last --precision bf16"; do
+        echo "== memcheck: ResNet-18 $options"
+        # shellcheck disable=SC2086 # the options are words
+        timeout 120 "$sanitizer" --tool memcheck --error-exitcode 9 "$bin/dtrain-train" --device cuda $options \
+            --model resnet18 --dataset synthetic:28x28x1 --batch-size 16 --max-steps 4 --log-every 2 \
+            --eval-every 0 2>&1 | tail -n 4
+    done >>"$out/sanitize.log" 2>&1
+    grep -q -e 'ERROR SUMMARY: [1-9]' "$out/sanitize.log" && rc=1
+    exit $rc
+fi
+if [ "$what" = short ]; then
+    # issue 51's prepared call: the CUDA tests (channels-last's first), the speed table against
+    # PyTorch's ways, then compute-sanitizer over the channels-last kernels, each file written as it goes
+    : >"$out/tests.log" && : >"$out/sanitize.log"
+    for t in test_cuda_layout test_cuda test_cuda_models; do
+        log=$root/$t.log
+        timeout 200 "$bin/$t" >"$log" 2>&1 || echo "FAILED: $t exited $?" >>"$log"
+        { echo "== $t"; cat "$log"; } >>"$out/tests.log"
+        { grep -q '^\[  PASSED  \]' "$log" && ! grep -q -e '^\[  FAILED  \]' -e '^\[  SKIPPED \]' -e '^FAILED' "$log"; } ||
+            rc=1
+        tail -n 5 "$log"
+    done
+    grep -e '^\[  FAILED' -e 'FAILED:' -e 'error' "$out/tests.log" | head -n 20
+    short_configs="resnet50:224x224x3:128:fp32:find resnet50:224x224x3:128:fp32:find:cl
+resnet50:224x224x3:128:bf16:find resnet50:224x224x3:128:bf16:find:cl bert-base:seq128:32:bf16:heuristic"
+    CONFIGS=${CONFIGS:-$short_configs} ROUNDS=${ROUNDS:-1} COMPILE_PRECISIONS=${COMPILE_PRECISIONS:-bf16} \
+        DEADLINE=$((${TOTAL:-330} - ($(date +%s) - started))) sh "$top/bench/gpu_vs_torch.sh" "$bin" "$python" \
+        >"$out/bench.md" 2>&1
+    cat "$out/bench.md"
+    # shellcheck disable=SC2086 # one word a test
+    sanitize ${SANITIZE:-memcheck:test_cuda_layout:test_batchnorm_channels_last \
+        memcheck:test_cuda_layout:test_pooling_channels_last racecheck:test_cuda_layout:test_batchnorm_channels_last \
+        memcheck:test_cuda_layout:test_convolutions_channels_last memcheck:test_cuda_layout:test_bf16_convolution_output_stays_bf16} ||
+        rc=1
+    echo "short: $(($(date +%s) - started)) s"
     exit $rc
 fi
 unit_tests="test_cuda test_cuda_models test_cuda_exchange"

@@ -9,7 +9,10 @@ token ids with Adam, and prints "samples/s tokens/s" over STEPS steps after 3 un
 MODEL: transformer, bert-base, bert-large, or NAME:LAYERSxHIDDENxHEADS. Threads are set before
 torch is imported (OMP_NUM_THREADS), as the bench's rules ask. PEER_DEVICE=cuda runs it on the GPU
 (bench/gpu_vs_torch.sh): fp32 with TF32 allowed, as dtrain-train --device cuda, the clock read after
-a synchronize.
+a synchronize. PEER_PRECISION=bf16 runs the step under bf16 autocast; PEER_ATTENTION=sdpa computes
+attention with F.scaled_dot_product_attention (PyTorch's fused flash / memory-efficient kernels,
+the padding mask and the dropout of the weights passed to it), as people run BERT today, instead of
+the matmul-softmax-matmul written out.
 """
 import os
 import sys
@@ -26,6 +29,8 @@ from torch import nn  # noqa: E402
 
 torch.set_num_threads(threads)
 DEVICE = os.environ.get("PEER_DEVICE", "cpu")
+BF16 = os.environ.get("PEER_PRECISION", "fp32") == "bf16"
+SDPA = os.environ.get("PEER_ATTENTION", "") == "sdpa"
 torch.backends.cuda.matmul.allow_tf32 = True   # dtrain's fp32 on a GPU: TF32 GEMMs
 torch.backends.cudnn.allow_tf32 = True
 
@@ -61,9 +66,13 @@ class Layer(nn.Module):
     def forward(self, x, keep):
         n, t, h = x.shape
         q, k, v = (z.reshape(n, t, self.heads, h // self.heads).transpose(1, 2) for z in self.qkv(x).split(h, dim=-1))
-        scores = (q @ k.transpose(-1, -2)) / (h // self.heads) ** 0.5
-        weights = self.drop(torch.softmax(scores.masked_fill(~keep, float("-inf")), -1))   # as dtrain and BERT
-        a = (weights @ v).transpose(1, 2).reshape(n, t, h)
+        if SDPA:
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, dropout_p=DROPOUT if self.training else 0.0)
+        else:
+            scores = (q @ k.transpose(-1, -2)) / (h // self.heads) ** 0.5
+            weights = self.drop(torch.softmax(scores.masked_fill(~keep, float("-inf")), -1))   # as dtrain and BERT
+            a = weights @ v
+        a = a.transpose(1, 2).reshape(n, t, h)
         x = self.ln1(self.drop(self.out(a)) + x)
         return self.ln2(self.drop(self.ff2(F.gelu(self.ff1(x)))) + x)
 
@@ -112,11 +121,12 @@ def main():
 
     def step():
         opt.zero_grad(set_to_none=True)
-        if pretraining:
-            nsp, mlm = model(ids)
-            loss = F.cross_entropy(nsp, labels) + F.cross_entropy(mlm.reshape(-1, vocab), mlm_labels.reshape(-1))
-        else:
-            loss = F.cross_entropy(model(ids), labels)
+        with torch.autocast(DEVICE, dtype=torch.bfloat16, enabled=BF16):
+            if pretraining:
+                nsp, mlm = model(ids)
+                loss = F.cross_entropy(nsp, labels) + F.cross_entropy(mlm.reshape(-1, vocab), mlm_labels.reshape(-1))
+            else:
+                loss = F.cross_entropy(model(ids), labels)
         loss.backward()
         opt.step()
         return loss.item()   # read back every step, as dtrain-train logs it

@@ -17,7 +17,7 @@
 #include "trainer/base/rng.h"
 #include "tests/testutil.h"
 
-struct backend *gpu, *gpu_bf16;
+struct backend *gpu, *gpu_bf16, *gpu_cl, *gpu_cl_bf16;
 struct backend *on;   /* the backend whose stream up() and down() use: gpu unless a test says */
 
 /* Why the tests cannot run although this is a GPU machine ("" when they can, or it is not one). */
@@ -28,6 +28,8 @@ int cuda_setup(void **state)
     (void)state;
     char why[512];
     struct cuda_options bf16 = {.bf16 = true, .conv_algo = CONV_ALGO_FIND};
+    struct cuda_options cl = {.channels_last = true, .conv_algo = CONV_ALGO_FIND};
+    struct cuda_options cl_bf16 = {.bf16 = true, .channels_last = true, .conv_algo = CONV_ALGO_FIND};
     char versions[256];
     backend_cuda_versions(versions, sizeof versions);
     print_message("test_cuda: %s\n", versions);   /* the libraries this run loaded, in its output */
@@ -38,6 +40,10 @@ int cuda_setup(void **state)
         snprintf(broken, sizeof broken, "a GPU is there but the backend did not start: %s", why);
     else if (gpu && !(gpu_bf16 = backend_cuda_create(0, &bf16, why, sizeof why)))
         snprintf(broken, sizeof broken, "the bf16 backend did not start: %s", why);
+    else if (gpu && !(gpu_cl = backend_cuda_create(0, &cl, why, sizeof why)))
+        snprintf(broken, sizeof broken, "the channels-last backend did not start: %s", why);
+    else if (gpu && !(gpu_cl_bf16 = backend_cuda_create(0, &cl_bf16, why, sizeof why)))
+        snprintf(broken, sizeof broken, "the channels-last bf16 backend did not start: %s", why);
     on = gpu;
     return 0;
 }
@@ -47,6 +53,8 @@ int cuda_teardown(void **state)
     (void)state;
     backend_cuda_destroy(gpu);
     backend_cuda_destroy(gpu_bf16);
+    backend_cuda_destroy(gpu_cl);
+    backend_cuda_destroy(gpu_cl_bf16);
     return 0;
 }
 
@@ -97,8 +105,10 @@ void assert_close(const char *what, const float *got, const float *want, size_t 
     double worst = 0, scale = 0;
     for (size_t i = 0; i < count; i++)
         scale = fmax(scale, fabs(want[i]));
-    for (size_t i = 0; i < count; i++)
-        worst = fmax(worst, fabs((double)got[i] - want[i]) / (1 + scale));
+    for (size_t i = 0; i < count; i++) {
+        double error = fabs((double)got[i] - want[i]) / (1 + scale);
+        worst = isnan(error) ? INFINITY : fmax(worst, error);   /* fmax would pass over a NaN */
+    }
     print_message("%-28s max error %.2e (tolerance %.0e)\n", what, worst, tolerance);
     assert_true(worst <= tolerance);
 }

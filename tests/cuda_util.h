@@ -8,10 +8,11 @@
 
 #include "trainer/backend/backend.h"
 
-extern struct backend *gpu, *gpu_bf16;   /* NULL without a GPU */
+/* NULL without a GPU: fp32 (TF32) and bf16, each NCHW and channels-last (NHWC images) */
+extern struct backend *gpu, *gpu_bf16, *gpu_cl, *gpu_cl_bf16;
 extern struct backend *on;   /* the backend whose stream up() and down() use: gpu unless a test says */
 
-/* cmocka group set-up and tear-down: prints the CUDA libraries loaded, makes both backends. */
+/* cmocka group set-up and tear-down: prints the CUDA libraries loaded, makes the four backends. */
 int cuda_setup(void **state);
 int cuda_teardown(void **state);
 
@@ -28,7 +29,7 @@ void *up(const void *host, size_t bytes);
 /* The device's array back on the host (freed by the caller), after checking nothing failed. */
 float *down(const void *device, size_t count);
 
-/* max |a - b| / (1 + max |b|) over count values, against tolerance. */
+/* max |a - b| / (1 + max |b|) over count values, against tolerance (a NaN on either side fails). */
 void assert_close(const char *what, const float *got, const float *want, size_t count, double tolerance);
 
 #endif

@@ -41,7 +41,7 @@ for t in "$@"; do
         *) args="" ;;
     esac
     # The CUDA driver maps memory where ASan keeps its shadow gap, and leaks by design at exit.
-    case $t in test_cuda|test_cuda_exchange) asan="$ASAN_OPTIONS:protect_shadow_gap=0:detect_leaks=0" ;; *) asan=$ASAN_OPTIONS ;; esac
+    case $t in test_cuda*) asan="$ASAN_OPTIONS:protect_shadow_gap=0:detect_leaks=0" ;; *) asan=$ASAN_OPTIONS ;; esac
     # shellcheck disable=SC2086
     ASAN_OPTIONS=$asan timeout -k 10 "$limit" "$top/$bindir/$t" $args >"$log" 2>&1
     rc=$?

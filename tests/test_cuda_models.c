@@ -33,41 +33,68 @@ static double train_curve(const struct train_config *cfg, const char *what)
     return rate;
 }
 
-/* One model's run on the CPU, on the GPU, on the GPU in bf16 and as CUDA graphs: every step's loss
- * follows the CPU's (TF32 and bf16 let them drift apart slowly), and the steps replayed as CUDA
- * graphs follow the eager GPU run's (the same kernels; only cuDNN's atomics may reorder sums). */
-static void follow_the_cpu(const char *model, const char *dataset, int batch, int steps, int cpu_threads)
+/* One model's run on the CPU, on the GPU, on the GPU in bf16 and as CUDA graphs, and with
+ * channels_last each of those three again with images NHWC: every step's loss follows the CPU's
+ * (TF32 and bf16 let them drift apart slowly), and the steps replayed as CUDA graphs follow the
+ * eager GPU run's in the same layout (the same kernels; only cuDNN's atomics may reorder sums). */
+static void follow_the_cpu(const char *model, const char *dataset, int batch, int steps, double lr, int cpu_threads,
+                           double replay_tolerance, bool channels_last)
 {
     enum { MAX_STEPS = 30 };
     assert_true(steps <= MAX_STEPS);
-    double curve[4][MAX_STEPS];
-    const char *backends[] = {"cpu", "cuda", "cuda", "cuda"};
-    const char *labels[] = {"cpu", "cuda", "cuda bf16", "cuda, CUDA graphs"};
-    for (int b = 0; b < 4; b++) {
+    static const struct {
+        const char *label, *backend;
+        bool bf16, graphs, channels_last;
+        int eager;   /* graphs: the eager run they replay */
+    } runs[] = {
+        {"cpu", "cpu", false, false, false, 0},
+        {"cuda", "cuda", false, false, false, 0},
+        {"cuda bf16", "cuda", true, false, false, 0},
+        {"cuda, CUDA graphs", "cuda", false, true, false, 1},
+        {"cuda channels-last", "cuda", false, false, true, 0},
+        {"cuda bf16 channels-last", "cuda", true, false, true, 0},
+        {"cuda channels-last, CUDA graphs", "cuda", false, true, true, 4},
+    };
+    int count = channels_last ? 7 : 4;
+    double curve[7][MAX_STEPS];
+    for (int b = 0; b < count; b++) {
         struct train_config cfg = {.model = model, .dataset = dataset, .data_dir = DATA_DEFAULT_DIR,
-                                   .optimizer = "adam", .backend = backends[b], .batch = batch, .epochs = 1,
+                                   .optimizer = "adam", .backend = runs[b].backend, .batch = batch, .epochs = 1,
                                    .threads = b == 0 ? cpu_threads : 1, .log_every = 1000, .eval_every = 0,
-                                   .max_steps = steps, .lr = 0.002, .seed = 3, .bf16 = b == 2, .cuda_graphs = b == 3,
+                                   .max_steps = steps, .lr = lr, .seed = 3, .bf16 = runs[b].bf16,
+                                   .cuda_graphs = runs[b].graphs, .channels_last = runs[b].channels_last,
                                    .loss_curve = curve[b]};
-        double rate = train_curve(&cfg, labels[b]);
+        double rate = train_curve(&cfg, runs[b].label);
         print_message("%s, %s: loss at the first, middle and last step: %.5f %.5f %.5f, %.0f samples/s\n", model,
-                      labels[b], curve[b][0], curve[b][steps / 2], curve[b][steps - 1], rate);
+                      runs[b].label, curve[b][0], curve[b][steps / 2], curve[b][steps - 1], rate);
     }
-    for (int step = 0; step < steps; step++) {
-        assert_true(fabs(curve[1][step] - curve[0][step]) <= 0.05 * (1 + curve[0][step]));
-        assert_true(fabs(curve[2][step] - curve[0][step]) <= 0.1 * (1 + curve[0][step]));
-        assert_true(fabs(curve[3][step] - curve[1][step]) <= 0.02 * (1 + curve[1][step]));   /* replay = eager */
-    }
+    for (int b = 1; b < count; b++)
+        for (int step = 0; step < steps; step++) {
+            double want = runs[b].graphs ? curve[runs[b].eager][step] : curve[0][step];
+            double tolerance = runs[b].graphs ? replay_tolerance : runs[b].bf16 ? 0.1 : 0.05;
+            if (fabs(curve[b][step] - want) > tolerance * (1 + fabs(want)))
+                fail_msg("%s, %s: loss %.5f at step %d, %s %.5f", model, runs[b].label, curve[b][step], step + 1,
+                         runs[b].graphs ? "its eager run's" : "the CPU's", want);
+        }
 }
 
 /* LeNet, 30 Adam steps; a ResNet-18 (batch norm fused with its ReLU and residual add, and in bf16
- * the convolutions reading batch norm's bf16 copies), 10 steps on 16x16 images. */
+ * the convolutions reading batch norm's bf16 copies), 10 steps on 16x16 images, and in
+ * channels-last mode too (LeNet flattens its images: refused there, test_nn); a ResNet-50 on
+ * 64x64 images takes the ImageNet stem (7x7 stride 2, the overlapping max pool) and bottlenecks. */
 static void test_training_follows_the_cpu(void **state)
 {
     (void)state;
     require_gpu();
-    follow_the_cpu("lenet", "synthetic", 64, 30, 1);
-    follow_the_cpu("resnet18", "synthetic:16x16x3", 16, 10, 4);
+    follow_the_cpu("lenet", "synthetic", 64, 30, 0.002, 1, 0.02, false);
+    follow_the_cpu("resnet18", "synthetic:16x16x3", 16, 10, 0.002, 4, 0.02, true);
+    /* At 0.002 a ResNet-50 at batch 8 diverges (loss 2.5 to 10 in 6 steps on every backend), and a
+     * diverging run amplifies TF32's rounding until the curves part: a rate it trains at. Its
+     * batch statistics over 32 values a channel in the last stage, and the sums cuDNN's atomics
+     * and the overlapping max pool's reorder, part two runs of the same kernels by up to 3% in 6
+     * steps (measured on an H200: replayed 2.580 against eager 2.677 at step 4): the replay is
+     * held to the CPU's 5% there. */
+    follow_the_cpu("resnet50", "synthetic:64x64x3", 8, 6, 1e-4, 4, 0.05, true);
 }
 
 /* The reference experiments' language models end to end on the GPU: a transformer classifier and BERT's

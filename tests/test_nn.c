@@ -333,6 +333,38 @@ static void test_a_graph_needs_a_loss(void **state)
     model_free(&m);
 }
 
+/* A channels-last backend (the GPU's --channels-last) keeps images NHWC: the ResNets, which pool
+ * to one value a channel before their linear layer, get an NHWC copy of their input; LeNet and the
+ * CNN, which flatten images into one, are refused with the option named; the MLP, with no
+ * convolution, keeps its input as it is. (The kernels themselves: test_cuda_layout.) */
+static void test_channels_last_needs_pooled_features(void **state)
+{
+    (void)state;
+    struct backend nhwc = *backend_reference();
+    nhwc.channels_last = true;
+    static const struct { const char *model; int c, h; bool refused, copied; } cases[] = {
+        {"resnet18", 3, 16, false, true}, {"resnet50", 3, 64, false, true}, {"lenet", 1, 28, true, false},
+        {"cnn", 1, 28, true, false}, {"mlp", 1, 28, false, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct model m;
+        struct workspace ws;
+        struct dt_err err = {0};
+        assert_int_equal(model_build(&m, cases[i].model, cases[i].c, cases[i].h, cases[i].h, 10, NULL), 0);
+        int rc = workspace_create(&ws, &m, &nhwc, 2, &err);
+        print_message("%s: %s\n", cases[i].model, rc < 0 ? err.msg : ws.input_nhwc ? "an NHWC input copy" : "as is");
+        assert_int_equal(rc, cases[i].refused ? -1 : 0);
+        if (rc < 0) {
+            assert_non_null(strstr(err.msg, "--channels-last"));
+            assert_non_null(strstr(err.msg, cases[i].model));
+        } else {
+            assert_true((ws.input_nhwc != NULL) == cases[i].copied);
+            workspace_free(&ws, &m, &nhwc);
+        }
+        model_free(&m);
+    }
+}
+
 /* The running variance is the unbiased one (PyTorch's), and a check of 8 values a channel with
  * momentum 1 tells it from the biased one by far more than test_cuda's 1e-5: the sensitivity
  * test_cuda's batch-norm test relies on, shown on both CPU backends. */
@@ -377,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_a_graph_needs_a_loss),
         cmocka_unit_test(test_batchnorm_running_variance_is_unbiased),
         cmocka_unit_test(test_fused_batchnorm_is_the_separate_ops),
+        cmocka_unit_test(test_channels_last_needs_pooled_features),
     };
     return cmocka_run_group_tests_name("nn", tests, NULL, NULL);
 }

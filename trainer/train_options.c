@@ -55,6 +55,9 @@ static const char usage_text[] =
     "                          per shape (find: as torch.backends.cudnn.benchmark), or only\n"
     "                          those that sum in a fixed order (deterministic: as\n"
     "                          torch.backends.cudnn.deterministic; runs repeat bit for bit)\n"
+    "      --channels-last     on the GPU: images NHWC from the first convolution to the\n"
+    "                          pooling (PyTorch's torch.channels_last), as cuDNN's tensor\n"
+    "                          cores read them; the ResNets (the others flatten images)\n"
     "      --cuda-graphs       on one GPU: capture a training step once as a CUDA graph and\n"
     "                          replay it (one launch a step instead of hundreds)\n"
     "      --log-every N       steps between Step lines (200)\n"
@@ -171,7 +174,7 @@ static int bad(const char *option, const char *value, const char *what)
 /* Long options without a short form. */
 enum { O_DATA = 256, O_MAX_STEPS, O_OPTIMIZER, O_LR, O_LR_SCALE, O_MOMENTUM, O_WD, O_SEED, O_BACKEND, O_LOG, O_EVAL,
        O_COMM, O_CHECK, O_PARAMS_OUT, O_RECORD, O_CKPT, O_CKPT_EVERY, O_RESUME, O_TIMEOUT, O_TAG, O_DEVICE,
-       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PS_NODE_SUMS, O_PARTITION, O_CREDIT, O_TIMELINE,
+       O_PRECISION, O_CONV_ALGO, O_GRAPHS, O_CHANNELS_LAST, O_COMM_THRESHOLD, O_PS_SERVERS, O_PS_COLOCATED, O_PS_NODE_SUMS, O_PARTITION, O_CREDIT, O_TIMELINE,
        O_PROFILE_OUT, O_EMULATE, O_EMULATE_RATE, O_DILATE, O_EXPORT_RUN,
        O_TIMELINE_STEPS, O_RECORD_FAILURE, O_SEQ_LEN, O_DROPOUT, O_VOCAB, O_LIST_METHODS, O_STRAGGLER, O_STALL_WARNING, O_STATUS_DIR,
        O_GPU_TRANSPORT };
@@ -333,6 +336,7 @@ static int parse_choice(int opt, struct train_options *opts)
             return bad("--conv-algo", optarg, "heuristic, find or deterministic");
         break;
     case O_GRAPHS: cfg->cuda_graphs = true; break;
+    case O_CHANNELS_LAST: cfg->channels_last = true; break;
     case O_GPU_TRANSPORT:
         if (strcmp(optarg, "nccl") != 0 && strcmp(optarg, "host") != 0)
             return bad("--gpu-transport", optarg, "nccl or host");
@@ -431,7 +435,7 @@ int train_options_parse(int argc, char **argv, struct train_options *opts)
         {"resume", no_argument, NULL, O_RESUME}, {"timeout", required_argument, NULL, O_TIMEOUT},
         {"tag", required_argument, NULL, O_TAG}, {"device", required_argument, NULL, O_DEVICE},
         {"precision", required_argument, NULL, O_PRECISION}, {"conv-algo", required_argument, NULL, O_CONV_ALGO},
-        {"cuda-graphs", no_argument, NULL, O_GRAPHS}, {"gpu-transport", required_argument, NULL, O_GPU_TRANSPORT},
+        {"cuda-graphs", no_argument, NULL, O_GRAPHS}, {"channels-last", no_argument, NULL, O_CHANNELS_LAST}, {"gpu-transport", required_argument, NULL, O_GPU_TRANSPORT},
         {"comm-threshold", required_argument, NULL, O_COMM_THRESHOLD},
         {"ps-servers", required_argument, NULL, O_PS_SERVERS}, {"partition-bytes", required_argument, NULL, O_PARTITION},
         {"credit-bytes", required_argument, NULL, O_CREDIT}, {"profile-out", required_argument, NULL, O_PROFILE_OUT},

@@ -22,6 +22,10 @@ struct conv_shape {
     int c_out, kh, kw;
     int stride, pad;
     int h_out, w_out;
+    /* y's one reader is a batch norm's input (the model knows): a bf16 backend, whose convolutions
+     * compute y in bf16, may keep it in its bf16 copy alone, for the batch norm to read, and leave
+     * the fp32 tensor unwritten. */
+    bool y_for_batchnorm;
     /* Optional, for backends that lower convolutions to GEMM: a buffer of c*kh*kw x n*h_out*w_out
      * floats where forward leaves its im2col columns and backward reuses them; NULL: rebuilt. */
     float *cols;
@@ -66,6 +70,13 @@ struct backend {
     /* Every pointer the kernels take is the GPU's memory (backend_cuda.h allocates and copies it);
      * false: host memory, as malloc gives. */
     bool device_memory;
+    /* Images are [n][h][w][c] (NHWC, PyTorch's channels_last) in the kernels that see their layout:
+     * convolutions (x, y and their gradients; the weights and their gradients stay [c_out][c_in][kh]
+     * [kw]), batch norm, both poolings (global average pooling's output [n][c] either way). The
+     * model's input comes NCHW (the loader's), and to_channels_last makes the first layer's copy;
+     * a model that flattens an image into a linear layer cannot run so (its features would come
+     * in another order). Set by the CUDA backend on request (--channels-last); false elsewhere. */
+    bool channels_last;
     /* Where tensors live: NULL means malloc, free and memset (the CPU backends). */
     void *(*alloc)(void *state, size_t bytes);
     void (*release)(void *state, void *p);
@@ -100,6 +111,9 @@ struct backend {
                             int stride, int pad);
     void (*maxpool_backward)(void *state, const int *argmax, const float *dy, float *dx, int n, int c, int h, int w,
                              int h_out, int w_out, int k, int stride, int pad, bool accumulate);
+
+    /* [n][c][hw] -> [n][hw][c] (channels_last backends only; NULL elsewhere). */
+    void (*to_channels_last)(void *state, const float *x, float *y, int n, int c, int hw);
 
     /* Global average pooling: [n][c][hw] -> [n][c]. */
     void (*avgpool_forward)(void *state, const float *x, float *y, int n, int c, int hw);

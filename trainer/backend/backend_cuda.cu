@@ -216,6 +216,7 @@ struct backend *backend_cuda_create(int device, const struct cuda_options *optio
     }
     st->device = device;
     st->bf16 = options && options->bf16;
+    st->channels_last = options && options->channels_last;
     st->conv_algo = options ? options->conv_algo : CONV_ALGO_HEURISTIC;
     st->last_slot = -1;
     bool ok = cuda_ok(st, cudaSetDevice(device), "cudaSetDevice") &&
@@ -240,7 +241,8 @@ struct backend *backend_cuda_create(int device, const struct cuda_options *optio
         return nullptr;
     }
     st->table = backend{};
-    st->table.name = st->bf16 ? "cuda-bf16" : "cuda";
+    static const char *const names[2][2] = {{"cuda", "cuda-channels-last"}, {"cuda-bf16", "cuda-bf16-channels-last"}};
+    st->table.name = names[st->bf16][st->channels_last];
     st->table.state = st;
     st->table.device_memory = true;
     install_own_kernels(&st->table);
@@ -248,6 +250,7 @@ struct backend *backend_cuda_create(int device, const struct cuda_options *optio
     install_dnn(&st->table);
     install_batchnorm(&st->table);
     install_seq_kernels(&st->table);
+    install_layout(&st->table, st->channels_last);
     return &st->table;
 }
 
@@ -263,6 +266,7 @@ void backend_cuda_destroy(struct backend *be)
         cudaStreamSynchronize(st->copy_stream);
     release_dnn(st);
     release_batchnorm(st);
+    release_layout(st);
     for (int i = 0; i < HALF_SLOTS; i++)
         cudaFree(st->half[i]);
     bf16_shadows_free(st);

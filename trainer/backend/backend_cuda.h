@@ -51,6 +51,10 @@ struct cuda_options {
      * their inputs and weights and accumulate in fp32; tensors, master weights, batch norm, the
      * loss and the optimizer stay fp32. */
     bool bf16;
+    /* Images NHWC from the first convolution to the global average pool (backend.h's
+     * channels_last; PyTorch's torch.channels_last), where cuDNN's tensor-core convolutions need
+     * no transposes. */
+    bool channels_last;
     enum conv_algo conv_algo;
 };
 

@@ -79,13 +79,33 @@ __nv_bfloat16 *dtrain_cuda::bf16_shadow_to_write(cuda_state *st, const float *of
             st->shadows = grown, st->cap_shadows = cap;
         }
         sh = &st->shadows[st->num_shadows++];
-        *sh = bf16_shadow{of, nullptr, 0, 0, false};
+        *sh = bf16_shadow{of, nullptr, 0, 0, false, false};
     }
-    sh->valid = false;
+    sh->valid = false, sh->alone = false;
     if (!grow_device(st, &sh->copy, &sh->cap, count, "a bf16 copy"))
         return nullptr;
     sh->count = count, sh->valid = true;
     return sh->copy;
+}
+
+const __nv_bfloat16 *dtrain_cuda::bf16_shadow_valid(cuda_state *st, const float *of, size_t count)
+{
+    const bf16_shadow *sh = st->bf16 ? shadow_of(st, of) : nullptr;
+    return sh && sh->valid && sh->count == count ? sh->copy : nullptr;
+}
+
+__nv_bfloat16 *dtrain_cuda::bf16_alone_to_write(cuda_state *st, const float *of, size_t count)
+{
+    __nv_bfloat16 *copy = bf16_shadow_to_write(st, of, count);
+    if (copy)
+        shadow_of(st, of)->alone = true;
+    return copy;
+}
+
+const __nv_bfloat16 *dtrain_cuda::bf16_alone(cuda_state *st, const float *of, size_t count)
+{
+    const bf16_shadow *sh = st->bf16 ? shadow_of(st, of) : nullptr;
+    return sh && sh->valid && sh->alone && sh->count == count ? sh->copy : nullptr;
 }
 
 void dtrain_cuda::bf16_shadow_forget(cuda_state *st, const float *of)
@@ -117,9 +137,8 @@ const void *dtrain_cuda::bf16_operand(cuda_state *st, int slot, const float *x, 
 {
     if (!st->bf16)
         return x;
-    const bf16_shadow *sh = shadow_of(st, x);
-    if (sh && sh->valid && sh->count == count)
-        return sh->copy;
+    if (const __nv_bfloat16 *copy = bf16_shadow_valid(st, x, count))
+        return copy;
     __nv_bfloat16 *h = half_buffer(st, slot, count);
     if (!h)
         return nullptr;

@@ -1,4 +1,4 @@
-/* bn_cuda.cu - the CUDA backend's batch norm (NCHW, PyTorch's semantics, the CPU reference's
+/* bn_cuda.cu - the CUDA backend's batch norm (NCHW or channels-last NHWC, PyTorch's semantics, the CPU reference's
  * arithmetic in backend_ref.c), with what follows it in a ResNet fused in: the residual add and
  * the ReLU (struct bn_call).
  *
@@ -10,11 +10,15 @@
  * recomputes the ReLU's mask from x instead of reading y: the same float function of the same
  * saved values as the forward's (bn_value), so it is forward's mask to the bit; with one it reads
  * y (y > 0 exactly where the sum was). In bf16 mode the forward also writes y's bf16 copy and
- * the backward dx's, which the convolutions read instead of casting (bf16_cuda.cu's shadows).
+ * the backward dx's, which the convolutions read instead of casting (bf16_cuda.cu's shadows), and
+ * x, a convolution's output, is read from the bf16 copy the convolution left alone (the fp32
+ * tensor unwritten: conv_shape's y_for_batchnorm).
  *
  * Each channel's sums run over n x hw values: a block per (channel, split of the batch), enough
  * splits to fill the GPU when channels are few, its partial sums in double (var = E[x^2] - mean^2
- * keeps its digits), then one thread per channel adds the splits. */
+ * keeps its digits), then one thread per channel adds the splits. Channels-last (NHWC): a block
+ * per (32 channels, split of the n x hw rows), a warp reading 32 neighbouring channels of a row,
+ * the same partial sums after; the elementwise passes the same tiles, a thread a channel. */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -80,12 +84,14 @@ __device__ __forceinline__ void split_range(int n, int splits, int split, int *f
 }
 
 /* partial[(ch * splits + split) * 2 + {0, 1}]: the sums over the split's samples of channel ch
- * (a block per channel and split) of the two terms `terms(at, &a, &b)` gives for element at. */
-template <typename Terms>
-__device__ void partial_sums(int n, int c, int hw, int splits, double *partial, Terms terms)
+ * (a block per channel and split) of the two terms `terms_of(ch)(at, &a, &b)` gives for element
+ * at (terms_of reads the channel's coefficients once). */
+template <typename TermsOf>
+__device__ void partial_sums(int n, int c, int hw, int splits, double *partial, TermsOf terms_of)
 {
     int ch = blockIdx.x, split = blockIdx.y, first, end;
     split_range(n, splits, split, &first, &end);
+    auto terms = terms_of(ch);
     unsigned span = (unsigned)(end - first) * (unsigned)hw;
     double sum_a = 0.0, sum_b = 0.0;
     /* flattened over (sample, position), so a 7x7 plane still keeps every thread busy */
@@ -100,12 +106,50 @@ __device__ void partial_sums(int n, int c, int hw, int splits, double *partial, 
         partial[(ch * splits + split) * 2] = sum_a, partial[(ch * splits + split) * 2 + 1] = sum_b;
 }
 
-/* The sums of x and of x^2. */
-__global__ void k_partial_stats(const float *x, int n, int c, int hw, int splits, double *partial)
+/* Channels-last tiles: CL_CHANNELS neighbouring channels (a warp) x CL_ROWS rows a block. */
+constexpr int CL_CHANNELS = 32, CL_ROWS = SUM_THREADS / CL_CHANNELS;
+
+/* The same sums over NHWC: a block per (tile of channels, split of the rows), a thread a channel
+ * and every CL_ROWS-th row of the split, then the block's rows added in shared memory. */
+template <typename TermsOf>
+__device__ void partial_sums_cl(int rows, int c, int splits, double *partial, TermsOf terms_of)
 {
-    partial_sums(n, c, hw, splits, partial, [=](size_t at, double *a, double *b) {
-        *a = x[at], *b = (double)x[at] * x[at];
-    });
+    __shared__ double part[CL_ROWS][CL_CHANNELS][2];
+    int lane = threadIdx.x % CL_CHANNELS, group = threadIdx.x / CL_CHANNELS;
+    int ch = blockIdx.x * CL_CHANNELS + lane, split = blockIdx.y, first, end;
+    split_range(rows, splits, split, &first, &end);
+    double sum_a = 0.0, sum_b = 0.0;
+    if (ch < c) {
+        auto terms = terms_of(ch);
+        for (int r = first + group; r < end; r += CL_ROWS) {
+            double a, b;
+            terms((size_t)r * c + ch, &a, &b);
+            sum_a += a, sum_b += b;
+        }
+    }
+    part[group][lane][0] = sum_a, part[group][lane][1] = sum_b;
+    __syncthreads();
+    if (group == 0 && ch < c) {
+        for (int g = 1; g < CL_ROWS; g++)
+            sum_a += part[g][lane][0], sum_b += part[g][lane][1];
+        partial[(ch * splits + split) * 2] = sum_a, partial[(ch * splits + split) * 2 + 1] = sum_b;
+    }
+}
+
+/* The sums of x and of x^2. X: float, or __nv_bfloat16 where x is a convolution's bf16 output. */
+template <bool CL, typename X>
+__global__ void k_partial_stats(const X *x, int n, int c, int hw, int splits, double *partial)
+{
+    auto terms_of = [=](int) {
+        return [=](size_t at, double *a, double *b) {
+            float v = as_float(x[at]);
+            *a = v, *b = (double)v * v;
+        };
+    };
+    if (CL)
+        partial_sums_cl(n * hw, c, splits, partial, terms_of);
+    else
+        partial_sums(n, c, hw, splits, partial, terms_of);
 }
 
 /* Channel ch's two sums over its splits (partial_sums' layout). */
@@ -143,37 +187,69 @@ __global__ void k_running_stats(const float *running_mean, const float *running_
         mean[ch] = running_mean[ch], invstd[ch] = (float)(1.0 / sqrt((double)running_var[ch] + eps));
 }
 
-/* A block a row (one sample's channel plane, row = sample x c + channel); y16 (bf16 mode, else
- * NULL): y's bf16 copy for the convolutions that read it. */
-__global__ void k_normalise(const float *x, const float *residual, float *y, __nv_bfloat16 *y16, const float *mean,
-                            const float *invstd, const float *gamma, const float *beta, int c, int hw, bool relu)
+/* What the forward writes at element at of channel ch (coefficients m, scale, b): y, and y16
+ * (bf16 mode, else NULL), y's bf16 copy for the convolutions that read it. */
+template <typename X>
+struct bn_output {
+    const X *x;
+    const float *residual;
+    float *y;
+    __nv_bfloat16 *y16;
+    bool relu;
+    __device__ __forceinline__ void at(size_t i, float m, float scale, float b) const
+    {
+        float v = bn_value(as_float(x[i]), m, scale, b);
+        if (residual)
+            v = __fadd_rn(v, residual[i]);
+        v = relu && !(v > 0.0f) ? 0.0f : v;
+        y[i] = v;
+        if (y16)
+            y16[i] = __float2bfloat16(v);
+    }
+};
+
+/* A block a row (one sample's channel plane, row = sample x c + channel). */
+template <typename X>
+__global__ void k_normalise(bn_output<X> out, const float *mean, const float *invstd, const float *gamma,
+                            const float *beta, int c, int hw)
 {
     size_t row = blockIdx.x;
     int ch = (int)(row % c);
     float m = mean[ch], scale = __fmul_rn(invstd[ch], gamma[ch]), b = beta[ch];
-    size_t base = row * hw;
-    for (int j = threadIdx.x; j < hw; j += blockDim.x) {
-        float v = bn_value(x[base + j], m, scale, b);
-        if (residual)
-            v = __fadd_rn(v, residual[base + j]);
-        v = relu && !(v > 0.0f) ? 0.0f : v;
-        y[base + j] = v;
-        if (y16)
-            y16[base + j] = __float2bfloat16(v);
-    }
+    for (int j = threadIdx.x; j < hw; j += blockDim.x)
+        out.at(row * hw + j, m, scale, b);
+}
+
+/* Channels-last: a thread a channel of every (gridDim.y x CL_ROWS)-th row. */
+template <typename X>
+__global__ void k_normalise_cl(bn_output<X> out, const float *mean, const float *invstd, const float *gamma,
+                               const float *beta, int c, int rows)
+{
+    int ch = blockIdx.x * CL_CHANNELS + (int)threadIdx.x % CL_CHANNELS;
+    if (ch >= c)
+        return;
+    float m = mean[ch], scale = __fmul_rn(invstd[ch], gamma[ch]), b = beta[ch];
+    for (int r = blockIdx.y * CL_ROWS + (int)threadIdx.x / CL_CHANNELS; r < rows; r += gridDim.y * CL_ROWS)
+        out.at((size_t)r * c + ch, m, scale, b);
 }
 
 /* The sums of dy and of dy (x - mean), dy masked by the ReLU. */
-__global__ void k_partial_grads(const float *x, const float *y, const float *dy, const float *mean,
+template <bool CL, typename X>
+__global__ void k_partial_grads(const X *x, const float *y, const float *dy, const float *mean,
                                 const float *invstd, const float *gamma, const float *beta, mask_kind mask, int n,
                                 int c, int hw, int splits, double *partial)
 {
-    int ch = blockIdx.x;
-    float m = mean[ch], scale = __fmul_rn(invstd[ch], gamma[ch]), b = beta[ch];
-    partial_sums(n, c, hw, splits, partial, [=](size_t at, double *sum_dy, double *sum_dy_xmu) {
-        float v = x[at], g = bn_seen_dy(mask, dy[at], mask == MASK_FROM_Y ? y[at] : 0.0f, v, m, scale, b);
-        *sum_dy = g, *sum_dy_xmu = (double)g * (v - m);
-    });
+    auto terms_of = [=](int ch) {
+        float m = mean[ch], scale = __fmul_rn(invstd[ch], gamma[ch]), b = beta[ch];
+        return [=](size_t at, double *sum_dy, double *sum_dy_xmu) {
+            float v = as_float(x[at]), g = bn_seen_dy(mask, dy[at], mask == MASK_FROM_Y ? y[at] : 0.0f, v, m, scale, b);
+            *sum_dy = g, *sum_dy_xmu = (double)g * (v - m);
+        };
+    };
+    if (CL)
+        partial_sums_cl(n * hw, c, splits, partial, terms_of);
+    else
+        partial_sums(n, c, hw, splits, partial, terms_of);
 }
 
 /* One thread a channel: gamma's and beta's gradients (added to) and dx's coefficients,
@@ -195,29 +271,60 @@ __global__ void k_finish_grads(const double *partial, int c, int splits, double 
     coeff[ch * 3 + 2] = invstd[ch] * (float)(sum_dy_xhat / count);
 }
 
-/* dx (and the residual's gradient, the masked dy, where dresidual is given), a block a row; dx16
- * (bf16 mode, dx overwritten, else NULL): dx's bf16 copy for the convolution that made x. */
-__global__ void k_input_grads(const float *x, const float *y, const float *dy, float *dx, __nv_bfloat16 *dx16,
-                              float *dresidual, const float *mean, const float *invstd, const float *gamma, const float *beta,
-                              const float *coeff, mask_kind mask, int c, int hw, bool accumulate,
-                              bool accumulate_residual)
+/* What the backward writes at element at of channel ch: dx (and dx16, dx's bf16 copy for the
+ * convolution that made x, in bf16 mode where dx is overwritten, else NULL) and the residual's
+ * gradient, the masked dy, where dresidual is given. */
+template <typename X>
+struct bn_input_grads {
+    const X *x;
+    const float *y, *dy;
+    float *dx;
+    __nv_bfloat16 *dx16;
+    float *dresidual;
+    const float *mean, *invstd, *gamma, *beta, *coeff;
+    mask_kind mask;
+    bool accumulate, accumulate_residual;
+    struct channel {   /* channel ch's coefficients, read once for all its elements */
+        float m, scale, b, k, mean_dy, xmu_scale;
+    };
+    __device__ __forceinline__ channel of(int ch) const
+    {
+        return channel{mean[ch], __fmul_rn(invstd[ch], gamma[ch]), beta[ch], coeff[ch * 3], coeff[ch * 3 + 1],
+                       coeff[ch * 3 + 2]};
+    }
+    __device__ __forceinline__ void at(size_t i, const channel &k) const
+    {
+        float v = as_float(x[i]), g = bn_seen_dy(mask, dy[i], mask == MASK_FROM_Y ? y[i] : 0.0f, v, k.m, k.scale, k.b);
+        float d = k.k * (g - k.mean_dy - (v - k.m) * k.xmu_scale);
+        if (dx)
+            dx[i] = accumulate ? dx[i] + d : d;
+        if (dx16)
+            dx16[i] = __float2bfloat16(d);
+        if (dresidual)
+            dresidual[i] = accumulate_residual ? dresidual[i] + g : g;
+    }
+};
+
+/* A block a row. */
+template <typename X>
+__global__ void k_input_grads(bn_input_grads<X> grads, int c, int hw)
 {
     size_t row = blockIdx.x;
-    int ch = (int)(row % c);
-    float m = mean[ch], scale = __fmul_rn(invstd[ch], gamma[ch]), b = beta[ch];
-    float k = coeff[ch * 3], mean_dy = coeff[ch * 3 + 1], xmu_scale = coeff[ch * 3 + 2];
-    size_t base = row * hw;
-    for (int j = threadIdx.x; j < hw; j += blockDim.x) {
-        size_t at = base + j;
-        float v = x[at], g = bn_seen_dy(mask, dy[at], mask == MASK_FROM_Y ? y[at] : 0.0f, v, m, scale, b);
-        float d = k * (g - mean_dy - (v - m) * xmu_scale);
-        if (dx)
-            dx[at] = accumulate ? dx[at] + d : d;
-        if (dx16)
-            dx16[at] = __float2bfloat16(d);
-        if (dresidual)
-            dresidual[at] = accumulate_residual ? dresidual[at] + g : g;
-    }
+    typename bn_input_grads<X>::channel k = grads.of((int)(row % c));
+    for (int j = threadIdx.x; j < hw; j += blockDim.x)
+        grads.at(row * hw + j, k);
+}
+
+/* Channels-last: as k_normalise_cl. */
+template <typename X>
+__global__ void k_input_grads_cl(bn_input_grads<X> grads, int c, int rows)
+{
+    int ch = blockIdx.x * CL_CHANNELS + (int)threadIdx.x % CL_CHANNELS;
+    if (ch >= c)
+        return;
+    typename bn_input_grads<X>::channel k = grads.of(ch);
+    for (int r = blockIdx.y * CL_ROWS + (int)threadIdx.x / CL_CHANNELS; r < rows; r += gridDim.y * CL_ROWS)
+        grads.at((size_t)r * c + ch, k);
 }
 
 /* ---------- launching them ---------- */
@@ -229,16 +336,35 @@ unsigned row_threads(int hw)
     return 32u * (unsigned)(warps < 8 ? warps : 8);
 }
 
-/* Splits of the batch per channel: about eight blocks per multiprocessor in all. */
-int splits_for(cuda_state *st, int n, int c)
+/* How a batch norm's passes spread over the GPU: the sums' grid (channels or channel tiles x
+ * splits, about eight blocks per multiprocessor in all) and the elementwise passes' grid and
+ * block. */
+struct bn_grid {
+    dim3 sums;
+    int splits;
+    dim3 elementwise;
+    unsigned threads;
+};
+
+bn_grid grid_for(cuda_state *st, int n, int c, int hw)
 {
     if (st->multiprocessors == 0 &&
         cudaDeviceGetAttribute(&st->multiprocessors, cudaDevAttrMultiProcessorCount, st->device) != cudaSuccess) {
         cudaGetLastError();
         st->multiprocessors = 1;
     }
-    int splits = (8 * st->multiprocessors + c - 1) / c;
-    return splits < 1 ? 1 : splits > n ? n : splits;
+    long blocks = 8L * st->multiprocessors;
+    if (!st->channels_last) {   /* a block per (channel, split of the samples); a block a plane */
+        long splits = (blocks + c - 1) / c;
+        splits = splits < 1 ? 1 : splits > n ? n : splits;
+        return bn_grid{dim3((unsigned)c, (unsigned)splits), (int)splits, dim3((unsigned)((size_t)n * c)), row_threads(hw)};
+    }
+    long tiles = (c + CL_CHANNELS - 1) / CL_CHANNELS, row_groups = ((long)n * hw + CL_ROWS - 1) / CL_ROWS;
+    long splits = (blocks + tiles - 1) / tiles;
+    splits = splits < 1 ? 1 : splits > row_groups ? row_groups : splits;
+    long spread = row_groups < 65535 ? row_groups : 65535;
+    return bn_grid{dim3((unsigned)tiles, (unsigned)splits), (int)splits, dim3((unsigned)tiles, (unsigned)spread),
+                   (unsigned)SUM_THREADS};
 }
 
 /* Room for the partial sums of c channels in `splits` and 3 coefficients a channel. */
@@ -250,17 +376,20 @@ bool grow_bn_scratch(cuda_state *st, int c, int splits)
 
 unsigned channel_blocks(int c) { return (unsigned)((c + THREADS - 1) / THREADS); }
 
-void cuda_batchnorm_forward(void *s, const struct bn_call *bn, bool training, float momentum, float eps)
+/* The forward's passes over x of element type X (fp32, or a convolution's bf16 output). */
+template <typename X>
+void forward_passes(cuda_state *st, const struct bn_call *bn, const X *x, bool training, float momentum, float eps)
 {
-    cuda_state *st = state_of(s);
-    int n = bn->n, c = bn->c, hw = bn->hw, splits = splits_for(st, n, c);
-    if (!grow_bn_scratch(st, c, splits))
+    int n = bn->n, c = bn->c, hw = bn->hw;
+    bool cl = st->channels_last;
+    bn_grid grid = grid_for(st, n, c, hw);
+    if (!grow_bn_scratch(st, c, grid.splits))
         return;
     const float *mean = bn->save_mean, *invstd = bn->save_invstd;
     if (training) {
-        k_partial_stats<<<dim3((unsigned)c, (unsigned)splits), SUM_THREADS, 0, st->stream>>>(bn->x, n, c, hw, splits,
-                                                                                               st->bn_partial);
-        k_finish_stats<<<channel_blocks(c), THREADS, 0, st->stream>>>(st->bn_partial, c, splits, (double)n * hw,
+        (cl ? k_partial_stats<true, X> : k_partial_stats<false, X>)<<<grid.sums, SUM_THREADS, 0, st->stream>>>(
+            x, n, c, hw, grid.splits, st->bn_partial);
+        k_finish_stats<<<channel_blocks(c), THREADS, 0, st->stream>>>(st->bn_partial, c, grid.splits, (double)n * hw,
                                                                       momentum, eps, bn->running_mean,
                                                                       bn->running_var, bn->save_mean, bn->save_invstd);
     } else {   /* the saved statistics belong to the last training forward: eval's go in scratch */
@@ -269,36 +398,68 @@ void cuda_batchnorm_forward(void *s, const struct bn_call *bn, bool training, fl
                                                                        eval_mean, eval_invstd);
         mean = eval_mean, invstd = eval_invstd;
     }
-    __nv_bfloat16 *y16 = bf16_shadow_to_write(st, bn->y, (size_t)n * c * hw);
-    k_normalise<<<(unsigned)((size_t)n * c), row_threads(hw), 0, st->stream>>>(
-        bn->x, bn->residual, bn->y, y16, mean, invstd, bn->gamma, bn->beta, c, hw, bn->relu);
+    bn_output<X> out{x, bn->residual, bn->y, bf16_shadow_to_write(st, bn->y, (size_t)n * c * hw), bn->relu};
+    if (cl)
+        k_normalise_cl<<<grid.elementwise, grid.threads, 0, st->stream>>>(out, mean, invstd, bn->gamma, bn->beta, c,
+                                                                          n * hw);
+    else
+        k_normalise<<<grid.elementwise, grid.threads, 0, st->stream>>>(out, mean, invstd, bn->gamma, bn->beta, c, hw);
     launched(st, "batch norm forward");
 }
 
-void cuda_batchnorm_backward(void *s, const struct bn_call *bn, const float *dy, float *dx, float *dgamma,
-                             float *dbeta, float *dresidual, bool accumulate, bool accumulate_residual)
+/* x as the convolution that made it left it: its bf16 copy alone (conv_shape's y_for_batchnorm),
+ * or fp32. */
+void cuda_batchnorm_forward(void *s, const struct bn_call *bn, bool training, float momentum, float eps)
 {
     cuda_state *st = state_of(s);
-    int n = bn->n, c = bn->c, hw = bn->hw, splits = splits_for(st, n, c);
-    if (!grow_bn_scratch(st, c, splits))
+    if (const __nv_bfloat16 *x16 = bf16_alone(st, bn->x, (size_t)bn->n * bn->c * bn->hw))
+        forward_passes(st, bn, x16, training, momentum, eps);
+    else
+        forward_passes(st, bn, bn->x, training, momentum, eps);
+}
+
+template <typename X>
+void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const float *dy, float *dx, float *dgamma,
+                     float *dbeta, float *dresidual, bool accumulate, bool accumulate_residual)
+{
+    int n = bn->n, c = bn->c, hw = bn->hw;
+    bool cl = st->channels_last;
+    bn_grid grid = grid_for(st, n, c, hw);
+    if (!grow_bn_scratch(st, c, grid.splits))
         return;
     /* see the top of the file: recomputed where it can be, else read from y */
     mask_kind mask = !bn->relu ? MASK_NONE : bn->residual ? MASK_FROM_Y : MASK_RECOMPUTED;
-    k_partial_grads<<<dim3((unsigned)c, (unsigned)splits), SUM_THREADS, 0, st->stream>>>(
-        bn->x, bn->y, dy, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, mask, n, c, hw, splits, st->bn_partial);
-    k_finish_grads<<<channel_blocks(c), THREADS, 0, st->stream>>>(st->bn_partial, c, splits, (double)n * hw, bn->gamma,
-                                                                  bn->save_invstd, dgamma, dbeta, st->bn_coeff);
+    (cl ? k_partial_grads<true, X> : k_partial_grads<false, X>)<<<grid.sums, SUM_THREADS, 0, st->stream>>>(
+        x, bn->y, dy, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, mask, n, c, hw, grid.splits,
+        st->bn_partial);
+    k_finish_grads<<<channel_blocks(c), THREADS, 0, st->stream>>>(st->bn_partial, c, grid.splits, (double)n * hw,
+                                                                  bn->gamma, bn->save_invstd, dgamma, dbeta,
+                                                                  st->bn_coeff);
     /* dx's copy only where this writes all of dx: added to, it holds other readers' sums too */
     __nv_bfloat16 *dx16 = nullptr;
     if (dx && !accumulate)
         dx16 = bf16_shadow_to_write(st, dx, (size_t)n * c * hw);
     else if (dx)
         bf16_shadow_forget(st, dx);
-    if (dx || dresidual)
-        k_input_grads<<<(unsigned)((size_t)n * c), row_threads(hw), 0, st->stream>>>(
-            bn->x, bn->y, dy, dx, dx16, dresidual, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, st->bn_coeff, mask, c,
-            hw, accumulate, accumulate_residual);
+    bn_input_grads<X> grads{x, bn->y, dy, dx, dx16, dresidual, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta,
+                            st->bn_coeff, mask, accumulate, accumulate_residual};
+    if (dx || dresidual) {
+        if (cl)
+            k_input_grads_cl<<<grid.elementwise, grid.threads, 0, st->stream>>>(grads, c, n * hw);
+        else
+            k_input_grads<<<grid.elementwise, grid.threads, 0, st->stream>>>(grads, c, hw);
+    }
     launched(st, "batch norm backward");
+}
+
+void cuda_batchnorm_backward(void *s, const struct bn_call *bn, const float *dy, float *dx, float *dgamma,
+                             float *dbeta, float *dresidual, bool accumulate, bool accumulate_residual)
+{
+    cuda_state *st = state_of(s);
+    if (const __nv_bfloat16 *x16 = bf16_alone(st, bn->x, (size_t)bn->n * bn->c * bn->hw))
+        backward_passes(st, bn, x16, dy, dx, dgamma, dbeta, dresidual, accumulate, accumulate_residual);
+    else
+        backward_passes(st, bn, bn->x, dy, dx, dgamma, dbeta, dresidual, accumulate, accumulate_residual);
 }
 
 }  // namespace

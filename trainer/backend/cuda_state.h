@@ -1,5 +1,6 @@
-/* cuda_state.h - what the CUDA backend's files share (backend_cuda.cu: the table, convolutions,
- * the optimizer; seq_cuda.cu: the language models' kernels): the backend's state and the way a
+/* cuda_state.h - what the CUDA backend's files share (backend_cuda.cu: the table and the
+ * optimizer; dnn_cuda.cu: convolutions; bn_cuda.cu: batch norm; layout_cuda.cu: channels-last;
+ * seq_cuda.cu: the language models' kernels): the backend's state and the way a
  * failure is kept. C++ for nvcc; the C side sees only backend_cuda.h. */
 #ifndef CUDA_STATE_H
 #define CUDA_STATE_H
@@ -46,12 +47,14 @@ struct bf16_shadow {
     __nv_bfloat16 *copy;
     size_t count, cap;         /* what the last write wrote, and the copy's room (elements) */
     bool valid;                /* the copy is the tensor's as it is now */
+    bool alone;                /* and the fp32 tensor was not written: the copy is all there is */
 };
 
 struct cuda_state {
     struct backend table;
     int device;
     bool bf16;
+    bool channels_last;        /* images NHWC (layout_cuda.cu) */
     enum conv_algo conv_algo;
     cudaStream_t stream;
     cudaStream_t copy_stream;  /* batches' uploads (backend_cuda_stage) */
@@ -89,6 +92,10 @@ struct cuda_state {
     size_t bn_partial_cap;     /* (doubles) */
     float *bn_coeff;
     size_t bn_coeff_cap;       /* (floats) */
+    float *cl_filter;          /* channels-last: a convolution's filter as cuDNN's NHWC filter, in */
+    size_t cl_filter_cap;      /* the compute type, and its gradient (layout_cuda.cu; floats) */
+    float *cl_dfilter;
+    size_t cl_dfilter_cap;
     char error[512];           /* the first failure; "" while all is well */
 };
 
@@ -135,6 +142,10 @@ inline bool blas_ok(cuda_state *st, cublasStatus_t rc, const char *what)
 
 constexpr int THREADS = 256;
 
+/* A tensor element as a float, whether the tensor is fp32 or a bf16 copy. */
+__device__ __forceinline__ float as_float(float v) { return v; }
+__device__ __forceinline__ float as_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
 inline unsigned blocks_for(size_t count)
 {
     size_t blocks = (count + THREADS - 1) / THREADS;
@@ -160,6 +171,19 @@ void install_batchnorm(struct backend *table);     /* bn_cuda.cu */
 void release_batchnorm(cuda_state *st);
 void install_seq_kernels(struct backend *table);   /* seq_cuda.cu */
 void release_seq_kernels(cuda_state *st);
+/* layout_cuda.cu: channels-last's own kernels in the table (the poolings, the input's transpose)
+ * where channels_last, else nothing */
+void install_layout(struct backend *table, bool channels_last);
+void release_layout(cuda_state *st);
+
+/* A convolution's filter w ([k][c][rs], PyTorch's) as cuDNN reads it: w or its bf16 copy; in
+ * channels-last mode its [k][rs][c] transpose in the compute type, in scratch (NULL: failed). */
+const void *filter_operand(cuda_state *st, const float *w, int k, int c, int rs);
+/* Where cuDNN writes the filter gradient (count elements), the scale of what is there already,
+ * and the landing that adds it into dw ([k][c][rs], fp32) where it was not written in place. */
+void *filter_result(cuda_state *st, float *dw, size_t count);
+const float *filter_prior(cuda_state *st);
+void filter_land(cuda_state *st, float *dw, int k, int c, int rs);
 
 /* bf16 mode (bf16_cuda.cu). What a GEMM or convolution reads for x (count floats): x itself in
  * fp32 mode, its bf16 copy in scratch `slot` in bf16 mode (NULL when that copy failed, reported). */
@@ -200,6 +224,13 @@ bool grow_device(cuda_state *st, T **buf, size_t *cap, size_t count, const char 
 /* bf16 mode: where a kernel writing `of` (count floats) writes its bf16 copy too, the copy then
  * valid; NULL in fp32 mode (or when it cannot be had: then no copy is valid). */
 __nv_bfloat16 *bf16_shadow_to_write(cuda_state *st, const float *of, size_t count);
+/* bf16 mode: of's copy where it holds of's values as they are now (count elements), else NULL. */
+const __nv_bfloat16 *bf16_shadow_valid(cuda_state *st, const float *of, size_t count);
+/* bf16 mode: where a kernel writes of's values in bf16 alone, the fp32 tensor left unwritten (a
+ * convolution's output for a batch norm, conv_shape's y_for_batchnorm); NULL as bf16_shadow_to_write. */
+__nv_bfloat16 *bf16_alone_to_write(cuda_state *st, const float *of, size_t count);
+/* That copy, while it is valid and all there is of `of`; else NULL (read the fp32 tensor). */
+const __nv_bfloat16 *bf16_alone(cuda_state *st, const float *of, size_t count);
 /* `of` was written without its copy: the copy is no longer its. */
 void bf16_shadow_forget(cuda_state *st, const float *of);
 /* `p` is freed: its copy goes with it (another buffer may get its address). */

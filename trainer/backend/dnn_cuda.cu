@@ -1,5 +1,6 @@
 /* dnn_cuda.cu - the CUDA backend's cuDNN layers: convolutions (algorithms chosen once per shape,
- * by cuDNN's heuristics or timed, and cached as plans). Batch norm is bn_cuda.cu's own. */
+ * by cuDNN's heuristics or timed, and cached as plans), NCHW or, in channels-last mode, NHWC
+ * (layout_cuda.cu transposes the filters). Batch norm is bn_cuda.cu's own. */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -142,15 +143,17 @@ conv_plan *plan_for(cuda_state *st, const struct conv_shape *s)
               dnn_ok(st, cudnnCreateFilterDescriptor(&p->filter), "cudnnCreateFilterDescriptor");
     for (cudnnConvolutionDescriptor_t &c : p->conv)
         ok = ok && dnn_ok(st, cudnnCreateConvolutionDescriptor(&c), "cudnnCreateConvolutionDescriptor");
-    ok = ok && dnn_ok(st, cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, type, s->n, s->c, s->h, s->w),
+    /* channels-last: images NHWC and the filter [k][kh][kw][c] (filter_operand's transpose) */
+    cudnnTensorFormat_t format = st->channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    ok = ok && dnn_ok(st, cudnnSetTensor4dDescriptor(p->x, format, type, s->n, s->c, s->h, s->w),
                       "cudnnSetTensor4dDescriptor (x)") &&
-         dnn_ok(st, cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, type, s->n, s->c_out, s->h_out, s->w_out),
+         dnn_ok(st, cudnnSetTensor4dDescriptor(p->y, format, type, s->n, s->c_out, s->h_out, s->w_out),
                 "cudnnSetTensor4dDescriptor (y)") &&
-         dnn_ok(st, cudnnSetTensor4dDescriptor(p->y32, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c_out, s->h_out,
-                                               s->w_out), "cudnnSetTensor4dDescriptor (y, fp32)") &&
-         dnn_ok(st, cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->c_out, 1, 1),
+         dnn_ok(st, cudnnSetTensor4dDescriptor(p->y32, format, CUDNN_DATA_FLOAT, s->n, s->c_out, s->h_out, s->w_out),
+                "cudnnSetTensor4dDescriptor (y, fp32)") &&
+         dnn_ok(st, cudnnSetTensor4dDescriptor(p->bias, format, CUDNN_DATA_FLOAT, 1, s->c_out, 1, 1),
                 "cudnnSetTensor4dDescriptor (bias)") &&
-         dnn_ok(st, cudnnSetFilter4dDescriptor(p->filter, type, CUDNN_TENSOR_NCHW, s->c_out, s->c, s->kh, s->kw),
+         dnn_ok(st, cudnnSetFilter4dDescriptor(p->filter, type, format, s->c_out, s->c, s->kh, s->kw),
                 "cudnnSetFilter4dDescriptor");
     for (cudnnConvolutionDescriptor_t c : p->conv)
         ok = ok && dnn_ok(st, cudnnSetConvolution2dDescriptor(c, s->pad, s->pad, s->stride, s->stride, 1, 1,
@@ -178,14 +181,21 @@ void cuda_conv_forward(void *s, const struct conv_shape *shape, const float *x, 
     if (!p)
         return;
     float one = 1.0f;
-    size_t nx = input_count(shape), nw = filter_count(shape), ny = output_count(shape);
-    const void *x_op = bf16_operand(st, HALF_X, x, nx), *w_op = bf16_operand(st, HALF_W, w, nw);
-    void *y_out = bf16_result(st, y, ny);
+    size_t nx = input_count(shape), ny = output_count(shape);
+    int rs = shape->kh * shape->kw;
+    const void *x_op = bf16_operand(st, HALF_X, x, nx), *w_op = filter_operand(st, w, shape->c_out, shape->c, rs);
+    /* bf16 mode, y a batch norm's input: cuDNN writes y's bf16 copy, which the batch norm reads,
+     * and the fp32 tensor is left unwritten (the same values, cuDNN's result being bf16) */
+    __nv_bfloat16 *y_only = st->bf16 && shape->y_for_batchnorm && !b ? bf16_alone_to_write(st, y, ny) : nullptr;
+    void *y_out = y_only ? static_cast<void *>(y_only) : bf16_result(st, y, ny);
     if (!x_op || !w_op || !y_out)
         return;
     dnn_ok(st, cudnnConvolutionForward(st->dnn, &one, p->x, x_op, p->filter, w_op, p->conv[CONV_FWD], p->fwd, st->workspace,
                                        st->workspace_size, bf16_prior(st, false), p->y, y_out), "cudnnConvolutionForward");
+    if (y_only)
+        return;
     bf16_land(st, y, ny, false);
+    bf16_shadow_forget(st, y);
     if (b)
         dnn_ok(st, cudnnAddTensor(st->dnn, &one, p->bias, b, &one, p->y32, y), "cudnnAddTensor (conv bias)");
 }
@@ -199,20 +209,21 @@ void cuda_conv_backward(void *s, const struct conv_shape *shape, const float *x,
         return;
     float one = 1.0f;
     size_t nx = input_count(shape), nw = filter_count(shape), ny = output_count(shape);
+    int rs = shape->kh * shape->kw;
     const void *x_op = bf16_operand(st, HALF_X, x, nx), *dy_op = bf16_operand(st, HALF_DY, dy, ny);
-    void *dw_out = bf16_result(st, dw, nw);
+    void *dw_out = filter_result(st, dw, nw);
     if (!x_op || !dy_op || !dw_out)
         return;
     dnn_ok(st, cudnnConvolutionBackwardFilter(st->dnn, &one, p->x, x_op, p->y, dy_op, p->conv[CONV_FILTER], p->bwd_filter,
-                                              st->workspace, st->workspace_size, bf16_prior(st, true), p->filter, dw_out),
+                                              st->workspace, st->workspace_size, filter_prior(st), p->filter, dw_out),
            "cudnnConvolutionBackwardFilter");
-    bf16_land(st, dw, nw, true);
+    filter_land(st, dw, shape->c_out, shape->c, rs);
     if (db)
         dnn_ok(st, cudnnConvolutionBackwardBias(st->dnn, &one, p->y32, dy, &one, p->bias, db),
                "cudnnConvolutionBackwardBias");
     if (!dx)
         return;
-    const void *w_op = bf16_operand(st, HALF_W, w, nw);
+    const void *w_op = filter_operand(st, w, shape->c_out, shape->c, rs);
     void *dx_out = bf16_result(st, dx, nx);   /* the same scratch as dw's: in stream order, after its landing */
     if (!w_op || !dx_out)
         return;

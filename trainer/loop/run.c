@@ -73,7 +73,8 @@ static int choose_backend(struct run *r, const struct train_config *cfg, struct 
         r->be = r->fast;
     } else if (strcmp(cfg->backend, "cuda") == 0) {
         char why[512];
-        struct cuda_options options = {.bf16 = cfg->bf16, .conv_algo = cfg->conv_algo};
+        struct cuda_options options = {.bf16 = cfg->bf16, .channels_last = cfg->channels_last,
+                                       .conv_algo = cfg->conv_algo};
         int devices = backend_cuda_probe(why, sizeof why);   /* "no GPU here" said as that, with the fix */
         if (devices == 0)
             return dt_fail(err, "--device cuda, but this node has no GPU CUDA can use (%s): run on a GPU node, or "
@@ -87,9 +88,11 @@ static int choose_backend(struct run *r, const struct train_config *cfg, struct 
     } else {
         return dt_fail(err, "unknown backend \"%s\" (cpu, reference or cuda)", cfg->backend);
     }
-    if (!r->gpu && (cfg->bf16 || cfg->conv_algo != CONV_ALGO_HEURISTIC || cfg->cuda_graphs)) {
+    if (!r->gpu && (cfg->bf16 || cfg->conv_algo != CONV_ALGO_HEURISTIC || cfg->cuda_graphs || cfg->channels_last)) {
         char option[64] = "--cuda-graphs";
-        if (cfg->bf16)
+        if (cfg->channels_last)
+            snprintf(option, sizeof option, "--channels-last");
+        else if (cfg->bf16)
             snprintf(option, sizeof option, "--precision bf16");
         else if (cfg->conv_algo != CONV_ALGO_HEURISTIC)
             snprintf(option, sizeof option, "--conv-algo %s", conv_algo_names[cfg->conv_algo]);

@@ -22,6 +22,7 @@ struct train_config {
     int gpu;                   /* backend "cuda": the device, an index among those CUDA sees */
     bool bf16;                 /* backend "cuda": bf16 compute, fp32 master weights (--precision bf16) */
     enum conv_algo conv_algo;  /* backend "cuda": how cuDNN's convolution algorithms are chosen (--conv-algo) */
+    bool channels_last;        /* backend "cuda": images NHWC (backend.h's channels_last) */
     bool cuda_graphs;          /* backend "cuda", one rank: replay each step as a captured CUDA graph */
     int eval_every;            /* epochs between evaluations; 0: none at all */
     long max_steps;            /* 0: no limit */

@@ -39,6 +39,7 @@ struct tensor_shape {
 struct op_conv {
     int c_out, k, stride, pad;   /* square kernels */
     bool bias;
+    bool into_batchnorm;         /* its output's one reader is a batch norm's input (nn_finish) */
 };
 struct op_linear {
     int out_features;
@@ -118,7 +119,8 @@ static inline size_t tensor_size(const struct model *m, int t)
 /* Activations, their gradients and per-op scratch for batches of up to max_batch samples. */
 struct workspace {
     int max_batch;
-    const float *input;       /* the batch being processed (not owned) */
+    const float *input;       /* the batch being processed (not owned; input_nhwc when there is one) */
+    float *input_nhwc;        /* a channels-last backend's copy of an image batch (backend.h) */
     float **act, **grad;      /* per tensor; act[0] and grad[0] unused */
     float **saved;            /* per slot: BN mean and invstd (2c floats), or maxpool argmax */
     float **cols;             /* per op: a convolution's im2col columns kept from forward to backward

@@ -302,6 +302,13 @@ int nn_finish(struct model *m)
         if (op_type_of(&m->ops[i])->inputs == 2)
             m->readers[m->ops[i].in2]++;
     }
+    for (int i = 0; i < m->num_ops; i++) {   /* a ResNet's every convolution (conv_shape's y_for_batchnorm) */
+        struct op *conv = &m->ops[i];
+        for (int j = i + 1; conv->kind == OP_CONV && m->readers[conv->out] == 1 && j < m->num_ops; j++)
+            if ((m->ops[j].kind == OP_BATCHNORM || m->ops[j].kind == OP_BATCHNORM_ADD_RELU) &&
+                m->ops[j].in == conv->out)
+                conv->conv.into_batchnorm = true;
+    }
     return 0;
 }
 
@@ -337,6 +344,30 @@ void model_init_params(const struct model *m, float *params, float *buffers, uin
 
 /* ---------- workspace ---------- */
 
+static bool model_has_conv(const struct model *m)
+{
+    for (int i = 0; i < m->num_ops; i++)
+        if (m->ops[i].kind == OP_CONV)
+            return true;
+    return false;
+}
+
+/* A channels-last backend keeps images NHWC (backend.h): a model that flattens one into a linear
+ * layer would feed it its features in another order than its weights were made for. */
+static int channels_last_refused(const struct model *m, struct dt_err *err)
+{
+    if (!model_has_conv(m))
+        return 0;   /* its input stays as the loader made it */
+    for (int i = 0; i < m->num_ops; i++) {
+        const struct tensor_shape *in = &m->tensors[m->ops[i].in];
+        if (m->ops[i].kind == OP_LINEAR && in->h * in->w > 1)
+            return dt_fail(err, "--channels-last: model %s flattens a %dx%dx%d image into a linear layer, which "
+                           "channels-last would feed in another order (the ResNets pool to one value a channel "
+                           "first); leave --channels-last out for %s", m->name, in->h, in->w, in->c, m->name);
+    }
+    return 0;
+}
+
 int workspace_create(struct workspace *ws, const struct model *m, const struct backend *be, int max_batch,
                      struct dt_err *err)
 {
@@ -347,6 +378,8 @@ int workspace_create(struct workspace *ws, const struct model *m, const struct b
             return dt_fail(err, "model %s needs the %s layer, which the %s backend does not have yet", m->name,
                            type->name, be->name);
     }
+    if (be->channels_last && channels_last_refused(m, err) < 0)
+        return -1;
     ws->max_batch = max_batch;
     ws->act = calloc((size_t)m->num_tensors, sizeof *ws->act);
     ws->grad = calloc((size_t)m->num_tensors, sizeof *ws->grad);
@@ -369,6 +402,8 @@ int workspace_create(struct workspace *ws, const struct model *m, const struct b
         ws->grad[t] = backend_alloc(be, count * sizeof(float));
         ok = ws->act[t] && ws->grad[t];
     }
+    if (ok && be->channels_last && model_has_conv(m))
+        ok = (ws->input_nhwc = backend_alloc(be, tensor_size(m, 0) * (size_t)max_batch * sizeof(float))) != NULL;
     for (int i = 0; i < m->num_ops && ok; i++) {
         const struct op *op = &m->ops[i];
         if (op_type_of(op)->saved_bytes)
@@ -392,6 +427,8 @@ void workspace_free(struct workspace *ws, const struct model *m, const struct ba
     for (int s = 0; ws->saved && s < m->num_slots; s++)
         if (ws->saved[s])
             backend_release(be, ws->saved[s]);
+    if (ws->input_nhwc)
+        backend_release(be, ws->input_nhwc);
     for (int i = 0; ws->cols && i < m->num_ops; i++)
         free(ws->cols[i]);
     free(ws->cols);
@@ -408,6 +445,11 @@ double model_forward(const struct model *m, const struct backend *be, struct wor
                      int *correct)
 {
     ws->input = b->x;
+    if (ws->input_nhwc) {   /* the channels-last copy the first layer reads */
+        const struct tensor_shape *in = &m->tensors[0];
+        be->to_channels_last(be->state, b->x, ws->input_nhwc, b->n, in->c, in->h * in->w);
+        ws->input = ws->input_nhwc;
+    }
     ws->noise = b->noise, ws->position = b->position;
     struct pass p = {.m = m, .be = be, .ws = ws, .params = params, .buffers = buffers, .n = b->n,
                      .training = training, .labels = b->labels, .noise = b->noise, .position = b->position};

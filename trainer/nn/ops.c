@@ -49,7 +49,8 @@ static struct conv_shape conv_shape_of(const struct model *m, const struct op *o
     struct tensor_shape in = m->tensors[op->in], out = m->tensors[op->out];
     const struct op_conv *c = &op->conv;
     return (struct conv_shape){.n = n, .c = in.c, .h = in.h, .w = in.w, .c_out = c->c_out, .kh = c->k, .kw = c->k,
-                               .stride = c->stride, .pad = c->pad, .h_out = out.h, .w_out = out.w};
+                               .stride = c->stride, .pad = c->pad, .h_out = out.h, .w_out = out.w,
+                               .y_for_batchnorm = c->into_batchnorm};
 }
 
 static void conv_forward(struct pass *p, const struct op *op)

@@ -1,0 +1,311 @@
+/* test_cuda_layout.c - the GPU backend's channels-last mode (--channels-last: images NHWC) against
+ * the CPU reference, which is NCHW: every kernel that sees the layout (convolutions, batch norm in
+ * each fused form, both poolings, the input's transpose) runs on NHWC copies of the reference's
+ * inputs, and what it gives back is turned to NCHW before the comparison. Weights and their
+ * gradients keep PyTorch's layout in both modes, so they compare as they are. Tolerances as
+ * test_cuda.c's. Last, bf16 mode's convolution outputs kept in bf16 alone for their batch norm. Without a GPU every test ends skipped (tu_skip), never passed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/cuda_util.h"
+#include "tests/testutil.h"
+#include "trainer/backend/backend.h"
+
+/* [n][c][hw] -> [n][hw][c], a new array. */
+static float *nhwc_of(const float *x, int n, int c, int hw)
+{
+    float *y = malloc((size_t)n * c * hw * sizeof *y);
+    for (int s = 0; s < n; s++)
+        for (int ch = 0; ch < c; ch++)
+            for (int j = 0; j < hw; j++)
+                y[((size_t)s * hw + j) * c + ch] = x[((size_t)s * c + ch) * hw + j];
+    return y;
+}
+
+/* [n][hw][c] -> [n][c][hw], a new array. */
+static float *nchw_of(const float *x, int n, int c, int hw)
+{
+    float *y = malloc((size_t)n * c * hw * sizeof *y);
+    for (int s = 0; s < n; s++)
+        for (int ch = 0; ch < c; ch++)
+            for (int j = 0; j < hw; j++)
+                y[((size_t)s * c + ch) * hw + j] = x[((size_t)s * hw + j) * c + ch];
+    return y;
+}
+
+/* An NCHW host image tensor uploaded as NHWC to `on`. */
+static float *up_nhwc(const float *x, int n, int c, int hw)
+{
+    float *t = nhwc_of(x, n, c, hw), *d = up(t, (size_t)n * c * hw * sizeof(float));
+    free(t);
+    return d;
+}
+
+/* An NHWC device image tensor downloaded as NCHW. */
+static float *down_nchw(const float *d, int n, int c, int hw)
+{
+    float *t = down(d, (size_t)n * c * hw), *x = nchw_of(t, n, c, hw);
+    free(t);
+    return x;
+}
+
+/* One convolution shape on a channels-last backend, as test_cuda.c's check_conv. */
+static void check_conv(struct backend *be, struct conv_shape s, bool bias, bool accumulate, double tolerance)
+{
+    struct backend *was_on = on;
+    on = be;
+    const struct backend *ref = backend_reference();
+    s.h_out = conv_out_size(s.h, s.kh, s.stride, s.pad), s.w_out = conv_out_size(s.w, s.kw, s.stride, s.pad);
+    int hw = s.h * s.w, hw_out = s.h_out * s.w_out;
+    size_t nx = (size_t)s.n * s.c * hw, nw = (size_t)s.c_out * s.c * s.kh * s.kw, ny = (size_t)s.n * s.c_out * hw_out;
+    float *x = random_floats(nx, 11), *w = random_floats(nw, 12), *b = random_floats(s.c_out, 13);
+    float *dy = random_floats(ny, 14), *y = calloc(ny, 4), *dx = random_floats(nx, 15), *dw = random_floats(nw, 16);
+    float *db = random_floats(s.c_out, 17);
+    float *gx = up_nhwc(x, s.n, s.c, hw), *gw = up(w, nw * 4), *gb = up(b, s.c_out * 4);
+    float *gdy = up_nhwc(dy, s.n, s.c_out, hw_out), *gy = up(y, ny * 4), *gdx = up_nhwc(dx, s.n, s.c, hw);
+    float *gdw = up(dw, nw * 4), *gdb = up(db, s.c_out * 4);
+    ref->conv_forward(NULL, &s, x, w, bias ? b : NULL, y);
+    be->conv_forward(be->state, &s, gx, gw, bias ? gb : NULL, gy);
+    ref->conv_backward(NULL, &s, x, w, dy, dx, dw, bias ? db : NULL, accumulate);
+    be->conv_backward(be->state, &s, gx, gw, gdy, gdx, gdw, bias ? gdb : NULL, accumulate);
+    float *hy = down_nchw(gy, s.n, s.c_out, hw_out), *hdx = down_nchw(gdx, s.n, s.c, hw);
+    float *hdw = down(gdw, nw), *hdb = down(gdb, s.c_out);
+    char what[112];
+    snprintf(what, sizeof what, "%s conv %d->%d %dx%d s%d p%d", be->name, s.c, s.c_out, s.kh, s.kw, s.stride, s.pad);
+    assert_close(what, hy, y, ny, tolerance);
+    assert_close("  input gradient", hdx, dx, nx, tolerance);
+    assert_close("  weight gradient (PyTorch's layout)", hdw, dw, nw, tolerance);
+    if (bias)
+        assert_close("  bias gradient", hdb, db, s.c_out, 1e-3);
+    void *held[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
+    for (int i = 0; i < 8; i++)
+        backend_release(be, held[i]);
+    free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
+    free(hy), free(hdx), free(hdw), free(hdb);
+    on = was_on;
+}
+
+/* test_cuda.c's shapes, plus the ImageNet stem (7x7 stride 2 over 3 channels) and a channel count
+ * that is no multiple of 8 (cuDNN's NHWC kernels vectorise over channels). */
+static void test_convolutions_channels_last(void **state)
+{
+    (void)state;
+    require_gpu();
+    struct { struct backend *be; double tolerance; } modes[] = {{gpu_cl, 2e-2}, {gpu_cl_bf16, 4e-2}};
+    for (int m = 0; m < 2; m++) {
+        struct backend *be = modes[m].be;
+        double tol = modes[m].tolerance;
+        check_conv(be, (struct conv_shape){.n = 8, .c = 1, .h = 28, .w = 28, .c_out = 6, .kh = 5, .kw = 5, .stride = 1},
+                   true, false, tol);
+        check_conv(be, (struct conv_shape){.n = 8, .c = 16, .h = 14, .w = 14, .c_out = 32, .kh = 3, .kw = 3,
+                                           .stride = 1, .pad = 1}, false, true, tol);
+        check_conv(be, (struct conv_shape){.n = 4, .c = 32, .h = 15, .w = 15, .c_out = 64, .kh = 3, .kw = 3,
+                                           .stride = 2, .pad = 1}, false, false, tol);
+        check_conv(be, (struct conv_shape){.n = 4, .c = 64, .h = 8, .w = 8, .c_out = 128, .kh = 1, .kw = 1,
+                                           .stride = 2}, false, true, tol);
+        check_conv(be, (struct conv_shape){.n = 2, .c = 3, .h = 32, .w = 32, .c_out = 64, .kh = 7, .kw = 7,
+                                           .stride = 2, .pad = 3}, false, false, tol);
+        check_conv(be, (struct conv_shape){.n = 3, .c = 20, .h = 9, .w = 9, .c_out = 12, .kh = 3, .kw = 3,
+                                           .stride = 1, .pad = 1}, true, true, tol);
+    }
+}
+
+/* One batch norm on the channels-last backend: training forward, backward overwriting and then
+ * adding, eval forward, each against the reference (test_cuda.c's check_batchnorm, in NHWC). */
+static void check_batchnorm(int n, int c, int hw, bool relu, bool residual)
+{
+    struct backend *was_on = on;
+    on = gpu_cl;
+    const struct backend *ref = backend_reference();
+    size_t count = (size_t)n * c * hw;
+    float *x = random_floats(count, 21), *gamma = random_floats(c, 22), *beta = random_floats(c, 23);
+    float *dy = random_floats(count, 24), *y = calloc(count, 4), *dx = random_floats(count, 25);
+    float *r = random_floats(count, 28), *dr = random_floats(count, 29);
+    float *mean = calloc(c, 4), *var = malloc(c * 4), *save = calloc(2 * c, 4);
+    float *dg = random_floats(c, 26), *dbt = random_floats(c, 27);
+    for (int i = 0; i < c; i++)
+        var[i] = 1;
+    float *gx = up_nhwc(x, n, c, hw), *gg = up(gamma, c * 4), *gbt = up(beta, c * 4), *gdy = up_nhwc(dy, n, c, hw);
+    float *gy = up(y, count * 4), *gdx = up_nhwc(dx, n, c, hw), *gmean = up(mean, c * 4), *gvar = up(var, c * 4);
+    float *gsave = up(save, 2 * c * 4), *gdg = up(dg, c * 4), *gdbt = up(dbt, c * 4), *gr = up_nhwc(r, n, c, hw);
+    float *gdr = up_nhwc(dr, n, c, hw);
+    struct bn_call cpu = {n, c, hw, x, gamma, beta, mean, var, save, save + c, y, residual ? r : NULL, relu};
+    struct bn_call dev = {n, c, hw, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, residual ? gr : NULL, relu};
+    print_message("channels-last batch norm n %d c %d hw %d%s%s\n", n, c, hw, residual ? " + residual" : "",
+                  relu ? ", ReLU" : "");
+    ref->batchnorm_forward(NULL, &cpu, true, 0.1f, 1e-5f);
+    gpu_cl->batchnorm_forward(gpu_cl->state, &dev, true, 0.1f, 1e-5f);
+    float *hy = down_nchw(gy, n, c, hw), *cpu_dr = residual ? dr : NULL, *dev_dr = residual ? gdr : NULL;
+    assert_close("batchnorm forward (train)", hy, y, count, 1e-4);
+    cpu.y = hy;   /* the GPU's mask, for backward */
+    for (int pass = 0; pass < 2; pass++) {   /* overwriting, then adding onto what the first wrote */
+        ref->batchnorm_backward(NULL, &cpu, dy, dx, dg, dbt, cpu_dr, pass, pass);
+        gpu_cl->batchnorm_backward(gpu_cl->state, &dev, gdy, gdx, gdg, gdbt, dev_dr, pass, pass);
+        float *hdx = down_nchw(gdx, n, c, hw), *hdr = down_nchw(gdr, n, c, hw);
+        float *hm = down(gmean, c), *hv = down(gvar, c), *hdg = down(gdg, c), *hdb = down(gdbt, c);
+        assert_close("  running mean", hm, mean, c, 1e-4);
+        assert_close("  running variance (unbiased)", hv, var, c, 1e-5);
+        assert_close(pass ? "  input gradient, added to" : "  input gradient", hdx, dx, count, 1e-4);
+        assert_close("  gamma gradient", hdg, dg, c, 1e-3);
+        assert_close("  beta gradient", hdb, dbt, c, 1e-3);
+        assert_close("  residual gradient", hdr, dr, count, 1e-6);
+        free(hdx), free(hdr), free(hm), free(hv), free(hdg), free(hdb);
+    }
+    cpu.y = y;
+    ref->batchnorm_forward(NULL, &cpu, false, 0.1f, 1e-5f);
+    gpu_cl->batchnorm_forward(gpu_cl->state, &dev, false, 0.1f, 1e-5f);
+    free(hy), hy = down_nchw(gy, n, c, hw);
+    assert_close("batchnorm forward (eval)", hy, y, count, 1e-4);
+    void *held[] = {gx, gg, gbt, gdy, gy, gdx, gmean, gvar, gsave, gdg, gdbt, gr, gdr};
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        backend_release(gpu_cl, held[i]);
+    free(x), free(gamma), free(beta), free(dy), free(y), free(dx), free(mean), free(var), free(save), free(dg), free(dbt);
+    free(r), free(dr), free(hy);
+    on = was_on;
+}
+
+/* Channel counts below a warp's 32, not a multiple of it, and several tiles; few rows (one split)
+ * and many (a tile's rows spread over splits); each plain, with the ReLU and with the residual. */
+static void test_batchnorm_channels_last(void **state)
+{
+    (void)state;
+    require_gpu();
+    for (int fused = 0; fused < 3; fused++) {
+        check_batchnorm(16, 12, 49, fused > 0, fused > 1);
+        check_batchnorm(3, 300, 49, fused > 0, fused > 1);
+        check_batchnorm(5, 70, 700, fused > 0, fused > 1);
+        check_batchnorm(2, 64, 3, fused > 0, fused > 1);
+    }
+}
+
+/* The input's transpose, max pooling (overlapping 3x3 stride 2 with padding: the ImageNet stem's;
+ * and 2x2), global average pooling, each way. */
+static void test_pooling_channels_last(void **state)
+{
+    (void)state;
+    require_gpu();
+    struct backend *was_on = on;
+    on = gpu_cl;
+    const struct backend *ref = backend_reference();
+    int n = 4, c = 40, h = 13, w = 13, hw = h * w;
+    size_t count = (size_t)n * c * hw;
+    float *x = random_floats(count, 31), *dy = random_floats(count, 33), *y = calloc(count, 4), *dx = calloc(count, 4);
+    float *gx_nchw = up(x, count * 4), *gx = up_nhwc(x, n, c, hw), *gt = up(y, count * 4);
+    gpu_cl->to_channels_last(gpu_cl->state, gx_nchw, gt, n, c, hw);
+    float *transposed = down_nchw(gt, n, c, hw);
+    assert_close("to channels-last", transposed, x, count, 0);
+    free(transposed);
+    for (int k = 2; k <= 3; k++) {
+        int stride = 2, pad = k == 3, ho = conv_out_size(h, k, stride, pad), wo = conv_out_size(w, k, stride, pad);
+        size_t pooled = (size_t)n * c * ho * wo;
+        int *argmax = calloc(pooled, sizeof(int)), *gargmax = backend_alloc(gpu_cl, pooled * sizeof(int));
+        float *gy = up(y, pooled * 4), *gdy = up_nhwc(dy, n, c, ho * wo), *gdx = up(dx, count * 4);
+        ref->maxpool_forward(NULL, x, y, argmax, n, c, h, w, k, stride, pad);
+        gpu_cl->maxpool_forward(gpu_cl->state, gx, gy, gargmax, n, c, h, w, k, stride, pad);
+        ref->maxpool_backward(NULL, argmax, dy, dx, n, c, h, w, ho, wo, k, stride, pad, false);
+        gpu_cl->maxpool_backward(gpu_cl->state, gargmax, gdy, gdx, n, c, h, w, ho, wo, k, stride, pad, false);
+        float *hy = down_nchw(gy, n, c, ho * wo), *hdx = down_nchw(gdx, n, c, hw);
+        print_message("channels-last maxpool %dx%d s%d p%d\n", k, k, stride, pad);
+        assert_close("  forward", hy, y, pooled, 1e-6);
+        assert_close("  backward", hdx, dx, count, 1e-5);
+        free(hy), free(hdx), free(argmax);
+        void *held[] = {gargmax, gy, gdy, gdx};
+        for (int i = 0; i < 4; i++)
+            backend_release(gpu_cl, held[i]);
+    }
+    float *gy = up(y, (size_t)n * c * 4), *gdy = up(dy, (size_t)n * c * 4), *gdx = up_nhwc(dx, n, c, hw);
+    ref->avgpool_forward(NULL, x, y, n, c, hw), gpu_cl->avgpool_forward(gpu_cl->state, gx, gy, n, c, hw);
+    ref->avgpool_backward(NULL, dy, dx, n, c, hw, true), gpu_cl->avgpool_backward(gpu_cl->state, gdy, gdx, n, c, hw, true);
+    float *hy = down(gy, (size_t)n * c), *hdx = down_nchw(gdx, n, c, hw);
+    assert_close("channels-last avgpool forward ([n][c] either way)", hy, y, (size_t)n * c, 1e-5);
+    assert_close("channels-last avgpool backward, added to", hdx, dx, count, 1e-5);
+    free(hy), free(hdx);
+    void *held[] = {gx_nchw, gx, gt, gy, gdy, gdx};
+    for (int i = 0; i < 6; i++)
+        backend_release(gpu_cl, held[i]);
+    free(x), free(dy), free(y), free(dx);
+    on = was_on;
+}
+
+/* One convolution into a batch norm (ReLU) and back on a bf16 backend; its outputs (batch norm's y,
+ * the convolution's input gradient, the weight and gamma gradients, the running mean) into out[0..4].
+ * y_for_batchnorm: the convolution leaves its output in bf16 alone, its fp32 tensor (NaN here)
+ * unwritten. */
+static void conv_into_batchnorm(struct backend *be, bool y_for_batchnorm, float *out[5])
+{
+    struct conv_shape s = {.n = 4, .c = 16, .h = 10, .w = 10, .c_out = 32, .kh = 3, .kw = 3, .stride = 1, .pad = 1,
+                           .h_out = 10, .w_out = 10, .y_for_batchnorm = y_for_batchnorm};
+    size_t nx = (size_t)s.n * s.c * 100, nw = (size_t)s.c_out * s.c * 9, ny = (size_t)s.n * s.c_out * 100;
+    int c = s.c_out;
+    float *x = random_floats(nx, 41), *w = random_floats(nw, 42), *dy = random_floats(ny, 43);
+    float *gamma = random_floats(c, 44), *beta = random_floats(c, 45), *nan = malloc(ny * sizeof *nan);
+    float *zeros = calloc(nx > nw ? nx : nw, sizeof *zeros), *ones = malloc(c * sizeof *ones);
+    for (size_t i = 0; i < ny; i++)
+        nan[i] = NAN;
+    for (int i = 0; i < c; i++)
+        ones[i] = 1;
+    float *gx = up(x, nx * 4), *gw = up(w, nw * 4), *gdy = up(dy, ny * 4), *gg = up(gamma, c * 4), *gb = up(beta, c * 4);
+    float *gconv = up(nan, ny * 4), *gy = up(nan, ny * 4), *gdconv = up(nan, ny * 4), *gdx = up(zeros, nx * 4);
+    float *gdw = up(zeros, nw * 4), *gmean = up(zeros, c * 4), *gvar = up(ones, c * 4), *gsave = up(zeros, 2 * c * 4);
+    float *gdg = up(zeros, c * 4), *gdb = up(zeros, c * 4);
+    struct bn_call bn = {s.n, c, 100, gconv, gg, gb, gmean, gvar, gsave, gsave + c, gy, NULL, true};
+    be->conv_forward(be->state, &s, gx, gw, NULL, gconv);
+    be->batchnorm_forward(be->state, &bn, true, 0.1f, 1e-5f);
+    be->batchnorm_backward(be->state, &bn, gdy, gdconv, gdg, gdb, NULL, false, false);
+    be->conv_backward(be->state, &s, gx, gw, gdconv, gdx, gdw, NULL, false);
+    out[0] = down(gy, ny), out[1] = down(gdx, nx), out[2] = down(gdw, nw), out[3] = down(gdg, c);
+    out[4] = down(gmean, c);
+    void *held[] = {gx, gw, gdy, gg, gb, gconv, gy, gdconv, gdx, gdw, gmean, gvar, gsave, gdg, gdb};
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        backend_release(be, held[i]);
+    free(x), free(w), free(dy), free(gamma), free(beta), free(nan), free(zeros), free(ones);
+}
+
+/* A bf16 convolution's output is bf16 (cuDNN's compute type): kept in its bf16 copy alone for the
+ * batch norm that reads it, every result is the bits it was with the output landed in fp32 and
+ * read from there, in both layouts; and the fp32 tensor, NaN, was not read. */
+static void test_bf16_convolution_output_stays_bf16(void **state)
+{
+    (void)state;
+    require_gpu();
+    struct backend *backends[] = {gpu_bf16, gpu_cl_bf16};
+    static const char *const what[5] = {"batch norm output", "input gradient", "weight gradient", "gamma gradient",
+                                        "running mean"};
+    static const size_t counts[5] = {4 * 32 * 100, 4 * 16 * 100, 32 * 16 * 9, 32, 32};
+    for (int b = 0; b < 2; b++) {
+        struct backend *was_on = on;
+        on = backends[b];
+        float *landed[5], *alone[5];
+        conv_into_batchnorm(backends[b], false, landed);
+        conv_into_batchnorm(backends[b], true, alone);
+        print_message("%s: a convolution's output into batch norm, in bf16 alone against landed in fp32\n",
+                      backends[b]->name);
+        for (int i = 0; i < 5; i++) {
+            assert_close(what[i], alone[i], landed[i], counts[i], 0);
+            free(landed[i]), free(alone[i]);
+        }
+        on = was_on;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)   /* a test's name (or a pattern): one test */
+        cmocka_set_test_filter(argv[1]);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_convolutions_channels_last),
+        cmocka_unit_test(test_batchnorm_channels_last),
+        cmocka_unit_test(test_pooling_channels_last),
+        cmocka_unit_test(test_bf16_convolution_output_stays_bf16),
+    };
+    return cmocka_run_group_tests(tests, cuda_setup, cuda_teardown);
+}
