@@ -12,27 +12,9 @@ float *run_params(struct run *r) { return r->gpu ? r->dev.params : r->params; }
 float *run_grads(struct run *r) { return r->gpu ? r->dev.grads : r->grads; }
 float *run_buffers(struct run *r) { return r->gpu ? r->dev.buffers : r->buffers; }
 
-void run_begin_update(struct run *r, bool counted)
-{
-    if (r->gpu)
-        device_begin_update(r, counted);
-    else if (!counted)
-        optim_begin_step(&r->opt);
-}
-
-void run_update_range(struct run *r, size_t first, size_t count)
-{
-    if (r->emulating)
-        emulate_update(&r->emu, count);
-    else if (r->gpu)
-        device_update_range(r, first, count);
-    else
-        optim_update_range(&r->opt, r->params, r->grads, first, count);
-}
-
 static void update_layer(void *ctx, size_t first, size_t count)
 {
-    run_update_range(ctx, first, count);
+    compute_update(ctx, first, count);
 }
 
 void run_free(struct run *r)
@@ -209,7 +191,7 @@ int run_setup(struct run *r, const struct train_config *cfg, struct comm *comm, 
                                        cfg->batch, &r->model, err) < 0)
         return -1;
     r->emulating = cfg->emulate != NULL;
-    r->compute = r->emulating ? &compute_emulated : &compute_model;
+    r->compute = r->emulating ? &compute_emulated : r->gpu ? &compute_gpu : &compute_host;
     /* an emulated run computes nothing: no activations to keep */
     if (initial_state(r, cfg, comm, err) < 0 ||
         (!r->emulating && workspace_create(&r->ws, &r->model, r->be, cfg->batch, err) < 0) ||

@@ -58,10 +58,5 @@ float *run_params(struct run *r);
 float *run_grads(struct run *r);
 float *run_buffers(struct run *r);
 
-/* The optimizer's step, where the state lives (the host's loops, or queued on the GPU): counted
- * once (unless counted already: a CUDA graph's step), then applied to ranges of the parameters,
- * each once (all of them at once, or layer by layer as a method's exchange completes them). */
-void run_begin_update(struct run *r, bool counted);
-void run_update_range(struct run *r, size_t first, size_t count);
 
 #endif

@@ -40,7 +40,7 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
     phase_begin(r, PHASE_FORWARD, captured);
     *loss = compute_forward(r, &b);
     phase_end(r);
-    if (device_check(r, err) < 0)
+    if (compute_check(r, err) < 0)
         return -1;
     if (!captured && !isfinite(*loss))
         return 1;
@@ -52,9 +52,11 @@ static int train_step(struct run *r, const float *x, const int *y, int batch, bo
         return -1;
     phase_end(r);
     phase_begin(r, PHASE_UPDATE, captured);
-    run_begin_update(r, captured);
-    if (!exchange_updates_itself(&r->exchange))   /* else each layer's, before its next forward */
-        run_update_range(r, 0, r->model.num_params);
+    /* the optimizer's step, where the state lives: begun once, then applied to every parameter
+     * (or, where the exchange updates each layer itself, to each before its next forward) */
+    compute_begin_update(r, captured);
+    if (!exchange_updates_itself(&r->exchange))
+        compute_update(r, 0, r->model.num_params);
     phase_end(r);
     return 0;
 }
