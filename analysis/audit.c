@@ -15,9 +15,9 @@
 #include "common/hostlist.h"
 #include "analysis/stats.h"
 
-static int add(struct audit *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int add_finding(struct audit *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static int add(struct audit *a, int line, const char *fmt, ...)
+static int add_finding(struct audit *a, int line, const char *fmt, ...)
 {
     struct finding *bigger = realloc(a->items, (size_t)(a->count + 1) * sizeof *bigger);
     if (!bigger)
@@ -39,7 +39,7 @@ void audit_free(struct audit *a)
     a->count = 0;
 }
 
-static const char *plural(int n, const char *word)
+static const char *plural_of(int n, const char *word)
 {
     static char buf[4][32];
     static int next;
@@ -77,8 +77,8 @@ static int check_average(const struct result_table *t, int avg, struct audit *ou
 {
     int runs[4096], unread = unread_run_of(t, avg);
     if (unread)   /* an average of the rest would be no check of it */
-        return add(out, t->rows[avg].line, "Avg of %s x %s not checked: its run on line %d could not be read",
-                   plural(t->rows[avg].nodes, "node"), plural(t->rows[avg].gpus, "GPU"), unread);
+        return add_finding(out, t->rows[avg].line, "Avg of %s x %s not checked: its run on line %d could not be read",
+                   plural_of(t->rows[avg].nodes, "node"), plural_of(t->rows[avg].gpus, "GPU"), unread);
     int n = runs_of(t, avg, runs);
     if (n == 0)
         return 0;
@@ -103,9 +103,9 @@ static int check_average(const struct result_table *t, int avg, struct audit *ou
     decimals = decimals > 3 ? 3 : decimals;   /* as far as duration_format goes */
     duration_format(mean, decimals, m);
     duration_format(median, decimals, md);
-    return add(out, t->rows[avg].line,
+    return add_finding(out, t->rows[avg].line,
                "Avg runtime %s of %s x %s is not the mean of its %d runs (%s), nor their median (%s) or any trimmed "
-               "mean", t->rows[avg].runtime_text, plural(t->rows[avg].nodes, "node"), plural(t->rows[avg].gpus, "GPU"),
+               "mean", t->rows[avg].runtime_text, plural_of(t->rows[avg].nodes, "node"), plural_of(t->rows[avg].gpus, "GPU"),
                n, m, md);
 }
 
@@ -129,7 +129,7 @@ static double samples_of(const struct result_row *r)
 
 
 /* Whether speedup (printed as it is) is ratio, both runtimes having been rounded as printed. */
-static bool follows(double speedup, double ratio, const struct result_row *base, const struct result_row *r)
+static bool speedup_follows(double speedup, double ratio, const struct result_row *base, const struct result_row *r)
 {
     double runtime_error = ratio * (0.5 * base->runtime_unit / base->runtime + 0.5 * r->runtime_unit / r->runtime);
     return fabs(speedup - ratio) <= printed_tolerance(speedup) + runtime_error;
@@ -158,20 +158,20 @@ static int check_speedups(const struct result_table *t, struct audit *out)
         double by_rate = samples_of(base) > 0 ? (samples_of(r) / r->runtime) / (samples_of(base) / base->runtime) : by_time;
         bool same_work = audit_dataset_size(t->title) > 0 ||
                          experiment_work_agrees(fmin(samples_of(r), samples_of(base)), fmax(samples_of(r), samples_of(base)));
-        if (same_work ? follows(r->speedup, by_time, base, r) : follows(r->speedup, by_rate, base, r))
+        if (same_work ? speedup_follows(r->speedup, by_time, base, r) : speedup_follows(r->speedup, by_rate, base, r))
             continue;
         int rc;
         if (same_work)
-            rc = add(out, r->line, "speedup %g of %s x %s does not follow from the runtimes: %s / %s = %.2f", r->speedup,
-                     plural(r->nodes, "node"), plural(r->gpus, "GPU"), base->runtime_text, r->runtime_text, by_time);
-        else if (follows(r->speedup, by_time, base, r))
-            rc = add(out, r->line, "speedup %g of %s x %s is a runtime ratio, but the runs did not train the same "
+            rc = add_finding(out, r->line, "speedup %g of %s x %s does not follow from the runtimes: %s / %s = %.2f", r->speedup,
+                     plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), base->runtime_text, r->runtime_text, by_time);
+        else if (speedup_follows(r->speedup, by_time, base, r))
+            rc = add_finding(out, r->line, "speedup %g of %s x %s is a runtime ratio, but the runs did not train the same "
                      "samples (%.0f at 1 x 1, %.0f here: Steps x Batchsize x GPUs); by samples/s it is %.2f",
-                     r->speedup, plural(r->nodes, "node"), plural(r->gpus, "GPU"), samples_of(base), samples_of(r),
+                     r->speedup, plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), samples_of(base), samples_of(r),
                      by_rate);
         else
-            rc = add(out, r->line, "speedup %g of %s x %s does not follow from samples/s (the runs did not train the "
-                     "same samples): %.2f", r->speedup, plural(r->nodes, "node"), plural(r->gpus, "GPU"), by_rate);
+            rc = add_finding(out, r->line, "speedup %g of %s x %s does not follow from samples/s (the runs did not train the "
+                     "same samples): %.2f", r->speedup, plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), by_rate);
         if (rc < 0)
             return -1;
     }
@@ -185,15 +185,15 @@ static int check_nodelist(const struct result_row *r, struct audit *out)
     struct dt_err err;
     int rc = 0;
     if (hostlist_expand(r->nodelist, &hosts, &err) < 0)
-        rc = add(out, r->line, "node list is malformed: %s", err.msg);
+        rc = add_finding(out, r->line, "node list is malformed: %s", err.msg);
     else if ((int)hosts.count != r->nodes)
-        rc = add(out, r->line, "%s, but the node list %s names %zu", plural(r->nodes, "node"), r->nodelist, hosts.count);
+        rc = add_finding(out, r->line, "%s, but the node list %s names %zu", plural_of(r->nodes, "node"), r->nodelist, hosts.count);
     hostlist_free(&hosts);
     return rc;
 }
 
 /* The value most rows of a configuration have. */
-static long usual(const struct result_table *t, int nodes, int gpus, bool epochs)
+static long usual_count(const struct result_table *t, int nodes, int gpus, bool epochs)
 {
     long best = 0;
     int best_count = 0;
@@ -222,12 +222,12 @@ long audit_dataset_size(const char *title)
 
 static int check_counts(const struct result_table *t, const struct result_row *r, struct audit *out)
 {
-    long epochs = usual(t, r->nodes, r->gpus, true), steps = usual(t, r->nodes, r->gpus, false);
-    const char *config = plural(r->nodes, "node"), *gpus = plural(r->gpus, "GPU");
-    if (r->epoch != epochs && add(out, r->line, "Epoch %d, but the other runs of %s x %s have %ld", r->epoch, config,
+    long epochs = usual_count(t, r->nodes, r->gpus, true), steps = usual_count(t, r->nodes, r->gpus, false);
+    const char *config = plural_of(r->nodes, "node"), *gpus = plural_of(r->gpus, "GPU");
+    if (r->epoch != epochs && add_finding(out, r->line, "Epoch %d, but the other runs of %s x %s have %ld", r->epoch, config,
                                   gpus, epochs) < 0)
         return -1;
-    if (r->steps != steps && add(out, r->line, "%ld steps, but the other runs of %s x %s have %ld", r->steps, config,
+    if (r->steps != steps && add_finding(out, r->line, "%ld steps, but the other runs of %s x %s have %ld", r->steps, config,
                                  gpus, steps) < 0)
         return -1;
     long size = audit_dataset_size(t->title), per_step = (long)r->batch * r->nodes * r->gpus;
@@ -237,7 +237,7 @@ static int check_counts(const struct result_table *t, const struct result_row *r
     /* a table counts steps per epoch or in all; either way to within one (a counter's convention) */
     if (labs(r->steps - per_epoch) <= 1 || labs(r->steps - total) <= 1)
         return 0;
-    return add(out, r->line, "%ld steps, but %ld samples / (batch %d x %ld GPUs) make %ld an epoch (%ld in %ld epochs)",
+    return add_finding(out, r->line, "%ld steps, but %ld samples / (batch %d x %ld GPUs) make %ld an epoch (%ld in %ld epochs)",
                r->steps, size, r->batch, (long)r->nodes * r->gpus, per_epoch, total, epochs);
 }
 
@@ -260,7 +260,7 @@ int audit_table(const struct result_table *t, struct audit *out)
     int batch = usual_batch(t);
     for (int i = 0; i < t->count; i++)
         if (t->rows[i].batch != batch &&
-            add(out, t->rows[i].line, "Batchsize %d, but the table's other runs have %d: a run of another experiment, "
+            add_finding(out, t->rows[i].line, "Batchsize %d, but the table's other runs have %d: a run of another experiment, "
                 "not comparable in this table", t->rows[i].batch, batch) < 0)
             return -1;
     for (int i = 0; i < t->count; i++) {
@@ -300,7 +300,7 @@ static int check_stated_baseline(const struct log_runs *runs, const struct log_r
         if (b && fabs(stated.value - b->peak_data_per_sec) <= stated.half_unit + 1e-9)
             return 0;
     }
-    return add(out, r->line, "baseline %.*s of \"%s\" is not the peak of the 1-GPU run of %s on %s (line %d: %.2f)",
+    return add_finding(out, r->line, "baseline %.*s of \"%s\" is not the peak of the 1-GPU run of %s on %s (line %d: %.2f)",
                stated.length, stated.text, r->title, r->id.model, r->baseline->id.node[0], r->baseline->line,
                r->baseline->peak_data_per_sec);
 }
@@ -312,7 +312,7 @@ static int check_notebook_run(const struct log_runs *runs, const struct log_run 
     const char *t = r->title;
     struct printed figure = printed_at(t, m[1]);
     if (r->steps_logged > 0 && fabs(figure.value - r->peak_data_per_sec) > figure.half_unit + 1e-9 &&
-        add(out, r->line, "headline %.*s of \"%s\" is not the peak of its %d Step lines (%.2f)", figure.length,
+        add_finding(out, r->line, "headline %.*s of \"%s\" is not the peak of its %d Step lines (%.2f)", figure.length,
             figure.text, t, r->steps_logged, r->peak_data_per_sec) < 0)
         return -1;
     if (!with_speedup)
@@ -325,7 +325,7 @@ static int check_notebook_run(const struct log_runs *runs, const struct log_run 
     double computed = figure.value / baseline.value;
     double rounding = computed * (figure.half_unit / figure.value + baseline.half_unit / baseline.value);
     if (fabs(speedup.value - computed) > speedup.half_unit + rounding &&
-        add(out, r->line, "speedup %.*sx of \"%s\" does not follow from its figures: %.*s / %.*s = %.3f",
+        add_finding(out, r->line, "speedup %.*sx of \"%s\" does not follow from its figures: %.*s / %.*s = %.3f",
             speedup.length, speedup.text, t, figure.length, figure.text, baseline.length, baseline.text, computed) < 0)
         return -1;
     return 0;
@@ -336,7 +336,7 @@ static int check_notebook_structure(const struct log_runs *runs, int i, struct a
 {
     const struct log_run *r = &runs->runs[i];
     if (r->heading_level != r->read_level &&
-        add(out, r->line, "run heading \"%s\" is at level %d, the level of the model headings; read as a run of %s "
+        add_finding(out, r->line, "run heading \"%s\" is at level %d, the level of the model headings; read as a run of %s "
             "(level %d, like the runs beside it)", r->title, r->heading_level, r->id.model[0] ? r->id.model : "-",
             r->read_level) < 0)
         return -1;
@@ -347,7 +347,7 @@ static int check_notebook_structure(const struct log_runs *runs, int i, struct a
             continue;
         char nodes[128];
         runid_nodes(&r->id, nodes, sizeof nodes);
-        return add(out, r->line, "the %d Step and %d Epoch lines of \"%s\" (%s, %d GPU%s on %s) are those of line %d "
+        return add_finding(out, r->line, "the %d Step and %d Epoch lines of \"%s\" (%s, %d GPU%s on %s) are those of line %d "
                    "(\"%s\", %d GPU%s): a copy, not a measurement", r->steps_logged, r->epochs, r->title, r->id.model,
                    r->id.gpus, r->id.gpus == 1 ? "" : "s", nodes, first->line, first->title, first->id.gpus,
                    first->id.gpus == 1 ? "" : "s");
@@ -398,7 +398,7 @@ static int gpus_at(const struct method_table *t, const struct method_row *r, int
 }
 
 /* Whether value k is more than GPUs x Baseline even less its std: faster than linear scaling. */
-static bool superlinear(const struct method_table *t, const struct method_row *r, int k, int shift)
+static bool is_superlinear(const struct method_table *t, const struct method_row *r, int k, int shift)
 {
     int gpus = gpus_at(t, r, k, shift);
     return gpus > 0 && !isnan(r->baseline) && r->cell[k].mean - r->cell[k].std > gpus * r->baseline * (1 + 1e-9);
@@ -410,7 +410,7 @@ static int count_superlinear(const struct method_table *t, int shift, int *first
     *first_row = -1;
     for (int i = 0; i < t->count; i++)
         for (int k = 0; k < t->rows[i].values; k++)
-            if (superlinear(t, &t->rows[i], k, shift) && count++ == 0)
+            if (is_superlinear(t, &t->rows[i], k, shift) && count++ == 0)
                 *first_row = i;
     return count;
 }
@@ -436,7 +436,7 @@ static int check_columns(const struct method_table *t, struct audit *out)
                  written, r->line, r->cell[0].text, t->gpus[0], t->gpus[0] == 1 ? "" : "s",
                  r->cell[0].mean / r->baseline, r->baseline, shift, shift == 1 ? "" : "s", shifted);
     }
-    if (add(out, t->line, "the header has %d GPU columns, but %d of the %d rows have %d values: a value is not under "
+    if (add_finding(out, t->line, "the header has %d GPU columns, but %d of the %d rows have %d values: a value is not under "
             "the GPU count it was measured at%s", t->columns, short_rows, t->count, values, why) < 0)
         return -1;
     return written > shifted ? shift : 0;
@@ -464,12 +464,12 @@ static int check_method_row(const struct method_table *t, int i, int shift, stru
     const struct method_row *r = &t->rows[i];
     for (int k = 0; k < r->values; k++) {
         int gpus = gpus_at(t, r, k, shift);
-        if (superlinear(t, r, k, shift) &&
-            add(out, r->line, "%s at %d GPUs is more than %d x its Baseline %g (%.1f) by more than its std: "
+        if (is_superlinear(t, r, k, shift) &&
+            add_finding(out, r->line, "%s at %d GPUs is more than %d x its Baseline %g (%.1f) by more than its std: "
                 "%.1f%% efficiency (%s)", r->cell[k].text, gpus, gpus, r->baseline, gpus * r->baseline,
                 100 * r->cell[k].mean / (gpus * r->baseline), r->label) < 0)
             return -1;
-        if (r->cell[k].std == 0 && add(out, r->line, "%s at %d GPUs: a spread of zero, repeats identical to the "
+        if (r->cell[k].std == 0 && add_finding(out, r->line, "%s at %d GPUs: a spread of zero, repeats identical to the "
                                        "last digit (%s)", r->cell[k].text, gpus, r->label) < 0)
             return -1;
     }
@@ -479,7 +479,7 @@ static int check_method_row(const struct method_table *t, int i, int shift, stru
         for (int k = 0; k < r->values && same; k++)
             same = strcmp(o->cell[k].text, r->cell[k].text) == 0;
         if (same)
-            return add(out, r->line, "the values of %s are those of line %d (%s): a copy", r->label, o->line, o->label);
+            return add_finding(out, r->line, "the values of %s are those of line %d (%s): a copy", r->label, o->line, o->label);
     }
     return 0;
 }

@@ -13,7 +13,7 @@
 #include "analysis/stats.h"
 
 /* The configuration's runtime: the mean or median of its runs (the given Avg when it has none). */
-static void summarise(const struct result_table *t, struct corrected_config *c, enum speedup_stat stat)
+static void summarise_config(const struct result_table *t, struct corrected_config *c, enum speedup_stat stat)
 {
     if (c->count == 0) {   /* only an Avg row */
         c->runtime = t->rows[c->given].runtime;
@@ -90,7 +90,7 @@ static bool by_rate(const struct result_table *t, const struct corrected_config 
 /* Where the table's own Avg runtime and speedup of c differ from the recomputed ones by more than
  * their printing explains: the runs were rounded to their last digit, the Avg row and the speedup
  * to theirs, so a value within that is the same value, not a correction. */
-static void differences(const struct result_table *t, const struct corrected_config *c, bool *runtime, bool *speedup)
+static void find_differences(const struct result_table *t, const struct corrected_config *c, bool *runtime, bool *speedup)
 {
     *runtime = *speedup = false;
     if (c->given < 0 || c->unread_line)   /* an incomplete Avg is no correction of the table's */
@@ -121,7 +121,7 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
     if (avg && !isnan(c->speedup))
         snprintf(speedup, sizeof speedup, "%.2f", c->speedup);
     bool runtime_differs, speedup_differs;
-    differences(t, c, &runtime_differs, &speedup_differs);
+    find_differences(t, c, &runtime_differs, &speedup_differs);
     if (avg && runtime_differs)
         snprintf(given_runtime, sizeof given_runtime, "%s", t->rows[c->given].runtime_text);
     if (avg && speedup_differs)
@@ -144,7 +144,7 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
 static int counted_changes(const struct result_table *t, const struct corrected_config *c)
 {
     bool runtime, speedup;
-    differences(t, c, &runtime, &speedup);
+    find_differences(t, c, &runtime, &speedup);
     return runtime + speedup;
 }
 
@@ -159,7 +159,7 @@ int corrected_configs(const struct result_table *t, const struct speedup_options
     }
     const struct corrected_config *base = NULL;
     for (int k = 0; k < count; k++) {
-        summarise(t, &configs[k], opt->stat);
+        summarise_config(t, &configs[k], opt->stat);
         if (configs[k].nodes == opt->base_nodes && configs[k].gpus == opt->base_gpus)
             base = &configs[k];
     }

@@ -87,7 +87,7 @@ static double exchange_groups(const struct step_costs *s, const struct transfer_
 
 /* Partitions of at most `per` bytes of [from, to) of the buffer, appended to pieces with the
  * ready time of the layer holding each one's first byte. */
-static int cut(const struct step_costs *s, const double *ready, double from, double to, double per,
+static int cut_partitions(const struct step_costs *s, const double *ready, double from, double to, double per,
                struct piece *pieces, int n)
 {
     for (double at = from; at < to; at += per) {
@@ -235,7 +235,7 @@ static double exchange_partitions(const struct step_costs *s, const struct trans
     if (!ready || !pieces || !backwards)
         return free(ready), free(pieces), free(backwards), -1;
     backward_ready_times(s, ready);
-    int n = cut(s, ready, 0, total, per, pieces, 0);
+    int n = cut_partitions(s, ready, 0, total, per, pieces, 0);
     for (int k = 0; k < n; k++) {   /* from the end of the buffer */
         backwards[k] = pieces[n - 1 - k];
         backwards[k].ready = at_end_only ? ready[0] : backwards[k].ready;
@@ -282,7 +282,7 @@ struct step_inputs {
 
 /* The overlapped exchange after the forward pass: forward, then backward or the exchange,
  * whichever ends later, then the update (-1 stays -1). */
-static double overlapped(const struct step_inputs *in, double exchange)
+static double overlapped_step(const struct step_inputs *in, double exchange)
 {
     if (exchange < 0)
         return -1;
@@ -291,7 +291,7 @@ static double overlapped(const struct step_inputs *in, double exchange)
 
 static double bsp_step(const struct step_inputs *in)
 {
-    return overlapped(in, in->backward + cost_allreduce(in->c, in->bytes));
+    return overlapped_step(in, in->backward + cost_allreduce(in->c, in->bytes));
 }
 
 /* WFBP (every layer its own group) and MG-WFBP (grouping.h's merged groups). */
@@ -307,7 +307,7 @@ static double groups_step(const struct step_inputs *in, bool merge)
         groups = mgwfbp_groups(s, in->c, first);
     double exchange = groups > 0 ? exchange_groups(s, &in->t, first, groups) : -1;
     free(first);
-    return overlapped(in, exchange);
+    return overlapped_step(in, exchange);
 }
 
 static double wfbp_step(const struct step_inputs *in)
@@ -327,12 +327,12 @@ static double bytescheduler_any_step(const struct step_inputs *in)
 
 static double bsp_ps_step(const struct step_inputs *in)
 {
-    return overlapped(in, exchange_partitions(in->s, &in->t, in->per, true));
+    return overlapped_step(in, exchange_partitions(in->s, &in->t, in->per, true));
 }
 
 static double wfbp_ps_step(const struct step_inputs *in)
 {
-    return overlapped(in, exchange_partitions(in->s, &in->t, in->per, false));
+    return overlapped_step(in, exchange_partitions(in->s, &in->t, in->per, false));
 }
 
 /* Each method's step, keyed by the names of exchange_methods.h (a test checks that every method

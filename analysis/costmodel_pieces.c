@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 /* The link as many messages under way at once find it (link_cost.streamed), where measured. */
-static struct link_cost streamed(struct link_cost link)
+static struct link_cost streamed_link(struct link_cost link)
 {
     if (!link.streamed || link.streamed_points < 2)
         return link;
@@ -17,8 +17,8 @@ static struct link_cost streamed(struct link_cost link)
 static double allreduce_streamed(const struct cluster_shape *c, double bytes)
 {
     struct cluster_shape busy = *c;
-    struct link_cost measured = c->allreduce ? streamed(*c->allreduce) : (struct link_cost){0};
-    busy.intra = streamed(c->intra), busy.inter = streamed(c->inter);
+    struct link_cost measured = c->allreduce ? streamed_link(*c->allreduce) : (struct link_cost){0};
+    busy.intra = streamed_link(c->intra), busy.inter = streamed_link(c->inter);
     busy.allreduce = c->allreduce ? &measured : NULL;
     return cost_allreduce(&busy, bytes);
 }
@@ -32,13 +32,13 @@ struct link_cost servers_link_of(const struct transfer_cost *t)
 /* A piece's push (or pull) of `bytes` across the link between nodes: its bytes at the busiest
  * link (`load` of them a byte pushed), or half the colocated servers' round of a buffer that size
  * as measured (a push and a pull); nothing when it stays on the node. */
-static double across(const struct transfer_cost *t, double bytes, double load)
+static double time_across(const struct transfer_cost *t, double bytes, double load)
 {
     if (!(bytes > 0 && load > 0))
         return 0;
     if (t->round)
-        return link_message(streamed(*t->round), bytes) / 2;
-    return link_message(streamed(servers_link_of(t)), bytes * load);
+        return link_message(streamed_link(*t->round), bytes) / 2;
+    return link_message(streamed_link(servers_link_of(t)), bytes * load);
 }
 
 /* The node's root receiving (or sending) a piece from each of its other workers, one after another:
@@ -46,20 +46,20 @@ static double across(const struct transfer_cost *t, double bytes, double load)
  * link between nodes (BytePS's and dtrain's stages of a partition are pipelined). */
 double piece_in_node_cost(const struct transfer_cost *t, double bytes)
 {
-    return t->in_node > 0 ? t->in_node * link_message(streamed(t->c->intra), bytes) : 0;
+    return t->in_node > 0 ? t->in_node * link_message(streamed_link(t->c->intra), bytes) : 0;
 }
 
 /* The link's time for a piece across the link between nodes: a push's (after the node's sum, `load`
  * its bytes across the busiest link a byte), or the whole allreduce's. */
 double piece_push_cost(const struct transfer_cost *t, double bytes, double load)
 {
-    return t->ps ? across(t, bytes, load) : allreduce_streamed(t->c, bytes);
+    return t->ps ? time_across(t, bytes, load) : allreduce_streamed(t->c, bytes);
 }
 
 /* A server's pull of a piece back across the link (`load` its bytes across the busiest link a byte). */
 double piece_pull_cost(const struct transfer_cost *t, double bytes, double load)
 {
-    return across(t, bytes, load);
+    return time_across(t, bytes, load);
 }
 
 /* When backward (started at 0) has finished layer l: R_l = the backward of layers l..L-1. */

@@ -79,7 +79,7 @@ static uint64_t multiply_rotate(const char *text, size_t len)
 }
 
 /* The table at twice its slots (256 at first). 0, or -1 when out of memory. */
-static int grow(struct seen_lines *s)
+static int grow_seen_lines(struct seen_lines *s)
 {
     size_t slots = s->slots ? 2 * s->slots : 256;
     struct seen_lines bigger = {calloc(slots, sizeof *bigger.fnv), calloc(slots, sizeof *bigger.mix),
@@ -107,7 +107,7 @@ static int seen_before(struct seen_lines **table, const char *text, size_t len)
         return -1;
     if (len == 0 || len > UINT32_MAX)
         return 0;   /* (no record line is either: counted, not compared) */
-    if (2 * (s->used + 1) > s->slots && grow(s) < 0)
+    if (2 * (s->used + 1) > s->slots && grow_seen_lines(s) < 0)
         return -1;
     uint64_t fnv = fnv1a(text, len), mix = multiply_rotate(text, len);
     size_t j = fnv & (s->slots - 1);
@@ -118,7 +118,7 @@ static int seen_before(struct seen_lines **table, const char *text, size_t len)
     return 0;
 }
 
-static void forget(struct seen_lines **table)
+static void free_seen_lines(struct seen_lines **table)
 {
     struct seen_lines *s = *table;
     if (s)
@@ -228,7 +228,7 @@ void free_records(struct record_set *set)
     for (int i = 0; i < set->count; i++)
         record_free(&set->runs[i]);
     free(set->runs);
-    forget(&set->seen);
+    free_seen_lines(&set->seen);
 }
 
 void read_log(const char *path, struct log_runs *set)
@@ -332,7 +332,7 @@ int read_inputs(char **paths, int count, void (*reader)(const char *, void *), v
         } else if (!read_already(paths[i], &st))
             reader(paths[i], set);
     }
-    forget(&files_read);
+    free_seen_lines(&files_read);
     if (own_outputs)
         fprintf(stderr, "dtrain-analyze: passed over %d file%s dtrain-analyze wrote (%s%s)\n", own_outputs,
                 own_outputs == 1 ? "" : "s", first_own, own_outputs > 1 ? ", ..." : "");

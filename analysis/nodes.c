@@ -149,7 +149,7 @@ static int by_median_ratio(const void *a, const void *b)
 }
 
 /* The samples of one node into its speed. */
-static int summarise(const struct node_study *s, const char *node, double threshold, struct node_speed *out)
+static int summarise_node(const struct node_study *s, const char *node, double threshold, struct node_speed *out)
 {
     double *ratios = malloc((size_t)s->sample_count * sizeof *ratios);
     if (!ratios)
@@ -181,7 +181,7 @@ struct node_speed *nodes_rank(const struct node_study *s, double threshold, int 
         int seen = 0;
         while (seen < *count && strcmp(speeds[seen].node, s->samples[i].node) != 0)
             seen++;
-        if (seen == *count && summarise(s, s->samples[i].node, threshold, &speeds[(*count)++]) < 0) {
+        if (seen == *count && summarise_node(s, s->samples[i].node, threshold, &speeds[(*count)++]) < 0) {
             free(speeds);
             return *count = 0, NULL;
         }

@@ -28,7 +28,7 @@ static void name_of(const char *title, char *out, size_t size)
 }
 
 /* Documents may hold quotes; gnuplot's strings cannot. */
-static void unquote(char *text)
+static void unquote_in_place(char *text)
 {
     for (char *c = text; *c; c++)
         if (*c == '\'')
@@ -44,7 +44,7 @@ static struct plot_chart *new_chart(struct plot_charts *out, const char *title)
     struct plot_chart *c = &bigger[out->count++];
     *c = (struct plot_chart){0};
     snprintf(c->title, sizeof c->title, "%s", title);
-    unquote(c->title);
+    unquote_in_place(c->title);
     name_of(title, c->name, sizeof c->name);
     for (int i = 0; i < out->count - 1; i++)   /* two charts of one name: number the later */
         if (strcmp(out->charts[i].name, c->name) == 0) {
@@ -62,7 +62,7 @@ static struct plot_series *series_named(struct plot_chart *chart, const char *la
 {
     char clean[160];
     snprintf(clean, sizeof clean, "%s", label);
-    unquote(clean);
+    unquote_in_place(clean);
     for (int s = 0; s < chart->count; s++)
         if (strcmp(chart->series[s].label, clean) == 0)
             return &chart->series[s];

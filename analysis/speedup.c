@@ -69,7 +69,7 @@ static int by_config(const void *a, const void *b)
     return i - j;
 }
 
-static void summarise(const struct run_record *runs, const int *order, struct speedup_group *g, enum speedup_stat stat)
+static void summarise_group(const struct run_record *runs, const int *order, struct speedup_group *g, enum speedup_stat stat)
 {
     double *t = malloc((size_t)g->count * sizeof *t), mean;
     for (int i = 0; i < g->count; i++) {
@@ -171,7 +171,7 @@ int speedup_compute(const struct run_record *runs, int n, const struct speedup_o
         groups[ng - 1].count++;
     }
     for (int k = 0; k < ng; k++) {
-        summarise(runs, order, &groups[k], opt->stat);
+        summarise_group(runs, order, &groups[k], opt->stat);
         if (groups[k].nodes == opt->base_nodes && groups[k].gpus == opt->base_gpus && !groups[k].uneven)
             base = &groups[k];
     }

@@ -115,7 +115,7 @@ static void enter_heading(const char *line, struct heading_state *h)
             used += (size_t)snprintf(h->path + used, sizeof h->path - used, "%s%s", used ? " / " : "", h->levels[d]);
 }
 
-static void fingerprint(uint64_t *hash, const void *bytes, size_t size)
+static void fingerprint_add(uint64_t *hash, const void *bytes, size_t size)
 {
     for (size_t i = 0; i < size; i++)
         *hash = (*hash ^ ((const unsigned char *)bytes)[i]) * 1099511628211ULL;
@@ -126,15 +126,15 @@ static void add_line(struct log_run *run, const struct log_lines_line *l)
     if (l->kind == SEEDLOG_STEP) {
         run->steps_logged++;
         run->peak_data_per_sec = fmax(run->peak_data_per_sec, l->data_per_sec);
-        fingerprint(&run->fingerprint, &l->step, sizeof l->step);
-        fingerprint(&run->fingerprint, &l->data_per_sec, sizeof l->data_per_sec);
+        fingerprint_add(&run->fingerprint, &l->step, sizeof l->step);
+        fingerprint_add(&run->fingerprint, &l->data_per_sec, sizeof l->data_per_sec);
         return;
     }
     run->epochs++;
     if (!isnan(l->accuracy))
         run->final_accuracy = l->accuracy;
     double numbers[] = {l->epoch, l->train_sec, l->test_sec, isnan(l->accuracy) ? -1 : l->accuracy};
-    fingerprint(&run->fingerprint, numbers, sizeof numbers);
+    fingerprint_add(&run->fingerprint, numbers, sizeof numbers);
 }
 
 int throughput_read(FILE *in, const char *source, struct log_runs *set)

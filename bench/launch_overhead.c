@@ -81,7 +81,7 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double percentile(double *sorted, int n, double p)
+static double percentile_of(double *sorted, int n, double p)
 {
     return sorted[(int)(p * (n - 1) + 0.5)];
 }
@@ -127,11 +127,11 @@ int main(int argc, char **argv)
     double base = 0;
     for (int s = 0; s < n; s++) {
         qsort(subjects[s].ms, (size_t)runs, sizeof(double), by_value);
-        double median = percentile(subjects[s].ms, runs, 0.5);
+        double median = percentile_of(subjects[s].ms, runs, 0.5);
         if (s == 0)
             base = median;
         printf("| %s | %.3f | %.3f | %.2fx (+%.3f ms) |\n", subjects[s].label, median,
-               percentile(subjects[s].ms, runs, 0.9), median / base, median - base);
+               percentile_of(subjects[s].ms, runs, 0.9), median / base, median - base);
         free(subjects[s].ms);
     }
     /* 16 ranks of one node starting together: one discovers under the lock, 15 read its export. */
@@ -144,7 +144,7 @@ int main(int argc, char **argv)
     }
     qsort(cold16, (size_t)rounds, sizeof(double), by_value);
     qsort(true16, (size_t)rounds, sizeof(double), by_value);
-    double c = percentile(cold16, rounds, 0.5), t = percentile(true16, rounds, 0.5);
+    double c = percentile_of(cold16, rounds, 0.5), t = percentile_of(true16, rounds, 0.5);
     printf("\n16 ranks started at once, empty cache: %.2f ms for all (16 x `true`: %.2f ms), "
            "%.2f ms per rank over `true` (%d rounds)\n", c, t, (c - t) / 16, rounds);
     empty_cache();

@@ -53,7 +53,7 @@ static int read_stdin_names(struct hostlist *list, struct dt_err *err)
     return 0;
 }
 
-static int collect(int argc, char **argv, struct hostlist *list, struct dt_err *err)
+static int collect_hostlists(int argc, char **argv, struct hostlist *list, struct dt_err *err)
 {
     if (argc == 0)
         return dt_fail(err, "no hostlist expression given (try --help)");
@@ -65,7 +65,7 @@ static int collect(int argc, char **argv, struct hostlist *list, struct dt_err *
     return 0;
 }
 
-static int run(const char *command, int argc, char **argv, const char *separator, struct dt_err *err)
+static int run_command(const char *command, int argc, char **argv, const char *separator, struct dt_err *err)
 {
     long nth = -1;
     if (strcmp(command, "nth") == 0) {
@@ -78,7 +78,7 @@ static int run(const char *command, int argc, char **argv, const char *separator
     }
     struct hostlist list;
     hostlist_init(&list);
-    int rc = collect(argc, argv, &list, err);
+    int rc = collect_hostlists(argc, argv, &list, err);
     if (rc == 0) {
         if (strcmp(command, "expand") == 0) {
             for (size_t i = 0; i < list.count; i++)
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
         return 2;
     }
     struct dt_err err;
-    if (run(argv[optind], argc - optind - 1, argv + optind + 1, separator, &err) < 0) {
+    if (run_command(argv[optind], argc - optind - 1, argv + optind + 1, separator, &err) < 0) {
         fprintf(stderr, "dtrain-hostlist: %s\n", err.msg);
         return 2;
     }

@@ -23,7 +23,7 @@ void hostlist_free(struct hostlist *list)
     hostlist_init(list);
 }
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem_size)
+static int grow_array(void **buf, size_t *cap, size_t need, size_t elem_size)
 {
     if (need <= *cap)
         return 0;
@@ -44,8 +44,8 @@ int hostlist_push(struct hostlist *list, const char *name, size_t len, struct dt
         return dt_fail(err, "more than %u names (the hostlist limit)", HOSTLIST_MAX_NAMES);
     if (len > HOSTLIST_MAX_NAME)
         return dt_fail(err, "a name is longer than %d characters", HOSTLIST_MAX_NAME);
-    if (grow((void **)&list->text, &list->text_cap, list->text_len + len + 1, 1) < 0 ||
-        grow((void **)&list->offsets, &list->cap, list->count + 1, sizeof(size_t)) < 0)
+    if (grow_array((void **)&list->text, &list->text_cap, list->text_len + len + 1, 1) < 0 ||
+        grow_array((void **)&list->offsets, &list->cap, list->count + 1, sizeof(size_t)) < 0)
         return dt_fail(err, "out of memory");
     list->offsets[list->count++] = list->text_len;
     memcpy(list->text + list->text_len, name, len);
@@ -174,7 +174,7 @@ static int parse_group(struct parser *p, struct part *group)
     p->pos++;   /* '[' */
     size_t cap = 0;
     for (;;) {
-        if (grow((void **)&group->ranges, &cap, group->num_ranges + 1, sizeof(struct range)) < 0)
+        if (grow_array((void **)&group->ranges, &cap, group->num_ranges + 1, sizeof(struct range)) < 0)
             return dt_fail(p->err, "out of memory");
         struct range *r = &group->ranges[group->num_ranges];
         if (parse_range(p, r) < 0)
@@ -197,7 +197,7 @@ static void free_parts(struct part *parts, size_t n)
 
 /* Writes the names of parts[k..] after `prefix` (prefix_len bytes) into the list: the first
  * group varies slowest, as in Slurm. */
-static int emit(struct parser *p, const struct part *parts, size_t n, size_t k,
+static int emit_names(struct parser *p, const struct part *parts, size_t n, size_t k,
                 char *name, size_t name_len, struct hostlist *list)
 {
     if (k == n)
@@ -207,7 +207,7 @@ static int emit(struct parser *p, const struct part *parts, size_t n, size_t k,
         if (name_len + part->literal_len > HOSTLIST_MAX_NAME)
             return dt_fail(p->err, "hostlist \"%s\": a name is longer than %d characters", p->expr, HOSTLIST_MAX_NAME);
         memcpy(name + name_len, part->literal, part->literal_len);
-        return emit(p, parts, n, k + 1, name, name_len + part->literal_len, list);
+        return emit_names(p, parts, n, k + 1, name, name_len + part->literal_len, list);
     }
     for (size_t r = 0; r < part->num_ranges; r++) {
         const struct range *range = &part->ranges[r];
@@ -217,7 +217,7 @@ static int emit(struct parser *p, const struct part *parts, size_t n, size_t k,
             if (name_len + (size_t)len > HOSTLIST_MAX_NAME)
                 return dt_fail(p->err, "hostlist \"%s\": a name is longer than %d characters", p->expr, HOSTLIST_MAX_NAME);
             memcpy(name + name_len, digits, (size_t)len);
-            if (emit(p, parts, n, k + 1, name, name_len + (size_t)len, list) < 0)
+            if (emit_names(p, parts, n, k + 1, name, name_len + (size_t)len, list) < 0)
                 return -1;
             if (v == range->hi)
                 break;
@@ -235,7 +235,7 @@ static int parse_element(struct parser *p, struct hostlist *list)
     size_t trailing_text_at = 0;
     int rc = -1;
     while (p->expr[p->pos] && !is_separator(p->expr[p->pos])) {
-        if (grow((void **)&parts, &cap, num_parts + 1, sizeof(struct part)) < 0) {
+        if (grow_array((void **)&parts, &cap, num_parts + 1, sizeof(struct part)) < 0) {
             dt_fail(p->err, "out of memory");
             goto out;
         }
@@ -277,7 +277,7 @@ static int parse_element(struct parser *p, struct hostlist *list)
         goto out;
     }
     char name[HOSTLIST_MAX_NAME + 1];
-    rc = emit(p, parts, num_parts, 0, name, 0, list);
+    rc = emit_names(p, parts, num_parts, 0, name, 0, list);
 out:
     free_parts(parts, num_parts);   /* a group is counted before it is parsed, so its ranges are freed too */
     return rc;
@@ -316,7 +316,7 @@ struct split_name {
     int width;
 };
 
-static struct split_name split(const char *name)
+static struct split_name split_name_number(const char *name)
 {
     struct split_name s = {.prefix = name, .prefix_len = strlen(name), .single = true};
     size_t digits_at = s.prefix_len;
@@ -379,7 +379,7 @@ struct strbuf {
 
 static void sb_append(struct strbuf *sb, const char *text, size_t len)
 {
-    if (sb->failed || grow((void **)&sb->data, &sb->cap, sb->len + len + 1, 1) < 0) {
+    if (sb->failed || grow_array((void **)&sb->data, &sb->cap, sb->len + len + 1, 1) < 0) {
         sb->failed = true;
         return;
     }
@@ -430,7 +430,7 @@ char *hostlist_compress(const struct hostlist *list)
         return NULL;
     size_t n = 0;
     for (size_t i = 0; i < list->count; i++) {
-        struct split_name s = split(hostlist_nth(list, i));
+        struct split_name s = split_name_number(hostlist_nth(list, i));
         struct folded *tail = n ? &ranges[n - 1] : NULL;
         /* Slurm joins a host onto the previous range only when it continues it. */
         if (tail && !s.single && same_prefix(&tail->name, &s) && tail->hi + 1 == s.num &&

@@ -83,7 +83,7 @@ static int read_log(const char *path, double *rate, long *steps, double *peak)
 }
 
 /* Whether a command's word is an interpreter (or its option) that runs the program named after it. */
-static bool interpreter(const char *word)
+static bool is_interpreter(const char *word)
 {
     static const char *const names[] = {"sh", "bash", "dash", "env", "perl", "julia", "torchrun", "python"};
     const char *name = strrchr(word, '/') ? strrchr(word, '/') + 1 : word;
@@ -103,7 +103,7 @@ static void program_name(const char *program, char *out, size_t size)
     char copy[512];
     snprintf(copy, sizeof copy, "%s", program);
     char *word = strtok(copy, " \t"), *name = word;
-    while (word && interpreter(word))
+    while (word && is_interpreter(word))
         name = word = strtok(NULL, " \t");
     snprintf(out, size, "%s", name ? basename(name) : "program");
 }
@@ -143,7 +143,7 @@ static int write_record(const struct program_run *p)
 enum { O_RECORD = 256, O_PROGRAM, O_RUNTIME, O_STATUS, O_WHY, O_NODELIST, O_JOB_ID, O_LOG, O_TAG, O_EXPLAIN };
 
 /* A number option, or a message naming it. Returns 0, or 2. */
-static int number(const char *name, const char *text, int min, int max, int *out)
+static int parse_number_option(const char *name, const char *text, int min, int max, int *out)
 {
     if (dt_parse_int(text, min, max, out) < 0)
         return fprintf(stderr, "dtrain-record: --%s \"%s\" is not a number from %d to %d\n", name, text, min, max), 2;
@@ -173,11 +173,11 @@ static int parse_options(int argc, char **argv, struct program_run *p)
             if (end == optarg || *end || !(p->runtime >= 0 && p->runtime < 1e9))
                 rc = (fprintf(stderr, "dtrain-record: --runtime \"%s\" is not a number of seconds\n", optarg), 2);
             break;
-        case O_STATUS: rc = number("status", optarg, 0, 255, &p->status); break;
+        case O_STATUS: rc = parse_number_option("status", optarg, 0, 255, &p->status); break;
         case O_WHY: p->why = optarg; break;
-        case 'N': rc = number("nodes", optarg, 1, 1 << 20, &p->nodes); break;
-        case 'g': rc = number("gpus-per-node", optarg, 0, 1 << 10, &p->gpus); break;
-        case 'n': rc = number("ranks", optarg, 1, 1 << 24, &p->ranks); break;
+        case 'N': rc = parse_number_option("nodes", optarg, 1, 1 << 20, &p->nodes); break;
+        case 'g': rc = parse_number_option("gpus-per-node", optarg, 0, 1 << 10, &p->gpus); break;
+        case 'n': rc = parse_number_option("ranks", optarg, 1, 1 << 24, &p->ranks); break;
         case O_NODELIST: p->nodelist = optarg; break;
         case O_JOB_ID: p->job_id = optarg; break;
         case O_LOG: p->log = optarg; break;
@@ -185,7 +185,7 @@ static int parse_options(int argc, char **argv, struct program_run *p)
         case O_EXPLAIN: {
             int status;
             char why[300];
-            if ((rc = number("explain-status", optarg, 0, 255, &status)) == 0)
+            if ((rc = parse_number_option("explain-status", optarg, 0, 255, &status)) == 0)
                 describe_status(status, why, sizeof why), puts(why);
             return rc ? rc : -1;
         }

@@ -14,7 +14,7 @@ void json_reader_init(struct json_reader *r, const char *text, struct dt_err *er
     r->depth = 0;
 }
 
-static int bad(struct json_reader *r, const char *what)
+static int json_bad(struct json_reader *r, const char *what)
 {
     return dt_fail(r->err, "invalid JSON at column %ld: %s", (long)(r->at - r->text) + 1, what);
 }
@@ -43,9 +43,9 @@ static int open_container(struct json_reader *r, char opening, const char *what)
 {
     skip_space(r);
     if (*r->at != opening)
-        return bad(r, what);
+        return json_bad(r, what);
     if (++r->depth > JSON_MAX_DEPTH)
-        return bad(r, "nested too deep");
+        return json_bad(r, "nested too deep");
     r->at++;
     return 0;
 }
@@ -64,7 +64,7 @@ static int next_element(struct json_reader *r, int *index, char closing)
     }
     if (*index > 0) {
         if (*r->at != ',')
-            return bad(r, closing == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+            return json_bad(r, closing == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
         r->at++;
     }
     (*index)++;
@@ -78,7 +78,7 @@ int json_object_next(struct json_reader *r, int *index, char *key, size_t key_si
         return more;
     skip_space(r);
     if (*r->at != '"')
-        return bad(r, "expected a member name in double quotes");
+        return json_bad(r, "expected a member name in double quotes");
     /* a key too long for the caller's buffer is none of its keys: read it whole, report "" */
     long length = json_read_string(r, key, key_size);
     if (length < 0)
@@ -87,7 +87,7 @@ int json_object_next(struct json_reader *r, int *index, char *key, size_t key_si
         key[0] = '\0';
     skip_space(r);
     if (*r->at != ':')
-        return bad(r, "expected ':' after the member name");
+        return json_bad(r, "expected ':' after the member name");
     r->at++;
     return 1;
 }
@@ -129,19 +129,19 @@ static int read_escape(struct json_reader *r, long *cp)
         return 0;
     }
     if (*r->at != 'u' || (*cp = read_hex4(r->at + 1)) < 0)
-        return bad(r, "invalid escape in a string");
+        return json_bad(r, "invalid escape in a string");
     r->at += 5;
     if (*cp >= 0xDC00 && *cp <= 0xDFFF)
-        return bad(r, "a \\u escape of a lone low surrogate");
+        return json_bad(r, "a \\u escape of a lone low surrogate");
     if (*cp >= 0xD800 && *cp <= 0xDBFF) {
         long low = r->at[0] == '\\' && r->at[1] == 'u' ? read_hex4(r->at + 2) : -1;
         if (low < 0xDC00 || low > 0xDFFF)
-            return bad(r, "a \\u escape of a high surrogate without its low one");
+            return json_bad(r, "a \\u escape of a high surrogate without its low one");
         *cp = 0x10000 + ((*cp - 0xD800) << 10) + (low - 0xDC00);
         r->at += 6;
     }
     if (*cp == 0)
-        return bad(r, "\\u0000 in a string");
+        return json_bad(r, "\\u0000 in a string");
     return 0;
 }
 
@@ -182,7 +182,7 @@ static int read_special(struct json_reader *r, char bytes[4])
     if (c == '"')
         return 0;
     if (c < 0x20)
-        return bad(r, c ? "a control character in a string" : "a string without its closing quote");
+        return json_bad(r, c ? "a control character in a string" : "a string without its closing quote");
     if (c == '\\') {
         long cp = 0;
         r->at++;
@@ -190,7 +190,7 @@ static int read_special(struct json_reader *r, char bytes[4])
     }
     int length = json_utf8_length((const unsigned char *)r->at);
     if (length == 0)
-        return bad(r, "invalid UTF-8 in a string");
+        return json_bad(r, "invalid UTF-8 in a string");
     memcpy(bytes, r->at, (size_t)length);
     r->at += length;
     return length;
@@ -200,7 +200,7 @@ long json_read_string(struct json_reader *r, char *out, size_t size)
 {
     skip_space(r);
     if (*r->at != '"')
-        return bad(r, "expected a string");
+        return json_bad(r, "expected a string");
     r->at++;
     size_t length = 0, room = size ? size - 1 : 0;
     for (;;) {
@@ -303,7 +303,7 @@ int json_read_number(struct json_reader *r, struct json_number *out)
     skip_space(r);
     const char *end = scan_number(r->at, &out->is_integer);
     if (!end)
-        return bad(r, "expected a number");
+        return json_bad(r, "expected a number");
     if (!out->is_integer && fast_real(r->at, end, &out->value)) {
         r->at = end;
         return 0;
@@ -315,15 +315,15 @@ int json_read_number(struct json_reader *r, struct json_number *out)
     if (out->is_integer) {
         out->integer = strtoll(r->at, &parsed_to, 10);
         if (errno == ERANGE)
-            return bad(r, "an integer too big for 64 bits");
+            return json_bad(r, "an integer too big for 64 bits");
         out->value = (double)out->integer;
     } else {
         out->value = strtod(r->at, &parsed_to);
         if (errno == ERANGE && (out->value > 1 || out->value < -1))
-            return bad(r, "a number too big for a double");
+            return json_bad(r, "a number too big for a double");
     }
     if (parsed_to != end)
-        return bad(r, "a number the C library reads otherwise");
+        return json_bad(r, "a number the C library reads otherwise");
     r->at = end;
     return 0;
 }
@@ -332,7 +332,7 @@ static int read_literal(struct json_reader *r, const char *word)
 {
     size_t length = strlen(word);
     if (strncmp(r->at, word, length) != 0)
-        return bad(r, "invalid literal (true, false and null are the words JSON knows)");
+        return json_bad(r, "invalid literal (true, false and null are the words JSON knows)");
     r->at += length;
     return 0;
 }
@@ -342,7 +342,7 @@ int json_skip_value(struct json_reader *r)
     struct json_number number;
     int index = 0, more;
     if (r->depth >= JSON_MAX_DEPTH)   /* jansson counts scalars as a level too */
-        return bad(r, "nested too deep");
+        return json_bad(r, "nested too deep");
     switch (json_peek(r)) {
     case JSON_KIND_STRING: return json_read_string(r, NULL, 0) < 0 ? -1 : 0;
     case JSON_KIND_NUMBER: return json_read_number(r, &number);
@@ -363,7 +363,7 @@ int json_skip_value(struct json_reader *r)
             if (json_skip_value(r) < 0)
                 return -1;
         return more;
-    default: return bad(r, *r->at ? "expected a value" : "the text ends where a value should be");
+    default: return json_bad(r, *r->at ? "expected a value" : "the text ends where a value should be");
     }
 }
 
@@ -376,5 +376,5 @@ int json_read_null(struct json_reader *r)
 int json_read_end(struct json_reader *r)
 {
     skip_space(r);
-    return *r->at ? bad(r, "more after the end of the value") : 0;
+    return *r->at ? json_bad(r, "more after the end of the value") : 0;
 }

@@ -93,7 +93,7 @@ static const char *read_row(char **cells, int n, const struct method_table *t, c
     return NULL;
 }
 
-static void skip(struct method_set *set, const char *name, int line, const char *why)
+static void skip_method_line(struct method_set *set, const char *name, int line, const char *why)
 {
     if (set->lines_skipped < 8)
         snprintf(set->skipped[set->lines_skipped], sizeof set->skipped[0], "%s:%d: %s", name, line, why);
@@ -148,7 +148,7 @@ int method_table_parse(FILE *f, const char *name, struct method_set *set, struct
         struct method_row row = {.line = number};
         const char *why = read_row(cells, n, table, &at, &row);
         if (why) {
-            skip(set, name, number, why);
+            skip_method_line(set, name, number, why);
             continue;
         }
         if (add_row(table, &row) < 0)

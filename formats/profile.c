@@ -26,7 +26,7 @@ double profile_compute_seconds(const struct profile *p)
     return sum;
 }
 
-static int fill(FILE *out, const void *arg)
+static int write_profile_body(FILE *out, const void *arg)
 {
     const struct profile *p = arg;
     json_t *layers = json_array();
@@ -45,7 +45,7 @@ static int fill(FILE *out, const void *arg)
 
 int profile_write(const struct profile *p, const char *path, struct dt_err *err)
 {
-    return atomic_write(path, fill, p, err) < 0 ? dt_wrap(err, "--profile-out") : 0;
+    return atomic_write(path, write_profile_body, p, err) < 0 ? dt_wrap(err, "--profile-out") : 0;
 }
 
 /* A time: a number, finite, not negative. */

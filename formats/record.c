@@ -44,7 +44,7 @@ void record_time(long seconds, char out[32])
 
 /* A record's text as JSON, whatever bytes it holds: a text field is never a reason to lose the
  * record. Valid UTF-8 is kept, each byte that is not becomes U+FFFD. */
-static json_t *text(const char *s)
+static json_t *json_text(const char *s)
 {
     size_t len = s ? strlen(s) : 0, used = 0;
     char *clean = malloc(3 * len + 1);
@@ -66,28 +66,28 @@ static json_t *to_json(const struct run_record *r)
 {
     json_t *hosts = json_array(), *epochs = json_array();
     for (int i = 0; i < r->world_size && r->hostnames; i++)
-        json_array_append_new(hosts, text(r->hostnames[i]));
+        json_array_append_new(hosts, json_text(r->hostnames[i]));
     for (int e = 0; e < r->epochs_done; e++)
         json_array_append_new(epochs, json_pack("{s:i, s:f, s:o}", "epoch", e, "seconds", r->epoch_seconds[e],
                                                 "test_accuracy", r->epoch_accuracy[e] < 0 ? json_null()
                                                                                           : json_real(r->epoch_accuracy[e])));
     json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:i, s:o}", "record_version", RECORD_VERSION,
-                          "dtrain_version", text(r->version), "job_id", text(r->job_id), "job_name",
-                          text(r->job_name), "step_id", text(r->step_id), "nodelist", text(r->nodelist), "nodes",
+                          "dtrain_version", json_text(r->version), "job_id", json_text(r->job_id), "job_name",
+                          json_text(r->job_name), "step_id", json_text(r->step_id), "nodelist", json_text(r->nodelist), "nodes",
                           r->nodes, "gpus_per_node", r->gpus_per_node, "world_size", r->world_size, "hostnames", hosts);
-    json_object_update_new(o, json_pack("{s:o, s:o, s:o, s:f, s:i, s:i, s:I, s:o, s:o, s:i}", "model", text(r->model),
-                                        "dataset", text(r->dataset), "optimizer", text(r->optimizer), "lr", r->lr,
+    json_object_update_new(o, json_pack("{s:o, s:o, s:o, s:f, s:i, s:i, s:I, s:o, s:o, s:i}", "model", json_text(r->model),
+                                        "dataset", json_text(r->dataset), "optimizer", json_text(r->optimizer), "lr", r->lr,
                                         "batch_per_replica", r->batch_per_replica, "epochs", r->epochs,
-                                        "steps_per_rank", (json_int_t)r->steps_per_rank, "comm", text(r->comm),
-                                        "backend", text(r->backend), "threads", r->threads));
+                                        "steps_per_rank", (json_int_t)r->steps_per_rank, "comm", json_text(r->comm),
+                                        "backend", json_text(r->backend), "threads", r->threads));
     json_object_update_new(o, json_pack("{s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:i}", "runtime_seconds",
                                         r->runtime_seconds, "peak_data_per_sec", r->peak_data_per_sec,
                                         "final_data_per_sec", r->final_data_per_sec, "epochs_run", epochs,
-                                        "start_time", text(r->start_time), "end_time", text(r->end_time), "exit_state",
-                                        text(r->exit_state), "error", text(r->error), "resumed", r->resumed));
-    json_object_set_new(o, "tag", text(r->tag));
-    json_object_set_new(o, "comm_options", text(r->comm_options));
-    json_object_set_new(o, "emulation", text(r->emulation));
+                                        "start_time", json_text(r->start_time), "end_time", json_text(r->end_time), "exit_state",
+                                        json_text(r->exit_state), "error", json_text(r->error), "resumed", r->resumed));
+    json_object_set_new(o, "tag", json_text(r->tag));
+    json_object_set_new(o, "comm_options", json_text(r->comm_options));
+    json_object_set_new(o, "emulation", json_text(r->emulation));
     json_object_set_new(o, "max_steps", json_integer((json_int_t)r->max_steps));
     json_object_set_new(o, "resumed_at_step", json_integer((json_int_t)r->resumed_at_step));
     json_object_set_new(o, "tokens_per_sec", json_real(r->tokens_per_sec));
@@ -508,21 +508,21 @@ int record_parse(const char *line, struct run_record *r, struct dt_err *err)
 }
 
 /* A number a run could have produced: finite, not negative, not beyond `most`. */
-static bool sensible(double value, double most)
+static bool is_sensible(double value, double most)
 {
     return isfinite(value) && value >= 0 && value <= most;
 }
 
 int record_check_sense(const struct run_record *r, struct dt_err *err)
 {
-    if (!sensible(r->runtime_seconds, 1e9))   /* 31 years */
+    if (!is_sensible(r->runtime_seconds, 1e9))   /* 31 years */
         return dt_fail(err, "field \"runtime_seconds\" is %g: not a run's duration", r->runtime_seconds);
-    if (!sensible(r->peak_data_per_sec, 1e12) || !sensible(r->final_data_per_sec, 1e12))
+    if (!is_sensible(r->peak_data_per_sec, 1e12) || !is_sensible(r->final_data_per_sec, 1e12))
         return dt_fail(err, "fields \"peak_data_per_sec\" and \"final_data_per_sec\" (%g, %g) are not rates",
                        r->peak_data_per_sec, r->final_data_per_sec);
-    if (!sensible(r->tokens_per_sec, 1e15))
+    if (!is_sensible(r->tokens_per_sec, 1e15))
         return dt_fail(err, "field \"tokens_per_sec\" (%g) is not a rate", r->tokens_per_sec);
-    if (!sensible(r->lr, DBL_MAX))
+    if (!is_sensible(r->lr, DBL_MAX))
         return dt_fail(err, "field \"lr\" is %g: not a learning rate", r->lr);
     /* (an uneven run's gpus_per_node is its first node's: 3 of 3 + 2; each node runs at least one rank) */
     if (r->gpus_per_node < 0 || (long)r->gpus_per_node + (r->nodes > 1 ? r->nodes - 1 : 0) > r->world_size)
@@ -533,7 +533,7 @@ int record_check_sense(const struct run_record *r, struct dt_err *err)
     if (r->resumed_at_step < 0 || r->resumed_at_step > r->steps_per_rank)
         return dt_fail(err, "resumed_at_step %ld is not a step of the run's %ld", r->resumed_at_step, r->steps_per_rank);
     for (int e = 0; e < r->epochs_done; e++)
-        if (!sensible(r->epoch_seconds[e], 1e9))
+        if (!is_sensible(r->epoch_seconds[e], 1e9))
             return dt_fail(err, "field \"epochs_run\": epoch %d took %g s", e, r->epoch_seconds[e]);
     return 0;
 }

@@ -69,7 +69,7 @@ int table_cells(char *line, char **cells, int max)
     return n;
 }
 
-static void skip(struct table_set *set, const char *path, int line, const char *why)
+static void skip_table_line(struct table_set *set, const char *path, int line, const char *why)
 {
     if (set->lines_skipped < 8)
         snprintf(set->skipped[set->lines_skipped], sizeof set->skipped[0], "%s:%d: %s", path, line, why);
@@ -133,7 +133,7 @@ static bool starts_table(const char *line, struct table_layout *layout)
 }
 
 /* A "# Title" line: the title of the tables below it ("#Nodes,..." is a CSV header, not one). */
-static bool heading(const char *line, char *title, size_t size)
+static bool read_heading(const char *line, char *title, size_t size)
 {
     size_t hashes = strspn(line, "#");
     if (hashes == 0 || !strchr(" \t\r\n", line[hashes]))
@@ -165,7 +165,7 @@ static int table_line(char *line, int number, const char *path, const struct tab
         return 0;
     struct result_row row = {.line = number};
     if (!table_read_row(cells, n, layout, &row, why, sizeof why)) {
-        skip(set, path, number, why);
+        skip_table_line(set, path, number, why);
         if (row.nodes > 0 && row.gpus > 0 && table->unread_count < 16)   /* its configuration is incomplete */
             table->unread[table->unread_count++] = (struct unread_row){number, row.nodes, row.gpus};
         return 0;
@@ -185,7 +185,7 @@ int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct 
         char *line = buffer;
         if (++number == 1 && strncmp(line, "\xEF\xBB\xBF", 3) == 0)
             line += 3;   /* a spreadsheet's "CSV UTF-8" export begins with a byte-order mark */
-        if (heading(line, title, sizeof title)) {
+        if (read_heading(line, title, sizeof title)) {
             table = NULL;
             continue;
         }

@@ -11,7 +11,7 @@
 #include "common/dt_parse.h"
 #include "common/duration.h"
 
-/* The names labs give each column, as normalise() leaves them (lower case, no blanks, '#', '_',
+/* The names labs give each column, as normalise_cell() leaves them (lower case, no blanks, '#', '_',
  * '-', '.', '/' or '*'; a unit in brackets taken off first). "Nodes" is the count; the list of
  * nodes is "Node(s)", "Nodelist", "Hosts" and the like. */
 static const char *const synonyms[COLS][10] = {
@@ -27,7 +27,7 @@ static const char *const synonyms[COLS][10] = {
 
 /* Header text as compared: lower case, without the characters labs vary; a bracketed unit at the
  * end ("Time (s)", "Runtime [min]") goes to unit. "Node(s)" keeps its "(s)": it is a name. */
-static void normalise(const char *cell, char *out, size_t size, char *unit, size_t unit_size)
+static void normalise_cell(const char *cell, char *out, size_t size, char *unit, size_t unit_size)
 {
     char lower[64];
     size_t n = 0;
@@ -66,7 +66,7 @@ bool table_header(char **cells, int n, struct table_layout *layout)
     layout->runtime_scale = 0;
     for (int i = 0; i < n; i++) {
         char name[64], unit[32];
-        normalise(cells[i], name, sizeof name, unit, sizeof unit);
+        normalise_cell(cells[i], name, sizeof name, unit, sizeof unit);
         for (int c = 0; c < COLS; c++)
             for (int s = 0; synonyms[c][s] && layout->at[c] < 0; s++)
                 if (strcmp(name, synonyms[c][s]) == 0 && (c == COL_RUNTIME ? unit_seconds(unit) >= 0 : !unit[0])) {

@@ -30,7 +30,7 @@ bool hint_mpirun_option(FILE *out, const char *arg)
 }
 
 /* The file program names: itself when it has a '/', else the first executable of that name on path_env. */
-static bool resolve(const char *program, const char *path_env, char *out, size_t size)
+static bool resolve_in_path(const char *program, const char *path_env, char *out, size_t size)
 {
     if (strchr(program, '/'))
         return snprintf(out, size, "%s", program) < (int)size;
@@ -90,7 +90,7 @@ bool hint_program_uses_mpi(char *const *argv, const char *path_env)
 {
     char path[4096];
     char *head;
-    if (!argv || !argv[0] || !resolve(argv[0], path_env, path, sizeof path))
+    if (!argv || !argv[0] || !resolve_in_path(argv[0], path_env, path, sizeof path))
         return false;
     const char *script = file_to_read(argv);
     size_t n = head_of(script ? script : path, &head);

@@ -153,10 +153,10 @@ struct rank_place launch_place_of(const struct allocation *a)
     };
 }
 
-static void add(struct rank_exports *out, char *const *envp, const char *name, const char *fmt, ...)
+static void add_export(struct rank_exports *out, char *const *envp, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static void add(struct rank_exports *out, char *const *envp, const char *name, const char *fmt, ...)
+static void add_export(struct rank_exports *out, char *const *envp, const char *name, const char *fmt, ...)
 {
     struct export_var *var = &out->vars[out->count++];
     var->name = name;
@@ -248,35 +248,35 @@ void launch_exports(const struct launch_request *req, const struct allocation *a
 {
     out->count = 0;
     out->unfit = NULL;
-    add(out, envp, "RANK", "%d", place->rank);
-    add(out, envp, "WORLD_SIZE", "%d", place->world_size);
-    add(out, envp, "LOCAL_RANK", "%d", place->local_rank);
-    add(out, envp, "LOCAL_WORLD_SIZE", "%d", place->local_size);
-    add(out, envp, "NODE_RANK", "%d", place->node_rank);
+    add_export(out, envp, "RANK", "%d", place->rank);
+    add_export(out, envp, "WORLD_SIZE", "%d", place->world_size);
+    add_export(out, envp, "LOCAL_RANK", "%d", place->local_rank);
+    add_export(out, envp, "LOCAL_WORLD_SIZE", "%d", place->local_size);
+    add_export(out, envp, "NODE_RANK", "%d", place->node_rank);
     const char *addr = master_addr(a, place);
     if (addr)
-        add(out, envp, "MASTER_ADDR", "%s", addr);
+        add_export(out, envp, "MASTER_ADDR", "%s", addr);
     int port = shared_port(a, envp, local_port);
     if (port > 0)
-        add(out, envp, "MASTER_PORT", "%d", port);
-    add(out, envp, "DTRAIN_LAUNCHER", "%s", alloc_source_name(a->source));
-    add(out, envp, "DTRAIN_NODES", "%d", place->num_nodes);
+        add_export(out, envp, "MASTER_PORT", "%d", port);
+    add_export(out, envp, "DTRAIN_LAUNCHER", "%s", alloc_source_name(a->source));
+    add_export(out, envp, "DTRAIN_NODES", "%d", place->num_nodes);
     if (a->hosts.count > 0 && a->source != ALLOC_LOCAL)
-        add(out, envp, "DTRAIN_NODELIST", "%s", a->nodelist);
+        add_export(out, envp, "DTRAIN_NODELIST", "%s", a->nodelist);
     if (a->in_slurm_job) {
-        add(out, envp, "DTRAIN_JOB_ID", "%s", a->job_id);
+        add_export(out, envp, "DTRAIN_JOB_ID", "%s", a->job_id);
         if (a->job_name && a->job_name[0])
-            add(out, envp, "DTRAIN_JOB_NAME", "%s", a->job_name);
+            add_export(out, envp, "DTRAIN_JOB_NAME", "%s", a->job_name);
         if (a->step_id[0])
-            add(out, envp, "DTRAIN_STEP_ID", "%s", a->step_id);
+            add_export(out, envp, "DTRAIN_STEP_ID", "%s", a->step_id);
     }
-    add(out, envp, "DTRAIN_GPUS_PER_NODE", "%d", req->gpus_per_node > 0 ? req->gpus_per_node : 0);
+    add_export(out, envp, "DTRAIN_GPUS_PER_NODE", "%d", req->gpus_per_node > 0 ? req->gpus_per_node : 0);
 }
 
 /* Like add, but the value replaces whatever the environment had (marked not kept). */
 static void add_forced(struct rank_exports *out, const char *name, const char *value)
 {
-    add(out, NULL, name, "%s", value);
+    add_export(out, NULL, name, "%s", value);
 }
 
 /* Does this network namespace have the interface, with an IPv4 address? Only then may MPI and
@@ -299,7 +299,7 @@ void launch_export_binding(const struct launch_request *req, const struct alloca
     const struct rank_binding *b = bind->binding;
     const struct topo *topo = bind->topo;
     if (b->gpu >= 0) {
-        add(out, envp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+        add_export(out, envp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
         if (req->isolate) {
             char visible[64];
             if (a->num_visible_gpus > b->visible_index)
@@ -307,34 +307,34 @@ void launch_export_binding(const struct launch_request *req, const struct alloca
             else
                 snprintf(visible, sizeof visible, "%d", b->gpu);
             add_forced(out, "CUDA_VISIBLE_DEVICES", visible);
-            add(out, envp, "DTRAIN_GPU", "0");
+            add_export(out, envp, "DTRAIN_GPU", "0");
         } else {
             /* Its index among the GPUs CUDA sees; with --gpus-per-task Slurm shows each task one. */
-            add(out, envp, "DTRAIN_GPU", "%d", a->num_visible_gpus == 1 ? 0 : b->visible_index);
+            add_export(out, envp, "DTRAIN_GPU", "%d", a->num_visible_gpus == 1 ? 0 : b->visible_index);
         }
-        add(out, envp, "DTRAIN_GPU_BUSID", "%s", topo->gpus[b->gpu].busid);
+        add_export(out, envp, "DTRAIN_GPU_BUSID", "%s", topo->gpus[b->gpu].busid);
     }
     if (bind->plan->ib_hcas[0])
-        add(out, envp, "NCCL_IB_HCA", "%s", bind->plan->ib_hcas);
+        add_export(out, envp, "NCCL_IB_HCA", "%s", bind->plan->ib_hcas);
     if (b->nic >= 0) {
         const struct topo_nic *nic = &topo->nics[b->nic];
         char device[64];
         plan_nic_device(topo, b->nic, device, sizeof device);
-        add(out, envp, "DTRAIN_NIC", "%s", device);
+        add_export(out, envp, "DTRAIN_NIC", "%s", device);
         if (nic->rdma_device[0])
-            add(out, envp, "UCX_NET_DEVICES", "%s", device);
+            add_export(out, envp, "UCX_NET_DEVICES", "%s", device);
         if (nic->netdev[0] && has_ipv4(nic->netdev)) {
-            add(out, envp, "NCCL_SOCKET_IFNAME", "%s", nic->netdev);
-            add(out, envp, "OMPI_MCA_btl_tcp_if_include", "%s", nic->netdev);
+            add_export(out, envp, "NCCL_SOCKET_IFNAME", "%s", nic->netdev);
+            add_export(out, envp, "OMPI_MCA_btl_tcp_if_include", "%s", nic->netdev);
         }
     }
     if (bind->plan->bind) {
         char list[1024];
         hwloc_bitmap_list_snprintf(list, sizeof list, b->cpuset);
-        add(out, envp, "DTRAIN_CPUS", "%s", list);
+        add_export(out, envp, "DTRAIN_CPUS", "%s", list);
         if (!hwloc_bitmap_iszero(b->nodeset)) {
             hwloc_bitmap_list_snprintf(list, sizeof list, b->nodeset);
-            add(out, envp, "DTRAIN_NUMA", "%s", list);
+            add_export(out, envp, "DTRAIN_NUMA", "%s", list);
         }
     }
 }

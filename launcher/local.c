@@ -182,7 +182,7 @@ static void signal_ranks(struct supervisor *sup, int sig)
             kill(-sup->children[i].pid, sig);   /* the whole group: shells and their children too */
 }
 
-static void reap(struct supervisor *sup)
+static void reap_children(struct supervisor *sup)
 {
     int status;
     pid_t pid;
@@ -228,11 +228,11 @@ static void handle_signals(struct supervisor *sup)
             signal_ranks(sup, sigs[i]);
         }
     }
-    reap(sup);   /* SIGCHLD or not: cheap, and a merged SIGCHLD is never missed */
+    reap_children(sup);   /* SIGCHLD or not: cheap, and a merged SIGCHLD is never missed */
 }
 
 /* Relays what a rank wrote, line by line, each line after "RANK: ". */
-static void relay(struct supervisor *sup, struct child *child, struct stream *st)
+static void relay_stream(struct supervisor *sup, struct child *child, struct stream *st)
 {
     ssize_t n = read(st->fd, st->buf + st->len, LOCAL_LINE_MAX - st->len);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -270,10 +270,10 @@ static void close_streams(struct supervisor *sup)
     for (int i = 0; i < sup->num_children; i++)
         for (int s = 0; s < 2; s++)
             if (sup->children[i].streams[s].fd >= 0)
-                relay(sup, &sup->children[i], &sup->children[i].streams[s]);   /* flushes and closes */
+                relay_stream(sup, &sup->children[i], &sup->children[i].streams[s]);   /* flushes and closes */
 }
 
-static void supervise(struct supervisor *sup)
+static void supervise_ranks(struct supervisor *sup)
 {
     struct pollfd *fds = calloc((size_t)(1 + 2 * sup->num_children), sizeof *fds);
     struct stream **owners = calloc((size_t)(1 + 2 * sup->num_children), sizeof *owners);
@@ -303,7 +303,7 @@ static void supervise(struct supervisor *sup)
             handle_signals(sup);
         for (int i = 1; i < nfds && ready > 0; i++)
             if (fds[i].revents & (POLLIN | POLLHUP | POLLERR))
-                relay(sup, children[i], owners[i]);
+                relay_stream(sup, children[i], owners[i]);
         if (sup->stopping && !sup->killed && now_ms() >= sup->kill_at_ms) {
             signal_ranks(sup, SIGKILL);
             sup->killed = true;
@@ -312,7 +312,7 @@ static void supervise(struct supervisor *sup)
     close_streams(sup);
     while (sup->running > 0) {   /* only if poll itself failed: wait for the ranks the plain way */
         signal_ranks(sup, SIGKILL);
-        reap(sup);
+        reap_children(sup);
         if (sup->running > 0)
             usleep(10000);
     }
@@ -360,7 +360,7 @@ int local_run(const struct launch_request *req, const struct allocation *alloc, 
         sup.first_failed_rank = 0;
         sup.exit_status = 1;
     }
-    supervise(&sup);
+    supervise_ranks(&sup);
     for (int i = 0; i < ranks; i++)
         for (int s = 0; s < 2; s++)
             free(sup.children[i].streams[s].buf);

@@ -92,7 +92,7 @@ static int real_option(const char *name, const char *text, double lo, double hi,
 }
 
 /* 0 with o filled, 2 after a message, -1 when a text was printed (exit 0). */
-static int parse(int argc, char **argv, struct check_options *o)
+static int parse_check_options(int argc, char **argv, struct check_options *o)
 {
     static const struct option options[] = {
         {"dir", required_argument, NULL, O_DIR}, {"min-free", required_argument, NULL, O_MIN_FREE},
@@ -295,7 +295,7 @@ struct verdict {
 };
 
 /* Which nodes to avoid: those whose own checks failed, and those whose links are slow. */
-static int judge(const struct node_report *nodes, const struct link_figures *links, int n, double threshold,
+static int judge_nodes(const struct node_report *nodes, const struct link_figures *links, int n, double threshold,
                  struct verdict *v)
 {
     double *all = malloc((size_t)n * n * sizeof *all + sizeof *all);
@@ -369,12 +369,12 @@ static int fill_json(FILE *out, const void *arg)
 }
 
 /* Rank 0's last words: the table, the JSON, and the nodes to exclude. Returns the exit status. */
-static int conclude(const struct node_report *nodes, const struct link_figures *links, int n,
+static int conclude_check(const struct node_report *nodes, const struct link_figures *links, int n,
                     const struct check_options *o)
 {
     struct verdict v;
     struct dt_err err;
-    if (judge(nodes, links, n, o->threshold, &v) < 0)
+    if (judge_nodes(nodes, links, n, o->threshold, &v) < 0)
         return fputs("dtrain-check: out of memory\n", stderr), 2;
     print_report(nodes, links, n, o, &v);
     int rc = 0;
@@ -404,7 +404,7 @@ int main(int argc, char **argv)
 {
     stdout_check_at_exit("dtrain-check");   /* a full disk is an error, not an empty table */
     struct check_options o;
-    int rc = parse(argc, argv, &o);
+    int rc = parse_check_options(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     struct dt_err err;
@@ -425,7 +425,7 @@ int main(int argc, char **argv)
     if (rc == 0 && n > 1)
         rc = check_links(comm, o.bytes, o.iters, o.one_at_a_time, links, &err);
     int status = rc < 0 ? (fprintf(stderr, "dtrain-check: rank %d on %s: %s\n", comm->rank, comm->hostname, err.msg), 2)
-                        : comm->rank == 0 ? conclude(nodes, links, n, &o) : 0;
+                        : comm->rank == 0 ? conclude_check(nodes, links, n, &o) : 0;
     free(nodes), free(links);
     long worst = status;   /* every rank exits with rank 0's verdict, so srun's status is it */
     if (rc == 0 && comm->sum_long(comm, &worst, &err) < 0)

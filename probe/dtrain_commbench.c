@@ -104,7 +104,7 @@ struct row {
     long wrong;
 };
 
-static int bad(const char *option, const char *value, const char *what)
+static int bad_option(const char *option, const char *value, const char *what)
 {
     fprintf(stderr, "dtrain-commbench: %s \"%s\": expected %s\n", option, value, what);
     return 2;
@@ -133,7 +133,7 @@ static int check_together(struct options *o)
     return 0;
 }
 
-static int parse(int argc, char **argv, struct options *o)
+static int parse_bench_options(int argc, char **argv, struct options *o)
 {
     enum { O_FIT_FROM = 256, O_RAW, O_JSON, O_OP, O_MIN_BYTES, O_MAX_BYTES, O_ITERS, O_WARMUP, O_INFLIGHT, O_PARTITION,
            O_CREDIT };
@@ -156,40 +156,40 @@ static int parse(int argc, char **argv, struct options *o)
             while (o->kind <= OP_COLOCATED_RANKS && strcmp(optarg, op_names[o->kind]) != 0)
                 o->kind++;
             if (o->kind > OP_COLOCATED_RANKS)
-                return bad("--op", optarg, "allreduce, pushpull, colocated or colocated-ranks");
+                return bad_option("--op", optarg, "allreduce, pushpull, colocated or colocated-ranks");
             o->op = optarg;
             break;
         case O_MIN_BYTES:
             if (dt_parse_bytes(optarg, 4, 1L << 32, &o->min_bytes) < 0)
-                return bad("--min-bytes", optarg, "a size from 4 bytes to 4G");
+                return bad_option("--min-bytes", optarg, "a size from 4 bytes to 4G");
             break;
         case O_MAX_BYTES:
             if (dt_parse_bytes(optarg, 4, 1L << 32, &o->max_bytes) < 0)
-                return bad("--max-bytes", optarg, "a size from 4 bytes to 4G");
+                return bad_option("--max-bytes", optarg, "a size from 4 bytes to 4G");
             break;
         case O_FIT_FROM:
             if (dt_parse_bytes(optarg, 4, 1L << 32, &o->fit_from) < 0)
-                return bad("--fit-from", optarg, "a size from 4 bytes to 4G");
+                return bad_option("--fit-from", optarg, "a size from 4 bytes to 4G");
             break;
         case O_ITERS:
             if (dt_parse_int(optarg, 1, 1 << 20, &o->iters) < 0)
-                return bad("--iters", optarg, "a number from 1");
+                return bad_option("--iters", optarg, "a number from 1");
             break;
         case O_WARMUP:
             if (dt_parse_int(optarg, 0, 1 << 20, &o->warmup) < 0)
-                return bad("--warmup", optarg, "a number from 0");
+                return bad_option("--warmup", optarg, "a number from 0");
             break;
         case O_INFLIGHT:
             if (dt_parse_int(optarg, 2, INFLIGHT_MAX, &o->inflight) < 0)
-                return bad("--inflight", optarg, "a count from 2 to 64");
+                return bad_option("--inflight", optarg, "a count from 2 to 64");
             break;
         case O_PARTITION:
             if (dt_parse_bytes(optarg, 4, 1L << 31, &o->partition_bytes) < 0 || o->partition_bytes % 4)
-                return bad("--partition-bytes", optarg, "a size of whole floats from 4 bytes to 2G");
+                return bad_option("--partition-bytes", optarg, "a size of whole floats from 4 bytes to 2G");
             break;
         case O_CREDIT:
             if (dt_parse_bytes(optarg, 1, 1L << 40, &o->credit_bytes) < 0)
-                return bad("--credit-bytes", optarg, "a size from 1 byte");
+                return bad_option("--credit-bytes", optarg, "a size from 1 byte");
             break;
         case O_RAW: o->raw = true; break;
         case O_JSON: o->json = optarg; break;
@@ -238,18 +238,18 @@ static int operation_k(struct comm *c, const struct options *o, int k, struct bu
     return k > 1 ? allreduce_inflight(c, k, b, err) : allreduce_once(c, o, b, err);
 }
 
-static int operation(struct comm *c, const struct options *o, struct buffers *b, struct dt_err *err)
+static int run_operation(struct comm *c, const struct options *o, struct buffers *b, struct dt_err *err)
 {
     return operation_k(c, o, 1, b, err);
 }
 
 /* Fills the data with rank + 1, runs the operation once and counts, over all ranks, the values
  * that are not the sum they must be. */
-static int verify(struct comm *c, const struct options *o, struct buffers *b, long *wrong, struct dt_err *err)
+static int verify_results(struct comm *c, const struct options *o, struct buffers *b, long *wrong, struct dt_err *err)
 {
     for (size_t i = 0; i < b->count; i++)
         b->data[i] = (float)(c->rank + 1);
-    if (operation(c, o, b, err) < 0)
+    if (run_operation(c, o, b, err) < 0)
         return -1;
     int summed = o->kind == OP_ALLREDUCE ? c->world : rounds_workers(c, layout_of(o));   /* ranks whose data is summed */
     float want = (float)summed * (float)(summed + 1) / 2;
@@ -294,7 +294,7 @@ static double bus_factor(const struct comm *c, const struct options *o)
     return o->kind == OP_PUSHPULL ? 2.0 : 2.0 * (n - 1) / n;
 }
 
-static int measure(struct comm *c, const struct options *o, struct row *rows, int *nrows, struct dt_err *err)
+static int measure_sizes(struct comm *c, const struct options *o, struct row *rows, int *nrows, struct dt_err *err)
 {
     long inflight_bytes = o->inflight ? o->inflight * (o->max_bytes < INFLIGHT_MAX_BYTES / o->inflight
                                                           ? o->max_bytes : INFLIGHT_MAX_BYTES / o->inflight) : 0;
@@ -314,7 +314,7 @@ static int measure(struct comm *c, const struct options *o, struct row *rows, in
         b.count = (size_t)bytes / sizeof(float);
         r->bytes = (long)(b.count * sizeof(float));
         r->inflight_seconds = 0;
-        rc = time_size(c, o, 1, &b, &r->seconds, err) < 0 || verify(c, o, &b, &r->wrong, err) < 0 ? -1 : 0;
+        rc = time_size(c, o, 1, &b, &r->seconds, err) < 0 || verify_results(c, o, &b, &r->wrong, err) < 0 ? -1 : 0;
         if (rc == 0 && o->inflight > 1 && bytes * o->inflight <= INFLIGHT_MAX_BYTES)
             rc = time_size(c, o, o->inflight, &b, &r->inflight_seconds, err);
         r->algbw = r->bytes / r->seconds / 1e9;
@@ -403,7 +403,7 @@ static int fill_json(FILE *out, const void *arg)
 }
 
 /* Rank 0's report: the table, the fit, the JSON file. 0, or -1 with err (the file). */
-static int report(const struct comm *c, const struct options *o, const struct row *rows, int nrows, struct dt_err *err)
+static int report_rows(const struct comm *c, const struct options *o, const struct row *rows, int nrows, struct dt_err *err)
 {
     print_table(c, o, rows, nrows);
     struct alpha_beta cost;
@@ -426,7 +426,7 @@ int main(int argc, char **argv)
 {
     stdout_check_at_exit("dtrain-commbench");   /* a full disk is an error, not an empty table */
     struct options o;
-    int rc = parse(argc, argv, &o);
+    int rc = parse_bench_options(argc, argv, &o);
     if (rc != 0)
         return rc;
     struct dt_err err;
@@ -443,9 +443,9 @@ int main(int argc, char **argv)
     struct row rows[64];
     int nrows;
     long wrong = 0;
-    rc = measure(c, &o, rows, &nrows, &err);
+    rc = measure_sizes(c, &o, rows, &nrows, &err);
     if (rc == 0 && c->rank == 0)
-        rc = report(c, &o, rows, nrows, &err);
+        rc = report_rows(c, &o, rows, nrows, &err);
     for (int i = 0; i < nrows; i++)
         wrong += rows[i].wrong;
     if (rc < 0) {

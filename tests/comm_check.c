@@ -12,7 +12,7 @@
 
 static int failures;
 
-static void expect(struct comm *world, int ok, const char *what)
+static void expect_value(struct comm *world, int ok, const char *what)
 {
     if (!ok) {
         fprintf(stderr, "comm check: rank %d: %s\n", world->rank, what);
@@ -25,19 +25,19 @@ static void check_split(struct comm *world, struct dt_err *err)
 {
     struct comm *part;
     if (world->split(world, world->rank % 2, world->rank, &part, err) < 0) {
-        expect(world, 0, err->msg);
+        expect_value(world, 0, err->msg);
         return;
     }
     int want_size = 0;
     float want_sum = 0;
     for (int r = world->rank % 2; r < world->world; r += 2)
         want_size++, want_sum += (float)r;
-    expect(world, part->world == want_size, "split: the part's size");
-    expect(world, part->rank == world->rank / 2, "split: the rank within the part");
+    expect_value(world, part->world == want_size, "split: the part's size");
+    expect_value(world, part->rank == world->rank / 2, "split: the rank within the part");
     float value = (float)world->rank;
-    expect(world, part->allreduce(part, &value, 1, COMM_SUM, err) == 0 && value == want_sum, "split: allreduce sum");
+    expect_value(world, part->allreduce(part, &value, 1, COMM_SUM, err) == 0 && value == want_sum, "split: allreduce sum");
     value = (float)world->rank;
-    expect(world, part->allreduce(part, &value, 1, COMM_AVG, err) == 0 && value == want_sum / (float)want_size,
+    expect_value(world, part->allreduce(part, &value, 1, COMM_AVG, err) == 0 && value == want_sum / (float)want_size,
            "split: allreduce average");
     part->destroy(part);
 }
@@ -49,7 +49,7 @@ static void check_nonblocking(struct comm *world, struct dt_err *err)
     enum { A_COUNT = 100003 };
     float *a = malloc(A_COUNT * sizeof *a), b[3];
     if (!a) {
-        expect(world, 0, "out of memory");
+        expect_value(world, 0, "out of memory");
         return;
     }
     for (int i = 0; i < A_COUNT; i++)
@@ -58,18 +58,18 @@ static void check_nonblocking(struct comm *world, struct dt_err *err)
         b[i] = 1.0f;
     struct comm_request reqs[2];
     bool done;
-    expect(world, world->iallreduce_sum(world, a, A_COUNT, &reqs[0], err) == 0, "iallreduce_sum a");
-    expect(world, world->iallreduce_sum(world, b, 3, &reqs[1], err) == 0, "iallreduce_sum b");
-    expect(world, world->test_all(world, reqs, 2, &done, err) == 0, "test_all");
-    expect(world, world->wait_all(world, reqs, 2, err) == 0, "wait_all");
-    expect(world, world->test_all(world, reqs, 2, &done, err) == 0 && done, "test_all after wait_all: done");
+    expect_value(world, world->iallreduce_sum(world, a, A_COUNT, &reqs[0], err) == 0, "iallreduce_sum a");
+    expect_value(world, world->iallreduce_sum(world, b, 3, &reqs[1], err) == 0, "iallreduce_sum b");
+    expect_value(world, world->test_all(world, reqs, 2, &done, err) == 0, "test_all");
+    expect_value(world, world->wait_all(world, reqs, 2, err) == 0, "wait_all");
+    expect_value(world, world->test_all(world, reqs, 2, &done, err) == 0 && done, "test_all after wait_all: done");
     float ranks = (float)(world->world * (world->world - 1) / 2);
     for (int i = 0; i < A_COUNT; i++)
         if (a[i] != ranks + (float)(world->world * i)) {
-            expect(world, 0, "iallreduce_sum: a wrong sum");
+            expect_value(world, 0, "iallreduce_sum: a wrong sum");
             break;
         }
-    expect(world, b[0] == (float)world->world && b[2] == (float)world->world, "iallreduce_sum: b");
+    expect_value(world, b[0] == (float)world->world && b[2] == (float)world->world, "iallreduce_sum: b");
     free(a);
 }
 
@@ -91,7 +91,7 @@ static void check_iallreduce_algorithm(struct comm *world)
         int want = chosen ? atoi(chosen) : 3;
         if (rc != MPI_SUCCESS || value != want)
             fprintf(stderr, "comm check: rank %d: %s is %d, not %d\n", world->rank, name, value, want);
-        expect(world, rc == MPI_SUCCESS && value == want, "the non-blocking allreduce's algorithm");
+        expect_value(world, rc == MPI_SUCCESS && value == want, "the non-blocking allreduce's algorithm");
     }
     MPI_T_finalize();
 }
@@ -107,13 +107,13 @@ static void check_point_to_point(struct comm *world, struct dt_err *err)
         rc = world->send(world, &mine, sizeof mine, next, 7, err) || world->recv(world, &got, sizeof got, prev, 7, err);
     else
         rc = world->recv(world, &got, sizeof got, prev, 7, err) || world->send(world, &mine, sizeof mine, next, 7, err);
-    expect(world, rc == 0 && got == 1000 + prev, "send/recv around the ring");
+    expect_value(world, rc == 0 && got == 1000 + prev, "send/recv around the ring");
     /* the same without waiting: both posted at once, then waited for together */
     struct comm_request reqs[2];
     got = -1;
     rc = world->irecv(world, &got, sizeof got, prev, 8, &reqs[0], err) ||
          world->isend(world, &mine, sizeof mine, next, 8, &reqs[1], err) || world->wait_all(world, reqs, 2, err);
-    expect(world, rc == 0 && got == 1000 + prev, "isend/irecv around the ring");
+    expect_value(world, rc == 0 && got == 1000 + prev, "isend/irecv around the ring");
 }
 
 int main(int argc, char **argv)
@@ -130,7 +130,7 @@ int main(int argc, char **argv)
     if (world->world > 1)
         check_point_to_point(world, &err);
     long failed = failures;
-    expect(world, world->sum_long(world, &failed, &err) == 0, "sum_long");
+    expect_value(world, world->sum_long(world, &failed, &err) == 0, "sum_long");
     if (world->rank == 0 && failed == 0)
         printf("comm check: ok (%d ranks)\n", world->world);
     world->finalize(world);

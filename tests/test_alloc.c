@@ -13,7 +13,7 @@
 #include "launcher/launch.h"
 #include "tests/testutil.h"
 
-static void load(struct allocation *a, const char *fixture)
+static void load_fixture(struct allocation *a, const char *fixture)
 {
     struct tu_env env = {0};
     tu_env_load(&env, fixture);
@@ -67,7 +67,7 @@ static void test_captured_srun_steps(void **state)
 {
     (void)state;
     struct allocation a;
-    load(&a, "srun_N2x2_task0.env");
+    load_fixture(&a, "srun_N2x2_task0.env");
     assert_int_equal(a.source, ALLOC_SLURM);
     assert_string_equal(a.job_id, "4");
     assert_string_equal(a.nodelist, "gn[01-02]");
@@ -82,14 +82,14 @@ static void test_captured_srun_steps(void **state)
     assert_int_equal(a.cpus_on_node, 2);
     alloc_free(&a);
 
-    load(&a, "srun_N2x2_task3.env");
+    load_fixture(&a, "srun_N2x2_task3.env");
     assert_int_equal(a.rank, 3);
     assert_int_equal(a.node_rank, 1);
     assert_int_equal(a.local_rank, 1);
     assert_string_equal(a.hostname, "gn02");
     alloc_free(&a);
 
-    load(&a, "sbatch_gpus2_step_task2.env");
+    load_fixture(&a, "sbatch_gpus2_step_task2.env");
     assert_int_equal(a.source, ALLOC_SLURM);
     assert_int_equal(a.rank, 2);
     assert_int_equal(a.node_rank, 1);
@@ -106,7 +106,7 @@ static void test_uneven_tasks_per_node(void **state)
 {
     (void)state;
     struct allocation a;
-    load(&a, "synthetic_2x3_1_rank6.env");
+    load_fixture(&a, "synthetic_2x3_1_rank6.env");
     assert_int_equal(a.num_nodes, 4);
     assert_int_equal(a.world_size, 7);
     assert_int_equal(a.node_rank, 3);
@@ -114,7 +114,7 @@ static void test_uneven_tasks_per_node(void **state)
     assert_int_equal(a.tasks_per_node[0], 2);
     assert_int_equal(a.tasks_per_node[3], 1);
     alloc_free(&a);
-    load(&a, "synthetic_2x3_1_rank3.env");
+    load_fixture(&a, "synthetic_2x3_1_rank3.env");
     assert_int_equal(a.node_rank, 1);
     assert_int_equal(a.local_rank, 1);
     assert_int_equal(a.local_size, 2);
@@ -125,7 +125,7 @@ static void test_mpirun_variables_win_over_orted_step(void **state)
 {
     (void)state;
     struct allocation a;
-    load(&a, "mpirun_in_slurm_rank5.env");
+    load_fixture(&a, "mpirun_in_slurm_rank5.env");
     assert_int_equal(a.source, ALLOC_MPIRUN);
     assert_int_equal(a.rank, 5);              /* not SLURM_PROCID=1 of the orted step */
     assert_int_equal(a.world_size, 8);
@@ -136,7 +136,7 @@ static void test_mpirun_variables_win_over_orted_step(void **state)
     assert_string_equal(a.nodelist, "gn[01-04]");
     alloc_free(&a);
 
-    load(&a, "mpirun_local_rank1.env");
+    load_fixture(&a, "mpirun_local_rank1.env");
     assert_int_equal(a.source, ALLOC_MPIRUN);
     assert_false(a.in_slurm_job);
     assert_int_equal(a.rank, 1);
@@ -149,7 +149,7 @@ static void test_torch_and_local_sources(void **state)
 {
     (void)state;
     struct allocation a;
-    load(&a, "torchrun_rank3.env");
+    load_fixture(&a, "torchrun_rank3.env");
     assert_int_equal(a.source, ALLOC_TORCH);
     assert_int_equal(a.rank, 3);
     assert_int_equal(a.local_rank, 1);
@@ -158,7 +158,7 @@ static void test_torch_and_local_sources(void **state)
     alloc_free(&a);
 
     /* A batch script is a job without a step: dtrain is the launcher on this node. */
-    load(&a, "sbatch_batchscript.env");
+    load_fixture(&a, "sbatch_batchscript.env");
     assert_int_equal(a.source, ALLOC_LOCAL);
     assert_true(a.in_slurm_job);
     assert_string_equal(a.job_id, "5");
@@ -208,10 +208,10 @@ static void test_malformed_variables_are_named(void **state)
 }
 
 /* Runs launch_check on a fixture; returns its rc and leaves the message in err. */
-static int check(const char *fixture, int nodes, int gpus, int ranks, bool *announce, struct dt_err *err)
+static int check_alloc(const char *fixture, int nodes, int gpus, int ranks, bool *announce, struct dt_err *err)
 {
     struct allocation a;
-    load(&a, fixture);
+    load_fixture(&a, fixture);
     struct launch_request req = {.nodes = nodes, .gpus_per_node = gpus, .ranks = ranks};
     int rc = launch_check(&req, &a, announce, err);
     alloc_free(&a);
@@ -223,31 +223,31 @@ static void test_request_must_match_allocation(void **state)
     (void)state;
     struct dt_err err;
     bool announce;
-    assert_int_equal(check("sbatch_gpus2_step_task2.env", 2, 2, -1, &announce, &err), 0);
-    assert_int_equal(check("srun_N2x2_task0.env", 2, 0, -1, &announce, &err), 0);
-    assert_int_equal(check("srun_N2x2_task0.env", -1, -1, -1, &announce, &err), 0);
+    assert_int_equal(check_alloc("sbatch_gpus2_step_task2.env", 2, 2, -1, &announce, &err), 0);
+    assert_int_equal(check_alloc("srun_N2x2_task0.env", 2, 0, -1, &announce, &err), 0);
+    assert_int_equal(check_alloc("srun_N2x2_task0.env", -1, -1, -1, &announce, &err), 0);
 
     /* asked 4 nodes, the step has 2: both numbers and the option that fixes it; rank 0 says it */
-    assert_int_equal(check("srun_N2x2_task0.env", 4, 0, -1, &announce, &err), -1);
+    assert_int_equal(check_alloc("srun_N2x2_task0.env", 4, 0, -1, &announce, &err), -1);
     assert_true(announce);
     assert_true(tu_contains(err.msg, "--nodes 4, but this step runs on 2 nodes"));
     assert_true(tu_contains(err.msg, "--nodes=4"));
-    assert_int_equal(check("srun_N2x2_task3.env", 4, 0, -1, &announce, &err), -1);
+    assert_int_equal(check_alloc("srun_N2x2_task3.env", 4, 0, -1, &announce, &err), -1);
     assert_false(announce);   /* the other ranks stop quietly */
 
     /* asked 4 GPUs per node, Slurm gave 2 */
-    assert_int_equal(check("sbatch_gpus2_step_task2.env", 2, 4, -1, &announce, &err), -1);
+    assert_int_equal(check_alloc("sbatch_gpus2_step_task2.env", 2, 4, -1, &announce, &err), -1);
     assert_true(tu_contains(err.msg, "--gpus-per-node 4, but Slurm gave gn02 2 GPUs (SLURM_GPUS_ON_NODE)"));
     assert_true(tu_contains(err.msg, "sbatch --gpus-per-node=4"));
     assert_true(announce);   /* task 2 is local rank 0 on gn02 */
 
     /* tasks per node != GPUs per node */
-    assert_int_equal(check("sbatch_gpus2_step_task2.env", 2, 1, -1, &announce, &err), -1);
+    assert_int_equal(check_alloc("sbatch_gpus2_step_task2.env", 2, 1, -1, &announce, &err), -1);
     assert_true(tu_contains(err.msg, "runs 2 tasks on gn01"));
     assert_true(tu_contains(err.msg, "srun --ntasks-per-node=1"));
 
     /* GPUs asked where Slurm gave none */
-    assert_int_equal(check("srun_N2x2_task0.env", 2, 2, -1, &announce, &err), -1);
+    assert_int_equal(check_alloc("srun_N2x2_task0.env", 2, 2, -1, &announce, &err), -1);
     assert_true(tu_contains(err.msg, "Slurm gave gn01 no GPUs"));
     assert_true(tu_contains(err.msg, "--gpus-per-node=2"));
 }
@@ -285,14 +285,14 @@ static void test_local_mode_checks(void **state)
     assert_int_equal(launch_local_ranks(&req), 2);
     alloc_free(&a);
 
-    load(&a, "sbatch_batchscript.env");
+    load_fixture(&a, "sbatch_batchscript.env");
     req = (struct launch_request){.nodes = 2, .gpus_per_node = 2, .ranks = -1};
     assert_int_equal(launch_check(&req, &a, &announce, &err), -1);
     assert_true(tu_contains(err.msg, "outside an srun step"));
     assert_true(tu_contains(err.msg, "srun --nodes=2"));
     alloc_free(&a);
 
-    load(&a, "srun_N2x2_task0.env");
+    load_fixture(&a, "srun_N2x2_task0.env");
     req = (struct launch_request){.nodes = -1, .gpus_per_node = -1, .ranks = 2};
     assert_int_equal(launch_check(&req, &a, &announce, &err), -1);
     assert_true(tu_contains(err.msg, "--ranks 2 is for local mode"));

@@ -21,7 +21,7 @@
 #include "tests/analyze_util.h"
 #include "tests/testutil.h"
 
-static void audit(const char *file, struct tu_result *r)
+static void run_audit(const char *file, struct tu_result *r)
 {
     char *argv[] = {(char *)tu_bin("dtrain-analyze"), "audit", (char *)file, NULL};
     struct tu_env env = {0};
@@ -36,7 +36,7 @@ static void audit_fixture(const char *name, int status, const char *const *expec
 {
     char path[4096];
     fixture(path, sizeof path, name);
-    audit(path, r);
+    run_audit(path, r);
     assert_int_equal(r->status, status);
     for (size_t i = 0; i < count; i++)
         assert_true(tu_contains(r->out, expected[i]));
@@ -76,7 +76,7 @@ static void test_audit_finds_every_error_of_the_seeds_bigmnist_table(void **stat
         tu_skip("../shared/seeds not present");
     }
     struct tu_result r;
-    audit(path, &r);
+    run_audit(path, &r);
     assert_int_equal(r.status, 1);
     /* the errors the analyzer issue lists, each with its line */
     const char *expected[] = {
@@ -104,7 +104,7 @@ static void test_audit_of_notebooks(void **state)
     char path[4096];
     struct tu_result r;
     fixture(path, sizeof path, "notebook.md");   /* five planted errors beside right runs */
-    audit(path, &r);
+    run_audit(path, &r);
     assert_int_equal(r.status, 1);
     assert_true(tu_contains(r.out, "notebook.md:12: headline 241.8 of \"lm1-241.8-2.95x, baseline: 81.84\" is not the "
                                    "peak of its 2 Step lines (241.89)"));
@@ -124,7 +124,7 @@ static void test_audit_of_notebooks(void **state)
     if (!tu_shared(path, sizeof path, "seeds/001_3998dbd99d4aa271.txt")) {
         tu_skip("../shared/seeds not present");
     }
-    audit(path, &r);
+    run_audit(path, &r);
     assert_int_equal(r.status, 1);
     assert_true(tu_contains(r.out, ":97: speedup 1.648x of \"lm6-198.38-1.648x, baseline: 120.7\" does not follow "
                                    "from its figures: 198.38 / 120.7 = 1.644"));
@@ -169,7 +169,7 @@ static void test_audit_of_method_tables(void **state)
     if (!tu_shared(path, sizeof path, "seeds/004_fa976a34413c7ab4.txt")) {
         tu_skip("../shared/seeds not present");
     }
-    audit(path, &r);
+    run_audit(path, &r);
     assert_int_equal(r.status, 1);
     /* the reference experiments' README says it: the header has one column more than the rows */
     assert_true(tu_contains(r.out, ":3: the header has 5 GPU columns, but 63 of the 63 rows have 4 values"));
@@ -215,12 +215,12 @@ static void test_audit_of_own_tables(void **state)
     assert_true(tu_contains(r.err, "broken.csv:5: Runtime (column 6) \"1h\" is not H:MM:SS"));
     tu_result_free(&r);
 
-    audit("/nonexistent/table.md", &r);
+    run_audit("/nonexistent/table.md", &r);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "/nonexistent/table.md: No such file or directory"));
     tu_result_free(&r);
     fixture(path, sizeof path, "../env/torchrun_rank3.env");   /* a file with no table */
-    audit(path, &r);
+    run_audit(path, &r);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "no result table"));
     tu_result_free(&r);
@@ -390,7 +390,7 @@ static void test_fixed_steps_speedup_by_samples_per_second(void **state)
     assert_int_equal(write(fd, r.out, strlen(r.out)), (ssize_t)strlen(r.out));
     close(fd);
     tu_result_free(&r);
-    audit(table, &r);
+    run_audit(table, &r);
     assert_int_equal(r.status, 0);
     tu_result_free(&r);
 
@@ -399,7 +399,7 @@ static void test_fixed_steps_speedup_by_samples_per_second(void **state)
     fputs("# Fixed steps\n\n| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) |\n|---|---|---|---|---|---|---|---|\n"
           "| 1 | 1 | 1 | 64 | 60 | 0:00:10 | 1 | gn01 |\n| 2 | 1 | 1 | 64 | 60 | 0:00:12 | 0.83 | gn[01-02] |\n", f);
     fclose(f);
-    audit(table, &r);
+    run_audit(table, &r);
     assert_int_equal(r.status, 1);
     assert_null(strstr(r.out, "other runs have"));
     assert_true(tu_contains(r.out, ":6: speedup 0.83 of 2 nodes x 1 GPU is a runtime ratio, but the runs did not train "
@@ -411,7 +411,7 @@ static void test_fixed_steps_speedup_by_samples_per_second(void **state)
           "| 1 | 1 | 1 | 64 | 60 | 0:00:10 | 1 | gn01 |\n| 1 | 1 | 1 | 64 | 60 | 0:00:10 | 1 | gn02 |\n"
           "| 2 | 1 | 1 | 128 | 30 | 0:00:05 | 2 | gn[01-02] |\n", f);
     fclose(f);
-    audit(table, &r);
+    run_audit(table, &r);
     assert_int_equal(r.status, 1);
     assert_true(tu_contains(r.out, ":7: Batchsize 128, but the table's other runs have 64: a run of another experiment"));
     tu_result_free(&r);
@@ -496,7 +496,7 @@ static void audit_written_table(const char *file, const char *format, const char
     assert_int_equal(write(fd, r.out, strlen(r.out)), (ssize_t)strlen(r.out));
     close(fd);
     tu_result_free(&r);
-    audit(out, &r);
+    run_audit(out, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.out, summary));
     tu_result_free(&r);

@@ -136,7 +136,7 @@ static void test_throughput_of_logs(void **state)
 }
 
 /* Runs a plot command that must succeed and returns what it wrote to PREFIX.EXT (free it). */
-static char *drawn(char **args, const char *prefix, const char *ext)
+static char *plots_drawn(char **args, const char *prefix, const char *ext)
 {
     struct tu_result r;
     run_analyze(args, &r);
@@ -217,7 +217,7 @@ static void test_plot_series_by_tag_and_method(void **state)
     /* one line per tag (two link speeds), each against its own 1-rank runs */
     snprintf(prefix, sizeof prefix, "%s/links", dir);
     tu_fixture(records, sizeof records, "methods");
-    data = drawn((char *[]){"plot", "--series", "tag", "--output", prefix, records, NULL}, prefix, "dat");
+    data = plots_drawn((char *[]){"plot", "--series", "tag", "--output", prefix, records, NULL}, prefix, "dat");
     assert_true(tu_contains(data, "# 1gbit\n1 1.0000 1015.05 1 0.0070 7.14\n2 1.9395 1969.50 2 0.0497 50.50\n"
                                   "4 2.4876 2525.00 4 0.0000 0.00\n"));
     assert_true(tu_contains(data, "# 10gbit\n1 1.0000 1030.20 1 0.0000 0.00\n2 1.9510 2009.90 2 0.0000 0.00\n"
@@ -255,7 +255,7 @@ static void test_plot_series_by_tag_and_method(void **state)
     write_record2(out, 3, 3, 938, 80, "comm", json_string("bsp-ps"), "comm_options", json_string("servers=1"));
     fclose(out);
     snprintf(prefix, sizeof prefix, "%s/m", dir);
-    data = drawn((char *[]){"plot", "--series", "method", "-o", prefix, methods, NULL}, prefix, "dat");
+    data = plots_drawn((char *[]){"plot", "--series", "method", "-o", prefix, methods, NULL}, prefix, "dat");
     assert_true(tu_contains(data, "# wfbp-a2a\n1 1.0000 1000.00 1 0.0000 0.00\n2 2.0000 "));
     assert_true(tu_contains(data, "# bsp-ps\n1 1.0000 1000.00 1 0.0000 0.00\n2 1.2500 "));   /* 2 workers, 100 / 80 */
     free(data);
@@ -285,7 +285,7 @@ static void test_plot_names_ranks_and_emulated_gpus(void **state)
     assert_true(tu_contains(r.err, "the records mixes experiments"));
     assert_true(tu_contains(r.err, "--where KEY=VALUE"));
     tu_result_free(&r);
-    script = drawn((char *[]){"plot", "-o", prefix, cpu, "--where", "batch=64", NULL}, prefix, "gp");
+    script = plots_drawn((char *[]){"plot", "-o", prefix, cpu, "--where", "batch=64", NULL}, prefix, "gp");
     assert_true(tu_contains(script, "set xlabel 'CPU ranks (nodes x ranks per node)'"));
     assert_true(tu_contains(script, "title '2 ranks per node'"));
     free(script);
@@ -299,7 +299,7 @@ static void test_plot_names_ranks_and_emulated_gpus(void **state)
                   json_string("profile=r50.json rate=253.1 dilate=16"));
     fclose(out);
     snprintf(prefix, sizeof prefix, "%s/emulated", dir);
-    script = drawn((char *[]){"plot", "-o", prefix, cpu, NULL}, prefix, "gp");
+    script = plots_drawn((char *[]){"plot", "-o", prefix, cpu, NULL}, prefix, "gp");
     assert_true(tu_contains(script, "set xlabel 'emulated GPUs (nodes x GPUs per node)'"));
     free(script);
 
@@ -334,7 +334,7 @@ static void test_plot_draws_tables_notebooks_and_method_tables(void **state)
     char seed[4200];
     snprintf(seed, sizeof seed, "%s/seeds/000_685292da7d634812.txt", shared);
     snprintf(prefix, sizeof prefix, "%s/000", dir);
-    data = drawn((char *[]){"plot", "-o", prefix, seed, NULL}, prefix, "dat");
+    data = plots_drawn((char *[]){"plot", "-o", prefix, seed, NULL}, prefix, "dat");
     assert_true(tu_contains(data, "# ResNet18 on lm6\n1 1.0000 120.70 1 0.0000 0.00\n2 1.6436 198.38 1"));
     free(data);
 

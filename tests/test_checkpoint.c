@@ -20,19 +20,19 @@ static char dir[] = "/tmp/dtrain-test-ckpt-XXXXXX";
 
 #define TRAIN "--model lenet --dataset synthetic --max-steps 40 --log-every 5 --eval-every 0 --quiet --batch-size 32"
 
-static int setup(void **state)
+static int checkpoint_setup(void **state)
 {
     (void)state;
     return mkdtemp(dir) ? 0 : -1;
 }
 
-static int teardown(void **state)
+static int checkpoint_teardown(void **state)
 {
     (void)state;
     return tu_remove_tree(dir);
 }
 
-static void shell(const char *script, struct tu_result *r)
+static void run_shell(const char *script, struct tu_result *r)
 {
     char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
     struct tu_env env = {0};
@@ -57,7 +57,7 @@ static void test_interrupted_and_resumed_equals_uninterrupted(void **state)
     char script[4096];
     struct tu_result r;
     snprintf(script, sizeof script, "%s " TRAIN " --params-out %s/full", bin, dir);
-    shell(script, &r);
+    run_shell(script, &r);
     assert_int_equal(r.status, 0);
     tu_result_free(&r);
 
@@ -66,14 +66,14 @@ static void test_interrupted_and_resumed_equals_uninterrupted(void **state)
              "%s " TRAIN " --checkpoint %s/ck --record %s/runs.jsonl > %s/out & pid=$!; "
              "while ! grep -q Step %s/out; do sleep 0.01; done; kill -USR1 $pid; wait $pid; echo \"status $?\"",
              bin, dir, dir, dir, dir);
-    shell(script, &r);
+    run_shell(script, &r);
     assert_true(tu_contains(r.out, "status 138"));
     assert_true(tu_contains(r.err, "stopped by a signal at step"));
     tu_result_free(&r);
 
     snprintf(script, sizeof script, "%s " TRAIN " --checkpoint %s/ck --resume --record %s/runs.jsonl --params-out %s/resumed",
              bin, dir, dir, dir);
-    shell(script, &r);
+    run_shell(script, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.err, "resumed at step"));
     tu_result_free(&r);
@@ -112,7 +112,7 @@ static void test_torn_checkpoint_is_passed_over(void **state)
              "truncate -s -100 %s/torn/ckpt-20.dtc && "
              "%s " TRAIN " --checkpoint %s/torn --resume --params-out %s/after-torn",
              bin, dir, dir, bin, dir, dir);
-    shell(script, &r);
+    run_shell(script, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.err, "passing over"));
     assert_true(tu_contains(r.err, "ckpt-20.dtc: torn, damaged or of another run"));
@@ -129,7 +129,7 @@ static void test_an_unwritable_record_is_refused_before_training(void **state)
     char script[8192];
     snprintf(script, sizeof script, "%s " TRAIN " --record %s/no/such/dir/runs.jsonl", tu_bin("dtrain-train"), dir);
     struct tu_result r;
-    shell(script, &r);
+    run_shell(script, &r);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "/no/such/dir/runs.jsonl: cannot open it: No such file or directory"));
     assert_false(tu_contains(r.out, "Step"));
@@ -147,7 +147,7 @@ static void test_a_lost_run_is_recorded_by_its_script(void **state)
              "--record %s/lost.jsonl --record-failure 'the job step ended with status 137' && "
              "%s --record-failure x; echo \"refused $?\"", tu_bin("dtrain-train"), dir, tu_bin("dtrain-train"));
     struct tu_result r;
-    shell(script, &r);
+    run_shell(script, &r);
     assert_false(tu_contains(r.out, "Step"));
     assert_true(tu_contains(r.out, "refused 2"));
     assert_true(tu_contains(r.err, "--record-failure TEXT writes to the --record FILE"));
@@ -194,7 +194,7 @@ static void test_trainer_options_are_checked(void **state)
     struct tu_result r;
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         snprintf(script, sizeof script, "%s --dataset synthetic --max-steps 1 --quiet %s", bin, refused[i].options);
-        shell(script, &r);
+        run_shell(script, &r);
         if (r.status != 2 || !tu_contains(r.err, refused[i].expected))
             print_error("%s: exit %d, %s\n", refused[i].options, r.status, r.err);
         assert_int_equal(r.status, 2);
@@ -204,14 +204,14 @@ static void test_trainer_options_are_checked(void **state)
     /* 70 steps of 1000 samples: one epoch of 60000 is 60 steps; --max-steps alone goes on */
     snprintf(script, sizeof script, "%s --model mlp --dataset synthetic --batch-size 1000 --max-steps 70 --log-every 10 "
              "--eval-every 0 --quiet", bin);
-    shell(script, &r);
+    run_shell(script, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.out, "Step70: "));
     assert_true(tu_contains(r.err, "70 steps in"));
     tu_result_free(&r);
     snprintf(script, sizeof script, "%s --model mlp --dataset synthetic --batch-size 1000 --max-steps 70 --epochs 1 "
              "--log-every 10 --eval-every 0 --quiet", bin);   /* both given: whichever ends first */
-    shell(script, &r);
+    run_shell(script, &r);
     assert_true(tu_contains(r.err, "60 steps in"));
     assert_true(tu_contains(r.err, "--max-steps 70 and --epochs 1: --epochs ends the run first"));   /* said at start */
     tu_result_free(&r);
@@ -231,7 +231,7 @@ static void test_export_tokens_and_sigint(void **state)
     snprintf(script, sizeof script, "%s --model transformer:1x16x2 --dataset tsv --data %s --batch-size 1 --seq-len 8 "
              "--export-run %s/export && cat %s/export/meta.json && stat -c '%%n %%s' %s/export/params.f32 "
              "%s/export/train.ids %s/export/train.labels", bin, text_dir, dir, dir, dir, dir, dir);
-    shell(script, &r);
+    run_shell(script, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.err, "wrote the initial parameters and the data to"));
     long params = -1, count = -1;
@@ -248,7 +248,7 @@ static void test_export_tokens_and_sigint(void **state)
     tu_result_free(&r);
     snprintf(script, sizeof script, "%s --model transformer:1x16x2 --dataset synthetic-text:50x8 --export-run %s/x",
              bin, dir);
-    shell(script, &r);
+    run_shell(script, &r);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "--export-run writes a text dataset's tokens"));
     tu_result_free(&r);
@@ -256,7 +256,7 @@ static void test_export_tokens_and_sigint(void **state)
     snprintf(script, sizeof script, "%s --model transformer:1x16x2 --dataset synthetic-text:50x8 --batch-size 4 "
              "--max-steps 3 --eval-every 0 --quiet --record %s/text.jsonl && grep -o '\"tokens_per_sec\":[0-9]*' "
              "%s/text.jsonl", bin, dir, dir);
-    shell(script, &r);
+    run_shell(script, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.err, " tokens/s, "));
     assert_true(tu_contains(r.out, "\"tokens_per_sec\":"));
@@ -266,11 +266,11 @@ static void test_export_tokens_and_sigint(void **state)
              "%s " TRAIN " --checkpoint %s/int --record %s/int.jsonl > %s/int.out & pid=$!; "
              "while ! grep -q Step %s/int.out; do sleep 0.01; done; kill -INT $pid; wait $pid; echo \"status $?\"",
              bin, dir, dir, dir, dir);
-    shell(script, &r);
+    run_shell(script, &r);
     assert_true(tu_contains(r.out, "status 130"));
     tu_result_free(&r);
     snprintf(script, sizeof script, "grep -c '\"exit_state\":\"interrupted\"' %s/int.jsonl", dir);
-    shell(script, &r);
+    run_shell(script, &r);
     assert_true(tu_contains(r.out, "1"));
     tu_result_free(&r);
 }
@@ -285,5 +285,5 @@ int main(void)
         cmocka_unit_test(test_trainer_options_are_checked),
         cmocka_unit_test(test_export_tokens_and_sigint),
     };
-    return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
+    return cmocka_run_group_tests_name("checkpoint", tests, checkpoint_setup, checkpoint_teardown);
 }

@@ -29,20 +29,20 @@
 
 static char dir[] = "/tmp/dtrain-test-ckptfiles-XXXXXX";
 
-static int setup(void **state)
+static int files_setup(void **state)
 {
     (void)state;
     return mkdtemp(dir) ? 0 : -1;
 }
 
-static int teardown(void **state)
+static int files_teardown(void **state)
 {
     (void)state;
     return tu_remove_tree(dir);
 }
 
 /* A fresh subdirectory of the test's own (0700) directory: its path in sub. */
-static void subdir(char *sub, size_t size, const char *name)
+static void subdir_path(char *sub, size_t size, const char *name)
 {
     snprintf(sub, size, "%s/%s", dir, name);
     assert_int_equal(mkdir(sub, 0755), 0);
@@ -80,7 +80,7 @@ static void small_fill(struct small *s, float seed)
 }
 
 /* Flips one bit of byte `at` of the file. */
-static void flip(const char *path, long at)
+static void flip_byte(const char *path, long at)
 {
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
@@ -107,7 +107,7 @@ static void test_a_damaged_checkpoint_changes_nothing(void **state)
         struct dt_err err;
         small_fill(&saved, 1.0f);
         assert_int_equal(checkpoint_save(sub, &saved.ck, &err), 0);
-        flip(path, offsets[k]);
+        flip_byte(path, offsets[k]);
         small_fill(&live, 7.0f);
         live.ck.step = 0;
         assert_int_equal(checkpoint_load_newest(sub, &live.ck, &err), 0);   /* none valid */
@@ -185,7 +185,7 @@ static void test_planted_links_are_not_written_through(void **state)
 {
     (void)state;
     char sub[4200], victim[4300], link[4400], out[4400];
-    subdir(sub, sizeof sub, "planted");
+    subdir_path(sub, sizeof sub, "planted");
     snprintf(victim, sizeof victim, "%s/victim", sub);
     assert_int_equal(tu_write_file(victim, "root's\n"), 0);
     snprintf(link, sizeof link, "%s/ckpt-40.dtc.tmp.%d", sub, (int)getpid());
@@ -221,7 +221,7 @@ static void test_pruning_counts_only_this_runs_checkpoints(void **state)
 {
     (void)state;
     char sub[4200], path[4400];
-    subdir(sub, sizeof sub, "prune");
+    subdir_path(sub, sizeof sub, "prune");
     struct small other, mine;
     struct dt_err err;
     small_fill(&other, 5.0f);
@@ -263,7 +263,7 @@ static void test_a_fifo_or_many_names_do_not_hide_the_checkpoint(void **state)
 {
     (void)state;
     char sub[4200], path[4400];
-    subdir(sub, sizeof sub, "fifo");
+    subdir_path(sub, sizeof sub, "fifo");
     struct small saved;
     struct dt_err err;
     small_fill(&saved, 1.0f);
@@ -288,7 +288,7 @@ static void test_only_the_users_own_checkpoints_are_trusted(void **state)
     if (geteuid() != 0)
         tu_skip("a file of another user needs root to make (chown)");
     char sub[4200], path[4400];
-    subdir(sub, sizeof sub, "shared");
+    subdir_path(sub, sizeof sub, "shared");
     assert_int_equal(chmod(sub, 01777), 0);
     struct small mine, forged;
     struct dt_err err;
@@ -357,7 +357,7 @@ static void test_a_records_fifo_is_refused_not_waited_on(void **state)
 {
     (void)state;
     char sub[4200], path[4400];
-    subdir(sub, sizeof sub, "recfifo");
+    subdir_path(sub, sizeof sub, "recfifo");
     snprintf(path, sizeof path, "%s/runs.jsonl", sub);
     assert_int_equal(mkfifo(path, 0600), 0);
     assert_int_equal(within_10s(append_a_record, path), 3);
@@ -412,5 +412,5 @@ int main(void)
         cmocka_unit_test(test_a_second_job_on_a_directory_in_use_is_refused),
         cmocka_unit_test(test_a_records_fifo_is_refused_not_waited_on),
     };
-    return cmocka_run_group_tests_name("checkpoint files", tests, setup, teardown);
+    return cmocka_run_group_tests_name("checkpoint files", tests, files_setup, files_teardown);
 }

@@ -43,7 +43,7 @@ struct handed {
     size_t end;
 };
 
-static int deliver(void *ctx, size_t first, struct dt_err *err)
+static int deliver_layer(void *ctx, size_t first, struct dt_err *err)
 {
     (void)err;
     struct handed *h = ctx;
@@ -71,7 +71,7 @@ static void test_spans_staged_out_and_back_on_the_gpu(void **state)
     struct dt_err err;
     assert_int_equal(device_staging_on(gpu, SPANS + 1, &handle, &device, &err), 0);
     struct handed h = {.values_right = true, .end = N};
-    assert_int_equal(staging_create(&s, device, d_params, N, SPANS + 1, deliver, &h, &err), 0);
+    assert_int_equal(staging_create(&s, device, d_params, N, SPANS + 1, deliver_layer, &h, &err), 0);
     h.host = staging_host(s);
     for (int step = 0; step < 3; step++) {
         backend_cuda_upload(gpu, d_params, ones, N * sizeof(float));

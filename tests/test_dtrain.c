@@ -356,7 +356,7 @@ static void test_local_mode_outside_slurm_rejects_several_nodes(void **state)
 }
 
 /* The value after `key ` in a dtrain-rankinfo line. */
-static void field(const char *line, const char *key, char *out, size_t size)
+static void env_field(const char *line, const char *key, char *out, size_t size)
 {
     char pattern[64];
     snprintf(pattern, sizeof pattern, " %s ", key);
@@ -389,8 +389,8 @@ static void test_ranks_run_where_the_plan_says(void **state)
         snprintf(prefix, sizeof prefix, "%d: rank ", r);
         const char *line = strstr(ranks.out, prefix);
         assert_non_null(line);
-        field(line, "cpus", got_cpus, sizeof got_cpus);
-        field(line, "mem", got_mem, sizeof got_mem);
+        env_field(line, "cpus", got_cpus, sizeof got_cpus);
+        env_field(line, "mem", got_mem, sizeof got_mem);
         snprintf(want_mem, sizeof want_mem, "bind:%s", numa);
         print_message("rank %d: plan cpus %s numa %s; the rank reads cpus %s mem %s\n", r, cpus, numa, got_cpus, got_mem);
         assert_string_equal(got_cpus, cpus);
@@ -402,7 +402,7 @@ static void test_ranks_run_where_the_plan_says(void **state)
     /* --no-bind leaves the inherited affinity and the default memory policy */
     run_dtrain(NULL, NULL, &ranks, "--no-bind", "--", tu_bin("dtrain-rankinfo"), NULL);
     char got_mem[64];
-    field(ranks.out, "mem", got_mem, sizeof got_mem);
+    env_field(ranks.out, "mem", got_mem, sizeof got_mem);
     assert_string_equal(got_mem, "default");
     tu_result_free(&ranks);
 }

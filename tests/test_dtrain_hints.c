@@ -29,7 +29,7 @@ static void run_with(const char *fixture, const char *extra_name, const char *ex
     tu_env_free(&env);
 }
 
-static int occurrences(const char *text, const char *needle)
+static int count_occurrences(const char *text, const char *needle)
 {
     int n = 0;
     for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
@@ -68,7 +68,7 @@ static void test_binding_stays_inside_the_given_cpus(void **state)
                                              "grep", "Cpus_allowed_list", "/proc/self/status", NULL}, &r);
         assert_int_equal(r.status, 0);
         print_message("%d rank(s) under taskset -c %d:\n%s", ranks, last, r.out);
-        assert_int_equal(occurrences(r.out, expected), ranks);
+        assert_int_equal(count_occurrences(r.out, expected), ranks);
         tu_result_free(&r);
     }
 }
@@ -175,7 +175,7 @@ static void test_het_step_under_old_pmix_is_warned(void **state)
     struct tu_result r;
     het_step_run("slurm-wlm 22.05.8", "srun_het_3+2_task0.env", "pmix", &r);
     assert_int_equal(r.status, 0);
-    assert_int_equal(occurrences(r.err, "heterogeneous step (srun A : B) under srun --mpi=pmix from Slurm 22.05"), 1);
+    assert_int_equal(count_occurrences(r.err, "heterogeneous step (srun A : B) under srun --mpi=pmix from Slurm 22.05"), 1);
     assert_true(tu_contains(r.err, "Prevent multiple abort agents"));
     tu_result_free(&r);
     het_step_run("slurm 23.11.4", "srun_het_3+2_task0.env", "pmix_v4", &r);

@@ -12,7 +12,7 @@
 
 #include "tests/testutil.h"
 
-static void record(const char *file, const char *runtime, const char *nodes, const char *status, const char *log)
+static void run_record_tool(const char *file, const char *runtime, const char *nodes, const char *status, const char *log)
 {
     struct tu_result r;
     char *args[] = {"--record", (char *)file, "--program", "python3 -u ./train.py --epochs 1", "--runtime",
@@ -35,11 +35,11 @@ static void test_program_runs_make_the_table(void **state)
     assert_non_null(f);
     fputs("epoch 1 of my own format\nStep10: 150.00 data/sec\nStep20: 200.00 data/sec\n", f);
     fclose(f);
-    record(file, "100", "1", "0", log);
-    record(file, "102", "1", "0", NULL);
-    record(file, "52", "2", "0", NULL);
-    record(file, "50", "2", "0", NULL);
-    record(file, "3", "2", "137", NULL);
+    run_record_tool(file, "100", "1", "0", log);
+    run_record_tool(file, "102", "1", "0", NULL);
+    run_record_tool(file, "52", "2", "0", NULL);
+    run_record_tool(file, "50", "2", "0", NULL);
+    run_record_tool(file, "3", "2", "137", NULL);
     char *text = tu_read_file(file);
     assert_non_null(text);
     assert_true(tu_contains(text, "\"model\":\"train.py\""));

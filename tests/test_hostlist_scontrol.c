@@ -40,7 +40,7 @@ static bool find_scontrol(void)
     return false;
 }
 
-static int setup(void **state)
+static int scontrol_setup(void **state)
 {
     (void)state;
     if (!find_scontrol())
@@ -58,7 +58,7 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
+static int scontrol_teardown(void **state)
 {
     (void)state;
     if (conf_path[0]) {
@@ -99,7 +99,7 @@ static char *scontrol_show(const char *what, const char *arg)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
-static unsigned rnd(unsigned n)
+static unsigned random_below(unsigned n)
 {
     rng_state ^= rng_state << 13;
     rng_state ^= rng_state >> 7;
@@ -107,8 +107,8 @@ static unsigned rnd(unsigned n)
     return (unsigned)(rng_state % n);
 }
 
-static void put(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void put(char *buf, size_t size, const char *fmt, ...)
+static void put_text(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put_text(char *buf, size_t size, const char *fmt, ...)
 {
     size_t len = strlen(buf);
     va_list ap;
@@ -120,45 +120,45 @@ static void put(char *buf, size_t size, const char *fmt, ...)
 /* small: keep products of two groups far below our cap (Slurm caps only single ranges). */
 static void gen_range(char *buf, size_t size, bool small)
 {
-    unsigned width = rnd(4);          /* 0: no padding */
-    unsigned lo = rnd(4) == 0 ? rnd(1200) : rnd(40);
-    unsigned hi = lo + (rnd(3) == 0 ? 0 : rnd(!small && rnd(5) == 0 ? 300 : 12));
-    put(buf, size, "%0*u", (int)(width ? width : 1), lo);
-    if (hi != lo || rnd(4) == 0)
-        put(buf, size, "-%u", hi);
+    unsigned width = random_below(4);          /* 0: no padding */
+    unsigned lo = random_below(4) == 0 ? random_below(1200) : random_below(40);
+    unsigned hi = lo + (random_below(3) == 0 ? 0 : random_below(!small && random_below(5) == 0 ? 300 : 12));
+    put_text(buf, size, "%0*u", (int)(width ? width : 1), lo);
+    if (hi != lo || random_below(4) == 0)
+        put_text(buf, size, "-%u", hi);
 }
 
 static void gen_element(char *buf, size_t size)
 {
     static const char *const prefixes[] = {"gn", "node", "rack1-gn", "a.b", "x", "n-", "cn-01-", "login", ""};
-    put(buf, size, "%s", prefixes[rnd(sizeof prefixes / sizeof prefixes[0])]);
-    if (rnd(6) == 0) {              /* a plain name, maybe with digits */
-        if (rnd(2) || !buf[0] || buf[strlen(buf) - 1] == ',')   /* never an empty element */
-            put(buf, size, "%0*u", (int)rnd(4) + 1, rnd(200));
+    put_text(buf, size, "%s", prefixes[random_below(sizeof prefixes / sizeof prefixes[0])]);
+    if (random_below(6) == 0) {              /* a plain name, maybe with digits */
+        if (random_below(2) || !buf[0] || buf[strlen(buf) - 1] == ',')   /* never an empty element */
+            put_text(buf, size, "%0*u", (int)random_below(4) + 1, random_below(200));
         return;
     }
-    int groups = rnd(8) == 0 ? 2 : 1;
+    int groups = random_below(8) == 0 ? 2 : 1;
     for (int g = 0; g < groups; g++) {
         if (g > 0)
-            put(buf, size, "%s", rnd(2) ? "-" : "");
-        put(buf, size, "[");
-        int ranges = 1 + (int)rnd(3);
+            put_text(buf, size, "%s", random_below(2) ? "-" : "");
+        put_text(buf, size, "[");
+        int ranges = 1 + (int)random_below(3);
         for (int r = 0; r < ranges; r++) {
             if (r)
-                put(buf, size, ",");
+                put_text(buf, size, ",");
             gen_range(buf, size, groups > 1);
         }
-        put(buf, size, "]");
+        put_text(buf, size, "]");
     }
 }
 
 static void gen_expression(char *buf, size_t size)
 {
     buf[0] = '\0';
-    int elements = 1 + (int)rnd(3);
+    int elements = 1 + (int)random_below(3);
     for (int e = 0; e < elements; e++) {
         if (e)
-            put(buf, size, ",");
+            put_text(buf, size, ",");
         gen_element(buf, size);
     }
 }
@@ -168,7 +168,7 @@ static void gen_expression(char *buf, size_t size)
 static void break_expression(char *buf, size_t size)
 {
     char *bracket = strchr(buf, '[');
-    switch (rnd(4)) {
+    switch (random_below(4)) {
     case 0:   /* a second dash: gn[03-07-09] */
         if (bracket) {
             char rest[512];
@@ -192,7 +192,7 @@ static void break_expression(char *buf, size_t size)
         }
         break;
     }
-    put(buf, size, "[1-2]tail");   /* text after the last ']' */
+    put_text(buf, size, "[1-2]tail");   /* text after the last ']' */
 }
 
 /* ---------- the tests ---------- */
@@ -235,21 +235,21 @@ static void test_folding_agrees_with_scontrol(void **state)
         struct hostlist list;
         hostlist_init(&list);
         static const char *const prefixes[] = {"gn", "gn0", "n", "rack1-gn", "login"};
-        int names = 1 + (int)rnd(12);
+        int names = 1 + (int)random_below(12);
         for (int k = 0; k < names; k++) {
             char name[64];
-            unsigned base = rnd(3) == 0 ? rnd(200) : rnd(14);
-            snprintf(name, sizeof name, "%s%0*u", prefixes[rnd(5)], (int)rnd(4), base);
+            unsigned base = random_below(3) == 0 ? random_below(200) : random_below(14);
+            snprintf(name, sizeof name, "%s%0*u", prefixes[random_below(5)], (int)random_below(4), base);
             assert_int_equal(hostlist_push(&list, name, strlen(name), NULL), 0);
-            if (rnd(2) && k + 1 < names) {   /* often continue a run */
-                snprintf(name, sizeof name, "%s%0*u", prefixes[0], (int)rnd(3) + 1, base + 1);
+            if (random_below(2) && k + 1 < names) {   /* often continue a run */
+                snprintf(name, sizeof name, "%s%0*u", prefixes[0], (int)random_below(3) + 1, base + 1);
                 assert_int_equal(hostlist_push(&list, name, strlen(name), NULL), 0);
                 k++;
             }
         }
         char joined[4096] = "";
         for (size_t k = 0; k < list.count; k++)
-            put(joined, sizeof joined, "%s%s", k ? "," : "", hostlist_nth(&list, k));
+            put_text(joined, sizeof joined, "%s%s", k ? "," : "", hostlist_nth(&list, k));
         char *theirs = scontrol_show("hostlist", joined);
         char *ours = hostlist_compress(&list);
         if (!theirs || strcmp(theirs, ours) != 0) {
@@ -298,5 +298,5 @@ int main(void)
         cmocka_unit_test(test_folding_agrees_with_scontrol),
         cmocka_unit_test(test_deliberate_differences),
     };
-    return cmocka_run_group_tests_name("hostlist vs scontrol", tests, setup, teardown);
+    return cmocka_run_group_tests_name("hostlist vs scontrol", tests, scontrol_setup, scontrol_teardown);
 }

@@ -58,7 +58,7 @@ static pid_t nobody_holds(const char *path, bool shared)
     return holder;
 }
 
-static void stop(pid_t pid)
+static void stop_child(pid_t pid)
 {
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
@@ -74,21 +74,21 @@ static bool can_plant(void)
     return true;
 }
 
-static double now(void)
+static double now_seconds(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static int setup(void **state)
+static int locks_setup(void **state)
 {
     (void)state;
     assert_non_null(mkdtemp(dir));
     return chmod(dir, 0755);   /* others may read it, as a shared run directory */
 }
 
-static int teardown(void **state)
+static int locks_teardown(void **state)
 {
     (void)state;
     return tu_remove_tree(dir);
@@ -111,10 +111,10 @@ static void test_a_reader_cannot_hold_the_records(void **state)
     snprintf(r.exit_state, sizeof r.exit_state, "completed");
     snprintf(r.version, sizeof r.version, "0.1.0");
     struct dt_err err;
-    double t0 = now();
+    double t0 = now_seconds();
     int rc = record_append(path, &r, &err);
-    double took = now() - t0;
-    stop(reader);
+    double took = now_seconds() - t0;
+    stop_child(reader);
     if (rc != 0)
         print_error("%s\n", err.msg);
     assert_int_equal(rc, 0);
@@ -136,9 +136,9 @@ static void test_a_planted_or_held_lock_file_is_said(void **state)
     snprintf(path, sizeof path, "%s/held.lock", dir);
     int first = lock_file_take(path, 0, "the test's file", &err);
     assert_true(first >= 0);
-    double t0 = now();
+    double t0 = now_seconds();
     assert_int_equal(lock_file_take(path, 0.3, "the test's file", &err), LOCK_HELD);
-    assert_true(now() - t0 >= 0.3);
+    assert_true(now_seconds() - t0 >= 0.3);
     assert_true(tu_contains(err.msg, "the test's file is locked by another of your processes"));
     close(first);
     if (!can_plant())
@@ -166,7 +166,7 @@ static void test_checkpoint_directories_are_the_users(void **state)
     pid_t holder = nobody_holds(ckpt, false);
     struct dt_err err;
     int fd = checkpoint_lock(ckpt, &err);
-    stop(holder);
+    stop_child(holder);
     if (fd < 0)
         print_error("%s\n", err.msg);
     assert_true(fd >= 0);
@@ -186,5 +186,5 @@ int main(void)
         cmocka_unit_test(test_a_planted_or_held_lock_file_is_said),
         cmocka_unit_test(test_checkpoint_directories_are_the_users),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, locks_setup, locks_teardown);
 }

@@ -34,7 +34,7 @@ static bool topology_path(char *path, size_t size, const char *name, bool shared
     return true;
 }
 
-static void load(struct topo *topo, const char *path)
+static void load_topology(struct topo *topo, const char *path)
 {
     struct dt_err err;
     int rc = topo_load(topo, path, &err);
@@ -43,7 +43,7 @@ static void load(struct topo *topo, const char *path)
     assert_int_equal(rc, 0);
 }
 
-static void build(const struct topo *topo, int ranks, int gpus, struct plan *plan)
+static void build_plan(const struct topo *topo, int ranks, int gpus, struct plan *plan)
 {
     struct plan_request req = {.ranks = ranks, .gpus_per_node = gpus};
     struct dt_err err;
@@ -129,20 +129,20 @@ static void test_invariants_on_every_topology(void **state)
             if (!topology_path(path, sizeof path, name, shared))
                 continue;
             struct topo topo;
-            load(&topo, path);
+            load_topology(&topo, path);
             int sizes[] = {1, 2, 4, topo.num_gpus};
             for (int s = 0; s < 4; s++) {
                 if (sizes[s] > topo.num_gpus || sizes[s] == 0 || (s == 3 && sizes[3] <= 4))
                     continue;
                 struct plan plan;
-                build(&topo, sizes[s], sizes[s], &plan);
+                build_plan(&topo, sizes[s], sizes[s], &plan);
                 check_invariants(name, &topo, &plan);
                 plan_free(&plan);
                 checked++;
             }
             for (int ranks = 1; ranks <= 8; ranks *= 2) {   /* CPU ranks */
                 struct plan plan;
-                build(&topo, ranks, 0, &plan);
+                build_plan(&topo, ranks, 0, &plan);
                 check_invariants(name, &topo, &plan);
                 plan_free(&plan);
                 checked++;
@@ -175,13 +175,13 @@ static void test_plans_match_the_topologies_readme(void **state)
             snprintf(relative, sizeof relative, "topologies/%s", file);
             tu_shared(path, sizeof path, relative);
             struct topo topo;
-            load(&topo, path);
+            load_topology(&topo, path);
             int sizes[] = {1, 2, 4, num_rows};
             for (int s = 0; s < 4; s++) {
                 if (sizes[s] > num_rows || (s == 3 && num_rows <= 4))
                     continue;
                 struct plan plan;
-                build(&topo, sizes[s], sizes[s], &plan);
+                build_plan(&topo, sizes[s], sizes[s], &plan);
                 for (int r = 0; r < sizes[s]; r++) {
                     const struct rank_binding *b = &plan.ranks[r];
                     char numa[64], cpus[512];
@@ -234,9 +234,9 @@ static void test_gpu_hca_pairs_plan(void **state)
     char path[4096];
     topology_path(path, sizeof path, "2s-8gpu-8hca-pcie-switches.xml", false);
     struct topo topo;
-    load(&topo, path);
+    load_topology(&topo, path);
     struct plan plan;
-    build(&topo, 8, 8, &plan);
+    build_plan(&topo, 8, 8, &plan);
     for (int r = 0; r < 8; r++) {
         char device[32], want[32], cpus[64], want_cpus[64];
         plan_nic_device(&topo, plan.ranks[r].nic, device, sizeof device);
@@ -277,9 +277,9 @@ static void test_cpu_ranks_spread_over_numa_nodes(void **state)
     char path[4096];
     topology_path(path, sizeof path, "2s-cpuonly-1eth.xml", false);
     struct topo topo;
-    load(&topo, path);
+    load_topology(&topo, path);
     struct plan plan;
-    build(&topo, 4, 0, &plan);
+    build_plan(&topo, 4, 0, &plan);
     const char *want_cpus[] = {"0-1", "2-3", "4-5", "6-7"}, *want_numa[] = {"0", "0", "1", "1"};
     for (int r = 0; r < 4; r++) {
         char cpus[64], numa[64];
@@ -299,7 +299,7 @@ static void test_requests_that_do_not_fit(void **state)
     char path[4096];
     topology_path(path, sizeof path, "2s-8gpu-8hca-pcie-switches.xml", false);
     struct topo topo;
-    load(&topo, path);
+    load_topology(&topo, path);
     struct plan plan;
     struct dt_err err;
     struct plan_request req = {.ranks = 9, .gpus_per_node = 9};
@@ -347,9 +347,9 @@ static void test_binding_exports(void **state)
     struct dt_err err;
     assert_int_equal(alloc_from_env(&alloc, env.vars, &err), 0);
     struct topo topo;
-    load(&topo, path);
+    load_topology(&topo, path);
     struct plan plan;
-    build(&topo, 2, 2, &plan);
+    build_plan(&topo, 2, 2, &plan);
     char hca[2][1024];
     for (int isolate = 0; isolate < 2; isolate++) {
         for (int r = 0; r < 2; r++) {

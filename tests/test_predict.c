@@ -358,7 +358,7 @@ static void edit_file(const char *from_path, const char *from, const char *to, c
     free(text);
 }
 
-static void edited(const char *fixture, const char *from, const char *to, const char *out)
+static void edited_copy(const char *fixture, const char *from, const char *to, const char *out)
 {
     char path[4200];
     tu_fixture(path, sizeof path, fixture);
@@ -392,7 +392,7 @@ static void test_predict_refuses_what_is_out_of_range(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char base[4200];
         tu_fixture(base, sizeof base, "profiles/three-layers.json");
-        edited(cases[i].fixture, cases[i].from, cases[i].to, cases[i].out);
+        edited_copy(cases[i].fixture, cases[i].from, cases[i].to, cases[i].out);
         if (cases[i].out == link)   /* no rows: the fit is what is read */
             edit_file(link, "\"rows\": [", "\"rows\": [], \"old_rows\": [", link);
         const char *prof = cases[i].out == profile ? profile : base;
@@ -408,7 +408,7 @@ static void test_predict_refuses_what_is_out_of_range(void **state)
         tu_result_free(&r);
     }
     /* a model named with a quote and a bar: valid JSON, one Markdown cell, one CSV field */
-    edited("profiles/three-layers.json", "\"model\": \"three\"", "\"model\": \"th\\\"r|e,e\"", named);
+    edited_copy("profiles/three-layers.json", "\"model\": \"three\"", "\"model\": \"th\\\"r|e,e\"", named);
     const char *formats[] = {"json", "md", "csv"};
     for (int k = 0; k < 3; k++) {
         struct tu_result r;

@@ -20,7 +20,7 @@
 
 static char path[64];
 
-static int setup(void **state)
+static int record_setup(void **state)
 {
     (void)state;
     snprintf(path, sizeof path, "/tmp/dtrain-test-record-%d.jsonl", (int)getpid());
@@ -28,7 +28,7 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
+static int record_teardown(void **state)
 {
     (void)state;
     unlink(path);
@@ -36,7 +36,7 @@ static int teardown(void **state)
 }
 
 /* A record of `world` ranks on hosts gn01.. (two ranks a host). */
-static void sample(struct run_record *r, int world, char (*hosts)[256], char **names, double *seconds, double *accuracy)
+static void sample_record(struct run_record *r, int world, char (*hosts)[256], char **names, double *seconds, double *accuracy)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->job_id, sizeof r->job_id, "4711");
@@ -86,7 +86,7 @@ static void test_record_round_trip(void **state)
     char hosts[4][256], *names[4];
     double seconds[2], accuracy[2];
     struct run_record r, back;
-    sample(&r, 4, hosts, names, seconds, accuracy);
+    sample_record(&r, 4, hosts, names, seconds, accuracy);
     struct dt_err err;
     assert_int_equal(record_append(path, &r, &err), 0);
     assert_int_equal(record_append(path, &r, &err), 0);
@@ -127,7 +127,7 @@ static void test_version_1_records_read_with_the_seeds_names(void **state)
     char hosts[2][256], *names[2];
     double seconds[2], accuracy[2];
     struct run_record r, fast, reference;
-    sample(&r, 2, hosts, names, seconds, accuracy);
+    sample_record(&r, 2, hosts, names, seconds, accuracy);
     struct dt_err err;
     static const char *const cases[][2] = {{"allreduce", "bsp-a2a"}, {"wfbp", "wfbp-a2a"}, {"mg-wfbp", "mg-wfbp"}};
     for (size_t k = 0; k < 3; k++) {
@@ -167,7 +167,7 @@ static void test_bad_record_lines_name_the_field(void **state)
     assert_true(tu_contains(err.msg, "record_version 3 is not 1 to 2"));
     char hosts[2][256], *names[2];
     double seconds[2], accuracy[2];
-    sample(&r, 2, hosts, names, seconds, accuracy);
+    sample_record(&r, 2, hosts, names, seconds, accuracy);
     struct dt_err werr;
     assert_int_equal(record_append(path, &r, &werr), 0);
     char *text = read_file();
@@ -199,7 +199,7 @@ static void test_bad_record_lines_name_the_field(void **state)
 }
 
 /* text with the first `from` replaced by `to` (the caller frees). */
-static char *replaced(const char *text, const char *from, const char *to)
+static char *replaced_text(const char *text, const char *from, const char *to)
 {
     const char *at = strstr(text, from);
     assert_non_null(at);
@@ -244,7 +244,7 @@ static void test_fast_reader_agrees_with_jansson(void **state)
     char hosts[2][256], *names[2];
     double seconds[2], accuracy[2];
     struct run_record r;
-    sample(&r, 2, hosts, names, seconds, accuracy);
+    sample_record(&r, 2, hosts, names, seconds, accuracy);
     struct dt_err err;
     assert_int_equal(record_append(path, &r, &err), 0);
     char *text = read_file();
@@ -261,7 +261,7 @@ static void test_fast_reader_agrees_with_jansson(void **state)
     for (size_t i = 0; i < sizeof names_json / sizeof names_json[0]; i++) {
         char *to = calloc(1, strlen(names_json[i].job_name) + 16);
         sprintf(to, "\"job_name\":%s", names_json[i].job_name);
-        char *line = replaced(text, "\"job_name\":\"sweep \\\"quoted\\\" name\"", to);
+        char *line = replaced_text(text, "\"job_name\":\"sweep \\\"quoted\\\" name\"", to);
         assert_readers_agree(line, names_json[i].ok);
         free(line), free(to);
     }
@@ -276,7 +276,7 @@ static void test_fast_reader_agrees_with_jansson(void **state)
     for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
         char to[64];
         snprintf(to, sizeof to, "\"lr\":%s", numbers[i].lr);
-        char *line = replaced(text, "\"lr\":0.040000000000000001", to);
+        char *line = replaced_text(text, "\"lr\":0.040000000000000001", to);
         assert_readers_agree(line, numbers[i].ok);
         free(line);
     }
@@ -288,15 +288,15 @@ static void test_fast_reader_agrees_with_jansson(void **state)
     for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
         char to[128];
         snprintf(to, sizeof to, "\"resumed\":0%s", members[i].extra);
-        char *line = replaced(text, "\"resumed\":0", to);
+        char *line = replaced_text(text, "\"resumed\":0", to);
         assert_readers_agree(line, members[i].ok);
         free(line);
     }
-    char *spaced = replaced(text, "{", " \t{ ");
+    char *spaced = replaced_text(text, "{", " \t{ ");
     assert_readers_agree(spaced, 1);
-    char *trailing = replaced(text, "\n", " x\n");
+    char *trailing = replaced_text(text, "\n", " x\n");
     assert_readers_agree(trailing, 0);
-    char *first_field_last = replaced(text, "\"record_version\":2,", "");
+    char *first_field_last = replaced_text(text, "\"record_version\":2,", "");
     first_field_last[strlen(first_field_last) - 2] = '\0';   /* the closing brace and newline */
     strcat(first_field_last, ",\"record_version\":2}");
     assert_readers_agree(first_field_last, 1);
@@ -310,7 +310,7 @@ static void test_concurrent_writers_never_tear_a_line(void **state)
     static char hosts[WORLD][256], *names[WORLD];
     double seconds[2], accuracy[2];
     struct run_record r;
-    sample(&r, WORLD, hosts, names, seconds, accuracy);
+    sample_record(&r, WORLD, hosts, names, seconds, accuracy);
     for (int w = 0; w < WRITERS; w++) {
         pid_t pid = fork();
         assert_true(pid >= 0);
@@ -381,7 +381,7 @@ static void test_a_short_write_leaves_no_fragment(void **state)
     char hosts[64][256], *names[64];
     double seconds[2], accuracy[2];
     struct run_record r;
-    sample(&r, 64, hosts, names, seconds, accuracy);   /* a line of a few KB */
+    sample_record(&r, 64, hosts, names, seconds, accuracy);   /* a line of a few KB */
     struct dt_err err;
     assert_int_equal(record_append(path, &r, &err), 0);
     long before = file_size();
@@ -423,7 +423,7 @@ static void test_text_cut_mid_character_keeps_the_record(void **state)
     char hosts[2][256], *names[2];
     double seconds[2], accuracy[2];
     struct run_record r, back;
-    sample(&r, 2, hosts, names, seconds, accuracy);
+    sample_record(&r, 2, hosts, names, seconds, accuracy);
     memset(r.job_name, 'j', 254);
     r.job_name[254] = '\xC3', r.job_name[255] = '\0';   /* "é" is C3 A9: the A9 did not fit */
     snprintf(r.tag, sizeof r.tag, "1gbit\xFF");
@@ -460,7 +460,7 @@ static void test_a_planted_link_is_not_followed(void **state)
     char hosts[2][256], *names[2];
     double seconds[2], accuracy[2];
     struct run_record r;
-    sample(&r, 2, hosts, names, seconds, accuracy);
+    sample_record(&r, 2, hosts, names, seconds, accuracy);
     struct dt_err err;
     assert_int_equal(record_append(link_path, &r, &err), -1);
     assert_non_null(strstr(err.msg, "a symbolic link"));
@@ -475,14 +475,14 @@ static void test_a_planted_link_is_not_followed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_record_round_trip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_version_1_records_read_with_the_seeds_names, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_record_lines_name_the_field, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fast_reader_agrees_with_jansson, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_concurrent_writers_never_tear_a_line, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_short_write_leaves_no_fragment, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_text_cut_mid_character_keeps_the_record, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_planted_link_is_not_followed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_round_trip, record_setup, record_teardown),
+        cmocka_unit_test_setup_teardown(test_version_1_records_read_with_the_seeds_names, record_setup, record_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_record_lines_name_the_field, record_setup, record_teardown),
+        cmocka_unit_test_setup_teardown(test_fast_reader_agrees_with_jansson, record_setup, record_teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_writers_never_tear_a_line, record_setup, record_teardown),
+        cmocka_unit_test_setup_teardown(test_a_short_write_leaves_no_fragment, record_setup, record_teardown),
+        cmocka_unit_test_setup_teardown(test_text_cut_mid_character_keeps_the_record, record_setup, record_teardown),
+        cmocka_unit_test_setup_teardown(test_a_planted_link_is_not_followed, record_setup, record_teardown),
     };
     return cmocka_run_group_tests_name("record", tests, NULL, NULL);
 }

@@ -30,7 +30,7 @@ static void build_as(struct model *m, const char *name, int T, int vocab, int cl
     }
 }
 
-static void build(struct model *m, const char *name, int T, int vocab, int classes)
+static void build_seq_model(struct model *m, const char *name, int T, int vocab, int classes)
 {
     build_as(m, name, T, vocab, classes, 0, false);
 }
@@ -40,11 +40,11 @@ static void test_bert_parameter_counts(void **state)
 {
     (void)state;
     struct model m;
-    build(&m, "bert-base", 128, 30522, 2);
+    build_seq_model(&m, "bert-base", 128, 30522, 2);
     assert_int_equal(m.num_params, 109482240 + 769 * 2);
     assert_true(model_params_in_op_order(&m));
     model_free(&m);
-    build(&m, "bert-large", 64, 30522, 2);
+    build_seq_model(&m, "bert-large", 64, 30522, 2);
     assert_int_equal(m.num_params, 335141888 + 1025 * 2);
     model_free(&m);
     /* BertForPreTraining: + the MLM transform (dense, layer norm), the decoder's bias (its weights
@@ -54,7 +54,7 @@ static void test_bert_parameter_counts(void **state)
     assert_true(model_params_in_op_order(&m));
     model_free(&m);
     /* the reference experiments' transformer: 6 layers of 789,760, embeddings for 256 positions, 5 classes */
-    build(&m, "transformer", 256, 1000, 5);
+    build_seq_model(&m, "transformer", 256, 1000, 5);
     assert_int_equal(m.num_params, (1000 + 256 + 2) * 256 + 512 + 6 * 789760 + 65792 + 257 * 5);
     model_free(&m);
     struct dt_err err;

@@ -98,7 +98,7 @@ struct tokens {
     int count;
 };
 
-static void collect(void *ctx, const char *token, int length)
+static void collect_tokens(void *ctx, const char *token, int length)
 {
     struct tokens *t = ctx;
     snprintf(t->out[t->count++], sizeof t->out[0], "%.*s", length, token);
@@ -108,7 +108,7 @@ static void test_basic_tokenizer(void **state)
 {
     (void)state;
     struct tokens t = {0};
-    text_basic_tokens("  Hello, World!\tit's\n", collect, &t);
+    text_basic_tokens("  Hello, World!\tit's\n", collect_tokens, &t);
     static const char *const expected[] = {"hello", ",", "world", "!", "it", "'", "s"};
     assert_int_equal(t.count, 7);
     for (int i = 0; i < 7; i++)

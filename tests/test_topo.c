@@ -299,8 +299,8 @@ static void test_topology_is_cached_per_node(void **state)
 }
 
 /* Runs a shell command, as user nobody when `as_nobody` (the planting side of the tests below). */
-static int sh(bool as_nobody, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh(bool as_nobody, const char *fmt, ...)
+static int run_sh(bool as_nobody, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int run_sh(bool as_nobody, const char *fmt, ...)
 {
     char body[2048], cmd[2300];
     va_list ap;
@@ -331,24 +331,24 @@ static bool load_through_cache(const char *base)
 static void test_cache_refuses_what_another_user_planted(void **state)
 {
     (void)state;
-    if (geteuid() != 0 || sh(false, "setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null") != 0) {
+    if (geteuid() != 0 || run_sh(false, "setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null") != 0) {
         tu_skip("planting as another user needs root and setpriv");
     }
     char base[] = "/tmp/dtrain-test-topoplant-XXXXXX";
     assert_non_null(mkdtemp(base));
     unsigned uid = (unsigned)geteuid();
     /* A world-writable sticky place like /dev/shm, and a root-owned victim beside it. */
-    assert_int_equal(sh(false, "chmod 1777 %s && mkdir -m 700 %s/victim-dir && touch %s/victim-file", base, base, base), 0);
+    assert_int_equal(run_sh(false, "chmod 1777 %s && mkdir -m 700 %s/victim-dir && touch %s/victim-file", base, base, base), 0);
     /* Their directory where ours goes: refused, nothing written into it. */
-    assert_int_equal(sh(true, "mkdir -m 777 %s/dtrain-topo-%u", base, uid), 0);
+    assert_int_equal(run_sh(true, "mkdir -m 777 %s/dtrain-topo-%u", base, uid), 0);
     assert_false(load_through_cache(base));
-    assert_int_equal(sh(false, "test -z \"$(ls -A %s/dtrain-topo-%u)\"", base, uid), 0);
+    assert_int_equal(run_sh(false, "test -z \"$(ls -A %s/dtrain-topo-%u)\"", base, uid), 0);
     /* Their symlink to a directory of ours: not followed, the victim stays empty. */
-    assert_int_equal(sh(false, "rmdir %s/dtrain-topo-%u", base, uid), 0);
-    assert_int_equal(sh(true, "ln -s %s/victim-dir %s/dtrain-topo-%u", base, base, uid), 0);
+    assert_int_equal(run_sh(false, "rmdir %s/dtrain-topo-%u", base, uid), 0);
+    assert_int_equal(run_sh(true, "ln -s %s/victim-dir %s/dtrain-topo-%u", base, base, uid), 0);
     assert_false(load_through_cache(base));
     assert_false(load_through_cache(base));
-    assert_int_equal(sh(false, "test -z \"$(ls -A %s/victim-dir)\" && test -L %s/dtrain-topo-%u", base, base, uid), 0);
+    assert_int_equal(run_sh(false, "test -z \"$(ls -A %s/victim-dir)\" && test -L %s/dtrain-topo-%u", base, base, uid), 0);
     assert_int_equal(tu_remove_tree(base), 0);
 }
 
@@ -362,22 +362,22 @@ static void test_cache_never_follows_links_inside(void **state)
     assert_false(load_through_cache(base));
     assert_true(load_through_cache(base));
     /* The lock as a symlink: no lock taken through it, the file it names never made. */
-    assert_int_equal(sh(false, "cd %s/dtrain-topo-%u && for f in *.lock; do rm \"$f\"; ln -s %s/victim-lock \"$f\"; done",
+    assert_int_equal(run_sh(false, "cd %s/dtrain-topo-%u && for f in *.lock; do rm \"$f\"; ln -s %s/victim-lock \"$f\"; done",
                         base, uid, base), 0);
     assert_false(load_through_cache(base));
-    assert_int_equal(sh(false, "test ! -e %s/victim-lock", base), 0);
-    assert_int_equal(sh(false, "rm %s/dtrain-topo-%u/*.lock", base, uid), 0);
+    assert_int_equal(run_sh(false, "test ! -e %s/victim-lock", base), 0);
+    assert_int_equal(run_sh(false, "rm %s/dtrain-topo-%u/*.lock", base, uid), 0);
     /* The cache as a symlink to a file of ours: not read, not written through; replaced. */
-    assert_int_equal(sh(false, "echo precious > %s/victim-file && cd %s/dtrain-topo-%u && for f in *.xml; do rm \"$f\"; "
+    assert_int_equal(run_sh(false, "echo precious > %s/victim-file && cd %s/dtrain-topo-%u && for f in *.xml; do rm \"$f\"; "
                                "ln -s %s/victim-file \"$f\"; done", base, base, uid, base), 0);
     assert_false(load_through_cache(base));
-    assert_int_equal(sh(false, "test \"$(cat %s/victim-file)\" = precious && test ! -L %s/dtrain-topo-%u/*.xml",
+    assert_int_equal(run_sh(false, "test \"$(cat %s/victim-file)\" = precious && test ! -L %s/dtrain-topo-%u/*.xml",
                         base, base, uid), 0);
     assert_true(load_through_cache(base));
     /* Our directory made writable by the group: refused until it is private again. */
-    assert_int_equal(sh(false, "chmod 770 %s/dtrain-topo-%u", base, uid), 0);
+    assert_int_equal(run_sh(false, "chmod 770 %s/dtrain-topo-%u", base, uid), 0);
     assert_false(load_through_cache(base));
-    assert_int_equal(sh(false, "chmod 700 %s/dtrain-topo-%u", base, uid), 0);
+    assert_int_equal(run_sh(false, "chmod 700 %s/dtrain-topo-%u", base, uid), 0);
     assert_true(load_through_cache(base));
     assert_int_equal(tu_remove_tree(base), 0);
 }

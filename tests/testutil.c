@@ -21,7 +21,7 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-static void append(char **buf, size_t *len, const char *data, size_t n)
+static void append_text(char **buf, size_t *len, const char *data, size_t n)
 {
     if (*len + n >= TU_OUTPUT_MAX)
         n = TU_OUTPUT_MAX - 1 - *len;
@@ -64,7 +64,7 @@ int tu_run(char *const *argv, char *const *envp, struct tu_result *result)
             char chunk[4096];
             ssize_t n = read(fds[i].fd, chunk, sizeof chunk);
             if (n > 0) {
-                append(bufs[i], &lens[i], chunk, (size_t)n);
+                append_text(bufs[i], &lens[i], chunk, (size_t)n);
             } else {
                 close(fds[i].fd);
                 fds[i].fd = -1;
@@ -221,7 +221,7 @@ char *tu_expand_joined(const char *expr)
 
 
 /* text with every occurrence of from replaced by to; the caller frees it. */
-static char *replaced(const char *text, const char *from, const char *to)
+static char *replaced_copy(const char *text, const char *from, const char *to)
 {
     size_t n = 0, from_len = strlen(from), to_len = strlen(to);
     for (const char *p = text; from_len && (p = strstr(p, from)); p += from_len)
@@ -263,7 +263,7 @@ bool tu_golden(const char *name, const char *actual)
     tu_fixture(fixtures, sizeof fixtures, "");
     fixtures[strlen(fixtures) - 1] = '\0';   /* no trailing '/' */
     snprintf(path, sizeof path, "%s/../golden/%s", fixtures, name);
-    char *text = replaced(actual, fixtures, "$FIXTURES");
+    char *text = replaced_copy(actual, fixtures, "$FIXTURES");
     if (!text)
         return false;
     bool same = false;

@@ -102,7 +102,7 @@ static int by_busid(const void *a, const void *b, size_t offset)
 static int gpu_by_busid(const void *a, const void *b) { return by_busid(a, b, offsetof(struct topo_gpu, busid)); }
 static int nic_by_busid(const void *a, const void *b) { return by_busid(a, b, offsetof(struct topo_nic, busid)); }
 
-static int discover(struct topo *topo, struct dt_err *err)
+static int discover_topology(struct topo *topo, struct dt_err *err)
 {
     for (hwloc_obj_t pci = NULL; (pci = hwloc_get_next_pcidev(topo->hw, pci));) {
         if (is_gpu(pci)) {
@@ -348,7 +348,7 @@ static int load_here(struct topo *topo, struct xml_source xml, bool this_system,
         return dt_fail(err, "cannot load the topology of %s: %s", xml.path ? xml.path : "this machine",
                        xml.path || xml.buffer ? "not a valid hwloc XML export" : strerror(saved));
     }
-    if (discover(topo, err) < 0) {
+    if (discover_topology(topo, err) < 0) {
         topo_free(topo);
         return -1;
     }

@@ -165,7 +165,7 @@ static void print_usage(void)
     printf(usage_text, methods);
 }
 
-static int bad(const char *option, const char *value, const char *what)
+static int bad_option(const char *option, const char *value, const char *what)
 {
     fprintf(stderr, "dtrain-train: %s \"%s\": expected %s\n", option, value, what);
     return 2;
@@ -188,65 +188,65 @@ static int parse_count(int opt, struct train_config *cfg)
     switch (opt) {
     case O_CKPT_EVERY:
         if (dt_parse_long(optarg, 0, 1L << 40, &cfg->checkpoint_every) < 0)
-            return bad("--checkpoint-every", optarg, "a number from 0");
+            return bad_option("--checkpoint-every", optarg, "a number from 0");
         break;
     case O_DROPOUT:
         cfg->dropout = strtod(optarg, &end);
         cfg->dropout_set = true;
         if (end == optarg || *end || !(cfg->dropout >= 0 && cfg->dropout < 1))
-            return bad("--dropout", optarg, "a probability from 0 to below 1");
+            return bad_option("--dropout", optarg, "a probability from 0 to below 1");
         break;
     case O_SEQ_LEN:
         if (dt_parse_int(optarg, 2, 65536, &cfg->seq_len) < 0)
-            return bad("--seq-len", optarg, "a number of tokens from 2 to 65536");
+            return bad_option("--seq-len", optarg, "a number of tokens from 2 to 65536");
         break;
     case 'b':
         if (dt_parse_int(optarg, 1, 1 << 20, &cfg->batch) < 0)
-            return bad("--batch-size", optarg, "a number from 1");
+            return bad_option("--batch-size", optarg, "a number from 1");
         break;
     case 'e':
         cfg->epochs_set = true;
         if (dt_parse_int(optarg, 1, 1 << 20, &cfg->epochs) < 0)
-            return bad("--epochs", optarg, "a number from 1");
+            return bad_option("--epochs", optarg, "a number from 1");
         break;
     case 'T':
         if (dt_parse_int(optarg, 1, 1024, &cfg->threads) < 0)
-            return bad("--threads", optarg, "a number from 1 to 1024");
+            return bad_option("--threads", optarg, "a number from 1 to 1024");
         break;
     case O_LOG:
         if (dt_parse_int(optarg, 1, 1 << 30, &cfg->log_every) < 0)
-            return bad("--log-every", optarg, "a number from 1");
+            return bad_option("--log-every", optarg, "a number from 1");
         break;
     case O_EVAL:
         if (dt_parse_int(optarg, 0, 1 << 20, &cfg->eval_every) < 0)
-            return bad("--eval-every", optarg, "a number from 0");
+            return bad_option("--eval-every", optarg, "a number from 0");
         break;
     case O_MAX_STEPS:
         if (dt_parse_long(optarg, 1, 1L << 40, &cfg->max_steps) < 0)
-            return bad("--max-steps", optarg, "a number from 1");
+            return bad_option("--max-steps", optarg, "a number from 1");
         break;
     case O_COMM_THRESHOLD:
         if (dt_parse_long(optarg, 0, 1L << 40, &value) < 0)
-            return bad("--comm-threshold", optarg, "bytes, 0 or more");
+            return bad_option("--comm-threshold", optarg, "bytes, 0 or more");
         cfg->exchange_options.threshold_set = true;
         cfg->exchange_options.threshold_bytes = (size_t)value;
         break;
     case O_TIMELINE_STEPS:
         if (dt_parse_long(optarg, 0, 1L << 40, &cfg->timeline_steps) < 0)
-            return bad("--timeline-steps", optarg, "a number from 0");
+            return bad_option("--timeline-steps", optarg, "a number from 0");
         break;
     case O_PS_SERVERS:
         if (dt_parse_int(optarg, 1, 1 << 16, &cfg->exchange_options.ps_servers) < 0)
-            return bad("--ps-servers", optarg, "a number from 1");
+            return bad_option("--ps-servers", optarg, "a number from 1");
         break;
     case O_PARTITION:
         if (dt_parse_long(optarg, 4, 1L << 30, &value) < 0)
-            return bad("--partition-bytes", optarg, "bytes, from 4 to 1 GiB");
+            return bad_option("--partition-bytes", optarg, "bytes, from 4 to 1 GiB");
         cfg->exchange_options.partition_bytes = (size_t)value;
         break;
     case O_CREDIT:
         if (dt_parse_long(optarg, 1, 1L << 40, &value) < 0)
-            return bad("--credit-bytes", optarg, "bytes, 1 or more");
+            return bad_option("--credit-bytes", optarg, "bytes, 1 or more");
         cfg->exchange_options.credit_bytes = (size_t)value;
         break;
     default: return 1;
@@ -262,23 +262,23 @@ static int parse_real(int opt, struct train_config *cfg)
     switch (opt) {
     case O_SEED:
         if (dt_parse_long(optarg, 0, 1L << 62, &value) < 0)
-            return bad("--seed", optarg, "a number from 0");
+            return bad_option("--seed", optarg, "a number from 0");
         cfg->seed = (uint64_t)value;
         break;
     case O_STALL_WARNING:
         cfg->stall_warning = strtod(optarg, &end);
         if (end == optarg || *end || !(cfg->stall_warning >= 0 && cfg->stall_warning <= 1e6))
-            return bad("--stall-warning", optarg, "seconds, 0 or more (0: no warning)");
+            return bad_option("--stall-warning", optarg, "seconds, 0 or more (0: no warning)");
         break;
     case O_STRAGGLER:
         cfg->straggler_threshold = strtod(optarg, &end);
         if (end == optarg || *end || !(cfg->straggler_threshold >= 0 && cfg->straggler_threshold <= 100))
-            return bad("--straggler-threshold", optarg, "a fraction from 0 (0: no report)");
+            return bad_option("--straggler-threshold", optarg, "a fraction from 0 (0: no report)");
         break;
     case O_TIMEOUT: {
         double minutes = strtod(optarg, &end);
         if (end == optarg || *end || minutes < 0 || minutes > 1e6)
-            return bad("--timeout", optarg, "minutes, 0 or more");
+            return bad_option("--timeout", optarg, "minutes, 0 or more");
         cfg->timeout_minutes = minutes;
         break;
     }
@@ -287,7 +287,7 @@ static int parse_real(int opt, struct train_config *cfg)
     case O_WD: {
         double x = strtod(optarg, &end);
         if (end == optarg || *end || !(x >= 0 && x <= 1e3) || (opt == O_LR && x == 0))   /* NaN fails too */
-            return bad(opt == O_LR ? "--lr" : opt == O_MOMENTUM ? "--momentum" : "--weight-decay", optarg,
+            return bad_option(opt == O_LR ? "--lr" : opt == O_MOMENTUM ? "--momentum" : "--weight-decay", optarg,
                        opt == O_LR ? "a positive number up to 1000" : "a number from 0 to 1000");
         *(opt == O_LR ? &cfg->lr : opt == O_MOMENTUM ? &cfg->momentum : &cfg->weight_decay) = x;
         break;
@@ -296,7 +296,7 @@ static int parse_real(int opt, struct train_config *cfg)
     case O_DILATE: {
         double x = strtod(optarg, &end);
         if (end == optarg || *end || !(x > 0) || x > 1e9 || (opt == O_DILATE && x < 1))
-            return bad(opt == O_DILATE ? "--dilate" : "--emulate-rate", optarg,
+            return bad_option(opt == O_DILATE ? "--dilate" : "--emulate-rate", optarg,
                        opt == O_DILATE ? "a factor, 1 or more" : "samples/s, more than 0");
         *(opt == O_DILATE ? &cfg->dilate : &cfg->emulate_rate) = x;
         break;
@@ -319,12 +319,12 @@ static int parse_choice(int opt, struct train_options *opts)
     case O_BACKEND: cfg->backend = optarg; break;
     case O_DEVICE:
         if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
-            return bad("--device", optarg, "cpu or cuda");
+            return bad_option("--device", optarg, "cpu or cuda");
         cfg->backend = optarg;
         break;
     case O_PRECISION:
         if (strcmp(optarg, "fp32") != 0 && strcmp(optarg, "bf16") != 0)
-            return bad("--precision", optarg, "fp32 or bf16");
+            return bad_option("--precision", optarg, "fp32 or bf16");
         cfg->bf16 = strcmp(optarg, "bf16") == 0;
         break;
     case O_CONV_ALGO:
@@ -333,19 +333,19 @@ static int parse_choice(int opt, struct train_options *opts)
             if (strcmp(optarg, conv_algo_names[i]) == 0)
                 cfg->conv_algo = (enum conv_algo)i;
         if (cfg->conv_algo == CONV_ALGO_COUNT)
-            return bad("--conv-algo", optarg, "heuristic, find or deterministic");
+            return bad_option("--conv-algo", optarg, "heuristic, find or deterministic");
         break;
     case O_GRAPHS: cfg->cuda_graphs = true; break;
     case O_CHANNELS_LAST: cfg->channels_last = true; break;
     case O_GPU_TRANSPORT:
         if (strcmp(optarg, "nccl") != 0 && strcmp(optarg, "host") != 0)
-            return bad("--gpu-transport", optarg, "nccl or host");
+            return bad_option("--gpu-transport", optarg, "nccl or host");
         cfg->gpu_transport = optarg;
         break;
     case O_PS_COLOCATED: cfg->exchange_options.ps_colocated = true; break;
     case O_PS_NODE_SUMS:
         if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-            return bad("--ps-node-sums", optarg, "on or off");
+            return bad_option("--ps-node-sums", optarg, "on or off");
         cfg->exchange_options.ps_node_sums_off = strcmp(optarg, "off") == 0;
         cfg->exchange_options.ps_node_sums_given = true;
         break;
@@ -357,7 +357,7 @@ static int parse_choice(int opt, struct train_options *opts)
     case O_TAG:
         /* it becomes a table cell (Markdown, CSV) */
         if (strlen(optarg) >= sizeof ((struct run_record *)0)->tag || strpbrk(optarg, ",|\"\n"))
-            return bad("--tag", optarg, "at most 127 characters, without , | \" or a newline");
+            return bad_option("--tag", optarg, "at most 127 characters, without , | \" or a newline");
         opts->record.tag = optarg;
         break;
     case O_CKPT: cfg->checkpoint_dir = optarg; break;
@@ -370,12 +370,12 @@ static int parse_choice(int opt, struct train_options *opts)
     case O_COMM:
         if (!(cfg->exchange = exchange_find(optarg))) {
             char names[256];
-            return bad("--comm", optarg, method_names(NULL, ", ", " or ", names, sizeof names));
+            return bad_option("--comm", optarg, method_names(NULL, ", ", " or ", names, sizeof names));
         }
         break;
     case O_LR_SCALE:
         if (strcmp(optarg, "linear") && strcmp(optarg, "none"))
-            return bad("--lr-scale", optarg, "none or linear");
+            return bad_option("--lr-scale", optarg, "none or linear");
         cfg->lr_scale_linear = strcmp(optarg, "linear") == 0;
         break;
     default: return 1;

@@ -29,7 +29,7 @@ struct cpu_state {
     bool failed;                 /* an allocation failed: later calls do nothing (the caller checks) */
 };
 
-static float *scratch(struct cpu_state *st, float **buf, size_t *cap, size_t count)
+static float *scratch_buffer(struct cpu_state *st, float **buf, size_t *cap, size_t count)
 {
     if (count > *cap) {
         free(*buf);
@@ -163,7 +163,7 @@ static void cpu_conv_forward(void *state, const struct conv_shape *s, const floa
 {
     struct cpu_state *st = state;
     if (use_direct(st, s)) {
-        float *work = scratch(st, &st->direct, &st->direct_cap, conv_direct_scratch(s));
+        float *work = scratch_buffer(st, &st->direct, &st->direct_cap, conv_direct_scratch(s));
         if (!st->failed)
             conv_direct_forward(s, x, w, b, y, work);
         return;
@@ -174,8 +174,8 @@ static void cpu_conv_forward(void *state, const struct conv_shape *s, const floa
     int k = s->c * s->kh * s->kw;
     size_t hw_out = (size_t)s->h_out * s->w_out;
     bool keep = s->cols && per_chunk == s->n;   /* one chunk: backward can reuse the columns */
-    float *cols = keep ? s->cols : scratch(st, &st->cols, &st->cols_cap, (size_t)k * hw_out * per_chunk);
-    float *out = scratch(st, &st->out, &st->out_cap, (size_t)s->c_out * hw_out * per_chunk);
+    float *cols = keep ? s->cols : scratch_buffer(st, &st->cols, &st->cols_cap, (size_t)k * hw_out * per_chunk);
+    float *out = scratch_buffer(st, &st->out, &st->out_cap, (size_t)s->c_out * hw_out * per_chunk);
     if (st->failed)
         return;
     for (int first = 0; first < s->n; first += per_chunk) {
@@ -201,7 +201,7 @@ static void cpu_conv_backward(void *state, const struct conv_shape *s, const flo
 {
     struct cpu_state *st = state;
     if (use_direct(st, s)) {
-        float *work = scratch(st, &st->direct, &st->direct_cap, conv_direct_scratch(s));
+        float *work = scratch_buffer(st, &st->direct, &st->direct_cap, conv_direct_scratch(s));
         if (!st->failed)
             conv_direct_backward(s, x, w, dy, dx, dw, db, work, accumulate);
         return;
@@ -214,9 +214,9 @@ static void cpu_conv_backward(void *state, const struct conv_shape *s, const flo
     int k = s->c * s->kh * s->kw;
     size_t hw_out = (size_t)s->h_out * s->w_out;
     bool kept = s->cols && per_chunk == s->n;   /* the forward pass left the columns there */
-    float *cols = kept ? s->cols : scratch(st, &st->cols, &st->cols_cap, (size_t)k * hw_out * per_chunk);
-    float *dyc = scratch(st, &st->out, &st->out_cap, (size_t)s->c_out * hw_out * per_chunk);
-    float *dcols = scratch(st, &st->dcols, &st->dcols_cap, (size_t)k * hw_out * per_chunk);
+    float *cols = kept ? s->cols : scratch_buffer(st, &st->cols, &st->cols_cap, (size_t)k * hw_out * per_chunk);
+    float *dyc = scratch_buffer(st, &st->out, &st->out_cap, (size_t)s->c_out * hw_out * per_chunk);
+    float *dcols = scratch_buffer(st, &st->dcols, &st->dcols_cap, (size_t)k * hw_out * per_chunk);
     if (st->failed)
         return;
     for (int first = 0; first < s->n; first += per_chunk) {

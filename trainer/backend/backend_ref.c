@@ -50,7 +50,7 @@ static void ref_linear_backward(void *state, const float *x, const float *w, con
 }
 
 /* The input position a kernel tap reads, or -1 in the padding. */
-static inline int tap(int out, int k, int stride, int pad, int size)
+static inline int input_tap(int out, int k, int stride, int pad, int size)
 {
     int at = out * stride - pad + k;
     return at >= 0 && at < size ? at : -1;
@@ -67,9 +67,9 @@ static void ref_conv_forward(void *state, const struct conv_shape *s, const floa
                     double sum = b ? b[co] : 0.0;
                     for (int ci = 0; ci < s->c; ci++)
                         for (int ky = 0; ky < s->kh; ky++) {
-                            int iy = tap(oy, ky, s->stride, s->pad, s->h);
+                            int iy = input_tap(oy, ky, s->stride, s->pad, s->h);
                             for (int kx = 0; kx < s->kw && iy >= 0; kx++) {
-                                int ix = tap(ox, kx, s->stride, s->pad, s->w);
+                                int ix = input_tap(ox, kx, s->stride, s->pad, s->w);
                                 if (ix >= 0)
                                     sum += (double)x[(((size_t)i * s->c + ci) * s->h + iy) * s->w + ix] *
                                            w[(((size_t)co * s->c + ci) * s->kh + ky) * s->kw + kx];
@@ -94,9 +94,9 @@ static void ref_conv_backward(void *state, const struct conv_shape *s, const flo
                         db[co] += g;
                     for (int ci = 0; ci < s->c; ci++)
                         for (int ky = 0; ky < s->kh; ky++) {
-                            int iy = tap(oy, ky, s->stride, s->pad, s->h);
+                            int iy = input_tap(oy, ky, s->stride, s->pad, s->h);
                             for (int kx = 0; kx < s->kw && iy >= 0; kx++) {
-                                int ix = tap(ox, kx, s->stride, s->pad, s->w);
+                                int ix = input_tap(ox, kx, s->stride, s->pad, s->w);
                                 if (ix < 0)
                                     continue;
                                 size_t xi = (((size_t)i * s->c + ci) * s->h + iy) * s->w + ix;
@@ -305,9 +305,9 @@ void cpu_maxpool_forward(void *state, const float *x, float *y, int *argmax, int
                 float best = -FLT_MAX;
                 int best_at = -1;
                 for (int ky = 0; ky < k; ky++) {
-                    int iy = tap(oy, ky, stride, pad, h);
+                    int iy = input_tap(oy, ky, stride, pad, h);
                     for (int kx = 0; kx < k && iy >= 0; kx++) {
-                        int ix = tap(ox, kx, stride, pad, w);
+                        int ix = input_tap(ox, kx, stride, pad, w);
                         if (ix >= 0 && (best_at < 0 || p[iy * w + ix] > best)) {
                             best = p[iy * w + ix];
                             best_at = iy * w + ix;

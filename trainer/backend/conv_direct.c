@@ -99,7 +99,7 @@ static void axpy1(size_t len, const float *restrict src, float w, float *restric
 
 /* sum_q a[q] * b[q] with LANES independent partial sums (vectorises without reassociation). */
 HOT_LOOP
-static float dot(size_t len, const float *restrict a, const float *restrict b)
+static float dot_product(size_t len, const float *restrict a, const float *restrict b)
 {
     float part[LANES] = {0};
     size_t q = 0;
@@ -195,7 +195,7 @@ void conv_direct_backward(const struct conv_shape *s, const float *x, const floa
                 for (int ky = 0; ky < s->kh; ky++)
                     for (int kx = 0; kx < s->kw; kx++)
                         dw[co * per_co + (size_t)ci * taps + ky * s->kw + kx] +=
-                            dot(g.len, wide + co * g.len, padded + ci * g.plane + (size_t)ky * g.wp + kx);
+                            dot_product(g.len, wide + co * g.len, padded + ci * g.plane + (size_t)ky * g.wp + kx);
         if (!dx)
             continue;
         memset(dpadded, 0, (size_t)s->c * g.plane * sizeof(float));

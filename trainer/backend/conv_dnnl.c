@@ -240,7 +240,7 @@ static bool same_shape(const struct conv_shape *a, const struct conv_shape *b)
            a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
 }
 
-static struct entry *find(struct conv_dnnl *cd, const struct conv_shape *s, bool bias)
+static struct entry *find_primitive(struct conv_dnnl *cd, const struct conv_shape *s, bool bias)
 {
     for (int i = 0; i < cd->count; i++)
         if (same_shape(&cd->entries[i].key, s) && cd->entries[i].bias == bias)
@@ -261,7 +261,7 @@ static struct entry *find(struct conv_dnnl *cd, const struct conv_shape *s, bool
 int conv_dnnl_forward(struct conv_dnnl *cd, const struct conv_shape *s, const float *x, const float *w,
                       const float *b, float *y)
 {
-    struct entry *en = find(cd, s, b != NULL);
+    struct entry *en = find_primitive(cd, s, b != NULL);
     if (!en || edge_in(cd, &en->f_src, x) < 0 || edge_in(cd, &en->f_wei, w) < 0)
         return -1;
     edge_target(cd, &en->f_dst, y);
@@ -283,7 +283,7 @@ static void add_into(float *restrict to, const float *restrict from, size_t coun
 int conv_dnnl_backward(struct conv_dnnl *cd, const struct conv_shape *s, const float *x, const float *w,
                        const float *dy, float *dx, float *dw, float *db, bool accumulate)
 {
-    struct entry *en = find(cd, s, db != NULL);
+    struct entry *en = find_primitive(cd, s, db != NULL);
     if (!en)
         return -1;
     /* weights (and bias): into plain scratch, then added */

@@ -134,7 +134,7 @@ static bool key_valid(const float *tokens, int i, int j, int T)
 }
 
 /* Weight (h, q, k) of sample i after dropout, as a factor of the softmax's: 0, or 1 / (1 - rate). */
-static double kept(const struct seq_draw *drop, int i, int h, int q, int k, int T)
+static double dropout_kept(const struct seq_draw *drop, int i, int h, int q, int k, int T)
 {
     if (!drop || drop->rate <= 0)
         return 1;
@@ -183,7 +183,7 @@ void seq_attention_forward(void *state, const float *qkv, const float *tokens, f
                 for (int c = 0; c < d; c++) {
                     double acc = 0;
                     for (int k = 0; k < T; k++)
-                        acc += (double)p[k] * kept(drop, i, h, q, k, T) *
+                        acc += (double)p[k] * dropout_kept(drop, i, h, q, k, T) *
                                qkv[((size_t)i * T + k) * row + 2 * (size_t)H + (size_t)h * d + c];
                     out[c] = (float)acc;
                 }
@@ -214,7 +214,7 @@ void seq_attention_backward(void *state, const float *qkv, const float *probs, c
                     double s = 0;
                     for (int c = 0; c < d; c++)
                         s += (double)g[c] * v[c];
-                    dp[k] = s * kept(drop, i, h, q, k, T);
+                    dp[k] = s * dropout_kept(drop, i, h, q, k, T);
                     dot += dp[k] * p[k];
                 }
                 float *dq = dqkv + ((size_t)i * T + q) * row + off;
@@ -222,7 +222,7 @@ void seq_attention_backward(void *state, const float *qkv, const float *probs, c
                 for (int k = 0; k < T; k++) {
                     if (p[k] == 0)
                         continue;
-                    double ds = p[k] * (dp[k] - dot) * scale, dropped = p[k] * kept(drop, i, h, q, k, T);
+                    double ds = p[k] * (dp[k] - dot) * scale, dropped = p[k] * dropout_kept(drop, i, h, q, k, T);
                     const float *kv = qkv + ((size_t)i * T + k) * row + H + off;
                     float *dk = dqkv + ((size_t)i * T + k) * row + H + off;
                     float *dv = dqkv + ((size_t)i * T + k) * row + 2 * (size_t)H + off;

@@ -74,7 +74,7 @@ struct timeline *timeline_open(const char *path, int pid, const char *process, s
     return t;
 }
 
-static double micros(const struct timeline *t, double at)
+static double timeline_micros(const struct timeline *t, double at)
 {
     return (at - t->origin) * 1e6;
 }
@@ -86,7 +86,7 @@ void timeline_span(struct timeline *t, enum timeline_lane lane, const char *cat,
         return;
     flockfile(t->f);
     if (fprintf(t->f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
-                name, cat, t->pid, lane, micros(t, start), (end - start) * 1e6) < 0)
+                name, cat, t->pid, lane, timeline_micros(t, start), (end - start) * 1e6) < 0)
         note_failure(t);
     funlockfile(t->f);
 }
@@ -98,7 +98,7 @@ void timeline_instant(struct timeline *t, enum timeline_lane lane, const char *c
         return;
     flockfile(t->f);
     int rc = fprintf(t->f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,"
-                     "\"ts\":%.3f", name, cat, t->pid, lane, micros(t, at));
+                     "\"ts\":%.3f", name, cat, t->pid, lane, timeline_micros(t, at));
     if (rc >= 0 && value_name)
         rc = fprintf(t->f, ",\"args\":{\"%s\":%.17g}", value_name, value);
     if (rc < 0 || fputc('}', t->f) == EOF)

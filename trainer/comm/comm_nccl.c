@@ -226,7 +226,7 @@ static void nccl_finalize(struct comm *c)
 
 /* The comm around s's initialised NCCL communicator: its stream, events and table (on failure s
  * is freed). */
-static struct comm *wrap(struct nccl_state *s, struct dt_err *err)
+static struct comm *wrap_nccl_comm(struct nccl_state *s, struct dt_err *err)
 {
     cudaError_t crc;
     cudaGetDevice(&s->device);
@@ -276,7 +276,7 @@ struct comm *comm_nccl_create(struct comm *host, void *compute_stream, struct dt
         free(s);
         return NULL;
     }
-    return wrap(s, err);
+    return wrap_nccl_comm(s, err);
 }
 
 /* A communication thread's own communicator (pieces.c): NCCL's split, and the host comm's beside
@@ -299,7 +299,7 @@ static int nccl_split(struct comm *c, int color, int key, struct comm **sub, str
         free(t);
         return nccl_fail(err, "ncclCommSplit", nrc);
     }
-    *sub = wrap(t, err);
+    *sub = wrap_nccl_comm(t, err);
     return *sub ? 0 : -1;
 }
 

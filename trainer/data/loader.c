@@ -36,7 +36,7 @@ void loader_fill(struct loader *l, long step, float *x, int *y)
     }
 }
 
-static void *worker(void *arg)
+static void *loader_worker(void *arg)
 {
     struct loader *l = arg;
     pthread_mutex_lock(&l->mutex);
@@ -83,7 +83,7 @@ int loader_start(struct loader *l, long first_step, struct dt_err *err)
     l->next_step = first_step;
     pthread_mutex_init(&l->mutex, NULL);
     pthread_cond_init(&l->cond, NULL);
-    if (pthread_create(&l->thread, NULL, worker, l) != 0) {
+    if (pthread_create(&l->thread, NULL, loader_worker, l) != 0) {
         pthread_mutex_destroy(&l->mutex);
         pthread_cond_destroy(&l->cond);
         loader_stop(l);

@@ -405,7 +405,7 @@ static int vocab_insert(struct vocab *v, const char *token, int length, int32_t 
     return 0;
 }
 
-static int32_t lookup(const struct vocab *v, const char *token, int length)
+static int32_t vocab_lookup(const struct vocab *v, const char *token, int length)
 {
     size_t i = slot_of(v, token, length);
     return v->words[i] ? (int32_t)v->counts[i] : -1;
@@ -413,7 +413,7 @@ static int32_t lookup(const struct vocab *v, const char *token, int length)
 
 static int special_token_id(const struct vocab *v, const char *name, int32_t *id, const char *path, struct dt_err *err)
 {
-    *id = lookup(v, name, (int)strlen(name));
+    *id = vocab_lookup(v, name, (int)strlen(name));
     return *id < 0 ? dt_fail(err, "%s: no %s token (a BERT vocab.txt has [PAD] [UNK] [CLS] [SEP])", path, name) : 0;
 }
 
@@ -434,7 +434,7 @@ int text_wordpiece_load(const char *path, struct wordpiece *wp, struct dt_err *e
         int length = (int)strcspn(line, "\r\n");
         if (length == 0) {
             rc = dt_fail(err, "%s:%ld: an empty line (one token a line)", path, number);
-        } else if (lookup(v, line, length) >= 0) {
+        } else if (vocab_lookup(v, line, length) >= 0) {
             rc = dt_fail(err, "%s:%ld: \"%.*s\" is there already", path, number, length, line);
         } else if (vocab_insert(v, line, length, (int32_t)(number - 1)) < 0) {   /* the id: the line from 0 */
             rc = dt_fail(err, "out of memory for %s", path);
@@ -483,7 +483,7 @@ static void write_pieces(void *ctx, const char *token, int length)
             int n = end - start;
             if (start > 0)   /* a continuation: "##" and the rest */
                 memcpy(piece + 2, token + start, (size_t)n);
-            if ((id = start > 0 ? lookup(v, piece, n + 2) : lookup(v, token, n)) >= 0)
+            if ((id = start > 0 ? vocab_lookup(v, piece, n + 2) : vocab_lookup(v, token, n)) >= 0)
                 break;
             end--;
         }

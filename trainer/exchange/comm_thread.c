@@ -41,7 +41,7 @@ struct comm_thread {
     struct comm_thread_stats stats;
 };
 
-static bool leads(const struct comm_thread *e)
+static bool thread_leads(const struct comm_thread *e)
 {
     return !e->ops.ordered || e->ops.fifo || e->comm->rank == 0;
 }
@@ -81,7 +81,7 @@ static int make_plan(struct comm_thread *e, const size_t *first, const size_t *c
 
 /* ---------- the thread ---------- */
 
-static void fail(struct comm_thread *e, const struct dt_err *err)
+static void thread_fail(struct comm_thread *e, const struct dt_err *err)
 {
     if (!e->failed)
         e->error = *err;
@@ -90,14 +90,14 @@ static void fail(struct comm_thread *e, const struct dt_err *err)
 }
 
 /* The credit plan[k] takes. */
-static long charge(const struct comm_thread *e, int k)
+static long credit_charge(const struct comm_thread *e, int k)
 {
     const struct comm_thread_transfer *t = &e->plan[k];
     return (long)(e->ops.charge ? e->ops.charge(e->ops.ctx, t) : t->count * sizeof(float));
 }
 
 /* Starts plan[k] (lock held; the method's start does not block). */
-static int start(struct comm_thread *e, int k)
+static int start_transfer(struct comm_thread *e, int k)
 {
     struct comm_thread_transfer *t = &e->plan[k];
     struct dt_err err;
@@ -108,11 +108,11 @@ static int start(struct comm_thread *e, int k)
     t->started = timeline_now();
     if (e->ops.start(e->ops.ctx, e->comm, t, &err) < 0) {
         dt_wrap(&err, "layer %d, partition %d", t->layer, t->part);
-        fail(e, &err);
+        thread_fail(e, &err);
         return -1;
     }
     t->state = STARTED;
-    e->credit -= charge(e, k);
+    e->credit -= credit_charge(e, k);
     e->in_flight++;
     e->picked++;
     e->stats.started++;
@@ -126,9 +126,9 @@ static bool has_credit(const struct comm_thread *e)
 }
 
 /* Whether plan[k] may start now: ready, and credit left or none taken. */
-static bool startable(const struct comm_thread *e, int k)
+static bool transfer_startable(const struct comm_thread *e, int k)
 {
-    return e->plan[k].state == READY && (has_credit(e) || charge(e, k) == 0);
+    return e->plan[k].state == READY && (has_credit(e) || credit_charge(e, k) == 0);
 }
 
 /* The transfer to start next, or -1: the one made ready first (FIFO: backward readies from the
@@ -137,23 +137,23 @@ static int best_ready(const struct comm_thread *e)
 {
     if (e->ops.fifo) {
         for (int k = e->transfers - 1; k >= e->ready_from; k--)
-            if (startable(e, k))
+            if (transfer_startable(e, k))
                 return k;
         return -1;
     }
     for (int k = e->ready_from; k < e->transfers; k++)
-        if (startable(e, k))
+        if (transfer_startable(e, k))
             return k;
     return -1;
 }
 
 /* Tests n of t's requests; -1 when the test failed (the thread has failed). */
-static int test(struct comm_thread *e, struct comm_thread_transfer *t, int n, bool *done)
+static int test_transfers(struct comm_thread *e, struct comm_thread_transfer *t, int n, bool *done)
 {
     struct dt_err err;
     if (e->comm->test_all(e->comm, t->reqs, n, done, &err) < 0) {
         dt_wrap(&err, "layer %d, partition %d", t->layer, t->part);
-        fail(e, &err);
+        thread_fail(e, &err);
         return -1;
     }
     return 0;
@@ -166,7 +166,7 @@ static int next_stage(struct comm_thread *e, struct comm_thread_transfer *t)
     int more = 0;
     if (e->ops.advance && (more = e->ops.advance(e->ops.ctx, e->comm, t, &err)) < 0) {
         dt_wrap(&err, "layer %d, partition %d, stage %d", t->layer, t->part, t->stage + 1);
-        fail(e, &err);
+        thread_fail(e, &err);
         return -1;
     }
     t->stage += more;
@@ -175,7 +175,7 @@ static int next_stage(struct comm_thread *e, struct comm_thread_transfer *t)
 
 /* Tests the transfers under way: those sent return their credit, those whose last stage is done
  * are marked so. Whether any moved. */
-static bool complete(struct comm_thread *e)
+static bool transfers_complete(struct comm_thread *e)
 {
     bool any = false;
     for (int k = e->ready_from; k < e->transfers && e->in_flight > 0 && !e->failed; k++) {
@@ -184,11 +184,11 @@ static bool complete(struct comm_thread *e)
             continue;
         bool sent = t->credit_back || t->stage != t->credit_stage, done = false;
         int credit_requests = e->ops.credit_requests ? e->ops.credit_requests : t->nreqs;
-        if ((!sent && test(e, t, credit_requests, &sent) < 0) || (sent && test(e, t, t->nreqs, &done) < 0))
+        if ((!sent && test_transfers(e, t, credit_requests, &sent) < 0) || (sent && test_transfers(e, t, t->nreqs, &done) < 0))
             return true;
         if (sent && !t->credit_back && t->stage >= t->credit_stage) {
             t->credit_back = true;
-            e->credit += charge(e, k);
+            e->credit += credit_charge(e, k);
             any = true;
         }
         int more = done ? next_stage(e, t) : 0;
@@ -212,7 +212,7 @@ static bool complete(struct comm_thread *e)
 
 /* Rank 0, or any rank over point-to-point: starts ready transfers by priority while credit
  * lasts, telling the followers each choice first. Whether any started. */
-static bool lead(struct comm_thread *e)
+static bool lead_round(struct comm_thread *e)
 {
     bool any = false;
     for (int k; !e->failed && (k = best_ready(e)) >= 0; any = true) {   /* best_ready weighs the credit */
@@ -226,11 +226,11 @@ static bool lead(struct comm_thread *e)
             e->blocked = false;
             if (rc < 0) {
                 dt_wrap(&err, "telling the ranks which transfer is next");
-                fail(e, &err);
+                thread_fail(e, &err);
                 return true;
             }
         }
-        if (start(e, k) < 0)
+        if (start_transfer(e, k) < 0)
             return true;
     }
     return any;
@@ -238,7 +238,7 @@ static bool lead(struct comm_thread *e)
 
 /* A follower: takes rank 0's next choice (waiting for it) and starts it once backward has made it
  * ready here. Whether it started one. */
-static bool follow(struct comm_thread *e, int *order)
+static bool follow_round(struct comm_thread *e, int *order)
 {
     if (*order < 0 && e->picked < e->transfers && e->ready_from < e->transfers) {
         struct dt_err err;
@@ -252,7 +252,7 @@ static bool follow(struct comm_thread *e, int *order)
             if (rc == 0)
                 dt_fail(&err, "rank 0 chose transfer %d of %d", next, e->transfers);
             dt_wrap(&err, "waiting for rank 0's choice of the next transfer");
-            fail(e, &err);
+            thread_fail(e, &err);
             return true;
         }
         *order = next;
@@ -260,7 +260,7 @@ static bool follow(struct comm_thread *e, int *order)
     if (*order >= 0 && e->plan[*order].state == READY) {
         int k = *order;
         *order = -1;
-        start(e, k);   /* a failure is kept for the rank's next wait */
+        start_transfer(e, k);   /* a failure is kept for the rank's next wait */
         return true;
     }
     return false;
@@ -290,9 +290,9 @@ static void *comm_thread_main(void *arg)
             pthread_cond_wait(&e->wake, &e->lock);
             continue;
         }
-        bool moved = complete(e);
-        moved |= leads(e) ? lead(e) : follow(e, &order);
-        bool waiting_for_order = !leads(e) && order < 0 && e->picked < e->transfers && e->ready_from < e->transfers;
+        bool moved = transfers_complete(e);
+        moved |= thread_leads(e) ? lead_round(e) : follow_round(e, &order);
+        bool waiting_for_order = !thread_leads(e) && order < 0 && e->picked < e->transfers && e->ready_from < e->transfers;
         if (moved) {
             e->poll_ns = ENGINE_POLL_FAST_NS;
             continue;
@@ -366,7 +366,7 @@ void comm_thread_ready_from(struct comm_thread *e, size_t first)
          * by the thread, it waits for these gradients only, not for the compute queued since */
         struct dt_err err;
         if (e->comm->mark_ready && e->comm->mark_ready(e->comm, k + 1, &err) < 0)
-            fail(e, &err);
+            thread_fail(e, &err);
     }
     if (k < e->ready_from) {
         for (int i = k; i < e->ready_from; i++)

@@ -174,7 +174,7 @@ static int mgwfbp_grads_ready(struct exchange *x, size_t first, struct dt_err *e
 }
 
 /* The communication thread sends the plan's groups from now on. */
-static int replan(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
+static int replan_groups(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
 {
     size_t *first = malloc(2 * (size_t)s->layers * sizeof *first);
     if (!first)
@@ -201,7 +201,7 @@ static int make_plan(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
         rc = groups < 0 ? dt_fail(err, "out of memory") : 0;
         s->planned = rc == 0;
         if (rc == 0)
-            rc = replan(x, s, err);
+            rc = replan_groups(x, s, err);
         snprintf(x->stats.detail, sizeof x->stats.detail, "%d layers in %d groups from %ld measured steps "
                  "(alpha %.3g s, beta %.3g s/byte; predicted backward + exchange %.3g s)", s->layers, groups,
                  s->measured, s->cost.alpha, s->cost.beta, finish);

@@ -60,7 +60,7 @@ struct ps {
 
 /* Appends [first, first + count) cut into partitions, each to the server with the fewest bytes
  * (partitions.h: the cost model places them the same way). */
-static int cut(struct ps *s, size_t first, size_t count, size_t per, size_t *load, int *n, struct dt_err *err)
+static int cut_partitions(struct ps *s, size_t first, size_t count, size_t per, size_t *load, int *n, struct dt_err *err)
 {
     for (size_t done = 0; done < count; done += per) {
         if (*n >= PS_MAX_PARTITIONS)
@@ -88,7 +88,7 @@ static int plan_partitions(struct ps *s, const struct exchange *x, bool by_layer
     else if (rc == 0)
         count[0] = x->count;
     for (int l = 0; l < layers && rc == 0; l++)
-        rc = cut(s, first[l], count[l], per, load, &s->nparts, err);
+        rc = cut_partitions(s, first[l], count[l], per, load, &s->nparts, err);
     free(first), free(count), free(load);
     return rc;
 }
@@ -326,7 +326,7 @@ void ps_free(struct ps *s)
 
 /* Which ranks serve (placement.h), this rank's index among the servers (or -1), and the nodes
  * whose workers sum first. */
-static int place(struct ps *s, struct comm *world, const struct exchange_options *options, struct dt_err *err)
+static int place_servers(struct ps *s, struct comm *world, const struct exchange_options *options, struct dt_err *err)
 {
     int n = world->world, dedicated = options->ps_servers ? options->ps_servers : EXCHANGE_PS_SERVERS;
     bool *serving = calloc((size_t)n, sizeof *serving);
@@ -403,7 +403,7 @@ int ps_open(struct exchange *x, bool by_layer, struct ps **ps, struct dt_err *er
     s->partition_bytes = exchange_partition_bytes(&x->options);
     if (!world->isend || !world->irecv)
         return dt_fail(err, "the %s transport has no point-to-point messages", world->name);
-    if (place(s, world, &x->options, err) < 0)
+    if (place_servers(s, world, &x->options, err) < 0)
         return -1;
     s->by_layer = by_layer;
     if (world->split(world, s->me >= 0, world->rank, &s->group, err) < 0 ||

@@ -145,7 +145,7 @@ static bool is_own_checkpoint(const char *dir, long step, const struct checkpoin
 /* Keeps the checkpoint just saved and the newest CHECKPOINT_KEEP - 1 others of this run; files
  * this run would not load (another configuration's, another user's, damaged) are neither counted
  * nor touched: counted, another run's higher steps would make every save delete itself. */
-static void prune(const char *dir, const struct checkpoint *saved)
+static void prune_checkpoints(const char *dir, const struct checkpoint *saved)
 {
     long *steps;
     int count = list_steps(dir, &steps);
@@ -194,7 +194,7 @@ int checkpoint_save(const char *dir, const struct checkpoint *ck, struct dt_err 
     /* rename is atomic: a reader sees the old set of files or the new one, never half a file */
     if (atomic_commit(fd, tmp, path, err) < 0)
         return dt_wrap(err, "checkpoint");
-    prune(dir, ck);
+    prune_checkpoints(dir, ck);
     return 0;
 }
 

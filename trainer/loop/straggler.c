@@ -52,18 +52,18 @@ static double now_seconds(void)
     return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static int report(struct straggler_watch *w, struct comm *comm, double threshold, FILE *out, struct dt_err *err);
+static int report_stragglers(struct straggler_watch *w, struct comm *comm, double threshold, FILE *out, struct dt_err *err);
 
 int straggler_report(struct straggler_watch *w, struct comm *comm, double threshold, FILE *out, struct dt_err *err)
 {
     double start = now_seconds();
-    int named = report(w, comm, threshold, out, err);
+    int named = report_stragglers(w, comm, threshold, out, err);
     w->report_seconds += now_seconds() - start;
     w->reports++;
     return named;
 }
 
-static int report(struct straggler_watch *w, struct comm *comm, double threshold, FILE *out, struct dt_err *err)
+static int report_stragglers(struct straggler_watch *w, struct comm *comm, double threshold, FILE *out, struct dt_err *err)
 {
     struct straggler_share mine = {.mean_seconds = w->interval_steps ? w->interval_seconds / w->interval_steps : 0};
     snprintf(mine.host, sizeof mine.host, "%.63s", comm->hostname);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 /* Whether the hooks do anything. */
-static bool active(const struct step_trace *s)
+static bool trace_active(const struct step_trace *s)
 {
     return s->timeline || s->profile;
 }
@@ -13,7 +13,7 @@ static bool active(const struct step_trace *s)
 int trace_init(struct step_trace *s, const struct model *m, struct timeline *t, struct profile *profile)
 {
     *s = (struct step_trace){.timeline = t, .profile = profile};
-    if (!active(s))
+    if (!trace_active(s))
         return 0;
     s->layers = model_layer_spans(m, NULL, NULL);
     const char **kinds = malloc(((size_t)s->layers + 1) * sizeof *kinds);
@@ -61,7 +61,7 @@ static void on_needed(void *ctx, size_t first, size_t count)
 
 const struct params_needed *trace_forward(struct step_trace *s, const struct params_needed *need)
 {
-    if (!active(s))
+    if (!trace_active(s))
         return need;
     s->need = need;
     s->layer = -1;
@@ -71,7 +71,7 @@ const struct params_needed *trace_forward(struct step_trace *s, const struct par
 
 void trace_forward_done(struct step_trace *s)
 {
-    if (active(s))
+    if (trace_active(s))
         layer_ran(s, "forward", s->layer, trace_now_settled(s));
     s->layer = -1;
 }
@@ -87,7 +87,7 @@ static void on_ready(void *ctx, size_t first)
 
 struct grads_ready trace_backward(struct step_trace *s, struct grads_ready ready)
 {
-    if (!active(s))
+    if (!trace_active(s))
         return ready;
     s->ready = ready;
     s->layer = s->layers;   /* backward finishes the last layer first */

@@ -79,7 +79,7 @@ struct loop {
 
 /* Accuracy over the whole test set in eval mode (running BN statistics, rank 0's: each rank
  * gathered its own), each rank evaluating its share. Returns -1 with err if a collective fails. */
-static double evaluate(struct run *r, int batch, struct dt_err *err)
+static double evaluate_test_set(struct run *r, int batch, struct dt_err *err)
 {
     struct comm *comm = r->workers.comm;
     if (device_download(r, r->buffers, r->dev.buffers, r->model.num_buffers, err) < 0 ||
@@ -304,7 +304,7 @@ static int end_epoch(struct loop *l, long step, struct dt_err *err)
     if (cfg->eval_every > 0 && !l->r.emulating && ((epoch + 1) % cfg->eval_every == 0 || step == l->total)) {
         double e0 = timeline_now();
         rank_status_phase(l->r.status, PHASE_EVALUATION);
-        if (exchange_settle(&l->r.exchange, err) < 0 || (res->final_accuracy = evaluate(&l->r, cfg->batch, err)) < 0)
+        if (exchange_settle(&l->r.exchange, err) < 0 || (res->final_accuracy = evaluate_test_set(&l->r, cfg->batch, err)) < 0)
             return -1;
         double test_sec = timeline_now() - e0;
         l->eval_time += test_sec;
@@ -341,7 +341,7 @@ static int train_steps(struct loop *l, struct dt_err *err)
     return 0;
 }
 
-static void announce(const struct loop *l)
+static void announce_run(const struct loop *l)
 {
     const struct train_config *cfg = l->cfg;
     const struct run *r = &l->r;
@@ -391,7 +391,7 @@ static int grow_epoch_results(struct train_result *res, long epochs)
 }
 
 /* Resumes when asked, starts the loader, and sets the step range. 0 or -1 with err. */
-static int begin(struct loop *l, struct dt_err *err)
+static int begin_loop(struct loop *l, struct dt_err *err)
 {
     const struct train_config *cfg = l->cfg;
     if (cfg->checkpoint_dir && l->r.workers.comm->rank == 0) {
@@ -422,7 +422,7 @@ static int begin(struct loop *l, struct dt_err *err)
 }
 
 /* What only the end of a run can tell: the backend's late failures, the parameters out. */
-static int finish(struct loop *l, int rc, struct dt_err *err)
+static int finish_loop(struct loop *l, int rc, struct dt_err *err)
 {
     struct run *r = &l->r;
     struct train_result *res = l->res;
@@ -500,20 +500,20 @@ int train_run(const struct train_config *cfg, FILE *out, struct train_result *re
         return rc;
     }
     if (rc == 0)
-        rc = begin(&l, err);
+        rc = begin_loop(&l, err);
     if (rc == 0) {
         if (cfg->checkpoint_dir)
             catch_stop_signals(true);
         keep_status(&l, comm);
         watchdog_start(&l.wd, comm, l.r.nccl, cfg->timeout_minutes * 60, l.first, cfg->on_stall);
         if (l.leader)
-            announce(&l);
+            announce_run(&l);
         rc = train_steps(&l, err);
         if (rc == 0)
             rc = exchange_settle(&l.r.exchange, err);
         if (rc == 0)
             rc = exchange_close(&l.r.exchange, err);
-        rc = finish(&l, rc, err);
+        rc = finish_loop(&l, rc, err);
         watchdog_stop(&l.wd);
         rank_status_close(&l.status);
         if (cfg->checkpoint_dir)

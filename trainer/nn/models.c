@@ -47,7 +47,7 @@ static int conv_bn_relu(struct model *m, int in, int c_out, int k, int stride, i
  * own bn adding the input, or, where the identity is downsampled, the downsample's bn adding the
  * block's (the same sum: float addition commutes). So parameters and checkpoints keep their
  * layout, and the ops stay in parameter order, as layer-wise exchanges need. */
-static int block(struct model *m, int in, int planes, int stride, bool bottleneck)
+static int resnet_block(struct model *m, int in, int planes, int stride, bool bottleneck)
 {
     int expansion = bottleneck ? 4 : 1, c_out = planes * expansion;
     int t;
@@ -76,7 +76,7 @@ static void build_resnet(struct model *m, const int *layers, bool bottleneck)
     static const int planes[4] = {64, 128, 256, 512};
     for (int stage = 0; stage < 4; stage++)
         for (int b = 0; b < layers[stage]; b++)
-            t = block(m, t, planes[stage], b == 0 && stage > 0 ? 2 : 1, bottleneck);
+            t = resnet_block(m, t, planes[stage], b == 0 && stage > 0 ? 2 : 1, bottleneck);
     nn_softmax_xent(m, nn_linear(m, nn_avgpool(m, t), m->classes));
 }
 

@@ -27,7 +27,7 @@ static int encoder_layer(struct model *m, int x, const struct encoder_size *e)
 /* Embeddings, the encoder and the pooler (dense + tanh over [CLS]); then the classifier, or
  * BertForPreTraining's heads: the masked-LM transform (dense, GELU, layer norm) and decoder (the
  * word table's weights, a bias of its own) over every token, next sentence over the pooled [CLS]. */
-static void build(struct model *m, const struct encoder_size *e, int vocab, int positions, bool pretraining)
+static void build_encoder(struct model *m, const struct encoder_size *e, int vocab, int positions, bool pretraining)
 {
     int x = nn_dropout(m, nn_layernorm(m, nn_embed(m, 0, vocab, positions, 2, e->hidden)), e->dropout);
     size_t word_table = m->ops[0].w;
@@ -91,7 +91,7 @@ int model_build_seq(struct model *m, const char *name, const struct seq_model_in
         return dt_fail(err, "model %s has %d positions, fewer than the %d tokens of a sequence", name, positions,
                        in->tokens);
     nn_begin(m, name, in->tokens, 1, SEQ_TOKEN_FIELDS, in->pretraining ? 2 : in->classes);
-    build(m, &e, in->vocab, positions, in->pretraining);
+    build_encoder(m, &e, in->vocab, positions, in->pretraining);
     if (m->failed || nn_finish(m) < 0) {
         model_free(m);
         return dt_fail(err, "out of memory building %s", name);

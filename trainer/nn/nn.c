@@ -214,7 +214,7 @@ int nn_dense(struct model *m, int in, int out_features)
     return output_of_last_op(m, s.c, s.h, out_features);
 }
 
-static int elementwise(struct model *m, enum op_kind kind, int in)
+static int add_elementwise_op(struct model *m, enum op_kind kind, int in)
 {
     struct tensor_shape s = m->tensors[in];
     if (!new_op(m, kind, in))
@@ -222,8 +222,8 @@ static int elementwise(struct model *m, enum op_kind kind, int in)
     return output_of_last_op(m, s.c, s.h, s.w);
 }
 
-int nn_gelu(struct model *m, int in) { return elementwise(m, OP_GELU, in); }
-int nn_tanh(struct model *m, int in) { return elementwise(m, OP_TANH, in); }
+int nn_gelu(struct model *m, int in) { return add_elementwise_op(m, OP_GELU, in); }
+int nn_tanh(struct model *m, int in) { return add_elementwise_op(m, OP_TANH, in); }
 
 int nn_attention(struct model *m, int qkv, int heads, float dropout)
 {

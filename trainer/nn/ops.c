@@ -5,14 +5,14 @@
 #define BN_MOMENTUM 0.1f
 #define BN_EPS 1e-5f
 
-static const float *activation(const struct workspace *ws, int t)
+static const float *activation_of(const struct workspace *ws, int t)
 {
     return t == 0 ? ws->input : ws->act[t];
 }
 
 /* The op's input, its input gradient (NULL for the model's input: nothing needs it), and the
  * element count of its input over the batch. */
-static const float *in_of(const struct pass *p, const struct op *op) { return activation(p->ws, op->in); }
+static const float *in_of(const struct pass *p, const struct op *op) { return activation_of(p->ws, op->in); }
 static float *din_of(const struct pass *p, const struct op *op) { return op->in == 0 ? NULL : p->ws->grad[op->in]; }
 static size_t in_count(const struct pass *p, const struct op *op) { return tensor_size(p->m, op->in) * (size_t)p->n; }
 static struct tensor_shape in_shape(const struct pass *p, const struct op *op) { return p->m->tensors[op->in]; }
@@ -117,7 +117,7 @@ static struct bn_call bn_call_of(const struct pass *p, const struct op *op)
                             .beta = p->params + op->b, .running_mean = p->buffers ? p->buffers + op->bn.running_mean : NULL,
                             .running_var = p->buffers ? p->buffers + op->bn.running_var : NULL, .save_mean = saved,
                             .save_invstd = saved + s.c, .y = p->ws->act[op->out],
-                            .residual = op_type_of(op)->inputs == 2 ? activation(p->ws, op->in2) : NULL,
+                            .residual = op_type_of(op)->inputs == 2 ? activation_of(p->ws, op->in2) : NULL,
                             .relu = op->bn.relu};
 }
 
@@ -182,7 +182,7 @@ static void avgpool_backward(const struct pass *p, const struct op *op, bool acc
 
 static void add_forward(struct pass *p, const struct op *op)
 {
-    p->be->add_forward(p->be->state, in_of(p, op), activation(p->ws, op->in2), p->ws->act[op->out], in_count(p, op));
+    p->be->add_forward(p->be->state, in_of(p, op), activation_of(p->ws, op->in2), p->ws->act[op->out], in_count(p, op));
 }
 
 /* The backend's add only accumulates: an input read by this op alone was not zeroed, so it is here. */
