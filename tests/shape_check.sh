@@ -83,5 +83,10 @@ methods=$("$bin/dtrain-train" --list-methods | tr '\n' ',' | sed 's/,$//')
 "$bin/dtrain-analyze" predict --help | grep -F "Methods: $(echo "$methods" | sed 's/,/, /g')." >/dev/null ||
     fail "dtrain-analyze predict --help does not list dtrain-train --list-methods ($methods)"
 
-[ $failed -eq 0 ] && echo "[ OK ] shape: README $lines lines, docs' links resolve, files <= 600 lines, functions <= 80, no \"seeds\" in --help, includes by folder, a launcher without MPI or CUDA, one method list"
+# A static function's name says what it does in more than one word, so that grep finds it
+# (follows, usual, cut were unfindable): none is a bare word (main aside)
+git ls-files -z '*.c' '*.cu' '*.h' | xargs -0 grep -nE '^static [a-z_ *0-9]*[ *][a-z]+\(' | grep -v ' main(' >"$tmp/bare" &&
+    while read -r line; do fail "$line: a bare-word static function name"; done <"$tmp/bare"
+
+[ $failed -eq 0 ] && echo "[ OK ] shape: README $lines lines, docs' links resolve, files <= 600 lines, functions <= 80, no \"seeds\" in --help, includes by folder, a launcher without MPI or CUDA, one method list, no bare-word static function"
 exit $failed
