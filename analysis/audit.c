@@ -255,6 +255,60 @@ static int usual_batch(const struct result_table *t)
     return best;
 }
 
+/* Efficiency is speedup / GPUs in all (nodes x GPUs a node), both as printed. */
+static int check_efficiency(const struct result_row *r, struct audit *out)
+{
+    if (isnan(r->efficiency) || isnan(r->speedup))
+        return 0;
+    int gpus = r->nodes * r->gpus;
+    double ratio = r->speedup / gpus, slack = r->efficiency_unit / 2 + r->speedup_unit / 2 / gpus + 1e-9;
+    if (fabs(r->efficiency - ratio) <= slack)
+        return 0;
+    return add_finding(out, r->line, "efficiency %.4g of %s x %s is not speedup / GPUs: %g / %d = %.3f", r->efficiency,
+                       plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), r->speedup, gpus, ratio);
+}
+
+/* The mean and standard deviation of the runtimes of the runs an Avg row summarises; their count. */
+static int run_stats(const struct result_table *t, int avg, double *mean, double *std)
+{
+    int runs[4096], n = runs_of(t, avg, runs);
+    double times[4096];
+    for (int i = 0; i < n; i++)
+        times[i] = t->rows[runs[i]].runtime;
+    stats_mean_std(times, n, mean, std);
+    return n;
+}
+
+/* An Avg row's speedup above 1 claims a gain; where its runs and the baseline's (two or more each)
+ * give a 95% interval of the runtime ratio that contains 1, the runs do not show one (stats.h:
+ * the delta method, t at the smaller count). Tables of the same work only: a ratio of runtimes. */
+static int check_gains(const struct result_table *t, struct audit *out)
+{
+    int base = -1;
+    for (int i = 0; i < t->count && base < 0; i++)
+        if (t->rows[i].avg && t->rows[i].nodes == 1 && t->rows[i].gpus == 1)
+            base = i;
+    double base_mean, base_std, mean, std, lo, hi;
+    int base_runs = base < 0 ? 0 : run_stats(t, base, &base_mean, &base_std);
+    for (int i = 0; i < t->count && base_runs >= 2; i++) {
+        const struct result_row *r = &t->rows[i];
+        double work = samples_of(r), base_work = samples_of(&t->rows[base]);
+        bool same_work = audit_dataset_size(t->title) > 0 || (work == 0 && base_work == 0) ||
+                         experiment_work_agrees(fmin(work, base_work), fmax(work, base_work));
+        if (!r->avg || i == base || !(r->speedup > 1) || !same_work)
+            continue;
+        int n = run_stats(t, i, &mean, &std);
+        stats_ratio_ci95(base_mean / mean, base_mean, base_std, base_runs, mean, std, n, &lo, &hi);
+        if (isnan(lo) || lo > 1)
+            continue;
+        if (add_finding(out, r->line, "speedup %g of %s x %s claims a gain its runs do not show: the 95%% interval of "
+                        "the runtime ratio, %.2f-%.2f (from %d and %d runs), contains 1", r->speedup,
+                        plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), lo, hi, base_runs, n) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int audit_table(const struct result_table *t, struct audit *out)
 {
     int batch = usual_batch(t);
@@ -265,10 +319,11 @@ int audit_table(const struct result_table *t, struct audit *out)
             return -1;
     for (int i = 0; i < t->count; i++) {
         const struct result_row *r = &t->rows[i];
-        if ((r->avg ? check_average(t, i, out) : check_nodelist(r, out)) < 0 || check_counts(t, r, out) < 0)
+        if ((r->avg ? check_average(t, i, out) : check_nodelist(r, out)) < 0 || check_counts(t, r, out) < 0 ||
+            check_efficiency(r, out) < 0)
             return -1;
     }
-    return check_speedups(t, out);
+    return check_speedups(t, out) < 0 || check_gains(t, out) < 0 ? -1 : 0;
 }
 
 /* ---------- notebooks ---------- */

@@ -32,8 +32,13 @@ static const char table_help[] =
     "  header says min or h); Speedup and Avg rows optional; ';' CSV with decimal commas.\n"
     "  Tables dtrain-analyze printed (their first line says so) are passed over in directories.\n"    "          --baseline NxG     the baseline configuration (1x1)\n"
     "          --stat mean|median how a group's runtimes are averaged (mean)\n"
-    "      -f, --format md|csv|json  (md; json for records only)\n"
-    "      -x, --extra            also efficiency (speedup / GPUs) and spread (std, min-max)\n"
+    "      -f, --format md|csv|json|reference  (md; json for records only). md, csv and json give\n"
+    "                             each Avg row its number of runs, the 95% confidence intervals of\n"
+    "                             its mean runtime (Student's t) and of its speedup (the delta\n"
+    "                             method over both groups' runs), and its efficiency (speedup /\n"
+    "                             GPUs in all); one run gives no interval and says so. reference:\n"
+    "                             the reference experiments' columns alone, as they printed them\n"
+    "      -x, --extra            also the spread (std, min-max)\n"
     "          --where KEY=VALUE  only runs with that value (repeatable): --where method=wfbp-a2a\n"
     "  #GPUs is GPUs per node, or ranks per node for CPU runs. Exit 2 when a line could not be\n"
     "  read, after the table of the rest.\n"
@@ -165,11 +170,17 @@ static int table_options(int argc, char **argv, struct speedup_options *opt, str
                 return fprintf(stderr, "dtrain-analyze: --stat \"%s\": mean or median\n", optarg), 2;
             opt->stat = strcmp(optarg, "median") == 0 ? STAT_MEDIAN : STAT_MEAN;
             break;
-        case 'f':
-            if (strcmp(optarg, "md") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
-                return fprintf(stderr, "dtrain-analyze: --format \"%s\": md, csv or json\n", optarg), 2;
-            opt->format = optarg[0] == 'm' ? FORMAT_MD : optarg[0] == 'c' ? FORMAT_CSV : FORMAT_JSON;
+        case 'f': {
+            static const struct { const char *name; enum speedup_format format; } formats[] = {
+                {"md", FORMAT_MD}, {"csv", FORMAT_CSV}, {"json", FORMAT_JSON}, {"reference", FORMAT_REFERENCE}};
+            size_t f = 0;
+            while (f < sizeof formats / sizeof formats[0] && strcmp(optarg, formats[f].name) != 0)
+                f++;
+            if (f == sizeof formats / sizeof formats[0])
+                return fprintf(stderr, "dtrain-analyze: --format \"%s\": md, csv, json or reference\n", optarg), 2;
+            opt->format = formats[f].format;
             break;
+        }
         case 'x': opt->extra = 1; break;
         case O_WHERE:
             if (command_add_where(optarg, where, where_count) != 0)

@@ -83,38 +83,99 @@ static void summarise_group(const struct run_record *runs, const int *order, str
     double median = stats_sort_median(t, g->count);
     g->min = t[0], g->max = t[g->count - 1];
     g->average = stat == STAT_MEAN ? mean : median;
+    g->mean = mean;
+    double half = stats_ci95_half(g->std, g->count);
+    g->runtime_lo = mean - half, g->runtime_hi = mean + half;
     free(t);
+}
+
+/* The speedup's 95% interval against the baseline group's runs (none for the baseline itself). */
+static void speedup_interval(struct speedup_group *g, const struct speedup_group *base)
+{
+    g->speedup_lo = g->speedup_hi = NAN;
+    g->speedup_baseline = g == base;
+    if (base && g != base && !isnan(g->speedup))
+        stats_ratio_ci95(g->speedup, base->mean, base->std, base->count, g->mean, g->std, g->count, &g->speedup_lo,
+                         &g->speedup_hi);
+}
+
+/* An Avg row's uncertainty cells: its runs, the 95% intervals of its mean runtime and of its
+ * speedup, and its efficiency; "-" with the reason where there is no interval. */
+struct uncertainty_cells {
+    char runs[16], runtime[48], speedup[40], efficiency[16];
+};
+
+static void uncertainty_of(const struct speedup_group *g, int decimals, struct uncertainty_cells *c)
+{
+    snprintf(c->runs, sizeof c->runs, "%d", g->count);
+    char lo[20], hi[20];
+    duration_format(g->runtime_lo > 0 ? g->runtime_lo : 0, decimals, lo);
+    duration_format(g->runtime_hi, decimals, hi);
+    if (g->count < 2)
+        snprintf(c->runtime, sizeof c->runtime, "- (1 run)");
+    else
+        snprintf(c->runtime, sizeof c->runtime, "%s-%s", lo, hi);
+    if (isnan(g->speedup))
+        snprintf(c->speedup, sizeof c->speedup, "-");
+    else if (g->speedup_baseline)
+        snprintf(c->speedup, sizeof c->speedup, "- (baseline)");
+    else if (isnan(g->speedup_lo))
+        snprintf(c->speedup, sizeof c->speedup, g->count < 2 ? "- (1 run)" : "- (1 baseline run)");
+    else
+        snprintf(c->speedup, sizeof c->speedup, "%.2f-%.2f", g->speedup_lo, g->speedup_hi);
+    if (isnan(g->speedup))
+        snprintf(c->efficiency, sizeof c->efficiency, "-");
+    else
+        snprintf(c->efficiency, sizeof c->efficiency, "%.2f", g->speedup / speedup_group_gpus(g));
+}
+
+static void print_csv_row(FILE *out, const struct speedup_options *opt, bool avg, const struct run_record *r,
+                          const struct speedup_group *g, const char *runtime, const char *speedup, const char *nodes,
+                          const struct uncertainty_cells *u, const char *std, const char *lo, const char *hi)
+{
+    fprintf(out, "%d,%d,%d,%d,%ld,%s,%s,\"%s\"", g->nodes, g->gpus, r->epochs, r->batch_per_replica, r->steps_per_rank,
+            runtime, avg && !isnan(g->speedup) ? speedup : "", nodes);
+    if (avg)
+        fprintf(out, ",%s,\"%s\",\"%s\",%s", u->runs, u->runtime, u->speedup, isnan(g->speedup) ? "" : u->efficiency);
+    else
+        fputs(",,,,", out);
+    if (opt->extra)
+        fprintf(out, ",%s,%s,%s", avg ? std : "", avg ? lo : "", avg ? hi : "");
+    fputc('\n', out);
 }
 
 static void print_row(FILE *out, const struct speedup_options *opt, int decimals, bool avg,
                       const struct run_record *r, const struct speedup_group *g)
 {
-    char runtime[32], std[32], lo[32], hi[32], speedup[16] = "-", eff[16] = "-";
+    char runtime[32], std[32], lo[32], hi[32], speedup[16] = "-";
+    struct uncertainty_cells u;
+    uncertainty_of(g, decimals, &u);
     duration_format(avg ? g->average : r->runtime_seconds, decimals, runtime);
-    if (avg && !isnan(g->speedup)) {
+    if (avg && !isnan(g->speedup))
         snprintf(speedup, sizeof speedup, "%.2f", g->speedup);
-        snprintf(eff, sizeof eff, "%.2f", g->speedup / speedup_group_gpus(g));
-    }
     duration_format(g->std, decimals, std);
     duration_format(g->min, decimals, lo);
     duration_format(g->max, decimals, hi);
     char split[512];
     const char *nodes = avg ? "Avg" : speedup_split(r, split, sizeof split) ? split : r->nodelist;
     if (opt->format == FORMAT_CSV) {
-        fprintf(out, "%d,%d,%d,%d,%ld,%s,%s,\"%s\"", g->nodes, g->gpus, r->epochs, r->batch_per_replica,
-                r->steps_per_rank, runtime, avg && !isnan(g->speedup) ? speedup : "", nodes);
-        if (opt->extra)
-            fprintf(out, ",%s,%s,%s,%s", avg && !isnan(g->speedup) ? eff : "", avg ? std : "", avg ? lo : "",
-                    avg ? hi : "");
-        fputc('\n', out);
+        print_csv_row(out, opt, avg, r, g, runtime, speedup, nodes, &u, std, lo, hi);
         return;
     }
     const char *b = avg ? "**" : "";   /* the reference experiments' bold Avg rows */
     fprintf(out, "| %s%d%s | %s%d%s | %s%d%s | %s%d%s | %s%ld%s | %s%s%s | %s%s%s | %s%s%s |", b, g->nodes, b, b, g->gpus,
             b, b, r->epochs, b, b, r->batch_per_replica, b, b, r->steps_per_rank, b, b, runtime, b, b, speedup, b, b,
             nodes, b);
-    if (opt->extra)
-        fprintf(out, avg ? " **%s** | **%s** | **%s-%s** |" : " - | - | - |", eff, std, lo, hi);
+    if (opt->format == FORMAT_REFERENCE) {   /* the reference experiments' columns, --extra's as before */
+        if (opt->extra)
+            fprintf(out, avg ? " **%s** | **%s** | **%s-%s** |" : " - | - | - |", u.efficiency, std, lo, hi);
+    } else if (avg) {
+        fprintf(out, " **%s** | **%s** | **%s** | **%s** |", u.runs, u.runtime, u.speedup, u.efficiency);
+        if (opt->extra)
+            fprintf(out, " **%s** | **%s-%s** |", std, lo, hi);
+    } else {
+        fputs(opt->extra ? " - | - | - | - | - | - |" : " - | - | - | - |", out);
+    }
     fputc('\n', out);
 }
 
@@ -134,10 +195,16 @@ static void print_json(FILE *out, const struct run_record *runs, const int *orde
             snprintf(speedup, sizeof speedup, "%.4f", g->speedup);
             snprintf(efficiency, sizeof efficiency, "%.4f", g->speedup / speedup_group_gpus(g));
         }
+        char runtime_ci[64] = "null", speedup_ci[64] = "null";   /* one run: no interval */
+        if (g->count > 1)
+            snprintf(runtime_ci, sizeof runtime_ci, "[%.3f, %.3f]", g->runtime_lo, g->runtime_hi);
+        if (!isnan(g->speedup_lo))
+            snprintf(speedup_ci, sizeof speedup_ci, "[%.4f, %.4f]", g->speedup_lo, g->speedup_hi);
         fprintf(out, "%s\n  {\"nodes\": %d, \"gpus\": %d, \"runs\": %d, \"runtime_seconds\": %.3f, \"speedup\": %s, "
-                "\"efficiency\": %s, \"samples\": %.0f, \"std_seconds\": %.3f, \"min_seconds\": %.3f, "
-                "\"max_seconds\": %.3f, \"nodelists\": [", k ? "," : "", g->nodes, g->gpus, g->count, g->average,
-                speedup, efficiency, g->samples, g->std, g->min, g->max);
+                "\"efficiency\": %s, \"runtime_ci95\": %s, \"speedup_ci95\": %s, \"samples\": %.0f, "
+                "\"std_seconds\": %.3f, \"min_seconds\": %.3f, \"max_seconds\": %.3f, \"nodelists\": [",
+                k ? "," : "", g->nodes, g->gpus, g->count, g->average, speedup, efficiency, runtime_ci, speedup_ci,
+                g->samples, g->std, g->min, g->max);
         for (int i = 0; i < g->count; i++)
             fprintf(out, "%s\"%s\"", i ? ", " : "", runs[order[g->first + i]].nodelist);
         fputs("]}", out);
@@ -180,10 +247,12 @@ int speedup_compute(const struct run_record *runs, int n, const struct speedup_o
         return dt_fail(err, "no run of the baseline, %d node%s x %d GPU%s (choose another with --baseline NxG)",
                        opt->base_nodes, opt->base_nodes == 1 ? "" : "s", opt->base_gpus, opt->base_gpus == 1 ? "" : "s");
     }
-    for (int k = 0; k < ng; k++)
+    for (int k = 0; k < ng; k++) {
         groups[k].speedup = !base         ? NAN
                             : opt->by_rate ? (groups[k].samples / groups[k].average) / (base->samples / base->average)
                                            : base->average / groups[k].average;
+        speedup_interval(&groups[k], base);
+    }
     *out = (struct speedup_result){.order = order, .groups = groups, .count = ng};
     return 0;
 }
@@ -193,6 +262,21 @@ void speedup_result_free(struct speedup_result *result)
     free(result->order);
     free(result->groups);
     *result = (struct speedup_result){0};
+}
+
+static void print_header(FILE *out, const struct speedup_options *opt)
+{
+    static const char *const reference = "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) |";
+    static const char *const rule = "|--------|-------|-------|-----------|-------|---------|---------|---------|";
+    if (opt->format == FORMAT_CSV)
+        fprintf(out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Runs,Runtime 95%% CI,Speedup 95%% CI,"
+                "Efficiency%s\n", opt->extra ? ",Std,Min,Max" : "");
+    else if (opt->format == FORMAT_REFERENCE)
+        fprintf(out, "%s%s\n%s%s\n", reference, opt->extra ? " Efficiency | Std | Min-Max |" : "", rule,
+                opt->extra ? "---|---|---|" : "");
+    else
+        fprintf(out, "%s Runs | Runtime 95%% CI | Speedup 95%% CI | Efficiency |%s\n%s---|---|---|---|%s\n", reference,
+                opt->extra ? " Std | Min-Max |" : "", rule, opt->extra ? "---|---|" : "");
 }
 
 int speedup_table(FILE *out, const struct run_record *runs, int n, const struct speedup_options *opt,
@@ -214,13 +298,7 @@ int speedup_table(FILE *out, const struct run_record *runs, int n, const struct 
         if (opt->by_rate)
             fprintf(out, "%sSpeedup by samples/s: the runs did not train the same samples (Steps x Batchsize x "
                     "ranks), so a shorter runtime is not a speedup.\n\n", opt->format == FORMAT_CSV ? "# " : "");
-        if (opt->format == FORMAT_CSV)
-            fprintf(out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s)%s\n",
-                    opt->extra ? ",Efficiency,Std,Min,Max" : "");
-        else
-            fprintf(out, "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) |%s\n"
-                    "|--------|-------|-------|-----------|-------|---------|---------|---------|%s\n",
-                    opt->extra ? " Efficiency | Std | Min-Max |" : "", opt->extra ? "---|---|---|" : "");
+        print_header(out, opt);
         /* whole seconds cannot tell a 2.4 s run from a 1.6 s one */
         double shortest = groups[0].min;
         for (int k = 1; k < ng; k++)

@@ -1,6 +1,9 @@
 /* speedup.h - run records grouped by configuration into the reference experiments' speedup table: one row per
  * run, then a bold Avg row per (#Nodes, #GPUs) group, Runtime as H:MM:SS (H:MM:SS.ss when a run
- * is under 10 s), Speedup = the baseline group's average runtime / the group's, 2 decimals. */
+ * is under 10 s), Speedup = the baseline group's average runtime / the group's, 2 decimals. After
+ * those columns each Avg row carries its uncertainty: the number of runs, the 95% confidence
+ * intervals of the mean runtime (t) and of the speedup (stats.h: the delta method), and the
+ * efficiency (speedup / GPUs); FORMAT_REFERENCE prints the reference experiments' form alone. */
 #ifndef SPEEDUP_H
 #define SPEEDUP_H
 
@@ -10,7 +13,7 @@
 #include "formats/record.h"
 
 enum speedup_stat { STAT_MEAN, STAT_MEDIAN };
-enum speedup_format { FORMAT_MD, FORMAT_CSV, FORMAT_JSON };
+enum speedup_format { FORMAT_MD, FORMAT_CSV, FORMAT_JSON, FORMAT_REFERENCE };
 
 struct speedup_options {
     int base_nodes, base_gpus;   /* the baseline configuration (1 x 1 by default) */
@@ -28,6 +31,11 @@ struct speedup_group {
     bool uneven;                 /* nodes ran different numbers of ranks (--gpus-per-node auto) */
     int first, count;            /* into speedup_result.order */
     double average, std, min, max, speedup;   /* runtimes in seconds */
+    double mean;                 /* the runtimes' mean (average is the median with STAT_MEDIAN) */
+    double runtime_lo, runtime_hi;   /* the 95% interval of the mean runtime; NAN for one run */
+    double speedup_lo, speedup_hi;   /* of the speedup; NAN for one run here or in the baseline, and
+                                        for the baseline itself (its speedup is 1 by definition) */
+    bool speedup_baseline;       /* the group is the baseline */
     double data_per_sec;         /* the mean of the runs' peak data/sec */
     double data_per_sec_std;     /* and their std */
     double samples;              /* the mean of the runs' samples (steps x batch x workers) */

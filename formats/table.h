@@ -23,6 +23,8 @@ struct result_row {
     bool runtime_plain;       /* a plain number, not a clock time */
     double speedup;           /* NAN when the cell is "-" or empty */
     double speedup_unit;      /* of its last printed digit: 0.01 for "0.64" */
+    double efficiency;        /* speedup / GPUs as the table gives it (a fraction); NAN where it does not */
+    double efficiency_unit;   /* of its last printed digit, as a fraction: 0.01 for "0.93" and for "93%" */
     char nodelist[256];       /* as written; "Avg" rows have none */
     bool avg;                 /* the row summarises the runs above it */
 };

@@ -23,6 +23,7 @@ static const char *const synonyms[COLS][10] = {
     [COL_RUNTIME] = {"runtime", "time", "walltime", "duration", "elapsed", "traintime", "trainingtime", NULL},
     [COL_SPEEDUP] = {"speedup", NULL},
     [COL_NODELIST] = {"node(s)", "nodelist", "hosts", "host(s)", "hostnames", "nodenames", "host", "machines", NULL},
+    [COL_EFFICIENCY] = {"efficiency", "eff", "scalingefficiency", "parallelefficiency", NULL},
 };
 
 /* Header text as compared: lower case, without the characters labs vary; a bracketed unit at the
@@ -162,6 +163,26 @@ static bool read_speedup(char **cells, int n, const struct table_layout *layout,
     return true;
 }
 
+/* Efficiency as a fraction ("0.93") or a percentage ("93%"); NAN where the table gives none. */
+static bool read_efficiency(char **cells, int n, const struct table_layout *layout, struct result_row *row, char *why,
+                            size_t size)
+{
+    char copy[64], *end;
+    const char *text = cell_of(cells, n, layout, COL_EFFICIENCY, copy, sizeof copy);
+    row->efficiency = NAN;
+    if (!text || !*text || strcmp(text, "-") == 0)
+        return true;
+    row->efficiency = strtod(text, &end);
+    bool percent = *end == '%' && !end[1];
+    if (end == text || (*end && !percent) || !(row->efficiency > 0))
+        return snprintf(why, size, "%s (column %d) \"%s\" is not a number, a percentage or '-'",
+                        layout->name[COL_EFFICIENCY], layout->at[COL_EFFICIENCY] + 1, text), false;
+    row->efficiency_unit = pow(10, -dt_decimals(text, (size_t)(end - text)));
+    if (percent)
+        row->efficiency /= 100, row->efficiency_unit /= 100;
+    return true;
+}
+
 /* An Avg row says so in some cell: "Avg", "Average" or "Mean" (the reference puts it in Node(s)). */
 static bool says_avg(char **cells, int n)
 {
@@ -184,7 +205,8 @@ bool table_read_row(char **cells, int n, const struct table_layout *layout, stru
     if (!read_count(cells, n, layout, COL_EPOCH, 0, 1 << 30, &epoch, why, size) ||
         !read_count(cells, n, layout, COL_BATCH, 1, 1 << 30, &batch, why, size) ||
         !read_count(cells, n, layout, COL_STEPS, 0, 1L << 50, &row->steps, why, size) ||
-        !read_runtime(cells, n, layout, row, why, size) || !read_speedup(cells, n, layout, row, why, size))
+        !read_runtime(cells, n, layout, row, why, size) || !read_speedup(cells, n, layout, row, why, size) ||
+        !read_efficiency(cells, n, layout, row, why, size))
         return false;
     row->epoch = (int)epoch, row->batch = (int)batch;
     int at = layout->at[COL_NODELIST];

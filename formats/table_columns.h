@@ -9,7 +9,8 @@
 
 #include "formats/table.h"
 
-enum column { COL_NODES, COL_GPUS, COL_EPOCH, COL_BATCH, COL_STEPS, COL_RUNTIME, COL_SPEEDUP, COL_NODELIST, COLS };
+enum column { COL_NODES, COL_GPUS, COL_EPOCH, COL_BATCH, COL_STEPS, COL_RUNTIME, COL_SPEEDUP, COL_NODELIST, COL_EFFICIENCY,
+              COLS };
 
 /* How one table wrote its columns. */
 struct table_layout {

@@ -7,8 +7,9 @@ shift
 top=$(cd "$(dirname "$0")/.." && pwd)
 export DTRAIN_TEST_BIN="$top/$bindir"
 export DTRAIN_FIXTURES="$top/tests/fixtures"
-# The shared documents (seeds, topologies, notes) sit beside the checkout when present (CI has them).
-[ -d "$top/../shared" ] && export DTRAIN_SHARED="$top/../shared"
+# The shared documents (seeds, topologies, notes) sit beside the checkout when present (CI has them);
+# DTRAIN_NO_SHARED=1 runs as a clone without them would (the tests on those files then skip).
+[ -d "$top/../shared" ] && [ -z "${DTRAIN_NO_SHARED:-}" ] && export DTRAIN_SHARED="$top/../shared"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
 fuzz_time=${FUZZ_TIME:-15}
