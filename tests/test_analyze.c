@@ -181,6 +181,18 @@ static void test_audit_of_method_tables(void **state)
     tu_result_free(&r);
 }
 
+/* A title that names bigMNIST holds each Steps cell to its 60000 x 120 samples an epoch; the one
+ * run that took 7000 steps where its configuration's others took 7032 is named. */
+static void test_audit_of_a_bigmnist_table(void **state)
+{
+    (void)state;
+    struct tu_result r;
+    const char *expected[] = {"bigmnist-lab.md:11: 7000 steps, but the other runs of 1 node x 2 GPUs have 7032",
+                              "audit: 1 table, 6 rows read, 0 lines skipped; 1 finding"};
+    audit_fixture("bigmnist-lab.md", 1, expected, 2, &r);
+    tu_result_free(&r);
+}
+
 static void test_audit_of_own_tables(void **state)
 {
     (void)state;
@@ -556,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_audit_finds_every_error_of_the_seeds_bigmnist_table),
         cmocka_unit_test(test_audit_of_own_tables),
+        cmocka_unit_test(test_audit_of_a_bigmnist_table),
         cmocka_unit_test(test_audit_of_notebooks),
         cmocka_unit_test(test_audit_of_method_tables),
         cmocka_unit_test(test_table_of_records),

@@ -371,9 +371,39 @@ static void test_plot_draws_tables_notebooks_and_method_tables(void **state)
  * through the command line (options after the profile), and bad input refused with exit 2. With
  * 2500-byte partitions ByteScheduler's allreduce cuts layer 1 in two (2500 + 500): layer 1's sums
  * are back at 15 instead of 14, and the period grows from 13.5 to 14.5. */
+/* A lab's notebook with runs across two nodes named by node lists ("gpu3:2x3090, gpu7:2x3090"):
+ * a chart line per node and one for the pair, whose speedup is against the slower node's 1-GPU
+ * run (the pair runs at its pace); and a method table whose header has a GPU column too many,
+ * read shifted as the audit reads it (its unreadable cell said, exit 2). */
+static void test_plot_of_a_two_node_notebook_and_a_shifted_method_table(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-plot-nb-XXXXXX", prefix[4200], notebook[4200], methods[4200];
+    assert_non_null(mkdtemp(dir));
+    tu_fixture(notebook, sizeof notebook, "notebooks/two-nodes.md");
+    snprintf(prefix, sizeof prefix, "%s/nb", dir);
+    char *data = plots_drawn((char *[]){"plot", "-o", prefix, notebook, NULL}, prefix, "dat");
+    assert_true(tu_contains(data, "# VGG11 on gpu7\n1 1.0000 61.50 1 0.0000 0.00\n2 1.9333 118.90 1"));
+    assert_true(tu_contains(data, "# VGG11 on gpu3+gpu7\n2 1.9935 122.60 2 0.0000 0.00\n4 3.9154 240.80 2"));
+    free(data);
+    tu_fixture(methods, sizeof methods, "tables/methods-broken.md");
+    snprintf(prefix, sizeof prefix, "%s/methods", dir);
+    struct tu_result r;
+    run_analyze((char *[]){"plot", "-o", prefix, methods, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    tu_result_free(&r);
+    snprintf(prefix, sizeof prefix, "%s/methods.dat", dir);
+    data = tu_read_file(prefix);
+    assert_non_null(data);   /* "1 GPU" is the extra column: 1890.5 stands under 2 GPUs */
+    assert_true(tu_contains(data, "# BSP-A2A\n2 1.8905 1890.50 0 0.0040 4.00\n4 3.6002 3600.25"));
+    free(data);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plot_of_a_two_node_notebook_and_a_shifted_method_table),
         cmocka_unit_test(test_throughput_of_logs),
         cmocka_unit_test(test_throughput_reads_any_names),
         cmocka_unit_test(test_plot_renders_pictures),

@@ -83,6 +83,24 @@ static void test_the_slow_node_of_records(void **state)
     unlink(name);
 }
 
+/* A notebook's runs by node, the runs across both nodes named by node lists: gpu7's 1-GPU run is
+ * 1.22x its configuration's median time a sample, and gpu7 is listed first (slowest). */
+static void test_the_slow_node_of_a_notebook(void **state)
+{
+    (void)state;
+    char notebook[4200];
+    tu_fixture(notebook, sizeof notebook, "notebooks/two-nodes.md");
+    struct tu_result r;
+    run_analyze((char *[]){"nodes", notebook, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| gpu7 | 3 | 1 | 1.03 | 1.22x: VGG11 on 1 GPU, 61.50 data/sec (") &&
+                tu_contains(r.out, "two-nodes.md:11) | - |"));
+    const char *gpu7 = strstr(r.out, "| gpu7 |"), *gpu3 = strstr(r.out, "| gpu3 |");
+    assert_true(gpu7 && gpu3 && gpu7 < gpu3);
+    assert_true(tu_contains(r.err, "nodes: 2 configurations compared, 2 nodes"));
+    tu_result_free(&r);
+}
+
 /* The reference bigMNIST tables' gn08 and gn09 (21 h where the others take 11.5-15.8 h), and
  * the notebooks' lm1 behind lm6. */
 static void test_the_reference_experiments_slow_nodes(void **state)
@@ -110,6 +128,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_slow_node_of_a_table),
         cmocka_unit_test(test_the_slow_node_of_records),
+        cmocka_unit_test(test_the_slow_node_of_a_notebook),
         cmocka_unit_test(test_the_reference_experiments_slow_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

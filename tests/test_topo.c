@@ -205,6 +205,38 @@ static void test_gpu_hca_pairs_under_switches(void **state)
     topo_free(&topo);
 }
 
+/* The project's own fixture of the NIC kinds and nearness tiers the real topologies in ../shared
+ * show (tests/fixtures/topo/1s-2die-2gpu-5nic-kinds.xml): an NVSwitch and the BMC's ES1000 VGA
+ * are no GPUs; Slingshot, EFA (its second port the active one) and Omni-Path are RDMA, each of its
+ * kind; a GPU's OS devices are named; the die-0 GPU finds its NICs at its NUMA node, the die-1 GPU
+ * at the package, and plain Ethernet is nobody's nearest where RDMA NICs exist. */
+static void test_nic_kinds_and_tiers_of_a_written_topology(void **state)
+{
+    (void)state;
+    char path[4096];
+    fixture_path(path, sizeof path, "1s-2die-2gpu-5nic-kinds.xml");
+    struct topo topo;
+    load_or_fail(&topo, path);
+    assert_int_equal(topo.num_gpus, 2);
+    assert_string_equal(topo.gpus[0].osdevs, "cuda0,nvml0");
+    assert_int_equal(topo.num_nics, 4);
+    assert_int_equal(topo.nics[0].kind, TOPO_NIC_SLINGSHOT);
+    assert_true(topo.nics[0].rdma);
+    assert_string_equal(topo.nics[0].netdev, "hsn0");
+    assert_int_equal(topo.nics[1].kind, TOPO_NIC_EFA);
+    assert_string_equal(topo.nics[1].rdma_device, "rdmap18s0");
+    assert_int_equal(topo.nics[1].port, 2);
+    assert_int_equal(topo.nics[2].kind, TOPO_NIC_OMNIPATH);
+    assert_int_equal(topo.nics[3].kind, TOPO_NIC_ETHERNET);
+    assert_false(topo.nics[3].rdma);
+    assert_true(topo.nearest_over_rdma);
+    assert_int_equal(topo_distance(&topo, topo.gpus[0].pci, topo.nics[1].pci).tier, TOPO_TIER_NUMA);
+    assert_int_equal(topo_distance(&topo, topo.gpus[1].pci, topo.nics[1].pci).tier, TOPO_TIER_PACKAGE);
+    assert_int_equal(topo.gpus[1].num_nearest, 3);   /* the three RDMA NICs, not eno1 beside it */
+    assert_int_equal(topo.gpus[1].tier, TOPO_TIER_PACKAGE);
+    topo_free(&topo);
+}
+
 static void test_cpu_only_node(void **state)
 {
     (void)state;
@@ -397,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_shared_topologies_match_their_readme),
         cmocka_unit_test(test_nic_names_ports_and_kinds),
         cmocka_unit_test(test_gpu_hca_pairs_under_switches),
+        cmocka_unit_test(test_nic_kinds_and_tiers_of_a_written_topology),
         cmocka_unit_test(test_cpu_only_node),
         cmocka_unit_test(test_bad_topology_files),
         cmocka_unit_test(test_topology_is_cached_per_node),
