@@ -34,12 +34,25 @@ static void summarise_config(const struct result_table *t, struct corrected_conf
         if (same > best)
             best = same, c->usual = r;
     }
-    double mean;
-    stats_mean_std(times, c->count, &mean, &c->std);
+    stats_mean_std(times, c->count, &c->mean, &c->std);
     double median = stats_sort_median(times, c->count);
-    c->runtime = stat == STAT_MEAN ? mean : median;
+    c->runtime = stat == STAT_MEAN ? c->mean : median;
     c->samples = (double)c->usual->steps * c->usual->batch * c->nodes * c->gpus;
     free(times);
+}
+
+/* Its Avg row's runs and the 95% intervals of its mean runtime and speedup (stats.h), as the
+ * records' table gives them. */
+static void uncertainty_of(struct corrected_config *c, const struct corrected_config *base)
+{
+    double half = stats_ci95_half(c->std, c->count);
+    struct avg_uncertainty *u = &c->uncertainty;
+    *u = (struct avg_uncertainty){.runs = c->count, .runtime_lo = c->mean - half, .runtime_hi = c->mean + half,
+                                  .speedup = c->speedup, .speedup_lo = NAN, .speedup_hi = NAN, .baseline = c == base,
+                                  .gpus = c->nodes * c->gpus};
+    if (base && c != base && !isnan(c->speedup))
+        stats_ratio_ci95(c->speedup, base->mean, base->std, base->count, c->mean, c->std, c->count, &u->speedup_lo,
+                         &u->speedup_hi);
 }
 
 /* The configurations of t; returns how many, or -1 out of memory. */
@@ -130,15 +143,26 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
     const char *epoch = count_text(t->has_epoch, shown->epoch, cell[0]),
                *batch = count_text(t->has_batch, shown->batch, cell[1]),
                *steps = count_text(t->has_steps, shown->steps, cell[2]);
+    struct uncertainty_cells u;
+    speedup_uncertainty_cells(&c->uncertainty, decimals, &u);
     if (opt->format == FORMAT_CSV) {
-        fprintf(out, "%d,%d,%s,%s,%s,%s,%s,\"%s\",%s,%s\n", c->nodes, c->gpus, epoch, batch, steps, runtime,
+        fprintf(out, "%d,%d,%s,%s,%s,%s,%s,\"%s\",%s,%s", c->nodes, c->gpus, epoch, batch, steps, runtime,
                 avg && !isnan(c->speedup) ? speedup : "", nodes, given_runtime, given_speedup);
+        if (avg)
+            fprintf(out, ",%s,\"%s\",\"%s\",%s\n", u.runs, u.runtime, u.speedup, isnan(c->speedup) ? "" : u.efficiency);
+        else
+            fputs(",,,,\n", out);
         return;
     }
     const char *b = avg ? "**" : "";
-    fprintf(out, "| %s%d%s | %s%d%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s | %s | %s |\n", b, c->nodes,
-            b, b, c->gpus, b, b, epoch, b, b, batch, b, b, steps, b, b, runtime, b, b, speedup, b, b, nodes, b,
-            given_runtime, given_speedup);
+    fprintf(out, "| %s%d%s | %s%d%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s | %s | %s |", b, c->nodes, b, b,
+            c->gpus, b, b, epoch, b, b, batch, b, b, steps, b, b, runtime, b, b, speedup, b, b, nodes, b, given_runtime,
+            given_speedup);
+    if (opt->format != FORMAT_REFERENCE && avg)
+        fprintf(out, " **%s** | **%s** | **%s** | **%s** |", u.runs, u.runtime, u.speedup, u.efficiency);
+    else if (opt->format != FORMAT_REFERENCE)
+        fputs(" - | - | - | - |", out);
+    fputc('\n', out);
 }
 
 static int counted_changes(const struct result_table *t, const struct corrected_config *c)
@@ -171,6 +195,7 @@ int corrected_configs(const struct result_table *t, const struct speedup_options
                              : base->runtime / c->runtime;
         if (base)   /* either way a ratio of the two runtimes, each off by up to half its unit */
             c->speedup_error = c->speedup * (0.5 * base->runtime_unit / base->runtime + 0.5 * c->runtime_unit / c->runtime);
+        uncertainty_of(c, base);
     }
     *out = configs;
     return count;
@@ -206,9 +231,14 @@ int corrected_print(FILE *out, const struct result_table *t, const struct speedu
     if (!has_base)
         fprintf(out, "%sNo run of the baseline, %d x %d: no speedups.\n\n", opt->format == FORMAT_CSV ? "# " : "",
                 opt->base_nodes, opt->base_gpus);
-    fputs(opt->format == FORMAT_CSV ? "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Given Runtime,Given Speedup\n"
-                                    : "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) | Given Runtime | Given Speedup |\n"
-                                      "|---|---|---|---|---|---|---|---|---|---|\n", out);
+    bool reference = opt->format == FORMAT_REFERENCE;
+    if (opt->format == FORMAT_CSV)
+        fprintf(out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Given Runtime,Given Speedup%s\n",
+                UNCERTAINTY_CSV_HEADER);
+    else
+        fprintf(out, "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) | Given Runtime | Given "
+                "Speedup |%s\n|---|---|---|---|---|---|---|---|---|---|%s\n", reference ? "" : UNCERTAINTY_MD_HEADER,
+                reference ? "" : "---|---|---|---|");
     for (int k = 0; k < count; k++) {
         for (int i = 0; i < configs[k].count; i++)
             print_row(out, opt, decimals, &t->rows[configs[k].runs[i]], &configs[k], t);

@@ -24,6 +24,8 @@ struct corrected_config {
     double runtime_unit;       /* of the last digit its runs were printed with: they are rounded */
     double speedup_error;      /* how far speedup may be off, its runtimes having been rounded */
     int unread_line;           /* a run of it that could not be read (its Avg is incomplete), or 0 */
+    double mean;               /* the runs' mean, seconds (runtime is the median with STAT_MEDIAN) */
+    struct avg_uncertainty uncertainty;   /* its Avg row's runs and 95% intervals (speedup.h) */
 };
 
 /* The configurations of t, their runtimes (opt->stat) and speedups; *by_rate: speedups from

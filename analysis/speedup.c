@@ -99,34 +99,36 @@ static void speedup_interval(struct speedup_group *g, const struct speedup_group
                          &g->speedup_hi);
 }
 
-/* An Avg row's uncertainty cells: its runs, the 95% intervals of its mean runtime and of its
- * speedup, and its efficiency; "-" with the reason where there is no interval. */
-struct uncertainty_cells {
-    char runs[16], runtime[48], speedup[40], efficiency[16];
-};
+void speedup_uncertainty_cells(const struct avg_uncertainty *u, int decimals, struct uncertainty_cells *c)
+{
+    snprintf(c->runs, sizeof c->runs, "%d", u->runs);
+    char lo[20], hi[20];
+    duration_format(u->runtime_lo > 0 ? u->runtime_lo : 0, decimals, lo);
+    duration_format(u->runtime_hi, decimals, hi);
+    if (u->runs < 2)
+        snprintf(c->runtime, sizeof c->runtime, u->runs == 1 ? "- (1 run)" : "- (no runs)");
+    else
+        snprintf(c->runtime, sizeof c->runtime, "%s-%s", lo, hi);
+    if (isnan(u->speedup))
+        snprintf(c->speedup, sizeof c->speedup, "-");
+    else if (u->baseline)
+        snprintf(c->speedup, sizeof c->speedup, "- (baseline)");
+    else if (isnan(u->speedup_lo))
+        snprintf(c->speedup, sizeof c->speedup, "%s", u->runs < 2 ? c->runtime : "- (1 baseline run)");
+    else
+        snprintf(c->speedup, sizeof c->speedup, "%.2f-%.2f", u->speedup_lo, u->speedup_hi);
+    if (isnan(u->speedup) || u->gpus < 1)
+        snprintf(c->efficiency, sizeof c->efficiency, "-");
+    else
+        snprintf(c->efficiency, sizeof c->efficiency, "%.2f", u->speedup / u->gpus);
+}
 
 static void uncertainty_of(const struct speedup_group *g, int decimals, struct uncertainty_cells *c)
 {
-    snprintf(c->runs, sizeof c->runs, "%d", g->count);
-    char lo[20], hi[20];
-    duration_format(g->runtime_lo > 0 ? g->runtime_lo : 0, decimals, lo);
-    duration_format(g->runtime_hi, decimals, hi);
-    if (g->count < 2)
-        snprintf(c->runtime, sizeof c->runtime, "- (1 run)");
-    else
-        snprintf(c->runtime, sizeof c->runtime, "%s-%s", lo, hi);
-    if (isnan(g->speedup))
-        snprintf(c->speedup, sizeof c->speedup, "-");
-    else if (g->speedup_baseline)
-        snprintf(c->speedup, sizeof c->speedup, "- (baseline)");
-    else if (isnan(g->speedup_lo))
-        snprintf(c->speedup, sizeof c->speedup, g->count < 2 ? "- (1 run)" : "- (1 baseline run)");
-    else
-        snprintf(c->speedup, sizeof c->speedup, "%.2f-%.2f", g->speedup_lo, g->speedup_hi);
-    if (isnan(g->speedup))
-        snprintf(c->efficiency, sizeof c->efficiency, "-");
-    else
-        snprintf(c->efficiency, sizeof c->efficiency, "%.2f", g->speedup / speedup_group_gpus(g));
+    struct avg_uncertainty u = {.runs = g->count, .runtime_lo = g->runtime_lo, .runtime_hi = g->runtime_hi,
+                                .speedup = g->speedup, .speedup_lo = g->speedup_lo, .speedup_hi = g->speedup_hi,
+                                .baseline = g->speedup_baseline, .gpus = speedup_group_gpus(g)};
+    speedup_uncertainty_cells(&u, decimals, c);
 }
 
 static void print_csv_row(FILE *out, const struct speedup_options *opt, bool avg, const struct run_record *r,
@@ -269,13 +271,13 @@ static void print_header(FILE *out, const struct speedup_options *opt)
     static const char *const reference = "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) |";
     static const char *const rule = "|--------|-------|-------|-----------|-------|---------|---------|---------|";
     if (opt->format == FORMAT_CSV)
-        fprintf(out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Runs,Runtime 95%% CI,Speedup 95%% CI,"
-                "Efficiency%s\n", opt->extra ? ",Std,Min,Max" : "");
+        fprintf(out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s)%s%s\n", UNCERTAINTY_CSV_HEADER,
+                opt->extra ? ",Std,Min,Max" : "");
     else if (opt->format == FORMAT_REFERENCE)
         fprintf(out, "%s%s\n%s%s\n", reference, opt->extra ? " Efficiency | Std | Min-Max |" : "", rule,
                 opt->extra ? "---|---|---|" : "");
     else
-        fprintf(out, "%s Runs | Runtime 95%% CI | Speedup 95%% CI | Efficiency |%s\n%s---|---|---|---|%s\n", reference,
+        fprintf(out, "%s%s%s\n%s---|---|---|---|%s\n", reference, UNCERTAINTY_MD_HEADER,
                 opt->extra ? " Std | Min-Max |" : "", rule, opt->extra ? "---|---|" : "");
 }
 

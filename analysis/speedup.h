@@ -25,6 +25,27 @@ struct speedup_options {
     const char *heading;         /* printed above the table (Markdown "###", CSV "#"); NULL for none */
 };
 
+/* What an Avg row says of its uncertainty, for either table (records' or a lab's corrected). */
+struct avg_uncertainty {
+    int runs;
+    double runtime_lo, runtime_hi;   /* the mean runtime's 95% interval, seconds; NAN for one run */
+    double speedup, speedup_lo, speedup_hi;   /* NAN where there is no speedup or no interval */
+    bool baseline;                   /* the baseline itself: its speedup is 1 by definition */
+    bool baseline_one_run;           /* no speedup interval as the baseline has a single run */
+    int gpus;                        /* GPUs in all, for the efficiency */
+};
+
+/* Its four cells as the tables print them: Runs, "H:MM:SS-H:MM:SS" or "- (1 run)", "lo-hi" or "-
+ * (baseline)", "- (1 run)", "- (1 baseline run)", "-", and the efficiency (speedup / GPUs). */
+struct uncertainty_cells {
+    char runs[16], runtime[48], speedup[48], efficiency[16];
+};
+void speedup_uncertainty_cells(const struct avg_uncertainty *u, int decimals, struct uncertainty_cells *c);
+
+/* The header cells those four go under, Markdown and CSV. */
+#define UNCERTAINTY_MD_HEADER " Runs | Runtime 95% CI | Speedup 95% CI | Efficiency |"
+#define UNCERTAINTY_CSV_HEADER ",Runs,Runtime 95% CI,Speedup 95% CI,Efficiency"
+
 /* One (#Nodes, #GPUs) configuration of a set of runs. */
 struct speedup_group {
     int nodes, gpus;             /* an uneven group's gpus are its total */

@@ -42,6 +42,14 @@ static void test_avg_rows_carry_their_uncertainty(void **state)
     assert_true(tu_contains(r.out, "\"speedup_ci95\": [0.5270, 7.5908]"));
     tu_result_free(&r);
     unlink(file);
+    /* a lab's table corrected carries the same: lab.md's two 1 x 1 runs of 100.4 and 99.6 s give
+     * 100 -+ 12.706 x 0.566 / sqrt 2 = 94.9-105.1 s; its 1 x 2 has one run */
+    char lab[4096];
+    tu_fixture(lab, sizeof lab, "tables/lab.md");
+    run_analyze((char *[]){"table", lab, NULL}, &r);
+    assert_true(tu_contains(r.out, "| **Avg** |  |  | **2** | **0:01:34.9-0:01:45.1** | **- (baseline)** | **1.00** |"));
+    assert_true(tu_contains(r.out, "| **1.92** | **Avg** |  |  | **1** | **- (1 run)** | **- (1 run)** | **0.96** |"));
+    tu_result_free(&r);
     /* the arithmetic itself: t's table, and one value giving no interval */
     assert_true(fabs(stats_t975(1) - 12.706) < 1e-9 && fabs(stats_t975(30) - 2.042) < 1e-9);
     assert_true(fabs(stats_t975(120) - 1.980) < 0.002 && isnan(stats_ci95_half(3.0, 1)));
@@ -51,7 +59,7 @@ static void test_avg_rows_carry_their_uncertainty(void **state)
 }
 
 /* --format reference prints the reference experiments' columns exactly as before intervals were
- * added (its golden file is the table as it was). */
+ * added (its golden files are the tables as they were: of records, and of a lab's table corrected). */
 static void test_reference_format_is_the_old_table(void **state)
 {
     (void)state;
@@ -62,6 +70,11 @@ static void test_reference_format_is_the_old_table(void **state)
     assert_int_equal(r.status, 2);   /* the fixture's broken line, as ever */
     assert_true(tu_golden("table-records-reference.md", r.out));
     assert_null(strstr(r.out, "95% CI"));
+    tu_result_free(&r);
+    char hand_made[4096];
+    tu_fixture(hand_made, sizeof hand_made, "tables/broken.md");
+    run_analyze((char *[]){"table", "--format", "reference", hand_made, NULL}, &r);
+    assert_true(tu_golden("table-corrected-reference.md", r.out));
     tu_result_free(&r);
     run_analyze((char *[]){"table", "--format", "tsv", records, NULL}, &r);
     assert_int_equal(r.status, 2);
