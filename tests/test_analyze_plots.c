@@ -383,6 +383,14 @@ static void test_plot_of_a_two_node_notebook_and_a_shifted_method_table(void **s
     tu_fixture(notebook, sizeof notebook, "notebooks/two-nodes.md");
     snprintf(prefix, sizeof prefix, "%s/nb", dir);
     char *data = plots_drawn((char *[]){"plot", "-o", prefix, notebook, NULL}, prefix, "dat");
+    free(data);
+    /* two notebooks: a chart each, named by its file */
+    char other[4200];
+    tu_fixture(other, sizeof other, "logs/notebook.md");
+    snprintf(prefix, sizeof prefix, "%s/nb-two-nodes-md", dir);
+    char base[4200];
+    snprintf(base, sizeof base, "%s/nb", dir);
+    data = plots_drawn((char *[]){"plot", "-o", base, notebook, other, NULL}, prefix, "dat");
     assert_true(tu_contains(data, "# VGG11 on gpu7\n1 1.0000 61.50 1 0.0000 0.00\n2 1.9333 118.90 1"));
     assert_true(tu_contains(data, "# VGG11 on gpu3+gpu7\n2 1.9935 122.60 2 0.0000 0.00\n4 3.9154 240.80 2"));
     free(data);

@@ -94,7 +94,7 @@ static void test_the_slow_node_of_a_notebook(void **state)
     run_analyze((char *[]){"nodes", notebook, NULL}, &r);
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.out, "| gpu7 | 3 | 1 | 1.03 | 1.22x: VGG11 on 1 GPU, 61.50 data/sec (") &&
-                tu_contains(r.out, "two-nodes.md:11) | - |"));
+                tu_contains(r.out, "two-nodes.md:12) | - |"));
     const char *gpu7 = strstr(r.out, "| gpu7 |"), *gpu3 = strstr(r.out, "| gpu3 |");
     assert_true(gpu7 && gpu3 && gpu7 < gpu3);
     assert_true(tu_contains(r.err, "nodes: 2 configurations compared, 2 nodes"));
