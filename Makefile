@@ -56,10 +56,12 @@ endif
 # launcher, which uses no MPI or CUDA, loads neither: tests/shape_check.sh checks).
 LIBS := -Wl,--as-needed -ljansson -lhwloc -ldnnl -lopenblas -fopenmp -lm -lz -lpthread $(MPI_LIBS) $(GPU_LIBS)
 
-# Tests: every tests/test_*.c is a cmocka program, tests/comm_check.c an MPI program test_mpi runs;
-# the other files of tests/ are their helpers. tests/fuzz/fuzz_NAME.c is a libFuzzer target and,
-# with tests/fuzz/replay.c, the corpus replayer test_fuzz_NAME.
-TEST_MAINS := $(wildcard tests/test_*.c) tests/comm_check.c
+# Tests: every tests/test_*.c is a cmocka program, every tests/*_check.c a program the tests run
+# under mpirun (comm_check: test_mpi's); the other files of tests/ are their helpers.
+# tests/fuzz/fuzz_NAME.c is a libFuzzer target and, with tests/fuzz/replay.c, the corpus replayer
+# test_fuzz_NAME.
+MPI_CHECKS := $(patsubst tests/%.c,%,$(wildcard tests/*_check.c))
+TEST_MAINS := $(wildcard tests/test_*.c) $(addprefix tests/,$(addsuffix .c,$(MPI_CHECKS)))
 TEST_HELPERS := $(filter-out $(TEST_MAINS),$(wildcard tests/*.c))
 FUZZERS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 TESTS := $(basename $(notdir $(wildcard tests/test_*.c))) $(addprefix test_fuzz_,$(FUZZERS))
@@ -148,7 +150,7 @@ test: deps
 # one process), the methods across 2-4 real ranks (test_mpi) and the watchdog (test_mpi_jobs).
 # Open MPI is not instrumented: its locks seen from inside it are not reported (tests/tsan.supp).
 TSAN_TESTS := test_train test_train_exchange test_mpi test_mpi_jobs
-tsan: $(addprefix $(TSBIN)/,$(TOOLS) $(TSAN_TESTS) comm_check)
+tsan: $(addprefix $(TSBIN)/,$(TOOLS) $(TSAN_TESTS) $(MPI_CHECKS))
 	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" FUZZERS= \
 	    sh tests/run.sh $(TSBIN) $(TSAN_TESTS)
 
@@ -161,7 +163,7 @@ cluster-test: all
 cluster-demo: deps all
 	@sh tests/cluster/demo.sh $(BIN)
 
-test-build: $(addprefix $(TBIN)/,$(TOOLS) $(TESTS)) $(TBIN)/comm_check
+test-build: $(addprefix $(TBIN)/,$(TOOLS) $(TESTS) $(MPI_CHECKS))
 
 # Rewrites tests/golden/ from what the tools print now: run it when an output changes on purpose,
 # then review the diff (git diff tests/golden) as part of the change.
