@@ -214,6 +214,19 @@ static void print_json(FILE *out, const struct run_record *runs, const int *orde
     fputs("\n]}", out);
 }
 
+/* The --baseline that would work: the even configuration with the fewest GPUs in all. */
+static void smallest_baseline(const struct speedup_group *groups, int ng, char *hint, size_t size)
+{
+    const struct speedup_group *best = NULL;
+    for (int k = 0; k < ng; k++)
+        if (!groups[k].uneven && (!best || speedup_group_gpus(&groups[k]) < speedup_group_gpus(best)))
+            best = &groups[k];
+    if (best)
+        snprintf(hint, size, "the smallest here is --baseline %dx%d", best->nodes, best->gpus);
+    else
+        snprintf(hint, size, "choose another with --baseline NxG");
+}
+
 int speedup_compute(const struct run_record *runs, int n, const struct speedup_options *opt,
                     struct speedup_result *out, struct dt_err *err)
 {
@@ -245,9 +258,11 @@ int speedup_compute(const struct run_record *runs, int n, const struct speedup_o
             base = &groups[k];
     }
     if (!base && !opt->baseline_optional) {
+        char hint[64];
+        smallest_baseline(groups, ng, hint, sizeof hint);
         free(order), free(groups);
-        return dt_fail(err, "no run of the baseline, %d node%s x %d GPU%s (choose another with --baseline NxG)",
-                       opt->base_nodes, opt->base_nodes == 1 ? "" : "s", opt->base_gpus, opt->base_gpus == 1 ? "" : "s");
+        return dt_fail(err, "no run of the baseline, %d node%s x %d GPU%s (%s)", opt->base_nodes,
+                       opt->base_nodes == 1 ? "" : "s", opt->base_gpus, opt->base_gpus == 1 ? "" : "s", hint);
     }
     for (int k = 0; k < ng; k++) {
         groups[k].speedup = !base         ? NAN
@@ -294,9 +309,12 @@ int speedup_table(FILE *out, const struct run_record *runs, int n, const struct 
     } else {
         if (opt->heading)
             fprintf(out, "%s %s\n\n", opt->format == FORMAT_CSV ? "#" : "###", opt->heading);
-        if (ng > 0 && isnan(groups[0].speedup))
-            fprintf(out, "%sNo run of the baseline, %d x %d, in this experiment: no speedups.\n\n",
-                    opt->format == FORMAT_CSV ? "# " : "", opt->base_nodes, opt->base_gpus);
+        if (ng > 0 && isnan(groups[0].speedup)) {
+            char hint[64];
+            smallest_baseline(groups, ng, hint, sizeof hint);
+            fprintf(out, "%sNo run of the baseline, %d x %d, in this experiment: no speedups (%s).\n\n",
+                    opt->format == FORMAT_CSV ? "# " : "", opt->base_nodes, opt->base_gpus, hint);
+        }
         if (opt->by_rate)
             fprintf(out, "%sSpeedup by samples/s: the runs did not train the same samples (Steps x Batchsize x "
                     "ranks), so a shorter runtime is not a speedup.\n\n", opt->format == FORMAT_CSV ? "# " : "");

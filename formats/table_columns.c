@@ -156,10 +156,16 @@ static bool read_speedup(char **cells, int n, const struct table_layout *layout,
     if (!text || !*text || strcmp(text, "-") == 0)
         return true;   /* no speedup given: the baseline's, or a table that leaves it to the reader */
     row->speedup = strtod(text, &end);
+    /* published tables write speedups as 7.76x or 7.76× (U+00D7, C3 97 in UTF-8) */
+    size_t digits = (size_t)(end - text);
+    if (*end == 'x' || *end == 'X')
+        end++;
+    else if ((unsigned char)end[0] == 0xc3 && (unsigned char)end[1] == 0x97)
+        end += 2;
     if (end == text || *end || !(row->speedup > 0))
-        return snprintf(why, size, "%s (column %d) \"%s\" is not a number or '-'", layout->name[COL_SPEEDUP],
-                        layout->at[COL_SPEEDUP] + 1, text), false;
-    row->speedup_unit = pow(10, -dt_decimals(text, strlen(text)));
+        return snprintf(why, size, "%s (column %d) \"%s\" is not a number (7.76, 7.76x or 7.76\u00d7) or '-'",
+                        layout->name[COL_SPEEDUP], layout->at[COL_SPEEDUP] + 1, text), false;
+    row->speedup_unit = pow(10, -dt_decimals(text, digits));
     return true;
 }
 

@@ -439,8 +439,10 @@ static int finish_loop(struct loop *l, int rc, struct dt_err *err)
     record_into(r, NULL);
     if (timeline_close(timeline, rc == 0 ? err : &(struct dt_err){0}) < 0)
         rc = -1;
-    if (res->peak_rate < res->final_rate && res->steps < l->cfg->log_every)
-        res->peak_rate = res->final_rate;   /* no Step line was printed: the only rate there is */
+    /* The run's rate at its end is a rate it reached, as a Step line printed then would say: the
+     * peak is never below it (with no Step line printed it is the only rate there is) */
+    if (res->peak_rate < res->final_rate)
+        res->peak_rate = res->final_rate;
     res->exchange = r->exchange.stats;
     snprintf(res->transport, sizeof res->transport, "%s", exchange_gpu_transport(&r->exchange));
     res->compute_ms = straggler_mean_ms(&r->straggler);

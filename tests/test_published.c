@@ -1,0 +1,70 @@
+/* test_published.c - scaling tables as labs and vendors publish them, and the rough edges a new user
+ * hit reading them (issue 47): speedups written 1.89x or 1.89×, a table with no Node(s) column,
+ * and a table of records without the default baseline naming the one that would do. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/analyze_util.h"
+#include "tests/testutil.h"
+
+/* 1.00x, 1.89× and 3.52x are read as speedups (they dropped every row: "is not a number"), the one
+ * that does not follow from its runtimes is flagged, and a table without a Node(s) column gets no
+ * "node list is malformed" finding per row. */
+static void test_speedups_with_x_and_no_node_column(void **state)
+{
+    (void)state;
+    char path[4096];
+    fixture(path, sizeof path, "published-speedups.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "published-speedups.md:10: speedup 3.52 of 1 node x 4 GPUs does not follow from "
+                                   "the runtimes: 100.0 / 27.0 = 3.70"));
+    assert_true(tu_contains(r.out, "audit: 1 table, 3 rows read, 0 lines skipped; 1 finding"));
+    assert_null(strstr(r.out, "node list"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"table", path, NULL}, &r);   /* the corrected table has its three rows */
+    assert_true(tu_contains(r.out, "| 1 | 4 | - | - | - | 0:00:27.0 | - |"));
+    assert_true(tu_contains(r.out, "| **3.70** | **Avg** |  | 3.52 |"));
+    tu_result_free(&r);
+}
+
+/* Records of 2 x 1 and 2 x 2 only: the default 1 x 1 baseline is missing, and the message names the
+ * --baseline that would work. */
+static void test_a_missing_baseline_names_one_that_works(void **state)
+{
+    (void)state;
+    char name[] = "/tmp/dtrain-test-baseline-XXXXXX";
+    int fd = mkstemp(name);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    write_record(out, 2, 2, 938, 50, NULL, NULL);
+    write_record(out, 2, 4, 469, 26, NULL, NULL);
+    fclose(out);
+    struct tu_result r;
+    run_analyze((char *[]){"table", name, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "no run of the baseline, 1 node x 1 GPU (the smallest here is --baseline 2x1)"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"table", "--baseline", "2x1", name, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    unlink(name);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_speedups_with_x_and_no_node_column),
+        cmocka_unit_test(test_a_missing_baseline_names_one_that_works),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
