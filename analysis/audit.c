@@ -14,6 +14,7 @@
 #include "analysis/experiment.h"
 #include "common/hostlist.h"
 #include "analysis/stats.h"
+#include "formats/table_columns.h"
 
 static int add_finding(struct audit *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -192,18 +193,24 @@ static int check_nodelist(const struct result_row *r, struct audit *out)
     return rc;
 }
 
-/* The value most rows of a configuration have. */
+/* Whether a row's Epoch (epochs) or Steps cell said "-": not known, nothing to check. */
+static bool count_unknown(const struct result_row *r, bool epochs)
+{
+    return r->unknown & (1u << (epochs ? COL_EPOCH : COL_STEPS));
+}
+
+/* The value most rows of a configuration have (of those that say one). */
 static long usual_count(const struct result_table *t, int nodes, int gpus, bool epochs)
 {
     long best = 0;
     int best_count = 0;
     for (int i = 0; i < t->count; i++) {
-        if (t->rows[i].nodes != nodes || t->rows[i].gpus != gpus)
+        if (t->rows[i].nodes != nodes || t->rows[i].gpus != gpus || count_unknown(&t->rows[i], epochs))
             continue;
         long v = epochs ? t->rows[i].epoch : t->rows[i].steps;
         int count = 0;
         for (int j = 0; j < t->count; j++)
-            count += t->rows[j].nodes == nodes && t->rows[j].gpus == gpus &&
+            count += t->rows[j].nodes == nodes && t->rows[j].gpus == gpus && !count_unknown(&t->rows[j], epochs) &&
                      (epochs ? t->rows[j].epoch : t->rows[j].steps) == v;
         if (count > best_count)
             best = v, best_count = count;
@@ -224,11 +231,11 @@ static int check_counts(const struct result_table *t, const struct result_row *r
 {
     long epochs = usual_count(t, r->nodes, r->gpus, true), steps = usual_count(t, r->nodes, r->gpus, false);
     const char *config = plural_of(r->nodes, "node"), *gpus = plural_of(r->gpus, "GPU");
-    if (r->epoch != epochs && add_finding(out, r->line, "Epoch %d, but the other runs of %s x %s have %ld", r->epoch, config,
-                                  gpus, epochs) < 0)
+    if (!count_unknown(r, true) && r->epoch != epochs &&
+        add_finding(out, r->line, "Epoch %d, but the other runs of %s x %s have %ld", r->epoch, config, gpus, epochs) < 0)
         return -1;
-    if (r->steps != steps && add_finding(out, r->line, "%ld steps, but the other runs of %s x %s have %ld", r->steps, config,
-                                 gpus, steps) < 0)
+    if (!count_unknown(r, false) && r->steps != steps &&
+        add_finding(out, r->line, "%ld steps, but the other runs of %s x %s have %ld", r->steps, config, gpus, steps) < 0)
         return -1;
     long size = audit_dataset_size(t->title), per_step = (long)r->batch * r->nodes * r->gpus;
     if (!size || r->steps != steps || !t->has_steps || !t->has_batch)
@@ -313,7 +320,7 @@ int audit_table(const struct result_table *t, struct audit *out)
 {
     int batch = usual_batch(t);
     for (int i = 0; i < t->count; i++)
-        if (t->rows[i].batch != batch &&
+        if (t->rows[i].batch != batch && !(t->rows[i].unknown & (1u << COL_BATCH)) &&
             add_finding(out, t->rows[i].line, "Batchsize %d, but the table's other runs have %d: a run of another experiment, "
                 "not comparable in this table", t->rows[i].batch, batch) < 0)
             return -1;

@@ -191,9 +191,10 @@ static int study_records(struct node_study *s, const struct record_set *set)
             hostlist_init(&hosts);
             char where[300];
             snprintf(where, sizeof where, "%s (job %s)", r->nodelist, r->job_id[0] ? r->job_id : "-");
-            double samples = experiment_samples(r);
-            rc = hosts_of(r, &hosts) < 0 || !(samples > 0) ? (samples > 0 ? -1 : 0)
-                                                          : add_hosts(s, &hosts, r->runtime_seconds / samples, where);
+            /* a time a sample; a program's run (dtrain-record) counts no samples: its whole time, as
+             * every run of one configuration did the same work */
+            double samples = experiment_samples(r), cost = samples > 0 ? r->runtime_seconds / samples : r->runtime_seconds;
+            rc = hosts_of(r, &hosts) < 0 ? -1 : add_hosts(s, &hosts, cost, where);
             hostlist_free(&hosts);
         }
         if (rc == 0)

@@ -16,7 +16,7 @@
 static void summarise_config(const struct result_table *t, struct corrected_config *c, enum speedup_stat stat)
 {
     if (c->count == 0) {   /* only an Avg row */
-        c->runtime = t->rows[c->given].runtime;
+        c->runtime = c->min = c->max = t->rows[c->given].runtime;
         c->usual = &t->rows[c->given];
         c->runtime_unit = c->usual->runtime_unit;
         c->samples = (double)c->usual->steps * c->usual->batch * c->nodes * c->gpus;
@@ -36,6 +36,7 @@ static void summarise_config(const struct result_table *t, struct corrected_conf
     }
     stats_mean_std(times, c->count, &c->mean, &c->std);
     double median = stats_sort_median(times, c->count);
+    c->min = times[0], c->max = times[c->count - 1];
     c->runtime = stat == STAT_MEAN ? c->mean : median;
     c->samples = (double)c->usual->steps * c->usual->batch * c->nodes * c->gpus;
     free(times);
@@ -145,13 +146,20 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
                *steps = count_text(t->has_steps, shown->steps, cell[2]);
     struct uncertainty_cells u;
     speedup_uncertainty_cells(&c->uncertainty, decimals, &u);
+    char std[32], lo[32], hi[32];
+    duration_format(c->std, decimals, std);
+    duration_format(c->min, decimals, lo);
+    duration_format(c->max, decimals, hi);
     if (opt->format == FORMAT_CSV) {
         fprintf(out, "%d,%d,%s,%s,%s,%s,%s,\"%s\",%s,%s", c->nodes, c->gpus, epoch, batch, steps, runtime,
                 avg && !isnan(c->speedup) ? speedup : "", nodes, given_runtime, given_speedup);
         if (avg)
-            fprintf(out, ",%s,\"%s\",\"%s\",%s\n", u.runs, u.runtime, u.speedup, isnan(c->speedup) ? "" : u.efficiency);
+            fprintf(out, ",%s,\"%s\",\"%s\",%s", u.runs, u.runtime, u.speedup, isnan(c->speedup) ? "" : u.efficiency);
         else
-            fputs(",,,,\n", out);
+            fputs(",,,,", out);
+        if (opt->extra)
+            fprintf(out, ",%s,%s,%s", avg ? std : "", avg ? lo : "", avg ? hi : "");
+        fputc('\n', out);
         return;
     }
     const char *b = avg ? "**" : "";
@@ -162,6 +170,8 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
         fprintf(out, " **%s** | **%s** | **%s** | **%s** |", u.runs, u.runtime, u.speedup, u.efficiency);
     else if (opt->format != FORMAT_REFERENCE)
         fputs(" - | - | - | - |", out);
+    if (opt->extra)   /* the spread, as a records' table gives it */
+        fprintf(out, avg ? " **%s** | **%s-%s** |" : " - | - |", std, lo, hi);
     fputc('\n', out);
 }
 
@@ -233,12 +243,12 @@ int corrected_print(FILE *out, const struct result_table *t, const struct speedu
                 opt->base_nodes, opt->base_gpus);
     bool reference = opt->format == FORMAT_REFERENCE;
     if (opt->format == FORMAT_CSV)
-        fprintf(out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Given Runtime,Given Speedup%s\n",
-                UNCERTAINTY_CSV_HEADER);
+        fprintf(out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Given Runtime,Given Speedup%s%s\n",
+                UNCERTAINTY_CSV_HEADER, opt->extra ? ",Std,Min,Max" : "");
     else
         fprintf(out, "| #Nodes | #GPUs | Epoch | Batchsize | Steps | Runtime | Speedup | Node(s) | Given Runtime | Given "
-                "Speedup |%s\n|---|---|---|---|---|---|---|---|---|---|%s\n", reference ? "" : UNCERTAINTY_MD_HEADER,
-                reference ? "" : "---|---|---|---|");
+                "Speedup |%s%s\n|---|---|---|---|---|---|---|---|---|---|%s%s\n", reference ? "" : UNCERTAINTY_MD_HEADER,
+                opt->extra ? " Std | Min-Max |" : "", reference ? "" : "---|---|---|---|", opt->extra ? "---|---|" : "");
     for (int k = 0; k < count; k++) {
         for (int i = 0; i < configs[k].count; i++)
             print_row(out, opt, decimals, &t->rows[configs[k].runs[i]], &configs[k], t);

@@ -25,6 +25,7 @@ struct corrected_config {
     double speedup_error;      /* how far speedup may be off, its runtimes having been rounded */
     int unread_line;           /* a run of it that could not be read (its Avg is incomplete), or 0 */
     double mean;               /* the runs' mean, seconds (runtime is the median with STAT_MEDIAN) */
+    double min, max;           /* the fastest and slowest run, seconds (--extra) */
     struct avg_uncertainty uncertainty;   /* its Avg row's runs and 95% intervals (speedup.h) */
 };
 

@@ -164,10 +164,21 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
         print_csv_row(out, opt, avg, r, g, runtime, speedup, nodes, &u, std, lo, hi);
         return;
     }
+    /* a program's run (dtrain-record) knows no epochs or batch size: "-", which audit reads as such */
+    char epoch[16], batch[16], steps[24];
+    bool program = strcmp(r->backend, "program") == 0;
+    snprintf(epoch, sizeof epoch, "%d", r->epochs);
+    snprintf(batch, sizeof batch, "%d", r->batch_per_replica);
+    snprintf(steps, sizeof steps, "%ld", r->steps_per_rank);
+    if (program && r->epochs == 0)
+        snprintf(epoch, sizeof epoch, "-");
+    if (program && r->batch_per_replica == 0)
+        snprintf(batch, sizeof batch, "-");
+    if (program && r->steps_per_rank == 0)   /* no log to count them in */
+        snprintf(steps, sizeof steps, "-");
     const char *b = avg ? "**" : "";   /* the reference experiments' bold Avg rows */
-    fprintf(out, "| %s%d%s | %s%d%s | %s%d%s | %s%d%s | %s%ld%s | %s%s%s | %s%s%s | %s%s%s |", b, g->nodes, b, b, g->gpus,
-            b, b, r->epochs, b, b, r->batch_per_replica, b, b, r->steps_per_rank, b, b, runtime, b, b, speedup, b, b,
-            nodes, b);
+    fprintf(out, "| %s%d%s | %s%d%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s | %s%s%s |", b, g->nodes, b, b, g->gpus,
+            b, b, epoch, b, b, batch, b, b, steps, b, b, runtime, b, b, speedup, b, b, nodes, b);
     if (opt->format == FORMAT_REFERENCE) {   /* the reference experiments' columns, --extra's as before */
         if (opt->extra)
             fprintf(out, avg ? " **%s** | **%s** | **%s-%s** |" : " - | - | - |", u.efficiency, std, lo, hi);

@@ -31,7 +31,8 @@ static const char usage_text[] =
     "  -N, --nodes N            nodes of the step (1)\n"
     "  -g, --gpus-per-node N    GPUs per node (0: CPU ranks)\n"
     "  -n, --ranks N            ranks in all (nodes x GPUs per node, or nodes)\n"
-    "      --nodelist HOSTLIST  the step's nodes (gn[01-02]); the job id from --job-id\n"
+    "      --nodelist HOSTLIST  the step's nodes (gn[01-02]); each rank's node as Slurm's default\n"
+    "                          block distribution places it (-N 2 -n 4: ranks 0-1 on gn01)\n"
     "      --job-id ID          the Slurm job (SLURM_JOB_ID when set)\n"
     "      --log FILE           the program's log: its Step lines (Step200: 100.71 data/sec,\n"
     "                           samples of all ranks a second) give the rate and steps\n"
@@ -113,7 +114,7 @@ static int write_record(const struct program_run *p)
     struct run_record rec = {.nodes = p->nodes, .gpus_per_node = p->gpus, .world_size = p->ranks,
                              .runtime_seconds = p->runtime};
     struct hostlist hosts;
-    if (record_hosts_from_nodelist(&rec, p->nodelist, p->ranks, &hosts) < 0)
+    if (record_hosts_from_nodelist(&rec, p->nodelist, p->ranks, true, &hosts) < 0)
         return free(rec.hostnames), hostlist_free(&hosts), fputs("dtrain-record: out of memory\n", stderr), 1;
     rec.nodelist = (char *)(p->nodelist ? p->nodelist : "");
     program_name(p->program, rec.model, sizeof rec.model);

@@ -21,16 +21,27 @@
 #include <time.h>
 #include <unistd.h>
 
-int record_hosts_from_nodelist(struct run_record *rec, const char *nodelist, int world, struct hostlist *hosts)
+int record_hosts_from_nodelist(struct run_record *rec, const char *nodelist, int world, bool block,
+                               struct hostlist *hosts)
 {
     struct dt_err ignored;
     hostlist_init(hosts);
-    bool one_per_node = nodelist && nodelist[0] && hostlist_expand(nodelist, hosts, &ignored) == 0 &&
-                        hosts->count == (size_t)world;
+    bool read = nodelist && nodelist[0] && hostlist_expand(nodelist, hosts, &ignored) == 0 && hosts->count > 0;
+    bool one_per_node = read && hosts->count == (size_t)world;
+    bool by_block = read && block && hosts->count <= (size_t)world;
     if (!(rec->hostnames = calloc((size_t)world, sizeof *rec->hostnames)))
         return -1;
-    for (int r = 0; r < world; r++)
-        rec->hostnames[r] = one_per_node ? (char *)hostlist_nth(hosts, (size_t)r) : (char *)"";
+    /* Slurm's block distribution: the first world % nodes nodes run one rank more than the rest */
+    int nodes = read ? (int)hosts->count : 1, base = world / nodes, extra = world % nodes, node = 0, on_node = 0;
+    for (int r = 0; r < world; r++) {
+        if (one_per_node || by_block) {
+            rec->hostnames[r] = (char *)hostlist_nth(hosts, (size_t)(one_per_node ? r : node));
+            if (by_block && ++on_node == base + (node < extra))
+                node++, on_node = 0;
+        } else {
+            rec->hostnames[r] = (char *)"";
+        }
+    }
     return 0;
 }
 

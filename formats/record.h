@@ -77,9 +77,12 @@ int record_keep_hostnames(struct run_record *rec, const char *const *names, int 
 struct hostlist;
 
 /* rec->hostnames, world of them, from a node list alone (for a record written without the ranks):
- * each rank's host where one rank runs a node (the list then names them in rank order), else "".
- * hosts keeps the names; the caller frees rec->hostnames and hosts. 0, or -1 when out of memory. */
-int record_hosts_from_nodelist(struct run_record *rec, const char *nodelist, int world, struct hostlist *hosts);
+ * each rank's host where one rank runs a node (the list then names them in rank order); with block,
+ * where the ranks are more than the nodes, as Slurm's default block distribution places them (srun
+ * -N 2 -n 5: ranks 0-2 on the first node, 3-4 on the second); else "". hosts keeps the names; the
+ * caller frees rec->hostnames and hosts. 0, or -1 when out of memory. */
+int record_hosts_from_nodelist(struct run_record *rec, const char *nodelist, int world, bool block,
+                               struct hostlist *hosts);
 
 void record_free(struct run_record *rec);
 

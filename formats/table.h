@@ -27,6 +27,8 @@ struct result_row {
     double efficiency_unit;   /* of its last printed digit, as a fraction: 0.01 for "0.93" and for "93%" */
     char nodelist[256];       /* as written; "Avg" rows have none */
     bool avg;                 /* the row summarises the runs above it */
+    unsigned unknown;         /* the count columns whose cell says "-" (1 << enum column): not known,
+                                 read as 0 and checked against nothing */
 };
 
 struct result_table {

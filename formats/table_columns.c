@@ -114,7 +114,7 @@ static const char *cell_of(char **cells, int n, const struct table_layout *layou
 
 /* An integer column into *out (0 where the table has none). */
 static bool read_count(char **cells, int n, const struct table_layout *layout, enum column c, long min, long max,
-                       long *out, char *why, size_t size)
+                       long *out, unsigned *unknown, char *why, size_t size)
 {
     char copy[64];
     const char *text = cell_of(cells, n, layout, c, copy, sizeof copy);
@@ -123,6 +123,8 @@ static bool read_count(char **cells, int n, const struct table_layout *layout, e
         return true;
     if (!*text)
         return snprintf(why, size, "%s (column %d) is empty", layout->name[c], layout->at[c] + 1), false;
+    if (strcmp(text, "-") == 0 && c != COL_NODES && c != COL_GPUS)
+        return *unknown |= 1u << c, true;   /* not known (a program's run says no batch size) */
     if (dt_parse_long(text, min, max, out) < 0)
         return snprintf(why, size, "%s (column %d) \"%s\" is not a whole number%s", layout->name[c], layout->at[c] + 1,
                         text, min > 0 ? " above 0" : ""), false;
@@ -202,15 +204,16 @@ bool table_read_row(char **cells, int n, const struct table_layout *layout, stru
                     size_t size)
 {
     long nodes, gpus, epoch, batch;
-    if (!read_count(cells, n, layout, COL_NODES, 1, 1 << 20, &nodes, why, size))
+    row->unknown = 0;
+    if (!read_count(cells, n, layout, COL_NODES, 1, 1 << 20, &nodes, &row->unknown, why, size))
         return false;
     row->nodes = (int)nodes;
-    if (!read_count(cells, n, layout, COL_GPUS, 1, 1 << 20, &gpus, why, size))
+    if (!read_count(cells, n, layout, COL_GPUS, 1, 1 << 20, &gpus, &row->unknown, why, size))
         return false;
     row->gpus = (int)gpus;
-    if (!read_count(cells, n, layout, COL_EPOCH, 0, 1 << 30, &epoch, why, size) ||
-        !read_count(cells, n, layout, COL_BATCH, 1, 1 << 30, &batch, why, size) ||
-        !read_count(cells, n, layout, COL_STEPS, 0, 1L << 50, &row->steps, why, size) ||
+    if (!read_count(cells, n, layout, COL_EPOCH, 0, 1 << 30, &epoch, &row->unknown, why, size) ||
+        !read_count(cells, n, layout, COL_BATCH, 1, 1 << 30, &batch, &row->unknown, why, size) ||
+        !read_count(cells, n, layout, COL_STEPS, 0, 1L << 50, &row->steps, &row->unknown, why, size) ||
         !read_runtime(cells, n, layout, row, why, size) || !read_speedup(cells, n, layout, row, why, size) ||
         !read_efficiency(cells, n, layout, row, why, size))
         return false;

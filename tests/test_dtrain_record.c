@@ -54,6 +54,19 @@ static void test_program_runs_make_the_table(void **state)
     assert_true(tu_contains(r.err, "4 runs read, 1 not completed"));
     assert_true(tu_contains(r.out, "| **2** | **1** |"));
     assert_true(tu_contains(r.out, "| **1.98** |"));   /* 101 / 51 */
+    /* a program's runs know no epochs or batch size: "-", and the table passes its own audit
+     * (Epoch 0 and Batchsize 0 failed it: "is not a whole number above 0") */
+    assert_true(tu_contains(r.out, "| **2** | **1** | **-** | **-** | **-** |"));
+    char written[160];
+    snprintf(written, sizeof written, "%s/table.md", dir);
+    FILE *t = fopen(written, "w");
+    assert_non_null(t);
+    fputs(r.out, t);
+    fclose(t);
+    tu_result_free(&r);
+    assert_int_equal(tu_run_tool("dtrain-analyze", (char *[]){"audit", written, NULL}, &r), 0);
+    assert_true(tu_contains(r.out, "; 0 findings"));
+    assert_int_equal(r.status, 0);
     tu_result_free(&r);
     assert_int_equal(tu_remove_tree(dir), 0);
 }
@@ -77,11 +90,47 @@ static void test_statuses_are_explained_and_input_checked(void **state)
     assert_int_equal(access("/tmp/x", F_OK), -1);   /* nothing written */
 }
 
+/* A step of more ranks than nodes: each rank's node as Slurm's block distribution places it (they
+ * were all "" before), so `nodes` can tell one set of nodes from another in a swept program's runs:
+ * 1 x 1 on gn01 and on gn02, 2 x 2 on both. */
+static void test_hostnames_by_block_distribution(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-record-XXXXXX", file[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof file, "%s/records.jsonl", dir);
+    static const char *const steps[][4] = {
+        {"2", "4", "gn[01-02]", "50"}, {"2", "5", "gn[01-02]", "48"}, {"1", "1", "gn01", "100"}, {"1", "1", "gn02", "140"},
+        {"1", "1", "gn01", "101"}, {"1", "1", "gn02", "139"},
+    };
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
+        struct tu_result r;
+        char *args[] = {"--record", file, "--program", "./bench.sh", "--runtime", (char *)steps[k][3], "-N",
+                        (char *)steps[k][0], "-n", (char *)steps[k][1], "--nodelist", (char *)steps[k][2], "--status",
+                        "0", NULL};
+        assert_int_equal(tu_run_tool("dtrain-record", args, &r), 0);
+        assert_int_equal(r.status, 0);
+        tu_result_free(&r);
+    }
+    char *text = tu_read_file(file);
+    assert_non_null(text);
+    assert_true(tu_contains(text, "\"hostnames\":[\"gn01\",\"gn01\",\"gn02\",\"gn02\"]"));
+    assert_true(tu_contains(text, "\"hostnames\":[\"gn01\",\"gn01\",\"gn01\",\"gn02\",\"gn02\"]"));
+    free(text);
+    struct tu_result r;
+    assert_int_equal(tu_run_tool("dtrain-analyze", (char *[]){"nodes", file, NULL}, &r), 0);
+    assert_null(strstr(r.err, "no configuration was run on two different sets of nodes"));
+    assert_true(tu_contains(r.out, "| gn02 |"));
+    tu_result_free(&r);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_program_runs_make_the_table),
         cmocka_unit_test(test_statuses_are_explained_and_input_checked),
+        cmocka_unit_test(test_hostnames_by_block_distribution),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

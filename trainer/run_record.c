@@ -119,7 +119,7 @@ static int shape_from_launcher(struct run_record *rec, int world, struct hostlis
     rec->world_size = world;
     rec->nodelist = (char *)nodelist;
     rec->nodes = getenv("DTRAIN_NODES") ? atoi(getenv("DTRAIN_NODES")) : 1;
-    return record_hosts_from_nodelist(rec, nodelist, world, hosts);
+    return record_hosts_from_nodelist(rec, nodelist, world, false, hosts);   /* a guess would be worse than none */
 }
 
 /* Under a launcher that names the job, the first failure record of the job step is the one kept. */
