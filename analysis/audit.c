@@ -386,6 +386,14 @@ static int check_notebook_run(const struct log_runs *runs, const struct log_run 
         return -1;
     if (baseline.value <= 0 || figure.value <= 0)
         return 0;
+    /* the GPU count read from the headings against the speedup the line states: far above linear,
+     * the count was probably not read (a form the reader does not know) */
+    if (speedup.value > r->id.gpus * 1.05 + speedup.half_unit &&
+        add_finding(out, r->line, "speedup %.*sx of \"%s\" is more than its %d GPU%s as read from the headings "
+                    "(%.0f%% efficiency): is the GPU count written in a form not read (2x<GPU>, <GPU>x2, 2 GPUs)?",
+                    speedup.length, speedup.text, t, r->id.gpus, r->id.gpus == 1 ? "" : "s",
+                    100 * speedup.value / r->id.gpus) < 0)
+        return -1;
     double computed = figure.value / baseline.value;
     double rounding = computed * (figure.half_unit / figure.value + baseline.half_unit / baseline.value);
     if (fabs(speedup.value - computed) > speedup.half_unit + rounding &&

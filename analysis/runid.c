@@ -74,11 +74,35 @@ static int parse_node_list(const char *heading, struct run_identity *id)
     return found;
 }
 
-/* The GPU count a heading states: "2x2080ti" or "2 GPUs". 0 when it states none. */
+static bool is_gpu_token(const char *t, size_t n);
+
+/* A count after the GPU's name, the word at s: "A6000x2", "2080tix4", or a bare "x2". 0 if none. */
+static int count_after_gpu(const char *s, const char *start)
+{
+    if (!isalnum((unsigned char)*s) || (s > start && isalnum((unsigned char)s[-1])))
+        return 0;
+    size_t n = 0;
+    while (isalnum((unsigned char)s[n]))
+        n++;
+    const char *x = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == 'x' && i + 1 < n && isdigit((unsigned char)s[i + 1]))
+            x = s + i;
+    if (!x || (x > s && !is_gpu_token(s, (size_t)(x - s))))
+        return 0;
+    char *end;
+    long count = strtol(x + 1, &end, 10);
+    return end == s + n && count > 0 && count <= 4096 ? (int)count : 0;
+}
+
+/* The GPU count a heading states: "2x2080ti", "A6000x2", "x2", "2 GPUs", "8-GPUs", "4gpu". 0 when
+ * it states none. */
 static int stated_gpus(const char *heading)
 {
     for (const char *s = heading; *s; s++) {
         int gpus = gpu_count_at(s, heading);
+        if (gpus <= 0)
+            gpus = count_after_gpu(s, heading);
         if (gpus > 0)
             return gpus;
         char *end;
@@ -155,7 +179,8 @@ static void model_of(const char *heading, char *out, size_t size)
     int kept = count;
     while (kept > 1 && is_gpu_suffix(token[kept - 1], token_length[kept - 1]))
         kept--;
-    if (kept > 1 && is_gpu_token(token[kept - 1], token_length[kept - 1]))
+    if (kept > 1 && (is_gpu_token(token[kept - 1], token_length[kept - 1]) ||
+                     count_after_gpu(token[kept - 1], heading) > 0))   /* "A6000x2", "x4" */
         kept--;
     else
         kept = count;   /* no GPU named: the suffix-like words belong to the model */

@@ -78,12 +78,37 @@ static void test_extra_on_a_hand_made_table(void **state)
     tu_result_free(&r);
 }
 
+/* Notebook headings give the GPU count in several forms: before the GPU (2x2080ti), after it
+ * (A6000x2: read as 1 GPU, its 1.92x then "1.00"), alone (x4), as words (8-GPUs, 3gpu); a form not
+ * read is caught by the speedup its own line states being far above the count read. */
+static void test_gpu_counts_wherever_a_heading_writes_them(void **state)
+{
+    (void)state;
+    char path[4200];
+    tu_fixture(path, sizeof path, "notebooks/gpu-count-forms.md");
+    struct tu_result r;
+    run_analyze((char *[]){"throughput", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| EfficientNet-B3 | hpc12 | 2 | 2 | 170.12 | 170.12 | 1.92x | 96.2% |"));
+    assert_true(tu_contains(r.out, "| EfficientNet-B3 | hpc12 | 4 | 1 | 330.00 | 330.00 | 3.73x | 93.3% |"));
+    assert_true(tu_contains(r.out, "| ResNet50 | hpc12 | 8 | 1 | 760.00 | 760.00 | 7.60x | 95.0% |"));
+    assert_true(tu_contains(r.out, "| ResNet50 | hpc12 | 3 | 1 | 290.00 | 290.00 | 2.90x | 96.7% |"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "gpu-count-forms.md:18: speedup 1.93x of \"hpc14-171.00-1.93x, baseline: 88.40\" is "
+                                   "more than its 1 GPU as read from the headings (193% efficiency)"));
+    assert_true(tu_contains(r.out, "; 2 findings"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_speedups_with_x_and_no_node_column),
         cmocka_unit_test(test_a_missing_baseline_names_one_that_works),
         cmocka_unit_test(test_extra_on_a_hand_made_table),
+        cmocka_unit_test(test_gpu_counts_wherever_a_heading_writes_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
