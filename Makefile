@@ -8,7 +8,8 @@
 #   make fuzz       libFuzzer on the parsers for FUZZ_TIME seconds (clang)
 #   make gpu-bundle what a GPU machine needs to run the CUDA tests and GPU benchmark (.device/);
 #                   BASELINE=FILE adds an earlier dtrain-train for the benchmark to run beside
-#   make install PREFIX=/opt/dtrain   the tools and a man page each (help2man)
+#   make install PREFIX=/opt/dtrain   the tools, the Slurm scripts (share/dtrain/sbatch, bin/dtrain-sweep)
+#                   and a man page each (help2man)
 
 PREFIX ?= /usr/local
 BUILD ?= build
@@ -268,16 +269,31 @@ dtrain-commbench_WHAT := time the gradient transports over message sizes, as ncc
 dtrain-check_WHAT := check a job's nodes before it runs: GPUs, NIC, run directory and every link
 dtrain-analyze_WHAT := turn run records, logs and result tables into tables, plots and audits
 dtrain-record_WHAT := write the run record of a program dtrain-train did not train
+dtrain-sweep_WHAT := submit a scaling study to Slurm and average its runs into one speedup table
+dtrain.sbatch_WHAT := the Slurm job script of one data-parallel training run, of dtrain-train or your program
 MAN := $(addprefix $(BUILD)/man/,$(addsuffix .1,$(TOOLS)))
 $(BUILD)/man/%.1: $(BIN)/%
 	@mkdir -p $(dir $@)
 	help2man --no-info --no-discard-stderr --name="$($*_WHAT)" --output=$@.tmp $< && mv $@.tmp $@
-man: $(MAN)
+# The Slurm scripts (sbatch/, installed under share/dtrain/sbatch, sweep as bin/dtrain-sweep): their
+# pages from their --help too, under the names they are run by, the version dtrain's.
+VERSION := $(shell sed -n 's/.*DTRAIN_VERSION "\(.*\)"/\1/p' common/version.h)
+SCRIPT_MAN := $(BUILD)/man/dtrain-sweep.1 $(BUILD)/man/dtrain.sbatch.1
+$(BUILD)/man/dtrain-sweep.1: sbatch/sweep
+$(BUILD)/man/dtrain.sbatch.1: sbatch/dtrain.sbatch
+$(SCRIPT_MAN):
+	@mkdir -p $(dir $@)
+	ln -sf $(abspath $<) $(@:.1=)
+	env -u SLURM_JOB_ID help2man --no-info --version-string=$(VERSION) --name="$($(notdir $(@:.1=))_WHAT)" \
+	    --output=$@.tmp $(@:.1=) && mv $@.tmp $@ && rm -f $(@:.1=)
+man: $(MAN) $(SCRIPT_MAN)
 
 install: all man
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/dtrain/sbatch
 	install -m 755 $(addprefix $(BIN)/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(MAN) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 755 sbatch/sweep sbatch/dtrain.sbatch $(DESTDIR)$(PREFIX)/share/dtrain/sbatch/
+	ln -sf ../share/dtrain/sbatch/sweep $(DESTDIR)$(PREFIX)/bin/dtrain-sweep
+	install -m 644 $(MAN) $(SCRIPT_MAN) $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
 	rm -rf $(BUILD)

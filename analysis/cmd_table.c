@@ -31,7 +31,7 @@ static const char table_help[] =
     "  Time (s), Wall time, Hosts, ...); runtimes H:MM:SS, MM:SS or a number (seconds unless the\n"
     "  header says min or h); Speedup and Avg rows optional; ';' CSV with decimal commas.\n"
     "  Tables dtrain-analyze printed (their first line says so) are passed over in directories.\n"    "          --baseline NxG     the baseline configuration (1x1)\n"
-    "          --stat mean|median how a group's runtimes are averaged (mean)\n"
+    "          --stat mean|median  how a group's runtimes are averaged (mean)\n"
     "      -f, --format md|csv|json|reference  (md; json for records only). md, csv and json give\n"
     "                             each Avg row its number of runs, the 95% confidence intervals of\n"
     "                             its mean runtime (Student's t) and of its speedup (the delta\n"

@@ -34,7 +34,7 @@ static const char predict_usage[] =
     "                          of dtrain-commbench --json run on 2 ranks across the link: its\n"
     "                          measured times, a message of m bytes costing half the allreduce\n"
     "                          of 2m, read between the sizes measured\n"
-    "      --servers-link FILE dtrain-commbench --op pushpull --json on 2 ranks across the link (a\n"
+    "      --servers-link FILE  dtrain-commbench --op pushpull --json on 2 ranks across the link (a\n"
     "                          worker, a server): the servers' pushes and pulls at the rate it\n"
     "                          measured a direction at a time (a message of m bytes half the push\n"
     "                          and pull of m), not --inter's, whose allreduce loads both at once\n"

@@ -29,7 +29,20 @@ for path in "$dest"/usr/local/bin/*; do
         *) echo "[ FAILED ] man $tool: no NAME line or no $option from its --help"; failed=1 ;;
     esac
 done
+# the tools built, and sbatch/sweep as dtrain-sweep (a link to it beside dtrain.sbatch, which it submits)
 built=$(find "$top/build/bin" -maxdepth 1 -name 'dtrain*' -type f | wc -l)
-[ "$tools" -eq "$built" ] || { echo "[ FAILED ] make install put $tools tools in bin/, but $built were built"; failed=1; }
-[ $failed -eq 0 ] && echo "[ OK ] make install: $tools tools, a man page each; man finds and renders every one"
+[ "$tools" -eq $((built + 1)) ] ||
+    { echo "[ FAILED ] make install put $tools programs in bin/, but $built tools were built (and dtrain-sweep)"; failed=1; }
+share="$dest/usr/local/share/dtrain/sbatch"
+if ! [ -x "$share/sweep" ] || ! [ -x "$share/dtrain.sbatch" ] ||
+    [ "$(readlink -f "$dest/usr/local/bin/dtrain-sweep")" != "$share/sweep" ]; then
+    echo "[ FAILED ] make install: sweep and dtrain.sbatch not side by side in share/dtrain/sbatch"
+    failed=1
+fi
+text=$(MANWIDTH=100 MANPATH="$dest/usr/local/share/man" man dtrain.sbatch 2>/dev/null)
+case $text in
+    *NAME*dtrain.sbatch*DTRAIN_PROGRAM*) ;;
+    *) echo "[ FAILED ] man dtrain.sbatch: no NAME line or no DTRAIN_PROGRAM from its --help"; failed=1 ;;
+esac
+[ $failed -eq 0 ] && echo "[ OK ] make install: $tools programs (the tools and dtrain-sweep) and dtrain.sbatch, a man page each; man finds and renders every one"
 exit $failed
