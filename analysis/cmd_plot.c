@@ -38,6 +38,10 @@ struct plot_inputs {
     struct table_set tables;
     struct method_set methods;
     struct log_runs logs;
+    /* Logs found in a folder (a sweep's job .out files and step logs beside its records): drawn
+     * only where the folders hold no records, whose runs they are (each drawn alone, a 2-node job
+     * came out as "1 GPU, mlp on -", 54 pictures for one sweep) */
+    struct log_runs walked_logs;
     int unreadable;
 };
 
@@ -49,18 +53,19 @@ static void plot_reader(const char *path, void *set)
         return;
     }
     struct dt_err err;
-    int tables = in->tables.count, methods = in->methods.count, logs = in->logs.count;
+    struct log_runs *logs_set = inputs_walking() ? &in->walked_logs : &in->logs;
+    int tables = in->tables.count, methods = in->methods.count, logs = logs_set->count;
     FILE *f = fopen(path, "r");
     if (!f || table_parse_file(path, &in->tables, &err) < 0 || method_table_parse(f, path, &in->methods, &err) < 0) {
         fprintf(stderr, "dtrain-analyze: %s: %s\n", path, f ? err.msg : strerror(errno));
         in->unreadable++;
-    } else if (rewind(f), throughput_read(f, path, &in->logs) < 0) {
+    } else if (rewind(f), throughput_read(f, path, logs_set) < 0) {
         fprintf(stderr, "dtrain-analyze: %s: out of memory\n", path);
         in->unreadable++;
     }
     if (f)
         fclose(f);
-    if (in->tables.count == tables && in->methods.count == methods && in->logs.count == logs && !inputs_walking()) {
+    if (in->tables.count == tables && in->methods.count == methods && logs_set->count == logs && !inputs_walking()) {
         fprintf(stderr, "dtrain-analyze: %s: no run record, result table, method table or notebook run\n", path);
         in->unreadable++;
     }
@@ -102,6 +107,29 @@ static int draw_records(const struct record_set *set, const char *prefix, const 
     return rc;
 }
 
+/* The logs found in folders join those named, unless the folders hold run records: then they are
+ * the records' own jobs' logs, passed over and said so. 0, or 2 out of memory. */
+static int keep_walked_logs(struct plot_inputs *in)
+{
+    if (in->records.count > 0) {
+        fprintf(stderr, "plot: %d log run%s found beside the run records passed over (the records are their runs); "
+                "name a log to draw it\n", in->walked_logs.count, in->walked_logs.count == 1 ? "" : "s");
+        return 0;
+    }
+    for (int i = 0; i < in->walked_logs.count; i++) {
+        if (in->logs.count == in->logs.cap) {
+            int cap = in->logs.cap ? 2 * in->logs.cap : 16;
+            struct log_run *bigger = realloc(in->logs.runs, (size_t)cap * sizeof *bigger);
+            if (!bigger)
+                return fputs("dtrain-analyze: out of memory\n", stderr), 2;
+            in->logs.runs = bigger, in->logs.cap = cap;
+        }
+        in->logs.runs[in->logs.count++] = in->walked_logs.runs[i];
+    }
+    in->walked_logs.count = 0;
+    return 0;
+}
+
 static int plot_inputs(char **paths, int count, const char *prefix, const struct speedup_options *opt, enum plot_by by,
                        const struct experiment_where *where, int where_count)
 {
@@ -111,6 +139,8 @@ static int plot_inputs(char **paths, int count, const char *prefix, const struct
     int rc = read_inputs(paths, count, plot_reader, &in);
     struct plot_charts charts = {0};
     struct dt_err err;
+    if (rc == 0 && in.walked_logs.count > 0)
+        rc = keep_walked_logs(&in);
     if (rc == 0) {
         command_keep_where("plot", &in.records, where, where_count);
         throughput_baselines(&in.logs);
@@ -138,6 +168,7 @@ static int plot_inputs(char **paths, int count, const char *prefix, const struct
     table_set_free(&in.tables);
     method_set_free(&in.methods);
     free(in.logs.runs);
+    free(in.walked_logs.runs);
     return rc;
 }
 

@@ -408,9 +408,46 @@ static void test_plot_of_a_two_node_notebook_and_a_shifted_method_table(void **s
     assert_int_equal(tu_remove_tree(dir), 0);
 }
 
+/* A sweep's folder: its records, and beside them the jobs' .out and step logs. The records' chart
+ * is drawn once; the logs (the same runs) are passed over and said so (a 2-node sweep drew 54
+ * pictures, one set a log, "1 GPU, mlp on -"). A folder of logs alone is still drawn. */
+static void test_plot_of_a_sweep_folder_draws_its_records_once(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-plot-sweep-XXXXXX", records[4200], log[4200], copy[4300], prefix[4300];
+    assert_non_null(mkdtemp(dir));
+    clean_records(records, sizeof records);
+    snprintf(copy, sizeof copy, "%s/records.jsonl", dir);
+    assert_int_equal(rename(records, copy), 0);
+    tu_fixture(log, sizeof log, "logs/slurm-1234.out");
+    char *text = tu_read_file(log);
+    assert_non_null(text);
+    for (int job = 1; job <= 3; job++) {
+        snprintf(copy, sizeof copy, "%s/dtrain-%d.out", dir, job);
+        FILE *f = fopen(copy, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+    }
+    free(text);
+    snprintf(prefix, sizeof prefix, "%s/study", dir);
+    struct tu_result r;
+    run_analyze((char *[]){"plot", "-o", prefix, dir, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    int pictures = 0;
+    for (const char *p = r.out; (p = strstr(p, "-speedup.png")); p++)
+        pictures++;
+    assert_int_equal(pictures, 1);
+    assert_true(tu_contains(r.out, "/study-speedup.png"));
+    assert_true(tu_contains(r.err, "3 log runs found beside the run records passed over"));
+    tu_result_free(&r);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plot_of_a_sweep_folder_draws_its_records_once),
         cmocka_unit_test(test_plot_of_a_two_node_notebook_and_a_shifted_method_table),
         cmocka_unit_test(test_throughput_of_logs),
         cmocka_unit_test(test_throughput_reads_any_names),
