@@ -113,3 +113,79 @@ void assert_close(const char *what, const float *got, const float *want, size_t 
     assert_true(worst <= tolerance);
 }
 
+
+/* [n][c][hw] -> [n][hw][c], a new array. */
+float *nhwc_of(const float *x, int n, int c, int hw)
+{
+    float *y = malloc((size_t)n * c * hw * sizeof *y);
+    for (int s = 0; s < n; s++)
+        for (int ch = 0; ch < c; ch++)
+            for (int j = 0; j < hw; j++)
+                y[((size_t)s * hw + j) * c + ch] = x[((size_t)s * c + ch) * hw + j];
+    return y;
+}
+
+/* [n][hw][c] -> [n][c][hw], a new array. */
+float *nchw_of(const float *x, int n, int c, int hw)
+{
+    float *y = malloc((size_t)n * c * hw * sizeof *y);
+    for (int s = 0; s < n; s++)
+        for (int ch = 0; ch < c; ch++)
+            for (int j = 0; j < hw; j++)
+                y[((size_t)s * c + ch) * hw + j] = x[((size_t)s * hw + j) * c + ch];
+    return y;
+}
+
+float *up_image(const float *x, int n, int c, int hw)
+{
+    if (!on->channels_last)
+        return up(x, (size_t)n * c * hw * sizeof(float));
+    float *t = nhwc_of(x, n, c, hw), *d = up(t, (size_t)n * c * hw * sizeof(float));
+    free(t);
+    return d;
+}
+
+float *down_image(const float *d, int n, int c, int hw)
+{
+    float *t = down(d, (size_t)n * c * hw);
+    if (!on->channels_last)
+        return t;
+    float *x = nchw_of(t, n, c, hw);
+    free(t);
+    return x;
+}
+
+void check_conv(struct backend *be, struct conv_shape s, bool bias, bool accumulate, double tolerance)
+{
+    struct backend *was_on = on;   /* given back at the end: later tests download through it */
+    on = be;
+    const struct backend *ref = backend_reference();
+    s.h_out = conv_out_size(s.h, s.kh, s.stride, s.pad), s.w_out = conv_out_size(s.w, s.kw, s.stride, s.pad);
+    int hw = s.h * s.w, hw_out = s.h_out * s.w_out;
+    size_t nx = (size_t)s.n * s.c * hw, nw = (size_t)s.c_out * s.c * s.kh * s.kw, ny = (size_t)s.n * s.c_out * hw_out;
+    float *x = random_floats(nx, 11), *w = random_floats(nw, 12), *b = random_floats(s.c_out, 13);
+    float *dy = random_floats(ny, 14), *y = calloc(ny, 4), *dx = random_floats(nx, 15), *dw = random_floats(nw, 16);
+    float *db = random_floats(s.c_out, 17);   /* added to, as the weight gradient: not from zero */
+    float *gx = up_image(x, s.n, s.c, hw), *gw = up(w, nw * 4), *gb = up(b, s.c_out * 4);
+    float *gdy = up_image(dy, s.n, s.c_out, hw_out), *gy = up(y, ny * 4), *gdx = up_image(dx, s.n, s.c, hw);
+    float *gdw = up(dw, nw * 4), *gdb = up(db, s.c_out * 4);
+    ref->conv_forward(NULL, &s, x, w, bias ? b : NULL, y);
+    be->conv_forward(be->state, &s, gx, gw, bias ? gb : NULL, gy);
+    ref->conv_backward(NULL, &s, x, w, dy, dx, dw, bias ? db : NULL, accumulate);
+    be->conv_backward(be->state, &s, gx, gw, gdy, gdx, gdw, bias ? gdb : NULL, accumulate);
+    float *hy = down_image(gy, s.n, s.c_out, hw_out), *hdx = down_image(gdx, s.n, s.c, hw);
+    float *hdw = down(gdw, nw), *hdb = down(gdb, s.c_out);
+    char what[112];
+    snprintf(what, sizeof what, "%s conv %d->%d %dx%d s%d p%d", be->name, s.c, s.c_out, s.kh, s.kw, s.stride, s.pad);
+    assert_close(what, hy, y, ny, tolerance);
+    assert_close("  input gradient", hdx, dx, nx, tolerance);
+    assert_close("  weight gradient", hdw, dw, nw, tolerance);   /* PyTorch's layout in every mode */
+    if (bias)
+        assert_close("  bias gradient", hdb, db, s.c_out, 1e-3);
+    void *held[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
+    for (int i = 0; i < 8; i++)
+        backend_release(be, held[i]);
+    free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
+    free(hy), free(hdx), free(hdw), free(hdb);
+    on = was_on;
+}

@@ -70,40 +70,6 @@ static void test_linear(void **state)
     check_linear(gpu_bf16, 4e-2);
 }
 
-/* One convolution shape on backend `be`, with and without bias, overwriting and accumulating dx. */
-static void check_conv(struct backend *be, struct conv_shape s, bool bias, bool accumulate, double tolerance)
-{
-    struct backend *was_on = on;   /* given back at the end: later tests download through it */
-    on = be;
-    const struct backend *ref = backend_reference();
-    s.h_out = conv_out_size(s.h, s.kh, s.stride, s.pad), s.w_out = conv_out_size(s.w, s.kw, s.stride, s.pad);
-    size_t nx = (size_t)s.n * s.c * s.h * s.w, nw = (size_t)s.c_out * s.c * s.kh * s.kw;
-    size_t ny = (size_t)s.n * s.c_out * s.h_out * s.w_out;
-    float *x = random_floats(nx, 11), *w = random_floats(nw, 12), *b = random_floats(s.c_out, 13);
-    float *dy = random_floats(ny, 14), *y = calloc(ny, 4), *dx = random_floats(nx, 15), *dw = random_floats(nw, 16);
-    float *db = random_floats(s.c_out, 17);   /* added to, as the weight gradient: not from zero */
-    float *gx = up(x, nx * 4), *gw = up(w, nw * 4), *gb = up(b, s.c_out * 4), *gdy = up(dy, ny * 4), *gy = up(y, ny * 4);
-    float *gdx = up(dx, nx * 4), *gdw = up(dw, nw * 4), *gdb = up(db, s.c_out * 4);
-    ref->conv_forward(NULL, &s, x, w, bias ? b : NULL, y);
-    be->conv_forward(be->state, &s, gx, gw, bias ? gb : NULL, gy);
-    ref->conv_backward(NULL, &s, x, w, dy, dx, dw, bias ? db : NULL, accumulate);
-    be->conv_backward(be->state, &s, gx, gw, gdy, gdx, gdw, bias ? gdb : NULL, accumulate);
-    float *hy = down(gy, ny), *hdx = down(gdx, nx), *hdw = down(gdw, nw), *hdb = down(gdb, s.c_out);
-    char what[96];
-    snprintf(what, sizeof what, "%s conv %d->%d %dx%d s%d p%d", be->name, s.c, s.c_out, s.kh, s.kw, s.stride, s.pad);
-    assert_close(what, hy, y, ny, tolerance);
-    assert_close("  input gradient", hdx, dx, nx, tolerance);
-    assert_close("  weight gradient", hdw, dw, nw, tolerance);
-    if (bias)
-        assert_close("  bias gradient", hdb, db, s.c_out, 1e-3);
-    void *held[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
-    for (int i = 0; i < 8; i++)
-        backend_release(be, held[i]);
-    free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
-    free(hy), free(hdx), free(hdw), free(hdb);
-    on = was_on;
-}
-
 static void test_convolutions(void **state)
 {
     (void)state;

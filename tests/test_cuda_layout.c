@@ -3,7 +3,9 @@
  * each fused form, both poolings, the input's transpose) runs on NHWC copies of the reference's
  * inputs, and what it gives back is turned to NCHW before the comparison. Weights and their
  * gradients keep PyTorch's layout in both modes, so they compare as they are. Tolerances as
- * test_cuda.c's. Last, bf16 mode's convolution outputs kept in bf16 alone for their batch norm. Without a GPU every test ends skipped (tu_skip), never passed. */
+ * test_cuda.c's; the convolutions' check is test_cuda.c's own (cuda_util.c's check_conv, which
+ * keeps images in the backend's layout). Last, bf16 mode's convolution outputs kept in bf16 alone
+ * for their batch norm. Without a GPU every test ends skipped (tu_skip), never passed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,80 +21,6 @@
 #include "tests/cuda_util.h"
 #include "tests/testutil.h"
 #include "trainer/backend/backend.h"
-
-/* [n][c][hw] -> [n][hw][c], a new array. */
-static float *nhwc_of(const float *x, int n, int c, int hw)
-{
-    float *y = malloc((size_t)n * c * hw * sizeof *y);
-    for (int s = 0; s < n; s++)
-        for (int ch = 0; ch < c; ch++)
-            for (int j = 0; j < hw; j++)
-                y[((size_t)s * hw + j) * c + ch] = x[((size_t)s * c + ch) * hw + j];
-    return y;
-}
-
-/* [n][hw][c] -> [n][c][hw], a new array. */
-static float *nchw_of(const float *x, int n, int c, int hw)
-{
-    float *y = malloc((size_t)n * c * hw * sizeof *y);
-    for (int s = 0; s < n; s++)
-        for (int ch = 0; ch < c; ch++)
-            for (int j = 0; j < hw; j++)
-                y[((size_t)s * c + ch) * hw + j] = x[((size_t)s * hw + j) * c + ch];
-    return y;
-}
-
-/* An NCHW host image tensor uploaded as NHWC to `on`. */
-static float *up_nhwc(const float *x, int n, int c, int hw)
-{
-    float *t = nhwc_of(x, n, c, hw), *d = up(t, (size_t)n * c * hw * sizeof(float));
-    free(t);
-    return d;
-}
-
-/* An NHWC device image tensor downloaded as NCHW. */
-static float *down_nchw(const float *d, int n, int c, int hw)
-{
-    float *t = down(d, (size_t)n * c * hw), *x = nchw_of(t, n, c, hw);
-    free(t);
-    return x;
-}
-
-/* One convolution shape on a channels-last backend, as test_cuda.c's check_conv. */
-static void check_conv(struct backend *be, struct conv_shape s, bool bias, bool accumulate, double tolerance)
-{
-    struct backend *was_on = on;
-    on = be;
-    const struct backend *ref = backend_reference();
-    s.h_out = conv_out_size(s.h, s.kh, s.stride, s.pad), s.w_out = conv_out_size(s.w, s.kw, s.stride, s.pad);
-    int hw = s.h * s.w, hw_out = s.h_out * s.w_out;
-    size_t nx = (size_t)s.n * s.c * hw, nw = (size_t)s.c_out * s.c * s.kh * s.kw, ny = (size_t)s.n * s.c_out * hw_out;
-    float *x = random_floats(nx, 11), *w = random_floats(nw, 12), *b = random_floats(s.c_out, 13);
-    float *dy = random_floats(ny, 14), *y = calloc(ny, 4), *dx = random_floats(nx, 15), *dw = random_floats(nw, 16);
-    float *db = random_floats(s.c_out, 17);
-    float *gx = up_nhwc(x, s.n, s.c, hw), *gw = up(w, nw * 4), *gb = up(b, s.c_out * 4);
-    float *gdy = up_nhwc(dy, s.n, s.c_out, hw_out), *gy = up(y, ny * 4), *gdx = up_nhwc(dx, s.n, s.c, hw);
-    float *gdw = up(dw, nw * 4), *gdb = up(db, s.c_out * 4);
-    ref->conv_forward(NULL, &s, x, w, bias ? b : NULL, y);
-    be->conv_forward(be->state, &s, gx, gw, bias ? gb : NULL, gy);
-    ref->conv_backward(NULL, &s, x, w, dy, dx, dw, bias ? db : NULL, accumulate);
-    be->conv_backward(be->state, &s, gx, gw, gdy, gdx, gdw, bias ? gdb : NULL, accumulate);
-    float *hy = down_nchw(gy, s.n, s.c_out, hw_out), *hdx = down_nchw(gdx, s.n, s.c, hw);
-    float *hdw = down(gdw, nw), *hdb = down(gdb, s.c_out);
-    char what[112];
-    snprintf(what, sizeof what, "%s conv %d->%d %dx%d s%d p%d", be->name, s.c, s.c_out, s.kh, s.kw, s.stride, s.pad);
-    assert_close(what, hy, y, ny, tolerance);
-    assert_close("  input gradient", hdx, dx, nx, tolerance);
-    assert_close("  weight gradient (PyTorch's layout)", hdw, dw, nw, tolerance);
-    if (bias)
-        assert_close("  bias gradient", hdb, db, s.c_out, 1e-3);
-    void *held[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
-    for (int i = 0; i < 8; i++)
-        backend_release(be, held[i]);
-    free(x), free(w), free(b), free(dy), free(y), free(dx), free(dw), free(db);
-    free(hy), free(hdx), free(hdw), free(hdb);
-    on = was_on;
-}
 
 /* test_cuda.c's shapes, plus the ImageNet stem (7x7 stride 2 over 3 channels) and a channel count
  * that is no multiple of 8 (cuDNN's NHWC kernels vectorise over channels). */
@@ -134,23 +62,23 @@ static void check_batchnorm(int n, int c, int hw, bool relu, bool residual)
     float *dg = random_floats(c, 26), *dbt = random_floats(c, 27);
     for (int i = 0; i < c; i++)
         var[i] = 1;
-    float *gx = up_nhwc(x, n, c, hw), *gg = up(gamma, c * 4), *gbt = up(beta, c * 4), *gdy = up_nhwc(dy, n, c, hw);
-    float *gy = up(y, count * 4), *gdx = up_nhwc(dx, n, c, hw), *gmean = up(mean, c * 4), *gvar = up(var, c * 4);
-    float *gsave = up(save, 2 * c * 4), *gdg = up(dg, c * 4), *gdbt = up(dbt, c * 4), *gr = up_nhwc(r, n, c, hw);
-    float *gdr = up_nhwc(dr, n, c, hw);
+    float *gx = up_image(x, n, c, hw), *gg = up(gamma, c * 4), *gbt = up(beta, c * 4), *gdy = up_image(dy, n, c, hw);
+    float *gy = up(y, count * 4), *gdx = up_image(dx, n, c, hw), *gmean = up(mean, c * 4), *gvar = up(var, c * 4);
+    float *gsave = up(save, 2 * c * 4), *gdg = up(dg, c * 4), *gdbt = up(dbt, c * 4), *gr = up_image(r, n, c, hw);
+    float *gdr = up_image(dr, n, c, hw);
     struct bn_call cpu = {n, c, hw, x, gamma, beta, mean, var, save, save + c, y, residual ? r : NULL, relu};
     struct bn_call dev = {n, c, hw, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, residual ? gr : NULL, relu};
     print_message("channels-last batch norm n %d c %d hw %d%s%s\n", n, c, hw, residual ? " + residual" : "",
                   relu ? ", ReLU" : "");
     ref->batchnorm_forward(NULL, &cpu, true, 0.1f, 1e-5f);
     gpu_cl->batchnorm_forward(gpu_cl->state, &dev, true, 0.1f, 1e-5f);
-    float *hy = down_nchw(gy, n, c, hw), *cpu_dr = residual ? dr : NULL, *dev_dr = residual ? gdr : NULL;
+    float *hy = down_image(gy, n, c, hw), *cpu_dr = residual ? dr : NULL, *dev_dr = residual ? gdr : NULL;
     assert_close("batchnorm forward (train)", hy, y, count, 1e-4);
     cpu.y = hy;   /* the GPU's mask, for backward */
     for (int pass = 0; pass < 2; pass++) {   /* overwriting, then adding onto what the first wrote */
         ref->batchnorm_backward(NULL, &cpu, dy, dx, dg, dbt, cpu_dr, pass, pass);
         gpu_cl->batchnorm_backward(gpu_cl->state, &dev, gdy, gdx, gdg, gdbt, dev_dr, pass, pass);
-        float *hdx = down_nchw(gdx, n, c, hw), *hdr = down_nchw(gdr, n, c, hw);
+        float *hdx = down_image(gdx, n, c, hw), *hdr = down_image(gdr, n, c, hw);
         float *hm = down(gmean, c), *hv = down(gvar, c), *hdg = down(gdg, c), *hdb = down(gdbt, c);
         assert_close("  running mean", hm, mean, c, 1e-4);
         assert_close("  running variance (unbiased)", hv, var, c, 1e-5);
@@ -163,7 +91,7 @@ static void check_batchnorm(int n, int c, int hw, bool relu, bool residual)
     cpu.y = y;
     ref->batchnorm_forward(NULL, &cpu, false, 0.1f, 1e-5f);
     gpu_cl->batchnorm_forward(gpu_cl->state, &dev, false, 0.1f, 1e-5f);
-    free(hy), hy = down_nchw(gy, n, c, hw);
+    free(hy), hy = down_image(gy, n, c, hw);
     assert_close("batchnorm forward (eval)", hy, y, count, 1e-4);
     void *held[] = {gx, gg, gbt, gdy, gy, gdx, gmean, gvar, gsave, gdg, gdbt, gr, gdr};
     for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
@@ -199,21 +127,21 @@ static void test_pooling_channels_last(void **state)
     int n = 4, c = 40, h = 13, w = 13, hw = h * w;
     size_t count = (size_t)n * c * hw;
     float *x = random_floats(count, 31), *dy = random_floats(count, 33), *y = calloc(count, 4), *dx = calloc(count, 4);
-    float *gx_nchw = up(x, count * 4), *gx = up_nhwc(x, n, c, hw), *gt = up(y, count * 4);
+    float *gx_nchw = up(x, count * 4), *gx = up_image(x, n, c, hw), *gt = up(y, count * 4);
     gpu_cl->to_channels_last(gpu_cl->state, gx_nchw, gt, n, c, hw);
-    float *transposed = down_nchw(gt, n, c, hw);
+    float *transposed = down_image(gt, n, c, hw);
     assert_close("to channels-last", transposed, x, count, 0);
     free(transposed);
     for (int k = 2; k <= 3; k++) {
         int stride = 2, pad = k == 3, ho = conv_out_size(h, k, stride, pad), wo = conv_out_size(w, k, stride, pad);
         size_t pooled = (size_t)n * c * ho * wo;
         int *argmax = calloc(pooled, sizeof(int)), *gargmax = backend_alloc(gpu_cl, pooled * sizeof(int));
-        float *gy = up(y, pooled * 4), *gdy = up_nhwc(dy, n, c, ho * wo), *gdx = up(dx, count * 4);
+        float *gy = up(y, pooled * 4), *gdy = up_image(dy, n, c, ho * wo), *gdx = up(dx, count * 4);
         ref->maxpool_forward(NULL, x, y, argmax, n, c, h, w, k, stride, pad);
         gpu_cl->maxpool_forward(gpu_cl->state, gx, gy, gargmax, n, c, h, w, k, stride, pad);
         ref->maxpool_backward(NULL, argmax, dy, dx, n, c, h, w, ho, wo, k, stride, pad, false);
         gpu_cl->maxpool_backward(gpu_cl->state, gargmax, gdy, gdx, n, c, h, w, ho, wo, k, stride, pad, false);
-        float *hy = down_nchw(gy, n, c, ho * wo), *hdx = down_nchw(gdx, n, c, hw);
+        float *hy = down_image(gy, n, c, ho * wo), *hdx = down_image(gdx, n, c, hw);
         print_message("channels-last maxpool %dx%d s%d p%d\n", k, k, stride, pad);
         assert_close("  forward", hy, y, pooled, 1e-6);
         assert_close("  backward", hdx, dx, count, 1e-5);
@@ -222,10 +150,10 @@ static void test_pooling_channels_last(void **state)
         for (int i = 0; i < 4; i++)
             backend_release(gpu_cl, held[i]);
     }
-    float *gy = up(y, (size_t)n * c * 4), *gdy = up(dy, (size_t)n * c * 4), *gdx = up_nhwc(dx, n, c, hw);
+    float *gy = up(y, (size_t)n * c * 4), *gdy = up(dy, (size_t)n * c * 4), *gdx = up_image(dx, n, c, hw);
     ref->avgpool_forward(NULL, x, y, n, c, hw), gpu_cl->avgpool_forward(gpu_cl->state, gx, gy, n, c, hw);
     ref->avgpool_backward(NULL, dy, dx, n, c, hw, true), gpu_cl->avgpool_backward(gpu_cl->state, gdy, gdx, n, c, hw, true);
-    float *hy = down(gy, (size_t)n * c), *hdx = down_nchw(gdx, n, c, hw);
+    float *hy = down(gy, (size_t)n * c), *hdx = down_image(gdx, n, c, hw);
     assert_close("channels-last avgpool forward ([n][c] either way)", hy, y, (size_t)n * c, 1e-5);
     assert_close("channels-last avgpool backward, added to", hdx, dx, count, 1e-5);
     free(hy), free(hdx);

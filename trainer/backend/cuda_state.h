@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <cfloat>
 #include <cstdio>
 
 extern "C" {
@@ -141,6 +142,31 @@ inline bool blas_ok(cuda_state *st, cublasStatus_t rc, const char *what)
 }
 
 constexpr int THREADS = 256;
+
+/* The k x k max-pooling window at output (oy, ox) of one image whose positions lie `step` floats
+ * apart (1: an NCHW plane; c: one channel of an NHWC image): its largest value, and in *at where it
+ * was, iy * w + ix (the reference's order: the first of equal values wins). */
+__device__ __forceinline__ float window_max(const float *image, size_t step, int h, int w, int oy, int ox, int k,
+                                            int stride, int pad, int *at)
+{
+    float best = -FLT_MAX;
+    int best_at = -1;
+    for (int ky = 0; ky < k; ky++) {
+        int iy = oy * stride - pad + ky;
+        if (iy < 0 || iy >= h)
+            continue;
+        for (int kx = 0; kx < k; kx++) {
+            int ix = ox * stride - pad + kx;
+            if (ix < 0 || ix >= w)
+                continue;
+            float v = image[(size_t)(iy * w + ix) * step];
+            if (best_at < 0 || v > best)
+                best = v, best_at = iy * w + ix;
+        }
+    }
+    *at = best_at;
+    return best;
+}
 
 /* A tensor element as a float, whether the tensor is fp32 or a bf16 copy. */
 __device__ __forceinline__ float as_float(float v) { return v; }

@@ -5,7 +5,6 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
-#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -51,8 +50,7 @@ __global__ void k_add_backward(const float *dy, float *da, float *db, size_t cou
     }
 }
 
-/* One thread per output: the window's largest value and where it was (the reference's order:
- * the first of equal values wins). */
+/* One thread per output: the window's largest value and where it was (window_max). */
 __global__ void k_maxpool_forward(const float *x, float *y, int *argmax, size_t planes, int h, int w, int h_out,
                                   int w_out, int k, int stride, int pad)
 {
@@ -60,23 +58,7 @@ __global__ void k_maxpool_forward(const float *x, float *y, int *argmax, size_t 
     for (size_t o = blockIdx.x * (size_t)blockDim.x + threadIdx.x; o < total; o += (size_t)gridDim.x * blockDim.x) {
         size_t plane = o / ((size_t)h_out * w_out);
         int oy = (int)(o / w_out % h_out), ox = (int)(o % w_out);
-        const float *p = x + plane * h * w;
-        float best = -FLT_MAX;
-        int best_at = -1;
-        for (int ky = 0; ky < k; ky++) {
-            int iy = oy * stride - pad + ky;
-            if (iy < 0 || iy >= h)
-                continue;
-            for (int kx = 0; kx < k; kx++) {
-                int ix = ox * stride - pad + kx;
-                if (ix >= 0 && ix < w && (best_at < 0 || p[iy * w + ix] > best)) {
-                    best = p[iy * w + ix];
-                    best_at = iy * w + ix;
-                }
-            }
-        }
-        y[o] = best;
-        argmax[o] = best_at;
+        y[o] = window_max(x + plane * h * w, 1, h, w, oy, ox, k, stride, pad, &argmax[o]);
     }
 }
 

@@ -12,7 +12,6 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include <cfloat>
 #include <cstdio>
 
 extern "C" {
@@ -60,8 +59,8 @@ __global__ void k_filter_add_from_krsc(const T *g, float *dw, int k, int c, int 
     }
 }
 
-/* One thread an output element (s, oy, ox, ch); argmax keeps the winner's place in its plane,
- * iy * w + ix, as the NCHW kernel does. */
+/* One thread an output element (s, oy, ox, ch): window_max over the channel's positions, c
+ * floats apart; argmax keeps the winner's place in its plane, iy * w + ix, as the NCHW kernel does. */
 __global__ void k_maxpool_forward_cl(const float *x, float *y, int *argmax, int n, int c, int h, int w, int h_out,
                                      int w_out, int k, int stride, int pad)
 {
@@ -69,23 +68,7 @@ __global__ void k_maxpool_forward_cl(const float *x, float *y, int *argmax, int 
         size_t ch = o % c, place = o / c;
         int ox = (int)(place % w_out), oy = (int)(place / w_out % h_out);
         const float *image = x + place / ((size_t)w_out * h_out) * h * w * c + ch;
-        float best = -FLT_MAX;
-        int best_at = -1;
-        for (int ky = 0; ky < k; ky++) {
-            int iy = oy * stride - pad + ky;
-            if (iy < 0 || iy >= h)
-                continue;
-            for (int kx = 0; kx < k; kx++) {
-                int ix = ox * stride - pad + kx;
-                if (ix < 0 || ix >= w)
-                    continue;
-                float v = image[(size_t)(iy * w + ix) * c];
-                if (best_at < 0 || v > best)
-                    best = v, best_at = iy * w + ix;
-            }
-        }
-        y[o] = best;
-        argmax[o] = best_at;
+        y[o] = window_max(image, (size_t)c, h, w, oy, ox, k, stride, pad, &argmax[o]);
     }
 }
 
