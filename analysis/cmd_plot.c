@@ -116,18 +116,7 @@ static int keep_walked_logs(struct plot_inputs *in)
                 "name a log to draw it\n", in->walked_logs.count, in->walked_logs.count == 1 ? "" : "s");
         return 0;
     }
-    for (int i = 0; i < in->walked_logs.count; i++) {
-        if (in->logs.count == in->logs.cap) {
-            int cap = in->logs.cap ? 2 * in->logs.cap : 16;
-            struct log_run *bigger = realloc(in->logs.runs, (size_t)cap * sizeof *bigger);
-            if (!bigger)
-                return fputs("dtrain-analyze: out of memory\n", stderr), 2;
-            in->logs.runs = bigger, in->logs.cap = cap;
-        }
-        in->logs.runs[in->logs.count++] = in->walked_logs.runs[i];
-    }
-    in->walked_logs.count = 0;
-    return 0;
+    return throughput_take(&in->logs, &in->walked_logs) < 0 ? (fputs("dtrain-analyze: out of memory\n", stderr), 2) : 0;
 }
 
 static int plot_inputs(char **paths, int count, const char *prefix, const struct speedup_options *opt, enum plot_by by,

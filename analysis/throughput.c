@@ -60,16 +60,36 @@ static void apply_job_facts(const struct job_facts *facts, const struct heading_
     }
 }
 
+/* Room for `more` runs in set. 0, or -1 out of memory. */
+static int grow_runs(struct log_runs *set, int more)
+{
+    if (set->count + more <= set->cap)
+        return 0;
+    int cap = set->cap ? set->cap : 32;
+    while (cap < set->count + more)
+        cap *= 2;
+    struct log_run *grown = realloc(set->runs, (size_t)cap * sizeof *grown);
+    if (!grown)
+        return -1;
+    set->runs = grown, set->cap = cap;
+    return 0;
+}
+
+int throughput_take(struct log_runs *into, struct log_runs *from)
+{
+    if (grow_runs(into, from->count) < 0)
+        return -1;
+    memcpy(into->runs + into->count, from->runs, (size_t)from->count * sizeof *from->runs);
+    into->count += from->count;
+    from->count = 0;
+    return 0;
+}
+
 static struct log_run *open_run(struct log_runs *set, const char *source, int line, const struct heading_state *h,
                                 const struct job_facts *facts)
 {
-    if (set->count == set->cap) {
-        int cap = set->cap ? set->cap * 2 : 32;
-        struct log_run *grown = realloc(set->runs, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        set->runs = grown, set->cap = cap;
-    }
+    if (grow_runs(set, 1) < 0)
+        return NULL;
     struct log_run *r = &set->runs[set->count++];
     *r = (struct log_run){.line = line, .final_accuracy = NAN, .heading_level = h->written_depth, .read_level = h->depth,
                           .fingerprint = 14695981039346656037ULL, .speedup = NAN, .efficiency = NAN};

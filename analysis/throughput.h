@@ -37,6 +37,9 @@ struct log_runs {
 /* Appends the runs of one log to set. Returns 0, or -1 when out of memory. */
 int throughput_read(FILE *in, const char *source, struct log_runs *set);
 
+/* Moves from's runs to the end of into (from is left empty). 0, or -1 out of memory. */
+int throughput_take(struct log_runs *into, struct log_runs *from);
+
 /* The 1-GPU run of of's model on node (one of of's; NULL: a run whose headings name no node, as a
  * lab's "VGG16-3090-64batch_size"): the same file's first, as its author meant, another file's
  * when it has none; NULL when there is none with Step lines. */

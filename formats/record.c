@@ -27,20 +27,16 @@ int record_hosts_from_nodelist(struct run_record *rec, const char *nodelist, int
     struct dt_err ignored;
     hostlist_init(hosts);
     bool read = nodelist && nodelist[0] && hostlist_expand(nodelist, hosts, &ignored) == 0 && hosts->count > 0;
-    bool one_per_node = read && hosts->count == (size_t)world;
-    bool by_block = read && block && hosts->count <= (size_t)world;
+    /* one rank a node is block distribution too, one rank each */
+    bool placed = read && (hosts->count == (size_t)world || (block && hosts->count < (size_t)world));
     if (!(rec->hostnames = calloc((size_t)world, sizeof *rec->hostnames)))
         return -1;
     /* Slurm's block distribution: the first world % nodes nodes run one rank more than the rest */
-    int nodes = read ? (int)hosts->count : 1, base = world / nodes, extra = world % nodes, node = 0, on_node = 0;
+    int nodes = placed ? (int)hosts->count : 1, base = world / nodes, extra = world % nodes, node = 0, on_node = 0;
     for (int r = 0; r < world; r++) {
-        if (one_per_node || by_block) {
-            rec->hostnames[r] = (char *)hostlist_nth(hosts, (size_t)(one_per_node ? r : node));
-            if (by_block && ++on_node == base + (node < extra))
-                node++, on_node = 0;
-        } else {
-            rec->hostnames[r] = (char *)"";
-        }
+        rec->hostnames[r] = placed ? (char *)hostlist_nth(hosts, (size_t)node) : (char *)"";
+        if (placed && ++on_node == base + (node < extra))
+            node++, on_node = 0;
     }
     return 0;
 }
