@@ -16,7 +16,7 @@ int device_failed(const struct run *r, struct dt_err *err)
 
 int device_check(const struct run *r, struct dt_err *err)
 {
-    return r->gpu && backend_cuda_error(r->gpu) ? device_failed(r, err) : 0;
+    return backend_cuda_error(r->gpu) ? device_failed(r, err) : 0;
 }
 
 /* The host batches uploads read from: the loader's two and the evaluation's. */
@@ -29,11 +29,8 @@ static void host_batches(struct run *r, void *buffers[6], size_t bytes[6])
     memcpy(bytes, n, sizeof n);
 }
 
-int device_pin_batches(struct run *r, struct dt_err *err)
+static void gpu_pin_batches(struct run *r)
 {
-    (void)err;
-    if (!r->gpu)
-        return 0;
     void *buffers[6];
     size_t bytes[6];
     char why[256];
@@ -45,10 +42,9 @@ int device_pin_batches(struct run *r, struct dt_err *err)
                 backend_cuda_unpin(r->gpu, buffers[i]);
             fprintf(stderr, "dtrain-train: %s; batches are uploaded from pageable memory (no overlap with "
                     "compute)\n", why);
-            return 0;
+            return;
         }
     r->dev.pinned = true;
-    return 0;
 }
 
 static int staging_failed(void *ctx, struct dt_err *err)
@@ -103,17 +99,15 @@ void device_pin_staging(struct run *r, float *host, size_t count)
 
 void device_unpin_staging(struct run *r)
 {
-    if (r->gpu && r->dev.staging_pinned) {
+    if (r->dev.staging_pinned) {   /* set on a GPU alone */
         backend_cuda_sync(r->gpu);
         backend_cuda_unpin(r->gpu, r->dev.staging_pinned);
     }
     r->dev.staging_pinned = NULL;
 }
 
-void device_free(struct run *r)
+static void gpu_release(struct run *r)
 {
-    if (!r->gpu)
-        return;
     backend_cuda_staging_destroy(r->dev.staging);   /* after the exchange: its thread waits on these events */
     if (r->dev.pinned) {
         void *buffers[6];
@@ -132,46 +126,20 @@ void device_free(struct run *r)
     memset(&r->dev, 0, sizeof r->dev);
 }
 
-int device_upload_state(struct run *r, struct dt_err *err)
+static int gpu_upload(struct run *r, float *device, const float *host, size_t count, struct dt_err *err)
 {
-    if (!r->gpu)
-        return 0;
-    size_t n = r->model.num_params * sizeof(float), b = r->model.num_buffers * sizeof(float);
-    return backend_cuda_upload(r->gpu, r->dev.params, r->params, n) < 0 ||
-                   backend_cuda_upload(r->gpu, r->dev.buffers, r->buffers, b) < 0 ||
-                   backend_cuda_upload(r->gpu, r->dev.m, r->opt.m, n) < 0 ||
-                   (r->opt.v && backend_cuda_upload(r->gpu, r->dev.v, r->opt.v, n) < 0) || backend_cuda_sync(r->gpu) < 0
-               ? device_failed(r, err) : 0;
+    return backend_cuda_upload(r->gpu, device, host, count * sizeof(float)) < 0 ? device_failed(r, err) : 0;
 }
 
-int device_download(struct run *r, float *host, const float *device, size_t count, struct dt_err *err)
+static int gpu_download(struct run *r, float *host, const float *device, size_t count, struct dt_err *err)
 {
-    if (!r->gpu || count == 0)
+    if (count == 0)
         return 0;
     return backend_cuda_download(r->gpu, host, device, count * sizeof(float)) < 0 ? device_failed(r, err) : 0;
 }
 
-int device_download_state(struct run *r, struct dt_err *err)
+static int gpu_setup(struct run *r, int batch, size_t sample, struct dt_err *err)
 {
-    size_t n = r->model.num_params;
-    return device_download(r, r->params, r->dev.params, n, err) < 0 ||
-                   device_download(r, r->buffers, r->dev.buffers, r->model.num_buffers, err) < 0 ||
-                   device_download(r, r->opt.m, r->dev.m, n, err) < 0 ||
-                   (r->opt.v && device_download(r, r->opt.v, r->dev.v, n, err) < 0)
-               ? -1 : 0;
-}
-
-int device_upload_buffers(struct run *r, struct dt_err *err)
-{
-    if (r->gpu && backend_cuda_upload(r->gpu, r->dev.buffers, r->buffers, r->model.num_buffers * sizeof(float)) < 0)
-        return device_failed(r, err);
-    return 0;
-}
-
-int device_setup(struct run *r, int batch, size_t sample, struct dt_err *err)
-{
-    if (!r->gpu)
-        return 0;
     size_t n = r->model.num_params * sizeof(float);
     r->dev.batch = batch;
     r->dev.x_bytes = (size_t)batch * sample * sizeof(float);
@@ -191,12 +159,9 @@ int device_setup(struct run *r, int batch, size_t sample, struct dt_err *err)
     return device_upload_state(r, err);
 }
 
-int device_batch_in(struct run *r, const float *x, const int *y, int n, const float **x_in, const int **y_in,
-                    struct dt_err *err)
+static int gpu_batch_in(struct run *r, const float *x, const int *y, int n, const float **x_in, const int **y_in,
+                        struct dt_err *err)
 {
-    *x_in = x, *y_in = y;
-    if (!r->gpu)
-        return 0;
     size_t sample = (size_t)r->train.c * r->train.h * r->train.w;
     int slot = r->dev.slot;
     struct cuda_copy copies[2] = {{r->dev.x[slot], x, (size_t)n * sample * sizeof(float)},
@@ -208,17 +173,9 @@ int device_batch_in(struct run *r, const float *x, const int *y, int n, const fl
     return 0;
 }
 
-int device_staged(struct run *r, struct dt_err *err)
+static int gpu_staged(struct run *r, struct dt_err *err)
 {
-    return r->gpu && backend_cuda_staged(r->gpu) < 0 ? device_failed(r, err) : 0;
-}
-
-int device_next_batch(struct run *r, const float **x, const int **y, struct dt_err *err)
-{
-    if (device_staged(r, err) < 0)
-        return -1;
-    loader_next(&r->loader, x, y);
-    return 0;
+    return backend_cuda_staged(r->gpu) < 0 ? device_failed(r, err) : 0;
 }
 
 /* The optimizer's step count and, for Adam, the scalars of the coming update: host work, done
@@ -276,10 +233,19 @@ int device_graph_step(struct run *r, const float *x, const int *y, int batch, de
     return backend_cuda_error(r->gpu) ? device_failed(r, err) : 0;
 }
 
-int device_sync(struct run *r, struct dt_err *err)
+static int gpu_sync(struct run *r, struct dt_err *err)
 {
-    return r->gpu && backend_cuda_sync(r->gpu) < 0 ? device_failed(r, err) : 0;
+    return backend_cuda_sync(r->gpu) < 0 ? device_failed(r, err) : 0;
 }
+
+static void gpu_describe(const struct run *r, int threads, char *text, size_t size)
+{
+    (void)threads;
+    backend_cuda_device_name(r->gpu, text, size);
+}
+
+const struct device_ops device_gpu = {"device copies on a GPU", gpu_setup, gpu_pin_batches, gpu_release, gpu_upload,
+                                      gpu_download, gpu_batch_in, gpu_staged, gpu_sync, gpu_describe};
 
 /* The CPU's model name, from /proc/cpuinfo ("unknown CPU" where there is none). */
 static void cpu_model(char *name, size_t size)
@@ -299,13 +265,126 @@ static void cpu_model(char *name, size_t size)
         fclose(f);
 }
 
-void device_describe(const struct run *r, int threads, char *text, size_t size)
+static void host_describe(const struct run *r, int threads, char *text, size_t size)
 {
-    if (r->gpu) {
-        backend_cuda_device_name(r->gpu, text, size);
-        return;
-    }
+    (void)r;
     char cpu[160];
     cpu_model(cpu, sizeof cpu);
     snprintf(text, size, "cpu: %d thread%s of %s", threads, threads == 1 ? "" : "s", cpu);
+}
+
+/* On the host the model's state is the host arrays themselves: nothing to copy or wait for. */
+static int host_setup(struct run *r, int batch, size_t sample, struct dt_err *err)
+{
+    (void)r, (void)batch, (void)sample, (void)err;
+    return 0;
+}
+
+static void host_pin_batches(struct run *r)
+{
+    (void)r;   /* nothing is uploaded from them */
+}
+
+static void host_release(struct run *r)
+{
+    (void)r;
+}
+
+static int host_copy(struct run *r, float *to, const float *from, size_t count, struct dt_err *err)
+{
+    (void)r, (void)to, (void)from, (void)count, (void)err;
+    return 0;   /* the two are the same array */
+}
+
+static int host_batch_in(struct run *r, const float *x, const int *y, int n, const float **x_in, const int **y_in,
+                         struct dt_err *err)
+{
+    (void)r, (void)n, (void)err;
+    *x_in = x, *y_in = y;
+    return 0;
+}
+
+static int host_wait(struct run *r, struct dt_err *err)
+{
+    (void)r, (void)err;
+    return 0;   /* the CPU backends return when their work is done */
+}
+
+const struct device_ops device_host = {"the host arrays", host_setup, host_pin_batches, host_release, host_copy,
+                                       host_copy, host_batch_in, host_wait, host_wait, host_describe};
+
+/* The calls the loop makes, each through the run's table. */
+int device_setup(struct run *r, int batch, size_t sample, struct dt_err *err)
+{
+    return r->device->setup(r, batch, sample, err);
+}
+
+void device_pin_batches(struct run *r)
+{
+    r->device->pin_batches(r);
+}
+
+void device_free(struct run *r)
+{
+    r->device->release(r);
+}
+
+int device_upload_state(struct run *r, struct dt_err *err)
+{
+    const struct device_ops *on = r->device;
+    size_t n = r->model.num_params;
+    return on->upload(r, r->dev.params, r->params, n, err) < 0 ||
+                   on->upload(r, r->dev.buffers, r->buffers, r->model.num_buffers, err) < 0 ||
+                   on->upload(r, r->dev.m, r->opt.m, n, err) < 0 ||
+                   (r->opt.v && on->upload(r, r->dev.v, r->opt.v, n, err) < 0) || on->sync(r, err) < 0
+               ? -1 : 0;
+}
+
+int device_download(struct run *r, float *host, const float *device, size_t count, struct dt_err *err)
+{
+    return r->device->download(r, host, device, count, err);
+}
+
+int device_download_state(struct run *r, struct dt_err *err)
+{
+    size_t n = r->model.num_params;
+    return device_download(r, r->params, r->dev.params, n, err) < 0 ||
+                   device_download(r, r->buffers, r->dev.buffers, r->model.num_buffers, err) < 0 ||
+                   device_download(r, r->opt.m, r->dev.m, n, err) < 0 ||
+                   (r->opt.v && device_download(r, r->opt.v, r->dev.v, n, err) < 0)
+               ? -1 : 0;
+}
+
+int device_upload_buffers(struct run *r, struct dt_err *err)
+{
+    return r->device->upload(r, r->dev.buffers, r->buffers, r->model.num_buffers, err);
+}
+
+int device_batch_in(struct run *r, const float *x, const int *y, int n, const float **x_in, const int **y_in,
+                    struct dt_err *err)
+{
+    return r->device->batch_in(r, x, y, n, x_in, y_in, err);
+}
+
+int device_staged(struct run *r, struct dt_err *err)
+{
+    return r->device->staged(r, err);
+}
+
+int device_next_batch(struct run *r, const float **x, const int **y, struct dt_err *err)
+{
+    if (device_staged(r, err) < 0)
+        return -1;
+    loader_next(&r->loader, x, y);
+    return 0;
+}
+
+int device_sync(struct run *r, struct dt_err *err)
+{
+    return r->device->sync(r, err);
+}
+
+void device_describe(const struct run *r, int threads, char *text, size_t size)
+{
+    r->device->describe(r, threads, text, size);
 }

@@ -2,8 +2,9 @@
  * gradients, batch-norm buffers and the optimizer's moments (the host arrays of struct run stay
  * the copies broadcasts, checkpoints and --params-out use, refreshed when one needs them), two
  * batch slots uploaded from pinned memory on a copy stream, the update queued on the device, and
- * training steps captured as CUDA graphs. On the CPU every function here is a no-op that hands
- * back the host arrays. */
+ * training steps captured as CUDA graphs. Each run calls these through its table of where the
+ * state lives (struct device_ops): on the CPU backends and emulated devices that is the host
+ * arrays themselves, and every call a no-op that hands them back. */
 #ifndef DEVICE_H
 #define DEVICE_H
 
@@ -29,6 +30,27 @@ struct device_state {
     float *staging_pinned;     /* the exchange's host copy of the gradients, page-locked (NULL: not) */
 };
 
+/* Where the model's state lives, chosen once with the backend (run.c): the host arrays, or device
+ * copies on a GPU. The device_* calls below go through it, so the loop never asks which. */
+struct device_ops {
+    const char *name;
+    /* the device copies made and uploaded, and two batch slots (device_setup) */
+    int (*setup)(struct run *r, int batch, size_t sample, struct dt_err *err);
+    void (*pin_batches)(struct run *r);
+    void (*release)(struct run *r);
+    /* count floats between a host array and its device copy */
+    int (*upload)(struct run *r, float *device, const float *host, size_t count, struct dt_err *err);
+    int (*download)(struct run *r, float *host, const float *device, size_t count, struct dt_err *err);
+    int (*batch_in)(struct run *r, const float *x, const int *y, int n, const float **x_in, const int **y_in,
+                    struct dt_err *err);
+    /* the last upload has read its host buffer; everything queued is done */
+    int (*staged)(struct run *r, struct dt_err *err);
+    int (*sync)(struct run *r, struct dt_err *err);
+    void (*describe)(const struct run *r, int threads, char *text, size_t size);
+};
+
+extern const struct device_ops device_host, device_gpu;
+
 /* The GPU's half of a host-staged exchange (exchange/staging.h), `slots` copy events a step. 0, or
  * -1 with err. After the exchange is made, device_pin_staging page-locks its host copy (where
  * locked memory is short: said, and the copies run from pageable memory); device_unpin_staging
@@ -47,13 +69,14 @@ int device_setup(struct run *r, int batch, size_t sample, struct dt_err *err);
 /* Page-locks the loader's and the evaluation's host batches (after loader_init), so that their
  * uploads are asynchronous (from pageable memory cudaMemcpyAsync waits for the copy). Where that
  * fails (locked memory is limited), says so on stderr and goes on with pageable batches. */
-int device_pin_batches(struct run *r, struct dt_err *err);
+void device_pin_batches(struct run *r);
 void device_free(struct run *r);
 
 /* The GPU's error as err ("GPU: ..."); returns -1. */
 int device_failed(const struct run *r, struct dt_err *err);
 
-/* -1 with err when the GPU has failed since (kernels queued run later: a failure shows up late). */
+/* compute_gpu's check (compute.h; GPU runs only): -1 with err when the GPU has failed since
+ * (kernels queued run later: a failure shows up late). */
 int device_check(const struct run *r, struct dt_err *err);
 
 /* The host copies into device memory (after the initial broadcast, or a resume). */

@@ -31,6 +31,7 @@ struct run {
     float *eval_x;
     int *eval_y;
     struct device_state dev;   /* all NULL on the CPU */
+    const struct device_ops *device;   /* where the model's state lives: host arrays or a GPU's copies */
     struct comm *nccl;         /* the GPU ranks' gradient transport, when there are several */
     struct exchange exchange;
     struct workers workers;    /* the ranks that train: shards, lr scaling, evaluation, rates */

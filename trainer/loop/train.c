@@ -101,7 +101,7 @@ static double evaluate_test_set(struct run *r, int batch, struct dt_err *err)
             return -1;
         struct batch b = {.n = n, .x = x, .labels = y};
         model_forward(&r->model, r->be, &r->ws, run_params(r), run_buffers(r), &b, false, NULL, &right);
-        if (device_check(r, err) < 0)
+        if (compute_check(r, err) < 0)
             return -1;
         correct += right;
     }
