@@ -73,7 +73,7 @@ TSBIN := $(BUILD)/tsan/bin
 obj = $(patsubst %.cu,$(1)/%.o,$(patsubst %.c,$(1)/%.o,$(2)))
 
 .PHONY: all test test-build tsan golden man cluster-test cluster-demo methods-demo methods-study demo bench \
-        bench-analyze bench-seq bench-methods gpu-bundle fuzz install deps clean
+        bench-analyze bench-seq bench-methods blind gpu-bundle fuzz install deps clean
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 # Object trees, each with its own sanitizers and programs: release ($(BUILD)/obj, programs in
@@ -212,6 +212,12 @@ bench: deps
 # every exchange method at 2 and 4 workers, 1 and 10 Gbit/s between the leaves.
 bench-methods: deps all
 	@sh bench/methods_shaped.sh $(BIN) $(BUILD)/bench-methods
+
+# The cost model held against runs it never saw (bench/blind.sh; root, about 12 minutes a setting):
+# each setting of bench/blind-grid.txt predicted from the measured links alone and saved, then run,
+# then compared; the tuning half and the checking half summed apart. HALVES= and SETTINGS= pick.
+blind: deps all
+	@sh bench/blind.sh $(BIN) $(BUILD)/blind
 
 # The reference method comparison, small and emulated, end to end: table, prediction, plot (bench/methods_demo.sh).
 methods-demo: deps all

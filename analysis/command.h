@@ -17,7 +17,7 @@ struct analyze_command {
 };
 
 extern const struct analyze_command table_command, throughput_command, plot_command, predict_command,
-    timeline_command, audit_command, nodes_command;
+    timeline_command, audit_command, nodes_command, compare_command;
 
 /* --where conditions a command takes at most. */
 enum { MAX_WHERE = 16 };

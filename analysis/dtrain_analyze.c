@@ -11,7 +11,7 @@
 /* In the overview's order. */
 static const struct analyze_command *const commands[] = {&table_command,    &throughput_command, &plot_command,
                                                          &predict_command,  &timeline_command,   &audit_command,
-                                                         &nodes_command};
+                                                         &nodes_command,    &compare_command};
 static const int command_count = sizeof commands / sizeof commands[0];
 
 static void print_overview(void)

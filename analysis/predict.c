@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analysis/costmodel.h"
 #include "common/exchange_methods.h"
@@ -15,7 +16,9 @@
 #include "analysis/links.h"
 #include "analysis/predict_compare.h"
 #include "analysis/predict_job.h"
+#include "analysis/predictions.h"
 #include "formats/profile.h"
+#include "formats/record.h"
 
 static const char predict_usage[] =
     "Usage: dtrain-analyze predict [options] PROFILE\n"
@@ -72,10 +75,15 @@ static const char predict_usage[] =
     "                          directories): each method, tag and job size the profile's model\n"
     "                          and batch ran at, measured (mean +- std) beside predicted, error %\n"
     "                          (the links as the options give them; the job's shape from the record)\n"
-    "      --tag TEXT          with --records: only the runs of this tag (the link they ran over)\n"
+    "      --tag TEXT          with --records: only the runs of this tag (the link they ran over);\n"
+    "                          with --save: the tag the planned runs will carry\n"
     "      --dilate K          the --inter link was measured shaped K times slower, for runs of\n"
     "                          dtrain-train --dilate K (reported at real time): its times (and\n"
     "                          --allreduce's, --servers-round's, --servers-link's) are divided by K\n"
+    "      --save FILE         also write the predictions, each job laid out as it will run (its\n"
+    "                          nodes, workers a node, servers), to FILE with the time they were\n"
+    "                          made, and --tag (the label the runs will carry): dtrain-analyze\n"
+    "                          compare holds them against the runs later (a blind prediction)\n"
     "      --against FILE      a hand-made method comparison table: its rows that start with\n"
     "                          --row's text, measured beside predicted at each GPU count (values\n"
     "                          read at the GPU counts the audit's reading gives), error %\n"
@@ -208,13 +216,14 @@ static int parse_lists(struct predict_options *o, const char *nodes)
 
 enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_CREDIT, P_NODE_SUMS, P_PER_LINK, P_BATCH, P_RATE, P_FORMAT,
        P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE, P_ROUND, P_SERVERS_LINK,
-       P_DUPLEX };
+       P_DUPLEX, P_SAVE };
 
 /* What the command line names beyond predict_options: the inputs still to be read. */
 struct predict_args {
     const char *nodes;
     bool records;             /* the arguments after the profile are run records to compare with */
     const char *tag;          /* with records: only those of this tag (the link they ran over) */
+    const char *save;         /* --save: the prediction file to write */
     const char *against, *row;   /* a hand-made method table, and which of its rows */
     double dilate;            /* the inter link as measured is this many times slower */
     const char *intra, *inter, *servers_link;   /* the links as given (read after every option) */
@@ -308,6 +317,7 @@ static int parse_choice(int opt, struct predict_options *o, struct predict_args 
         break;
     case P_RECORDS: a->records = true; break;
     case P_TAG: a->tag = optarg; break;
+    case P_SAVE: a->save = optarg; break;
     case P_AGAINST: a->against = optarg; break;
     case P_ROW: a->row = optarg; break;
     default: return 1;
@@ -329,6 +339,7 @@ static int parse_options(int argc, char **argv, struct predict_options *o, struc
         {"nodes-per-link", required_argument, NULL, P_PER_LINK},
         {"rate", required_argument, NULL, P_RATE}, {"format", required_argument, NULL, P_FORMAT},
         {"records", no_argument, NULL, P_RECORDS}, {"tag", required_argument, NULL, P_TAG},
+        {"save", required_argument, NULL, P_SAVE},
         {"against", required_argument, NULL, P_AGAINST}, {"row", required_argument, NULL, P_ROW},
         {"dilate", required_argument, NULL, P_DILATE}, {"line", no_argument, NULL, P_LINE},
         {"allreduce", required_argument, NULL, P_ALLREDUCE}, {"servers-round", required_argument, NULL, P_ROUND},
@@ -349,6 +360,9 @@ static int parse_options(int argc, char **argv, struct predict_options *o, struc
     if (optind >= argc || (!a->records && optind + 1 != argc) || (a->records && optind + 1 == argc))
         return fputs("dtrain-analyze predict: one PROFILE is needed (dtrain-train --profile-out writes it), and with "
                      "--records the record files or directories after it\n", stderr), 2;
+    if (a->save && (a->records || a->against))
+        return fputs("dtrain-analyze predict: --save writes predictions before the runs; compare them with what ran "
+                     "by dtrain-analyze compare, not --records or --against\n", stderr), 2;
     return parse_lists(o, a->nodes);
 }
 
@@ -402,6 +416,48 @@ static int read_links(struct predict_options *o, const struct predict_args *a, s
     return rc ? rc : read_measured(a->round_files, o->round_count, "colocated", "--servers-round", a->dilate, rounds);
 }
 
+/* One planned job of the grid as it will run: the servers a parameter-server method gets. */
+static int planned_cell(const struct predict_options *o, const struct step_costs *s, const char *method, int nodes,
+                        struct predicted_cell *cell)
+{
+    struct cluster_shape c = predict_shape_of_nodes(o, nodes, o->gpus_per_node);
+    bool servers = method_find(method)->servers;
+    *cell = (struct predicted_cell){.workers = nodes * o->gpus_per_node, .nodes = nodes,
+                                    .per_node = o->gpus_per_node, .colocated = servers && o->servers_colocated};
+    cell->servers = !servers ? 0 : o->servers_colocated || o->servers == 0 ? nodes : o->servers;
+    snprintf(cell->method, sizeof cell->method, "%s", method);
+    int rc = predict_rate(s, &c, method, o, &cell->samples_per_second);
+    cell->step_seconds = o->batch * cell->workers / cell->samples_per_second;
+    return rc;
+}
+
+/* --save: every cell of the grid, with when it was made, into path. 0, or 2 said. */
+static int save_predictions(const struct profile *p, const struct predict_options *o, const struct step_costs *s,
+                            const struct predict_args *a, const char *profile_path)
+{
+    struct prediction_set set = {.batch = o->batch};
+    record_time((long)time(NULL), set.made);
+    snprintf(set.model, sizeof set.model, "%s", p->model);
+    snprintf(set.tag, sizeof set.tag, "%s", a->tag ? a->tag : "");
+    snprintf(set.profile, sizeof set.profile, "%s", profile_path);
+    char methods[512];
+    snprintf(methods, sizeof methods, "%s", o->methods);
+    int rc = 0;
+    for (char *m = strtok(methods, ","); m && rc == 0; m = strtok(NULL, ","))
+        for (int k = 0; k < o->node_counts && rc == 0; k++) {
+            struct predicted_cell cell;
+            if ((rc = planned_cell(o, s, m, o->nodes[k], &cell)) != 0)
+                rc = 2;
+            else if (predictions_add(&set, &cell) < 0)
+                rc = (fputs("dtrain-analyze predict: out of memory\n", stderr), 2);
+        }
+    struct dt_err err;
+    if (rc == 0 && predictions_write(a->save, &set, &err) < 0)
+        rc = (fprintf(stderr, "dtrain-analyze predict: --save: %s\n", err.msg), 2);
+    predictions_free(&set);
+    return rc;
+}
+
 static int predict_run(int argc, char **argv)
 {
     struct predict_options o = {.gpus_per_node = 4, .intra = {.alpha = 5e-6, .beta = 1 / 12e9},
@@ -430,7 +486,7 @@ static int predict_run(int argc, char **argv)
         rc = predict_compare_records(&p, &o, &s, argv + optind + 1, argc - optind - 1, a.tag);
     else if (a.against)
         rc = predict_compare_method_table(&o, &s, a.against, a.row);
-    else
+    else if (!a.save || (rc = save_predictions(&p, &o, &s, &a, argv[optind])) == 0)
         rc = print_table(&p, &o, &s);
     free(layers);
     profile_free(&p);

@@ -37,7 +37,9 @@
 # (dtrain-commbench --partition-bytes 4096000, from PIECES_MIN_BYTES, 1M, to MAX_BYTES; --op
 # colocated-ranks as above, or --op pushpull to a server of its own), OUTDIR/pieces-RATE-NODES.json
 # and pieces-pushpull-RATE-WORKERS.json, to hold the cost model's schedule against.
-# REPEATS=0: the links and allreduces measured, no training runs. TRAIN_OPTIONS: more
+# REPEATS=0: the links and allreduces measured, no training runs. The links are measured before
+# the runs; BEFORE_RUNS (a shell command) runs between the two, with the cluster up and the link
+# shaped (bench/blind.sh predicts there). BASELINE=0: no 1-worker run. TRAIN_OPTIONS: more
 # dtrain-train options for every run (--timeline OUTDIR/tl, --credit-bytes N).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -132,25 +134,6 @@ shaped() {   # shaped RATE: the link's speed in dilated time, RATE / DILATE in t
 for rate in $rates; do
     "$cluster/link.sh" "$(shaped "$rate")"
     export DTRAIN_TAG="$rate"
-    echo "== links between the leaves at $rate: $repeats repeats of 1 worker and of every method at $sizes" >&2
-    for k in $(seq "$repeats"); do
-        job 1 1 gn01 --comm bsp-a2a
-        for m in $methods; do
-            for size in $sizes; do
-                n=${size%%:*} per=${size#*:}
-                case "$m: $ps_sizes " in *-ps:*" $size "*|*-a2a:*|mg-wfbp:*) ;; *) continue ;; esac
-                nodes=$(nodes_of "$n")
-                case $m in
-                    *-ps) if [ "$per" = 1 ] && [ "$n" -lt 4 ]; then
-                              job $((n + 1)) 1 "gn[01-0$((n + 1))]" --comm "$m"
-                          else
-                              job "$n" $((per + 1)) "$nodes" --comm "$m" --ps-colocated
-                          fi ;;
-                    *) job "$n" "$per" "$nodes" --comm "$m" ;;
-                esac
-            done
-        done
-    done
     for k in $(seq "${COMMBENCH:-3}"); do
         if [ "$k" = 1 ]; then   # from 4K: the link's measured curve at a small layer's size too
             commbench "ours-$rate.$k" --min-bytes 4K --max-bytes "${MAX_BYTES:-256M}" --inflight "${INFLIGHT:-4}" \
@@ -182,7 +165,7 @@ for rate in $rates; do
         n=${size%%:*} per=${size#*:}
         case "${PIECES:-0} $methods " in 1*" bytescheduler-ps "*) ;; *) continue ;; esac
         pieces="--partition-bytes 4096000 --min-bytes ${PIECES_MIN_BYTES:-1M} --max-bytes ${MAX_BYTES:-256M}"
-        if [ "$per" = 1 ] && [ "$n" -lt 4 ]; then   # a server of its own, as the runs above
+        if [ "$per" = 1 ] && [ "$n" -lt 4 ]; then   # a server of its own, as the runs below
             # shellcheck disable=SC2086  # $pieces: options, split on purpose
             commbench_at "pieces-pushpull-$rate-$n" "gn[01-0$((n + 1))]" $((n + 1)) 1 --op pushpull $pieces \
                 --json "$out/pieces-pushpull-$rate-$n.json"
@@ -190,6 +173,29 @@ for rate in $rates; do
             # shellcheck disable=SC2086
             commbench_on "pieces-$rate-$n" "$n" 2 --op colocated-ranks $pieces --json "$out/pieces-$rate-$n.json"
         fi
+    done
+    if [ -n "${BEFORE_RUNS:-}" ]; then   # the links measured, nothing trained yet: a blind prediction
+        wait_last
+        sh -c "$BEFORE_RUNS"
+    fi
+    echo "== links between the leaves at $rate: $repeats repeats of 1 worker and of every method at $sizes" >&2
+    for k in $(seq "$repeats"); do
+        [ "${BASELINE:-1}" = 0 ] || job 1 1 gn01 --comm bsp-a2a
+        for m in $methods; do
+            for size in $sizes; do
+                n=${size%%:*} per=${size#*:}
+                case "$m: $ps_sizes " in *-ps:*" $size "*|*-a2a:*|mg-wfbp:*) ;; *) continue ;; esac
+                nodes=$(nodes_of "$n")
+                case $m in
+                    *-ps) if [ "$per" = 1 ] && [ "$n" -lt 4 ]; then
+                              job $((n + 1)) 1 "gn[01-0$((n + 1))]" --comm "$m"
+                          else
+                              job "$n" $((per + 1)) "$nodes" --comm "$m" --ps-colocated
+                          fi ;;
+                    *) job "$n" "$per" "$nodes" --comm "$m" ;;
+                esac
+            done
+        done
     done
     wait_last   # the next rate reshapes the links
 done

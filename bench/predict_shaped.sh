@@ -7,7 +7,8 @@
 # --servers-round), the link a direction at a time where measured (DIR/pushpull-LINK.json, predict
 # --servers-link), the profile scaled to RATE samples/s a device, times divided by the run's
 # dilation. The test cluster's nodes sit two behind each shaped link (gn01+gn02, gn03+gn04):
-# --nodes-per-link 2.
+# --nodes-per-link 2. SAVE=FILE: before the runs, the predictions saved to FILE for dtrain-analyze
+# compare (predict --save, the runs' tag LINK) instead of held against DIR/runs.
 set -eu
 bin=$1 dir=$2 profile=$3 rate=$4 dilate=$5 link=$6
 shift 6
@@ -18,5 +19,10 @@ for f in "$dir"/colocated-"$link"-*.json; do
     [ ! -e "$f" ] || set -- "$@" --servers-round "$f"
 done
 [ ! -e "$dir/pushpull-$link.json" ] || set -- "$@" --servers-link "$dir/pushpull-$link.json"
+if [ -n "${SAVE:-}" ]; then
+    set -- --save "$SAVE" "$@"
+else
+    set -- --records "$dir/runs" "$@"
+fi
 exec "$bin/dtrain-analyze" predict "$profile" --rate "$rate" --inter "$dir/link-$link.json" --dilate "$dilate" \
-    --records "$dir/runs" --tag "$link" --nodes-per-link 2 "$@"
+    --tag "$link" --nodes-per-link 2 "$@"

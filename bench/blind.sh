@@ -1,0 +1,61 @@
+#!/bin/sh
+# bench/blind.sh BINDIR [OUTDIR] - make blind: the cost model held against runs it never saw. For
+# each setting of bench/blind-grid.txt (a model's profile, a link, a job size, all seven methods):
+# the test cluster up and the link shaped, the link and the job's allreduce measured
+# (dtrain-commbench), then the predictions made from the profile and those measurements alone and
+# saved (dtrain-analyze predict --save, printed), then the runs (bench/methods_shaped.sh), then
+# dtrain-analyze compare: every cell's error, the mean absolute error, the worst cell, the best
+# method picked or not. At the end each half of the grid (tune, check) summed on its own.
+# Needs root (the test cluster). Environment: HALVES ("tune check"), SETTINGS (names from the grid;
+# all of HALVES by default), REPEATS (2), STEPS (40), GRID (bench/blind-grid.txt). About 12 minutes
+# a setting on this project's 2-core machine (the links measured, 14 runs).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$(cd "${1:?usage: blind.sh BINDIR [OUTDIR]}" && pwd)
+out=${2:-$here/../build/blind}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+grid=${GRID:-$here/blind-grid.txt}
+halves=${HALVES:-tune check}
+
+# setting HALF NAME PROFILE RATE BATCH DILATE LINK SIZE: one setting, predicted, run, compared
+setting() {
+    name=$2 profile=$here/profiles/$3 rate=$4 batch=$5 dilate=$6 link=$7 size=$8
+    n=${size%%:*} per=${size#*:}
+    servers=colocated   # where methods_shaped.sh puts them
+    [ "$per" != 1 ] || [ "$n" -ge 4 ] || servers=1
+    model=$(sed -n 's/^ *"model": *"\([^"]*\)".*/\1/p' "$profile" | head -n 1)
+    case $model in bert*) data=synthetic-text:30522x64 bytes=512M ;; *) data=synthetic:224x224x3 bytes=256M ;; esac
+    echo "== $1 $name: $model at $size, $link dilated $dilate, $rate samples/s a device" >&2
+    rm -rf "${out:?}/$name" && mkdir -p "$out/$name"
+    # run by methods_shaped.sh once the links are measured, before the runs: the predictions, saved
+    # and printed (on stderr: the runs' table goes to runs.md)
+    BEFORE_RUNS="SAVE='$out/$name/predictions.json' sh '$here/predict_shaped.sh' '$bin' '$out/$name/dir' '$profile' \
+'$rate' '$dilate' '$link' --batch '$batch' --nodes '$n' --gpus-per-node '$per' --servers '$servers' \
+> '$out/$name/predicted.md' && cat '$out/$name/predicted.md' >&2" \
+        REPEATS=${REPEATS:-2} STEPS=${STEPS:-40} BASELINE=0 COMMBENCH=1 MAX_BYTES=$bytes EMULATE=$profile \
+        EMULATE_RATE=$rate DILATE=$dilate RATES=$link SIZES=$size MODEL=$model DATASET=$data BATCH=$batch \
+        sh "$here/methods_shaped.sh" "$bin" "$out/$name/dir" > "$out/$name/runs.md"
+    "$bin/dtrain-analyze" compare --predictions "$out/$name/predictions.json" "$out/$name/dir/runs" |
+        tee "$out/$name/compare.md"
+}
+
+mkdir -p "$out"
+for half in $halves; do
+    while read -r h name profile rate batch dilate link size; do
+        case "$h" in "$half") ;; *) continue ;; esac
+        case " ${SETTINGS:-$name} " in *" $name "*) ;; *) continue ;; esac
+        setting "$h" "$name" "$profile" "$rate" "$batch" "$dilate" "$link" "$size"
+    done < "$grid"
+done
+for half in $halves; do   # each half on its own: the checking half is the model's grade
+    set --
+    for f in "$out"/*/predictions.json; do
+        name=$(basename "$(dirname "$f")")
+        grep -q "^$half  *$name " "$grid" && set -- "$@" --predictions "$f" "$out/$name/dir/runs"
+    done
+    [ $# -gt 0 ] || continue
+    echo
+    echo "## the $half half"
+    "$bin/dtrain-analyze" compare "$@" | grep -E '^(Error|All settings):|^## ' || true
+done

@@ -1,0 +1,188 @@
+/* test_blind.c - the blind protocol: dtrain-analyze predict --save writes a planned grid's
+ * predictions with the time they were made, and dtrain-analyze compare holds them against the runs
+ * that came after (each cell's error, the mean absolute error, the worst cell, the best method at
+ * each job size), leaving out runs that started before the predictions and runs of another tag or
+ * layout; and both refuse files that are not what they should be. The profile is test_exchange's
+ * hand-worked three-layer case: at 2 workers bsp-a2a takes 15.6 s a step, mg-wfbp 13.6 s and
+ * bsp-ps (a server of its own) 33.1 s, one sample each worker. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "tests/analyze_util.h"
+#include "tests/testutil.h"
+
+/* A completed run of the three-layer model, batch 1, as dtrain-train records it. */
+static void add_run(FILE *f, const char *method, int world, int nodes, const char *options, const char *tag,
+                    double rate, const char *start)
+{
+    char hosts[256] = "";
+    for (int i = 0; i < world; i++)   /* the block distribution: rank i on node i x nodes / world */
+        snprintf(hosts + strlen(hosts), sizeof hosts - strlen(hosts), "%s\"gn%02d\"", i ? "," : "",
+                 i * nodes / world + 1);
+    fprintf(f,
+            "{\"record_version\":2,\"dtrain_version\":\"0.1.0\",\"job_id\":\"7\",\"job_name\":\"blind\",\"step_id\":\"0\","
+            "\"nodelist\":\"gn[01-0%d]\",\"nodes\":%d,\"gpus_per_node\":0,\"world_size\":%d,\"hostnames\":[%s],"
+            "\"model\":\"three\","
+            "\"dataset\":\"fashion-mnist\",\"optimizer\":\"adam\",\"lr\":0.01,\"batch_per_replica\":1,\"epochs\":1,"
+            "\"steps_per_rank\":60,\"comm\":\"%s\",\"backend\":\"cpu\",\"threads\":1,\"runtime_seconds\":60.0,"
+            "\"peak_data_per_sec\":%g,\"final_data_per_sec\":%g,\"epochs_run\":[],\"start_time\":\"%s\","
+            "\"end_time\":\"%s\",\"exit_state\":\"completed\",\"error\":\"\",\"resumed\":0,\"tag\":\"%s\","
+            "\"comm_options\":\"%s\"}\n",
+            nodes, nodes, world, hosts, method, rate, rate, start, start, tag, options);
+}
+
+struct blind_dir {
+    char dir[64], plan[128], other[128], records[128], profile[4096];
+};
+
+/* Predictions for bsp-a2a, mg-wfbp and bsp-ps at 2 workers one a node (tag t), and bsp-a2a alone
+ * (tag u), saved; then the runs. */
+static void plan_and_run(struct blind_dir *b)
+{
+    snprintf(b->dir, sizeof b->dir, "/tmp/dtrain-test-blind-XXXXXX");
+    assert_non_null(mkdtemp(b->dir));
+    snprintf(b->plan, sizeof b->plan, "%s/plan-t.json", b->dir);
+    snprintf(b->other, sizeof b->other, "%s/plan-u.json", b->dir);
+    snprintf(b->records, sizeof b->records, "%s/records.jsonl", b->dir);
+    tu_fixture(b->profile, sizeof b->profile, "profiles/three-layers.json");
+    struct tu_result r;
+    run_analyze((char *[]){"predict", b->profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", "0.008mbit:0.5s",
+                           "--servers", "1", "--partition-bytes", "2500", "--methods", "bsp-a2a,mg-wfbp,bsp-ps",
+                           "--tag", "t", "--save", b->plan, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| three | 1 | bsp-a2a | 0.1 |"));   /* the table, printed as ever */
+    tu_result_free(&r);
+    run_analyze((char *[]){"predict", b->profile, "--gpus-per-node", "1", "--nodes", "2", "--inter", "0.008mbit:0.5s",
+                           "--methods", "bsp-a2a", "--tag", "u", "--save", b->other, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    FILE *f = fopen(b->records, "w");
+    assert_non_null(f);
+    const char *after = "2099-01-01T00:00:00Z";
+    add_run(f, "bsp-a2a", 2, 2, "", "t", 0.15, after);
+    add_run(f, "bsp-a2a", 2, 2, "", "t", 0.17, after);
+    add_run(f, "bsp-a2a", 2, 2, "", "t", 9.0, "2020-01-01T00:00:00Z");      /* before the prediction: left out */
+    add_run(f, "mg-wfbp", 2, 2, "", "t", 0.141, after);
+    add_run(f, "bsp-ps", 3, 3, "servers=1", "t", 0.06, after);
+    add_run(f, "bsp-ps", 4, 2, "servers=colocated", "t", 9.0, after);       /* another layout */
+    add_run(f, "mg-wfbp", 2, 1, "", "t", 9.0, after);                        /* 2 workers on one node */
+    add_run(f, "bsp-a2a", 2, 2, "", "u", 0.5, after);
+    fclose(f);
+}
+
+static void test_saved_predictions_say_when_and_how_each_job_runs(void **state)
+{
+    (void)state;
+    struct blind_dir b;
+    plan_and_run(&b);
+    json_error_t jerr;
+    json_t *root = json_load_file(b.plan, 0, &jerr);
+    assert_non_null(root);
+    assert_string_equal(json_string_value(json_object_get(root, "format")), "dtrain-predictions");
+    assert_string_equal(json_string_value(json_object_get(root, "tag")), "t");
+    assert_int_equal(strlen(json_string_value(json_object_get(root, "made"))), 20);   /* 2026-11-27T20:31:00Z */
+    json_t *cells = json_object_get(root, "cells");
+    assert_int_equal(json_array_size(cells), 3);
+    json_t *ps = json_array_get(cells, 2);
+    assert_string_equal(json_string_value(json_object_get(ps, "method")), "bsp-ps");
+    assert_int_equal(json_integer_value(json_object_get(ps, "servers")), 1);
+    assert_true(json_is_false(json_object_get(ps, "colocated")));
+    assert_float_equal(json_number_value(json_object_get(ps, "step_seconds")), 33.1, 1e-9);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(cells, 0), "servers")), 0);
+    json_decref(root);
+    tu_remove_tree(b.dir);
+}
+
+static void test_compare_reports_errors_worst_and_best_method(void **state)
+{
+    (void)state;
+    struct blind_dir b;
+    plan_and_run(&b);
+    struct tu_result r;
+    run_analyze((char *[]){"compare", "--predictions", b.plan, b.records, "--predictions", b.other, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    /* 2/15.6 = 0.1282 against 0.16, the mean of two (the run of 2020 and the other tag's left out) */
+    assert_true(tu_contains(r.out, "| bsp-a2a | 2 | 2 | 0.1 | 0.2 +- 0.0 | 2 | -19.9% |"));
+    assert_true(tu_contains(r.out, "| mg-wfbp | 2 | 2 | 0.1 | 0.1 +- 0.0 | 1 | +4.3% |"));   /* 2/13.6 vs 0.141 */
+    assert_true(tu_contains(r.out, "| bsp-ps (1 server) | 2 | 2 | 0.1 | 0.1 +- 0.0 | 1 | +0.7% |"));
+    assert_true(tu_contains(r.out, "Best at 2 GPUs: predicted mg-wfbp, but bsp-a2a ran fastest (mg-wfbp ran 12% below "
+                                   "it): missed."));
+    assert_true(tu_contains(r.out, "Error: mean absolute error 8.3% over 3 cells; worst bsp-a2a at 2 GPUs (-19.9%); 2 "
+                                   "of 3 within 15%; the best method picked at 0 of 1 job size."));
+    /* tag u: 0.1282 against 0.5 */
+    assert_true(tu_contains(r.out, "| bsp-a2a | 2 | 2 | 0.1 | 0.5 +- 0.0 | 1 | -74.4% |"));
+    assert_true(tu_contains(r.out, "Best at 2 GPUs: bsp-a2a, predicted and measured."));
+    assert_true(tu_contains(r.out, "All settings: mean absolute error 24.8% over 4 cells; worst bsp-a2a at 2 GPUs "
+                                   "(-74.4%); 2 of 4 within 15%; the best method picked at 1 of 2 job sizes."));
+    assert_true(tu_contains(r.err, "1 run started before these predictions were made"));
+    tu_result_free(&r);
+    tu_remove_tree(b.dir);
+}
+
+static void test_compare_refuses_what_is_not_a_prediction(void **state)
+{
+    (void)state;
+    struct blind_dir b;
+    plan_and_run(&b);
+    struct tu_result r;
+    run_analyze((char *[]){"compare", "--predictions", b.records, b.records, NULL}, &r);   /* a record file */
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "records.jsonl"));
+    tu_result_free(&r);
+    char *text = tu_read_file(b.plan), bad[160];
+    assert_non_null(text);
+    char *workers = strstr(text, "\"workers\"");
+    assert_non_null(workers);
+    memcpy(workers, "\"wrkers\" ", 9);   /* the first cell loses its job size */
+    snprintf(bad, sizeof bad, "%s/bad.json", b.dir);
+    assert_int_equal(tu_write_file(bad, text), 0);
+    free(text);
+    run_analyze((char *[]){"compare", "--predictions", bad, b.records, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "bad.json: cell 1: \"workers\" is missing"));
+    tu_result_free(&r);
+    snprintf(bad, sizeof bad, "%s/none.json", b.dir);
+    run_analyze((char *[]){"compare", "--predictions", bad, b.records, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "none.json"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"compare", b.records, NULL}, &r);   /* no predictions */
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "--predictions FILE"));
+    tu_result_free(&r);
+    /* runs of none of the planned jobs: nothing to hold the predictions against */
+    FILE *f = fopen(b.records, "w");
+    assert_non_null(f);
+    add_run(f, "bsp-a2a", 2, 2, "", "other", 0.16, "2099-01-01T00:00:00Z");
+    fclose(f);
+    run_analyze((char *[]){"compare", "--predictions", b.plan, b.records, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.out, "| bsp-a2a | 2 | 2 | 0.1 | not run | 0 | - |"));
+    assert_true(tu_contains(r.err, "no predicted cell has a run after its prediction"));
+    tu_result_free(&r);
+    /* --save beside --records: one is before the runs, the other after */
+    run_analyze((char *[]){"predict", b.profile, "--save", b.plan, "--records", b.records, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "dtrain-analyze compare"));
+    tu_result_free(&r);
+    tu_remove_tree(b.dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_saved_predictions_say_when_and_how_each_job_runs),
+        cmocka_unit_test(test_compare_reports_errors_worst_and_best_method),
+        cmocka_unit_test(test_compare_refuses_what_is_not_a_prediction),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
