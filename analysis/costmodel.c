@@ -25,6 +25,29 @@ static double send_in_order(struct piece *pieces, int n, double from)
     return free_at;
 }
 
+/* The pushes the busiest link carries a way, with servers on nodes of their own: the nodes in
+ * blocks of nodes_per_link behind one link each, in rank order, the workers' nodes first and the
+ * servers' after (dtrain-train's placement: the last ranks serve). A block's link carries out the
+ * pushes of its workers to the servers outside it and in the pushes to its servers from the
+ * workers outside it (the pulls mirror them); a push inside a block never crosses. With one node a
+ * link this is max(N P / S, P): a server's own link takes every push of its share, a worker's its
+ * own. (Three workers and a server on the test cluster: the third worker shares the server's leaf,
+ * two of the three pushes cross the shaped link, not all three.) */
+static double dedicated_servers_load(const struct cluster_shape *c, int pushers, int servers)
+{
+    int per_link = c->nodes_per_link > 1 ? c->nodes_per_link : 1, total = c->nodes + servers;
+    double busiest = 0;
+    for (int first = 0; first < total; first += per_link) {
+        int last = first + per_link < total ? first + per_link : total;
+        int workers_in = last < c->nodes ? last - first : first < c->nodes ? c->nodes - first : 0;
+        int servers_in = last - first - workers_in;
+        double out = (double)workers_in * pushers * (servers - servers_in) / servers;
+        double in = (double)(c->nodes - workers_in) * pushers * servers_in / servers;
+        busiest = fmax(busiest, fmax(out, in));
+    }
+    return busiest;
+}
+
 /* pieces: the partitions of a step, each at one server: fewer than the servers leave some idle.
  * by_priority: ByteScheduler's, a few pieces under way under the credit, in priority order. */
 static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool ps, bool node_sums, int pieces,
@@ -35,9 +58,7 @@ static struct transfer_cost transfer_cost_of(const struct cluster_shape *c, bool
     int servers = c->servers > 0 ? c->servers : c->nodes;
     servers = pieces > 0 && pieces < servers ? pieces : servers;
     int behind = c->nodes_per_link > 1 ? (c->nodes_per_link < c->nodes ? c->nodes_per_link : c->nodes) : 1;
-    double load = (double)(c->nodes * pushers) / servers;   /* each server takes every push of its share */
-    if (behind * pushers > load)
-        load = behind * pushers;               /* a link carries all its nodes' pushes */
+    double load = dedicated_servers_load(c, pushers, servers);
     if (c->servers_colocated)   /* what crosses: the pushes from outside to the servers behind a link */
         load = (double)pushers * (c->nodes - behind) * (behind < servers ? (double)behind / servers : 1);
     /* The measured round is this traffic where it has the round's pattern: one push a node (node

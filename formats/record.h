@@ -12,8 +12,9 @@
 /* Bumped whenever a field changes meaning or disappears (adding fields does not). */
 #define RECORD_VERSION 2
 
-/* A record line is at most this long: 1 MiB holds thousands of ranks' host names. */
-#define RECORD_MAX_LINE (1 << 20)
+/* A record line is at most this long: 16 MiB holds a job of 100,000 ranks or more, each with its
+ * host name (up to 64 bytes) and compute time (1 MiB refused any job beyond about 45,000 ranks). */
+#define RECORD_MAX_LINE (1 << 24)
 
 struct run_record {
     char job_id[64], job_name[256], step_id[64];

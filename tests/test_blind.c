@@ -177,12 +177,35 @@ static void test_compare_refuses_what_is_not_a_prediction(void **state)
     tu_remove_tree(b.dir);
 }
 
+/* --servers is the servers' layout: the allreduce methods are predicted the same under any of it
+ * (colocated servers once made ByteScheduler-A2A's pulls share a link with its pushes). */
+static void test_servers_layout_leaves_allreduce_methods_alone(void **state)
+{
+    (void)state;
+    char profile[4096];
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    const char *layouts[] = {"1", "colocated"};
+    char *out[2];
+    for (int i = 0; i < 2; i++) {
+        struct tu_result r;
+        run_analyze((char *[]){"predict", profile, "--gpus-per-node", "1", "--nodes", "2,4", "--inter",
+                               "0.008mbit:0.5s", "--nodes-per-link", "2", "--servers", (char *)layouts[i], "--methods",
+                               "bsp-a2a,wfbp-a2a,mg-wfbp,bytescheduler-a2a", "--format", "csv", NULL}, &r);
+        assert_int_equal(r.status, 0);
+        out[i] = strdup(r.out);
+        tu_result_free(&r);
+    }
+    assert_string_equal(out[0], out[1]);
+    free(out[0]), free(out[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_saved_predictions_say_when_and_how_each_job_runs),
         cmocka_unit_test(test_compare_reports_errors_worst_and_best_method),
         cmocka_unit_test(test_compare_refuses_what_is_not_a_prediction),
+        cmocka_unit_test(test_servers_layout_leaves_allreduce_methods_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

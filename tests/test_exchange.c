@@ -347,6 +347,27 @@ static void test_colocated_servers_cost_as_worked_by_hand(void **state)
     assert_float_equal(cost_step(&s, &leaves, "bsp-ps", &cut), 27.6, 1e-9);
 }
 
+/* A server on a node of its own beside three workers, the layers above (bsp-ps, partitions of
+ * 2500 bytes), two nodes behind each link in rank order (the test cluster's leaves: gn01+gn02,
+ * gn03+the server): the third worker's pushes stay behind the server's link, two of the three
+ * cross it, as with two workers and a link a node (33.1, test_step_costs_as_worked_by_hand); with a
+ * link a node the server's takes all three (slower); with the four behind one link nothing crosses
+ * (4 + 4 + 0.6). */
+static void test_dedicated_server_behind_a_shared_link(void **state)
+{
+    (void)state;
+    const struct layer_cost layers[] = {{1, 2, 1000}, {1, 1, 3000}, {2, 1, 2000}};
+    struct step_costs s = {.layers = 3, .layer = layers, .update = 0.6};
+    struct cluster_shape leaves = {.nodes = 3, .gpus_per_node = 1, .inter = {.alpha = 0.5, .beta = 0.001},
+                                   .servers = 1, .nodes_per_link = 2};
+    struct method_settings cut = {.partition_bytes = 2500};
+    assert_float_equal(cost_step(&s, &leaves, "bsp-ps", &cut), 33.1, 1e-9);
+    struct cluster_shape own_links = leaves, one_leaf = leaves;
+    own_links.nodes_per_link = 1, one_leaf.nodes_per_link = 4;
+    assert_true(cost_step(&s, &own_links, "bsp-ps", &cut) > 33.1 + 5);
+    assert_float_equal(cost_step(&s, &one_leaf, "bsp-ps", &cut), 8.6, 1e-9);
+}
+
 /* ByteScheduler-PS with colocated servers, piece by piece: one layer (forward 1, backward 1, 4000
  * bytes), no update, 4 nodes of one worker, 2 behind each link, alpha 0.5, beta 0.001, pieces of
  * 1000 bytes, a credit of 1000. The pieces go to servers 0, 1, 2, 3 in turn (each to the one
@@ -397,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_threshold_fuses_from_the_last_layer),
         cmocka_unit_test(test_alpha_beta_fit_recovers_a_line),
         cmocka_unit_test(test_servers_are_placed),
+        cmocka_unit_test(test_dedicated_server_behind_a_shared_link),
         cmocka_unit_test(test_workers_are_grouped_by_node),
         cmocka_unit_test(test_bytescheduler_ps_handshakes_as_worked_by_hand),
         cmocka_unit_test(test_colocated_bytescheduler_ps_cost_as_worked_by_hand),

@@ -472,6 +472,46 @@ static void test_a_planted_link_is_not_followed(void **state)
     unlink(link_path), unlink(target), rmdir(dir);
 }
 
+/* A job of 100,000 ranks, four a node, each rank's compute time kept: its record is written and
+ * read back whole (at 1 MiB a line a job of about 45,000 ranks got no record at all). */
+static void test_the_largest_jobs_are_recorded(void **state)
+{
+    (void)state;
+    enum { WORLD = 100000 };
+    char hosts[1][256], *one[1];
+    double seconds[2], accuracy[2];
+    struct run_record r, back;
+    sample_record(&r, 1, hosts, one, seconds, accuracy);
+    char (*names)[24] = malloc(WORLD * sizeof *names);
+    char **pointers = malloc(WORLD * sizeof *pointers);
+    double *compute = malloc(WORLD * sizeof *compute);
+    assert_true(names && pointers && compute);
+    for (int i = 0; i < WORLD; i++) {
+        snprintf(names[i], sizeof names[i], "gpu-node-%05d", i / 4 + 1);
+        pointers[i] = names[i];
+        compute[i] = 123.456 + i % 7;
+    }
+    static char nodelist[] = "gpu-node-[00001-25000]";
+    r.nodelist = nodelist, r.nodes = WORLD / 4, r.gpus_per_node = 4, r.world_size = WORLD;
+    r.hostnames = pointers, r.rank_compute_ms = compute;
+    struct dt_err err;
+    int rc = record_append(path, &r, &err);
+    if (rc < 0)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    char *text = read_file();
+    assert_true(strlen(text) > (1 << 20));   /* beyond the old limit */
+    text[strcspn(text, "\n")] = '\0';
+    assert_int_equal(record_parse(text, &back, &err), 0);
+    assert_int_equal(back.world_size, WORLD);
+    assert_string_equal(back.hostnames[WORLD - 1], "gpu-node-25000");
+    record_free(&back);
+    free(text);
+    free(names);
+    free(pointers);
+    free(compute);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -483,6 +523,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_short_write_leaves_no_fragment, record_setup, record_teardown),
         cmocka_unit_test_setup_teardown(test_text_cut_mid_character_keeps_the_record, record_setup, record_teardown),
         cmocka_unit_test_setup_teardown(test_a_planted_link_is_not_followed, record_setup, record_teardown),
+        cmocka_unit_test_setup_teardown(test_the_largest_jobs_are_recorded, record_setup, record_teardown),
     };
     return cmocka_run_group_tests_name("record", tests, NULL, NULL);
 }
