@@ -25,7 +25,12 @@ setting() {
     servers=colocated   # where methods_shaped.sh puts them
     [ "$per" != 1 ] || [ "$n" -ge 4 ] || servers=1
     model=$(sed -n 's/^ *"model": *"\([^"]*\)".*/\1/p' "$profile" | head -n 1)
-    case $model in bert*) data=synthetic-text:30522x64 bytes=512M ;; *) data=synthetic:224x224x3 bytes=256M ;; esac
+    case $model in   # the links measured up to a whole gradient (ResNet-18's 45 MB, BERT-Base's 440 MB)
+        bert*) data=synthetic-text:30522x64 bytes=512M ;;
+        resnet18) data=synthetic:224x224x3 bytes=64M ;;
+        resnet50) data=synthetic:224x224x3 bytes=128M ;;
+        *) data=synthetic:224x224x3 bytes=256M ;;
+    esac
     echo "== $1 $name: $model at $size, $link dilated $dilate, $rate samples/s a device" >&2
     rm -rf "${out:?}/$name" && mkdir -p "$out/$name"
     # run by methods_shaped.sh once the links are measured, before the runs: the predictions, saved
