@@ -16,9 +16,8 @@
 #include "analysis/stats.h"
 #include "formats/table_columns.h"
 
-static int add_finding(struct audit *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static int add_finding(struct audit *a, int line, const char *fmt, ...)
+int audit_add(struct audit *a, int line, const char *fmt, ...)
 {
     struct finding *bigger = realloc(a->items, (size_t)(a->count + 1) * sizeof *bigger);
     if (!bigger)
@@ -78,7 +77,7 @@ static int check_average(const struct result_table *t, int avg, struct audit *ou
 {
     int runs[4096], unread = unread_run_of(t, avg);
     if (unread)   /* an average of the rest would be no check of it */
-        return add_finding(out, t->rows[avg].line, "Avg of %s x %s not checked: its run on line %d could not be read",
+        return audit_add(out, t->rows[avg].line, "Avg of %s x %s not checked: its run on line %d could not be read",
                    plural_of(t->rows[avg].nodes, "node"), plural_of(t->rows[avg].gpus, "GPU"), unread);
     int n = runs_of(t, avg, runs);
     if (n == 0)
@@ -104,7 +103,7 @@ static int check_average(const struct result_table *t, int avg, struct audit *ou
     decimals = decimals > 3 ? 3 : decimals;   /* as far as duration_format goes */
     duration_format(mean, decimals, m);
     duration_format(median, decimals, md);
-    return add_finding(out, t->rows[avg].line,
+    return audit_add(out, t->rows[avg].line,
                "Avg runtime %s of %s x %s is not the mean of its %d runs (%s), nor their median (%s) or any trimmed "
                "mean", t->rows[avg].runtime_text, plural_of(t->rows[avg].nodes, "node"), plural_of(t->rows[avg].gpus, "GPU"),
                n, m, md);
@@ -163,15 +162,15 @@ static int check_speedups(const struct result_table *t, struct audit *out)
             continue;
         int rc;
         if (same_work)
-            rc = add_finding(out, r->line, "speedup %g of %s x %s does not follow from the runtimes: %s / %s = %.2f", r->speedup,
+            rc = audit_add(out, r->line, "speedup %g of %s x %s does not follow from the runtimes: %s / %s = %.2f", r->speedup,
                      plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), base->runtime_text, r->runtime_text, by_time);
         else if (speedup_follows(r->speedup, by_time, base, r))
-            rc = add_finding(out, r->line, "speedup %g of %s x %s is a runtime ratio, but the runs did not train the same "
+            rc = audit_add(out, r->line, "speedup %g of %s x %s is a runtime ratio, but the runs did not train the same "
                      "samples (%.0f at 1 x 1, %.0f here: Steps x Batchsize x GPUs); by samples/s it is %.2f",
                      r->speedup, plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), samples_of(base), samples_of(r),
                      by_rate);
         else
-            rc = add_finding(out, r->line, "speedup %g of %s x %s does not follow from samples/s (the runs did not train the "
+            rc = audit_add(out, r->line, "speedup %g of %s x %s does not follow from samples/s (the runs did not train the "
                      "same samples): %.2f", r->speedup, plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), by_rate);
         if (rc < 0)
             return -1;
@@ -186,9 +185,9 @@ static int check_nodelist(const struct result_row *r, struct audit *out)
     struct dt_err err;
     int rc = 0;
     if (hostlist_expand(r->nodelist, &hosts, &err) < 0)
-        rc = add_finding(out, r->line, "node list is malformed: %s", err.msg);
+        rc = audit_add(out, r->line, "node list is malformed: %s", err.msg);
     else if ((int)hosts.count != r->nodes)
-        rc = add_finding(out, r->line, "%s, but the node list %s names %zu", plural_of(r->nodes, "node"), r->nodelist, hosts.count);
+        rc = audit_add(out, r->line, "%s, but the node list %s names %zu", plural_of(r->nodes, "node"), r->nodelist, hosts.count);
     hostlist_free(&hosts);
     return rc;
 }
@@ -232,10 +231,10 @@ static int check_counts(const struct result_table *t, const struct result_row *r
     long epochs = usual_count(t, r->nodes, r->gpus, true), steps = usual_count(t, r->nodes, r->gpus, false);
     const char *config = plural_of(r->nodes, "node"), *gpus = plural_of(r->gpus, "GPU");
     if (!count_unknown(r, true) && r->epoch != epochs &&
-        add_finding(out, r->line, "Epoch %d, but the other runs of %s x %s have %ld", r->epoch, config, gpus, epochs) < 0)
+        audit_add(out, r->line, "Epoch %d, but the other runs of %s x %s have %ld", r->epoch, config, gpus, epochs) < 0)
         return -1;
     if (!count_unknown(r, false) && r->steps != steps &&
-        add_finding(out, r->line, "%ld steps, but the other runs of %s x %s have %ld", r->steps, config, gpus, steps) < 0)
+        audit_add(out, r->line, "%ld steps, but the other runs of %s x %s have %ld", r->steps, config, gpus, steps) < 0)
         return -1;
     long size = audit_dataset_size(t->title), per_step = (long)r->batch * r->nodes * r->gpus;
     if (!size || r->steps != steps || !t->has_steps || !t->has_batch)
@@ -244,7 +243,7 @@ static int check_counts(const struct result_table *t, const struct result_row *r
     /* a table counts steps per epoch or in all; either way to within one (a counter's convention) */
     if (labs(r->steps - per_epoch) <= 1 || labs(r->steps - total) <= 1)
         return 0;
-    return add_finding(out, r->line, "%ld steps, but %ld samples / (batch %d x %ld GPUs) make %ld an epoch (%ld in %ld epochs)",
+    return audit_add(out, r->line, "%ld steps, but %ld samples / (batch %d x %ld GPUs) make %ld an epoch (%ld in %ld epochs)",
                r->steps, size, r->batch, (long)r->nodes * r->gpus, per_epoch, total, epochs);
 }
 
@@ -271,7 +270,7 @@ static int check_efficiency(const struct result_row *r, struct audit *out)
     double ratio = r->speedup / gpus, slack = r->efficiency_unit / 2 + r->speedup_unit / 2 / gpus + 1e-9;
     if (fabs(r->efficiency - ratio) <= slack)
         return 0;
-    return add_finding(out, r->line, "efficiency %.4g of %s x %s is not speedup / GPUs: %g / %d = %.3f", r->efficiency,
+    return audit_add(out, r->line, "efficiency %.4g of %s x %s is not speedup / GPUs: %g / %d = %.3f", r->efficiency,
                        plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), r->speedup, gpus, ratio);
 }
 
@@ -308,7 +307,7 @@ static int check_gains(const struct result_table *t, struct audit *out)
         stats_ratio_ci95(base_mean / mean, base_mean, base_std, base_runs, mean, std, n, &lo, &hi);
         if (isnan(lo) || lo > 1)
             continue;
-        if (add_finding(out, r->line, "speedup %g of %s x %s claims a gain its runs do not show: the 95%% interval of "
+        if (audit_add(out, r->line, "speedup %g of %s x %s claims a gain its runs do not show: the 95%% interval of "
                         "the runtime ratio, %.2f-%.2f (from %d and %d runs), contains 1", r->speedup,
                         plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), lo, hi, base_runs, n) < 0)
             return -1;
@@ -321,7 +320,7 @@ int audit_table(const struct result_table *t, struct audit *out)
     int batch = usual_batch(t);
     for (int i = 0; i < t->count; i++)
         if (t->rows[i].batch != batch && !(t->rows[i].unknown & (1u << COL_BATCH)) &&
-            add_finding(out, t->rows[i].line, "Batchsize %d, but the table's other runs have %d: a run of another experiment, "
+            audit_add(out, t->rows[i].line, "Batchsize %d, but the table's other runs have %d: a run of another experiment, "
                 "not comparable in this table", t->rows[i].batch, batch) < 0)
             return -1;
     for (int i = 0; i < t->count; i++) {
@@ -364,7 +363,7 @@ static int check_stated_baseline(const struct log_runs *runs, const struct log_r
         if (b && fabs(stated.value - b->peak_data_per_sec) <= stated.half_unit + 1e-9)
             return 0;
     }
-    return add_finding(out, r->line, "baseline %.*s of \"%s\" is not the peak of the 1-GPU run of %s on %s (line %d: %.2f)",
+    return audit_add(out, r->line, "baseline %.*s of \"%s\" is not the peak of the 1-GPU run of %s on %s (line %d: %.2f)",
                stated.length, stated.text, r->title, r->id.model, r->baseline->id.node[0], r->baseline->line,
                r->baseline->peak_data_per_sec);
 }
@@ -376,7 +375,7 @@ static int check_notebook_run(const struct log_runs *runs, const struct log_run 
     const char *t = r->title;
     struct printed figure = printed_at(t, m[1]);
     if (r->steps_logged > 0 && fabs(figure.value - r->peak_data_per_sec) > figure.half_unit + 1e-9 &&
-        add_finding(out, r->line, "headline %.*s of \"%s\" is not the peak of its %d Step lines (%.2f)", figure.length,
+        audit_add(out, r->line, "headline %.*s of \"%s\" is not the peak of its %d Step lines (%.2f)", figure.length,
             figure.text, t, r->steps_logged, r->peak_data_per_sec) < 0)
         return -1;
     if (!with_speedup)
@@ -389,7 +388,7 @@ static int check_notebook_run(const struct log_runs *runs, const struct log_run 
     /* the GPU count read from the headings against the speedup the line states: far above linear,
      * the count was probably not read (a form the reader does not know) */
     if (speedup.value > r->id.gpus * 1.05 + speedup.half_unit &&
-        add_finding(out, r->line, "speedup %.*sx of \"%s\" is more than its %d GPU%s as read from the headings "
+        audit_add(out, r->line, "speedup %.*sx of \"%s\" is more than its %d GPU%s as read from the headings "
                     "(%.0f%% efficiency): is the GPU count written in a form not read (2x<GPU>, <GPU>x2, 2 GPUs)?",
                     speedup.length, speedup.text, t, r->id.gpus, r->id.gpus == 1 ? "" : "s",
                     100 * speedup.value / r->id.gpus) < 0)
@@ -397,7 +396,7 @@ static int check_notebook_run(const struct log_runs *runs, const struct log_run 
     double computed = figure.value / baseline.value;
     double rounding = computed * (figure.half_unit / figure.value + baseline.half_unit / baseline.value);
     if (fabs(speedup.value - computed) > speedup.half_unit + rounding &&
-        add_finding(out, r->line, "speedup %.*sx of \"%s\" does not follow from its figures: %.*s / %.*s = %.3f",
+        audit_add(out, r->line, "speedup %.*sx of \"%s\" does not follow from its figures: %.*s / %.*s = %.3f",
             speedup.length, speedup.text, t, figure.length, figure.text, baseline.length, baseline.text, computed) < 0)
         return -1;
     return 0;
@@ -408,7 +407,7 @@ static int check_notebook_structure(const struct log_runs *runs, int i, struct a
 {
     const struct log_run *r = &runs->runs[i];
     if (r->heading_level != r->read_level &&
-        add_finding(out, r->line, "run heading \"%s\" is at level %d, the level of the model headings; read as a run of %s "
+        audit_add(out, r->line, "run heading \"%s\" is at level %d, the level of the model headings; read as a run of %s "
             "(level %d, like the runs beside it)", r->title, r->heading_level, r->id.model[0] ? r->id.model : "-",
             r->read_level) < 0)
         return -1;
@@ -419,7 +418,7 @@ static int check_notebook_structure(const struct log_runs *runs, int i, struct a
             continue;
         char nodes[128];
         runid_nodes(&r->id, nodes, sizeof nodes);
-        return add_finding(out, r->line, "the %d Step and %d Epoch lines of \"%s\" (%s, %d GPU%s on %s) are those of line %d "
+        return audit_add(out, r->line, "the %d Step and %d Epoch lines of \"%s\" (%s, %d GPU%s on %s) are those of line %d "
                    "(\"%s\", %d GPU%s): a copy, not a measurement", r->steps_logged, r->epochs, r->title, r->id.model,
                    r->id.gpus, r->id.gpus == 1 ? "" : "s", nodes, first->line, first->title, first->id.gpus,
                    first->id.gpus == 1 ? "" : "s");
@@ -508,7 +507,7 @@ static int check_columns(const struct method_table *t, struct audit *out)
                  written, r->line, r->cell[0].text, t->gpus[0], t->gpus[0] == 1 ? "" : "s",
                  r->cell[0].mean / r->baseline, r->baseline, shift, shift == 1 ? "" : "s", shifted);
     }
-    if (add_finding(out, t->line, "the header has %d GPU columns, but %d of the %d rows have %d values: a value is not under "
+    if (audit_add(out, t->line, "the header has %d GPU columns, but %d of the %d rows have %d values: a value is not under "
             "the GPU count it was measured at%s", t->columns, short_rows, t->count, values, why) < 0)
         return -1;
     return written > shifted ? shift : 0;
@@ -537,11 +536,11 @@ static int check_method_row(const struct method_table *t, int i, int shift, stru
     for (int k = 0; k < r->values; k++) {
         int gpus = gpus_at(t, r, k, shift);
         if (is_superlinear(t, r, k, shift) &&
-            add_finding(out, r->line, "%s at %d GPUs is more than %d x its Baseline %g (%.1f) by more than its std: "
+            audit_add(out, r->line, "%s at %d GPUs is more than %d x its Baseline %g (%.1f) by more than its std: "
                 "%.1f%% efficiency (%s)", r->cell[k].text, gpus, gpus, r->baseline, gpus * r->baseline,
                 100 * r->cell[k].mean / (gpus * r->baseline), r->label) < 0)
             return -1;
-        if (r->cell[k].std == 0 && add_finding(out, r->line, "%s at %d GPUs: a spread of zero, repeats identical to the "
+        if (r->cell[k].std == 0 && audit_add(out, r->line, "%s at %d GPUs: a spread of zero, repeats identical to the "
                                        "last digit (%s)", r->cell[k].text, gpus, r->label) < 0)
             return -1;
     }
@@ -551,7 +550,7 @@ static int check_method_row(const struct method_table *t, int i, int shift, stru
         for (int k = 0; k < r->values && same; k++)
             same = strcmp(o->cell[k].text, r->cell[k].text) == 0;
         if (same)
-            return add_finding(out, r->line, "the values of %s are those of line %d (%s): a copy", r->label, o->line, o->label);
+            return audit_add(out, r->line, "the values of %s are those of line %d (%s): a copy", r->label, o->line, o->label);
     }
     return 0;
 }

@@ -52,6 +52,9 @@ int audit_method_gpus(const struct method_table *t, const struct method_row *r, 
  * 0 for a title that names neither. */
 long audit_dataset_size(const char *title);
 
+/* One finding more at line, printf-style. 0, or -1 out of memory. */
+int audit_add(struct audit *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 void audit_free(struct audit *a);
 
 #endif

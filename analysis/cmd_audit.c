@@ -11,6 +11,7 @@
 
 #include "analysis/audit.h"
 #include "analysis/methods.h"
+#include "analysis/scaling_audit.h"
 #include "formats/table.h"
 #include "analysis/throughput.h"
 
@@ -29,7 +30,12 @@ static const char audit_help[] =
     "  copy another run's, run headings written at their model heading's level. In method tables\n"
     "  (the reference comparison: METHOD, Baseline, \"N GPUs\" columns of \"mean +- std\"): a header with\n"
     "  more GPU columns than the rows have values, values faster than GPUs x Baseline by more\n"
-    "  than their std, zero spreads, copied rows.\n"
+    "  than their std, zero spreads, copied rows. In scaling tables as vendors publish them (a GPUs\n"
+    "  column beside throughputs or times to train, and the ratios worked out from them: \"TF32\n"
+    "  Strong Scaling\", \"Throughput speedup (TF32 to mixed precision)\", \"Speed-up with mixed\n"
+    "  precision\", efficiency; cells such as \"938 img/s\", \"7.72 x\", \"1,022,722\"): every ratio\n"
+    "  that does not follow from the numbers it was made from, allowing for the rounding of each\n"
+    "  printed number; how each such table was read is said on its header's line.\n"
     "  Exit 0 nothing found, 1 findings, 2 nothing to audit or a file that cannot be read.\n"
     "  e.g. dtrain-analyze audit results/bigmnist.md\n";
 
@@ -75,6 +81,26 @@ static int audit_method_file(const char *path, struct audit *a, int *tables, int
     return rc;
 }
 
+/* The published scaling tables of one file into a, each one's reading said (notes, kept apart
+ * from the findings: they are not the table's faults). Returns the tables' rows, or -1. */
+static int audit_scaling_file(const char *path, struct audit *a, struct audit *notes, int *tables)
+{
+    struct scaling_set set = {0};
+    struct dt_err err;
+    if (scaling_parse_file(path, &set, &err) < 0)
+        return 0;   /* table_parse_file has said why already */
+    int rows = 0, rc = 0;
+    for (int t = 0; t < set.count && rc == 0; t++) {
+        char text[sizeof notes->items[0].text];
+        scaling_describe(&set.tables[t], text, sizeof text);
+        rc = scaling_audit(&set.tables[t], a) < 0 || audit_add(notes, set.tables[t].line, "%s", text) < 0 ? -1 : 0;
+        rows += set.tables[t].rows;
+    }
+    *tables += set.count;
+    scaling_set_free(&set);
+    return rc < 0 ? -1 : rows;
+}
+
 static int audit_files(int argc, char **argv)
 {
     int tables = 0, rows = 0, notebook_runs = 0, skipped = 0, findings = 0;
@@ -88,17 +114,22 @@ static int audit_files(int argc, char **argv)
         }
         for (int s = 0; s < set.lines_skipped && s < 8; s++)
             fprintf(stderr, "dtrain-analyze: skipped %s\n", set.skipped[s]);
-        struct audit a = {0};
-        int failed = 0, in_notebook;
+        struct audit a = {0}, notes = {0};
+        int failed = 0, in_notebook, published = 0;
         for (int t = 0; t < set.count && !failed; t++)
             failed = audit_table(&set.tables[t], &a) < 0;
         if (failed || (in_notebook = audit_notebook_file(argv[i], &a)) < 0 ||
-            audit_method_file(argv[i], &a, &tables, &rows, &skipped) < 0) {
+            audit_method_file(argv[i], &a, &tables, &rows, &skipped) < 0 ||
+            (published = audit_scaling_file(argv[i], &a, &notes, &tables)) < 0) {
             fprintf(stderr, "dtrain-analyze: out of memory\n");
-            audit_free(&a);
+            audit_free(&a), audit_free(&notes);
             table_set_free(&set);
             return 2;
         }
+        rows += published;
+        for (int n = 0; n < notes.count; n++)
+            printf("%s:%d: %s\n", argv[i], notes.items[n].line, notes.items[n].text);
+        audit_free(&notes);
         if (a.count > 0)   /* qsort must not see the NULL of an empty list */
             qsort(a.items, (size_t)a.count, sizeof a.items[0], by_line);
         for (int f = 0; f < a.count; f++)
@@ -118,8 +149,9 @@ static int audit_files(int argc, char **argv)
     if (rows == 0 && notebook_runs == 0) {   /* "0 findings" of nothing read is no audit */
         fprintf(stderr, "dtrain-analyze: nothing audited: %s\n", tables > 0 ? "no row of the tables could be read"
                 : "no result table (a header naming the nodes, the GPUs and the runtime: #Nodes, #GPUs, Runtime or "
-                  "Nodes, GPUs/node, Time (s) ...), no method table (METHOD and \"N GPUs\" columns) and no notebook "
-                  "run (a heading with its figure over Step lines) in the input");
+                  "Nodes, GPUs/node, Time (s) ...), no scaling table (a GPUs column beside throughput or time-to-train "
+                  "columns: GPUs, Throughput - TF32, TF32 Strong Scaling ...), no method table (METHOD and \"N GPUs\" "
+                  "columns) and no notebook run (a heading with its figure over Step lines) in the input");
         return 2;
     }
     return findings ? 1 : skipped ? 2 : 0;

@@ -1,0 +1,444 @@
+/* scaling_table.c - published scaling tables read (see scaling_table.h): Markdown tables under
+ * their headings, each column named for what it holds, each ratio column tied to the columns it
+ * was worked out from by the words its header shares with theirs. */
+#include "formats/scaling_table.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "formats/table.h"
+#include "formats/table_columns.h"
+
+/* ---------- headers ---------- */
+
+/* The header's words, lower case, letters and digits only ("Speed-up" -> "speed up", "FP 32" ->
+ * "fp32"), space-separated, into out. */
+static void header_words(const char *header, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *c = header; *c && n + 2 < size; c++) {
+        if (isalnum((unsigned char)*c))
+            out[n++] = (char)tolower((unsigned char)*c);
+        else if (n > 0 && out[n - 1] != ' ' && !(c[0] == ' ' && n >= 2 && strncmp(out + n - 2, "fp", 2) == 0 &&
+                                                 isdigit((unsigned char)c[1])))
+            out[n++] = ' ';
+    }
+    while (n > 0 && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+}
+
+static bool has_word(const char *words, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *at = strstr(words, word); at; at = strstr(at + 1, word))
+        if ((at == words || at[-1] == ' ') && (at[len] == ' ' || at[len] == '\0'))
+            return true;
+    return false;
+}
+
+/* A GPU or node count: the rows' job sizes. */
+static bool is_count(const char *words)
+{
+    static const char *const names[] = {"gpus", "gpu", "number of gpus", "num gpus", "ngpus", "gpu count",
+                                        "total gpus", "nodes", "number of nodes", "num nodes", "nnodes",
+                                        "node count", "workers", "number of workers", "ranks"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(words, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* A throughput: "Throughput - TF32", "Mixed precision img/s", "Frames/s with TF32". */
+static bool is_rate(const char *raw, const char *words)
+{
+    return has_word(words, "throughput") || strstr(raw, "/s") || strstr(raw, "/sec") || strstr(words, "per second");
+}
+
+static bool is_time(const char *words)
+{
+    return strstr(words, "time to train") || strstr(words, "training time") || strstr(words, "train time");
+}
+
+static enum scaling_kind kind_of(const char *raw, const char *words)
+{
+    if (is_count(words))
+        return SCALING_COUNT;
+    if (has_word(words, "efficiency"))
+        return SCALING_EFFICIENCY;
+    if (has_word(words, "scaling"))
+        return SCALING_OVER_COUNTS;
+    if (has_word(words, "speedup") || strstr(words, "speed up"))
+        return SCALING_ACROSS;   /* or over the counts, once the table's rate columns are known */
+    if (is_rate(raw, words))
+        return SCALING_RATE;
+    return is_time(words) ? SCALING_TIME : SCALING_OTHER;
+}
+
+/* The words that tell columns apart ("tf32", "mixed"), in a canonical form: AMP, FP16 and half
+ * precision are all "mixed"; the words every such column has are left out. */
+static void qualifiers(const char *words, char *out, size_t size)
+{
+    static const char *const common[] = {
+        "throughput", "strong", "weak", "scaling", "speedup", "speed", "up", "efficiency", "with", "the", "of", "avg",
+        "average", "img", "imgs", "images", "image", "s", "sec", "per", "second", "samples", "sample", "time",
+        "training", "train", "to", "total", "x", "multi", "gpu", "gpus", "frames", "items", "tokens", "sequences",
+        "seq", "mels", "hrs", "hours", "h", "min", "number", "used", "in", "a", "for", "precision", "parallel"};
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", words);
+    out[0] = '\0';
+    for (char *w = strtok(copy, " "); w; w = strtok(NULL, " ")) {
+        bool skip = false;
+        for (size_t i = 0; i < sizeof common / sizeof common[0] && !skip; i++)
+            skip = strcmp(w, common[i]) == 0;
+        if (skip)
+            continue;
+        const char *canon = strcmp(w, "amp") == 0 || strcmp(w, "fp16") == 0 || strcmp(w, "half") == 0 ? "mixed"
+                            : strcmp(w, "single") == 0 ? "fp32" : w;
+        size_t used = strlen(out);
+        if (!has_word(out, canon))
+            snprintf(out + used, size - used, "%s%s", used ? " " : "", canon);
+    }
+}
+
+/* How many of a's qualifier words b has. */
+static int shared_words(const char *a, const char *b)
+{
+    char copy[256];
+    int n = 0;
+    snprintf(copy, sizeof copy, "%s", a);
+    for (char *w = strtok(copy, " "); w; w = strtok(NULL, " "))
+        n += has_word(b, w);
+    return n;
+}
+
+/* The column of kind whose qualifiers share most with q, or -1 when none or a tie; the only one
+ * when there is one. */
+static int best_of_kind(const struct scaling_table *t, char quals[][96], const char *q, int except,
+                        enum scaling_kind kind)
+{
+    int best = -1, best_score = 0, tied = 0, candidates = 0, only = -1;
+    for (int c = 0; c < t->columns; c++) {
+        if (t->column[c].kind != kind || c == except)
+            continue;
+        candidates++, only = c;
+        int score = shared_words(q, quals[c]);
+        if (score > best_score)
+            best = c, best_score = score, tied = 0;
+        else if (score == best_score && score > 0)
+            tied++;
+    }
+    if (candidates == 1)
+        return only;
+    return tied ? -1 : best;
+}
+
+/* The throughput column q names, or else the time column: a ratio is of the rates where the table
+ * has them ("TF32 Strong Scaling" beside "Throughput - TF32" and "TF32 Training Time"). */
+static int best_match(const struct scaling_table *t, char quals[][96], const char *q, int except)
+{
+    int c = best_of_kind(t, quals, q, except, SCALING_RATE);
+    return c >= 0 ? c : best_of_kind(t, quals, q, except, SCALING_TIME);
+}
+
+static int columns_of_kind(const struct scaling_table *t, enum scaling_kind kind)
+{
+    int n = 0;
+    for (int c = 0; c < t->columns; c++)
+        n += t->column[c].kind == kind;
+    return n;
+}
+
+/* The qualifiers of the part of words before (or after) " to " ("tf32" and "mixed" in "throughput
+ * speedup tf32 to mixed precision"); false when there is no such " to ". */
+static bool split_to(const char *words, char *before, char *after, size_t size)
+{
+    const char *to = strstr(words, " to ");
+    if (!to || strstr(words, "time to"))
+        return false;
+    char left[256];
+    snprintf(left, sizeof left, "%.*s", (int)(to - words), words);
+    qualifiers(left, before, size);
+    qualifiers(to + 4, after, size);
+    return before[0] && after[0];
+}
+
+/* Ties a speedup between two columns: "(X to Y)", or "with Y" where the table has two columns of
+ * rates (or of times), one of them Y. With one such column the speedup is over the counts. */
+static void tie_across(struct scaling_table *t, int c, const char *words, char quals[][96])
+{
+    struct scaling_column *col = &t->column[c];
+    char before[96], after[96];
+    int rates = columns_of_kind(t, SCALING_RATE), times = columns_of_kind(t, SCALING_TIME);
+    enum scaling_kind pair = rates == 2 ? SCALING_RATE : rates == 0 && times == 2 ? SCALING_TIME : SCALING_OTHER;
+    if (split_to(words, before, after, sizeof before)) {
+        col->of = best_match(t, quals, before, -1), col->to = best_match(t, quals, after, col->of);
+    } else if (rates + times == 1) {   /* a plain "Speedup" beside one throughput: over the counts */
+        col->kind = SCALING_OVER_COUNTS, col->of = best_match(t, quals, quals[c], -1);
+        return;
+    } else if (pair != SCALING_OTHER) {   /* "with Y": Y against the other of the two */
+        col->to = best_of_kind(t, quals, quals[c], -1, pair);
+        for (int k = 0; k < t->columns && col->to >= 0; k++)
+            if (t->column[k].kind == pair && k != col->to)
+                col->of = k;
+    }
+    if (col->of < 0 || col->to < 0)
+        snprintf(col->why, sizeof col->why, "cannot tell which two columns \"%s\" compares", col->name);
+}
+
+/* Ties every ratio column to the columns it was worked out from. */
+static void tie_columns(struct scaling_table *t, char words[][256])
+{
+    char quals[SCALING_MAX_COLUMNS][96];
+    for (int c = 0; c < t->columns; c++)
+        qualifiers(words[c], quals[c], sizeof quals[c]);
+    for (int c = 0; c < t->columns; c++) {
+        struct scaling_column *col = &t->column[c];
+        col->of = col->to = -1;
+        if (col->kind == SCALING_ACROSS)
+            tie_across(t, c, words[c], quals);
+        else if (col->kind == SCALING_OVER_COUNTS || col->kind == SCALING_EFFICIENCY) {
+            col->of = best_match(t, quals, quals[c], -1);
+            if (col->of < 0)
+                snprintf(col->why, sizeof col->why, "cannot tell which throughput or time column \"%s\" is of",
+                         col->name);
+        }
+    }
+}
+
+/* ---------- cells ---------- */
+
+/* Seconds per unit a time cell (or header) names, 0 for none: "hours", "h", "min", "s". */
+static double time_unit(const char *text, size_t *len)
+{
+    static const struct { const char *name; double seconds; } units[] = {
+        {"hours", 3600}, {"hour", 3600}, {"hrs", 3600}, {"hr", 3600}, {"h", 3600}, {"minutes", 60}, {"mins", 60},
+        {"min", 60}, {"m", 60}, {"seconds", 1}, {"sec", 1}, {"s", 1}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        size_t n = strlen(units[i].name);
+        if (strncasecmp(text, units[i].name, n) == 0 && !isalpha((unsigned char)text[n]))
+            return *len = n, units[i].seconds;
+    }
+    return *len = 0, 0;
+}
+
+/* A number as printed, thousands separated by ',' or not, into *value; the size of its last
+ * digit into *unit; the text after it. NULL when there is no number. */
+static const char *read_number(const char *text, double *value, double *unit)
+{
+    char digits[64];
+    size_t n = 0;
+    int decimals = -1;
+    const char *c = text;
+    while (n + 1 < sizeof digits && (isdigit((unsigned char)*c) || *c == '.' ||
+                                     (*c == ',' && n > 0 && isdigit((unsigned char)c[1]) &&
+                                      isdigit((unsigned char)c[2]) && isdigit((unsigned char)c[3]) &&
+                                      !isdigit((unsigned char)c[4])))) {
+        if (*c == '.')
+            decimals = 0;
+        else if (*c != ',' && decimals >= 0)
+            decimals++;
+        if (*c != ',')
+            digits[n++] = *c;
+        c++;
+    }
+    digits[n] = '\0';
+    if (n == 0 || !isdigit((unsigned char)digits[0]) || strchr(digits, '.') != strrchr(digits, '.'))
+        return NULL;
+    *value = strtod(digits, NULL);
+    *unit = pow(10, -(decimals > 0 ? decimals : 0));
+    return c;
+}
+
+/* A cell of a column of kind: "938 img/s", "7.72 x", "93%", "~14 hours" (approximate: not read),
+ * "2h 18min". NAN where it holds no number. */
+static struct scaling_cell read_cell(const char *text, enum scaling_kind kind)
+{
+    struct scaling_cell cell = {NAN, 0};
+    while (isspace((unsigned char)*text))
+        text++;
+    double value, unit;
+    const char *rest = read_number(text, &value, &unit);
+    if (!rest)
+        return cell;   /* "-", "~14 hours", "n/a" */
+    while (isspace((unsigned char)*rest))
+        rest++;
+    size_t len;
+    double seconds = kind == SCALING_TIME ? time_unit(rest, &len) : 0;
+    if (seconds > 0) {   /* "2h 18min": each part in seconds */
+        value *= seconds, unit *= seconds;
+        double more, more_unit;
+        const char *next = read_number(rest + len + strspn(rest + len, " "), &more, &more_unit);
+        size_t more_len;
+        double more_seconds = next ? time_unit(next + strspn(next, " "), &more_len) : 0;
+        if (more_seconds > 0)
+            value += more * more_seconds, unit = more_unit * more_seconds;
+    } else if (*rest == '%')
+        value /= 100, unit /= 100;
+    cell.value = value, cell.unit = unit;
+    return cell;
+}
+
+/* ---------- tables in a file ---------- */
+
+/* A Markdown separator row: "|---|:--:|". */
+static bool is_separator(const char *line)
+{
+    bool dash = false;
+    for (const char *c = line; *c && *c != '\n'; c++) {
+        if (*c == '-')
+            dash = true;
+        else if (!strchr("|: \t\r", *c))
+            return false;
+    }
+    return dash;
+}
+
+static bool starts_row(const char *line)
+{
+    return line[strspn(line, " \t")] == '|';
+}
+
+/* A table whose ratios name no throughput ("Number of mels used with mixed precision" beside
+ * "Speed-up with mixed precision", the figures being per second as the text above says): the
+ * other columns but batch sizes and settings are its measures. Whether there was one. */
+static bool promote_measures(struct scaling_table *t, char words[][256])
+{
+    bool ratios = false, promoted = false;
+    for (int c = 0; c < t->columns; c++)
+        ratios = ratios || t->column[c].kind == SCALING_OVER_COUNTS || t->column[c].kind == SCALING_ACROSS;
+    for (int c = 0; c < t->columns && ratios; c++)
+        if (t->column[c].kind == SCALING_OTHER && !has_word(words[c], "batch") && !has_word(words[c], "size") &&
+            !has_word(words[c], "accumulation"))
+            t->column[c].kind = SCALING_RATE, promoted = true;
+    return promoted;
+}
+
+/* The header's columns into t; whether the table is one of ours (a count column, a rate or time
+ * column, not the reference form of table.h). */
+static bool read_header(char *line, struct scaling_table *t)
+{
+    char *cells[SCALING_MAX_COLUMNS + 1], words[SCALING_MAX_COLUMNS][256];
+    int n = table_cells(line, cells, SCALING_MAX_COLUMNS + 1);
+    struct table_layout layout;
+    if (n < 2 || n > SCALING_MAX_COLUMNS || table_header(cells, n, &layout))
+        return false;
+    t->columns = n, t->count_column = -1;
+    bool measured = false;
+    for (int c = 0; c < n; c++) {
+        struct scaling_column *col = &t->column[c];
+        snprintf(col->name, sizeof col->name, "%s", cells[c]);
+        header_words(cells[c], words[c], sizeof words[c]);
+        col->kind = kind_of(cells[c], words[c]);
+        if (col->kind == SCALING_COUNT && t->count_column < 0)
+            t->count_column = c;
+        else if (col->kind == SCALING_COUNT)
+            col->kind = SCALING_OTHER;
+        measured = measured || col->kind == SCALING_RATE || col->kind == SCALING_TIME;
+    }
+    if (t->count_column >= 0 && !measured)
+        measured = promote_measures(t, words);
+    if (t->count_column < 0 || !measured)
+        return false;
+    tie_columns(t, words);
+    return true;
+}
+
+/* One data row into t; false for a row whose count is not a whole number from 1. */
+static bool read_row(char *line, int number, struct scaling_table *t)
+{
+    char *cells[SCALING_MAX_COLUMNS + 1];
+    int n = table_cells(line, cells, SCALING_MAX_COLUMNS + 1);
+    struct scaling_cell count = n > t->count_column ? read_cell(cells[t->count_column], SCALING_COUNT)
+                                                    : (struct scaling_cell){NAN, 0};
+    if (!(count.value >= 1) || count.value != floor(count.value) || count.unit != 1)
+        return false;
+    struct scaling_cell *grown = realloc(t->cell, (size_t)(t->rows + 1) * t->columns * sizeof *grown);
+    int *lines = realloc(t->row_line, (size_t)(t->rows + 1) * sizeof *lines);
+    if (grown)
+        t->cell = grown;
+    if (lines)
+        t->row_line = lines;
+    if (!grown || !lines)
+        return false;
+    for (int c = 0; c < t->columns; c++) {
+        struct scaling_cell *cell = &t->cell[t->rows * t->columns + c];
+        *cell = c < n && t->column[c].kind != SCALING_OTHER ? read_cell(cells[c], t->column[c].kind)
+                                                            : (struct scaling_cell){NAN, 0};
+        if (t->column[c].kind == SCALING_EFFICIENCY && strchr(t->column[c].name, '%') && !strchr(cells[c], '%'))
+            cell->value /= 100, cell->unit /= 100;   /* "Efficiency (%)" over plain numbers */
+    }
+    t->row_line[t->rows++] = number;
+    return true;
+}
+
+/* A heading line's text ("##### Training performance: NVIDIA DGX A100"), or NULL. */
+static const char *heading_of(char *line)
+{
+    if (line[0] != '#')
+        return NULL;
+    char *text = line + strspn(line, "#");
+    text += strspn(text, " \t");
+    text[strcspn(text, "\r\n")] = '\0';
+    return text;
+}
+
+static int add_table(struct scaling_set *set, const struct scaling_table *t)
+{
+    struct scaling_table *grown = realloc(set->tables, (size_t)(set->count + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    set->tables = grown;
+    set->tables[set->count++] = *t;
+    return 0;
+}
+
+int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return dt_fail(err, "%s: %s", path, strerror(errno));
+    char *line = NULL, *next = NULL, title[256] = "";
+    size_t size = 0, next_size = 0;
+    int number = 0, rc = 0;
+    ssize_t got = getline(&line, &size, f);
+    while (got > 0 && rc == 0) {
+        number++;
+        const char *heading = heading_of(line);
+        if (heading)
+            snprintf(title, sizeof title, "%s", heading);
+        ssize_t got_next = getline(&next, &next_size, f);
+        struct scaling_table t = {.line = number};
+        if (starts_row(line) && got_next > 0 && is_separator(next) && read_header(line, &t)) {
+            snprintf(t.title, sizeof t.title, "%s", title);
+            number++;   /* the separator */
+            while ((got_next = getline(&next, &next_size, f)) > 0 && starts_row(next))
+                read_row(next, ++number, &t);
+            rc = t.rows > 0 ? add_table(set, &t) : 0;
+            if (t.rows == 0 || rc < 0)
+                free(t.cell), free(t.row_line);
+        }
+        char *swap = line;   /* the line read ahead is the next one */
+        size_t swap_size = size;
+        line = next, size = next_size, next = swap, next_size = swap_size, got = got_next;
+    }
+    bool failed = ferror(f);
+    free(line), free(next);
+    fclose(f);
+    if (rc < 0)
+        return dt_fail(err, "%s: out of memory", path);
+    return failed ? dt_fail(err, "%s: read error: %s", path, strerror(errno)) : 0;
+}
+
+void scaling_set_free(struct scaling_set *set)
+{
+    for (int i = 0; i < set->count; i++)
+        free(set->tables[i].cell), free(set->tables[i].row_line);
+    free(set->tables);
+    memset(set, 0, sizeof *set);
+}

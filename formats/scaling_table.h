@@ -1,0 +1,70 @@
+/* scaling_table.h - scaling tables as vendors and papers publish them: a GPU (or node) count
+ * column, one or more throughput columns ("Throughput - TF32", "Mixed precision img/s", "Frames/s
+ * with TF32") or time-to-train columns, and the ratios worked out from them: strong or weak scaling
+ * of a column over the counts ("TF32 Strong Scaling", "Multi-GPU weak scaling with FP32"), one
+ * column over another ("Throughput speedup (TF32 to mixed precision)", "Speed-up with mixed
+ * precision"), efficiency. Cells carry units and suffixes ("938 img/s", "7.72 x", "1,022,722",
+ * "~14 hours"); every number keeps the size of its last printed digit so that a check can allow
+ * for the rounding of what it was worked out from. A file may hold several, each named by the
+ * heading above it. Tables of the reference form (#Nodes, #GPUs, Runtime) are table.h's. */
+#ifndef SCALING_TABLE_H
+#define SCALING_TABLE_H
+
+#include <stdbool.h>
+
+#include "common/dt_error.h"
+
+#define SCALING_MAX_COLUMNS 24
+
+enum scaling_kind {
+    SCALING_COUNT,        /* GPUs or nodes: the rows' job sizes */
+    SCALING_RATE,         /* a throughput: more is faster */
+    SCALING_TIME,         /* a time to train: less is faster */
+    SCALING_OVER_COUNTS,  /* a rate's (or time's) ratio to the smallest job's: strong or weak scaling */
+    SCALING_ACROSS,       /* one rate column over another in the same row: a speedup between them */
+    SCALING_EFFICIENCY,   /* a scaling ratio over the count's ratio */
+    SCALING_OTHER         /* read past: batch sizes, accuracy, settings */
+};
+
+struct scaling_column {
+    char name[128];            /* the header as written, bold markers removed */
+    enum scaling_kind kind;
+    int of;                    /* OVER_COUNTS, EFFICIENCY: the rate or time column; ACROSS: the
+                                  column divided by ("TF32" in "TF32 to mixed precision"); -1 unknown */
+    int to;                    /* ACROSS: the column divided ("mixed precision"); -1 unknown */
+    char why[160];             /* when of or to is -1: why the column could not be tied */
+};
+
+struct scaling_cell {
+    double value;              /* NAN when empty, "-", approximate ("~14 hours") or not a number */
+    double unit;               /* of its last printed digit, in value's units: 0.01 for "7.72 x" */
+};
+
+struct scaling_table {
+    char title[256];           /* the nearest heading above it ("" for none) */
+    int line;                  /* of its header row */
+    int columns, count_column; /* count_column: the GPUs (or nodes) column */
+    struct scaling_column column[SCALING_MAX_COLUMNS];
+    int rows;
+    int *row_line;             /* rows of them */
+    struct scaling_cell *cell; /* rows x columns, row-major */
+};
+
+struct scaling_set {
+    struct scaling_table *tables;
+    int count;
+};
+
+/* Appends the scaling tables of a Markdown file: tables with a count column and at least one
+ * ratio or efficiency column worked out from a rate or time column. 0, or -1 with err when the
+ * file cannot be read. */
+int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err *err);
+
+void scaling_set_free(struct scaling_set *set);
+
+static inline const struct scaling_cell *scaling_at(const struct scaling_table *t, int row, int column)
+{
+    return &t->cell[row * t->columns + column];
+}
+
+#endif

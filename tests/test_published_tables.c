@@ -1,0 +1,141 @@
+/* test_published_tables.c - scaling tables saved exactly as they were published (NVIDIA's
+ * DeepLearningExamples READMEs, tests/fixtures/published/, each citing its source and the
+ * findings worked out by hand in its header): dtrain-analyze audit reads every one, reports the
+ * slips a careful reader finds by hand and nothing else, says how it read each table; and
+ * dtrain-analyze table turns them into speedup tables. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/analyze_util.h"
+#include "tests/testutil.h"
+
+/* How many lines of text contain needle. */
+static int lines_with(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char copy[2048];
+        snprintf(copy, sizeof copy, "%.*s", (int)(len < sizeof copy ? len : sizeof copy - 1), line);
+        n += strstr(copy, needle) != NULL;
+    }
+    return n;
+}
+
+struct expected_audit {
+    const char *fixture;
+    int tables, findings;
+    const char *finding[8];   /* each a line the audit prints */
+};
+
+static const struct expected_audit published[] = {
+    {"published/dle-resnet50.md", 3, 4,
+     {"dle-resnet50.md:17: Mixed Precision Strong Scaling 6.72 at 8 GPUs does not follow from Throughput - mixed "
+      "precision: 16621 / 2470 = 6.729",
+      "dle-resnet50.md:25: FP32 Strong Scaling 7.76 at 8 GPUs does not follow from Throughput - FP32: 2855 / 367 = "
+      "7.779 (7.7673-7.7913",
+      "dle-resnet50.md:33: FP32 Strong Scaling 7.75 at 8 GPUs does not follow from Throughput - FP32: 2766 / 356 = 7.770",
+      "dle-resnet50.md:33: Mixed Precision Strong Scaling 6.96 at 8 GPUs does not follow from Throughput - mixed "
+      "precision: 8056 / 1156 = 6.969"}},
+    {"published/dle-fastpitch.md", 4, 1,
+     {"dle-fastpitch.md:23: Speed-up with mixed precision 1.17 at 4 GPUs does not follow from Time to train with mixed "
+      "precision (Hrs): 4.1 / 3.3 = 1.242"}},
+    {"published/dle-tacotron2.md", 4, 0, {NULL}},
+    {"published/dle-maskrcnn.md", 6, 8,
+     {"dle-maskrcnn.md:16: Multi-gpu weak scaling with FP32 3.67 at 4 GPUs does not follow from FP 32 items/sec: "
+      "30.23 / 8.47 = 3.569",
+      "dle-maskrcnn.md:16: Multi-gpu weak scaling with FP16 3.53 at 4 GPUs",
+      "dle-maskrcnn.md:17: Multi-gpu weak scaling with FP32 6.96 at 8 GPUs",
+      "dle-maskrcnn.md:17: Multi-gpu weak scaling with FP16 6.51 at 8 GPUs",
+      "dle-maskrcnn.md:30: Multi-gpu weak scaling with FP32 3.86 at 4 GPUs",
+      "dle-maskrcnn.md:30: Multi-gpu weak scaling with FP16 3.63 at 4 GPUs",
+      "dle-maskrcnn.md:36: Multi-gpu weak scaling with FP16 3.57 at 4 GPUs",
+      "dle-maskrcnn.md:37: Multi-gpu weak scaling with FP16 7.68 at 8 GPUs"}},
+};
+
+static void test_published_tables_audited_as_by_hand(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof published / sizeof published[0]; i++) {
+        const struct expected_audit *e = &published[i];
+        char path[4096];
+        tu_fixture(path, sizeof path, e->fixture);
+        struct tu_result r;
+        run_analyze((char *[]){"audit", path, NULL}, &r);
+        if (r.status != (e->findings ? 1 : 0) || lines_with(r.out, "does not follow") != e->findings)
+            print_error("%s:\n%s\n%s\n", e->fixture, r.out, r.err);
+        assert_int_equal(r.status, e->findings ? 1 : 0);
+        assert_int_equal(lines_with(r.out, "does not follow"), e->findings);
+        assert_int_equal(lines_with(r.out, "read as a scaling table"), e->tables);
+        for (int f = 0; f < e->findings; f++) {
+            if (!tu_contains(r.out, e->finding[f]))
+                print_error("%s: expected \"%s\" in\n%s\n", e->fixture, e->finding[f], r.out);
+            assert_true(tu_contains(r.out, e->finding[f]));
+        }
+        tu_result_free(&r);
+    }
+}
+
+/* How each column was read is said, and a column that cannot be tied says why, unchecked. */
+static void test_audit_says_how_it_read_each_column(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/dle-resnet50.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "\"TF32 Strong Scaling\" = \"Throughput - TF32\" over the smallest job's"));
+    assert_true(tu_contains(r.out, "\"Throughput speedup (TF32 to mixed precision)\" = \"Throughput - mixed "
+                                   "precision\" against \"Throughput - TF32\""));
+    assert_true(tu_contains(r.out, "\"TF32 Training Time (90E)\" a time"));
+    tu_result_free(&r);
+    tu_fixture(path, sizeof path, "published/dle-maskrcnn.md");
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "\"Speedup\" not checked: cannot tell which two columns \"Speedup\" compares"));
+    tu_result_free(&r);
+}
+
+/* A slip planted in a table that had none is found; the same table as published passes. */
+static void test_a_planted_slip_is_found(void **state)
+{
+    (void)state;
+    char path[4096], planted[] = "/tmp/dtrain-test-published-XXXXXX";
+    tu_fixture(path, sizeof path, "published/dle-tacotron2.md");
+    char *text = tu_read_file(path);
+    assert_non_null(text);
+    char *cell = strstr(text, "| 6.67 | 6.86 |");
+    assert_non_null(cell);
+    memcpy(cell, "| 6.76 |", 8);   /* 140,060 / 20,992 = 6.672 */
+    int fd = mkstemp(planted);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(tu_write_file(planted, text), 0);
+    free(text);
+    struct tu_result r;
+    run_analyze((char *[]){"audit", planted, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    assert_true(tu_contains(r.out, "Multi-GPU weak scaling with mixed precision 6.76 at 8 GPUs does not "
+                                   "follow from Number of mels used with mixed precision: 140060 / 20992 = 6.672"));
+    tu_result_free(&r);
+    unlink(planted);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_published_tables_audited_as_by_hand),
+        cmocka_unit_test(test_audit_says_how_it_read_each_column),
+        cmocka_unit_test(test_a_planted_slip_is_found),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
