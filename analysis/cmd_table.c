@@ -11,7 +11,9 @@
 
 #include "analysis/corrected.h"
 #include "formats/record.h"
+#include "formats/scaling_table.h"
 #include "formats/table.h"
+#include "analysis/scaling_audit.h"
 
 static const char table_help[] =
     "Usage: dtrain-analyze table [options] FILE|DIR...\n"
@@ -30,6 +32,9 @@ static const char table_help[] =
     "  Labs' tables need only nodes, GPUs and runtime, by their usual names (Nodes, GPUs/node,\n"
     "  Time (s), Wall time, Hosts, ...); runtimes H:MM:SS, MM:SS or a number (seconds unless the\n"
     "  header says min or h); Speedup and Avg rows optional; ';' CSV with decimal commas.\n"
+    "  Scaling tables as vendors publish them (a GPUs column beside throughputs or times to train:\n"
+    "  GPUs, Throughput - TF32, ...) come out as speedup tables, one per throughput or time\n"
+    "  column: speedup over the smallest job, efficiency = speedup / the GPU count's ratio.\n"
     "  Tables dtrain-analyze printed (their first line says so) are passed over in directories.\n"    "          --baseline NxG     the baseline configuration (1x1)\n"
     "          --stat mean|median  how a group's runtimes are averaged (mean)\n"
     "      -f, --format md|csv|json|reference  (md; json for records only). md, csv and json give\n"
@@ -59,8 +64,26 @@ static bool mixes_emulated_and_real(const struct record_set *set)
 struct table_inputs {
     struct record_set records;
     struct table_set tables;
+    struct scaling_set scaling;   /* published scaling tables, of the files named in scaling_path */
+    char **scaling_path;
     int files_without_tables;   /* named files that hold neither */
 };
+
+/* A file's published scaling tables into in; whether it had any. */
+static bool read_scaling_tables(const char *path, struct table_inputs *in)
+{
+    int before = in->scaling.count;
+    struct dt_err err;
+    if (scaling_parse_file(path, &in->scaling, &err) < 0 || in->scaling.count == before)
+        return false;
+    char **grown = realloc(in->scaling_path, (size_t)in->scaling.count * sizeof *grown);
+    if (!grown)
+        return false;
+    in->scaling_path = grown;
+    for (int t = before; t < in->scaling.count; t++)
+        in->scaling_path[t] = strdup(path);
+    return true;
+}
 
 static void table_reader(const char *path, void *set)
 {
@@ -74,13 +97,15 @@ static void table_reader(const char *path, void *set)
     if (table_parse_file(path, &in->tables, &err) < 0) {
         fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
         in->records.lines_skipped++;
-    } else if (in->tables.count == before) {
+    } else if (in->tables.count == before && !read_scaling_tables(path, in)) {
         if (inputs_walking())
             in->records.other_files++;   /* a sweep's directory also has its jobs' outputs */
         else
             in->files_without_tables++, fprintf(stderr, "dtrain-analyze: %s: no run record and no result table "
                                                 "(a header naming the nodes, the GPUs and the runtime: #Nodes, #GPUs, "
-                                                "Runtime or Nodes, GPUs/node, Time (s) ...)\n", path);
+                                                "Runtime or Nodes, GPUs/node, Time (s) ...) and no scaling table (GPUs "
+                                                "beside throughputs or times to train: GPUs, Throughput - TF32 ...)\n",
+                                                path);
     }
 }
 
@@ -207,7 +232,8 @@ static int table_run(int argc, char **argv)
     struct record_set *set = &in.records;
     int skipped = set->lines_skipped + in.tables.lines_skipped;
     if (rc == 0) {
-        if (set->count + set->not_completed + skipped > 0 || in.tables.count == 0) {
+        int tables = in.tables.count + in.scaling.count;
+        if (set->count + set->not_completed + skipped > 0 || tables == 0) {
             fprintf(stderr, "table: %d runs read, %d not completed (left out), %d lines skipped", set->count,
                     set->not_completed, skipped);
             if (set->other_files)
@@ -217,9 +243,9 @@ static int table_run(int argc, char **argv)
         for (int s = 0; s < in.tables.lines_skipped && s < 8; s++)
             fprintf(stderr, "dtrain-analyze: skipped %s\n", in.tables.skipped[s]);
         command_keep_where("table", set, where, where_count);
-        if (set->count == 0 && in.tables.count == 0)
+        if (set->count == 0 && tables == 0)
             rc = (fputs("dtrain-analyze: no completed run and no result table in the input\n", stderr), 2);
-        else if (in.tables.count > 0 && opt.format == FORMAT_JSON)
+        else if (tables > 0 && opt.format == FORMAT_JSON)
             rc = (fputs("dtrain-analyze: --format json is for run records; hand-made tables come out as md or csv\n",
                         stderr), 2);
     }
@@ -235,6 +261,11 @@ static int table_run(int argc, char **argv)
             fputc('\n', stdout);
         rc = table_of_tables(&in.tables, &opt);
     }
+    for (int t = 0; rc == 0 && t < in.scaling.count; t++) {   /* published: speedup tables of their own */
+        if (set->count > 0 || in.tables.count > 0 || t > 0)
+            fputc('\n', stdout);
+        scaling_print(stdout, &in.scaling.tables[t], in.scaling_path[t]);
+    }
     if (rc == 0 && (skipped > 0 || in.files_without_tables > 0)) {   /* the table is of what could be read */
         fprintf(stderr, "dtrain-analyze: %d line%s of the input could not be read (above), %d file%s held nothing "
                 "to table: the table is of the rest\n", skipped, skipped == 1 ? "" : "s", in.files_without_tables,
@@ -243,6 +274,10 @@ static int table_run(int argc, char **argv)
     }
     free_records(set);
     table_set_free(&in.tables);
+    for (int t = 0; t < in.scaling.count; t++)
+        free(in.scaling_path[t]);
+    free(in.scaling_path);
+    scaling_set_free(&in.scaling);
     return rc;
 }
 

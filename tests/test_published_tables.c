@@ -130,12 +130,29 @@ static void test_a_planted_slip_is_found(void **state)
     unlink(planted);
 }
 
+/* table: each throughput or time column as a speedup table over the smallest job. */
+static void test_table_turns_them_into_speedup_tables(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/dle-fastpitch.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| GPUs | Throughput - TF32 | Speedup | Efficiency |"));
+    assert_true(tu_contains(r.out, "| 8 | 914350 | 6.48 | 0.81 |"));   /* 914,350 / 141,028; / 8 */
+    assert_true(tu_contains(r.out, "| 8 | 2.2 | 6.59 | 0.82 |"));      /* 14.5 / 2.2 hours; / 8 */
+    assert_int_equal(lines_with(r.out, "| Speedup | Efficiency |"), 8);   /* 2 columns x 4 tables */
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_published_tables_audited_as_by_hand),
         cmocka_unit_test(test_audit_says_how_it_read_each_column),
         cmocka_unit_test(test_a_planted_slip_is_found),
+        cmocka_unit_test(test_table_turns_them_into_speedup_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
