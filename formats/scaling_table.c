@@ -82,7 +82,7 @@ static enum scaling_kind kind_of(const char *raw, const char *words)
 
 /* The words that tell columns apart ("tf32", "mixed"), in a canonical form: AMP, FP16 and half
  * precision are all "mixed"; the words every such column has are left out. */
-static void qualifiers(const char *words, char *out, size_t size)
+static void header_qualifiers(const char *words, char *out, size_t size)
 {
     static const char *const common[] = {
         "throughput", "strong", "weak", "scaling", "speedup", "speed", "up", "efficiency", "with", "the", "of", "avg",
@@ -163,8 +163,8 @@ static bool split_to(const char *words, char *before, char *after, size_t size)
         return false;
     char left[256];
     snprintf(left, sizeof left, "%.*s", (int)(to - words), words);
-    qualifiers(left, before, size);
-    qualifiers(to + 4, after, size);
+    header_qualifiers(left, before, size);
+    header_qualifiers(to + 4, after, size);
     return before[0] && after[0];
 }
 
@@ -196,7 +196,7 @@ static void tie_columns(struct scaling_table *t, char words[][256])
 {
     char quals[SCALING_MAX_COLUMNS][96];
     for (int c = 0; c < t->columns; c++)
-        qualifiers(words[c], quals[c], sizeof quals[c]);
+        header_qualifiers(words[c], quals[c], sizeof quals[c]);
     for (int c = 0; c < t->columns; c++) {
         struct scaling_column *col = &t->column[c];
         col->of = col->to = -1;
