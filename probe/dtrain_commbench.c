@@ -352,6 +352,7 @@ static void print_table(const struct comm *c, const struct options *o, const str
     printf("\n");
     double sum = 0;
     int big = 0;
+    long first = 0;   /* the smallest size averaged */
     for (int i = 0; i < nrows; i++) {
         const struct row *r = &rows[i];
         printf(" %12ld %12ld %6s %11.2f %12.3f %12.3f %7ld", r->bytes, r->bytes / 4, "float", r->seconds * 1e6,
@@ -362,10 +363,10 @@ static void print_table(const struct comm *c, const struct options *o, const str
             printf(" %12s", "-");   /* K copies would take more than INFLIGHT_MAX_BYTES */
         printf("\n");
         if (r->bytes >= o->fit_from)
-            sum += r->busbw, big++;
+            sum += r->busbw, first = big++ ? first : r->bytes;
     }
     if (big)
-        printf("# average busbw over sizes from %ld bytes: %.3f GB/s\n", o->fit_from, sum / big);
+        printf("# average busbw over sizes from %ld bytes: %.3f GB/s\n", first, sum / big);
     if (o->inflight)
         printf("# inflight(us): one operation's share of the time of %d under way at once\n", o->inflight);
 }
@@ -413,10 +414,17 @@ static int report_rows(const struct comm *c, const struct options *o, const stru
     struct alpha_beta cost;
     int used;
     bool fitted = fit_alpha_beta(o, rows, nrows, &cost, &used) == 0;
+    long first = 0;   /* the smallest size fitted: --fit-from, or --min-bytes where that is above it */
+    for (int i = 0; i < nrows && !first; i++)
+        first = rows[i].bytes >= o->fit_from ? rows[i].bytes : 0;
     if (fitted)
         printf("# alpha %.2f us, beta %.4f ns/byte (%.3f GB/s), fitted on %d sizes from %ld bytes\n", cost.alpha * 1e6,
-               cost.beta * 1e9, cost.beta > 0 ? 1 / cost.beta / 1e9 : 0.0, used, o->fit_from);
-    else
+               cost.beta * 1e9, cost.beta > 0 ? 1 / cost.beta / 1e9 : 0.0, used, first);
+    /* from 256 KiB up a link's latency is a small part of every time measured: alpha is the line's
+     * intercept far below the data (3-14 ms on a 40 us link from 1 MiB), not a latency */
+    if (fitted && first >= 256L << 10)
+        printf("# alpha is extrapolated below %ld bytes, not measured: --min-bytes 8 measures the latency\n", first);
+    else if (!fitted)
         printf("# no alpha-beta fit: fewer than 2 sizes from %ld bytes (--fit-from)\n", o->fit_from);
     fflush(stdout);
     struct json_out j = {c, o, rows, nrows, fitted ? &cost : NULL};

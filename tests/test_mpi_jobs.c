@@ -80,9 +80,10 @@ static void test_commbench_times_and_checks_the_transport(void **state)
     snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 2 %s --min-bytes 8 --max-bytes 64K --iters 3 --warmup 1 --inflight 4 "
              "--json %s/cb.json && %s --oversubscribe -np 3 %s --op pushpull --max-bytes 4K --iters 2 --inflight 3 && "
              "%s --oversubscribe -np 3 %s --op colocated --min-bytes 4 --max-bytes 4K --iters 2 --inflight 3 && "
-             "%s --oversubscribe -np 4 %s --op colocated-ranks --min-bytes 4 --max-bytes 4K --iters 2 --inflight 3",
+             "%s --oversubscribe -np 4 %s --op colocated-ranks --min-bytes 4 --max-bytes 4K --iters 2 --inflight 3 && "
+             "%s --oversubscribe -np 2 %s --min-bytes 1M --max-bytes 2M --iters 2 --warmup 1",
              mpirun_path, tu_bin("dtrain-commbench"), mpi_dir, mpirun_path, tu_bin("dtrain-commbench"), mpirun_path,
-             tu_bin("dtrain-commbench"), mpirun_path, tu_bin("dtrain-commbench"));
+             tu_bin("dtrain-commbench"), mpirun_path, tu_bin("dtrain-commbench"), mpirun_path, tu_bin("dtrain-commbench"));
     struct tu_result r;
     run_mpi_script(cmd, &r);
     assert_true(tu_contains(r.out, "# dtrain-commbench allreduce over mpi, 2 ranks"));
@@ -90,6 +91,9 @@ static void test_commbench_times_and_checks_the_transport(void **state)
     assert_true(tu_contains(r.out, "# dtrain-commbench colocated over mpi, 3 ranks"));
     assert_true(tu_contains(r.out, "# dtrain-commbench colocated-ranks over mpi, 4 ranks"));
     assert_true(tu_contains(r.out, "fitted on 2 sizes from 32768 bytes"));
+    /* --min-bytes 1M: the fit starts where the sizes do, and says its alpha is not a measurement */
+    assert_true(tu_contains(r.out, "fitted on 2 sizes from 1048576 bytes"));
+    assert_true(tu_contains(r.out, "alpha is extrapolated below 1048576 bytes"));
     assert_true(tu_contains(r.out, "one operation's share of the time of 4 under way at once"));
     assert_true(tu_contains(r.out, "one operation's share of the time of 3 under way at once"));
     char path[4200];
