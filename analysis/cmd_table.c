@@ -164,6 +164,10 @@ static int table_of_tables(const struct table_set *tables, const struct speedup_
         if (table->seconds_assumed)
             fprintf(stderr, "table: \"%s\" (header on line %d): runtimes without a unit read as seconds (a header "
                     "such as \"Time (min)\" says otherwise)\n", table->title[0] ? table->title : "Table", table->line);
+        if (table->gpus_total)
+            fprintf(stderr, "table: \"%s\" (header on line %d): its GPUs column holds the job's total (more than a "
+                    "node holds, a multiple of the nodes on every row), read as GPUs / Nodes a node\n",
+                    table->title[0] ? table->title : "Table", table->line);
         int c;
         if (corrected_print(stdout, &tables->tables[t], opt, &c) < 0)
             return fputs("dtrain-analyze: out of memory\n", stderr), 2;

@@ -151,8 +151,38 @@ static struct result_table *table_started(struct table_set *set, const char *tit
         table->has_epoch = layout->at[COL_EPOCH] >= 0, table->has_batch = layout->at[COL_BATCH] >= 0;
         table->has_steps = layout->at[COL_STEPS] >= 0, table->has_speedup = layout->at[COL_SPEEDUP] >= 0;
         table->has_nodelist = layout->at[COL_NODELIST] >= 0;
+        table->gpus_total = strcasestr(layout->name[COL_GPUS], "total") != NULL;   /* "Total GPUs" */
     }
     return table;
+}
+
+/* More GPUs than any node holds (a DGX-2's 16): a count of the whole job's. */
+#define NODE_GPUS_MAX 16
+
+/* A GPUs column that holds the job's total, not a node's: said so by its header, or by its numbers
+ * (8192 on 2048 nodes: more than a node holds, a whole multiple of the nodes on every row). Each
+ * row's count becomes per node, as the rest of the analyzer reads #GPUs. */
+static void gpus_per_node(struct result_table *t)
+{
+    bool multiples = t->count > 0, beyond = false;
+    for (int i = 0; i < t->count; i++) {
+        const struct result_row *r = &t->rows[i];
+        if (r->nodes <= 0 || r->gpus <= 0)
+            continue;   /* "-": not known */
+        multiples = multiples && r->gpus % r->nodes == 0;
+        beyond = beyond || (r->nodes > 1 && r->gpus > NODE_GPUS_MAX && r->gpus / r->nodes <= NODE_GPUS_MAX);
+    }
+    if (!(t->gpus_total || (multiples && beyond)) || !multiples) {
+        t->gpus_total = false;
+        return;
+    }
+    t->gpus_total = true;
+    for (int i = 0; i < t->count; i++)
+        if (t->rows[i].nodes > 0 && t->rows[i].gpus > 0)
+            t->rows[i].gpus /= t->rows[i].nodes;
+    for (int i = 0; i < t->unread_count; i++)
+        if (t->unread[i].nodes > 0 && t->unread[i].gpus % t->unread[i].nodes == 0)
+            t->unread[i].gpus /= t->unread[i].nodes;
 }
 
 /* One row of a table, or its |---| line. Returns 0, or -1 out of memory. */
@@ -178,7 +208,7 @@ static int table_line(char *line, int number, const char *path, const struct tab
 int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct dt_err *err)
 {
     char buffer[8192], title[256] = "";
-    int number = 0, rc = 0;
+    int number = 0, rc = 0, first = set->count;
     struct table_layout layout = {.separator = '|'};
     struct result_table *table = NULL;
     while (rc == 0 && fgets(buffer, sizeof buffer, f)) {
@@ -206,6 +236,8 @@ int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct 
     }
     if (rc == 0 && ferror(f))   /* a read error is not the end of the file */
         rc = dt_fail(err, "%s: a read error after line %d (%s)", path, number, strerror(errno));
+    for (int t = first; rc == 0 && t < set->count; t++)
+        gpus_per_node(&set->tables[t]);
     return rc;
 }
 

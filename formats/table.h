@@ -38,6 +38,8 @@ struct result_table {
     int count;
     bool has_epoch, has_batch, has_steps, has_speedup, has_nodelist;   /* the optional columns it has */
     bool seconds_assumed;     /* plain-number runtimes under a header naming no unit */
+    bool gpus_total;          /* its GPUs column held the job's total (its header said so, or more than a
+                                 node holds on every node of a row): read as per node, GPUs / Nodes */
     struct unread_row { int line, nodes, gpus; } unread[16];   /* rows not read, of a known configuration */
     int unread_count;
 };

@@ -14,9 +14,10 @@
 /* The names labs give each column, as normalise_cell() leaves them (lower case, no blanks, '#', '_',
  * '-', '.', '/' or '*'; a unit in brackets taken off first). "Nodes" is the count; the list of
  * nodes is "Node(s)", "Nodelist", "Hosts" and the like. */
-static const char *const synonyms[COLS][10] = {
+static const char *const synonyms[COLS][12] = {
     [COL_NODES] = {"nodes", "numnodes", "nodecount", "nnodes", "numberofnodes", NULL},
-    [COL_GPUS] = {"gpus", "gpuspernode", "gpusnode", "gpupernode", "numgpus", "ngpus", "gpu", "gpuspn", NULL},
+    [COL_GPUS] = {"gpus", "gpuspernode", "gpusnode", "gpupernode", "numgpus", "ngpus", "gpu", "gpuspn", "totalgpus",
+                  "gpustotal", NULL},
     [COL_EPOCH] = {"epoch", "epochs", NULL},
     [COL_BATCH] = {"batchsize", "batch", "bs", "minibatch", "minibatchsize", NULL},
     [COL_STEPS] = {"steps", "step", "iterations", "iters", "iter", NULL},

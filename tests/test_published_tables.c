@@ -146,6 +146,26 @@ static void test_table_turns_them_into_speedup_tables(void **state)
     tu_result_free(&r);
 }
 
+/* A GPUs column that is the job's total (8192 on 2048 nodes) is read per node, and said so; a
+ * table of GPUs per node is left as it is. */
+static void test_a_total_gpu_count_is_read_as_one(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "tables/total-gpus.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, "--baseline", "1x4", NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| **2048** | **4** |"));
+    assert_true(tu_contains(r.out, "| **2048** | **4** | **-** | **-** | **-** | **0:00:36.0** | **800.00** |"));
+    assert_true(tu_contains(r.err, "its GPUs column holds the job's total"));
+    tu_result_free(&r);
+    tu_fixture(path, sizeof path, "tables/lab-efficiency.md");
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_false(tu_contains(r.err, "the job's total"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -153,6 +173,7 @@ int main(void)
         cmocka_unit_test(test_audit_says_how_it_read_each_column),
         cmocka_unit_test(test_a_planted_slip_is_found),
         cmocka_unit_test(test_table_turns_them_into_speedup_tables),
+        cmocka_unit_test(test_a_total_gpu_count_is_read_as_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
