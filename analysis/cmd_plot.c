@@ -72,10 +72,11 @@ static void plot_reader(const char *path, void *set)
 }
 
 /* Draws one chart: PREFIX-speedup/-throughput pictures. Returns 0, or 2. */
-static int draw_plot(const char *prefix, const char *title, const char *x_unit, const struct plot_series *series, int count)
+static int draw_plot(const char *prefix, const char *title, const char *x_unit, const char *rate_what,
+                     const struct plot_series *series, int count)
 {
     struct dt_err err;
-    if (plot_write(prefix, title, x_unit, series, count, &err) < 0 || plot_render(prefix, &err) < 0)
+    if (plot_write(prefix, title, x_unit, rate_what, series, count, &err) < 0 || plot_render(prefix, &err) < 0)
         return fprintf(stderr, "dtrain-analyze: %s\n", err.msg), 2;
     char throughput[4200];   /* not drawn where no point had a rate (a table without Steps) */
     snprintf(throughput, sizeof throughput, "%s-throughput.png", prefix);
@@ -102,7 +103,7 @@ static int draw_records(const struct record_set *set, const char *prefix, const 
     else
         rc = draw_plot(prefix, title,
                   set->runs[0].emulation[0] ? "emulated GPUs" : set->runs[0].gpus_per_node == 0 ? "CPU ranks" : "GPUs",
-                  series, count);
+                  "peak rate, mean of the runs", series, count);
     plot_series_free(series, count > 0 ? count : 0);
     return rc;
 }
@@ -146,7 +147,8 @@ static int plot_inputs(char **paths, int count, const char *prefix, const struct
     for (int c = 0; c < charts.count && rc == 0; c++) {
         char chart_prefix[4200];
         snprintf(chart_prefix, sizeof chart_prefix, one ? "%s" : "%s-%s", prefix, charts.charts[c].name);
-        rc = draw_plot(chart_prefix, charts.charts[c].title, "GPUs", charts.charts[c].series, charts.charts[c].count);
+        rc = draw_plot(chart_prefix, charts.charts[c].title, "GPUs", charts.charts[c].rate_what, charts.charts[c].series,
+                       charts.charts[c].count);
     }
     int skipped = in.records.lines_skipped + in.tables.lines_skipped + in.methods.lines_skipped;
     if (rc == 0 && (skipped > 0 || in.unreadable > 0))

@@ -179,6 +179,8 @@ struct plot {
     const struct plot_series *series;
     int count, max_gpus;
     const char *name, *title;    /* name: the prefix's last part, as the script refers to its files */
+    const char *rate_what;       /* what a point's data/sec is */
+    int min_gpus;
     char x_label[64];
 };
 
@@ -214,8 +216,12 @@ static bool has_rates(const struct plot *p)
 static void write_figure(FILE *f, const struct plot *p, const char *terminal, const char *ext, const char *what,
                          int column, int with_ideal)
 {
-    fprintf(f, "set terminal %s\nset output '%s-%s.%s'\nset ylabel '%s'\nplot ", terminal, p->name, what, ext,
-            column == 2 ? "speedup over the baseline" : "data/sec (mean of the runs)");
+    if (column == 2)
+        fprintf(f, "set terminal %s noenhanced\nset output '%s-%s.%s'\nset ylabel 'speedup over the baseline (bars: "
+                "+-1 std of the runs)'\nplot ", terminal, p->name, what, ext);
+    else
+        fprintf(f, "set terminal %s noenhanced\nset output '%s-%s.%s'\nset ylabel 'data/sec: %s (bars: +-1 std)'\n"
+                "plot ", terminal, p->name, what, ext, p->rate_what);
     if (with_ideal)
         fputs("x with lines dashtype 2 linecolor rgb 'gray' title 'ideal', ", f);
     for (int s = 0; s < p->count; s++)
@@ -228,9 +234,13 @@ static int write_script(FILE *f, const void *arg)
 {
     const struct plot *p = arg;
     fprintf(f, "# dtrain-analyze plot script: gnuplot %s.gp (restyle freely)\n"
-               "set title '%s'\nset xlabel '%s'\nset grid\nset key outside right top\n"
-               "set xrange [0.5:%d.5]\nset yrange [0:*]\nset bars small\nset xtics (",
-            p->name, p->title, p->x_label, p->max_gpus + (p->max_gpus > 8 ? p->max_gpus / 16 : 0));
+               "set title '%s'\nset xlabel '%s'\nset grid\nset key outside right top\n", p->name, p->title,
+            p->x_label);
+    if (p->max_gpus >= 8 * p->min_gpus)   /* ranks doubling: 1 and 2 apart as 32 and 64 are */
+        fprintf(f, "set logscale x 2\nset xrange [%g:%g]\n", p->min_gpus / 1.25, p->max_gpus * 1.25);
+    else
+        fprintf(f, "set xrange [0.5:%d.5]\n", p->max_gpus + (p->max_gpus > 8 ? p->max_gpus / 16 : 0));
+    fputs("set yrange [0:*]\nset bars small\nset xtics (", f);
     int listed = 0;   /* a tic at each GPU count drawn, in order */
     for (int x = 1; x <= p->max_gpus; x++) {
         bool drawn = false;
@@ -250,12 +260,13 @@ static int write_script(FILE *f, const void *arg)
     return 0;
 }
 
-int plot_write(const char *prefix, const char *title, const char *x_unit, const struct plot_series *series,
-               int count, struct dt_err *err)
+int plot_write(const char *prefix, const char *title, const char *x_unit, const char *rate_what,
+               const struct plot_series *series, int count, struct dt_err *err)
 {
     char copy[4096], path[4200];
     snprintf(copy, sizeof copy, "%s", prefix);
-    struct plot a = {.series = series, .count = count, .name = basename(copy), .title = title};
+    struct plot a = {.series = series, .count = count, .name = basename(copy), .title = title,
+                     .rate_what = rate_what ? rate_what : "the mean of the runs"};
     snprintf(a.x_label, sizeof a.x_label, "%s (nodes x %s per node)", x_unit,
              strcmp(x_unit, "CPU ranks") == 0 ? "ranks" : strcmp(x_unit, "emulated GPUs") == 0 ? "GPUs" : x_unit);
     if (strchr(a.name, '\'') || strchr(title, '\''))
@@ -263,9 +274,11 @@ int plot_write(const char *prefix, const char *title, const char *x_unit, const 
     for (int s = 0; s < count; s++) {
         if (strchr(series[s].label, '\''))
             return dt_fail(err, "series \"%s\" has a quote gnuplot would misread", series[s].label);
-        for (int k = 0; k < series[s].count; k++)
-            if (series[s].points[k].total_gpus > a.max_gpus)
-                a.max_gpus = series[s].points[k].total_gpus;
+        for (int k = 0; k < series[s].count; k++) {
+            int gpus = series[s].points[k].total_gpus;
+            a.max_gpus = gpus > a.max_gpus ? gpus : a.max_gpus;
+            a.min_gpus = a.min_gpus == 0 || gpus < a.min_gpus ? gpus : a.min_gpus;
+        }
     }
     snprintf(path, sizeof path, "%s.dat", prefix);
     if (make_parent_dirs(path) < 0)   /* -o results/plots/scaling: the folders are made */

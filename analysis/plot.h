@@ -40,9 +40,13 @@ struct plot_series *plot_new_series(struct plot_series **list, int *count, const
 
 /* Writes PREFIX.dat (one block per series: total GPUs, speedup, data/sec, nodes, and their stds)
  * and PREFIX.gp. title names the runs (the model and dataset); x_unit what was counted ("GPUs",
- * "CPU ranks"). Each series keeps its colour in both figures; the key sits outside the data.
+ * "CPU ranks"); rate_what what a point's data/sec is ("peak rate, mean of the runs"), for
+ * its axis. Each series keeps its colour in both figures; the key sits outside the data; error
+ * bars are one std of the runs either way, and the axes say so; where the job sizes span 8x or
+ * more the GPU axis is log2, and nothing in a name is read as gnuplot markup.
  * Returns 0, or -1 with err. */
-int plot_write(const char *prefix, const char *title, const char *x_unit, const struct plot_series *series,
+int plot_write(const char *prefix, const char *title, const char *x_unit, const char *rate_what,
+               const struct plot_series *series,
                int count, struct dt_err *err);
 
 /* Runs gnuplot on PREFIX.gp in PREFIX's directory. Returns 0, or -1 with err (gnuplot missing or

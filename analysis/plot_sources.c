@@ -85,6 +85,8 @@ static int chart_of_table(const struct result_table *t, const struct speedup_opt
     bool by_rate;
     int count = corrected_configs(t, opt, &configs, &by_rate), rc = count < 0 ? -1 : 0;
     struct plot_chart *chart = rc == 0 ? new_chart(out, t->title[0] ? t->title : "result table") : NULL;
+    if (chart)
+        chart->rate_what = "samples a run / its mean runtime";
     rc = chart ? rc : -1;
     for (int k = 0; k < count && rc == 0; k++) {
         const struct corrected_config *c = &configs[k];
@@ -130,6 +132,8 @@ static int chart_of_log(const struct log_runs *runs, int first, int end, struct 
     snprintf(title, sizeof title, "%s", runs->runs[first].source);
     const char *slash = strrchr(title, '/');
     struct plot_chart *chart = new_chart(out, slash ? slash + 1 : title);
+    if (chart)
+        chart->rate_what = "peak rate, mean of the runs";
     if (!chart)
         return -1;
     double *rates = malloc((size_t)(end - first) * sizeof *rates), *speedups = malloc((size_t)(end - first) * sizeof *speedups);
@@ -196,6 +200,7 @@ static int charts_of_method_table(const struct method_table *t, struct plot_char
         struct plot_series *s;
         if ((!chart && !(chart = new_chart(out, key))) || !(s = series_named(chart, method)))
             return -1;
+        chart->rate_what = "the mean the table gives";
         for (int k = 0; k < r->values; k++) {
             int gpus = audit_method_gpus(t, r, k, shift);
             if (gpus <= 0)

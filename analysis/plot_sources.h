@@ -15,6 +15,7 @@ struct plot_chart {
     char name[80];                 /* for file names: "bigmnist-performance-results" */
     struct plot_series *series;
     int count;
+    const char *rate_what;         /* what its data/sec is ("peak rate, mean of the runs") */
 };
 
 struct plot_charts {

@@ -205,6 +205,27 @@ static void test_plot_renders_pictures(void **state)
     assert_int_equal(tu_remove_tree(dir), 0);
 }
 
+/* Job sizes that double over 8x or more get a log2 axis (4 and 256 GPUs apart as 2048 and 8192). */
+static void test_plot_axis_doubles_where_sizes_do(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-plot-XXXXXX", prefix[64], path[128], table[4200];
+    assert_non_null(mkdtemp(dir));
+    snprintf(prefix, sizeof prefix, "%s/total", dir);
+    tu_fixture(table, sizeof table, "tables/total-gpus.md");
+    struct tu_result r;
+    run_analyze((char *[]){"plot", "--output", prefix, "--baseline", "1x4", table, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    snprintf(path, sizeof path, "%s.gp", prefix);
+    char *script = tu_read_file(path);
+    assert_non_null(script);
+    assert_true(tu_contains(script, "set logscale x 2\nset xrange [3.2:10240]"));
+    assert_true(tu_contains(script, "set xtics (4, 256, 2048, 8192)"));
+    free(script);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 /* A line per tag (two link speeds) and per method, each against its own baseline runs. */
 static void test_plot_series_by_tag_and_method(void **state)
 {
@@ -232,6 +253,10 @@ static void test_plot_series_by_tag_and_method(void **state)
     assert_true(tu_contains(script, "index 1 using 1:2:5 with yerrorlines linetype 2 pointtype 7 title '10gbit'"));
     assert_true(tu_contains(script, "index 1 using 1:3:6 with yerrorlines linetype 2 pointtype 7 title '10gbit'"));
     assert_true(tu_contains(script, "set xlabel 'GPUs (nodes x GPUs per node)'"));
+    assert_true(tu_contains(script, "set xrange [0.5:4.5]"));   /* 1-4 GPUs: a linear axis */
+    assert_true(tu_contains(script, "set ylabel 'speedup over the baseline (bars: +-1 std of the runs)'"));
+    assert_true(tu_contains(script, "set ylabel 'data/sec: peak rate, mean of the runs (bars: +-1 std)'"));
+    assert_true(tu_contains(script, "noenhanced"));   /* a '_' in a name is not a subscript */
     free(script);
     const char *made[] = {".dat", ".gp", "-speedup.png", "-speedup.svg", "-throughput.png", "-throughput.svg"};
     for (int i = 0; i < 6; i++) {
@@ -453,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_throughput_reads_any_names),
         cmocka_unit_test(test_plot_renders_pictures),
         cmocka_unit_test(test_plot_series_by_tag_and_method),
+        cmocka_unit_test(test_plot_axis_doubles_where_sizes_do),
         cmocka_unit_test(test_plot_names_ranks_and_emulated_gpus),
         cmocka_unit_test(test_plot_draws_tables_notebooks_and_method_tables),
     };
