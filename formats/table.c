@@ -205,9 +205,24 @@ static int table_line(char *line, int number, const char *path, const struct tab
     return add_row(table, &row);
 }
 
+/* A line of prose above a table ("**Problem size 2048^3**", "Table 2: strong scaling:"), as a
+ * title: markup and a closing colon taken off. */
+static void prose_title(const char *line, char *out, size_t size)
+{
+    char text[256];
+    size_t n = 0;
+    for (const char *c = line + strspn(line, " \t"); *c && *c != '\r' && *c != '\n' && n + 1 < sizeof text; c++)
+        if (*c != '*' && *c != '_')
+            text[n++] = *c;
+    while (n > 0 && strchr(" :\t", text[n - 1]))
+        n--;
+    text[n] = '\0';
+    snprintf(out, size, "%s", text);
+}
+
 int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct dt_err *err)
 {
-    char buffer[8192], title[256] = "";
+    char buffer[8192], title[256] = "", prose[256] = "";
     int number = 0, rc = 0, first = set->count;
     struct table_layout layout = {.separator = '|'};
     struct result_table *table = NULL;
@@ -216,7 +231,7 @@ int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct 
         if (++number == 1 && strncmp(line, "\xEF\xBB\xBF", 3) == 0)
             line += 3;   /* a spreadsheet's "CSV UTF-8" export begins with a byte-order mark */
         if (read_heading(line, title, sizeof title)) {
-            table = NULL;
+            table = NULL, prose[0] = '\0';
             continue;
         }
         if (line[strspn(line, " \t\r\n")] == '\0') {
@@ -225,10 +240,19 @@ int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct 
             continue;
         }
         if (starts_table(line, &layout)) {   /* a header row starts a table with its column order */
-            if (!(table = table_started(set, title, number, &layout)))
+            /* the heading, and a short line of prose just above the table: two tables under one
+             * heading ("Problem size 1024^3:", "Problem size 2048^3:") are told apart */
+            char name[256];
+            snprintf(name, sizeof name, "%s%s%s", title, title[0] && prose[0] ? ": " : "", prose);
+            if (!(table = table_started(set, name, number, &layout)))
                 rc = dt_fail(err, "out of memory");
+            prose[0] = '\0';
             continue;
         }
+        if ((!table || (line[0] == '|') != (layout.separator == '|')) && strlen(line) <= 100)
+            prose_title(line, prose, sizeof prose);   /* a long paragraph names nothing */
+        else if (!table)
+            prose[0] = '\0';
         if (table && (line[0] == '|') != (layout.separator == '|'))
             table = NULL;   /* prose ends a Markdown table, a Markdown row a CSV one */
         if (table && table_line(line, number, path, &layout, table, set) < 0)

@@ -166,6 +166,22 @@ static void test_a_total_gpu_count_is_read_as_one(void **state)
     tu_result_free(&r);
 }
 
+/* Two tables under one heading are named by the short line of prose above each (both came out
+ * "# Table" before), so two problem sizes can be told apart. */
+static void test_tables_named_by_their_own_lines(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "tables/two-problem-sizes.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "# Strong scaling on the lab cluster (made for the tests: two tables under one "
+                                   "heading): Problem size 1024^3 (corrected"));
+    assert_true(tu_contains(r.out, "heading): Problem size 2048^3 (corrected"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -174,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_a_planted_slip_is_found),
         cmocka_unit_test(test_table_turns_them_into_speedup_tables),
         cmocka_unit_test(test_a_total_gpu_count_is_read_as_one),
+        cmocka_unit_test(test_tables_named_by_their_own_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
