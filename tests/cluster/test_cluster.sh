@@ -258,6 +258,10 @@ for n in 1 2 3 4; do
     done
 done
 check "sweep: 16 runs, every configuration with its Avg row" '[ $rows_ok = 1 ] && [ "$(grep -c "Avg" table.md)" = 8 ]'
+check "sweep --wait: a line as each job ends, with its time (16 runs and the table's)" \
+    '[ "$(grep -c "^sweep: job [0-9]* (sweep-[0-9x-]*) ended after [0-9:]*$" sweep.log)" = 16 ] &&
+     grep -q "^sweep: job [0-9]* (sweep-table) ended after" sweep.log &&
+     [ "$(grep -c "^sweep: job [0-9]* (sweep-[0-9x-]*) started$" sweep.log)" -ge 8 ]'
 check "sweep: repeats on different nodes (1 node: gn01, then gn02)" \
     'grep -q "^| 1 | 1 | .* | gn01 |" table.md && grep -q "^| 1 | 1 | .* | gn02 |" table.md'
 cd "$work" || exit 1
