@@ -27,8 +27,10 @@ export DTRAIN_CHECK_OPTIONS="${DTRAIN_CHECK_OPTIONS:---one-at-a-time --bytes 1M 
 for rate in 10gbit 1gbit; do
     "$here/link.sh" "$rate"
     echo "== links between the leaves at $rate"
-    "$top/sbatch/sweep" --nodes 1,2,4 --ranks-per-node 1 --repeats 2 --nodelist 'gn[01,03,02,04]' --tag "$rate" \
-        --output "$out/$rate" --wait -- --model mlp --epochs 1 --eval-every 0 --log-every 100 -q 2>/dev/null
+    # the table on stdout; of stderr only the sweep's line a job as it starts and ends
+    { "$top/sbatch/sweep" --nodes 1,2,4 --ranks-per-node 1 --repeats 2 --nodelist 'gn[01,03,02,04]' --tag "$rate" \
+        --output "$out/$rate" --wait -- --model mlp --epochs 1 --eval-every 0 --log-every 100 -q 2>&1 1>&3 |
+        { grep '^sweep: job' >&2 || true; }; } 3>&1
     echo
 done
 "$bin/dtrain-analyze" plot --series tag --output "$out/links" "$out/10gbit" "$out/1gbit"
