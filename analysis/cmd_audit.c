@@ -52,7 +52,10 @@ static int audit_notebook_file(const char *path, struct audit *a)
     if (!f)
         return 0;   /* table_parse_file has said why already */
     struct log_runs runs = {0};
-    int n = throughput_read(f, path, &runs);
+    struct dt_err err;
+    int n = throughput_read(f, path, &runs, &err);
+    if (n < 0)
+        fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
     if (n == 0) {
         throughput_baselines(&runs);
         n = audit_notebook(&runs, a);
@@ -121,7 +124,7 @@ static int audit_files(int argc, char **argv)
         if (failed || (in_notebook = audit_notebook_file(argv[i], &a)) < 0 ||
             audit_method_file(argv[i], &a, &tables, &rows, &skipped) < 0 ||
             (published = audit_scaling_file(argv[i], &a, &notes, &tables)) < 0) {
-            fprintf(stderr, "dtrain-analyze: out of memory\n");
+            fprintf(stderr, "dtrain-analyze: %s: not audited (out of memory, or the read error above)\n", argv[i]);
             audit_free(&a), audit_free(&notes);
             table_set_free(&set);
             return 2;

@@ -58,8 +58,8 @@ static void nodes_reader(const char *path, void *set)
     if (!f || table_parse_file(path, &in->tables, &err) < 0) {
         fprintf(stderr, "dtrain-analyze: %s: %s\n", path, f ? err.msg : strerror(errno));
         in->unreadable++;
-    } else if (throughput_read(f, path, &in->logs) < 0) {
-        fprintf(stderr, "dtrain-analyze: %s: out of memory\n", path);
+    } else if (throughput_read(f, path, &in->logs, &err) < 0) {
+        fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
         in->unreadable++;
     }
     if (f)

@@ -59,8 +59,8 @@ static void plot_reader(const char *path, void *set)
     if (!f || table_parse_file(path, &in->tables, &err) < 0 || method_table_parse(f, path, &in->methods, &err) < 0) {
         fprintf(stderr, "dtrain-analyze: %s: %s\n", path, f ? err.msg : strerror(errno));
         in->unreadable++;
-    } else if (rewind(f), throughput_read(f, path, logs_set) < 0) {
-        fprintf(stderr, "dtrain-analyze: %s: out of memory\n", path);
+    } else if (rewind(f), throughput_read(f, path, logs_set, &err) < 0) {
+        fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
         in->unreadable++;
     }
     if (f)

@@ -238,11 +238,9 @@ void read_log(const char *path, struct log_runs *set)
         fprintf(stderr, "dtrain-analyze: %s: cannot open\n", path);
         return;
     }
-    if (throughput_read(f, path, set) < 0)
-        fprintf(stderr, "dtrain-analyze: %s: out of memory\n", path);
-    else if (ferror(f))
-        fprintf(stderr, "dtrain-analyze: %s: a read error (%s): the runs after it are not read\n", path,
-                strerror(errno));
+    struct dt_err err;
+    if (throughput_read(f, path, set, &err) < 0)
+        fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
     fclose(f);
 }
 

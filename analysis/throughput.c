@@ -1,6 +1,7 @@
 /* throughput.c - reference-format logs into per-run summaries (see throughput.h). */
 #include "analysis/throughput.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,7 +158,7 @@ static void add_line(struct log_run *run, const struct log_lines_line *l)
     fingerprint_add(&run->fingerprint, numbers, sizeof numbers);
 }
 
-int throughput_read(FILE *in, const char *source, struct log_runs *set)
+int throughput_read(FILE *in, const char *source, struct log_runs *set, struct dt_err *err)
 {
     struct heading_state headings = {0};
     char *text = NULL;
@@ -180,11 +181,14 @@ int throughput_read(FILE *in, const char *source, struct log_runs *set)
         }
         if (!run && !(run = open_run(set, source, heading_line ? heading_line : number, &headings, &facts))) {
             free(text);
-            return -1;
+            return dt_fail(err, "%s: out of memory", source);
         }
         add_line(run, &l);
     }
     free(text);
+    if (ferror(in))   /* a read error is not the end of the log: what follows it is not read */
+        return dt_fail(err, "%s: a read error after line %d (%s): the runs after it are not read", source, number,
+                       strerror(errno));
     return 0;
 }
 

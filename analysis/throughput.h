@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "common/dt_error.h"
+
 #include "analysis/runid.h"
 
 struct log_run {
@@ -34,8 +36,9 @@ struct log_runs {
     int count, cap;
 };
 
-/* Appends the runs of one log to set. Returns 0, or -1 when out of memory. */
-int throughput_read(FILE *in, const char *source, struct log_runs *set);
+/* Appends the runs of one log to set. Returns 0, or -1 with err (out of memory, or a read error:
+ * the runs before it are kept). */
+int throughput_read(FILE *in, const char *source, struct log_runs *set, struct dt_err *err);
 
 /* Moves from's runs to the end of into (from is left empty). 0, or -1 out of memory. */
 int throughput_take(struct log_runs *into, struct log_runs *from);

@@ -16,7 +16,9 @@
 
 #include "analysis/inputs.h"
 #include "common/dt_error.h"
+#include "formats/method_table.h"
 #include "formats/table.h"
+#include "analysis/throughput.h"
 #include "tests/testutil.h"
 
 /* A stream of text that fails with EIO once fail_at bytes have been read. */
@@ -123,11 +125,55 @@ static void test_table_read_error_fails_the_parse(void **state)
     table_set_free(&set);
 }
 
+/* A method comparison table cut by EIO: the parse fails, naming the file and the last line read. */
+static void test_method_table_read_error_fails_the_parse(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "methods-table/three.md");
+    char *text = tu_read_file(path);
+    assert_non_null(text);
+    struct failing s = {.text = text, .length = strlen(text), .fail_at = after_line(text, 5)};
+    FILE *f = open_failing(&s);
+    struct method_set set = {0};
+    struct dt_err err = {0};
+    assert_int_equal(method_table_parse(f, "three.md", &set, &err), -1);
+    fclose(f);
+    print_message("%s\n", err.msg);
+    assert_true(tu_contains(err.msg, "three.md: a read error after line 5 (Input/output error)"));
+    method_set_free(&set);
+    free(text);
+}
+
+/* A notebook cut by EIO: the runs before it kept, the error said (it read as a shorter notebook,
+ * silently, before). */
+static void test_notebook_read_error_is_said(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "notebooks/two-nodes.md");
+    char *text = tu_read_file(path);
+    assert_non_null(text);
+    struct failing s = {.text = text, .length = strlen(text), .fail_at = after_line(text, 17)};
+    FILE *f = open_failing(&s);
+    struct log_runs runs = {0};
+    struct dt_err err = {0};
+    assert_int_equal(throughput_read(f, "two-nodes.md", &runs, &err), -1);
+    fclose(f);
+    print_message("%s\n", err.msg);
+    assert_true(tu_contains(err.msg, "two-nodes.md: a read error after line 17 (Input/output error)"));
+    assert_int_equal(runs.count, 2);   /* gpu3-95.2 and gpu7-61.5, read before it */
+    free(runs.runs);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_records_read_error_is_said_and_counted),
         cmocka_unit_test(test_table_read_error_fails_the_parse),
+        cmocka_unit_test(test_method_table_read_error_fails_the_parse),
+        cmocka_unit_test(test_notebook_read_error_is_said),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

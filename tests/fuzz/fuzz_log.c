@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!in)
         return 0;
     struct log_runs runs = {0};
-    if (throughput_read(in, "fuzz", &runs) == 0) {
+    if (throughput_read(in, "fuzz", &runs, &(struct dt_err){0}) == 0) {
         throughput_baselines(&runs);
         for (int i = 0; i < runs.count; i++) {
             const struct log_run *r = &runs.runs[i];
