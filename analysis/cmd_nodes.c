@@ -12,6 +12,7 @@
 #include "analysis/experiment.h"
 #include "common/hostlist.h"
 #include "analysis/nodes.h"
+#include "analysis/slow_cost.h"
 #include "formats/record.h"
 #include "formats/table.h"
 #include "analysis/throughput.h"
@@ -26,7 +27,10 @@ static const char nodes_help[] =
     "  a node is slow when at least 2, and at least 40%, of its runs were. A data-parallel job\n"
     "  runs at its slowest rank's pace: a slow node slows every job it joins.\n"
     "  One row per node, slowest first: runs, slow runs, the median of its runs' time over\n"
-    "  their configuration's, its slowest run and where it is.\n"
+    "  their configuration's, its slowest run and where it is. Then, for each run record that\n"
+    "  kept its ranks' compute times (dtrain-train's rank_compute_us), what its slowest rank cost:\n"
+    "  a step ends when the slowest rank has computed, so with every rank at the median rank's\n"
+    "  pace the run would have taken steps x (slowest - median) less; and the node that cost most.\n"
     "          --threshold F      a run is slow at (1 + F) x its configuration's median (0.2)\n"
     "      -f, --format md|csv    (md)\n"
     "  Exit 0 no slow node, 1 slow nodes named (and the sbatch --exclude= that avoids them),\n"
@@ -239,6 +243,15 @@ static int print_ranking(const struct node_speed *speeds, int count, int compare
 
 enum { O_THRESHOLD = 400 };
 
+/* Whether a record kept each rank's compute time (what the slowest rank cost can be told). */
+static bool has_rank_times(const struct record_set *set)
+{
+    for (int i = 0; i < set->count; i++)
+        if (set->runs[i].rank_compute_read && set->runs[i].world_size > 1)
+            return true;
+    return false;
+}
+
 static int nodes_run(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -273,14 +286,20 @@ static int nodes_run(int argc, char **argv)
     for (int t = 0; rc == 0 && t < in.tables.count; t++)
         if (study_table(s, &in.tables.tables[t], t < NODES_MAX_TABLES && in.table_file[t] ? in.table_file[t] : "?") < 0)
             rc = (fputs("dtrain-analyze: out of memory\n", stderr), 2);
-    int count = 0, compared = 0;
+    int count = 0, compared = 0, costs = 0;
     struct node_speed *speeds = rc == 0 ? nodes_rank(s, threshold, &count, &compared) : NULL;
-    if (rc == 0 && count == 0)
+    if (rc == 0 && count == 0 && !has_rank_times(&in.records))
         rc = (fputs("dtrain-analyze: nothing to compare: no configuration was run on two different sets of nodes\n",
                     stderr), 2);
     if (rc == 0) {
         table_mark(stdout, "nodes", csv);
-        rc = print_ranking(speeds, count, compared, threshold, csv);
+        if (count > 0)
+            rc = print_ranking(speeds, count, compared, threshold, csv);
+        if (!csv || count == 0)   /* a CSV file holds one table */
+            costs = slow_cost_print(stdout, in.records.runs, in.records.count, csv);
+        if (count == 0 && costs > 0)
+            fputs("nodes: no configuration was run on two different sets of nodes: only each run's slowest rank is "
+                  "told\n", stderr);
     }
     if (rc < 2 && in.unreadable + in.records.lines_skipped > 0)
         rc = 2;

@@ -236,9 +236,10 @@ int record_append_failure(const char *path, const struct run_record *rec, bool *
 /* Integer fields are read into longs first: the record keeps some as int. */
 struct whole_fields {
     long version, nodes, gpus, world, batch, epochs, steps, threads, resumed, max_steps, resumed_at_step;
+    int compute_ranks;   /* entries of rank_compute_us (-1: none) */
 };
 
-enum field_kind { FIELD_TEXT, FIELD_OWNED_TEXT, FIELD_WHOLE, FIELD_REAL, FIELD_HOSTS, FIELD_EPOCHS };
+enum field_kind { FIELD_TEXT, FIELD_OWNED_TEXT, FIELD_WHOLE, FIELD_REAL, FIELD_HOSTS, FIELD_EPOCHS, FIELD_COMPUTE };
 
 struct field {
     const char *name;
@@ -277,6 +278,8 @@ static const struct field fields[] = {
     /* came with the study's resumed runs: absent means from the start (older records' runtimes of
      * resumed runs were the last part's too, unknown how long) */
     {"resumed_at_step", FIELD_WHOLE, offsetof(struct whole_fields, resumed_at_step), 0, 1},
+    /* came with the straggler report: each rank's compute a step, in whole microseconds */
+    {"rank_compute_us", FIELD_COMPUTE, 0, 0, 1},
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -341,6 +344,35 @@ static int read_hostnames(struct json_reader *in, struct run_record *r, int *cou
     in->at = end;
     r->hostnames = block;
     *count = index;
+    return 0;
+}
+
+/* rank_compute_us: a list of whole microseconds, one a rank, into r->rank_compute_read (ms);
+ * *count their number, held against world_size at the end. */
+static int read_rank_compute(struct json_reader *in, struct run_record *r, int *count)
+{
+    int index = 0, more, cap = 0;
+    double *ms = NULL;
+    if (json_array_begin(in) < 0)
+        return dt_fail(in->err, "field \"rank_compute_us\" is not a list of whole microseconds");
+    while ((more = json_array_next(in, &index)) == 1) {
+        struct json_number n;
+        if (json_peek(in) != JSON_KIND_NUMBER || json_read_number(in, &n) < 0 || !n.is_integer || n.integer < 0)
+            return free(ms), dt_fail(in->err, "field \"rank_compute_us\": entry %d is not a whole number of "
+                                     "microseconds", index - 1);
+        if (index > cap) {
+            cap = cap ? 2 * cap : 64;
+            double *grown = realloc(ms, (size_t)cap * sizeof *grown);
+            if (!grown)
+                return free(ms), dt_fail(in->err, "out of memory");
+            ms = grown;
+        }
+        ms[index - 1] = (double)n.integer / 1000;
+    }
+    if (more < 0)
+        return free(ms), -1;
+    free(r->rank_compute_read);
+    r->rank_compute_read = ms, *count = index;
     return 0;
 }
 
@@ -441,6 +473,7 @@ static int read_field(struct json_reader *in, const struct field *f, struct run_
         return 0;
     case FIELD_HOSTS: return read_hostnames(in, r, host_count);
     case FIELD_EPOCHS: return read_epochs(in, r);
+    case FIELD_COMPUTE: return read_rank_compute(in, r, &w->compute_ranks);
     }
     return -1;
 }
@@ -493,7 +526,7 @@ static int read_members(struct json_reader *in, struct run_record *r, struct who
 int record_parse(const char *line, struct run_record *r, struct dt_err *err)
 {
     memset(r, 0, sizeof *r);
-    struct whole_fields w = {0};
+    struct whole_fields w = {.compute_ranks = -1};
     struct json_reader in;
     int host_count = 0;
     json_reader_init(&in, line, err);
@@ -502,6 +535,8 @@ int record_parse(const char *line, struct run_record *r, struct dt_err *err)
         rc = dt_fail(err, "world_size %ld and nodes %ld do not make a job", w.world, w.nodes);
     if (rc == 0 && host_count != w.world)
         rc = dt_fail(err, "field \"hostnames\" is not a list of world_size (%ld) names", w.world);
+    if (rc == 0 && w.compute_ranks >= 0 && w.compute_ranks != w.world)
+        rc = dt_fail(err, "field \"rank_compute_us\" is not a list of world_size (%ld) times", w.world);
     r->nodes = (int)w.nodes, r->gpus_per_node = (int)w.gpus, r->world_size = (int)w.world, r->batch_per_replica = (int)w.batch;
     r->epochs = (int)w.epochs, r->steps_per_rank = w.steps, r->threads = (int)w.threads, r->resumed = (int)w.resumed;
     r->max_steps = w.max_steps, r->resumed_at_step = w.resumed_at_step;
@@ -579,6 +614,8 @@ void record_free(struct run_record *r)
     free(r->hostnames);
     free(r->epoch_seconds);
     free(r->epoch_accuracy);
+    free(r->rank_compute_read);
     r->hostnames = NULL;
     r->epoch_seconds = r->epoch_accuracy = NULL;
+    r->rank_compute_read = NULL;
 }

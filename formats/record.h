@@ -41,9 +41,12 @@ struct run_record {
     char version[32];             /* dtrain's */
     char tag[128];                /* the user's label of the run (dtrain-train --tag: "1gbit"); "" when none */
     char emulation[320];          /* an emulated run's compute ("profile=F rate=R dilate=K"); "" for a real run */
-    /* Written (as rank_compute_us, whole microseconds), not read back: every rank's mean forward
-     * + backward a step in ms (world_size of them, rank order; NULL: not measured). */
+    /* Written (as rank_compute_us, whole microseconds): every rank's mean forward + backward a
+     * step in ms (world_size of them, rank order; NULL: not measured). The writer's array. */
     const double *rank_compute_ms;
+    /* The same as read back from a record (world_size of them; NULL where the record has none),
+     * the reader's: record_free frees it. */
+    double *rank_compute_read;
 };
 
 /* Appends the record as one line, whole or not at all: writers hold the file's lock, a short write

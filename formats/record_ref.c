@@ -57,6 +57,20 @@ static int parse_lists(json_t *o, struct run_record *r, struct dt_err *err)
     free(names);
     if (kept < 0)
         return dt_fail(err, "out of memory");
+    json_t *compute = json_object_get(o, "rank_compute_us");   /* optional: each rank's compute a step */
+    if (compute && !json_is_array(compute))
+        return dt_fail(err, "field \"rank_compute_us\" is not a list of whole microseconds");
+    for (size_t i = 0; compute && i < json_array_size(compute); i++) {
+        json_t *us = json_array_get(compute, i);
+        if (!json_is_integer(us) || json_integer_value(us) < 0)
+            return dt_fail(err, "field \"rank_compute_us\": entry %zu is not a whole number of microseconds", i);
+    }
+    if (compute && (int)json_array_size(compute) != r->world_size)
+        return dt_fail(err, "field \"rank_compute_us\" is not a list of world_size (%d) times", r->world_size);
+    if (compute && !(r->rank_compute_read = malloc((size_t)r->world_size * sizeof(double))))
+        return dt_fail(err, "out of memory");
+    for (int i = 0; compute && i < r->world_size; i++)
+        r->rank_compute_read[i] = (double)json_integer_value(json_array_get(compute, (size_t)i)) / 1000;
     for (int e = 0; e < r->epochs_done; e++) {
         json_t *item = json_array_get(epochs, (size_t)e), *acc = json_object_get(item, "test_accuracy");
         if (get_number(item, "seconds", &r->epoch_seconds[e], err) < 0)

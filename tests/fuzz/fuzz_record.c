@@ -35,6 +35,11 @@ static int same_record(const struct run_record *a, const struct run_record *b)
     for (int i = 0; i < a->world_size; i++)
         if (strcmp(a->hostnames[i], b->hostnames[i]) != 0)
             return 0;
+    if ((a->rank_compute_read == NULL) != (b->rank_compute_read == NULL))
+        return 0;
+    for (int i = 0; a->rank_compute_read && i < a->world_size; i++)
+        if (a->rank_compute_read[i] != b->rank_compute_read[i])
+            return 0;
     return a->nodes == b->nodes && a->gpus_per_node == b->gpus_per_node && a->world_size == b->world_size &&
            a->batch_per_replica == b->batch_per_replica && a->epochs == b->epochs && a->threads == b->threads &&
            a->resumed == b->resumed && a->steps_per_rank == b->steps_per_rank && a->max_steps == b->max_steps && a->epochs_done == b->epochs_done &&
