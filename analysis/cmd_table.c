@@ -85,6 +85,18 @@ static bool read_scaling_tables(const char *path, struct table_inputs *in)
     return true;
 }
 
+/* A named file with nothing to table: what was needed and, where it has a table, what it lacks. */
+static void say_not_read(const char *path)
+{
+    char why[512];
+    fprintf(stderr, "dtrain-analyze: %s: no run record and no result table (a header naming the nodes, the GPUs and "
+            "the runtime: #Nodes, #GPUs, Runtime or Nodes, GPUs/node, Time (s) ...) and no scaling table (GPUs beside "
+            "throughputs or times to train: GPUs, Throughput - TF32 ...)", path);
+    if (table_why_not_read(path, why, sizeof why))
+        fprintf(stderr, "; %s", why);
+    fputc('\n', stderr);
+}
+
 static void table_reader(const char *path, void *set)
 {
     struct table_inputs *in = set;
@@ -101,11 +113,7 @@ static void table_reader(const char *path, void *set)
         if (inputs_walking())
             in->records.other_files++;   /* a sweep's directory also has its jobs' outputs */
         else
-            in->files_without_tables++, fprintf(stderr, "dtrain-analyze: %s: no run record and no result table "
-                                                "(a header naming the nodes, the GPUs and the runtime: #Nodes, #GPUs, "
-                                                "Runtime or Nodes, GPUs/node, Time (s) ...) and no scaling table (GPUs "
-                                                "beside throughputs or times to train: GPUs, Throughput - TF32 ...)\n",
-                                                path);
+            in->files_without_tables++, say_not_read(path);
     }
 }
 

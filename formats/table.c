@@ -265,6 +265,32 @@ int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct 
     return rc;
 }
 
+bool table_why_not_read(const char *path, char *why, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    char line[8192], next[8192];
+    int number = 0;
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        number++;
+        if (line[strspn(line, " \t")] != '|')
+            continue;
+        long at = ftell(f);   /* a Markdown header is followed by its |---| line */
+        if (!fgets(next, sizeof next, f) || strspn(next, "|:- \t\r\n") != strlen(next)) {
+            fseek(f, at, SEEK_SET);
+            continue;
+        }
+        char *cells[32], text[256];
+        int n = table_cells(line, cells, 32);
+        table_header_lacks(cells, n, text, sizeof text);
+        snprintf(why, size, "its table on line %d: %s", number, text);
+        found = true;
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
 void table_set_free(struct table_set *set)
 {
     for (int i = 0; i < set->count; i++)

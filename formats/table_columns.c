@@ -61,6 +61,61 @@ static double unit_seconds(const char *unit)
     return -1;
 }
 
+/* Levenshtein distance of a and b (each under 64 bytes), for the closest name to a missing column. */
+static int edit_distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b), row[65];
+    if (la > 64 || lb > 64)
+        return 99;
+    for (int j = 0; j <= lb; j++)
+        row[j] = j;
+    for (int i = 1; i <= la; i++) {
+        int diagonal = row[0];
+        row[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int up = row[j], best = diagonal + (a[i - 1] != b[j - 1]);
+            best = up + 1 < best ? up + 1 : best;
+            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            diagonal = up, row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+/* The cell whose name is closest to one of column c's names, or -1 when none is near. */
+static int closest_cell(char **cells, int n, int c)
+{
+    int best = -1, best_distance = 4;   /* farther than 3 edits is no likeness */
+    for (int i = 0; i < n; i++) {
+        char name[64], unit[32];
+        normalise_cell(cells[i], name, sizeof name, unit, sizeof unit);
+        for (int s = 0; synonyms[c][s]; s++) {
+            int d = edit_distance(name, synonyms[c][s]);
+            if (d < best_distance || (strstr(name, synonyms[c][s]) && best < 0))
+                best = i, best_distance = d < best_distance ? d : best_distance;
+        }
+    }
+    return best;
+}
+
+void table_header_lacks(char **cells, int n, char *why, size_t size)
+{
+    static const struct { int column; const char *name; } needed[] = {
+        {COL_NODES, "the nodes (#Nodes, Nodes)"}, {COL_GPUS, "the GPUs (#GPUs, GPUs/node, GPUs)"},
+        {COL_RUNTIME, "the runtime (Runtime, Time (s), Wall time)"}};
+    struct table_layout layout;
+    table_header(cells, n, &layout);
+    size_t used = (size_t)snprintf(why, size, "it lacks");
+    for (size_t k = 0; k < sizeof needed / sizeof needed[0] && used < size; k++) {
+        if (layout.at[needed[k].column] >= 0)
+            continue;
+        int near = closest_cell(cells, n, needed[k].column);
+        used += (size_t)snprintf(why + used, size - used, "%s %s", used > 8 ? ";" : "", needed[k].name);
+        if (near >= 0 && used < size)
+            used += (size_t)snprintf(why + used, size - used, " (the closest it has: \"%s\")", cells[near]);
+    }
+}
+
 bool table_header(char **cells, int n, struct table_layout *layout)
 {
     for (int c = 0; c < COLS; c++)

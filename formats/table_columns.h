@@ -25,6 +25,11 @@ struct table_layout {
  * in any of their usual names. Fills layout (separator aside). */
 bool table_header(char **cells, int n, struct table_layout *layout);
 
+/* For a header table_header refused: which of the nodes, GPUs and runtime it lacks, each with the
+ * closest column it does have ("it lacks the runtime (Runtime, Time (s), Wall time) (the closest
+ * it has: \"Walltime [h:m]\")") into why. */
+void table_header_lacks(char **cells, int n, char *why, size_t size);
+
 /* Reads row from cells by layout. Returns true, or false with why ("Runtime (column 6) is empty",
  * "... "1h" is not H:MM:SS, MM:SS or seconds"); row->nodes and row->gpus are set as far as they
  * could be read, so a skipped row still names its configuration. */

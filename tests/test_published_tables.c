@@ -182,6 +182,21 @@ static void test_tables_named_by_their_own_lines(void **state)
     tu_result_free(&r);
 }
 
+/* A table that cannot be read says which needed column it lacks and the closest it has. */
+static void test_refusal_names_what_is_missing(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "tables/lacks-runtime.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "its table on line 3: it lacks the runtime (Runtime, Time (s), Wall time) (the "
+                                   "closest it has: \"Walltime [d:h]\")"));
+    assert_false(tu_contains(r.err, "lacks the nodes"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -191,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_table_turns_them_into_speedup_tables),
         cmocka_unit_test(test_a_total_gpu_count_is_read_as_one),
         cmocka_unit_test(test_tables_named_by_their_own_lines),
+        cmocka_unit_test(test_refusal_names_what_is_missing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
