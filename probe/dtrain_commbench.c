@@ -16,6 +16,7 @@
  * The servers' rounds (commbench_rounds.h) cut the buffer into a part per server, or with
  * --partition-bytes into pieces pushed under a credit, as bytescheduler-ps sends them.
  */
+#include <dirent.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <mpi.h>
@@ -45,8 +46,9 @@ static const char usage_text[] =
     "one number compares rank counts, and the values that came out wrong. busbw is what the\n"
     "algorithm got, not the link's rate: over TCP at 2 ranks Open MPI's allreduce sends and\n"
     "receives in turn and gets about half a full-duplex link (measure the link itself with\n"
-    "dtrain-check or --op pushpull).\n"
-    "Then the alpha-beta fit of time = alpha + beta x bytes over the sizes from --fit-from on.\n"
+    "dtrain-check or --op pushpull); beside the table, the rate each of the node's links reports\n"
+    "(/sys/class/net; a shaped link still reports its device's). Then the alpha-beta fit of\n"
+    "time = alpha + beta x bytes over the sizes from --fit-from on.\n"
     "\n"
     "Options:\n"
     "      --op NAME           allreduce (default), pushpull (ranks 0..n-2 push to the last),\n"
@@ -338,6 +340,41 @@ static int fit_alpha_beta(const struct options *o, const struct row *rows, int n
     return grouping_fit(*used, bytes, seconds, cost);
 }
 
+/* Beside busbw, the rate each of this node's network links says it runs at (/sys/class/net: up,
+ * not loopback, a speed reported), a way: what a link carries, which busbw is not. A shaped link
+ * (tc) still reports its device's rate; a virtual one often none. */
+static void print_link_rates(void)
+{
+    DIR *dir = opendir("/sys/class/net");
+    struct dirent *e;
+    int told = 0;
+    while (dir && (e = readdir(dir))) {
+        char path[512], state[32] = "";
+        long mbit = -1;
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "lo") == 0)
+            continue;
+        snprintf(path, sizeof path, "/sys/class/net/%s/operstate", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fscanf(f, "%31s", state) != 1)
+            state[0] = '\0';
+        if (f)
+            fclose(f);
+        snprintf(path, sizeof path, "/sys/class/net/%s/speed", e->d_name);
+        if (strcmp(state, "up") != 0 || !(f = fopen(path, "r")))
+            continue;
+        if (fscanf(f, "%ld", &mbit) != 1)
+            mbit = -1;
+        fclose(f);
+        if (mbit > 0)
+            printf("%s %s %ld Mbit/s (%.3f GB/s a way)", told++ ? "," : "# this node's links as they report their rate:",
+                   e->d_name, mbit, mbit / 8e3);
+    }
+    if (dir)
+        closedir(dir);
+    puts(told ? " (a link's own rate; busbw is the allreduce's, not the link's)"
+              : "# no link here reports its rate (/sys/class/net): busbw is the allreduce's, not a link's");
+}
+
 static void print_table(const struct comm *c, const struct options *o, const struct row *rows, int nrows)
 {
     printf("# dtrain-commbench %s over %s, %d ranks, %d operations per size after %d warm-up\n", o->op,
@@ -367,6 +404,7 @@ static void print_table(const struct comm *c, const struct options *o, const str
     }
     if (big)
         printf("# average busbw over sizes from %ld bytes: %.3f GB/s\n", first, sum / big);
+    print_link_rates();
     if (o->inflight)
         printf("# inflight(us): one operation's share of the time of %d under way at once\n", o->inflight);
 }
