@@ -141,7 +141,10 @@ static bool is_gpu_token(const char *t, size_t n)
         digits++;
     for (i = letters + digits; i < n && isalpha((unsigned char)t[i]);)
         i++;
-    return letters >= 1 && letters <= 2 && digits >= 1 && i == n;
+    /* one digit only after T, L or P (T4, L4, P4): "B3", "V2", "R2" are a model's variant, not a GPU
+     * ("EfficientNet-B3-8-GPUs" was EfficientNet on B3s) */
+    bool one_digit_gpu = digits > 1 || (letters == 1 && strchr("TLP", t[0]));
+    return letters >= 1 && letters <= 2 && digits >= 1 && one_digit_gpu && i == n;
 }
 
 /* What may follow a GPU's name: "H100-SXM", "A100-PCIe", "A100-80GB", "H100-NVL". */

@@ -91,12 +91,14 @@ static void test_gpu_counts_wherever_a_heading_writes_them(void **state)
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.out, "| EfficientNet-B3 | hpc12 | 2 | 2 | 170.12 | 170.12 | 1.92x | 96.2% |"));
     assert_true(tu_contains(r.out, "| EfficientNet-B3 | hpc12 | 4 | 1 | 330.00 | 330.00 | 3.73x | 93.3% |"));
+    /* B3 is the model's, not a GPU: 600 / 88.40 on 8 GPUs */
+    assert_true(tu_contains(r.out, "| EfficientNet-B3 | hpc12 | 8 | 1 | 600.00 | 600.00 | 6.79x | 84.8% |"));
     assert_true(tu_contains(r.out, "| ResNet50 | hpc12 | 8 | 1 | 760.00 | 760.00 | 7.60x | 95.0% |"));
     assert_true(tu_contains(r.out, "| ResNet50 | hpc12 | 3 | 1 | 290.00 | 290.00 | 2.90x | 96.7% |"));
     tu_result_free(&r);
     run_analyze((char *[]){"audit", path, NULL}, &r);
     assert_int_equal(r.status, 1);
-    assert_true(tu_contains(r.out, "gpu-count-forms.md:18: speedup 1.93x of \"hpc14-171.00-1.93x, baseline: 88.40\" is "
+    assert_true(tu_contains(r.out, "gpu-count-forms.md:19: speedup 1.93x of \"hpc14-171.00-1.93x, baseline: 88.40\" is "
                                    "more than its 1 GPU as read from the headings (193% efficiency)"));
     assert_true(tu_contains(r.out, "; 2 findings"));
     tu_result_free(&r);
