@@ -24,6 +24,11 @@ setting() {
     n=${size%%:*} per=${size#*:}
     servers=colocated   # where methods_shaped.sh puts them
     [ "$per" != 1 ] || [ "$n" -ge 4 ] || servers=1
+    # the nodes behind each shaped link, as methods_shaped.sh places the job: two a leaf (gn01+gn02,
+    # gn03+gn04), but a 2-node job without a server node of its own is gn[01,03], a node a leaf
+    # (told 2, the model had its servers' traffic cross no link: +250% on r50-2.5g-2x2)
+    per_link=2
+    [ "$n" != 2 ] || [ "$servers" = 1 ] || per_link=1
     model=$(sed -n 's/^ *"model": *"\([^"]*\)".*/\1/p' "$profile" | head -n 1)
     case $model in   # the links measured up to a whole gradient (ResNet-18's 45 MB, BERT-Base's 440 MB)
         bert*) data=synthetic-text:30522x64 bytes=512M ;;
@@ -37,6 +42,7 @@ setting() {
     # and printed (on stderr: the runs' table goes to runs.md)
     BEFORE_RUNS="SAVE='$out/$name/predictions.json' sh '$here/predict_shaped.sh' '$bin' '$out/$name/dir' '$profile' \
 '$rate' '$dilate' '$link' --batch '$batch' --nodes '$n' --gpus-per-node '$per' --servers '$servers' \
+--nodes-per-link '$per_link' \
 > '$out/$name/predicted.md' && cat '$out/$name/predicted.md' >&2" \
         REPEATS=${REPEATS:-2} STEPS=${STEPS:-40} BASELINE=0 COMMBENCH=1 MAX_BYTES=$bytes EMULATE=$profile \
         EMULATE_RATE=$rate DILATE=$dilate RATES=$link SIZES=$size MODEL=$model DATASET=$data BATCH=$batch \
