@@ -31,7 +31,10 @@ static int record_setup(void **state)
 static int record_teardown(void **state)
 {
     (void)state;
+    char lock[sizeof path + 8];
+    snprintf(lock, sizeof lock, "%s.lock", path);   /* the appends' lock file beside it */
     unlink(path);
+    unlink(lock);
     return 0;
 }
 
