@@ -36,36 +36,35 @@ static bool cost_of(const struct run_record *r, struct run_cost *c)
     return true;
 }
 
-/* The host whose slowest ranks cost the most over the runs; its share of all that was saved. */
-static void costliest_host(const struct run_record *runs, int count, FILE *out)
+/* The host whose slowest ranks cost the most over the runs told (costs[0..n)); its share of all
+ * that was saved. One pass to sum each run's cost into its host's first run. */
+static void costliest_host(struct run_cost *costs, int n, FILE *out)
 {
-    const char *worst = NULL;
-    double worst_saved = 0, all = 0;
-    for (int i = 0; i < count; i++) {
-        struct run_cost c;
-        if (!cost_of(&runs[i], &c))
-            continue;
-        all += c.saved_s;
-        double host_total = 0;   /* this host's cost over every run, counted once per host */
-        for (int j = 0; j < count; j++) {
-            struct run_cost d;
-            if (cost_of(&runs[j], &d) && strcmp(d.host, c.host) == 0)
-                host_total += d.saved_s;
-        }
-        if (host_total > worst_saved)
-            worst = c.host, worst_saved = host_total;
+    double all = 0, *host_total = calloc((size_t)n, sizeof *host_total);
+    int worst = -1;
+    for (int i = 0; host_total && i < n; i++) {
+        all += costs[i].saved_s;
+        int first = 0;
+        while (strcmp(costs[first].host, costs[i].host) != 0)
+            first++;
+        host_total[first] += costs[i].saved_s;
     }
-    if (worst && all > 0)
-        fprintf(out, "\nMost of it: %s, %.1f s of the %.1f s its runs would have saved (%.0f%%).\n", worst,
-                worst_saved, all, 100 * worst_saved / all);
+    for (int i = 0; host_total && i < n; i++)
+        if (host_total[i] > 0 && (worst < 0 || host_total[i] > host_total[worst]))
+            worst = i;
+    if (worst >= 0 && all > 0)
+        fprintf(out, "\nMost of it: %s, %.1f s of the %.1f s its runs would have saved (%.0f%%).\n",
+                costs[worst].host, host_total[worst], all, 100 * host_total[worst] / all);
+    free(host_total);
 }
 
 int slow_cost_print(FILE *out, const struct run_record *runs, int count, bool csv)
 {
+    struct run_cost *costs = malloc(((size_t)count + 1) * sizeof *costs);
     int told = 0;
-    for (int i = 0; i < count; i++) {
-        struct run_cost c;
-        if (!cost_of(&runs[i], &c))
+    for (int i = 0; costs && i < count; i++) {
+        struct run_cost *c = &costs[told];
+        if (!cost_of(&runs[i], c))
             continue;
         const struct run_record *r = &runs[i];
         if (told++ == 0)
@@ -74,13 +73,14 @@ int slow_cost_print(FILE *out, const struct run_record *runs, int count, bool cs
                         "at the median's pace)\n\n| Job | Ranks | Slowest rank | Host | Its compute a step | The median "
                         "rank's | Runtime | Without it | Saved |\n|---|---|---|---|---|---|---|---|---|\n",
                   out);
-        double without = c.runtime_s - c.saved_s, percent = c.runtime_s > 0 ? 100 * c.saved_s / c.runtime_s : 0;
+        double without = c->runtime_s - c->saved_s, percent = c->runtime_s > 0 ? 100 * c->saved_s / c->runtime_s : 0;
         fprintf(out, csv ? "%s,%d,%d,%s,%.3f,%.3f,%.1f,%.1f,%.1f\n" : "| %s | %d | %d | %s | %.1f ms | %.1f ms | %.1f s | "
                            "%.1f s | %.0f%% |\n",
-                r->job_id[0] ? r->job_id : "-", r->world_size, c.rank, c.host, c.slowest_ms, c.median_ms, c.runtime_s,
-                without, percent);
+                r->job_id[0] ? r->job_id : "-", r->world_size, c->rank, c->host, c->slowest_ms, c->median_ms,
+                c->runtime_s, without, percent);
     }
     if (told && !csv)
-        costliest_host(runs, count, out);
+        costliest_host(costs, told, out);
+    free(costs);
     return told;
 }
