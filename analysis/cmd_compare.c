@@ -46,10 +46,8 @@ static bool runs_cell(const struct run_record *r, const struct prediction_set *s
     if (strcmp(r->model, set->model) != 0 || r->batch_per_replica != set->batch || strcmp(r->comm, cell->method) != 0 ||
         (set->tag[0] && strcmp(r->tag, set->tag) != 0) || methods_workers_of(r) != cell->workers)
         return false;
-    const char *servers = strstr(r->comm_options, "servers=");
-    bool colocated = servers && strncmp(servers + 8, "colocated", 9) == 0;
     if (cell->servers > 0)
-        return colocated == cell->colocated;
+        return methods_servers_colocated(r) == cell->colocated;
     return r->nodes <= 0 || r->nodes == cell->nodes;
 }
 

@@ -24,6 +24,12 @@ int methods_workers_of(const struct run_record *r)
     return n > 0 && n < r->world_size ? r->world_size - n : r->world_size;
 }
 
+bool methods_servers_colocated(const struct run_record *r)
+{
+    const char *servers = strstr(r->comm_options, "servers=");
+    return servers && strncmp(servers + strlen("servers="), "colocated", 9) == 0;
+}
+
 static int compare_ints(const void *a, const void *b)
 {
     return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);

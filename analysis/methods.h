@@ -22,4 +22,7 @@ int methods_table(FILE *out, const struct run_record *runs, int n, enum methods_
  * "servers=colocated": one per node) are not GPUs of the reference experiments' columns. */
 int methods_workers_of(const struct run_record *r);
 
+/* Whether r's servers sat beside its workers (comm_options "servers=colocated"). */
+bool methods_servers_colocated(const struct run_record *r);
+
 #endif

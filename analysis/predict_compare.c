@@ -20,7 +20,7 @@
 static struct cluster_shape shape_of(const struct run_record *r, const struct predict_options *o)
 {
     const char *servers = strstr(r->comm_options, "servers=");
-    bool colocated = servers && strncmp(servers + 8, "colocated", 9) == 0;
+    bool colocated = methods_servers_colocated(r);
     int workers = methods_workers_of(r), nodes = r->nodes > 0 ? r->nodes : 1;
     int per_node = colocated ? workers / nodes : r->world_size / nodes;   /* a colocated server is no worker */
     per_node = per_node > 0 ? per_node : 1;
