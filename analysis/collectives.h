@@ -77,6 +77,12 @@ struct cluster_shape {
      * inter's reading, which an allreduce measured with both directions loaded at once. On a
      * shaped link one direction alone went 17-20% faster than that reading says (2026-11-27). */
     const struct link_cost *servers_link;
+    /* ByteScheduler-PS's traffic alone as measured over this job's ranks (dtrain-commbench
+     * --partition-bytes, the seconds of a round of n bytes in its pieces), or NULL. Its schedule's
+     * pushes and pulls cross the link's two ways at once, which a shaped TCP link carries slower
+     * than each way alone: the model's slow-down of a message while the other way is busy is fitted
+     * to this measurement (costmodel_bytescheduler.c). */
+    const struct link_cost *servers_pieces;
     /* The transport's largest message sent at once (0: MODEL_EAGER_BYTES); a bigger one waits for
      * the receiver's answer to its first fragment, which crosses the other way (Open MPI's
      * rendezvous; btl_tcp_eager_limit). */

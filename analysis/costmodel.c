@@ -343,7 +343,10 @@ static double mgwfbp_step(const struct step_inputs *in)
 
 static double bytescheduler_any_step(const struct step_inputs *in)
 {
-    return bytescheduler_step(in->s, &in->t, in->per, in->credit);
+    struct transfer_cost t = in->t;
+    if ((t.both_ways = bytescheduler_both_ways(&in->t, in->bytes, in->per, in->credit)) < 0)
+        return -1;
+    return bytescheduler_step(in->s, &t, in->per, in->credit);
 }
 
 static double bsp_ps_step(const struct step_inputs *in)

@@ -93,6 +93,19 @@ static double queue_put(double *free_at, double now, double cost)
     return *free_at;
 }
 
+/* Puts a message on `queue` (one of ways): while the link's other way still carries messages put
+ * on it before, it goes t->both_ways times slower (a shaped TCP link's two ways loaded at once: each
+ * way's acknowledgements wait behind the other's data); those messages keep their times. Returns
+ * when it is through. */
+static double put_on_link(const struct transfer_cost *t, double *queue, double *ways, double now, double cost)
+{
+    bool two_ways = (queue == &ways[0] || queue == &ways[1]) && (t->two_sides || !t->one_link);
+    double start = fmax(*queue, now), busy = two_ways ? ways[queue == &ways[0] ? 1 : 0] - start : 0;
+    if (t->both_ways > 1 && busy > 0)
+        cost = cost * t->both_ways <= busy ? cost * t->both_ways : busy + cost - busy / t->both_ways;
+    return queue_put(queue, now, cost);
+}
+
 /* When each queue is free: way 0 towards a piece's server, 1 back. Without two sides, ways[0] and
  * [1] (with colocated servers the same one); with them, the link's two ways: into the server's
  * side and out of it, which is into the other. Way 2: the node's own links (node-local sums'
@@ -139,7 +152,7 @@ static void next_leg(struct piece *p, int k, int *leg, double *at, double now, d
                   : leg[k] == LEG_PULL                               ? piece_pull_cost(t, p[k].bytes, p[k].load)
                   : leg[k] == LEG_GATHER || leg[k] == LEG_HAND_OUT ? in_node
                                                                      : link_message(servers_link_of(t), 0);
-    at[k] = queue_put(queue_of(t, &p[k], way, ways), now, cost);
+    at[k] = put_on_link(t, queue_of(t, &p[k], way, ways), ways, now, cost);
 }
 
 /* A parameter server's pieces of one step in priority order (bytescheduler-ps): started as
@@ -283,3 +296,36 @@ double bytescheduler_step(const struct step_costs *s, const struct transfer_cost
     return link_free < 0 ? -1 : start[0] - previous;
 }
 
+/* ByteScheduler-PS's schedule of one layer of `bytes` and nothing to compute: its traffic alone, a
+ * round as dtrain-commbench --partition-bytes measures it, a message slowed both_ways times while
+ * the other way is busy. */
+static double traffic_alone(const struct transfer_cost *t, double bytes, double per, double credit, double both_ways)
+{
+    struct layer_cost one = {.bytes = bytes};
+    struct step_costs s = {.layers = 1, .layer = &one};
+    struct transfer_cost slowed = *t;
+    slowed.both_ways = both_ways;
+    return bytescheduler_step(&s, &slowed, per, credit);
+}
+
+/* The schedule's round is not monotone in the slow-down (a slower pull can let the next push start
+ * behind it): every tenth from 1 to 8 is tried, then the hundredths around the best. */
+double bytescheduler_both_ways(const struct transfer_cost *t, double bytes, double per, double credit)
+{
+    const struct link_cost *m = t->c->servers_pieces;
+    if (!t->ps || !m || !m->curve || m->points < 2)
+        return 1;
+    double at = fmin(fmax(bytes, m->curve[0].bytes), m->curve[m->points - 1].bytes);
+    double measured = link_message(*m, at), best = 1, miss = INFINITY;
+    for (int pass = 0; pass < 2; pass++) {
+        double from = pass == 0 ? 1 : fmax(1, best - 0.1), by = pass == 0 ? 0.1 : 0.01;
+        for (int k = 0; k <= (pass == 0 ? 70 : 20); k++) {
+            double slow = from + k * by, round = traffic_alone(t, at, per, credit, slow);
+            if (round < 0)
+                return -1;
+            if (fabs(log(round / measured)) < miss - 1e-12)
+                miss = fabs(log(round / measured)), best = slow;
+        }
+    }
+    return best;
+}

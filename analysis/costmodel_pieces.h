@@ -40,6 +40,9 @@ struct transfer_cost {
     int behind, pushers;
     const struct link_cost *round;   /* the colocated servers' round as measured, or NULL */
     double eager;              /* a bigger message needs a handshake (cluster_shape.eager_bytes) */
+    /* ByteScheduler-PS: how many times longer a message takes while the link's other way carries
+     * messages put on it before (>= 1; 0 or 1: not at all), fitted to cluster_shape.servers_pieces */
+    double both_ways;
 };
 
 /* The link between nodes as the servers' messages cross it (cluster_shape.servers_link, else inter). */
@@ -62,5 +65,11 @@ void backward_ready_times(const struct step_costs *s, double *ready);
 /* ByteScheduler's step (costmodel_bytescheduler.c): the steady distance between two forward
  * passes' starts, its pieces of at most `per` bytes under `credit`; -1 out of memory. */
 double bytescheduler_step(const struct step_costs *s, const struct transfer_cost *t, double per, double credit);
+
+/* The both_ways slow-down that makes ByteScheduler-PS's schedule of its traffic alone (one layer of
+ * the step's `bytes`, no compute) take what t->c->servers_pieces measured for that many bytes: the
+ * best of 1 to 8, by hundredths; 1 without a measurement or where the schedule is not faster than
+ * it; -1 out of memory. */
+double bytescheduler_both_ways(const struct transfer_cost *t, double bytes, double per, double credit);
 
 #endif

@@ -141,6 +141,30 @@ int link_parse(const char *text, const char *op, bool measured, struct link_cost
     return 0;
 }
 
+/* --servers-pieces: a round of ByteScheduler-PS's pieces (dtrain-commbench --partition-bytes), over
+ * a worker and a server rank a node or over workers and servers of their own; m->ranks as
+ * measured_allreduce says. 0, or -1 with why. */
+static int pieces_from_json(json_t *doc, const char *path, const char *op, struct measured_allreduce *m, char *why,
+                            size_t size)
+{
+    json_t *partition = json_object_get(doc, "partition_bytes");
+    m->colocated = op && strcmp(op, "colocated-ranks") == 0;
+    if (!json_is_integer(partition) || json_integer_value(partition) <= 0 ||
+        (!m->colocated && !(op && strcmp(op, "pushpull") == 0)) || m->ranks < 2 || (m->colocated && m->ranks % 2))
+        return snprintf(why, size, "%s: expected dtrain-commbench --partition-bytes N --op pushpull or --op "
+                        "colocated-ranks --json over 2 to %d ranks (\"op\", \"ranks\", \"partition_bytes\", \"rows\")",
+                        path, LINK_MAX_RANKS), -1;
+    m->partition_bytes = (double)json_integer_value(partition);
+    m->ranks = m->colocated ? m->ranks / 2 : m->ranks;
+    int points = curve_of(path, json_object_get(doc, "rows"), "time_us", 1, 1, m->curve, why, size);
+    if (points >= 0 && points < 2)
+        return snprintf(why, size, "%s: fewer than 2 sizes measured", path), -1;
+    if (points < 0)
+        return -1;
+    m->cost = (struct link_cost){.curve = m->curve, .points = points};
+    return 0;
+}
+
 int measured_from_json(json_t *doc, const char *path, const char *want, struct measured_allreduce *m, char *why,
                        size_t size)
 {
@@ -149,9 +173,12 @@ int measured_from_json(json_t *doc, const char *path, const char *want, struct m
     /* checked before the cast: 2^32 + 2 ranks must not become 2 */
     m->ranks = json_is_integer(ranks) && json_integer_value(ranks) >= 2 && json_integer_value(ranks) <= LINK_MAX_RANKS
                    ? (int)json_integer_value(ranks) : 0;
+    if (strcmp(want, "pieces") == 0)
+        return pieces_from_json(doc, path, op, m, why, size);
     if (json_object_get(doc, "partition_bytes"))   /* bytescheduler-ps's traffic, not a part per server at once */
         return snprintf(why, size, "%s: a round in pieces under a credit (dtrain-commbench --partition-bytes): expected "
-                        "the round of a part per server (without --partition-bytes)", path), -1;
+                        "the round of a part per server (without --partition-bytes; --servers-pieces reads this one)",
+                        path), -1;
     bool pairs = op && strcmp(want, "colocated") == 0 && strcmp(op, "colocated-ranks") == 0;
     if (pairs)   /* a worker rank and a server rank a node: a round over ranks / 2 nodes */
         m->ranks = m->ranks % 2 == 0 ? m->ranks / 2 : 0;

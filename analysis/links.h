@@ -43,16 +43,23 @@ int link_from_json(json_t *doc, const char *path, const char *op, bool measured,
 
 struct measured_allreduce {
     int ranks;
+    /* op "pieces" (ByteScheduler-PS's traffic, dtrain-commbench --partition-bytes): the pieces'
+     * bytes, and whether the servers sat beside the workers (--op colocated-ranks; ranks: nodes)
+     * or on ranks of their own (--op pushpull; ranks: the workers and the servers) */
+    double partition_bytes;
+    bool colocated;
     struct link_cost cost;
     struct link_point curve[CURVE_POINTS];
     struct link_point streamed[CURVE_POINTS];   /* where measured with --inflight */
 };
 
 /* A job size's operation as dtrain-commbench --op OP measured it over all its ranks: the allreduce
- * (predict --allreduce FILE; m->ranks its workers) or the colocated servers' round (OP colocated,
+ * (predict --allreduce FILE; m->ranks its workers), the colocated servers' round (OP colocated,
  * --servers-round FILE; m->ranks its nodes: one rank a node, or with --op colocated-ranks, as
- * dtrain-train lays them out, a worker and a server rank a node); the file, or its parsed document
- * (path names it in why). 0, or -1 with why. */
+ * dtrain-train lays them out, a worker and a server rank a node), or ByteScheduler-PS's traffic
+ * alone (OP pieces, --servers-pieces FILE: a round run with --partition-bytes, over a worker and a
+ * server rank a node or over workers pushing to servers of their own); the file, or its parsed
+ * document (path names it in why). 0, or -1 with why. */
 int link_parse_measured(const char *path, const char *op, struct measured_allreduce *m, char *why, size_t size);
 int measured_from_json(json_t *doc, const char *path, const char *op, struct measured_allreduce *m, char *why,
                        size_t size);

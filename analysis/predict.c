@@ -51,6 +51,12 @@ static const char predict_usage[] =
     "                          node): with colocated servers at that node count, BSP-PS's and\n"
     "                          WFBP-PS's pushes and sums cost what the round measured, not what\n"
     "                          --inter composes; repeatable, a file a size\n"
+    "      --servers-pieces FILE  dtrain-commbench --partition-bytes N --json: ByteScheduler-PS's\n"
+    "                          traffic alone in a job's layout (--op pushpull over its workers\n"
+    "                          and servers, or --op colocated-ranks over its nodes): how much\n"
+    "                          slower a piece crosses while the link's other way is busy is\n"
+    "                          fitted to it at the model's gradient size; repeatable, a file a\n"
+    "                          layout\n"
     "      --intra LINK        inside a node, the same way (12GB/s:5us: PCIe 3 x16)\n"
     "      --servers N|colocated  parameter servers, each on a node of its own (default: one per\n"
     "                          worker node), or colocated: one on each worker node, beside its\n"
@@ -216,7 +222,7 @@ static int parse_lists(struct predict_options *o, const char *nodes)
 
 enum { P_GPN = 300, P_NODES, P_INTER, P_INTRA, P_SERVERS, P_METHODS, P_PARTITION, P_CREDIT, P_NODE_SUMS, P_PER_LINK, P_BATCH, P_RATE, P_FORMAT,
        P_RECORDS, P_TAG, P_AGAINST, P_ROW, P_DILATE, P_LINE, P_ALLREDUCE, P_ROUND, P_SERVERS_LINK,
-       P_DUPLEX, P_SAVE };
+       P_DUPLEX, P_SAVE, P_PIECES };
 
 /* What the command line names beyond predict_options: the inputs still to be read. */
 struct predict_args {
@@ -228,7 +234,7 @@ struct predict_args {
     double dilate;            /* the inter link as measured is this many times slower */
     const char *intra, *inter, *servers_link;   /* the links as given (read after every option) */
     bool measured;            /* a commbench file's measured times, not its line */
-    const char *allreduce_files[MEASURED_SIZES], *round_files[MEASURED_SIZES];
+    const char *allreduce_files[MEASURED_SIZES], *round_files[MEASURED_SIZES], *pieces_files[MEASURED_SIZES];
 };
 
 /* The options that take a number: 0 when opt was one and good, 2 after a message, 1 for another. */
@@ -299,6 +305,11 @@ static int parse_choice(int opt, struct predict_options *o, struct predict_args 
             return fprintf(stderr, "dtrain-analyze predict: --servers-round: at most %d files\n", MEASURED_SIZES), 2;
         a->round_files[o->round_count++] = optarg;
         break;
+    case P_PIECES:
+        if (o->pieces_count == MEASURED_SIZES)
+            return fprintf(stderr, "dtrain-analyze predict: --servers-pieces: at most %d files\n", MEASURED_SIZES), 2;
+        a->pieces_files[o->pieces_count++] = optarg;
+        break;
     case P_METHODS: snprintf(o->methods, sizeof o->methods, "%s", optarg); break;
     case P_DUPLEX:
         if (strcmp(optarg, "half") != 0 && strcmp(optarg, "full") != 0)
@@ -343,6 +354,7 @@ static int parse_options(int argc, char **argv, struct predict_options *o, struc
         {"against", required_argument, NULL, P_AGAINST}, {"row", required_argument, NULL, P_ROW},
         {"dilate", required_argument, NULL, P_DILATE}, {"line", no_argument, NULL, P_LINE},
         {"allreduce", required_argument, NULL, P_ALLREDUCE}, {"servers-round", required_argument, NULL, P_ROUND},
+        {"servers-pieces", required_argument, NULL, P_PIECES},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     int opt;
     optind = 0;   /* 0, not 1: getopt starts afresh, so options may follow the files (GNU permutes) */
@@ -395,10 +407,26 @@ static int read_measured(const char *const *files, int count, const char *op, co
     return 0;
 }
 
+/* --servers-pieces files into pieces, at real time: each cut as the runs' ByteScheduler-PS cuts
+ * (--partition-bytes), or its round is another traffic. 0, or 2 said. */
+static int read_pieces(struct predict_options *o, const struct predict_args *a, struct measured_allreduce *pieces)
+{
+    double per = o->partition_bytes > 0 ? o->partition_bytes : METHOD_PARTITION_BYTES;
+    int rc = read_measured(a->pieces_files, o->pieces_count, "pieces", "--servers-pieces", a->dilate, pieces);
+    for (int i = 0; rc == 0 && i < o->pieces_count; i++)
+        if (pieces[i].partition_bytes != per)
+            rc = (fprintf(stderr, "dtrain-analyze predict: --servers-pieces %s: measured in pieces of %.0f bytes, the "
+                          "runs' are %.0f (--partition-bytes): another traffic\n", a->pieces_files[i],
+                          pieces[i].partition_bytes, per), 2);
+    o->pieces = pieces;
+    return rc;
+}
+
 /* The links and measured operations the options name, read into o (sizes holds the allreduces,
- * rounds the servers' rounds), at real time. 0, or 2 after a message. */
+ * rounds the servers' rounds, pieces ByteScheduler-PS's traffic), at real time. 0, or 2 after a
+ * message. */
 static int read_links(struct predict_options *o, const struct predict_args *a, struct measured_allreduce *sizes,
-                      struct measured_allreduce *rounds)
+                      struct measured_allreduce *rounds, struct measured_allreduce *pieces)
 {
     char why[512];
     if (a->intra && link_parse(a->intra, "allreduce", a->measured, &o->intra, &o->intra_curves, why, sizeof why) < 0)
@@ -413,7 +441,8 @@ static int read_links(struct predict_options *o, const struct predict_args *a, s
     link_to_real_time(&o->servers_link, &o->servers_link_curves, a->dilate);
     o->allreduce = sizes, o->rounds = rounds;
     int rc = read_measured(a->allreduce_files, o->allreduce_count, "allreduce", "--allreduce", a->dilate, sizes);
-    return rc ? rc : read_measured(a->round_files, o->round_count, "colocated", "--servers-round", a->dilate, rounds);
+    rc = rc ? rc : read_measured(a->round_files, o->round_count, "colocated", "--servers-round", a->dilate, rounds);
+    return rc ? rc : read_pieces(o, a, pieces);
 }
 
 /* One planned job of the grid as it will run: the servers a parameter-server method gets. */
@@ -464,10 +493,10 @@ static int predict_run(int argc, char **argv)
                                 .inter = {.alpha = 25e-6, .beta = 8 / 10e9}, .format = "md"};
     method_names(NULL, ",", NULL, o.methods, sizeof o.methods);
     struct predict_args a = {.nodes = "1,2,4,8", .row = "", .dilate = 1, .measured = true};
-    static struct measured_allreduce sizes[MEASURED_SIZES], rounds[MEASURED_SIZES];   /* 16 x 1 KB: off the stack */
+    static struct measured_allreduce sizes[MEASURED_SIZES], rounds[MEASURED_SIZES], pieces[MEASURED_SIZES];   /* off the stack */
     int rc = parse_options(argc, argv, &o, &a);
     if (rc == 0)
-        rc = read_links(&o, &a, sizes, rounds);
+        rc = read_links(&o, &a, sizes, rounds, pieces);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     struct profile p;

@@ -31,6 +31,7 @@ static struct cluster_shape shape_of(const struct run_record *r, const struct pr
     c.servers_colocated = colocated;   /* the servers as the record says they ran, not as the options */
     c.servers = !servers ? 0 : colocated ? r->nodes : atoi(servers + 8);
     c.servers_round = colocated ? predict_round_at(o, c.nodes) : NULL;
+    c.servers_pieces = predict_pieces_at(o, colocated, c.nodes, workers, c.servers);
     return c;
 }
 

@@ -25,6 +25,15 @@ const struct link_cost *predict_round_at(const struct predict_options *o, int no
     return measured_over(o->rounds, o->round_count, nodes);
 }
 
+const struct link_cost *predict_pieces_at(const struct predict_options *o, bool colocated, int nodes, int workers,
+                                          int servers)
+{
+    for (int i = 0; i < o->pieces_count; i++)
+        if (o->pieces[i].colocated == colocated && o->pieces[i].ranks == (colocated ? nodes : workers + servers))
+            return &o->pieces[i].cost;
+    return NULL;
+}
+
 struct cluster_shape predict_shape_of_nodes(const struct predict_options *o, int nodes, int per_node)
 {
     return (struct cluster_shape){.nodes = nodes, .gpus_per_node = per_node, .intra = o->intra, .inter = o->inter,
@@ -32,7 +41,9 @@ struct cluster_shape predict_shape_of_nodes(const struct predict_options *o, int
                                   .servers_half_duplex = o->servers_half_duplex,
                                   .nodes_per_link = o->nodes_per_link, .allreduce = predict_measured_at(o, nodes * per_node),
                                   .servers_round = o->servers_colocated ? predict_round_at(o, nodes) : NULL,
-                                  .servers_link = o->has_servers_link ? &o->servers_link : NULL};
+                                  .servers_link = o->has_servers_link ? &o->servers_link : NULL,
+                                  .servers_pieces = predict_pieces_at(o, o->servers_colocated, nodes, nodes * per_node,
+                                                                      o->servers > 0 ? o->servers : nodes)};
 }
 
 /* A hand-edited input out of range (a layer of 2^62 parameters, a link fit's beta of 1e308)
@@ -47,7 +58,7 @@ int predict_rate(const struct step_costs *s, const struct cluster_shape *c, cons
     struct cluster_shape job = *c;
     const struct method_facts *facts = method_find(method);
     if (facts && !facts->servers)
-        job.servers = 0, job.servers_colocated = false, job.servers_round = NULL;
+        job.servers = 0, job.servers_colocated = false, job.servers_round = NULL, job.servers_pieces = NULL;
     double step = cost_step(s, &job, method, &settings);
     int gpus = c->nodes * c->gpus_per_node;
     *rate = (double)o->batch * gpus / step;

@@ -8,7 +8,7 @@
 #include "analysis/costmodel.h"
 #include "analysis/links.h"
 
-#define MEASURED_SIZES 16   /* --allreduce files, and --servers-round files */
+#define MEASURED_SIZES 16   /* --allreduce, --servers-round and --servers-pieces files */
 
 struct predict_options {
     int gpus_per_node, nodes[32], node_counts, servers, batch;
@@ -24,6 +24,8 @@ struct predict_options {
     int allreduce_count;
     struct measured_allreduce *rounds;      /* --servers-round files, by nodes */
     int round_count;
+    struct measured_allreduce *pieces;      /* --servers-pieces files, by layout */
+    int pieces_count;
     char methods[512];
     double partition_bytes, credit_bytes, rate;
     bool ps_node_sums_off;     /* every worker pushes its own */
@@ -34,6 +36,11 @@ struct predict_options {
 const struct link_cost *predict_measured_at(const struct predict_options *o, int workers);
 /* The colocated servers' round measured over this many nodes, or NULL. */
 const struct link_cost *predict_round_at(const struct predict_options *o, int nodes);
+
+/* ByteScheduler-PS's traffic measured in this layout (colocated: over `nodes` nodes; else over
+ * `workers` and `servers` ranks of their own), or NULL. */
+const struct link_cost *predict_pieces_at(const struct predict_options *o, bool colocated, int nodes, int workers,
+                                          int servers);
 
 /* The job of `nodes` nodes of per_node workers each, with the links and measurements given. */
 struct cluster_shape predict_shape_of_nodes(const struct predict_options *o, int nodes, int per_node);

@@ -1,8 +1,8 @@
 #!/bin/sh
 # bench/blind.sh BINDIR [OUTDIR] - make blind: the cost model held against runs it never saw. For
 # each setting of bench/blind-grid.txt (a model's profile, a link, a job size, all seven methods):
-# the test cluster up and the link shaped, the link and the job's allreduce measured
-# (dtrain-commbench), then the predictions made from the profile and those measurements alone and
+# the test cluster up and the link shaped, the link, the job's allreduce and ByteScheduler-PS's
+# traffic alone measured (dtrain-commbench), then the predictions made from the profile and those measurements alone and
 # saved (dtrain-analyze predict --save, printed), then the runs (bench/methods_shaped.sh), then
 # dtrain-analyze compare: every cell's error, the mean absolute error, the worst cell, the best
 # method picked or not. At the end each half of the grid (tune, check) summed on its own.
@@ -44,7 +44,7 @@ setting() {
 '$rate' '$dilate' '$link' --batch '$batch' --nodes '$n' --gpus-per-node '$per' --servers '$servers' \
 --nodes-per-link '$per_link' \
 > '$out/$name/predicted.md' && cat '$out/$name/predicted.md' >&2" \
-        REPEATS=${REPEATS:-2} STEPS=${STEPS:-40} BASELINE=0 COMMBENCH=1 MAX_BYTES=$bytes EMULATE=$profile \
+        PIECES=1 REPEATS=${REPEATS:-2} STEPS=${STEPS:-40} BASELINE=0 COMMBENCH=1 MAX_BYTES=$bytes EMULATE=$profile \
         EMULATE_RATE=$rate DILATE=$dilate RATES=$link SIZES=$size MODEL=$model DATASET=$data BATCH=$batch \
         sh "$here/methods_shaped.sh" "$bin" "$out/$name/dir" > "$out/$name/runs.md"
     "$bin/dtrain-analyze" compare --predictions "$out/$name/predictions.json" "$out/$name/dir/runs" |

@@ -5,7 +5,8 @@
 # allreduce measured over each job size's ranks (DIR/allreduce-LINK-*.json, predict --allreduce)
 # and, where the servers sat beside the workers, their round (DIR/colocated-LINK-*.json, predict
 # --servers-round), the link a direction at a time where measured (DIR/pushpull-LINK.json, predict
-# --servers-link), the profile scaled to RATE samples/s a device, times divided by the run's
+# --servers-link), ByteScheduler-PS's traffic alone where measured (DIR/pieces-LINK-*.json and
+# DIR/pieces-pushpull-LINK-*.json, predict --servers-pieces), the profile scaled to RATE samples/s a device, times divided by the run's
 # dilation. The test cluster's nodes sit two behind each shaped link (gn01+gn02, gn03+gn04):
 # --nodes-per-link 2. SAVE=FILE: before the runs, the predictions saved to FILE for dtrain-analyze
 # compare (predict --save, the runs' tag LINK) instead of held against DIR/runs.
@@ -17,6 +18,9 @@ for f in "$dir"/allreduce-"$link"-*.json; do
 done
 for f in "$dir"/colocated-"$link"-*.json; do
     [ ! -e "$f" ] || set -- "$@" --servers-round "$f"
+done
+for f in "$dir"/pieces-"$link"-*.json "$dir"/pieces-pushpull-"$link"-*.json; do
+    [ ! -e "$f" ] || set -- "$@" --servers-pieces "$f"
 done
 [ ! -e "$dir/pushpull-$link.json" ] || set -- "$@" --servers-link "$dir/pushpull-$link.json"
 if [ -n "${SAVE:-}" ]; then

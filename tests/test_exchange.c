@@ -283,6 +283,35 @@ static void test_bytescheduler_ps_handshakes_as_worked_by_hand(void **state)
     assert_float_equal(cost_step(&s, &c, "bytescheduler-ps", &defaults), 13, 1e-9);
 }
 
+/* The link's two ways loaded at once (cluster_shape.servers_pieces): the layer above cut into two
+ * pieces of 1000 bytes (a push or a pull 0.5 + 2 x 1000 x 0.001 = 2.5), its traffic alone (no
+ * compute) as measured: 8.75 s for its 2000 bytes. The schedule, a message t times slower while
+ * the other way carries earlier ones: pushes 0..2.5, 2.5..5; the first pull from 2.5 beside the
+ * second push (2.5 left of it): 2.5 + (2.5 + 2.5 - 2.5 / t); the second pull from then, the other
+ * way idle: 2.5 more. Its round is 10 - 2.5 / t: 7.5 at t = 1, 8.75 at t = 2, so t = 2. Trained
+ * (forward 1, backward 1): pieces ready at 2, pulls done at 2 + 8.75 = 10.75, forward to 11.75,
+ * backward to 12.75: the period is 10.75 (9.5 at t = 1, which a measurement of 7.5 s, or of
+ * less, leaves it at: the model is never made faster than its schedule). */
+static void test_both_ways_slow_down_as_worked_by_hand(void **state)
+{
+    (void)state;
+    const struct layer_cost layer[] = {{1, 1, 2000}};
+    struct step_costs s = {.layers = 1, .layer = layer};
+    struct link_point measured[] = {{1000, 0}, {2000, 8.75}};
+    struct link_cost pieces = {.curve = measured, .points = 2};
+    struct cluster_shape c = {.nodes = 2, .gpus_per_node = 1, .inter = {.alpha = 0.5, .beta = 0.001}, .servers = 1};
+    struct method_settings cut = {.partition_bytes = 1000};
+    assert_float_equal(cost_step(&s, &c, "bytescheduler-ps", &cut), 9.5, 1e-9);
+    double wfbp_ps = cost_step(&s, &c, "wfbp-ps", &cut);
+    c.servers_pieces = &pieces;
+    assert_float_equal(cost_step(&s, &c, "bytescheduler-ps", &cut), 10.75, 1e-9);
+    assert_float_equal(cost_step(&s, &c, "wfbp-ps", &cut), wfbp_ps, 0);   /* ByteScheduler-PS's traffic alone */
+    measured[1].seconds = 7.5;
+    assert_float_equal(cost_step(&s, &c, "bytescheduler-ps", &cut), 9.5, 1e-9);
+    measured[1].seconds = 5;
+    assert_float_equal(cost_step(&s, &c, "bytescheduler-ps", &cut), 9.5, 1e-9);
+}
+
 /* BytePS's node-local sums in the model, the layers above on 2 nodes of 2 workers, one server,
  * partitions of 2500 bytes (bsp-ps: all three ready at 4, the 1000-byte one first), inside a node
  * alpha 0.1, beta 0.0001. A piece's stages: the root's receive of the other worker's copy inside
@@ -422,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_workers_are_grouped_by_node),
         cmocka_unit_test(test_bytescheduler_ps_handshakes_as_worked_by_hand),
         cmocka_unit_test(test_colocated_bytescheduler_ps_cost_as_worked_by_hand),
+        cmocka_unit_test(test_both_ways_slow_down_as_worked_by_hand),
         cmocka_unit_test(test_node_sums_cost_as_worked_by_hand),
         cmocka_unit_test(test_colocated_servers_cost_as_worked_by_hand),
         cmocka_unit_test(test_allreduce_costs_as_worked_by_hand),

@@ -238,6 +238,42 @@ static void test_predict_reads_a_measured_servers_round(void **state)
         }
 }
 
+/* predict --servers-pieces FILE: ByteScheduler-PS's traffic alone measured in a job's layout (the
+ * fixture: --op colocated-ranks over 2 nodes, pieces of 2500 bytes; the three layers' 6000 bytes
+ * in 14 s, read between its rows), slower than the model's schedule of it: a piece crossing while
+ * the link's other way is busy is slowed until the two agree (test_exchange works the rule by
+ * hand). bytescheduler-ps is slower with it than without (15.1 s, above), the other methods are
+ * not its traffic; a job laid out otherwise (servers of their own) has no measurement and keeps
+ * its step. Refused: a file cut in other pieces than the runs' (--partition-bytes), a round not
+ * in pieces. */
+static void test_predict_reads_the_servers_pieces(void **state)
+{
+    (void)state;
+    char profile[4200], pieces[4200], round[4200];
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    tu_fixture(pieces, sizeof pieces, "profiles/three-layers-round2-pieces.json");
+    tu_fixture(round, sizeof round, "profiles/three-layers-round2.json");
+    for (int m = 0; m < method_count; m++)
+        for (int colocated = 0; colocated < 2; colocated++) {
+            double step[2];
+            for (int measured = 0; measured < 2; measured++) {
+                char *argv[] = {"predict", profile, "--gpus-per-node", "1", "--nodes", "2", "--inter",
+                                "0.008mbit:0.5s", "--servers", colocated ? "colocated" : "1", "--partition-bytes",
+                                "2500", "--format", "json", "--methods", (char *)method_list[m].name,
+                                measured ? "--servers-pieces" : NULL, pieces, NULL};
+                step[measured] = first_step(argv);
+            }
+            bool slowed = colocated && strcmp(method_list[m].name, "bytescheduler-ps") == 0;
+            print_message("%s, servers %s: %.4f s a step, %.4f with the pieces measured\n", method_list[m].name,
+                          colocated ? "colocated" : "of their own", step[0], step[1]);
+            assert_true(slowed ? step[1] > step[0] + 0.5 : step[1] == step[0]);
+        }
+    assert_refused((char *[]){"predict", profile, "--servers", "colocated", "--servers-pieces", pieces, NULL},
+                   "--servers-pieces", "measured in pieces of 2500 bytes, the runs' are 4096000");
+    assert_refused((char *[]){"predict", profile, "--servers-pieces", round, NULL}, "--servers-pieces",
+                   "expected dtrain-commbench --partition-bytes N --op pushpull or --op colocated-ranks");
+}
+
 /* predict --against: a hand-made method table's rows (those starting with --row, their method a
  * known one) measured beside predicted at each GPU count, and how many within 15%. */
 static void test_predict_against_a_method_table(void **state)
@@ -436,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_predict_reads_a_measured_link),
         cmocka_unit_test(test_predict_reads_a_measured_servers_round),
         cmocka_unit_test(test_predict_reads_the_servers_link),
+        cmocka_unit_test(test_predict_reads_the_servers_pieces),
         cmocka_unit_test(test_predict_refuses_what_is_out_of_range),
         cmocka_unit_test(test_predict_uses_the_streamed_rate_for_pieces),
     };
