@@ -207,6 +207,8 @@ bench: deps
 	@sh bench/commbench_vs_mpi.sh $(BIN) 2
 	@echo
 	@sh bench/analyze_corpus.sh $(BIN) $(BUILD)/bench/corpus
+	@echo
+	@sh bench/records_memory.sh $(BIN)
 
 # The reference method comparison (seven methods) on the test cluster, shaped links (root; ~15 min):
 # every exchange method at 2 and 4 workers, 1 and 10 Gbit/s between the leaves.

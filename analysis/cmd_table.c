@@ -117,49 +117,71 @@ static void table_reader(const char *path, void *set)
     }
 }
 
-/* The runs of experiment e as their own array (shallow copies: the table only reads them). */
-static int runs_of_experiment(const struct record_set *set, const int *index, int e, struct run_record *out)
+/* Reorders runs so that each experiment's (index[i]: run i's) sit together, in their order (a
+ * stable counting sort, applied in place a swap at a time: a copy of a million runs would double
+ * what `table` holds); starts[e] is where experiment e begins, starts[experiments] the end.
+ * Returns 0, or -1 out of memory. */
+static int group_by_experiment(struct run_record *runs, int n, const int *index, int experiments, int *starts)
 {
-    int n = 0;
-    for (int i = 0; i < set->count; i++)
-        if (index[i] == e)
-            out[n++] = set->runs[i];
-    return n;
+    int *to = malloc((size_t)n * sizeof *to + 1), *next = calloc((size_t)experiments + 1, sizeof *next);
+    if (!to || !next)
+        return free(to), free(next), -1;
+    for (int i = 0; i < n; i++)
+        next[index[i] + 1]++;
+    for (int e = 0; e < experiments; e++)
+        next[e + 1] += next[e];
+    for (int e = 0; e <= experiments; e++)
+        starts[e] = next[e];
+    for (int i = 0; i < n; i++)
+        to[i] = next[index[i]]++;
+    for (int i = 0; i < n; i++)
+        while (to[i] != i) {   /* run i belongs at to[i]: swapped there, the one from there looked at next */
+            int j = to[i];
+            struct run_record held = runs[j];
+            runs[j] = runs[i], runs[i] = held;
+            to[i] = to[j], to[j] = j;
+        }
+    free(to), free(next);
+    return 0;
 }
 
-/* One table per experiment of the records (a heading each when there are several). Returns 0, or 2. */
-static int table_of_records(const struct record_set *set, struct speedup_options opt)
+/* One table per experiment of the records (a heading each when there are several); the runs are
+ * regrouped by experiment. Returns 0, or 2. */
+static int table_of_records(struct record_set *set, struct speedup_options opt)
 {
-    int *index = malloc((size_t)set->count * sizeof *index);
-    struct run_record *subset = malloc((size_t)set->count * sizeof *subset);
-    if (!index || !subset) {
-        free(index), free(subset);
+    int *index = malloc((size_t)set->count * sizeof *index), *starts = NULL, experiments = 0, rc = 0;
+    if (index) {
+        experiments = experiment_split(set->runs, set->count, index);
+        starts = malloc(((size_t)experiments + 1) * sizeof *starts);
+    }
+    if (!index || !starts || group_by_experiment(set->runs, set->count, index, experiments, starts) < 0) {
+        free(index), free(starts);
         return fputs("dtrain-analyze: out of memory\n", stderr), 2;
     }
-    int experiments = experiment_split(set->runs, set->count, index), rc = 0;
     if (experiments > 1)
         fprintf(stderr, "table: %d experiments (runs that differ in more than the job size are not averaged "
                 "together; --where KEY=VALUE picks one)\n", experiments);
     if (opt.format == FORMAT_JSON)
         fputs("{\"experiments\": [", stdout);
     for (int e = 0; e < experiments && rc == 0; e++) {
-        int n = runs_of_experiment(set, index, e, subset);
+        const struct run_record *runs = set->runs + starts[e];
+        int n = starts[e + 1] - starts[e];
         char heading[768];
-        experiment_describe(&subset[0], heading, sizeof heading);
-        opt.by_rate = !experiment_same_work(subset, n);
+        experiment_describe(&runs[0], heading, sizeof heading);
+        opt.by_rate = !experiment_same_work(runs, n);
         opt.heading = experiments > 1 || opt.format == FORMAT_JSON ? heading : NULL;
         opt.baseline_optional = experiments > 1;
         if (opt.format == FORMAT_JSON)
             fputs(e ? ",\n" : "\n", stdout);
         struct dt_err err;
-        if (speedup_table(stdout, subset, n, &opt, &err) < 0)
+        if (speedup_table(stdout, runs, n, &opt, &err) < 0)
             rc = (fprintf(stderr, "dtrain-analyze: %s\n", err.msg), 2);
         else if (opt.format != FORMAT_JSON && e + 1 < experiments)
             fputc('\n', stdout);
     }
     if (opt.format == FORMAT_JSON && rc == 0)
         fputs("\n]}\n", stdout);
-    free(index), free(subset);
+    free(index), free(starts);
     return rc;
 }
 

@@ -122,15 +122,17 @@ static int write_record(const struct program_run *p)
     snprintf(rec.comm, sizeof rec.comm, "its own");
     snprintf(rec.backend, sizeof rec.backend, "program");
     snprintf(rec.job_id, sizeof rec.job_id, "%s", p->job_id ? p->job_id : "");
-    snprintf(rec.tag, sizeof rec.tag, "%s", p->tag ? p->tag : "");
+    rec.tag = (char *)(p->tag ? p->tag : "");
     snprintf(rec.version, sizeof rec.version, "%s", DTRAIN_VERSION);
     if (p->log && read_log(p->log, &rec.final_data_per_sec, &rec.steps_per_rank, &rec.peak_data_per_sec) < 0)
         return free(rec.hostnames), hostlist_free(&hosts), 2;
     snprintf(rec.exit_state, sizeof rec.exit_state, "%s", p->status == 0 ? "completed" : "failed");
+    char error[512] = "";   /* the record points at it */
     if (p->status != 0 && p->why)
-        snprintf(rec.error, sizeof rec.error, "%s", p->why);
+        snprintf(error, sizeof error, "%s", p->why);
     else if (p->status != 0)
-        describe_status(p->status, rec.error, sizeof rec.error);
+        describe_status(p->status, error, sizeof error);
+    rec.error = error;
     long now = (long)time(NULL);
     record_time(now - (long)p->runtime, rec.start_time);
     record_time(now, rec.end_time);

@@ -288,10 +288,25 @@ int record_keep_hostnames(struct run_record *r, const char *const *names, int co
     return 0;
 }
 
+char record_no_text[1];
+
+char *record_own_text(const char *text)
+{
+    return text[0] ? strdup(text) : record_no_text;
+}
+
+/* Frees one of a parsed record's texts (record_no_text is shared) and clears it. */
+static void free_text(char **text)
+{
+    if (*text != record_no_text)
+        free(*text);
+    *text = NULL;
+}
+
 void record_free(struct run_record *r)
 {
-    free(r->nodelist);
-    r->nodelist = NULL;
+    free_text(&r->nodelist), free_text(&r->job_name), free_text(&r->comm_options), free_text(&r->error), free_text(&r->tag);
+    free_text(&r->emulation);
     free(r->hostnames);
     free(r->epoch_seconds);
     free(r->epoch_accuracy);

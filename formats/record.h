@@ -17,13 +17,17 @@
 #define RECORD_MAX_LINE (1 << 24)
 
 struct run_record {
-    char job_id[64], job_name[256], step_id[64];
+    /* The texts of any length (job_name, comm_options, tag, emulation, error) are pointers, not
+     * arrays (a 1 GB records file's million runs in memory at once): a parsed record's own
+     * (record_free frees them; one holding nothing points at record_no_text), or the writer's,
+     * whose record is never record_free'd. NULL is read as "" by record_append only. */
+    char job_id[64], *job_name, step_id[64];
     char *nodelist;               /* compressed, Slurm's form: gn[01-02] */
     int nodes, gpus_per_node, world_size;
     char **hostnames;             /* world_size of them, rank order */
     char model[64], dataset[64], optimizer[16], backend[16];
     char comm[32];                /* the gradient-exchange method, as the reference experiments name it ("bsp-a2a") */
-    char comm_options[96];        /* its settings ("servers=1 partition=4096000"); "" for none */
+    char *comm_options;           /* its settings ("servers=1 partition=4096000"); "" for none */
     int batch_per_replica, epochs, threads, resumed;
     double lr;
     long steps_per_rank;
@@ -37,10 +41,10 @@ struct run_record {
     double *epoch_accuracy;       /* -1 where the epoch was not evaluated */
     char start_time[32], end_time[32];   /* ISO 8601, UTC */
     char exit_state[16];          /* completed, interrupted, failed */
-    char error[512];              /* why, when failed */
+    char *error;                  /* why, when failed */
     char version[32];             /* dtrain's */
-    char tag[128];                /* the user's label of the run (dtrain-train --tag: "1gbit"); "" when none */
-    char emulation[320];          /* an emulated run's compute ("profile=F rate=R dilate=K"); "" for a real run */
+    char *tag;                    /* the user's label of the run (dtrain-train --tag: "1gbit"); "" when none */
+    char *emulation;              /* an emulated run's compute ("profile=F rate=R dilate=K"); "" for a real run */
     /* Written (as rank_compute_us, whole microseconds): every rank's mean forward + backward a
      * step in ms (world_size of them, rank order; NULL: not measured). The writer's array. */
     const double *rank_compute_ms;
@@ -89,6 +93,11 @@ int record_hosts_from_nodelist(struct run_record *rec, const char *nodelist, int
                                struct hostlist *hosts);
 
 void record_free(struct run_record *rec);
+
+/* What a parsed record's empty texts point at (never freed), and a parser's copy of text for one of
+ * them: record_no_text for "", else memory of the record's own; NULL when out of memory. */
+extern char record_no_text[1];
+char *record_own_text(const char *text);
 
 /* "2026-11-21T09:30:00Z" for a time_t. */
 void record_time(long seconds_since_epoch, char out[32]);

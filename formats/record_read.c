@@ -30,6 +30,7 @@ struct field {
 };
 
 #define TEXT(name, member) {name, FIELD_TEXT, offsetof(struct run_record, member), sizeof(((struct run_record *)0)->member), 0}
+#define OWNED(name, member, optional) {name, FIELD_OWNED_TEXT, offsetof(struct run_record, member), 0, optional}
 #define WHOLE(name, member) {name, FIELD_WHOLE, offsetof(struct whole_fields, member), 0, 0}
 #define REAL(name, member) {name, FIELD_REAL, offsetof(struct run_record, member), 0, 0}
 
@@ -37,21 +38,20 @@ struct field {
  * missing one is reported. */
 static const struct field fields[] = {
     WHOLE("record_version", version), TEXT("dtrain_version", version), TEXT("job_id", job_id),
-    TEXT("job_name", job_name), TEXT("step_id", step_id), {"nodelist", FIELD_OWNED_TEXT, offsetof(struct run_record, nodelist), 0, 0}, WHOLE("nodes", nodes),
+    OWNED("job_name", job_name, 0), TEXT("step_id", step_id), OWNED("nodelist", nodelist, 0), WHOLE("nodes", nodes),
     WHOLE("gpus_per_node", gpus), WHOLE("world_size", world), {"hostnames", FIELD_HOSTS, 0, 0, 0},
     TEXT("model", model), TEXT("dataset", dataset), TEXT("optimizer", optimizer), REAL("lr", lr),
     WHOLE("batch_per_replica", batch), WHOLE("epochs", epochs), WHOLE("steps_per_rank", steps), TEXT("comm", comm),
     TEXT("backend", backend), WHOLE("threads", threads), REAL("runtime_seconds", runtime_seconds),
     REAL("peak_data_per_sec", peak_data_per_sec), REAL("final_data_per_sec", final_data_per_sec),
     {"epochs_run", FIELD_EPOCHS, 0, 0, 0}, TEXT("start_time", start_time), TEXT("end_time", end_time),
-    TEXT("exit_state", exit_state), TEXT("error", error), WHOLE("resumed", resumed),
+    TEXT("exit_state", exit_state), OWNED("error", error, 0), WHOLE("resumed", resumed),
     /* tag came after version 1's first records: absent means none */
-    {"tag", FIELD_TEXT, offsetof(struct run_record, tag), sizeof(((struct run_record *)0)->tag), 1},
+    OWNED("tag", tag, 1),
     /* version 2's: absent (version 1) means none */
-    {"comm_options", FIELD_TEXT, offsetof(struct run_record, comm_options),
-     sizeof(((struct run_record *)0)->comm_options), 1},
+    OWNED("comm_options", comm_options, 1),
     /* emulated runs came later: absent means a real run */
-    {"emulation", FIELD_TEXT, offsetof(struct run_record, emulation), sizeof(((struct run_record *)0)->emulation), 1},
+    OWNED("emulation", emulation, 1),
     /* came with the analyzer's experiments: absent means no step limit was recorded */
     {"max_steps", FIELD_WHOLE, offsetof(struct whole_fields, max_steps), 0, 1},
     /* came with the language models: absent means 0 (an image model, or an older record) */
@@ -87,6 +87,8 @@ static int read_owned_string(struct json_reader *in, char **out)
         return dt_fail(in->err, "out of memory");
     in->at = start;
     json_read_string(in, text, (size_t)length + 1);
+    if (!text[0])   /* most records' error, many a tag: one shared "" (record_free knows it) */
+        free(text), text = record_no_text;
     *out = text;
     return 0;
 }
@@ -152,8 +154,9 @@ static int read_rank_compute(struct json_reader *in, struct run_record *r, int *
     }
     if (more < 0)
         return free(ms), -1;
+    double *fitted = index > 0 && index < cap ? realloc(ms, (size_t)index * sizeof *ms) : NULL;   /* a million records */
     free(r->rank_compute_read);
-    r->rank_compute_read = ms, *count = index;
+    r->rank_compute_read = fitted ? fitted : ms, *count = index;
     return 0;
 }
 
@@ -221,6 +224,8 @@ static int read_epochs(struct json_reader *in, struct run_record *r)
             return dt_wrap(in->err, "epochs_run[%d]", index - 1);
     }
     r->epochs_done = index;
+    if (more == 0 && index > 0 && index < cap)   /* fitted: a million records are held at once */
+        grow_epochs(r, index);
     return more;
 }
 
@@ -321,6 +326,11 @@ int record_parse(const char *line, struct run_record *r, struct dt_err *err)
     r->nodes = (int)w.nodes, r->gpus_per_node = (int)w.gpus, r->world_size = (int)w.world, r->batch_per_replica = (int)w.batch;
     r->epochs = (int)w.epochs, r->steps_per_rank = w.steps, r->threads = (int)w.threads, r->resumed = (int)w.resumed;
     r->max_steps = w.max_steps, r->resumed_at_step = w.resumed_at_step;
+    for (int i = 0; i < FIELD_COUNT; i++) {   /* an optional text absent: none */
+        char **text = (char **)((char *)r + fields[i].offset);
+        if (fields[i].kind == FIELD_OWNED_TEXT && !*text)
+            *text = record_no_text;
+    }
     if (rc == 0)
         rc = record_check_sense(r, err);
     if (rc < 0)

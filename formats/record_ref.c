@@ -17,6 +17,15 @@ static int get_string(json_t *o, const char *key, char *out, size_t size, struct
     return 0;
 }
 
+/* A text of any length into the record's own memory (record_own_text). */
+static int get_owned(json_t *o, const char *key, char **out, struct dt_err *err)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_string(v))
+        return dt_fail(err, "field \"%s\" is missing or not a string", key);
+    return (*out = record_own_text(json_string_value(v))) ? 0 : dt_fail(err, "out of memory");
+}
+
 static int get_number(json_t *o, const char *key, double *out, struct dt_err *err)
 {
     json_t *v = json_object_get(o, key);
@@ -99,7 +108,7 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
     if (rc == 0)
         rc = (get_string(o, "dtrain_version", r->version, sizeof r->version, err) ||
              get_string(o, "job_id", r->job_id, sizeof r->job_id, err) ||
-             get_string(o, "job_name", r->job_name, sizeof r->job_name, err) ||
+             get_owned(o, "job_name", &r->job_name, err) ||
              get_string(o, "step_id", r->step_id, sizeof r->step_id, err) ||
              get_string(o, "model", r->model, sizeof r->model, err) ||
              get_string(o, "dataset", r->dataset, sizeof r->dataset, err) ||
@@ -109,7 +118,7 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
              get_string(o, "start_time", r->start_time, sizeof r->start_time, err) ||
              get_string(o, "end_time", r->end_time, sizeof r->end_time, err) ||
              get_string(o, "exit_state", r->exit_state, sizeof r->exit_state, err) ||
-             get_string(o, "error", r->error, sizeof r->error, err)) ? -1 : 0;
+             get_owned(o, "error", &r->error, err)) ? -1 : 0;
     if (rc == 0)
         rc = (get_int(o, "nodes", &nodes, err) || get_int(o, "gpus_per_node", &gpus, err) ||
              get_int(o, "world_size", &world, err) || get_int(o, "batch_per_replica", &batch, err) ||
@@ -126,17 +135,17 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
         rc = parse_lists(o, r, err);
     if (rc == 0 && !json_is_string(json_object_get(o, "nodelist")))
         rc = dt_fail(err, "field \"nodelist\" is missing or not a string");
-    if (rc == 0 && !(r->nodelist = strdup(json_string_value(json_object_get(o, "nodelist")))))
-        rc = dt_fail(err, "out of memory");
+    if (rc == 0)
+        rc = get_owned(o, "nodelist", &r->nodelist, err);
     /* tag came after version 1's first records: absent means none */
     if (rc == 0 && json_object_get(o, "tag"))
-        rc = get_string(o, "tag", r->tag, sizeof r->tag, err);
+        rc = get_owned(o, "tag", &r->tag, err);
     /* version 2's: absent (version 1) means none */
     if (rc == 0 && json_object_get(o, "comm_options"))
-        rc = get_string(o, "comm_options", r->comm_options, sizeof r->comm_options, err);
+        rc = get_owned(o, "comm_options", &r->comm_options, err);
     /* emulated runs came later: absent means a real run */
     if (rc == 0 && json_object_get(o, "emulation"))
-        rc = get_string(o, "emulation", r->emulation, sizeof r->emulation, err);
+        rc = get_owned(o, "emulation", &r->emulation, err);
     /* came with the analyzer's experiments: absent means no step limit was recorded */
     if (rc == 0 && json_object_get(o, "max_steps"))
         rc = get_int(o, "max_steps", &r->max_steps, err);
@@ -147,6 +156,9 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
     if (rc == 0 && json_object_get(o, "resumed_at_step"))
         rc = get_int(o, "resumed_at_step", &r->resumed_at_step, err);
     json_decref(o);
+    char **texts[] = {&r->job_name, &r->error, &r->tag, &r->comm_options, &r->emulation};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)   /* absent: none */
+        *texts[i] = *texts[i] ? *texts[i] : record_no_text;
     if (rc == 0)
         rc = record_check_sense(r, err);
     if (rc < 0)

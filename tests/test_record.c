@@ -43,8 +43,7 @@ static void sample_record(struct run_record *r, int world, char (*hosts)[256], c
 {
     memset(r, 0, sizeof *r);
     snprintf(r->job_id, sizeof r->job_id, "4711");
-    snprintf(r->job_name, sizeof r->job_name, "sweep \"quoted\" name");
-    snprintf(r->tag, sizeof r->tag, "1gbit");
+    r->job_name = "sweep \"quoted\" name", r->tag = "1gbit", r->emulation = "", r->error = "";
     snprintf(r->step_id, sizeof r->step_id, "0");
     static char nodelist[] = "gn[01-02]";
     r->nodelist = nodelist;
@@ -57,7 +56,7 @@ static void sample_record(struct run_record *r, int world, char (*hosts)[256], c
     snprintf(r->optimizer, sizeof r->optimizer, "adam");
     snprintf(r->backend, sizeof r->backend, "cpu");
     snprintf(r->comm, sizeof r->comm, "bytescheduler-ps");   /* the longest of the reference experiments' names */
-    snprintf(r->comm_options, sizeof r->comm_options, "servers=2 partition=4096000");
+    r->comm_options = "servers=2 partition=4096000";
     r->batch_per_replica = 512, r->epochs = 10, r->threads = 4, r->lr = 0.04, r->steps_per_rank = 35158;
     r->max_steps = 40000, r->tokens_per_sec = 12345.5, r->resumed_at_step = 17579;
     r->runtime_seconds = 14812.5, r->peak_data_per_sec = 5000.25, r->final_data_per_sec = 4900.5;
@@ -135,7 +134,7 @@ static void test_version_1_records_read_with_the_seeds_names(void **state)
     static const char *const cases[][2] = {{"allreduce", "bsp-a2a"}, {"wfbp", "wfbp-a2a"}, {"mg-wfbp", "mg-wfbp"}};
     for (size_t k = 0; k < 3; k++) {
         snprintf(r.comm, sizeof r.comm, "%s", cases[k][0]);
-        r.comm_options[0] = '\0';
+        r.comm_options = "";
         unlink(path);
         assert_int_equal(record_append(path, &r, &err), 0);
         char *text = read_file(), *line = malloc(strlen(text) + 1), *at;
@@ -427,11 +426,11 @@ static void test_text_cut_mid_character_keeps_the_record(void **state)
     double seconds[2], accuracy[2];
     struct run_record r, back;
     sample_record(&r, 2, hosts, names, seconds, accuracy);
-    memset(r.job_name, 'j', 254);
-    r.job_name[254] = '\xC3', r.job_name[255] = '\0';   /* "é" is C3 A9: the A9 did not fit */
-    snprintf(r.tag, sizeof r.tag, "1gbit\xFF");
-    snprintf(r.emulation, sizeof r.emulation, "profile=/données/\xE9t\xE9.json rate=1 dilate=1");
-    snprintf(r.error, sizeof r.error, "caf\xC3\xA9 \xED\xA0\x80 surrogate");
+    char job_name[256], tag[] = "1gbit\xFF", emulation[] = "profile=/données/\xE9t\xE9.json rate=1 dilate=1",
+         error[] = "caf\xC3\xA9 \xED\xA0\x80 surrogate";
+    memset(job_name, 'j', 254);
+    job_name[254] = '\xC3', job_name[255] = '\0';   /* "é" is C3 A9: the A9 did not fit */
+    r.job_name = job_name, r.tag = tag, r.emulation = emulation, r.error = error;
     struct dt_err err;
     assert_int_equal(record_append(path, &r, &err), 0);
     char *text = read_file();

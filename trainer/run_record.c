@@ -21,11 +21,19 @@ static void copy_env(const char *name, char *out, size_t size)
     snprintf(out, size, "%s", getenv(name) ? getenv(name) : "");
 }
 
-/* What the record says of the run itself; the hosts and node list are the caller's. The launcher
- * (dtrain) hands over the job's facts through DTRAIN_* variables: the trainer never reads Slurm's. */
+/* The record's texts of any length, the writer's own (the record points at them). */
+struct run_texts {
+    char job_name[256], comm_options[160], tag[128], emulation[320], error[512];
+};
+
+/* What the record says of the run itself; the hosts and node list are the caller's, its texts in
+ * text. The launcher (dtrain) hands over the job's facts through DTRAIN_* variables: the trainer
+ * never reads Slurm's. */
 static void describe_run(const struct record_settings *s, const struct train_config *cfg, const struct train_result *res,
-                         long start, const char *error, struct run_record *rec)
+                         long start, const char *error, struct run_record *rec, struct run_texts *text)
 {
+    rec->job_name = text->job_name, rec->comm_options = text->comm_options, rec->tag = text->tag;
+    rec->emulation = text->emulation, rec->error = text->error;
     rec->batch_per_replica = cfg->batch, rec->epochs = cfg->epochs, rec->threads = cfg->threads, rec->lr = cfg->lr;
     rec->max_steps = cfg->max_steps;
     if (res) {
@@ -38,7 +46,7 @@ static void describe_run(const struct record_settings *s, const struct train_con
         rec->epoch_accuracy = res->epoch_accuracy;
     }
     copy_env("DTRAIN_JOB_ID", rec->job_id, sizeof rec->job_id);
-    copy_env("DTRAIN_JOB_NAME", rec->job_name, sizeof rec->job_name);
+    copy_env("DTRAIN_JOB_NAME", text->job_name, sizeof text->job_name);
     copy_env("DTRAIN_STEP_ID", rec->step_id, sizeof rec->step_id);
     rec->gpus_per_node = getenv("DTRAIN_GPUS_PER_NODE") ? atoi(getenv("DTRAIN_GPUS_PER_NODE")) : 0;
     snprintf(rec->model, sizeof rec->model, "%s", cfg->model);
@@ -47,25 +55,25 @@ static void describe_run(const struct record_settings *s, const struct train_con
     snprintf(rec->backend, sizeof rec->backend, "%s%s", cfg->backend, cfg->bf16 ? "-bf16" : "");
     const struct exchange_method *method = cfg->exchange ? cfg->exchange : &exchange_bsp;
     snprintf(rec->comm, sizeof rec->comm, "%s", method->name);
-    exchange_describe_options(method, &cfg->exchange_options, rec->comm_options, sizeof rec->comm_options);
+    char *options = text->comm_options;
+    exchange_describe_options(method, &cfg->exchange_options, options, sizeof text->comm_options);
     if (res && res->exchange.node_sums) {   /* whether a node's workers summed first */
-        size_t used = strlen(rec->comm_options);
-        snprintf(rec->comm_options + used, sizeof rec->comm_options - used, "%snode-sums=%s", used ? " " : "",
+        size_t used = strlen(options);
+        snprintf(options + used, sizeof text->comm_options - used, "%snode-sums=%s", used ? " " : "",
                  res->exchange.node_sums);
     }
     if (res && res->transport[0]) {   /* GPU ranks: which way the gradients went */
-        size_t used = strlen(rec->comm_options);
-        snprintf(rec->comm_options + used, sizeof rec->comm_options - used, "%stransport=%s", used ? " " : "",
-                 res->transport);
+        size_t used = strlen(options);
+        snprintf(options + used, sizeof text->comm_options - used, "%stransport=%s", used ? " " : "", res->transport);
     }
-    snprintf(rec->tag, sizeof rec->tag, "%s", s->tag ? s->tag : "");
+    snprintf(text->tag, sizeof text->tag, "%s", s->tag ? s->tag : "");
     if (cfg->emulate)
-        snprintf(rec->emulation, sizeof rec->emulation, "profile=%.200s rate=%g dilate=%g", cfg->emulate,
+        snprintf(text->emulation, sizeof text->emulation, "profile=%.200s rate=%g dilate=%g", cfg->emulate,
                  cfg->emulate_rate, cfg->dilate > 0 ? cfg->dilate : 1);
     snprintf(rec->version, sizeof rec->version, "%s", DTRAIN_VERSION);
     snprintf(rec->exit_state, sizeof rec->exit_state, "%s",
              error ? "failed" : res && res->stop_signal ? "interrupted" : "completed");
-    snprintf(rec->error, sizeof rec->error, "%s", error ? error : "");
+    snprintf(text->error, sizeof text->error, "%s", error ? error : "");
     record_time(start, rec->start_time);
     record_time((long)time(NULL), rec->end_time);
 }
@@ -98,7 +106,8 @@ int run_record_write(const struct record_settings *s, struct comm *comm, const s
         rec.nodelist = folded;
         rec.nodes = (int)nodes.count;
         hostlist_free(&nodes);
-        describe_run(s, cfg, res, start, error, &rec);
+        struct run_texts text = {.job_name = ""};
+        describe_run(s, cfg, res, start, error, &rec, &text);
         if (rc == 0)
             rc = record_append(s->path, &rec, err);
         free(folded);
@@ -135,7 +144,8 @@ void run_record_failure(const struct record_settings *s, struct comm *comm, cons
         rec.hostnames[comm->rank] = (char *)comm->hostname;
         if (!rec.nodelist[0])
             rec.nodelist = (char *)comm->hostname;
-        describe_run(s, cfg, res, start, message, &rec);
+        struct run_texts text = {.job_name = ""};
+        describe_run(s, cfg, res, start, message, &rec, &text);
         bool written;
         if (record_append_failure(s->path, &rec, &written, &err) < 0)
             fprintf(stderr, "dtrain-train: rank %d: %s\n", comm->rank, err.msg);
@@ -155,7 +165,8 @@ int run_record_lost(const struct record_settings *s, const struct train_config *
     struct dt_err err;
     int rc = shape_from_launcher(&rec, world, &hosts) == 0 ? 0 : 1;
     if (rc == 0) {
-        describe_run(s, cfg, NULL, (long)time(NULL), s->failure_text, &rec);
+        struct run_texts text = {.job_name = ""};
+        describe_run(s, cfg, NULL, (long)time(NULL), s->failure_text, &rec, &text);
         if (record_append(s->path, &rec, &err) < 0) {
             fprintf(stderr, "dtrain-train: %s\n", err.msg);
             rc = 1;

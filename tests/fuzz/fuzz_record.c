@@ -18,17 +18,19 @@ static int same_doubles(const double *a, const double *b, int count)
 
 static int same_record(const struct run_record *a, const struct run_record *b)
 {
-    const size_t strings[] = {offsetof(struct run_record, job_id), offsetof(struct run_record, job_name),
-                              offsetof(struct run_record, step_id),
+    const size_t strings[] = {offsetof(struct run_record, job_id), offsetof(struct run_record, step_id),
                               offsetof(struct run_record, model), offsetof(struct run_record, dataset),
                               offsetof(struct run_record, optimizer), offsetof(struct run_record, backend),
                               offsetof(struct run_record, comm), offsetof(struct run_record, start_time),
                               offsetof(struct run_record, end_time), offsetof(struct run_record, exit_state),
-                              offsetof(struct run_record, error), offsetof(struct run_record, version),
-                              offsetof(struct run_record, tag), offsetof(struct run_record, comm_options),
-                              offsetof(struct run_record, emulation)};
+                              offsetof(struct run_record, version)};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (strcmp((const char *)a + strings[i], (const char *)b + strings[i]) != 0)
+            return 0;
+    const char *const texts[][2] = {{a->job_name, b->job_name}, {a->error, b->error}, {a->tag, b->tag},
+                                    {a->comm_options, b->comm_options}, {a->emulation, b->emulation}};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)   /* the texts of any length */
+        if (strcmp(texts[i][0], texts[i][1]) != 0)
             return 0;
     if (strcmp(a->nodelist, b->nodelist) != 0)
         return 0;
