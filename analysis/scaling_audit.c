@@ -141,8 +141,9 @@ void scaling_print(FILE *out, const struct scaling_table *t, const char *path)
         int base = baseline_row(t, c);
         if ((col->kind != SCALING_RATE && col->kind != SCALING_TIME) || base < 0)
             continue;
-        fprintf(out, "# %s%s%s (%s:%d)\n\n| %s | %s | Speedup | Efficiency |\n|---|---|---|---|\n", t->title,
-                t->title[0] ? ": " : "", col->name, path, t->line, count, col->name);
+        fprintf(out, "# %s%s%s (%s:%d)\n\n| %s | %s%s | Speedup | Efficiency |\n|---|---|---|---|\n", t->title,
+                t->title[0] ? ": " : "", col->name, path, t->line, count, col->name,
+                col->kind == SCALING_TIME ? " (s)" : "");   /* read in any unit, printed in seconds */
         double base_count = scaling_at(t, base, t->count_column)->value;
         for (int r = 0; r < t->rows; r++) {
             const struct scaling_cell *v = scaling_at(t, r, c), *n = scaling_at(t, r, t->count_column);

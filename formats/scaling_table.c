@@ -60,9 +60,11 @@ static bool is_rate(const char *raw, const char *words)
     return has_word(words, "throughput") || strstr(raw, "/s") || strstr(raw, "/sec") || strstr(words, "per second");
 }
 
+/* A time: "Time to train", "Training time", "Total Time", "Time/Iteration", "Runtime", "Latency". */
 static bool is_time(const char *words)
 {
-    return strstr(words, "time to train") || strstr(words, "training time") || strstr(words, "train time");
+    return has_word(words, "time") || has_word(words, "runtime") || has_word(words, "duration") ||
+           has_word(words, "latency") || has_word(words, "elapsed");
 }
 
 static enum scaling_kind kind_of(const char *raw, const char *words)
@@ -146,6 +148,18 @@ static int best_match(const struct scaling_table *t, char quals[][96], const cha
     return c >= 0 ? c : best_of_kind(t, quals, q, except, SCALING_TIME);
 }
 
+/* The first throughput column, or else the first time column: what a plain "Speedup" or
+ * "Efficiency" over the job sizes is of where the table has several measures and its header names
+ * none ("Total Time" and "Time/Iteration": tables put the measure first, its breakdowns after). */
+static int first_measure(const struct scaling_table *t)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int c = 0; c < t->columns; c++)
+            if (t->column[c].kind == (pass == 0 ? SCALING_RATE : SCALING_TIME))
+                return c;
+    return -1;
+}
+
 static int columns_of_kind(const struct scaling_table *t, enum scaling_kind kind)
 {
     int n = 0;
@@ -170,6 +184,17 @@ static bool split_to(const char *words, char *before, char *after, size_t size)
 
 /* Ties a speedup between two columns: "(X to Y)", or "with Y" where the table has two columns of
  * rates (or of times), one of them Y. With one such column the speedup is over the counts. */
+/* Whether column c reads 1 (or 100%) at the table's smallest job: a ratio to that job. */
+static bool one_at_smallest(const struct scaling_table *t, int c)
+{
+    int smallest = -1;
+    for (int r = 0; r < t->rows; r++)
+        if (smallest < 0 || scaling_at(t, r, t->count_column)->value < scaling_at(t, smallest, t->count_column)->value)
+            smallest = r;
+    const struct scaling_cell *cell = smallest >= 0 ? scaling_at(t, smallest, c) : NULL;
+    return cell && fabs(cell->value - 1) <= cell->unit / 2 + 1e-12;
+}
+
 static void tie_across(struct scaling_table *t, int c, const char *words, char quals[][96])
 {
     struct scaling_column *col = &t->column[c];
@@ -181,6 +206,10 @@ static void tie_across(struct scaling_table *t, int c, const char *words, char q
     } else if (rates + times == 1) {   /* a plain "Speedup" beside one throughput: over the counts */
         col->kind = SCALING_OVER_COUNTS, col->of = best_match(t, quals, quals[c], -1);
         return;
+    } else if (!quals[c][0] && !has_word(words, "with") && one_at_smallest(t, c)) {
+        /* a plain "Speedup" of 1.00 at the smallest job, beside several measures: over the counts */
+        col->kind = SCALING_OVER_COUNTS, col->of = first_measure(t);
+        return;
     } else if (pair != SCALING_OTHER) {   /* "with Y": Y against the other of the two */
         col->to = best_of_kind(t, quals, quals[c], -1, pair);
         for (int k = 0; k < t->columns && col->to >= 0; k++)
@@ -191,12 +220,14 @@ static void tie_across(struct scaling_table *t, int c, const char *words, char q
         snprintf(col->why, sizeof col->why, "cannot tell which two columns \"%s\" compares", col->name);
 }
 
-/* Ties every ratio column to the columns it was worked out from. */
-static void tie_columns(struct scaling_table *t, char words[][256])
+/* Ties every ratio column to the columns it was worked out from, once its rows are read. */
+static void tie_columns(struct scaling_table *t)
 {
-    char quals[SCALING_MAX_COLUMNS][96];
-    for (int c = 0; c < t->columns; c++)
+    char words[SCALING_MAX_COLUMNS][256], quals[SCALING_MAX_COLUMNS][96];
+    for (int c = 0; c < t->columns; c++) {
+        header_words(t->column[c].name, words[c], sizeof words[c]);
         header_qualifiers(words[c], quals[c], sizeof quals[c]);
+    }
     for (int c = 0; c < t->columns; c++) {
         struct scaling_column *col = &t->column[c];
         col->of = col->to = -1;
@@ -204,6 +235,8 @@ static void tie_columns(struct scaling_table *t, char words[][256])
             tie_across(t, c, words[c], quals);
         else if (col->kind == SCALING_OVER_COUNTS || col->kind == SCALING_EFFICIENCY) {
             col->of = best_match(t, quals, quals[c], -1);
+            if (col->of < 0 && !quals[c][0])   /* a plain "Efficiency": of the first measure */
+                col->of = first_measure(t);
             if (col->of < 0)
                 snprintf(col->why, sizeof col->why, "cannot tell which throughput or time column \"%s\" is of",
                          col->name);
@@ -218,7 +251,8 @@ static double time_unit(const char *text, size_t *len)
 {
     static const struct { const char *name; double seconds; } units[] = {
         {"hours", 3600}, {"hour", 3600}, {"hrs", 3600}, {"hr", 3600}, {"h", 3600}, {"minutes", 60}, {"mins", 60},
-        {"min", 60}, {"m", 60}, {"seconds", 1}, {"sec", 1}, {"s", 1}};
+        {"min", 60}, {"m", 60}, {"seconds", 1}, {"sec", 1}, {"s", 1}, {"milliseconds", 1e-3}, {"ms", 1e-3},
+        {"us", 1e-6}, {"\xC2\xB5s", 1e-6}};
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         size_t n = strlen(units[i].name);
         if (strncasecmp(text, units[i].name, n) == 0 && !isalpha((unsigned char)text[n]))
@@ -319,9 +353,28 @@ static bool promote_measures(struct scaling_table *t, char words[][256])
     return promoted;
 }
 
-/* The header's columns into t; whether the table is one of ours (a count column, a rate or time
- * column, not the reference form of table.h). */
-static bool read_header(char *line, struct scaling_table *t)
+/* The columns whose cell in row (a table's first) is a time with its unit ("299.5 ms", "2h 18min",
+ * "40 s"): bit c for column c. */
+static unsigned long cells_with_time_units(const char *row)
+{
+    char *copy = strdup(row), *cells[SCALING_MAX_COLUMNS + 1];
+    int n = copy ? table_cells(copy, cells, SCALING_MAX_COLUMNS + 1) : 0;
+    unsigned long times = 0;
+    for (int c = 0; c < n && c < SCALING_MAX_COLUMNS; c++) {
+        double value, unit;
+        size_t len;
+        const char *rest = read_number(cells[c] + strspn(cells[c], " \t"), &value, &unit);
+        if (rest && time_unit(rest + strspn(rest, " "), &len) > 0)
+            times |= 1ul << c;
+    }
+    free(copy);
+    return times;
+}
+
+/* The header's columns into t, those of bit c in times a time whatever their header says (their
+ * cells carry the unit); whether the table is one of ours (a count column, a rate or time column,
+ * not the reference form of table.h). */
+static bool read_header(char *line, struct scaling_table *t, unsigned long times)
 {
     char *cells[SCALING_MAX_COLUMNS + 1], words[SCALING_MAX_COLUMNS][256];
     int n = table_cells(line, cells, SCALING_MAX_COLUMNS + 1);
@@ -335,6 +388,8 @@ static bool read_header(char *line, struct scaling_table *t)
         snprintf(col->name, sizeof col->name, "%s", cells[c]);
         header_words(cells[c], words[c], sizeof words[c]);
         col->kind = kind_of(cells[c], words[c]);
+        if (col->kind == SCALING_OTHER && (times >> c & 1))
+            col->kind = SCALING_TIME;
         if (col->kind == SCALING_COUNT && t->count_column < 0)
             t->count_column = c;
         else if (col->kind == SCALING_COUNT)
@@ -343,10 +398,7 @@ static bool read_header(char *line, struct scaling_table *t)
     }
     if (t->count_column >= 0 && !measured)
         measured = promote_measures(t, words);
-    if (t->count_column < 0 || !measured)
-        return false;
-    tie_columns(t, words);
-    return true;
+    return t->count_column >= 0 && measured;
 }
 
 /* One data row into t; false for a row whose count is not a whole number from 1. */
@@ -414,14 +466,19 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
             snprintf(title, sizeof title, "%s", heading);
         ssize_t got_next = getline(&next, &next_size, f);
         struct scaling_table t = {.line = number};
-        if (starts_row(line) && got_next > 0 && is_separator(next) && read_header(line, &t)) {
-            snprintf(t.title, sizeof t.title, "%s", title);
+        if (starts_row(line) && got_next > 0 && is_separator(next)) {
             number++;   /* the separator */
-            while ((got_next = getline(&next, &next_size, f)) > 0 && starts_row(next))
-                read_row(next, ++number, &t);
-            rc = t.rows > 0 ? add_table(set, &t) : 0;
-            if (t.rows == 0 || rc < 0)
-                free(t.cell), free(t.row_line);
+            got_next = getline(&next, &next_size, f);   /* the first row: its cells say their units */
+            unsigned long times = got_next > 0 && starts_row(next) ? cells_with_time_units(next) : 0;
+            if (read_header(line, &t, times)) {   /* else its rows are lines like any other */
+                snprintf(t.title, sizeof t.title, "%s", title);
+                for (; got_next > 0 && starts_row(next); got_next = getline(&next, &next_size, f))
+                    read_row(next, ++number, &t);
+                tie_columns(&t);
+                rc = t.rows > 0 ? add_table(set, &t) : 0;
+                if (t.rows == 0 || rc < 0)
+                    free(t.cell), free(t.row_line);
+            }
         }
         char *swap = line;   /* the line read ahead is the next one */
         size_t swap_size = size;

@@ -1,8 +1,8 @@
 /* test_published_tables.c - scaling tables saved exactly as they were published (NVIDIA's
- * DeepLearningExamples READMEs, tests/fixtures/published/, each citing its source and the
- * findings worked out by hand in its header): dtrain-analyze audit reads every one, reports the
- * slips a careful reader finds by hand and nothing else, says how it read each table; and
- * dtrain-analyze table turns them into speedup tables. */
+ * DeepLearningExamples READMEs, a CG solver's strong-scaling page; tests/fixtures/published/, each
+ * citing its source and the findings worked out by hand in its header): dtrain-analyze audit reads
+ * every one, reports the slips a careful reader finds by hand and nothing else, says how it read
+ * each table; and dtrain-analyze table turns them into speedup tables. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,6 +50,7 @@ static const struct expected_audit published[] = {
      {"dle-fastpitch.md:23: Speed-up with mixed precision 1.17 at 4 GPUs does not follow from Time to train with mixed "
       "precision (Hrs): 4.1 / 3.3 = 1.242"}},
     {"published/dle-tacotron2.md", 4, 0, {NULL}},
+    {"published/spmv-cg-strong.md", 1, 0, {NULL}},
     {"published/dle-maskrcnn.md", 6, 8,
      {"dle-maskrcnn.md:16: Multi-gpu weak scaling with FP32 3.67 at 4 GPUs does not follow from FP 32 items/sec: "
       "30.23 / 8.47 = 3.569",
@@ -130,6 +131,44 @@ static void test_a_planted_slip_is_found(void **state)
     unlink(planted);
 }
 
+/* Times written with their unit in each cell ("299.5 ms") under headers that say only "Total Time"
+ * or "Time/Iteration" are times, not throughputs (they were: every speedup came out inverted, 0.51
+ * at 2 GPUs); a plain "Speedup" and "Efficiency" reading 1.00 and 100% at the smallest job are over
+ * the job sizes, of the first measure. A slip planted in the speedups is then found. */
+static void test_times_with_units_in_their_cells(void **state)
+{
+    (void)state;
+    char path[4096], planted[] = "/tmp/dtrain-test-published-XXXXXX";
+    tu_fixture(path, sizeof path, "published/spmv-cg-strong.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| GPUs | Total Time (s) | Speedup | Efficiency |"));
+    assert_true(tu_contains(r.out, "| 2 | 0.1522 | 1.97 | 0.98 |"));
+    assert_true(tu_contains(r.out, "| 8 | 0.0403 | 7.43 | 0.93 |"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "\"Total Time\" a time; \"Time/Iteration\" a time; \"Speedup\" = \"Total Time\" "
+                                   "over the smallest job's"));
+    tu_result_free(&r);
+    char *text = tu_read_file(path);
+    assert_non_null(text);
+    char *cell = strstr(text, "| 7.43×");
+    assert_non_null(cell);
+    memcpy(cell, "| 7.53", 6);   /* 299.5 / 40.3 = 7.432 */
+    int fd = mkstemp(planted);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(tu_write_file(planted, text), 0);
+    free(text);
+    run_analyze((char *[]){"audit", planted, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    assert_true(tu_contains(r.out, "Speedup 7.53 at 8 GPUs does not follow from Total Time"));
+    tu_result_free(&r);
+    unlink(planted);
+}
+
 /* table: each throughput or time column as a speedup table over the smallest job. */
 static void test_table_turns_them_into_speedup_tables(void **state)
 {
@@ -201,6 +240,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_published_tables_audited_as_by_hand),
+        cmocka_unit_test(test_times_with_units_in_their_cells),
         cmocka_unit_test(test_audit_says_how_it_read_each_column),
         cmocka_unit_test(test_a_planted_slip_is_found),
         cmocka_unit_test(test_table_turns_them_into_speedup_tables),
