@@ -422,7 +422,8 @@ static bool read_row(char *line, int number, struct scaling_table *t)
         struct scaling_cell *cell = &t->cell[t->rows * t->columns + c];
         *cell = c < n && t->column[c].kind != SCALING_OTHER ? read_cell(cells[c], t->column[c].kind)
                                                             : (struct scaling_cell){NAN, 0};
-        if (t->column[c].kind == SCALING_EFFICIENCY && strchr(t->column[c].name, '%') && !strchr(cells[c], '%'))
+        bool percent_header = t->column[c].kind == SCALING_EFFICIENCY && strchr(t->column[c].name, '%');
+        if (c < n && percent_header && !strchr(cells[c], '%'))   /* (a short row: no cell to read) */
             cell->value /= 100, cell->unit /= 100;   /* "Efficiency (%)" over plain numbers */
     }
     t->row_line[t->rows++] = number;
