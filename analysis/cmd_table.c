@@ -92,7 +92,7 @@ static void say_not_read(const char *path)
     fprintf(stderr, "dtrain-analyze: %s: no run record and no result table (a header naming the nodes, the GPUs and "
             "the runtime: #Nodes, #GPUs, Runtime or Nodes, GPUs/node, Time (s) ...) and no scaling table (GPUs beside "
             "throughputs or times to train: GPUs, Throughput - TF32 ...)", path);
-    if (table_why_not_read(path, why, sizeof why))
+    if (scaling_why_not_read(path, why, sizeof why) || table_why_not_read(path, why, sizeof why))
         fprintf(stderr, "; %s", why);
     fputc('\n', stderr);
 }

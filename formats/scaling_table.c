@@ -493,6 +493,41 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
     return failed ? dt_fail(err, "%s: read error: %s", path, strerror(errno)) : 0;
 }
 
+bool scaling_why_not_read(const char *path, char *why, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    char header[8192] = "", line[8192];
+    int number = 0;
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f)) {   /* a header row is the line before a separator */
+        number++;
+        if (!starts_row(header) || !is_separator(line)) {
+            snprintf(header, sizeof header, "%s", line);
+            continue;
+        }
+        char *cells[SCALING_MAX_COLUMNS + 1], words[256], ratios[160] = "";
+        int n = table_cells(header, cells, SCALING_MAX_COLUMNS + 1), count = -1, measures = 0;
+        for (int c = 0; c < n && c < SCALING_MAX_COLUMNS; c++) {
+            header_words(cells[c], words, sizeof words);
+            enum scaling_kind kind = kind_of(cells[c], words);
+            count = count < 0 && kind == SCALING_COUNT ? c : count;
+            measures += kind == SCALING_RATE || kind == SCALING_TIME;
+            size_t used = strlen(ratios);
+            if ((kind == SCALING_OVER_COUNTS || kind == SCALING_EFFICIENCY || kind == SCALING_ACROSS) && used < 100)
+                snprintf(ratios + used, sizeof ratios - used, "%s\"%s\"", used ? ", " : "", cells[c]);
+        }
+        found = count >= 0 && measures == 0 && ratios[0];
+        if (found)
+            snprintf(why, size, "its table on line %d has the job sizes (\"%s\") and ratios (%s) but not the throughput "
+                     "or time they were worked out from: nothing to check them against or to table", number - 1,
+                     cells[count], ratios);
+        header[0] = '\0';
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
 void scaling_set_free(struct scaling_set *set)
 {
     for (int i = 0; i < set->count; i++)

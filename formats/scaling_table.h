@@ -60,6 +60,11 @@ struct scaling_set {
  * file cannot be read. */
 int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err *err);
 
+/* Why a file with a table in it holds no scaling table, where the reason is the scaling form's:
+ * job sizes and ratios ("Strong scaling efficiency") without the throughput or time they came
+ * from. Whether there was one, said in why. */
+bool scaling_why_not_read(const char *path, char *why, size_t size);
+
 void scaling_set_free(struct scaling_set *set);
 
 static inline const struct scaling_cell *scaling_at(const struct scaling_table *t, int row, int column)

@@ -169,6 +169,21 @@ static void test_times_with_units_in_their_cells(void **state)
     unlink(planted);
 }
 
+/* A simulation code's tables of node counts and efficiencies alone: refused, saying what they lack
+ * (the measure the ratios came from), not as a table lacking GPUs and a runtime. */
+static void test_ratios_alone_are_refused_by_what_they_lack(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/ramses-efficiency-only.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "its table on line 9 has the job sizes (\"nodes\") and ratios (\"strong scaling "
+                                   "efficiency\") but not the throughput or time they were worked out from"));
+    tu_result_free(&r);
+}
+
 /* table: each throughput or time column as a speedup table over the smallest job. */
 static void test_table_turns_them_into_speedup_tables(void **state)
 {
@@ -241,6 +256,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_published_tables_audited_as_by_hand),
         cmocka_unit_test(test_times_with_units_in_their_cells),
+        cmocka_unit_test(test_ratios_alone_are_refused_by_what_they_lack),
         cmocka_unit_test(test_audit_says_how_it_read_each_column),
         cmocka_unit_test(test_a_planted_slip_is_found),
         cmocka_unit_test(test_table_turns_them_into_speedup_tables),
