@@ -14,7 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Whether column c is what a ratio may be worked out from. */
-static int measure(const struct scaling_table *t, int c)
+static int is_measure(const struct scaling_table *t, int c)
 {
     return c >= 0 && c < t->columns && (t->column[c].kind == SCALING_RATE || t->column[c].kind == SCALING_TIME);
 }
@@ -34,8 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (t->row_line[r] <= t->line)
                     abort();
             for (int c = 0; c < t->columns; c++)
-                if ((t->column[c].of >= 0 && !measure(t, t->column[c].of)) ||
-                    (t->column[c].to >= 0 && !measure(t, t->column[c].to)))
+                if ((t->column[c].of >= 0 && !is_measure(t, t->column[c].of)) ||
+                    (t->column[c].to >= 0 && !is_measure(t, t->column[c].to)))
                     abort();
             struct audit a = {0};
             scaling_audit(t, &a);
