@@ -305,11 +305,10 @@ static void free_text(char **text)
 
 void record_free(struct run_record *r)
 {
-    free_text(&r->nodelist), free_text(&r->job_name), free_text(&r->comm_options), free_text(&r->error), free_text(&r->tag);
-    free_text(&r->emulation);
+    free_text(&r->nodelist), free_text(&r->job_name), free_text(&r->comm_options), free_text(&r->error);
+    free_text(&r->tag), free_text(&r->emulation);
     free(r->hostnames);
-    free(r->epoch_seconds);
-    free(r->epoch_accuracy);
+    free(r->epoch_seconds);   /* epoch_accuracy is in its block */
     free(r->rank_compute_read);
     r->hostnames = NULL;
     r->epoch_seconds = r->epoch_accuracy = NULL;

@@ -38,7 +38,8 @@ struct run_record {
     double tokens_per_sec;        /* a text model's final rate in tokens (samples/s x sequence length); 0 for images */
     int epochs_done;
     double *epoch_seconds;        /* epochs_done of each */
-    double *epoch_accuracy;       /* -1 where the epoch was not evaluated */
+    double *epoch_accuracy;       /* -1 where the epoch was not evaluated; in a parsed record, in
+                                     epoch_seconds' block (one allocation: a million runs at once) */
     char start_time[32], end_time[32];   /* ISO 8601, UTC */
     char exit_state[16];          /* completed, interrupted, failed */
     char *error;                  /* why, when failed */

@@ -200,15 +200,20 @@ static int read_epoch(struct json_reader *in, double *seconds, double *accuracy)
     return more;
 }
 
-static int grow_epochs(struct run_record *r, int count)
+/* Room for cap epochs in one block (record.h: the seconds, then the accuracies), the `have` read so
+ * far moved into it. 0, or -1 out of memory. */
+static int grow_epochs(struct run_record *r, int have, int cap)
 {
-    double *seconds = realloc(r->epoch_seconds, (size_t)count * sizeof(double));
-    if (seconds)
-        r->epoch_seconds = seconds;
-    double *accuracy = realloc(r->epoch_accuracy, (size_t)count * sizeof(double));
-    if (accuracy)
-        r->epoch_accuracy = accuracy;
-    return seconds && accuracy ? 0 : -1;
+    double *block = malloc(2 * (size_t)cap * sizeof *block);
+    if (!block)
+        return -1;
+    if (have > 0) {
+        memcpy(block, r->epoch_seconds, (size_t)have * sizeof *block);
+        memcpy(block + cap, r->epoch_accuracy, (size_t)have * sizeof *block);
+    }
+    free(r->epoch_seconds);
+    r->epoch_seconds = block, r->epoch_accuracy = block + cap;
+    return 0;
 }
 
 static int read_epochs(struct json_reader *in, struct run_record *r)
@@ -218,14 +223,14 @@ static int read_epochs(struct json_reader *in, struct run_record *r)
         return dt_fail(in->err, "field \"epochs_run\" is missing or not a list");
     json_array_begin(in);
     while ((more = json_array_next(in, &index)) == 1) {
-        if (index > cap && grow_epochs(r, cap = cap ? 2 * cap : 16) < 0)
+        if (index > cap && grow_epochs(r, index - 1, cap = cap ? 2 * cap : 16) < 0)
             return dt_fail(in->err, "out of memory");
         if (read_epoch(in, &r->epoch_seconds[index - 1], &r->epoch_accuracy[index - 1]) < 0)
             return dt_wrap(in->err, "epochs_run[%d]", index - 1);
     }
     r->epochs_done = index;
     if (more == 0 && index > 0 && index < cap)   /* fitted: a million records are held at once */
-        grow_epochs(r, index);
+        grow_epochs(r, index, index);
     return more;
 }
 

@@ -52,10 +52,10 @@ static int parse_lists(json_t *o, struct run_record *r, struct dt_err *err)
     if (!json_is_array(epochs))
         return dt_fail(err, "field \"epochs_run\" is missing or not a list");
     r->epochs_done = (int)json_array_size(epochs);
-    r->epoch_seconds = calloc((size_t)r->epochs_done + 1, sizeof(double));
-    r->epoch_accuracy = calloc((size_t)r->epochs_done + 1, sizeof(double));
+    r->epoch_seconds = calloc(2 * ((size_t)r->epochs_done + 1), sizeof(double));   /* one block (record.h) */
+    r->epoch_accuracy = r->epoch_seconds ? r->epoch_seconds + r->epochs_done + 1 : NULL;
     const char **names = calloc((size_t)r->world_size, sizeof *names);
-    if (!names || !r->epoch_seconds || !r->epoch_accuracy)
+    if (!names || !r->epoch_seconds)
         return free(names), dt_fail(err, "out of memory");
     for (int i = 0; i < r->world_size; i++) {
         if (!json_is_string(json_array_get(hosts, (size_t)i)))
