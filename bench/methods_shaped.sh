@@ -152,6 +152,12 @@ for rate in $rates; do
         [ $((n * per)) -lt 2 ] || commbench_on "allreduce-$rate-$n-$per" "$n" "$per" --min-bytes 4K \
             --max-bytes "${MAX_BYTES:-256M}" --inflight "${INFLIGHT:-4}" --json "$out/allreduce-$rate-$((n * per)).json"
     done
+    case " $sizes" in *" "*:[2-9]*)   # workers sharing a node: a node's own link (predict --intra), as
+        # its ranks get it here (Open MPI's shared memory between processes of one node, not
+        # shaped), where node-local sums hand every piece to the node's root and back
+        commbench_on "intra-$rate" 1 2 --min-bytes 4K --max-bytes "${MAX_BYTES:-256M}" --inflight "${INFLIGHT:-4}" \
+            --json "$out/intra-$rate.json" ;;
+    esac
     rounds=" "   # the node counts whose round is measured (4:1 and 4:2 are both 4 nodes)
     for size in $ps_sizes; do   # where the servers sit beside the workers: their round, laid out as theirs
         n=${size%%:*} per=${size#*:}
