@@ -209,6 +209,8 @@ bench: deps
 	@sh bench/analyze_corpus.sh $(BIN) $(BUILD)/bench/corpus
 	@echo
 	@sh bench/records_memory.sh $(BIN)
+	@echo
+	@sh bench/watch_cost.sh $(BIN)
 
 # The reference method comparison (seven methods) on the test cluster, shaped links (root; ~15 min):
 # every exchange method at 2 and 4 workers, 1 and 10 Gbit/s between the leaves.

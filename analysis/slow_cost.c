@@ -18,16 +18,21 @@ static bool cost_of(const struct run_record *r, struct run_cost *c)
 {
     if (!r->rank_compute_read || r->world_size < 2 || r->steps_per_rank <= 0)
         return false;
-    double *sorted = malloc((size_t)r->world_size * sizeof *sorted);
-    if (!sorted)
-        return false;
-    memcpy(sorted, r->rank_compute_read, (size_t)r->world_size * sizeof *sorted);
-    double median = stats_sort_median(sorted, r->world_size);
-    free(sorted);
     int slowest = 0;
     for (int k = 1; k < r->world_size; k++)
         if (r->rank_compute_read[k] > r->rank_compute_read[slowest])
             slowest = k;
+    /* the pace of the others: with 2 ranks the other one's (a median over all would put half the
+     * slow rank in it), with more their median */
+    double *others = malloc((size_t)r->world_size * sizeof *others);
+    if (!others)
+        return false;
+    int n = 0;
+    for (int k = 0; k < r->world_size; k++)
+        if (k != slowest)
+            others[n++] = r->rank_compute_read[k];
+    double median = stats_sort_median(others, n);
+    free(others);
     double saved = (double)r->steps_per_rank * (r->rank_compute_read[slowest] - median) / 1000;
     *c = (struct run_cost){.rank = slowest, .host = r->hostnames ? r->hostnames[slowest] : "?",
                            .slowest_ms = r->rank_compute_read[slowest], .median_ms = median,
@@ -70,8 +75,8 @@ int slow_cost_print(FILE *out, const struct run_record *runs, int count, bool cs
         if (told++ == 0)
             fputs(csv ? "job,ranks,slowest_rank,host,slowest_ms,median_ms,runtime_s,without_it_s,saved_percent\n"
                       : "\n## What the slowest rank cost (each rank's compute a step, from the records: with every rank "
-                        "at the median's pace)\n\n| Job | Ranks | Slowest rank | Host | Its compute a step | The median "
-                        "rank's | Runtime | Without it | Saved |\n|---|---|---|---|---|---|---|---|---|\n",
+                        "at the others' pace)\n\n| Job | Ranks | Slowest rank | Host | Its compute a step | The others' "
+                        "(median) | Runtime | Without it | Saved |\n|---|---|---|---|---|---|---|---|---|\n",
                   out);
         double without = c->runtime_s - c->saved_s, percent = c->runtime_s > 0 ? 100 * c->saved_s / c->runtime_s : 0;
         fprintf(out, csv ? "%s,%d,%d,%s,%.3f,%.3f,%.1f,%.1f,%.1f\n" : "| %s | %d | %d | %s | %.1f ms | %.1f ms | %.1f s | "

@@ -1,7 +1,7 @@
 /* slow_cost.h - what a run's slowest rank cost it: a data-parallel step ends when its slowest rank
  * has computed (the exchange waits for it), so from the compute time a step of every rank (run
- * records' rank_compute_us) the run would have taken steps x (slowest - median) less with every
- * rank at the median rank's pace; the node of the slowest rank holds that cost. */
+ * records' rank_compute_us) the run would have taken steps x (slowest - the others' median) less
+ * with the slowest rank at the others' pace; the node of the slowest rank holds that cost. */
 #ifndef SLOW_COST_H
 #define SLOW_COST_H
 

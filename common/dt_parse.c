@@ -35,6 +35,19 @@ int dt_parse_int(const char *text, int min, int max, int *out)
     return 0;
 }
 
+int dt_parse_double(const char *text, double min, double max, double *out)
+{
+    if (!text || !(isdigit((unsigned char)text[0]) || text[0] == '.' || (min < 0 && text[0] == '-')))
+        return -1;   /* no spaces, no sign unless negatives are allowed; nan and inf are not numbers */
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (errno != 0 || *end != '\0' || !(value >= min && value <= max))
+        return -1;
+    *out = value;
+    return 0;
+}
+
 int dt_parse_bytes(const char *text, long min, long max, long *out)
 {
     char digits[32];

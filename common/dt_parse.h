@@ -12,6 +12,10 @@ int dt_parse_long(const char *text, long min, long max, long *out);
 /* Like dt_parse_long for an int. */
 int dt_parse_int(const char *text, int min, int max, int *out);
 
+/* Parses all of `text` as a decimal number in [min, max] ("60", "0.5", "1e3"): no spaces, no sign
+ * unless min < 0, no "nan" or "inf". Returns 0, or -1. */
+int dt_parse_double(const char *text, double min, double max, double *out);
+
 /* A size in bytes: digits with an optional K, M or G (powers of 1024, either case), as nccl-tests
  * takes them ("8", "64K", "256M"), in [min, max]. Returns 0, or -1. */
 int dt_parse_bytes(const char *text, long min, long max, long *out);

@@ -55,6 +55,9 @@ static void describe_status(int status, char *out, size_t size)
     if (status == 2)
         snprintf(out, size, "exit status 2: a usage error (dtrain or the program refused its arguments; the job's "
                  "output says which)");
+    else if (status == 3)
+        snprintf(out, size, "exit status 3: a stalled rank ended the step (dtrain --watch, or dtrain-train's --timeout; "
+                 "the job's output names the rank and its host)");
     else if (status == 124)
         snprintf(out, size, "exit status 124: a timeout ended it");
     else if (status > 128 && status < 160)

@@ -96,6 +96,8 @@ static json_t *to_json(const struct run_record *r)
     json_object_set_new(o, "tag", json_text(r->tag));
     json_object_set_new(o, "comm_options", json_text(r->comm_options));
     json_object_set_new(o, "emulation", json_text(r->emulation));
+    if (r->replaced && r->replaced[0])   /* only where spares took over: other records stay as they were */
+        json_object_set_new(o, "replaced", json_text(r->replaced));
     json_object_set_new(o, "max_steps", json_integer((json_int_t)r->max_steps));
     json_object_set_new(o, "resumed_at_step", json_integer((json_int_t)r->resumed_at_step));
     json_object_set_new(o, "tokens_per_sec", json_real(r->tokens_per_sec));
@@ -306,7 +308,7 @@ static void free_text(char **text)
 void record_free(struct run_record *r)
 {
     free_text(&r->nodelist), free_text(&r->job_name), free_text(&r->comm_options), free_text(&r->error);
-    free_text(&r->tag), free_text(&r->emulation);
+    free_text(&r->tag), free_text(&r->emulation), free_text(&r->replaced);
     free(r->hostnames);
     free(r->epoch_seconds);   /* epoch_accuracy is in its block */
     free(r->rank_compute_read);

@@ -17,7 +17,7 @@
 #define RECORD_MAX_LINE (1 << 24)
 
 struct run_record {
-    /* The texts of any length (job_name, comm_options, tag, emulation, error) are pointers, not
+    /* The texts of any length (job_name, comm_options, tag, emulation, replaced, error) are pointers, not
      * arrays (a 1 GB records file's million runs in memory at once): a parsed record's own
      * (record_free frees them; one holding nothing points at record_no_text), or the writer's,
      * whose record is never record_free'd. NULL is read as "" by record_append only. */
@@ -46,6 +46,8 @@ struct run_record {
     char version[32];             /* dtrain's */
     char *tag;                    /* the user's label of the run (dtrain-train --tag: "1gbit"); "" when none */
     char *emulation;              /* an emulated run's compute ("profile=F rate=R dilate=K"); "" for a real run */
+    char *replaced;               /* the nodes spares took over from in the job, why, and how long
+                                     training stood still (the sbatch template's); "" when none */
     /* Written (as rank_compute_us, whole microseconds): every rank's mean forward + backward a
      * step in ms (world_size of them, rank order; NULL: not measured). The writer's array. */
     const double *rank_compute_ms;

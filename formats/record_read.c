@@ -52,6 +52,8 @@ static const struct field fields[] = {
     OWNED("comm_options", comm_options, 1),
     /* emulated runs came later: absent means a real run */
     OWNED("emulation", emulation, 1),
+    /* the template's spares came later: absent means none took over */
+    OWNED("replaced", replaced, 1),
     /* came with the analyzer's experiments: absent means no step limit was recorded */
     {"max_steps", FIELD_WHOLE, offsetof(struct whole_fields, max_steps), 0, 1},
     /* came with the language models: absent means 0 (an image model, or an older record) */

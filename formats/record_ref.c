@@ -146,6 +146,8 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
     /* emulated runs came later: absent means a real run */
     if (rc == 0 && json_object_get(o, "emulation"))
         rc = get_owned(o, "emulation", &r->emulation, err);
+    if (rc == 0 && json_object_get(o, "replaced"))   /* came with the template's spares */
+        rc = get_owned(o, "replaced", &r->replaced, err);
     /* came with the analyzer's experiments: absent means no step limit was recorded */
     if (rc == 0 && json_object_get(o, "max_steps"))
         rc = get_int(o, "max_steps", &r->max_steps, err);
@@ -156,7 +158,7 @@ int record_parse_reference(const char *line, struct run_record *r, struct dt_err
     if (rc == 0 && json_object_get(o, "resumed_at_step"))
         rc = get_int(o, "resumed_at_step", &r->resumed_at_step, err);
     json_decref(o);
-    char **texts[] = {&r->job_name, &r->error, &r->tag, &r->comm_options, &r->emulation};
+    char **texts[] = {&r->job_name, &r->error, &r->tag, &r->comm_options, &r->emulation, &r->replaced};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)   /* absent: none */
         *texts[i] = *texts[i] ? *texts[i] : record_no_text;
     if (rc == 0)

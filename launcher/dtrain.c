@@ -12,6 +12,7 @@
 #include "launcher/launch.h"
 #include "launcher/local.h"
 #include "launcher/plan.h"
+#include "launcher/watch.h"
 #include "topology/topo.h"
 #include "common/version.h"
 #include "common/stdout_check.h"
@@ -53,6 +54,22 @@ static const char usage_text[] =
     "                          isolate: CUDA_VISIBLE_DEVICES = the rank's GPU only (device 0)\n"
     "      --report-bindings   each rank prints where it runs to stderr at start\n"
     "  -v, --verbose           say what is exported and which set values are kept\n"
+    "\n"
+    "Watching (any program; dtrain-train has its own watchdog too):\n"
+    "      --watch             stay the program's parent instead of exec'ing it: output,\n"
+    "                          signals and exit status pass through unchanged, and each\n"
+    "                          rank's dtrain follows its program's progress (CPU time used,\n"
+    "                          output written) and reports it to rank 0's once a second (on\n"
+    "                          the step's MASTER_PORT + 2268, wrapping within 61000-65535).\n"
+    "                          When a rank makes no progress for --watch-stall seconds while\n"
+    "                          the others went on, rank 0 names it (rank, host, for how long,\n"
+    "                          stopped / asleep in a read / waiting on disk / gone) and ends\n"
+    "                          the step with exit status 3\n"
+    "      --watch-stall SEC   the time without progress that is a stall (60); longer than\n"
+    "                          any pause the program makes on purpose (a checkpoint, an\n"
+    "                          evaluation) while the other ranks sleep waiting for it\n"
+    "      --watch-report FILE rank 0 writes the stalled rank there as one JSON line\n"
+    "                          ({\"rank\":2,\"stalled_s\":61.0,\"host\":\"gn03\",\"state\":...})\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
     "\n"
@@ -86,8 +103,26 @@ static const char usage_text[] =
     "      how 4 GPU ranks would be bound on this node\n"
     "\n"
     "Exit status: PROGRAM's; 2 for bad usage or an allocation that does not match the request;\n"
-    "127 when PROGRAM is not found, 126 when it cannot be run. In local mode, the first failing\n"
-    "rank's status (128 + signal when killed); the other ranks are stopped within 2 s.\n";
+    "127 when PROGRAM is not found, 126 when it cannot be run; 3 when --watch ended a stalled\n"
+    "step. In local mode, the first failing rank's status (128 + signal when killed); the other\n"
+    "ranks are stopped within 2 s.\n";
+
+/* What the options say together (each alone was checked as it was read). */
+static int check_request(const struct launch_request *req, bool has_program)
+{
+    if (req->watch && req->ranks > 1)
+        return fputs("dtrain: --watch watches the ranks a launcher started (srun, mpirun); local mode's --ranks "
+                     "are supervised by dtrain already (one that fails stops the others)\n", stderr), 2;
+    if (req->json && !req->plan_only)
+        return fputs("dtrain: --json goes with --plan\n", stderr), 2;
+    if (!has_program && !req->plan_only) {
+        fputs("dtrain: no PROGRAM given (dtrain [options] -- PROGRAM [ARGS...]; try --help)\n", stderr);
+        return 2;
+    }
+    return 0;
+}
+
+enum { O_WATCH = 256, O_WATCH_STALL, O_WATCH_REPORT };
 
 static int parse_options(int argc, char **argv, struct launch_request *req)
 {
@@ -105,11 +140,14 @@ static int parse_options(int argc, char **argv, struct launch_request *req)
         {"no-bind", no_argument, NULL, 'B'},
         {"gpu-visibility", required_argument, NULL, 'G'},
         {"report-bindings", no_argument, NULL, 'R'},
+        {"watch", no_argument, NULL, O_WATCH},
+        {"watch-stall", required_argument, NULL, O_WATCH_STALL},
+        {"watch-report", required_argument, NULL, O_WATCH_REPORT},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    *req = (struct launch_request){.nodes = -1, .gpus_per_node = -1, .ranks = -1};
+    *req = (struct launch_request){.nodes = -1, .gpus_per_node = -1, .ranks = -1, .watch_stall_s = 60};
     int opt;
     /* '+': stop at PROGRAM, so its own options are left alone even without "--". */
     while ((opt = getopt_long(argc, argv, "+N:g:n:lt:vhV", options, NULL)) != -1) {
@@ -141,6 +179,13 @@ static int parse_options(int argc, char **argv, struct launch_request *req)
         case 'I': req->nic = optarg; break;
         case 'B': req->no_bind = true; break;
         case 'R': req->report_bindings = true; break;
+        case O_WATCH: req->watch = true; break;
+        case O_WATCH_STALL:
+            if (dt_parse_double(optarg, 1, 1e6, &req->watch_stall_s) < 0)
+                return fprintf(stderr, "dtrain: --watch-stall \"%s\" is not a number of seconds from 1 to 1e6\n",
+                               optarg), 2;
+            break;
+        case O_WATCH_REPORT: req->watch_report = optarg; break;
         case 'G':
             if (strcmp(optarg, "isolate") && strcmp(optarg, "share"))
                 return fprintf(stderr, "dtrain: --gpu-visibility \"%s\": say isolate or share\n", optarg), 2;
@@ -154,13 +199,7 @@ static int parse_options(int argc, char **argv, struct launch_request *req)
             return 2;
         }
     }
-    if (req->json && !req->plan_only)
-        return fputs("dtrain: --json goes with --plan\n", stderr), 2;
-    if (optind >= argc && !req->plan_only) {
-        fputs("dtrain: no PROGRAM given (dtrain [options] -- PROGRAM [ARGS...]; try --help)\n", stderr);
-        return 2;
-    }
-    return 0;
+    return check_request(req, optind < argc);
 }
 
 /* The node's topology (cached per node, or a saved XML) and the plan for its local ranks. */
@@ -222,9 +261,33 @@ static bool master_port_taken(const struct allocation *alloc, const struct rank_
     return false;
 }
 
-/* Exports, binds and execs one rank; returns only on failure, with the exit status. */
+/* --watch: the program as this process's watched child; its status (see watch_run). */
+static int run_watched(const struct launch_request *req, const struct allocation *alloc,
+                       const struct rank_place *place, char **argv, int *raise_signal, struct dt_err *err)
+{
+    /* rank 0 is where MASTER_ADDR says (the user's, where set: the exports are applied by now) */
+    const char *rank0_host = getenv("MASTER_ADDR");
+    if (!rank0_host || !rank0_host[0])
+        rank0_host = launch_master_addr(alloc, place);
+    struct watch_setup setup = {.rank = place->rank, .world_size = place->world_size, .host = alloc->hostname,
+                                .rank0_host = rank0_host ? rank0_host : alloc->hostname,
+                                .port = launch_watch_port(alloc, environ), .stall_s = req->watch_stall_s,
+                                .report_path = place->rank == 0 ? req->watch_report : NULL,
+                                .verbose = req->verbose};
+    if (setup.world_size > 1 && setup.port == 0) {
+        if (place->rank == 0)
+            fprintf(stderr, "dtrain: watch: nothing identifies this job (no Slurm job id, no mpirun job id), so the "
+                    "ranks' watchers have no port to meet on: each rank is watched alone\n");
+        setup.world_size = 1;   /* rank 0 judges itself only; the others report nowhere */
+    }
+    return watch_run(argv, &setup, raise_signal, err);
+}
+
+/* Exports, binds and execs one rank (or, with --watch, runs it as a watched child: then its
+ * status, and *raise_signal the signal that killed it); returns only on failure, with the exit
+ * status. */
 static int exec_rank(const struct launch_request *req, const struct allocation *alloc, const struct node_bind *nb,
-                     const struct rank_place *place, int port, char **argv)
+                     const struct rank_place *place, int port, char **argv, int *raise_signal)
 {
     struct rank_exports exports;
     struct rank_bind bind = {&nb->topo, &nb->plan, &nb->plan.ranks[place->local_rank]};
@@ -261,7 +324,11 @@ static int exec_rank(const struct launch_request *req, const struct allocation *
             if (version < 2411)
                 hint_warn_het_step(stderr, version);
         }
-        status = launch_exec(argv, &err);
+        if (req->watch && (status = run_watched(req, alloc, place, argv, raise_signal, &err)) >= 0) {
+            launch_exports_free(&exports);
+            return status;
+        }
+        status = req->watch ? 1 : launch_exec(argv, &err);
     }
     fprintf(stderr, "dtrain: rank %d: %s\n", place->rank, err.msg);
     launch_exports_free(&exports);
@@ -269,7 +336,7 @@ static int exec_rank(const struct launch_request *req, const struct allocation *
 }
 
 static int run_local(const struct launch_request *req, const struct allocation *alloc, const struct node_bind *nb,
-                     char **argv)
+                     char **argv, int *raise_signal)
 {
     int ranks = launch_local_ranks(req);
     if (req->dry_run || (ranks == 1 && !req->label)) {
@@ -278,7 +345,7 @@ static int run_local(const struct launch_request *req, const struct allocation *
         for (int rank = 0; rank < ranks; rank++) {
             struct rank_place place = {.rank = rank, .world_size = ranks, .local_rank = rank,
                                        .local_size = ranks, .node_rank = 0, .num_nodes = 1};
-            int status = exec_rank(req, alloc, nb, &place, port, argv);
+            int status = exec_rank(req, alloc, nb, &place, port, argv, raise_signal);
             if (!req->dry_run)
                 return status;
         }
@@ -333,6 +400,7 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc;
     char **program = argv + optind;
+    int raise_signal = 0;
 
     struct allocation alloc;
     struct dt_err err;
@@ -362,12 +430,14 @@ int main(int argc, char **argv)
             (req.json ? plan_print_json : plan_print)(stdout, &nb.topo, &nb.plan, alloc.hostname);
         rc = 0;
     } else if (local) {
-        rc = run_local(&req, &alloc, &nb, program);
+        rc = run_local(&req, &alloc, &nb, program, &raise_signal);
     } else {
         struct rank_place place = launch_place_of(&alloc);
-        rc = exec_rank(&req, &alloc, &nb, &place, 0, program);
+        rc = exec_rank(&req, &alloc, &nb, &place, 0, program, &raise_signal);
     }
     release_binding(&nb);
     alloc_free(&alloc);
+    if (raise_signal > 0)
+        watch_exit_like(rc, raise_signal);   /* a watched program killed by a signal: so is dtrain */
     return rc;
 }

@@ -233,7 +233,15 @@ int launch_port_free(int port, const char *host, struct dt_err *err)
                    "could not rendezvous there; set MASTER_PORT to a free port for this step", port, host);
 }
 
-static const char *master_addr(const struct allocation *a, const struct rank_place *place)
+int launch_watch_port(const struct allocation *a, char *const *envp)
+{
+    int port = shared_port(a, envp, 0);
+    if (port <= 0)
+        return 0;
+    return LAUNCH_PORT_BASE + (port - LAUNCH_PORT_BASE + LAUNCH_PORT_SPAN / 2) % LAUNCH_PORT_SPAN;
+}
+
+const char *launch_master_addr(const struct allocation *a, const struct rank_place *place)
 {
     if (a->source == ALLOC_LOCAL || place->num_nodes == 1)
         return a->source == ALLOC_LOCAL ? "127.0.0.1" : a->hostname;
@@ -253,7 +261,7 @@ void launch_exports(const struct launch_request *req, const struct allocation *a
     add_export(out, envp, "LOCAL_RANK", "%d", place->local_rank);
     add_export(out, envp, "LOCAL_WORLD_SIZE", "%d", place->local_size);
     add_export(out, envp, "NODE_RANK", "%d", place->node_rank);
-    const char *addr = master_addr(a, place);
+    const char *addr = launch_master_addr(a, place);
     if (addr)
         add_export(out, envp, "MASTER_ADDR", "%s", addr);
     int port = shared_port(a, envp, local_port);

@@ -20,6 +20,10 @@
  * TIME_WAIT does not count). 0, or -1 with err naming the port, the host and the fix. */
 int launch_port_free(int port, const char *host, struct dt_err *err);
 
+/* The port the watchers of a step (dtrain --watch) report to rank 0's on: the step's MASTER_PORT
+ * moved half the span on, so it is the step's own too; 0 when nothing identifies the job. */
+int launch_watch_port(const struct allocation *alloc, char *const *envp);
+
 /* What the user asked for on the command line; -1 where not given. */
 struct launch_request {
     int nodes;
@@ -36,6 +40,9 @@ struct launch_request {
     bool no_bind;
     bool isolate;         /* --gpu-visibility isolate: CUDA_VISIBLE_DEVICES = the rank's GPU only */
     bool report_bindings;
+    bool watch;           /* --watch: stay the program's parent and name a stalled rank */
+    double watch_stall_s; /* --watch-stall SEC */
+    const char *watch_report;   /* --watch-report FILE */
 };
 
 /* --gpus-per-node auto: req->gpus_per_node becomes this node's GPU count, from what Slurm (or
@@ -102,6 +109,10 @@ struct rank_place {
 };
 
 struct rank_place launch_place_of(const struct allocation *alloc);
+
+/* Where rank 0 runs, as MASTER_ADDR says: the step's first node (127.0.0.1 in local mode); NULL
+ * when the launcher does not say. */
+const char *launch_master_addr(const struct allocation *alloc, const struct rank_place *place);
 
 /* Fills the exports of `place`, given the current environment `envp` (user values win) and the
  * master port local mode chose (0 elsewhere). */

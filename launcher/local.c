@@ -15,6 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/atomic_file.h"
+#include "launcher/relay_signals.h"
+
 extern char **environ;
 
 /* A line longer than this is relayed in pieces, each with the prefix. */
@@ -48,36 +51,11 @@ struct supervisor {
     long long kill_at_ms;
 };
 
-static int signal_pipe[2] = {-1, -1};
-static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    unsigned char byte = (unsigned char)sig;
-    ssize_t ignored = write(signal_pipe[1], &byte, 1);   /* full pipe: a wake-up is already pending */
-    (void)ignored;
-    errno = saved;
-}
-
 static long long now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void write_all(int fd, const char *data, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;   /* our own stdout is gone: nothing better to do with the text */
-        data += n;
-        len -= (size_t)n;
-    }
 }
 
 int local_free_port(void)
@@ -100,12 +78,7 @@ static void become_rank(const struct node_bind *nb, const struct rank_exports *e
                         int err_pipe, char *const *argv)
 {
     setpgid(0, 0);   /* our own group: a terminal's ^C reaches dtrain only, which forwards it once */
-    for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
-        signal(forwarded_signals[i], SIG_DFL);
-    signal(SIGCHLD, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    relay_signals_reset_in_child();
     if ((out_pipe >= 0 && dup2(out_pipe, STDOUT_FILENO) < 0) || (err_pipe >= 0 && dup2(err_pipe, STDERR_FILENO) < 0))
         _exit(126);
     struct dt_err err;
@@ -218,10 +191,9 @@ static void reap_children(struct supervisor *sup)
 
 static void handle_signals(struct supervisor *sup)
 {
-    unsigned char sigs[64];
-    ssize_t n;
-    while ((n = read(signal_pipe[0], sigs, sizeof sigs)) > 0) {
-        for (ssize_t i = 0; i < n; i++) {
+    int sigs[64], n;
+    while ((n = relay_signals_take(sigs, 64)) > 0) {
+        for (int i = 0; i < n; i++) {
             if (sigs[i] == SIGCHLD)
                 continue;
             sup->forwarded_signal = sigs[i];
@@ -231,7 +203,8 @@ static void handle_signals(struct supervisor *sup)
     reap_children(sup);   /* SIGCHLD or not: cheap, and a merged SIGCHLD is never missed */
 }
 
-/* Relays what a rank wrote, line by line, each line after "RANK: ". */
+/* Relays what a rank wrote, line by line, each line after "RANK: " (where our own output is gone,
+ * the ranks keep running: nothing better to do with the text). */
 static void relay_stream(struct supervisor *sup, struct child *child, struct stream *st)
 {
     ssize_t n = read(st->fd, st->buf + st->len, LOCAL_LINE_MAX - st->len);
@@ -245,17 +218,17 @@ static void relay_stream(struct supervisor *sup, struct child *child, struct str
     for (size_t i = 0; i < st->len; i++) {
         if (st->buf[i] != '\n')
             continue;
-        write_all(st->out_fd, prefix, (size_t)prefix_len);
-        write_all(st->out_fd, st->buf + start, i + 1 - start);
+        (void)write_fully(st->out_fd, prefix, (size_t)prefix_len);
+        (void)write_fully(st->out_fd, st->buf + start, i + 1 - start);
         start = i + 1;
     }
     memmove(st->buf, st->buf + start, st->len - start);
     st->len -= start;
     bool eof = n <= 0;
     if (st->len > 0 && (eof || st->len == LOCAL_LINE_MAX)) {   /* a last line without '\n', or a huge one */
-        write_all(st->out_fd, prefix, (size_t)prefix_len);
-        write_all(st->out_fd, st->buf, st->len);
-        write_all(st->out_fd, "\n", 1);
+        (void)write_fully(st->out_fd, prefix, (size_t)prefix_len);
+        (void)write_fully(st->out_fd, st->buf, st->len);
+        (void)write_fully(st->out_fd, "\n", 1);
         st->len = 0;
     }
     if (eof) {
@@ -280,7 +253,7 @@ static void supervise_ranks(struct supervisor *sup)
     struct child **children = calloc((size_t)(1 + 2 * sup->num_children), sizeof *children);
     while (fds && owners && children && (sup->running > 0 || sup->open_streams > 0)) {
         int nfds = 0;
-        fds[nfds++] = (struct pollfd){.fd = signal_pipe[0], .events = POLLIN};
+        fds[nfds++] = (struct pollfd){.fd = relay_signals_fd(), .events = POLLIN};
         for (int i = 0; i < sup->num_children; i++)
             for (int s = 0; s < 2; s++)
                 if (sup->children[i].streams[s].fd >= 0) {
@@ -321,19 +294,6 @@ static void supervise_ranks(struct supervisor *sup)
     free(children);
 }
 
-static int install_handlers(struct dt_err *err)
-{
-    if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-        return dt_fail(err, "cannot create the signal pipe: %s", strerror(errno));
-    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof forwarded_signals / sizeof forwarded_signals[0]; i++)
-        sigaction(forwarded_signals[i], &sa, NULL);
-    sa.sa_flags |= SA_NOCLDSTOP;
-    sigaction(SIGCHLD, &sa, NULL);
-    return 0;
-}
-
 int local_run(const struct launch_request *req, const struct allocation *alloc, const struct node_bind *nb,
               char *const *argv, struct dt_err *err)
 {
@@ -346,7 +306,7 @@ int local_run(const struct launch_request *req, const struct allocation *alloc, 
         return dt_fail(err, "out of memory");
     for (int i = 0; i < ranks; i++)
         sup.children[i].streams[0].fd = sup.children[i].streams[1].fd = -1;
-    if (install_handlers(err) < 0) {
+    if (relay_signals_install(err) < 0) {
         free(sup.children);
         return -1;
     }

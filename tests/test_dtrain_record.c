@@ -78,6 +78,9 @@ static void test_statuses_are_explained_and_input_checked(void **state)
     assert_int_equal(tu_run_tool("dtrain-record", (char *[]){"--explain-status", "2", NULL}, &r), 0);
     assert_true(tu_contains(r.out, "a usage error"));
     tu_result_free(&r);
+    assert_int_equal(tu_run_tool("dtrain-record", (char *[]){"--explain-status", "3", NULL}, &r), 0);
+    assert_true(tu_contains(r.out, "a stalled rank ended the step (dtrain --watch"));
+    tu_result_free(&r);
     assert_int_equal(tu_run_tool("dtrain-record", (char *[]){"--record", "/tmp/x", "--program", "p", NULL}, &r), 0);
     assert_int_equal(r.status, 2);   /* no --runtime */
     assert_true(tu_contains(r.err, "--runtime SECONDS are needed"));

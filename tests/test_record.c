@@ -117,7 +117,22 @@ static void test_record_round_trip(void **state)
     assert_string_equal(back.exit_state, "completed");
     assert_string_equal(back.comm, "bytescheduler-ps");
     assert_string_equal(back.comm_options, "servers=2 partition=4096000");
+    assert_string_equal(back.replaced, "");   /* no spare took over: no field, read as none */
+    assert_null(strstr(text, "\"replaced\""));
     record_free(&back);
+    free(text);
+    /* where spares took over, both readers keep what the template said */
+    r.replaced = "gn02 by gn04 (the node failed); training stood still 41 s after the last failure";
+    unlink(path);
+    assert_int_equal(record_append(path, &r, &err), 0);
+    text = read_file();
+    struct run_record reference;
+    assert_int_equal(record_parse(text, &back, &err), 0);
+    assert_int_equal(record_parse_reference(text, &reference, &err), 0);
+    assert_string_equal(back.replaced, r.replaced);
+    assert_string_equal(reference.replaced, r.replaced);
+    record_free(&back);
+    record_free(&reference);
     free(text);
 }
 

@@ -21,9 +21,27 @@ static void copy_env(const char *name, char *out, size_t size)
     snprintf(out, size, "%s", getenv(name) ? getenv(name) : "");
 }
 
+/* Where the sbatch template's spares took over in this job (DTRAIN_REPLACED: "gn02 by gn04 (why)"),
+ * and how long training stood still after the last failure (DTRAIN_FAILED_AT, seconds since the
+ * epoch): until this run's first step after the resume began, the restart and the checkpoint's
+ * load included. "" when no spare took over. */
+static void describe_replaced(const struct train_result *res, char *out, size_t size)
+{
+    const char *replaced = getenv("DTRAIN_REPLACED"), *failed_at = getenv("DTRAIN_FAILED_AT");
+    out[0] = '\0';
+    if (!replaced || !replaced[0])
+        return;
+    double failed = failed_at ? atof(failed_at) : 0;
+    double trained_from = res ? (double)time(NULL) - res->seconds : 0;
+    if (failed > 0 && res && trained_from >= failed)
+        snprintf(out, size, "%s; training stood still %.0f s after the last failure", replaced, trained_from - failed);
+    else
+        snprintf(out, size, "%s", replaced);
+}
+
 /* The record's texts of any length, the writer's own (the record points at them). */
 struct run_texts {
-    char job_name[256], comm_options[160], tag[128], emulation[320], error[512];
+    char job_name[256], comm_options[160], tag[128], emulation[320], replaced[1024], error[512];
 };
 
 /* What the record says of the run itself; the hosts and node list are the caller's, its texts in
@@ -33,7 +51,7 @@ static void describe_run(const struct record_settings *s, const struct train_con
                          long start, const char *error, struct run_record *rec, struct run_texts *text)
 {
     rec->job_name = text->job_name, rec->comm_options = text->comm_options, rec->tag = text->tag;
-    rec->emulation = text->emulation, rec->error = text->error;
+    rec->emulation = text->emulation, rec->error = text->error, rec->replaced = text->replaced;
     rec->batch_per_replica = cfg->batch, rec->epochs = cfg->epochs, rec->threads = cfg->threads, rec->lr = cfg->lr;
     rec->max_steps = cfg->max_steps;
     if (res) {
@@ -74,6 +92,7 @@ static void describe_run(const struct record_settings *s, const struct train_con
     snprintf(rec->exit_state, sizeof rec->exit_state, "%s",
              error ? "failed" : res && res->stop_signal ? "interrupted" : "completed");
     snprintf(text->error, sizeof text->error, "%s", error ? error : "");
+    describe_replaced(res, text->replaced, sizeof text->replaced);
     record_time(start, rec->start_time);
     record_time((long)time(NULL), rec->end_time);
 }

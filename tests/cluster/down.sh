@@ -36,6 +36,7 @@ if [ -n "$pids" ]; then
     [ -n "$left" ] && kill -KILL $left 2>/dev/null
 fi
 
+for n in $DTC_NODES; do "$here/slow_node.sh" "$n" off 2>/dev/null || true; done   # its CPU shares, if any
 for ns in ctl $DTC_NODES; do
     ip netns del "$DTC_PREFIX-$ns" 2>/dev/null
     rm -rf "/etc/netns/${DTC_PREFIX:?}-$ns"

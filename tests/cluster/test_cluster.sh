@@ -440,6 +440,126 @@ check "heterogeneous step: dtrain warns once under Slurm $slurm older than 2411,
     '{ [ "${slurm:-0}" -lt 2411 ] && [ "$warned" = 1 ]; } || { [ "${slurm:-0}" -ge 2411 ] && [ "$warned" = 0 ]; }'
 cd "$work" || exit 1
 
+# (9) dtrain --watch over programs dtrain did not write: an mpi4py job and a PyTorch DDP (gloo) job
+# of 3 ranks on gn[01-03], rank 1's program stopped (SIGSTOP) or asleep in a read at its step 5:
+# rank 0's watcher names it, with its host and state, within 10 s past the 5 s threshold and ends
+# the step (status 3, the stall kept in a JSON line); 20 undisturbed runs raise no alarm
+mkdir t9 && cd t9 || exit 1
+watched() {   # watched NAME BACKEND STALL STEPS: one step of 3 watched ranks; its status
+    srun_within 120 "watch-$1" --mpi=pmix -N3 -n3 -w 'gn[01-03]' --kill-on-bad-exit=1 "$bin/dtrain" \
+        --gpus-per-node 0 --no-bind --watch --watch-stall 5 --watch-report "$1.json" \
+        -- /usr/bin/python3 "$here/watched.py" "$2" "$3" "$4" >"$1.out" 2>&1
+}
+# stalled NAME BACKEND STALL STATE: the stalled rank named as it should be, soon enough (from the
+# "stalling at" its program printed to the moment the watch's line appeared)
+stalled() {
+    name=$1 state=$4
+    watched "$1" "$2" "$3" 200 &
+    job=$!
+    named=0
+    ! wait_for "$1.out" "dtrain: watch:" 90 || named=$(date +%s.%N)
+    wait "$job"
+    stalled_at=$(sed -n 's/^stalling at \([0-9.]*\)$/\1/p' "$1.out")
+    late=$(awk -v n="$named" -v s="${stalled_at:-0}" 'BEGIN { printf "%.1f", n - s - 5 }')
+    check "watch, $2: rank 1 $3 named with host and state, $late s past the threshold" \
+        'grep -q "task 0: Exited with exit code 3" "$name.out" &&
+         grep -q "dtrain: watch: rank 1 on gn02 has made no progress for [0-9.]* s ($state" "$name.out" &&
+         [ -n "$stalled_at" ] && [ "$named" != 0 ] && awk -v l="$late" "BEGIN { exit !(l <= 10) }" &&
+         grep -q "\"rank\":1,.*\"host\":\"gn02\"" "$name.json"'
+}
+backends=mpi
+if /usr/bin/python3 -c "import torch.distributed" 2>/dev/null; then
+    backends="mpi gloo"
+else
+    echo "[SKIP] watch, gloo: no PyTorch here (python3-torch, in deps/bench-packages.txt)"
+fi
+if /usr/bin/python3 -c "import mpi4py" 2>/dev/null; then
+    for b in $backends; do
+        stalled "$b-stop" "$b" stop "stopped (SIGSTOP"
+        stalled "$b-read" "$b" read "asleep in"
+    done
+    alarms=0 failures=0 runs=0
+    while [ $runs -lt 20 ]; do
+        for b in $backends; do
+            [ $runs -lt 20 ] || break
+            runs=$((runs + 1))
+            watched "quiet-$runs" "$b" none 20 || failures=$((failures + 1))
+            ! grep -q "dtrain: watch:" "quiet-$runs.out" || alarms=$((alarms + 1))
+        done
+    done
+    check "watch: $runs undisturbed runs ($backends), $alarms alarms, $failures failed" \
+        '[ $alarms = 0 ] && [ $failures = 0 ] && [ "$(grep -c "^step 19$" quiet-*.out | grep -c ":1$")" = 20 ]'
+else
+    echo "[SKIP] watch: no mpi4py here (python3-mpi4py: make deps)"
+fi
+cd "$work" || exit 1
+
+# (10) what the slow node cost: LeNet with real compute on gn01 and gn03, gn03 given half a core (its
+# CPU share halved: tests/cluster/slow_node.sh), then the same run on gn01 and gn02: the cost
+# dtrain-analyze nodes gives gn03 (steps x its own work a step over the other rank's) is within 10%
+# of the time the second run saved. (Two ranks: on this machine's two cores a third would share
+# one, and its pace would change with the slow node's going.)
+mkdir t10 && cd t10 || exit 1
+slow_train="--device cpu --threads 1 --model lenet --dataset synthetic --batch-size 512 --log-every 50 --eval-every 0 -q
+--max-steps 300"
+if "$here/slow_node.sh" gn03 50; then
+    for nodes in 'gn[01,03]' 'gn[01-02]'; do
+        srun_within 300 "slow-$nodes" --mpi=pmix -N2 -w "$nodes" "$bin/dtrain" --gpus-per-node 0 --no-bind \
+            -- "$bin/dtrain-train" $slow_train --record "runs-$nodes.jsonl" >"run-$nodes.out" 2>&1
+    done
+    "$here/slow_node.sh" gn03 off
+    "$bin/dtrain-analyze" nodes -f csv 'runs-gn[01,03].jsonl' >cost.csv 2>&1
+    told=$(awk -F, '/^job,ranks,slowest_rank/ { getline; print $4, $7 - $8 }' cost.csv)
+    with=$(field 'runs-gn[01,03].jsonl' runtime_seconds) without=$(field 'runs-gn[01-02].jsonl' runtime_seconds)
+    saved=$(echo "${with:-0} - ${without:-0}" | bc)
+    check "slow node: nodes says gn03 cost ${told#* } s, the rerun without it saved $saved s (runs of $with and $without s)" \
+        '[ "${told%% *}" = gn03 ] && echo "${told#* } $saved" | awk "{ d = \$1 - \$2; if (d < 0) d = -d; exit !(\$2 > 1 && d <= 0.1 * \$2) }"'
+else
+    echo "[SKIP] slow node: no cgroup cpu controller here to give a node a CPU share (tests/cluster/slow_node.sh)"
+fi
+cd "$work" || exit 1
+
+# (11) spares in the same job: sbatch -N 4 with DTRAIN_SPARES=1, three nodes train and gn04 stands
+# by. gn02 lost mid-run (every process of it killed: node.sh), and in a second job rank 1's program
+# (on gn02) stopped mid-run: each time the template leaves gn02 out, gn04 takes its place and
+# training resumes from the last checkpoint within 60 s of the failure, the record says so, the
+# table counts the run once, and the final parameters are an undisturbed run's of the same steps
+mkdir t11 && cd t11 || exit 1
+spare_train="--model lenet --dataset synthetic --batch-size 256 --log-every 10 --eval-every 0 -q --max-steps 300"
+srun_within 300 spare-ref --mpi=pmix -N3 -w 'gn[01-03]' "$bin/dtrain" --gpus-per-node 0 -- "$bin/dtrain-train" \
+    --device cpu --threads 1 $spare_train --params-out ref.params >ref.out 2>&1
+spares() {   # spares NAME lose|stop: a job with a spare, gn02 failed that way once Step100 is out
+    name=$1
+    id=$(DTRAIN_SPARES=1 DTRAIN_WATCH_STALL=10 sbatch --parsable -N4 --ntasks-per-node=1 --gpus-per-node=0 \
+             -w 'gn[01-04]' -o "$1-%j.out" -e "$1-%j.out" "$template" $spare_train --checkpoint-every 20 --params-out "$PWD/$1.params")
+    failed_at=0
+    if wait_for "$1-$id.out" '^Step100:' 120; then
+        failed_at=$(date +%s)
+        # shellcheck disable=SC2046  # the pids of gn02's rank
+        if [ "$2" = lose ]; then "$here/node.sh" gn02 lose; else kill -STOP $(trainers gn02); fi
+    fi
+    s=$(wait_job "$id" 300)
+    grep "\"job_id\":\"$id\"" runs/records.jsonl | grep '"exit_state":"completed"' >"$1.json"
+    started=$(date -d "$(field "$1.json" start_time)" +%s 2>/dev/null || echo 0)
+    resumed_in=$((started - failed_at))
+    "$bin/dtrain-analyze" table --baseline 3x1 runs/records.jsonl >"$1-table.md" 2>&1
+    check "spares, gn02 $2: gn04 took over, resumed in $resumed_in s, the same parameters (job $id: $s)" \
+        '[ "$s" = COMPLETED ] && [ "$failed_at" -gt 0 ] && [ "$resumed_in" -le 60 ] &&
+         cmp -s ref.params.rank0 "$name.params.rank0" && grep -q "gn02 failed (.*): gn04 takes its place" "$name-$id.out" &&
+         grep -q "\"replaced\":\"gn02 by gn04 (.*); training stood still [0-9]* s" "$name.json" &&
+         [ "$(wc -l <"$name.json")" = 1 ]'
+}
+if [ -s ref.params.rank0 ]; then
+    spares lost lose
+    "$here/node.sh" gn02 back
+    spares stopped stop
+    check "spares: the table counts each job's run once (the failed steps wrote no completed record)" \
+        'grep -q "^table: 2 runs read," stopped-table.md'
+else
+    bad "spares: the undisturbed run of the same steps failed (t11/ref.out)"
+fi
+cd "$work" || exit 1
+
 # (last) a second cluster beside this one (both used /run/dtrain-cluster and the
 # dtc-* namespaces): it comes up, runs a job, goes down, and this cluster's nodes stay idle and its
 # namespaces and directory stay where they are

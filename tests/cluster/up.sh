@@ -100,15 +100,7 @@ write_configs() {
     done
 }
 
-# A daemon in a namespace with its own host name and /etc/hosts: nsenter keeps /sys (and so the
-# cgroup mounts slurmd insists on; ip netns exec would remount it), unshare gives UTS and mounts.
-start_in() {
-    ns=$1 name=$2; shift 2
-    # shellcheck disable=SC2016  # the inner script expands its own arguments
-    nsenter --net="/run/netns/$DTC_PREFIX-$ns" -- unshare --uts --mount --propagation private -- sh -c '
-        mount --bind "/etc/netns/$0/hosts" /etc/hosts && mount --bind "/etc/netns/$0/resolv.conf" /etc/resolv.conf &&
-        hostname "$1" && shift && exec "$@"' "$DTC_PREFIX-$ns" "$name" "$@"
-}
+. "$here/start_in.sh"
 
 write_wrappers() {
     for c in srun sbatch salloc sinfo squeue scontrol scancel sattach; do

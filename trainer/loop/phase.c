@@ -17,11 +17,15 @@ static const char *span_name(enum rank_phase phase)
     }
 }
 
+void phase_step_begin(struct run *r)
+{
+    r->phase.step_begun = timeline_now();
+    r->phase.exchange_seconds = 0;
+}
+
 void phase_begin(struct run *r, enum rank_phase phase, bool captured)
 {
     double now = timeline_now();
-    if (phase == PHASE_FORWARD)
-        r->phase.step_begun = now;
     r->phase.phase = phase;
     r->phase.begun = now;
     r->phase.captured = captured;
@@ -34,8 +38,12 @@ void phase_end(struct run *r)
     /* The update is queued on a GPU: when profiling, its end is when the queue has drained. */
     double now = p->phase == PHASE_UPDATE ? trace_now_settled(&r->trace) : timeline_now();
     timeline_span(r->timeline, LANE_COMPUTE, "step", span_name(p->phase), p->begun, now);
-    if (p->phase == PHASE_BACKWARD && !p->captured)
-        straggler_step(&r->straggler, now - p->step_begun);
+    if (p->phase == PHASE_EXCHANGE)
+        p->exchange_seconds += now - p->begun;
+    /* a step's own work: all but the wait for the others (with a CPU share cut, a node's loader,
+     * update and sums slow too, not its forward and backward alone) */
+    if (p->phase == PHASE_UPDATE && !p->captured)
+        straggler_step(&r->straggler, now - p->step_begun - p->exchange_seconds);
     if (p->phase == PHASE_UPDATE && r->trace.counting)
         r->measured.update += now - p->begun;
 }

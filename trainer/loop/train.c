@@ -203,6 +203,7 @@ static int step_once(struct loop *l, long step, double *loss, struct dt_err *err
     const int *y;
     if (r->status)
         rank_status_set(r->status, PHASE_DATA, step);
+    phase_step_begin(r);
     fault_injection_point(l->comm->rank, step);
     if (l->cfg->timeline_steps > 0 && step - l->first > l->cfg->timeline_steps)
         record_into(r, NULL);   /* enough steps recorded */
