@@ -15,7 +15,7 @@ out=$2
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/root"
-cp "$build/bin/dtrain-train" "$build"/gpu/test_cuda* "$stage/bin/"
+cp "$build/bin/dtrain-train" "$build/bin/dtrain" "$build"/gpu/test_cuda* "$stage/bin/"
 [ -z "${BASELINE:-}" ] || cp "$BASELINE" "$stage/bin/dtrain-train-baseline"
 # Open MPI's launcher: the GPU machine has none, and the exchange methods' check runs 2-3 ranks
 cp -L /usr/bin/orterun "$stage/bin/mpirun"

@@ -58,6 +58,8 @@ for exe in dtrain-train test_cuda test_cuda_models test_cuda_exchange mpirun; do
     missing=$(ldd "$bin/$exe" | grep 'not found')
     [ -z "$missing" ] || { echo "$exe: $missing" | tee -a "$out/device.txt"; exit 2; }
 done
+# dtrain --watch reads the GPU's utilization through NVML (a rank waiting on its GPU uses no CPU)
+"$bin/dtrain" --gpus-per-node 1 --watch -v -- sleep 2 2>&1 | grep '^dtrain: watch:' | tee -a "$out/device.txt"
 # the device's name in the profiles' file names: "NVIDIA H100 80GB HBM3" -> h100
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 |
     awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[A-Z][0-9]+$/) { print tolower($i); exit } }')

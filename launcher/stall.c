@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool judged(const struct watched_rank *r)
+static bool is_judged(const struct watched_rank *r)
 {
     return (r->reported || r->lost) && !r->finished;
 }
@@ -39,7 +39,7 @@ static bool to_name(const struct watched_rank *ranks, int i, const struct watche
                     double threshold_s)
 {
     const struct watched_rank *r = &ranks[i];
-    if (!judged(r) || now - r->last_progress_s < threshold_s)
+    if (!is_judged(r) || now - r->last_progress_s < threshold_s)
         return false;
     return top > 0 ? stall_suspicion(r) == top : r->last_progress_s - first->last_progress_s <= STALL_TOGETHER_S;
 }
@@ -50,7 +50,7 @@ void stall_decide(const struct watched_rank *ranks, int n, double now, double th
     int first = -1, top = -1;
     bool some_going = false;
     for (int i = 0; i < n; i++) {
-        if (!judged(&ranks[i]))
+        if (!is_judged(&ranks[i]))
             continue;
         if (now - ranks[i].last_progress_s < threshold_s) {
             some_going = true;
@@ -85,10 +85,10 @@ void stall_decide(const struct watched_rank *ranks, int n, double now, double th
     v->stalled_for_s = now - ranks[v->named[0]].last_progress_s;
 }
 
-static size_t append(char *text, size_t size, size_t len, const char *fmt, ...)
+static size_t append_text(char *text, size_t size, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static size_t append(char *text, size_t size, size_t len, const char *fmt, ...)
+static size_t append_text(char *text, size_t size, size_t len, const char *fmt, ...)
 {
     if (len >= size)
         return len;
@@ -118,7 +118,7 @@ void stall_describe(const struct watched_rank *ranks, int n, double now, const s
     for (int k = 0; k < v->num_named; k++) {
         const struct watched_rank *r = &ranks[v->named[k]];
         named[v->named[k]] = true;
-        len = append(text, size, len, "%srank %d on %s has made no progress for %.1f s (%s)", k ? "; " : "", r->rank,
+        len = append_text(text, size, len, "%srank %d on %s has made no progress for %.1f s (%s)", k ? "; " : "", r->rank,
                      r->host[0] ? r->host : "?", now - r->last_progress_s, stall_state_of(r));
     }
     int waiting = 0;
@@ -126,10 +126,10 @@ void stall_describe(const struct watched_rank *ranks, int n, double now, const s
     for (int i = 0; i < n; i++) {
         if (named[i])
             continue;
-        len = append(text, size, len, waiting++ ? ", %d" : "; the others (rank %d", ranks[i].rank);
+        len = append_text(text, size, len, waiting++ ? ", %d" : "; the others (rank %d", ranks[i].rank);
         if (ranks[i].last_progress_s > latest)
             latest = ranks[i].last_progress_s;
     }
     if (waiting)
-        len = append(text, size, len, ") went on until %.1f s ago", now - latest > 0 ? now - latest : 0.0);
+        len = append_text(text, size, len, ") went on until %.1f s ago", now - latest > 0 ? now - latest : 0.0);
 }

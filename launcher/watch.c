@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/atomic_file.h"
+#include "launcher/gpu_busy.h"
 #include "launcher/proc_progress.h"
 #include "launcher/relay_signals.h"
 #include "launcher/stall.h"
@@ -44,6 +45,7 @@ struct watcher {
     unsigned long long group_ticks;   /* the whole group's CPU time at its last look */
     double last_scan;         /* when the whole group was last looked at */
     unsigned long long busy_ticks;    /* WATCH_BUSY_SHARE of a second, in clock ticks */
+    struct gpu_busy gpu;      /* the rank's GPU through NVML, where there is one to read */
     struct proc_sample sample;
     struct watch_channel channel;
     struct watched_rank *ranks;   /* rank 0: every rank's latest report */
@@ -89,7 +91,7 @@ static int start_program(struct watcher *w, char *const *argv, struct dt_err *er
 }
 
 /* Passes what the program wrote on, byte for byte; writing is progress. */
-static void relay(struct watcher *w, int which)
+static void relay_output(struct watcher *w, int which)
 {
     char buf[65536];
     ssize_t n = read(w->pipes[which], buf, sizeof buf);
@@ -177,7 +179,7 @@ static int fill_stall_json(FILE *out, const void *arg)
 }
 
 /* Rank 0: judge every rank; on a stall say who, keep it for the job script and end the step. */
-static void judge(struct watcher *w, double now)
+static void judge_ranks(struct watcher *w, double now)
 {
     const struct watch_setup *s = w->setup;
     if (!w->warned_silent && now - w->started >= s->stall_s) {
@@ -204,7 +206,7 @@ static void judge(struct watcher *w, double now)
 }
 
 /* Once a period: sample the program, report (or, on rank 0, judge). */
-static void tick(struct watcher *w, double now)
+static void sample_and_report(struct watcher *w, double now)
 {
     if (!w->running)
         return;
@@ -215,8 +217,10 @@ static void tick(struct watcher *w, double now)
     unsigned long long a_second_ago = w->leader_ticks[(w->samples + 1) % WATCH_WINDOW];
     w->leader_ticks[w->samples % WATCH_WINDOW] = w->sample.cpu_ticks;
     bool window_full = ++w->samples >= WATCH_WINDOW;
-    if (window_full && w->sample.cpu_ticks - a_second_ago >= w->busy_ticks) {
-        w->last_progress = now;
+    int gpu_percent = gpu_busy_percent(&w->gpu);   /* -1: not read */
+    if ((window_full && w->sample.cpu_ticks - a_second_ago >= w->busy_ticks) ||
+        gpu_percent >= (int)(WATCH_BUSY_SHARE * 100)) {
+        w->last_progress = now;   /* computing, or waiting on a GPU that computes */
     } else if (now - w->last_scan >= WATCH_SCAN_S) {
         double since = now - w->last_scan;
         w->last_scan = now;
@@ -228,6 +232,10 @@ static void tick(struct watcher *w, double now)
     }
     char state[96];
     proc_describe(&w->sample, state, sizeof state);
+    if (gpu_percent >= 0) {
+        size_t used = strlen(state);
+        snprintf(state + used, sizeof state - used, ", its GPU %d%% busy", gpu_percent);
+    }
     if (w->setup->rank != 0) {
         char line[WATCH_LINE_MAX];
         snprintf(line, sizeof line, "progress %d %ld %s %s\n", w->setup->rank, (long)((now - w->last_progress) * 1000),
@@ -239,7 +247,7 @@ static void tick(struct watcher *w, double now)
     me->last_progress_s = w->last_progress;
     snprintf(me->state, sizeof me->state, "%s", state);
     if (!w->stalled)
-        judge(w, now);
+        judge_ranks(w, now);
 }
 
 /* Until the program has ended and its output is drained: relay, forward, sample, report. */
@@ -266,12 +274,12 @@ static void watch_loop(struct watcher *w)
         handle_signals(w);   /* SIGCHLD or not: cheap, and a merged SIGCHLD is never missed */
         for (int i = 0; i < 2 && ready > 0; i++)
             if (w->pipes[i] >= 0 && (fds[1 + i].revents & (POLLIN | POLLHUP | POLLERR)))
-                relay(w, i);
+                relay_output(w, i);
         now = now_s();
         if (channel_fds > 0 && (ready > 0 || now >= next_tick))
             channel_receive(&w->channel, on_report, on_lost, w);
         if (now >= next_tick) {
-            tick(w, now);
+            sample_and_report(w, now);
             next_tick = now + WATCH_PERIOD_S;
         }
         if (w->stalled && w->running && now >= w->kill_at) {
@@ -294,8 +302,10 @@ static void say_cost(const struct watcher *w)
     double cpu = (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
                  (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec) * 1e-6;
     double wall = now_s() - w->started;
-    fprintf(stderr, "dtrain: watch: rank %d: watching used %.1f ms of CPU in %.1f s (%.3f%% of a core)\n",
-            w->setup->rank, cpu * 1e3, wall, wall > 0 ? 100 * cpu / wall : 0.0);
+    fprintf(stderr, "dtrain: watch: rank %d: watching used %.1f ms of CPU in %.1f s", w->setup->rank, cpu * 1e3, wall);
+    if (wall >= 1)   /* over a shorter run the start (the node's topology read) is all there is */
+        fprintf(stderr, " (%.3f%% of a core)", 100 * cpu / wall);
+    fputc('\n', stderr);
 }
 
 static int setup_channel(struct watcher *w)
@@ -333,6 +343,11 @@ int watch_run(char *const *argv, const struct watch_setup *setup, int *raise_sig
         free(w.ranks);
         return -1;
     }
+    char why[128];
+    if (gpu_busy_open(&w.gpu, getenv("DTRAIN_GPU_BUSID"), why, sizeof why) == 0 && setup->verbose)
+        fprintf(stderr, "dtrain: watch: rank %d: its GPU's utilization read through NVML\n", setup->rank);
+    else if (setup->verbose && getenv("DTRAIN_GPU_BUSID"))
+        fprintf(stderr, "dtrain: watch: rank %d: its GPU's utilization not read: %s\n", setup->rank, why);
     w.started = w.last_progress = now_s();
     long clock_ticks = sysconf(_SC_CLK_TCK);
     w.busy_ticks = (unsigned long long)(WATCH_BUSY_SHARE * (double)(clock_ticks > 0 ? clock_ticks : 100) + 0.5);
@@ -352,6 +367,7 @@ int watch_run(char *const *argv, const struct watch_setup *setup, int *raise_sig
         channel_send(&w.channel, line);
     }
     channel_close(&w.channel);
+    gpu_busy_close(&w.gpu);
     free(w.ranks);
     return status;
 }

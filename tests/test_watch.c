@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "launcher/gpu_busy.h"
 #include "launcher/proc_progress.h"
 #include "launcher/stall.h"
 #include "launcher/watch_channel.h"
@@ -71,7 +72,7 @@ static void test_sample_a_real_process(void **state)
     assert_int_equal(proc_sample_group("/nonexistent-proc", 1, &s), 0);
 }
 
-static struct watched_rank ranked(int rank, double last, const char *state)
+static struct watched_rank reported_rank(int rank, double last, const char *state)
 {
     struct watched_rank r = {.rank = rank, .reported = true, .last_progress_s = last};
     snprintf(r.host, sizeof r.host, "gn0%d", rank + 1);
@@ -83,8 +84,8 @@ static struct watched_rank ranked(int rank, double last, const char *state)
 static void test_the_rank_that_stopped_first_is_named(void **state)
 {
     (void)state;
-    struct watched_rank r[4] = {ranked(0, 99.5, "running"), ranked(1, 95.0, "asleep in futex_wait_queue"),
-                                ranked(2, 89.0, "stopped (SIGSTOP or a debugger)"), ranked(3, 99.0, "running")};
+    struct watched_rank r[4] = {reported_rank(0, 99.5, "running"), reported_rank(1, 95.0, "asleep in futex_wait_queue"),
+                                reported_rank(2, 89.0, "stopped (SIGSTOP or a debugger)"), reported_rank(3, 99.0, "running")};
     struct stall_verdict v;
     stall_decide(r, 4, 98.9, 10, &v);
     assert_int_equal(v.num_named, 0);             /* rank 2: 9.9 s, under the threshold */
@@ -117,8 +118,8 @@ static void test_the_rank_that_stopped_first_is_named(void **state)
     /* under gloo the peers of a rank asleep in a read sleep in their collective too, some of them
      * a sample or two before it: the first waiter to stall waits for the others; the reader is
      * named once it has stalled as long, and the waiters are not */
-    struct watched_rank g[3] = {ranked(0, 88.0, "asleep in futex_do_wait"), ranked(1, 89.7, "asleep in anon_pipe_read"),
-                                ranked(2, 89.6, "asleep in futex_do_wait")};
+    struct watched_rank g[3] = {reported_rank(0, 88.0, "asleep in futex_do_wait"), reported_rank(1, 89.7, "asleep in anon_pipe_read"),
+                                reported_rank(2, 89.6, "asleep in futex_do_wait")};
     stall_decide(g, 3, 98.5, 10, &v);
     assert_int_equal(v.num_named, 0);
     stall_decide(g, 3, 99.8, 10, &v);
@@ -126,14 +127,14 @@ static void test_the_rank_that_stopped_first_is_named(void **state)
     assert_int_equal(v.named[0], 1);
     assert_int_equal(stall_suspicion(&g[1]), 2);
     assert_int_equal(stall_suspicion(&g[2]), 0);
-    struct watched_rank stopped = ranked(3, 0, "stopped (SIGSTOP or a debugger)");
+    struct watched_rank stopped = reported_rank(3, 0, "stopped (SIGSTOP or a debugger)");
     assert_int_equal(stall_suspicion(&stopped), 4);
 }
 
 static void test_finished_silent_and_lost_ranks(void **state)
 {
     (void)state;
-    struct watched_rank r[3] = {ranked(0, 99.0, "running"), ranked(1, 10.0, ""), ranked(2, 50.0, "")};
+    struct watched_rank r[3] = {reported_rank(0, 99.0, "running"), reported_rank(1, 10.0, ""), reported_rank(2, 50.0, "")};
     r[1].finished = true;     /* its program ended long ago: not a stall */
     r[2].reported = false;    /* its watcher never reached rank 0's: warned about, not judged */
     struct stall_verdict v;
@@ -196,6 +197,25 @@ static void test_one_rank_passes_everything_through(void **state)
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "--watch watches the ranks a launcher started"));
     tu_result_free(&r);
+}
+
+/* NVML where there is none, or no GPU: not read, said why, nothing held (the GPU machine's run,
+ * bench/gpu_device_run.sh, checks it reads a real GPU). */
+static void test_gpu_not_read_without_nvml_or_gpu(void **state)
+{
+    (void)state;
+    struct gpu_busy g;
+    char why[128];
+    assert_int_equal(gpu_busy_open(&g, "", why, sizeof why), -1);
+    assert_string_equal(why, "no GPU bound to this rank");
+    assert_int_equal(gpu_busy_percent(&g), -1);
+    if (gpu_busy_open(&g, "0000:ff:1f.7", why, sizeof why) == 0) {   /* NVML here: no such GPU */
+        gpu_busy_close(&g);
+        fail_msg("NVML opened a GPU at 0000:ff:1f.7");
+    }
+    assert_true(tu_contains(why, "NVML"));
+    assert_int_equal(gpu_busy_percent(&g), -1);
+    gpu_busy_close(&g);   /* closing what never opened: nothing */
 }
 
 /* ---------- two watched ranks on this machine ---------- */
@@ -341,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_finished_silent_and_lost_ranks),
         cmocka_unit_test(test_report_lines),
         cmocka_unit_test(test_one_rank_passes_everything_through),
+        cmocka_unit_test(test_gpu_not_read_without_nvml_or_gpu),
         cmocka_unit_test(test_a_stopped_rank_is_named),
         cmocka_unit_test(test_a_rank_asleep_in_a_read_is_named),
         cmocka_unit_test(test_no_alarm_when_ranks_finish),
