@@ -58,11 +58,12 @@ static const char usage_text[] =
     "Watching (any program; dtrain-train has its own watchdog too):\n"
     "      --watch             stay the program's parent instead of exec'ing it: output,\n"
     "                          signals and exit status pass through unchanged, and each\n"
-    "                          rank's dtrain follows its program's progress (CPU time used,\n"
-    "                          output written) and reports it to rank 0's once a second (on\n"
+    "                          rank's dtrain follows its program's progress (output written,\n"
+    "                          5% of a core or more over the last second, its GPU busy where\n"
+    "                          NVML says) four times a second and reports it to rank 0's (on\n"
     "                          the step's MASTER_PORT + 2268, wrapping within 61000-65535).\n"
-    "                          When a rank makes no progress for --watch-stall seconds while\n"
-    "                          the others went on, rank 0 names it (rank, host, for how long,\n"
+    "                          When a rank makes no progress for --watch-stall seconds, rank 0\n"
+    "                          names the one the others wait for (rank, host, for how long,\n"
     "                          stopped / asleep in a read / waiting on disk / gone) and ends\n"
     "                          the step with exit status 3\n"
     "      --watch-stall SEC   the time without progress that is a stall (60); longer than\n"
@@ -324,11 +325,14 @@ static int exec_rank(const struct launch_request *req, const struct allocation *
             if (version < 2411)
                 hint_warn_het_step(stderr, version);
         }
-        if (req->watch && (status = run_watched(req, alloc, place, argv, raise_signal, &err)) >= 0) {
+        if (!req->watch) {
+            status = launch_exec(argv, &err);
+        } else if ((status = run_watched(req, alloc, place, argv, raise_signal, &err)) >= 0) {
             launch_exports_free(&exports);
-            return status;
+            return status;   /* the watched program's */
+        } else {
+            status = 1;   /* it could not be started */
         }
-        status = req->watch ? 1 : launch_exec(argv, &err);
     }
     fprintf(stderr, "dtrain: rank %d: %s\n", place->rank, err.msg);
     launch_exports_free(&exports);

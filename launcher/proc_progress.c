@@ -57,18 +57,33 @@ static void read_wchan(const char *proc_root, pid_t pid, char *out, size_t size)
     snprintf(out, size, "%.*s", (int)n, text);
 }
 
+/* Reads and parses PROC_ROOT/PID/stat (pid as /proc names it); 0, or -1 when it is gone or odd. */
+static int read_stat(const char *proc_root, const char *pid, char *state, long *pgrp, unsigned long long *own,
+                     unsigned long long *reaped)
+{
+    char path[300], line[1024];
+    snprintf(path, sizeof path, "%s/%s/stat", proc_root, pid);
+    return read_small_file(path, line, sizeof line) > 0 ? proc_parse_stat(line, state, pgrp, own, reaped) : -1;
+}
+
+/* Stopped by a signal (T) or by a tracer (t). */
+static bool is_stopped(char state)
+{
+    return state == 'T' || state == 't';
+}
+
 int proc_sample_leader(const char *proc_root, pid_t pid, struct proc_sample *out)
 {
     *out = (struct proc_sample){.state = '?'};
-    char path[300], line[1024];
+    char name[24];
     long group;
     unsigned long long own, reaped;
-    snprintf(path, sizeof path, "%s/%d/stat", proc_root, (int)pid);
-    if (read_small_file(path, line, sizeof line) <= 0 || proc_parse_stat(line, &out->state, &group, &own, &reaped) < 0)
+    snprintf(name, sizeof name, "%d", (int)pid);
+    if (read_stat(proc_root, name, &out->state, &group, &own, &reaped) < 0)
         return 0;
     out->processes = 1;
     out->cpu_ticks = own + reaped;
-    out->any_stopped = out->state == 'T' || out->state == 't';
+    out->any_stopped = is_stopped(out->state);
     read_wchan(proc_root, pid, out->wchan, sizeof out->wchan);
     return 1;
 }
@@ -80,20 +95,17 @@ int proc_sample_group(const char *proc_root, pid_t pgid, struct proc_sample *out
     if (!dir)
         return 0;
     struct dirent *entry;
-    char path[300], line[1024];
     while ((entry = readdir(dir)) != NULL) {
         if (!isdigit((unsigned char)entry->d_name[0]))
             continue;
-        snprintf(path, sizeof path, "%s/%s/stat", proc_root, entry->d_name);
         char state;
         long group;
         unsigned long long own, reaped;
-        if (read_small_file(path, line, sizeof line) <= 0 || proc_parse_stat(line, &state, &group, &own, &reaped) < 0 ||
-            group != (long)pgid)
+        if (read_stat(proc_root, entry->d_name, &state, &group, &own, &reaped) < 0 || group != (long)pgid)
             continue;   /* gone since readdir, or another program's */
         out->processes++;
         out->cpu_ticks += own;
-        out->any_stopped |= state == 'T' || state == 't';
+        out->any_stopped |= is_stopped(state);
         if (atol(entry->d_name) == (long)pgid) {
             out->state = state;
             out->cpu_ticks += reaped;   /* what its finished children used stays counted */
@@ -109,7 +121,7 @@ void proc_describe(const struct proc_sample *s, char *text, size_t size)
 {
     if (s->processes == 0 || s->state == 'Z' || s->state == 'X')
         snprintf(text, size, "gone");
-    else if (s->any_stopped || s->state == 'T' || s->state == 't')
+    else if (s->any_stopped || is_stopped(s->state))
         snprintf(text, size, "stopped (SIGSTOP or a debugger)");
     else if (s->state == 'D')
         snprintf(text, size, "waiting on disk%s%s%s", s->wchan[0] ? " (" : "", s->wchan, s->wchan[0] ? ")" : "");

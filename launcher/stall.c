@@ -68,7 +68,6 @@ void stall_decide(const struct watched_rank *ranks, int n, double now, double th
      * the others, up to the threshold again (under MPI the others spin, and never stall). */
     if (top == 0 && some_going && now - ranks[first].last_progress_s < 2 * threshold_s)
         return;
-    v->stalled_for_s = now - ranks[first].last_progress_s;
     bool taken[n > 0 ? n : 1];
     memset(taken, 0, sizeof taken);
     while (v->num_named < (int)(sizeof v->named / sizeof v->named[0])) {

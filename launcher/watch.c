@@ -15,6 +15,7 @@
 
 #include "common/atomic_file.h"
 #include "launcher/gpu_busy.h"
+#include "launcher/launch.h"
 #include "launcher/proc_progress.h"
 #include "launcher/relay_signals.h"
 #include "launcher/stall.h"
@@ -75,9 +76,8 @@ static int start_program(struct watcher *w, char *const *argv, struct dt_err *er
         relay_signals_reset_in_child();
         if (dup2(out[1], STDOUT_FILENO) < 0 || dup2(errp[1], STDERR_FILENO) < 0)
             _exit(126);
-        execvp(argv[0], argv);
-        int code = errno == ENOENT ? 127 : 126;
-        fprintf(stderr, "dtrain: cannot run %s: %s\n", argv[0], strerror(errno));
+        int code = launch_exec(argv, err);   /* 127 not found, 126 not runnable, as without --watch */
+        fprintf(stderr, "dtrain: %s\n", err->msg);
         _exit(code);
     }
     setpgid(pid, pid);
