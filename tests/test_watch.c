@@ -270,21 +270,22 @@ static int wait_status(pid_t pid)
 
 static const char *const printing = "i=0; while [ $i -lt 60 ]; do echo step $i; i=$((i+1)); sleep 0.2; done";
 
-/* Rank 1's program stalls the way `stall` makes it; rank 0's watcher names it and ends the step. */
-static void stalled_rank_is_named(const char *stall, const char *expected_state)
+/* Rank `stalled`'s program (0 or 1) stalls the way `stall` makes it, the other's prints; rank 0's
+ * watcher names the stalled one (itself too) and ends the step. */
+static void stalled_rank_is_named(int stalled, const char *stall, const char *expected_state)
 {
     char dir[] = "/tmp/dtrain-test-watch-XXXXXX", path[600];
     assert_non_null(mkdtemp(dir));
     snprintf(job_id, sizeof job_id, "watch-%d-%s", (int)getpid(), dir + strlen(dir) - 6);
-    int never[2];   /* rank 1's stdin: held open, never written */
+    int never[2];   /* the stalled rank's stdin: held open, never written */
     assert_int_equal(pipe(never), 0);
     char report[600], report_option[640];
     snprintf(report, sizeof report, "%s/stall.json", dir);
     snprintf(report_option, sizeof report_option, "--watch-report=%s", report);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    pid_t r0 = start_rank(0, printing, never[0], dir, report_option);
-    pid_t r1 = start_rank(1, stall, never[0], dir, "");
+    pid_t r0 = start_rank(0, stalled == 0 ? stall : printing, never[0], dir, report_option);
+    pid_t r1 = start_rank(1, stalled == 1 ? stall : printing, never[0], dir, "");
     int status0 = wait_status(r0);
     double took = seconds_since(&t0);
     kill(r1, SIGTERM);   /* as srun ends the step's other tasks */
@@ -298,11 +299,15 @@ static void stalled_rank_is_named(const char *stall, const char *expected_state)
     assert_true(WIFEXITED(status0) && WEXITSTATUS(status0) == 3);
     assert_true(took < 1.0 + 2 + 10);   /* named within 10 s past the threshold */
     assert_non_null(err0);
-    assert_true(tu_contains(err0, "dtrain: watch: rank 1 on "));
+    char named[64], others[64], json_start[64];
+    snprintf(named, sizeof named, "dtrain: watch: rank %d on ", stalled);
+    snprintf(others, sizeof others, "the others (rank %d) went on", !stalled);
+    snprintf(json_start, sizeof json_start, "{\"rank\":%d,\"stalled_s\":", stalled);
+    assert_true(tu_contains(err0, named));
     assert_true(tu_contains(err0, expected_state));
-    assert_true(tu_contains(err0, "the others (rank 0) went on"));
+    assert_true(tu_contains(err0, others));
     assert_non_null(json);
-    assert_true(tu_contains(json, "{\"rank\":1,\"stalled_s\":"));
+    assert_true(tu_contains(json, json_start));
     assert_true(WIFSIGNALED(status1) && WTERMSIG(status1) == SIGTERM);   /* died as its program did */
     free(err0);
     free(json);
@@ -312,13 +317,20 @@ static void stalled_rank_is_named(const char *stall, const char *expected_state)
 static void test_a_stopped_rank_is_named(void **state)
 {
     (void)state;
-    stalled_rank_is_named("echo start; sleep 0.5; kill -STOP $$; echo never", "stopped (SIGSTOP or a debugger)");
+    stalled_rank_is_named(1, "echo start; sleep 0.5; kill -STOP $$; echo never", "stopped (SIGSTOP or a debugger)");
+}
+
+/* Rank 0 itself stopped: its watcher judges its own program like the others'. */
+static void test_rank_0_stopped_is_named(void **state)
+{
+    (void)state;
+    stalled_rank_is_named(0, "echo start; sleep 0.5; kill -STOP $$; echo never", "stopped (SIGSTOP or a debugger)");
 }
 
 static void test_a_rank_asleep_in_a_read_is_named(void **state)
 {
     (void)state;
-    stalled_rank_is_named("echo start; exec cat", "asleep");
+    stalled_rank_is_named(1, "echo start; exec cat", "asleep");
 }
 
 /* Both programs end well, rank 1's 3 s before rank 0's (past the 2 s threshold): no stall, each
@@ -364,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_gpu_not_read_without_nvml_or_gpu),
         cmocka_unit_test(test_a_stopped_rank_is_named),
         cmocka_unit_test(test_a_rank_asleep_in_a_read_is_named),
+        cmocka_unit_test(test_rank_0_stopped_is_named),
         cmocka_unit_test(test_no_alarm_when_ranks_finish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

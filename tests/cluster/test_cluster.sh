@@ -520,41 +520,44 @@ fi
 cd "$work" || exit 1
 
 # (11) spares in the same job: sbatch -N 4 with DTRAIN_SPARES=1, three nodes train and gn04 stands
-# by. gn02 lost mid-run (every process of it killed: node.sh), and in a second job rank 1's program
-# (on gn02) stopped mid-run: each time the template leaves gn02 out, gn04 takes its place and
-# training resumes from the last checkpoint within 60 s of the failure, the record says so, the
-# table counts the run once, and the final parameters are an undisturbed run's of the same steps
+# by. gn02 lost mid-run (every process of it killed: node.sh); in a second job rank 1's program (on
+# gn02) stopped; in a third rank 2's (on gn03) killed (SIGKILL): each time the template leaves that
+# node out, gn04 takes its place and training resumes from the last checkpoint within 60 s of the
+# failure, the record says so, the table counts each run once, and the final parameters are an
+# undisturbed run's of the same steps
 mkdir t11 && cd t11 || exit 1
 spare_train="--model lenet --dataset synthetic --batch-size 256 --log-every 10 --eval-every 0 -q --max-steps 300"
 srun_within 300 spare-ref --mpi=pmix -N3 -w 'gn[01-03]' "$bin/dtrain" --gpus-per-node 0 -- "$bin/dtrain-train" \
     --device cpu --threads 1 $spare_train --params-out ref.params >ref.out 2>&1
-spares() {   # spares NAME lose|stop: a job with a spare, gn02 failed that way once Step100 is out
-    name=$1
+spares() {   # spares NAME lose|stop|kill NODE: a job with a spare, NODE failed that way once Step100 is out
+    name=$1 node=$3
     id=$(DTRAIN_SPARES=1 DTRAIN_WATCH_STALL=10 sbatch --parsable -N4 --ntasks-per-node=1 --gpus-per-node=0 \
              -w 'gn[01-04]' -o "$1-%j.out" -e "$1-%j.out" "$template" $spare_train --checkpoint-every 20 --params-out "$PWD/$1.params")
     failed_at=0
     if wait_for "$1-$id.out" '^Step100:' 120; then
         failed_at=$(date +%s)
-        # shellcheck disable=SC2046  # the pids of gn02's rank
-        if [ "$2" = lose ]; then "$here/node.sh" gn02 lose; else kill -STOP $(trainers gn02); fi
+        # shellcheck disable=SC2046  # the pids of the node's rank
+        case $2 in lose) "$here/node.sh" "$node" lose ;; stop) kill -STOP $(trainers "$node") ;;
+                   kill) kill -KILL $(trainers "$node") ;; esac
     fi
     s=$(wait_job "$id" 300)
     grep "\"job_id\":\"$id\"" runs/records.jsonl | grep '"exit_state":"completed"' >"$1.json"
     started=$(date -d "$(field "$1.json" start_time)" +%s 2>/dev/null || echo 0)
     resumed_in=$((started - failed_at))
     "$bin/dtrain-analyze" table --baseline 3x1 runs/records.jsonl >"$1-table.md" 2>&1
-    check "spares, gn02 $2: gn04 took over, resumed in $resumed_in s, the same parameters (job $id: $s)" \
+    check "spares, $node $2: gn04 took over, resumed in $resumed_in s, the same parameters (job $id: $s)" \
         '[ "$s" = COMPLETED ] && [ "$failed_at" -gt 0 ] && [ "$resumed_in" -le 60 ] &&
-         cmp -s ref.params.rank0 "$name.params.rank0" && grep -q "gn02 failed (.*): gn04 takes its place" "$name-$id.out" &&
-         grep -q "\"replaced\":\"gn02 by gn04 (.*); training stood still [0-9]* s" "$name.json" &&
+         cmp -s ref.params.rank0 "$name.params.rank0" && grep -q "$node failed (.*): gn04 takes its place" "$name-$id.out" &&
+         grep -q "\"replaced\":\"$node by gn04 (.*); training stood still [0-9]* s" "$name.json" &&
          [ "$(wc -l <"$name.json")" = 1 ]'
 }
 if [ -s ref.params.rank0 ]; then
-    spares lost lose
+    spares lost lose gn02
     "$here/node.sh" gn02 back
-    spares stopped stop
+    spares stopped stop gn02
+    spares killed kill gn03
     check "spares: the table counts each job's run once (the failed steps wrote no completed record)" \
-        'grep -q "^table: 2 runs read," stopped-table.md'
+        'grep -q "^table: 3 runs read," killed-table.md'
 else
     bad "spares: the undisturbed run of the same steps failed (t11/ref.out)"
 fi
