@@ -123,8 +123,8 @@ $(BUILD)/obj/%.o: %.cu
 	$(NVCC) $(NVCC_FLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 $(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE $(WARNINGS) -g -O1 -I. $(MPI_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined \
-	    -c $< -o $@
+	clang -std=c11 -D_GNU_SOURCE $(WARNINGS) -g -O1 -MMD -MP -I. $(MPI_CFLAGS) \
+	    -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
 $(BUILD)/fuzz/obj/libdtrain.a: $(call obj,$(BUILD)/fuzz/obj,$(NO_GPU_LIB))
 %.a:
 	@rm -f $@

@@ -143,10 +143,14 @@ static int check_speedups(const struct result_table *t, struct audit *out)
     bool has_avg = false;
     for (int i = 0; i < t->count; i++)
         has_avg |= t->rows[i].avg;
-    /* the baseline: the 1 x 1 Avg row, or the 1 x 1 run where the table has no Avg rows */
+    /* the baseline: the 1 x 1 Avg row, or the 1 x 1 run where the table has no Avg rows; a table
+     * that starts elsewhere (1 x 4), the row it gives a speedup of 1 */
     const struct result_row *base = NULL;
     for (int i = 0; i < t->count && !base; i++)
         if (t->rows[i].nodes == 1 && t->rows[i].gpus == 1 && t->rows[i].avg == has_avg)
+            base = &t->rows[i];
+    for (int i = 0; i < t->count && !base; i++)
+        if (t->rows[i].avg == has_avg && fabs(t->rows[i].speedup - 1) <= t->rows[i].speedup_unit / 2 + 1e-9)
             base = &t->rows[i];
     if (!base)
         return 0;
@@ -166,9 +170,9 @@ static int check_speedups(const struct result_table *t, struct audit *out)
                      plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), base->runtime_text, r->runtime_text, by_time);
         else if (speedup_follows(r->speedup, by_time, base, r))
             rc = audit_add(out, r->line, "speedup %g of %s x %s is a runtime ratio, but the runs did not train the same "
-                     "samples (%.0f at 1 x 1, %.0f here: Steps x Batchsize x GPUs); by samples/s it is %.2f",
-                     r->speedup, plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), samples_of(base), samples_of(r),
-                     by_rate);
+                     "samples (%.0f at %d x %d, %.0f here: Steps x Batchsize x GPUs); by samples/s it is %.2f",
+                     r->speedup, plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), samples_of(base), base->nodes,
+                     base->gpus, samples_of(r), by_rate);
         else
             rc = audit_add(out, r->line, "speedup %g of %s x %s does not follow from samples/s (the runs did not train the "
                      "same samples): %.2f", r->speedup, plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), by_rate);
@@ -261,15 +265,31 @@ static int usual_batch(const struct result_table *t)
     return best;
 }
 
-/* Efficiency is speedup / GPUs in all (nodes x GPUs a node), both as printed. */
-static int check_efficiency(const struct result_row *r, struct audit *out)
+/* The GPUs in all of the table's own baseline: the first row whose printed speedup is 1 (a lab
+ * whose table starts at 1 x 4 gives that row 1.00 and efficiencies against it); 1 without one. */
+static int baseline_gpus(const struct result_table *t)
+{
+    for (int i = 0; i < t->count; i++)
+        if (fabs(t->rows[i].speedup - 1) <= t->rows[i].speedup_unit / 2 + 1e-9)
+            return t->rows[i].nodes * t->rows[i].gpus;
+    return 1;
+}
+
+/* Efficiency is speedup / the GPUs' ratio to the baseline's (speedup / GPUs in all over one GPU),
+ * both as printed. */
+static int check_efficiency(const struct result_row *r, int base_gpus, struct audit *out)
 {
     if (isnan(r->efficiency) || isnan(r->speedup))
         return 0;
     int gpus = r->nodes * r->gpus;
-    double ratio = r->speedup / gpus, slack = r->efficiency_unit / 2 + r->speedup_unit / 2 / gpus + 1e-9;
+    double scale = (double)gpus / base_gpus;
+    double ratio = r->speedup / scale, slack = r->efficiency_unit / 2 + r->speedup_unit / 2 / scale + 1e-9;
     if (fabs(r->efficiency - ratio) <= slack)
         return 0;
+    if (base_gpus > 1)
+        return audit_add(out, r->line, "efficiency %.4g of %s x %s is not speedup / (GPUs / the baseline's %d): "
+                         "%g / %g = %.3f", r->efficiency, plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"),
+                         base_gpus, r->speedup, scale, ratio);
     return audit_add(out, r->line, "efficiency %.4g of %s x %s is not speedup / GPUs: %g / %d = %.3f", r->efficiency,
                        plural_of(r->nodes, "node"), plural_of(r->gpus, "GPU"), r->speedup, gpus, ratio);
 }
@@ -317,7 +337,7 @@ static int check_gains(const struct result_table *t, struct audit *out)
 
 int audit_table(const struct result_table *t, struct audit *out)
 {
-    int batch = usual_batch(t);
+    int batch = usual_batch(t), base_gpus = baseline_gpus(t);
     for (int i = 0; i < t->count; i++)
         if (t->rows[i].batch != batch && !(t->rows[i].unknown & (1u << COL_BATCH)) &&
             audit_add(out, t->rows[i].line, "Batchsize %d, but the table's other runs have %d: a run of another experiment, "
@@ -328,7 +348,7 @@ int audit_table(const struct result_table *t, struct audit *out)
         /* a table without a Node(s) column says nothing of its nodes to check */
         if ((r->avg ? check_average(t, i, out) : t->has_nodelist ? check_nodelist(r, out) : 0) < 0 ||
             check_counts(t, r, out) < 0 ||
-            check_efficiency(r, out) < 0)
+            check_efficiency(r, base_gpus, out) < 0)
             return -1;
     }
     return check_speedups(t, out) < 0 || check_gains(t, out) < 0 ? -1 : 0;

@@ -50,7 +50,7 @@ static void uncertainty_of(struct corrected_config *c, const struct corrected_co
     struct avg_uncertainty *u = &c->uncertainty;
     *u = (struct avg_uncertainty){.runs = c->count, .runtime_lo = c->mean - half, .runtime_hi = c->mean + half,
                                   .speedup = c->speedup, .speedup_lo = NAN, .speedup_hi = NAN, .baseline = c == base,
-                                  .gpus = c->nodes * c->gpus};
+                                  .scale = base ? (double)(c->nodes * c->gpus) / (base->nodes * base->gpus) : NAN};
     if (base && c != base && !isnan(c->speedup))
         stats_ratio_ci95(c->speedup, base->mean, base->std, base->count, c->mean, c->std, c->count, &u->speedup_lo,
                          &u->speedup_hi);
@@ -238,9 +238,15 @@ int corrected_print(FILE *out, const struct result_table *t, const struct speedu
     if (rate)
         fprintf(out, "%sSpeedup by samples/s: the configurations did not train the same samples (Steps x "
                 "Batchsize x GPUs).\n\n", opt->format == FORMAT_CSV ? "# " : "");
-    if (!has_base)
-        fprintf(out, "%sNo run of the baseline, %d x %d: no speedups.\n\n", opt->format == FORMAT_CSV ? "# " : "",
-                opt->base_nodes, opt->base_gpus);
+    if (!has_base && count > 0) {   /* the --baseline that would work: the fewest GPUs in all */
+        const struct corrected_config *smallest = &configs[0];
+        for (int k = 1; k < count; k++)
+            if (configs[k].nodes * configs[k].gpus < smallest->nodes * smallest->gpus)
+                smallest = &configs[k];
+        fprintf(out, "%sNo run of the baseline, %d x %d: no speedups (the smallest here is --baseline %dx%d).\n\n",
+                opt->format == FORMAT_CSV ? "# " : "", opt->base_nodes, opt->base_gpus, smallest->nodes,
+                smallest->gpus);
+    }
     bool reference = opt->format == FORMAT_REFERENCE;
     if (opt->format == FORMAT_CSV)
         fprintf(out, "#Nodes,#GPUs,Epoch,Batchsize,Steps,Runtime,Speedup,Node(s),Given Runtime,Given Speedup%s%s\n",

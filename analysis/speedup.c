@@ -117,17 +117,24 @@ void speedup_uncertainty_cells(const struct avg_uncertainty *u, int decimals, st
         snprintf(c->speedup, sizeof c->speedup, "%s", u->runs < 2 ? c->runtime : "- (1 baseline run)");
     else
         snprintf(c->speedup, sizeof c->speedup, "%.2f-%.2f", u->speedup_lo, u->speedup_hi);
-    if (isnan(u->speedup) || u->gpus < 1)
+    if (isnan(u->speedup) || !(u->scale > 0))
         snprintf(c->efficiency, sizeof c->efficiency, "-");
     else
-        snprintf(c->efficiency, sizeof c->efficiency, "%.2f", u->speedup / u->gpus);
+        snprintf(c->efficiency, sizeof c->efficiency, "%.2f", u->speedup / u->scale);
 }
 
-static void uncertainty_of(const struct speedup_group *g, int decimals, struct uncertainty_cells *c)
+/* The GPUs of g over the baseline's: what its efficiency divides the speedup by. */
+static double gpus_over_baseline(const struct speedup_group *g, const struct speedup_options *opt)
+{
+    return speedup_group_gpus(g) / (double)(opt->base_nodes * opt->base_gpus);
+}
+
+static void uncertainty_of(const struct speedup_group *g, const struct speedup_options *opt, int decimals,
+                           struct uncertainty_cells *c)
 {
     struct avg_uncertainty u = {.runs = g->count, .runtime_lo = g->runtime_lo, .runtime_hi = g->runtime_hi,
                                 .speedup = g->speedup, .speedup_lo = g->speedup_lo, .speedup_hi = g->speedup_hi,
-                                .baseline = g->speedup_baseline, .gpus = speedup_group_gpus(g)};
+                                .baseline = g->speedup_baseline, .scale = gpus_over_baseline(g, opt)};
     speedup_uncertainty_cells(&u, decimals, c);
 }
 
@@ -151,7 +158,7 @@ static void print_row(FILE *out, const struct speedup_options *opt, int decimals
 {
     char runtime[32], std[32], lo[32], hi[32], speedup[16] = "-";
     struct uncertainty_cells u;
-    uncertainty_of(g, decimals, &u);
+    uncertainty_of(g, opt, decimals, &u);
     duration_format(avg ? g->average : r->runtime_seconds, decimals, runtime);
     if (avg && !isnan(g->speedup))
         snprintf(speedup, sizeof speedup, "%.2f", g->speedup);
@@ -206,7 +213,7 @@ static void print_json(FILE *out, const struct run_record *runs, const int *orde
         char speedup[32] = "null", efficiency[32] = "null";   /* no baseline: null, as JSON has no NaN */
         if (!isnan(g->speedup)) {
             snprintf(speedup, sizeof speedup, "%.4f", g->speedup);
-            snprintf(efficiency, sizeof efficiency, "%.4f", g->speedup / speedup_group_gpus(g));
+            snprintf(efficiency, sizeof efficiency, "%.4f", g->speedup / gpus_over_baseline(g, opt));
         }
         char runtime_ci[64] = "null", speedup_ci[64] = "null";   /* one run: no interval */
         if (g->count > 1)

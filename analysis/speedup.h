@@ -32,11 +32,13 @@ struct avg_uncertainty {
     double speedup, speedup_lo, speedup_hi;   /* NAN where there is no speedup or no interval */
     bool baseline;                   /* the baseline itself: its speedup is 1 by definition */
     bool baseline_one_run;           /* no speedup interval as the baseline has a single run */
-    int gpus;                        /* GPUs in all, for the efficiency */
+    double scale;                    /* GPUs in all over the baseline's: efficiency = speedup / scale
+                                      * (a 2 x 4 job against a 1 x 4 baseline: 2) */
 };
 
 /* Its four cells as the tables print them: Runs, "H:MM:SS-H:MM:SS" or "- (1 run)", "lo-hi" or "-
- * (baseline)", "- (1 run)", "- (1 baseline run)", "-", and the efficiency (speedup / GPUs). */
+ * (baseline)", "- (1 run)", "- (1 baseline run)", "-", and the efficiency (speedup / the GPUs'
+ * ratio to the baseline's). */
 struct uncertainty_cells {
     char runs[16], runtime[48], speedup[48], efficiency[16];
 };

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/duration.h"
 #include "formats/table.h"
 #include "formats/table_columns.h"
 
@@ -64,7 +65,7 @@ static bool is_rate(const char *raw, const char *words)
 static bool is_time(const char *words)
 {
     return has_word(words, "time") || has_word(words, "runtime") || has_word(words, "duration") ||
-           has_word(words, "latency") || has_word(words, "elapsed");
+           has_word(words, "latency") || has_word(words, "elapsed") || has_word(words, "walltime");
 }
 
 static enum scaling_kind kind_of(const char *raw, const char *words)
@@ -289,13 +290,32 @@ static const char *read_number(const char *text, double *value, double *unit)
     return c;
 }
 
+/* A clock time, "1:02:03", "5:40" or Slurm's "1-02:03:04", its last part counting clock seconds
+ * (60 under a header that says [h:mm]); -1 where text (blanks around it) is not one. */
+static double clock_cell(const char *text, double clock, double *unit)
+{
+    char copy[64];
+    size_t n = strlen(text);
+    while (n > 0 && isspace((unsigned char)text[n - 1]))
+        n--;
+    if (n >= sizeof copy || !memchr(text, ':', n))
+        return -1;
+    snprintf(copy, sizeof copy, "%.*s", (int)n, text);
+    *unit = duration_fields_unit(copy, clock);
+    return duration_parse_fields(copy, clock);
+}
+
 /* A cell of a column of kind: "938 img/s", "7.72 x", "93%", "~14 hours" (approximate: not read),
- * "2h 18min". NAN where it holds no number. */
-static struct scaling_cell read_cell(const char *text, enum scaling_kind kind)
+ * "2h 18min", a clock ("1:02:03"; its last part counting clock seconds). NAN where it holds no
+ * number. */
+static struct scaling_cell read_cell(const char *text, enum scaling_kind kind, double clock)
 {
     struct scaling_cell cell = {NAN, 0};
     while (isspace((unsigned char)*text))
         text++;
+    double seconds_unit, clock_seconds = kind == SCALING_TIME ? clock_cell(text, clock, &seconds_unit) : -1;
+    if (clock_seconds >= 0)
+        return (struct scaling_cell){clock_seconds, seconds_unit};
     double value, unit;
     const char *rest = read_number(text, &value, &unit);
     if (!rest)
@@ -353,8 +373,30 @@ static bool promote_measures(struct scaling_table *t, char words[][256])
     return promoted;
 }
 
+/* The seconds a clock cell's last part counts by its header: 60 for "Time to train [h:mm]", 3600 for
+ * "(d:h)"; 1 where the header names no clock ("(90E)", "(Hrs)"); 0 where it names a resource's
+ * hours ("Walltime [node-h]", "(GPU-hours)"): a cost, not a time. */
+static double header_clock(const char *header)
+{
+    const char *open = strpbrk(header, "[(");
+    char unit[32];
+    size_t len = open ? strcspn(open + 1, "])") : 0, unit_len;
+    if (!open || len == 0 || len >= sizeof unit)
+        return 1;
+    snprintf(unit, sizeof unit, "%.*s", (int)len, open + 1);
+    for (char *c = unit; *c; c++)
+        *c = *c == ' ' ? '-' : *c;   /* "d hh:mm": a day and its hours apart */
+    double last = duration_clock_unit(unit);
+    if (last > 0)
+        return last;
+    const char *dash = strrchr(unit, '-');   /* "node-h", "GPU-hours": a resource's time, a cost */
+    bool cost = dash && dash > unit && isalpha((unsigned char)dash[-1]) && time_unit(dash + 1, &unit_len) > 0 &&
+                !dash[1 + unit_len];
+    return cost ? 0 : 1;
+}
+
 /* The columns whose cell in row (a table's first) is a time with its unit ("299.5 ms", "2h 18min",
- * "40 s"): bit c for column c. */
+ * "40 s") or a clock ("1:02:03"): bit c for column c. */
 static unsigned long cells_with_time_units(const char *row)
 {
     char *copy = strdup(row), *cells[SCALING_MAX_COLUMNS + 1];
@@ -364,7 +406,7 @@ static unsigned long cells_with_time_units(const char *row)
         double value, unit;
         size_t len;
         const char *rest = read_number(cells[c] + strspn(cells[c], " \t"), &value, &unit);
-        if (rest && time_unit(rest + strspn(rest, " "), &len) > 0)
+        if ((rest && time_unit(rest + strspn(rest, " "), &len) > 0) || clock_cell(cells[c], 1, &unit) >= 0)
             times |= 1ul << c;
     }
     free(copy);
@@ -388,8 +430,11 @@ static bool read_header(char *line, struct scaling_table *t, unsigned long times
         snprintf(col->name, sizeof col->name, "%s", cells[c]);
         header_words(cells[c], words[c], sizeof words[c]);
         col->kind = kind_of(cells[c], words[c]);
+        col->clock = header_clock(cells[c]);
         if (col->kind == SCALING_OTHER && (times >> c & 1))
             col->kind = SCALING_TIME;
+        if (col->kind == SCALING_TIME && col->clock == 0)
+            col->kind = SCALING_OTHER;   /* a time's name or cells over a resource's hours */
         if (col->kind == SCALING_COUNT && t->count_column < 0)
             t->count_column = c;
         else if (col->kind == SCALING_COUNT)
@@ -406,7 +451,7 @@ static bool read_row(char *line, int number, struct scaling_table *t)
 {
     char *cells[SCALING_MAX_COLUMNS + 1];
     int n = table_cells(line, cells, SCALING_MAX_COLUMNS + 1);
-    struct scaling_cell count = n > t->count_column ? read_cell(cells[t->count_column], SCALING_COUNT)
+    struct scaling_cell count = n > t->count_column ? read_cell(cells[t->count_column], SCALING_COUNT, 1)
                                                     : (struct scaling_cell){NAN, 0};
     if (!(count.value >= 1) || count.value != floor(count.value) || count.unit != 1)
         return false;
@@ -420,7 +465,7 @@ static bool read_row(char *line, int number, struct scaling_table *t)
         return false;
     for (int c = 0; c < t->columns; c++) {
         struct scaling_cell *cell = &t->cell[t->rows * t->columns + c];
-        *cell = c < n && t->column[c].kind != SCALING_OTHER ? read_cell(cells[c], t->column[c].kind)
+        *cell = c < n && t->column[c].kind != SCALING_OTHER ? read_cell(cells[c], t->column[c].kind, t->column[c].clock)
                                                             : (struct scaling_cell){NAN, 0};
         bool percent_header = t->column[c].kind == SCALING_EFFICIENCY && strchr(t->column[c].name, '%');
         if (c < n && percent_header && !strchr(cells[c], '%'))   /* (a short row: no cell to read) */

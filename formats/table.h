@@ -60,7 +60,7 @@ int table_parse_stream(FILE *f, const char *name, struct table_set *set, struct 
 
 /* Why a file no table was read from was not read: its first Markdown table's header, which of the
  * nodes, the GPUs and the runtime it lacks and the closest column it has ("its table on line 3:
- * it lacks the runtime (...) (the closest it has: \"Walltime [h:m]\")"). False when it has no
+ * it lacks the runtime (...) (the closest it has: \"Walltime [node-h]\")"). False when it has no
  * Markdown table at all. */
 bool table_why_not_read(const char *path, char *why, size_t size);
 

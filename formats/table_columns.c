@@ -47,18 +47,29 @@ static void normalise_cell(const char *cell, char *out, size_t size, char *unit,
     snprintf(out, size, "%s", lower);
 }
 
-/* Seconds per unit a Runtime header names, 0 for none, -1 for one that is not a time unit. */
+/* Seconds per unit a Runtime header names (a clock's last field: 3600 for "[d:h]"), 0 for none,
+ * -1 for one that is not a time unit. */
 static double unit_seconds(const char *unit)
 {
     static const struct { const char *name; double seconds; } units[] = {
         {"s", 1}, {"sec", 1}, {"secs", 1}, {"seconds", 1}, {"m", 60}, {"min", 60}, {"mins", 60}, {"minutes", 60},
-        {"h", 3600}, {"hr", 3600}, {"hrs", 3600}, {"hours", 3600}, {"h:mm:ss", 0}, {"hh:mm:ss", 0}, {"mm:ss", 0}};
+        {"h", 3600}, {"hr", 3600}, {"hrs", 3600}, {"hours", 3600}};
     if (!unit[0])
         return 0;
+    if (duration_clock_unit(unit) > 0)
+        return duration_clock_unit(unit);   /* a plain number under "[d:h]" counts its last field */
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (strcmp(unit, units[i].name) == 0)
             return units[i].seconds;
     return -1;
+}
+
+/* The seconds a Runtime clock's last part counts: 60 under "[h:m]", 3600 under "[d:h]", 1 under
+ * "(h:mm:ss)" and where the header names no clock (H:MM:SS, MM:SS as written). */
+static double clock_field(const char *unit)
+{
+    double last = duration_clock_unit(unit);
+    return last > 0 ? last : 1;
 }
 
 /* Levenshtein distance of a and b (each under 64 bytes), for the closest name to a missing column. */
@@ -121,6 +132,7 @@ bool table_header(char **cells, int n, struct table_layout *layout)
     for (int c = 0; c < COLS; c++)
         layout->at[c] = -1;
     layout->runtime_scale = 0;
+    layout->runtime_clock = 1;
     for (int i = 0; i < n; i++) {
         char name[64], unit[32];
         normalise_cell(cells[i], name, sizeof name, unit, sizeof unit);
@@ -130,18 +142,18 @@ bool table_header(char **cells, int n, struct table_layout *layout)
                     layout->at[c] = i;
                     snprintf(layout->name[c], sizeof layout->name[c], "%s", cells[i]);
                     if (c == COL_RUNTIME)
-                        layout->runtime_scale = unit_seconds(unit);
+                        layout->runtime_scale = unit_seconds(unit), layout->runtime_clock = clock_field(unit);
                 }
     }
     return layout->at[COL_NODES] >= 0 && layout->at[COL_GPUS] >= 0 && layout->at[COL_RUNTIME] >= 0;
 }
 
-double table_runtime(const char *text, double scale, double *unit)
+double table_runtime(const char *text, double scale, double clock, double *unit)
 {
-    if (strchr(text, ':')) {   /* a lab's clock time: H:MM:SS, MM:SS */
-        double seconds = duration_parse_clock(text);
+    if (strchr(text, ':') || strchr(text, '-')) {   /* a lab's clock time: H:MM:SS, MM:SS, D-HH:MM:SS */
+        double seconds = duration_parse_fields(text, clock > 0 ? clock : 1);
         if (seconds >= 0)
-            *unit = duration_unit(text);
+            *unit = duration_fields_unit(text, clock > 0 ? clock : 1);
         return seconds;
     }
     char *end;
@@ -196,10 +208,15 @@ static bool read_runtime(char **cells, int n, const struct table_layout *layout,
     int column = layout->at[COL_RUNTIME] + 1;
     if (!*text)
         return snprintf(why, size, "%s (column %d) is empty", name, column), false;
-    if ((row->runtime = table_runtime(text, layout->runtime_scale, &row->runtime_unit)) < 0)
-        return snprintf(why, size, "%s (column %d) \"%s\" is not H:MM:SS, MM:SS or a number of %s", name, column, text,
+    if ((row->runtime = table_runtime(text, layout->runtime_scale, layout->runtime_clock, &row->runtime_unit)) < 0) {
+        if (layout->runtime_clock != 1)
+            return snprintf(why, size, "%s (column %d) \"%s\" is not a clock time as its header writes one", name,
+                            column, text), false;
+        return snprintf(why, size, "%s (column %d) \"%s\" is not H:MM:SS, MM:SS, D-HH:MM:SS or a number of %s", name,
+                        column, text,
                         layout->runtime_scale == 60 ? "minutes" : layout->runtime_scale == 3600 ? "hours" : "seconds"),
                false;
+    }
     snprintf(row->runtime_text, sizeof row->runtime_text, "%s", cells[layout->at[COL_RUNTIME]]);
     row->runtime_plain = !strchr(text, ':');
     return true;

@@ -202,7 +202,8 @@ static void test_spreadsheet_export(void **state)
     table_of_fixture("lab-excel.csv", &r);
     assert_int_equal(r.status, 2);   /* rows could not be read: the table is of the rest */
     assert_true(tu_contains(r.err, "lab-excel.csv:5: Runtime (column 4) is empty"));
-    assert_true(tu_contains(r.err, "lab-excel.csv:6: Runtime (column 4) \"abc\" is not H:MM:SS, MM:SS or a number of seconds"));
+    assert_true(tu_contains(r.err, "lab-excel.csv:6: Runtime (column 4) \"abc\" is not H:MM:SS, MM:SS, D-HH:MM:SS or a "
+                                   "number of seconds"));
     assert_true(tu_contains(r.err, "runtimes without a unit read as seconds"));
     assert_true(tu_contains(r.out, "| **1** | **1** | **-** | **64** | **-** | **0:01:40** | **1.00** | **Avg** |"));
     assert_true(tu_contains(r.out, "| **Avg, incomplete** |"));

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "common/duration.h"
 #include "tests/analyze_util.h"
 #include "tests/testutil.h"
 
@@ -231,6 +232,75 @@ static void test_tables_named_by_their_own_lines(void **state)
     tu_result_free(&r);
 }
 
+/* Clocks as tables write them: the last part's field from the header ([h:m], [d:h]), Slurm's
+ * D-HH:MM:SS, and the header units that name a clock. */
+static void test_clock_parts(void **state)
+{
+    (void)state;
+    /* clocks as tables write them: the last part's field from the header, Slurm's day form */
+    assert_float_equal(duration_parse_clock("12:30"), 750, 0);
+    assert_float_equal(duration_parse_clock("1-02:03:04"), 93784, 0);
+    assert_float_equal(duration_parse_clock("2-05"), 2 * 86400 + 5 * 3600, 0);
+    assert_float_equal(duration_parse_clock("1-02:03"), 86400 + 2 * 3600 + 180, 0);
+    assert_float_equal(duration_fields_unit("1-02:03", 1), 60, 0);
+    assert_float_equal(duration_parse_fields("5:40", 60), 5 * 3600 + 40 * 60, 0);
+    assert_float_equal(duration_parse_fields("1:12", 3600), 86400 + 12 * 3600, 0);
+    assert_float_equal(duration_fields_unit("1:12", 3600), 3600, 0);
+    const char *bad_clocks[] = {"1:24", "1-24:00:00", "1:60", "-1:00", "1-", "1:00:00:00:00", "1.5:00", "1:00x"};
+    assert_float_equal(duration_parse_fields(bad_clocks[0], 3600), -1, 0);   /* 24 hours after the day */
+    for (size_t i = 1; i < sizeof bad_clocks / sizeof bad_clocks[0]; i++)
+        assert_float_equal(duration_parse_fields(bad_clocks[i], 1), -1, 0);
+    assert_float_equal(duration_parse_fields("1:00:00:00", 1), 86400, 0);   /* D:HH:MM:SS */
+    assert_float_equal(duration_parse_fields("1:00:00:00", 60), -1, 0);     /* a part beyond days */
+    const struct { const char *unit; double last; } clock_units[] = {
+        {"h:mm:ss", 1}, {"mm:ss", 1}, {"h:m", 60}, {"hh:mm", 60}, {"d:h", 3600}, {"dhh:mm:ss", 1},
+        {"d-hh:mm", 60}, {"min:sec", 1}, {"days:hours", 3600}, {"h", -1}, {"h:s", -1}, {"m:h", -1}, {"x:y", -1},
+        {"h:", -1}, {"", -1}};
+    for (size_t i = 0; i < sizeof clock_units / sizeof clock_units[0]; i++)
+        assert_float_equal(duration_clock_unit(clock_units[i].unit), clock_units[i].last, 0);
+}
+
+/* Times written as clocks: a published table's "Time to train [h:mm]" and sacct's D-HH:MM:SS (they
+ * were read as the number before the first ':', 10 for 10:00, 1 for 1-04:00:00: a false finding on
+ * each table), and a lab's Runtime under [d:h], [h:m] or in D-HH:MM:SS, its speedups and
+ * efficiencies against its own baseline where it starts at 1 x 4. */
+static void test_clock_times(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "tables/scaling-clock-times.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    assert_true(tu_contains(r.out, "Speedup 3.60 at 4 GPUs does not follow from Time to train [h:mm]: 36000 / 10200 "
+                                   "= 3.529"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "| 2 | 19200 | 1.88 | 0.94 |"));
+    assert_true(tu_contains(r.out, "| 16 | 52800 | 1.91 | 0.95 |"));
+    tu_result_free(&r);
+    tu_fixture(path, sizeof path, "tables/clock-units.md");
+    run_analyze((char *[]){"table", "--baseline", "1x4", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| **2** | **1** | **-** | **-** | **-** | **13:00:00** |"));   /* 0:13 [d:h] */
+    assert_true(tu_contains(r.out, "| **2** | **4** | **-** | **-** | **-** | **13:30:00** | **1.93** | **Avg** |"));
+    assert_true(tu_contains(r.out, "| **1** | **4** | **-** | **-** | **-** | **26:00:00** | **1.00** | **Avg** |  |  | "
+                                   "**1** | **- (1 run)** | **- (baseline)** | **1.00** |"));
+    assert_true(tu_contains(r.out, "| **4** | **4** | **-** | **-** | **-** | **1:30:00** | **3.33** |"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "| **2** | **1** | **-** | **-** | **-** | **13:00:00** | **1.85** |"));
+    assert_true(tu_contains(r.out, "No run of the baseline, 1 x 1: no speedups (the smallest here is --baseline 1x4)"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"audit", path, NULL}, &r);   /* against the table's own 1.00 at 1 x 4 */
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "clock-units.md:26: speedup 3.13 of 4 nodes x 4 GPUs does not follow from the "
+                                   "runtimes: 5:00 / 1:30 = 3.33"));
+    assert_int_equal(lines_with(r.out, "clock-units.md:"), 1);
+    tu_result_free(&r);
+}
+
 /* A table that cannot be read says which needed column it lacks and the closest it has. */
 static void test_refusal_names_what_is_missing(void **state)
 {
@@ -241,7 +311,7 @@ static void test_refusal_names_what_is_missing(void **state)
     run_analyze((char *[]){"table", path, NULL}, &r);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "its table on line 3: it lacks the runtime (Runtime, Time (s), Wall time) (the "
-                                   "closest it has: \"Walltime [d:h]\")"));
+                                   "closest it has: \"Walltime [node-h]\")"));
     assert_false(tu_contains(r.err, "lacks the nodes"));
     tu_result_free(&r);
 }
@@ -258,6 +328,8 @@ int main(void)
         cmocka_unit_test(test_a_total_gpu_count_is_read_as_one),
         cmocka_unit_test(test_tables_named_by_their_own_lines),
         cmocka_unit_test(test_refusal_names_what_is_missing),
+        cmocka_unit_test(test_clock_parts),
+        cmocka_unit_test(test_clock_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

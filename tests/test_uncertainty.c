@@ -101,12 +101,34 @@ static void test_audit_checks_efficiency_and_claimed_gains(void **state)
     tu_result_free(&r);
 }
 
+/* A lab whose table starts at 1 x 4 gives efficiencies against that baseline (94% for 1.88 on
+ * twice the GPUs): held to speedup / (GPUs / 4), not flagged as not speedup / GPUs (1.88 / 8); the
+ * one off (80% for 3.53 on 4 times the GPUs) is. table --baseline 1x4 prints them so. */
+static void test_efficiency_against_a_baseline_of_several_gpus(void **state)
+{
+    (void)state;
+    char path[4096];
+    fixture(path, sizeof path, "lab-efficiency-from-4.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "lab-efficiency-from-4.md:7: efficiency 0.8 of 4 nodes x 4 GPUs is not speedup / "
+                                   "(GPUs / the baseline's 4): 3.53 / 4 = 0.882"));
+    assert_true(tu_contains(r.out, "1 finding"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"table", "--baseline", "1x4", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| **1.88** | **Avg** |  |  | **1** | **- (1 run)** | **- (1 run)** | **0.94** |"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_avg_rows_carry_their_uncertainty),
         cmocka_unit_test(test_reference_format_is_the_old_table),
         cmocka_unit_test(test_audit_checks_efficiency_and_claimed_gains),
+        cmocka_unit_test(test_efficiency_against_a_baseline_of_several_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
