@@ -113,8 +113,12 @@ void scaling_describe(const struct scaling_table *t, char *text, size_t size)
         const struct scaling_column *col = &t->column[c];
         const char *of = col->of >= 0 ? t->column[col->of].name : "", *to = col->to >= 0 ? t->column[col->to].name : "";
         switch (col->kind) {
-        case SCALING_RATE: used += (size_t)snprintf(text + used, size - used, "; \"%s\" a throughput", col->name); break;
-        case SCALING_TIME: used += (size_t)snprintf(text + used, size - used, "; \"%s\" a time", col->name); break;
+        case SCALING_RATE:
+        case SCALING_TIME:
+            used += (size_t)snprintf(text + used, size - used, "; \"%s\" a %s%s", col->name,
+                                     col->kind == SCALING_RATE ? "throughput" : "time",
+                                     col->from_heading ? " (as the heading says)" : "");
+            break;
         case SCALING_OVER_COUNTS:
         case SCALING_EFFICIENCY:
             used += (size_t)(col->of < 0 ? snprintf(text + used, size - used, "; \"%s\" not checked: %s", col->name,

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common/duration.h"
+#include "formats/scaling_cells.h"
 #include "formats/table.h"
 #include "formats/table_columns.h"
 
@@ -245,99 +245,6 @@ static void tie_columns(struct scaling_table *t)
     }
 }
 
-/* ---------- cells ---------- */
-
-/* Seconds per unit a time cell (or header) names, 0 for none: "hours", "h", "min", "s". */
-static double time_unit(const char *text, size_t *len)
-{
-    static const struct { const char *name; double seconds; } units[] = {
-        {"hours", 3600}, {"hour", 3600}, {"hrs", 3600}, {"hr", 3600}, {"h", 3600}, {"minutes", 60}, {"mins", 60},
-        {"min", 60}, {"m", 60}, {"seconds", 1}, {"sec", 1}, {"s", 1}, {"milliseconds", 1e-3}, {"ms", 1e-3},
-        {"us", 1e-6}, {"\xC2\xB5s", 1e-6}};
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        size_t n = strlen(units[i].name);
-        if (strncasecmp(text, units[i].name, n) == 0 && !isalpha((unsigned char)text[n]))
-            return *len = n, units[i].seconds;
-    }
-    return *len = 0, 0;
-}
-
-/* A number as printed, thousands separated by ',' or not, into *value; the size of its last
- * digit into *unit; the text after it. NULL when there is no number. */
-static const char *read_number(const char *text, double *value, double *unit)
-{
-    char digits[64];
-    size_t n = 0;
-    int decimals = -1;
-    const char *c = text;
-    while (n + 1 < sizeof digits && (isdigit((unsigned char)*c) || *c == '.' ||
-                                     (*c == ',' && n > 0 && isdigit((unsigned char)c[1]) &&
-                                      isdigit((unsigned char)c[2]) && isdigit((unsigned char)c[3]) &&
-                                      !isdigit((unsigned char)c[4])))) {
-        if (*c == '.')
-            decimals = 0;
-        else if (*c != ',' && decimals >= 0)
-            decimals++;
-        if (*c != ',')
-            digits[n++] = *c;
-        c++;
-    }
-    digits[n] = '\0';
-    if (n == 0 || !isdigit((unsigned char)digits[0]) || strchr(digits, '.') != strrchr(digits, '.'))
-        return NULL;
-    *value = strtod(digits, NULL);
-    *unit = pow(10, -(decimals > 0 ? decimals : 0));
-    return c;
-}
-
-/* A clock time, "1:02:03", "5:40" or Slurm's "1-02:03:04", its last part counting clock seconds
- * (60 under a header that says [h:mm]); -1 where text (blanks around it) is not one. */
-static double clock_cell(const char *text, double clock, double *unit)
-{
-    char copy[64];
-    size_t n = strlen(text);
-    while (n > 0 && isspace((unsigned char)text[n - 1]))
-        n--;
-    if (n >= sizeof copy || !memchr(text, ':', n))
-        return -1;
-    snprintf(copy, sizeof copy, "%.*s", (int)n, text);
-    *unit = duration_fields_unit(copy, clock);
-    return duration_parse_fields(copy, clock);
-}
-
-/* A cell of a column of kind: "938 img/s", "7.72 x", "93%", "~14 hours" (approximate: not read),
- * "2h 18min", a clock ("1:02:03"; its last part counting clock seconds). NAN where it holds no
- * number. */
-static struct scaling_cell read_cell(const char *text, enum scaling_kind kind, double clock)
-{
-    struct scaling_cell cell = {NAN, 0};
-    while (isspace((unsigned char)*text))
-        text++;
-    double seconds_unit, clock_seconds = kind == SCALING_TIME ? clock_cell(text, clock, &seconds_unit) : -1;
-    if (clock_seconds >= 0)
-        return (struct scaling_cell){clock_seconds, seconds_unit};
-    double value, unit;
-    const char *rest = read_number(text, &value, &unit);
-    if (!rest)
-        return cell;   /* "-", "~14 hours", "n/a" */
-    while (isspace((unsigned char)*rest))
-        rest++;
-    size_t len;
-    double seconds = kind == SCALING_TIME ? time_unit(rest, &len) : 0;
-    if (seconds > 0) {   /* "2h 18min": each part in seconds */
-        value *= seconds, unit *= seconds;
-        double more, more_unit;
-        const char *next = read_number(rest + len + strspn(rest + len, " "), &more, &more_unit);
-        size_t more_len;
-        double more_seconds = next ? time_unit(next + strspn(next, " "), &more_len) : 0;
-        if (more_seconds > 0)
-            value += more * more_seconds, unit = more_unit * more_seconds;
-    } else if (*rest == '%')
-        value /= 100, unit /= 100;
-    cell.value = value, cell.unit = unit;
-    return cell;
-}
-
 /* ---------- tables in a file ---------- */
 
 /* A Markdown separator row: "|---|:--:|". */
@@ -373,28 +280,6 @@ static bool promote_measures(struct scaling_table *t, char words[][256])
     return promoted;
 }
 
-/* The seconds a clock cell's last part counts by its header: 60 for "Time to train [h:mm]", 3600 for
- * "(d:h)"; 1 where the header names no clock ("(90E)", "(Hrs)"); 0 where it names a resource's
- * hours ("Walltime [node-h]", "(GPU-hours)"): a cost, not a time. */
-static double header_clock(const char *header)
-{
-    const char *open = strpbrk(header, "[(");
-    char unit[32];
-    size_t len = open ? strcspn(open + 1, "])") : 0, unit_len;
-    if (!open || len == 0 || len >= sizeof unit)
-        return 1;
-    snprintf(unit, sizeof unit, "%.*s", (int)len, open + 1);
-    for (char *c = unit; *c; c++)
-        *c = *c == ' ' ? '-' : *c;   /* "d hh:mm": a day and its hours apart */
-    double last = duration_clock_unit(unit);
-    if (last > 0)
-        return last;
-    const char *dash = strrchr(unit, '-');   /* "node-h", "GPU-hours": a resource's time, a cost */
-    bool cost = dash && dash > unit && isalpha((unsigned char)dash[-1]) && time_unit(dash + 1, &unit_len) > 0 &&
-                !dash[1 + unit_len];
-    return cost ? 0 : 1;
-}
-
 /* The columns whose cell in row (a table's first) is a time with its unit ("299.5 ms", "2h 18min",
  * "40 s") or a clock ("1:02:03"): bit c for column c. */
 static unsigned long cells_with_time_units(const char *row)
@@ -403,20 +288,38 @@ static unsigned long cells_with_time_units(const char *row)
     int n = copy ? table_cells(copy, cells, SCALING_MAX_COLUMNS + 1) : 0;
     unsigned long times = 0;
     for (int c = 0; c < n && c < SCALING_MAX_COLUMNS; c++) {
-        double value, unit;
-        size_t len;
-        const char *rest = read_number(cells[c] + strspn(cells[c], " \t"), &value, &unit);
-        if ((rest && time_unit(rest + strspn(rest, " "), &len) > 0) || clock_cell(cells[c], 1, &unit) >= 0)
+        if (scaling_cell_is_time(cells[c]))
             times |= 1ul << c;
     }
     free(copy);
     return times;
 }
 
+/* A table whose columns name no measure ("| GPUs | v22.01 | v23.04 |": releases, settings) under a
+ * heading that does ("Training throughput (img/s) by release", "Time per epoch"): its columns but
+ * batch sizes are of the heading's kind. Whether there was one. */
+static bool measures_from_heading(struct scaling_table *t, char words[][256], const char *heading)
+{
+    char heading_words[256];
+    header_words(heading, heading_words, sizeof heading_words);
+    enum scaling_kind kind = kind_of(heading, heading_words);
+    bool promoted = false;
+    static const char *const not_measures[] = {"batch", "size", "accumulation", "gpus", "gpu", "nodes", "node",
+                                               "per", "ranks", "workers", "precision"};
+    for (int c = 0; c < t->columns && (kind == SCALING_RATE || kind == SCALING_TIME); c++) {
+        bool named = t->column[c].kind != SCALING_OTHER || t->column[c].clock == 0;   /* or a resource's hours */
+        for (size_t w = 0; w < sizeof not_measures / sizeof not_measures[0] && !named; w++)
+            named = has_word(words[c], not_measures[w]);
+        if (!named)
+            t->column[c].kind = kind, t->column[c].from_heading = promoted = true;
+    }
+    return promoted;
+}
+
 /* The header's columns into t, those of bit c in times a time whatever their header says (their
  * cells carry the unit); whether the table is one of ours (a count column, a rate or time column,
  * not the reference form of table.h). */
-static bool read_header(char *line, struct scaling_table *t, unsigned long times)
+static bool read_header(char *line, struct scaling_table *t, unsigned long times, const char *heading)
 {
     char *cells[SCALING_MAX_COLUMNS + 1], words[SCALING_MAX_COLUMNS][256];
     int n = table_cells(line, cells, SCALING_MAX_COLUMNS + 1);
@@ -430,7 +333,7 @@ static bool read_header(char *line, struct scaling_table *t, unsigned long times
         snprintf(col->name, sizeof col->name, "%s", cells[c]);
         header_words(cells[c], words[c], sizeof words[c]);
         col->kind = kind_of(cells[c], words[c]);
-        col->clock = header_clock(cells[c]);
+        col->clock = scaling_header_clock(cells[c]);
         if (col->kind == SCALING_OTHER && (times >> c & 1))
             col->kind = SCALING_TIME;
         if (col->kind == SCALING_TIME && col->clock == 0)
@@ -443,6 +346,8 @@ static bool read_header(char *line, struct scaling_table *t, unsigned long times
     }
     if (t->count_column >= 0 && !measured)
         measured = promote_measures(t, words);
+    if (t->count_column >= 0 && !measured)
+        measured = measures_from_heading(t, words, heading);
     return t->count_column >= 0 && measured;
 }
 
@@ -451,7 +356,7 @@ static bool read_row(char *line, int number, struct scaling_table *t)
 {
     char *cells[SCALING_MAX_COLUMNS + 1];
     int n = table_cells(line, cells, SCALING_MAX_COLUMNS + 1);
-    struct scaling_cell count = n > t->count_column ? read_cell(cells[t->count_column], SCALING_COUNT, 1)
+    struct scaling_cell count = n > t->count_column ? scaling_read_cell(cells[t->count_column], SCALING_COUNT, 1)
                                                     : (struct scaling_cell){NAN, 0};
     if (!(count.value >= 1) || count.value != floor(count.value) || count.unit != 1)
         return false;
@@ -465,7 +370,7 @@ static bool read_row(char *line, int number, struct scaling_table *t)
         return false;
     for (int c = 0; c < t->columns; c++) {
         struct scaling_cell *cell = &t->cell[t->rows * t->columns + c];
-        *cell = c < n && t->column[c].kind != SCALING_OTHER ? read_cell(cells[c], t->column[c].kind, t->column[c].clock)
+        *cell = c < n && t->column[c].kind != SCALING_OTHER ? scaling_read_cell(cells[c], t->column[c].kind, t->column[c].clock)
                                                             : (struct scaling_cell){NAN, 0};
         bool percent_header = t->column[c].kind == SCALING_EFFICIENCY && strchr(t->column[c].name, '%');
         if (c < n && percent_header && !strchr(cells[c], '%'))   /* (a short row: no cell to read) */
@@ -516,7 +421,7 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
             number++;   /* the separator */
             got_next = getline(&next, &next_size, f);   /* the first row: its cells say their units */
             unsigned long times = got_next > 0 && starts_row(next) ? cells_with_time_units(next) : 0;
-            if (read_header(line, &t, times)) {   /* else its rows are lines like any other */
+            if (read_header(line, &t, times, title)) {   /* else its rows are lines like any other */
                 snprintf(t.title, sizeof t.title, "%s", title);
                 for (; got_next > 0 && starts_row(next); got_next = getline(&next, &next_size, f))
                     read_row(next, ++number, &t);

@@ -33,6 +33,8 @@ struct scaling_column {
                                   column divided by ("TF32" in "TF32 to mixed precision"); -1 unknown */
     int to;                    /* ACROSS: the column divided ("mixed precision"); -1 unknown */
     char why[160];             /* when of or to is -1: why the column could not be tied */
+    bool from_heading;         /* RATE, TIME: so because the heading above says what the table's
+                                  columns (releases, settings) hold */
     double clock;              /* TIME: the seconds a clock cell's last part counts (60 under a
                                   header that says [h:mm]); 1 */
 };

@@ -301,6 +301,27 @@ static void test_clock_times(void **state)
     tu_result_free(&r);
 }
 
+/* A table whose columns are releases, the measure said only in the heading above ("Training
+ * throughput (img/s) by release"): read as throughputs, said so; it was passed over. */
+static void test_columns_named_by_release(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "tables/scaling-version-columns.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "\"GPUs\" the job sizes; \"v22.01\" a throughput (as the heading says); \"v23.04\" a "
+                                   "throughput (as the heading says)"));
+    assert_true(tu_contains(r.out, "audit: 2 tables, 4 rows read"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "| 8 | 9100 | 7.52 | 0.94 |"));
+    assert_true(tu_contains(r.out, "| 8 | 10020 | 7.68 | 0.96 |"));
+    assert_true(tu_contains(r.out, "| 4 | 101 | 3.76 | 0.94 |"));
+    tu_result_free(&r);
+}
+
 /* A table that cannot be read says which needed column it lacks and the closest it has. */
 static void test_refusal_names_what_is_missing(void **state)
 {
@@ -330,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_refusal_names_what_is_missing),
         cmocka_unit_test(test_clock_parts),
         cmocka_unit_test(test_clock_times),
+        cmocka_unit_test(test_columns_named_by_release),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

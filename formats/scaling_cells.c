@@ -1,0 +1,133 @@
+/* scaling_cells.c - the cells of published scaling tables as they are printed (see scaling_cells.h):
+ * numbers with thousands separators and units, times with their unit or as clocks. */
+#include "formats/scaling_cells.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/duration.h"
+
+/* Seconds per unit a time cell (or header) names, 0 for none: "hours", "h", "min", "s". */
+static double time_unit(const char *text, size_t *len)
+{
+    static const struct { const char *name; double seconds; } units[] = {
+        {"hours", 3600}, {"hour", 3600}, {"hrs", 3600}, {"hr", 3600}, {"h", 3600}, {"minutes", 60}, {"mins", 60},
+        {"min", 60}, {"m", 60}, {"seconds", 1}, {"sec", 1}, {"s", 1}, {"milliseconds", 1e-3}, {"ms", 1e-3},
+        {"us", 1e-6}, {"\xC2\xB5s", 1e-6}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        size_t n = strlen(units[i].name);
+        if (strncasecmp(text, units[i].name, n) == 0 && !isalpha((unsigned char)text[n]))
+            return *len = n, units[i].seconds;
+    }
+    return *len = 0, 0;
+}
+
+/* A number as printed, thousands separated by ',' or not, into *value; the size of its last
+ * digit into *unit; the text after it. NULL when there is no number. */
+static const char *read_number(const char *text, double *value, double *unit)
+{
+    char digits[64];
+    size_t n = 0;
+    int decimals = -1;
+    const char *c = text;
+    while (n + 1 < sizeof digits && (isdigit((unsigned char)*c) || *c == '.' ||
+                                     (*c == ',' && n > 0 && isdigit((unsigned char)c[1]) &&
+                                      isdigit((unsigned char)c[2]) && isdigit((unsigned char)c[3]) &&
+                                      !isdigit((unsigned char)c[4])))) {
+        if (*c == '.')
+            decimals = 0;
+        else if (*c != ',' && decimals >= 0)
+            decimals++;
+        if (*c != ',')
+            digits[n++] = *c;
+        c++;
+    }
+    digits[n] = '\0';
+    if (n == 0 || !isdigit((unsigned char)digits[0]) || strchr(digits, '.') != strrchr(digits, '.'))
+        return NULL;
+    *value = strtod(digits, NULL);
+    *unit = pow(10, -(decimals > 0 ? decimals : 0));
+    return c;
+}
+
+/* A clock time, "1:02:03", "5:40" or Slurm's "1-02:03:04", its last part counting clock seconds
+ * (60 under a header that says [h:mm]); -1 where text (blanks around it) is not one. */
+static double clock_cell(const char *text, double clock, double *unit)
+{
+    char copy[64];
+    size_t n = strlen(text);
+    while (n > 0 && isspace((unsigned char)text[n - 1]))
+        n--;
+    if (n >= sizeof copy || !memchr(text, ':', n))
+        return -1;
+    snprintf(copy, sizeof copy, "%.*s", (int)n, text);
+    *unit = duration_fields_unit(copy, clock);
+    return duration_parse_fields(copy, clock);
+}
+
+/* A cell of a column of kind: "938 img/s", "7.72 x", "93%", "~14 hours" (approximate: not read),
+ * "2h 18min", a clock ("1:02:03"; its last part counting clock seconds). NAN where it holds no
+ * number. */
+struct scaling_cell scaling_read_cell(const char *text, enum scaling_kind kind, double clock)
+{
+    struct scaling_cell cell = {NAN, 0};
+    while (isspace((unsigned char)*text))
+        text++;
+    double seconds_unit, clock_seconds = kind == SCALING_TIME ? clock_cell(text, clock, &seconds_unit) : -1;
+    if (clock_seconds >= 0)
+        return (struct scaling_cell){clock_seconds, seconds_unit};
+    double value, unit;
+    const char *rest = read_number(text, &value, &unit);
+    if (!rest)
+        return cell;   /* "-", "~14 hours", "n/a" */
+    while (isspace((unsigned char)*rest))
+        rest++;
+    size_t len;
+    double seconds = kind == SCALING_TIME ? time_unit(rest, &len) : 0;
+    if (seconds > 0) {   /* "2h 18min": each part in seconds */
+        value *= seconds, unit *= seconds;
+        double more, more_unit;
+        const char *next = read_number(rest + len + strspn(rest + len, " "), &more, &more_unit);
+        size_t more_len;
+        double more_seconds = next ? time_unit(next + strspn(next, " "), &more_len) : 0;
+        if (more_seconds > 0)
+            value += more * more_seconds, unit = more_unit * more_seconds;
+    } else if (*rest == '%')
+        value /= 100, unit /= 100;
+    cell.value = value, cell.unit = unit;
+    return cell;
+}
+
+/* The seconds a clock cell's last part counts by its header: 60 for "Time to train [h:mm]", 3600 for
+ * "(d:h)"; 1 where the header names no clock ("(90E)", "(Hrs)"); 0 where it names a resource's
+ * hours ("Walltime [node-h]", "(GPU-hours)"): a cost, not a time. */
+double scaling_header_clock(const char *header)
+{
+    const char *open = strpbrk(header, "[(");
+    char unit[32];
+    size_t len = open ? strcspn(open + 1, "])") : 0, unit_len;
+    if (!open || len == 0 || len >= sizeof unit)
+        return 1;
+    snprintf(unit, sizeof unit, "%.*s", (int)len, open + 1);
+    for (char *c = unit; *c; c++)
+        *c = *c == ' ' ? '-' : *c;   /* "d hh:mm": a day and its hours apart */
+    double last = duration_clock_unit(unit);
+    if (last > 0)
+        return last;
+    const char *dash = strrchr(unit, '-');   /* "node-h", "GPU-hours": a resource's time, a cost */
+    bool cost = dash && dash > unit && isalpha((unsigned char)dash[-1]) && time_unit(dash + 1, &unit_len) > 0 &&
+                !dash[1 + unit_len];
+    return cost ? 0 : 1;
+}
+
+bool scaling_cell_is_time(const char *cell)
+{
+    double value, unit;
+    size_t len;
+    const char *rest = read_number(cell + strspn(cell, " \t"), &value, &unit);
+    return (rest && time_unit(rest + strspn(rest, " "), &len) > 0) || clock_cell(cell, 1, &unit) >= 0;
+}

@@ -1,0 +1,25 @@
+/* scaling_cells.h - the cells of published scaling tables as they are printed: "938 img/s",
+ * "1,022,722", "7.72 x", "93%", "299.5 ms", "2h 18min", clocks ("1:02:03", sacct's "1-04:00:00"),
+ * and what a time column's header says of its clock. The reading half of scaling_table.c. */
+#ifndef SCALING_CELLS_H
+#define SCALING_CELLS_H
+
+#include <stdbool.h>
+
+#include "formats/scaling_table.h"
+
+/* A cell of a column of kind, its value in the column's units (a time in seconds, a percentage as
+ * a fraction) and the size of its last printed digit; clock: the seconds a clock's last part
+ * counts (scaling_header_clock). NAN where it holds no number, or an approximate one ("~14 hours"). */
+struct scaling_cell scaling_read_cell(const char *text, enum scaling_kind kind, double clock);
+
+/* The seconds a clock cell's last part counts by its header: 60 for "Time to train [h:mm]", 3600
+ * for "(d:h)"; 1 where the header names no clock ("(90E)", "(Hrs)"); 0 where it names a resource's
+ * hours ("Walltime [node-h]", "(GPU-hours)"): a cost, not a time. */
+double scaling_header_clock(const char *header);
+
+/* Whether a cell is a time by its own text: a number with a time unit ("299.5 ms", "2h 18min",
+ * "40 s") or a clock ("1:02:03"). */
+bool scaling_cell_is_time(const char *cell);
+
+#endif
