@@ -23,7 +23,9 @@ static const char compare_help[] =
     "  started before is left out and said: a prediction that could have seen its runs is not\n"
     "  blind. For each file, then for all of them together: every cell's predicted and measured\n"
     "  samples/s (mean +- std of its runs) and error, the mean absolute error, the worst cell, the\n"
-    "  cells within 15%, and at each job size whether the method predicted fastest ran fastest.\n"
+    "  cells within 15%, and at each job size whether the method predicted fastest ran fastest;\n"
+    "  where it did not, whether the runs separate the two (the 95% interval of their rates' ratio\n"
+    "  above 1: two runs each of methods 5% apart seldom are).\n"
     "      --predictions FILE  a prediction file; repeatable (a file a setting: a model, a link)\n"
     "  Exit 0, or 2 for a file that cannot be read or no cell with a run.\n"
     "  e.g. dtrain-analyze predict r18.json --nodes 3 --gpus-per-node 1 --inter 5gbit --tag 5gbit \\\n"
@@ -36,6 +38,7 @@ enum { C_PREDICTIONS = 400 };
 /* The errors of a set of cells, summed as they are compared. */
 struct error_summary {
     int cells, within, sizes, picked;
+    int unseparated;           /* misses where the runs do not separate the two methods */
     double absolute_sum, worst;
     char worst_cell[96];
 };
@@ -91,21 +94,42 @@ static bool size_seen(const struct prediction_set *set, int i)
     return false;
 }
 
+/* A cell's runs: their mean samples/s, std and count. */
+struct measured_cell {
+    double mean, std;
+    int runs;
+};
+
+/* On a miss: whether the runs separate the method that ran fastest from the one predicted, the
+ * 95% interval of their rates' ratio (stats.h) above 1; what it is, said into text. */
+static bool runs_separate(const struct measured_cell *fast, const struct measured_cell *picked, char *text,
+                          size_t size)
+{
+    double lo, hi;
+    stats_ratio_ci95(fast->mean / picked->mean, fast->mean, fast->std, fast->runs, picked->mean, picked->std,
+                     picked->runs, &lo, &hi);
+    if (isnan(lo))
+        return snprintf(text, size, "one run of either: the runs cannot tell"), false;
+    snprintf(text, size, "the 95%% interval of their rates' ratio, %.2f-%.2f, %s", lo, hi,
+             lo > 1 ? "lies above 1" : "contains 1: the runs do not separate them");
+    return lo > 1;
+}
+
 /* At each job size with runs: the method predicted fastest against the one measured fastest,
- * among the cells that ran. */
-static void best_methods(const struct prediction_set *set, const double *measured, struct error_summary *sum,
-                         struct error_summary *all)
+ * among the cells that ran; a miss says whether the runs separate the two. */
+static void best_methods(const struct prediction_set *set, const struct measured_cell *measured,
+                         struct error_summary *sum, struct error_summary *all)
 {
     for (int i = 0; i < set->count; i++) {
         if (size_seen(set, i))
             continue;
         int predicted = -1, ran = -1, workers = set->cells[i].workers;
         for (int j = i; j < set->count; j++) {
-            if (set->cells[j].workers != workers || !(measured[j] > 0))
+            if (set->cells[j].workers != workers || !(measured[j].mean > 0))
                 continue;
             if (predicted < 0 || set->cells[j].samples_per_second > set->cells[predicted].samples_per_second)
                 predicted = j;
-            if (ran < 0 || measured[j] > measured[ran])
+            if (ran < 0 || measured[j].mean > measured[ran].mean)
                 ran = j;
         }
         if (ran < 0)
@@ -114,10 +138,14 @@ static void best_methods(const struct prediction_set *set, const double *measure
         if (predicted == ran) {
             printf("Best at %d GPUs: %s, predicted and measured.\n", workers, set->cells[ran].method);
             sum->picked++, all->picked++;
-        } else
-            printf("Best at %d GPUs: predicted %s, but %s ran fastest (%s ran %.0f%% below it): missed.\n", workers,
-                   set->cells[predicted].method, set->cells[ran].method, set->cells[predicted].method,
-                   (1 - measured[predicted] / measured[ran]) * 100);
+        } else {
+            char why[160];
+            if (!runs_separate(&measured[ran], &measured[predicted], why, sizeof why))
+                sum->unseparated++, all->unseparated++;
+            printf("Best at %d GPUs: predicted %s, but %s ran fastest (%s ran %.0f%% below it; %s): missed.\n",
+                   workers, set->cells[predicted].method, set->cells[ran].method, set->cells[predicted].method,
+                   (1 - measured[predicted].mean / measured[ran].mean) * 100, why);
+        }
     }
 }
 
@@ -128,9 +156,12 @@ static void print_summary(const char *what, const struct error_summary *sum)
         return;
     }
     printf("%s: mean absolute error %.1f%% over %d cell%s; worst %s (%+.1f%%); %d of %d within 15%%; the best "
-           "method picked at %d of %d job size%s.\n", what, sum->absolute_sum / sum->cells, sum->cells,
+           "method picked at %d of %d job size%s", what, sum->absolute_sum / sum->cells, sum->cells,
            sum->cells == 1 ? "" : "s", sum->worst_cell, sum->worst, sum->within, sum->cells, sum->picked, sum->sizes,
            sum->sizes == 1 ? "" : "s");
+    if (sum->unseparated)
+        printf(" (of the misses, %d where the runs do not separate the two methods)", sum->unseparated);
+    printf(".\n");
 }
 
 static void print_cell_row(const struct predicted_cell *c, int runs, double mean, double std, int early)
@@ -150,7 +181,7 @@ static void compare_setting(const char *path, const struct prediction_set *set, 
                             struct error_summary *all)
 {
     struct error_summary sum = {0};
-    double *measured = calloc((size_t)set->count, sizeof *measured);
+    struct measured_cell *measured = calloc((size_t)set->count, sizeof *measured);
     int early_runs = 0;
     printf("## %s, batch %d%s%s: predicted %s (%s)\n\n", set->model, set->batch, set->tag[0] ? ", tag " : "", set->tag,
            set->made, path);
@@ -163,7 +194,7 @@ static void compare_setting(const char *path, const struct prediction_set *set, 
         if (runs > 0) {
             double error = (set->cells[i].samples_per_second - mean) / mean * 100;
             add_error(&sum, error, &set->cells[i]), add_error(all, error, &set->cells[i]);
-            measured[i] = mean;
+            measured[i] = (struct measured_cell){mean, std, runs};
         }
     }
     printf("\n");

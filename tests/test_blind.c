@@ -115,16 +115,53 @@ static void test_compare_reports_errors_worst_and_best_method(void **state)
     assert_true(tu_contains(r.out, "| mg-wfbp | 2 | 2 | 0.1 | 0.1 +- 0.0 | 1 | +4.3% |"));   /* 2/13.6 vs 0.141 */
     assert_true(tu_contains(r.out, "| bsp-ps (1 server) | 2 | 2 | 0.1 | 0.1 +- 0.0 | 1 | +0.7% |"));
     assert_true(tu_contains(r.out, "Best at 2 GPUs: predicted mg-wfbp, but bsp-a2a ran fastest (mg-wfbp ran 12% below "
-                                   "it): missed."));
+                                   "it; one run of either: the runs cannot tell): missed."));
     assert_true(tu_contains(r.out, "Error: mean absolute error 8.3% over 3 cells; worst bsp-a2a at 2 GPUs (-19.9%); 2 "
-                                   "of 3 within 15%; the best method picked at 0 of 1 job size."));
+                                   "of 3 within 15%; the best method picked at 0 of 1 job size (of the misses, 1 where "
+                                   "the runs do not separate the two methods)."));
     /* tag u: 0.1282 against 0.5 */
     assert_true(tu_contains(r.out, "| bsp-a2a | 2 | 2 | 0.1 | 0.5 +- 0.0 | 1 | -74.4% |"));
     assert_true(tu_contains(r.out, "Best at 2 GPUs: bsp-a2a, predicted and measured."));
     assert_true(tu_contains(r.out, "All settings: mean absolute error 24.8% over 4 cells; worst bsp-a2a at 2 GPUs "
-                                   "(-74.4%); 2 of 4 within 15%; the best method picked at 1 of 2 job sizes."));
+                                   "(-74.4%); 2 of 4 within 15%; the best method picked at 1 of 2 job sizes (of the "
+                                   "misses, 1 where the runs do not separate the two methods)."));
     assert_true(tu_contains(r.err, "1 run started before these predictions were made"));
     tu_result_free(&r);
+    tu_remove_tree(b.dir);
+}
+
+/* A missed best method says whether the runs separate the two: the 95% interval of their rates'
+ * ratio above 1 (runs 0.160, 0.161 against 0.140, 0.141), or containing 1 (0.160, 0.165 against
+ * 0.150, 0.170: 1.6% apart, each pair's spread far wider). */
+static void compare_two_runs_each(struct blind_dir *b, double fast0, double fast1, double slow0, double slow1,
+                                  const char *expected)
+{
+    FILE *f = fopen(b->records, "w");
+    assert_non_null(f);
+    add_run(f, "bsp-a2a", 2, 2, "", "t", fast0, "2099-01-01T00:00:00Z");
+    add_run(f, "bsp-a2a", 2, 2, "", "t", fast1, "2099-01-01T00:00:00Z");
+    add_run(f, "mg-wfbp", 2, 2, "", "t", slow0, "2099-01-01T00:00:00Z");
+    add_run(f, "mg-wfbp", 2, 2, "", "t", slow1, "2099-01-01T00:00:00Z");
+    fclose(f);
+    struct tu_result r;
+    run_analyze((char *[]){"compare", "--predictions", b->plan, b->records, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    if (!tu_contains(r.out, expected))
+        print_error("expected \"%s\" in\n%s\n", expected, r.out);
+    assert_true(tu_contains(r.out, expected));
+    tu_result_free(&r);
+}
+
+static void test_a_miss_says_whether_the_runs_separate_the_methods(void **state)
+{
+    (void)state;
+    struct blind_dir b;
+    plan_and_run(&b);
+    compare_two_runs_each(&b, 0.160, 0.161, 0.140, 0.141, "(mg-wfbp ran 12% below it; the 95% interval of their "
+                          "rates' ratio, 1.08-1.21, lies above 1): missed.");
+    compare_two_runs_each(&b, 0.160, 0.165, 0.150, 0.170, "contains 1: the runs do not separate them): missed.");
+    compare_two_runs_each(&b, 0.160, 0.165, 0.150, 0.170, "the best method picked at 0 of 1 job size (of the misses, 1 "
+                          "where the runs do not separate the two methods).");
     tu_remove_tree(b.dir);
 }
 
@@ -204,6 +241,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_saved_predictions_say_when_and_how_each_job_runs),
         cmocka_unit_test(test_compare_reports_errors_worst_and_best_method),
+        cmocka_unit_test(test_a_miss_says_whether_the_runs_separate_the_methods),
         cmocka_unit_test(test_compare_refuses_what_is_not_a_prediction),
         cmocka_unit_test(test_servers_layout_leaves_allreduce_methods_alone),
     };
