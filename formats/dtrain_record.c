@@ -28,6 +28,8 @@ static const char usage_text[] =
     "      --status N           the step's exit status (0: completed; else failed, and why:\n"
     "                           2 a usage error, 128+N killed by signal N, ...)\n"
     "      --why TEXT           what happened, instead of what the status says\n"
+    "      --replaced TEXT      where the template's spares took over in the job, why, and when\n"
+    "                           the step started again (\"gn02 by gn04 (a stalled rank: ...); ...\")\n"
     "  -N, --nodes N            nodes of the step (1)\n"
     "  -g, --gpus-per-node N    GPUs per node (0: CPU ranks)\n"
     "  -n, --ranks N            ranks in all (nodes x GPUs per node, or nodes)\n"
@@ -44,7 +46,7 @@ static const char usage_text[] =
     "           --runtime 81.4 --status 0 -N 2 -g 4 --nodelist 'gn[01-02]' --log slurm-1234.out\n";
 
 struct program_run {
-    const char *record, *program, *why, *nodelist, *job_id, *log, *tag;
+    const char *record, *program, *why, *nodelist, *job_id, *log, *tag, *replaced;
     double runtime;
     int status, nodes, gpus, ranks;
 };
@@ -126,6 +128,7 @@ static int write_record(const struct program_run *p)
     snprintf(rec.backend, sizeof rec.backend, "program");
     snprintf(rec.job_id, sizeof rec.job_id, "%s", p->job_id ? p->job_id : "");
     rec.tag = (char *)(p->tag ? p->tag : "");
+    rec.replaced = (char *)(p->replaced ? p->replaced : "");
     snprintf(rec.version, sizeof rec.version, "%s", DTRAIN_VERSION);
     if (p->log && read_log(p->log, &rec.final_data_per_sec, &rec.steps_per_rank, &rec.peak_data_per_sec) < 0)
         return free(rec.hostnames), hostlist_free(&hosts), 2;
@@ -146,7 +149,8 @@ static int write_record(const struct program_run *p)
     return rc;
 }
 
-enum { O_RECORD = 256, O_PROGRAM, O_RUNTIME, O_STATUS, O_WHY, O_NODELIST, O_JOB_ID, O_LOG, O_TAG, O_EXPLAIN };
+enum { O_RECORD = 256, O_PROGRAM, O_RUNTIME, O_STATUS, O_WHY, O_NODELIST, O_JOB_ID, O_LOG, O_TAG, O_EXPLAIN,
+       O_REPLACED };
 
 /* A number option, or a message naming it. Returns 0, or 2. */
 static int parse_number_option(const char *name, const char *text, int min, int max, int *out)
@@ -165,7 +169,7 @@ static int parse_options(int argc, char **argv, struct program_run *p)
         {"gpus-per-node", required_argument, NULL, 'g'}, {"ranks", required_argument, NULL, 'n'},
         {"nodelist", required_argument, NULL, O_NODELIST}, {"job-id", required_argument, NULL, O_JOB_ID},
         {"log", required_argument, NULL, O_LOG},         {"tag", required_argument, NULL, O_TAG},
-        {"explain-status", required_argument, NULL, O_EXPLAIN},
+        {"explain-status", required_argument, NULL, O_EXPLAIN}, {"replaced", required_argument, NULL, O_REPLACED},
         {"help", no_argument, NULL, 'h'},                {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     int c, rc = 0;
@@ -188,6 +192,7 @@ static int parse_options(int argc, char **argv, struct program_run *p)
         case O_JOB_ID: p->job_id = optarg; break;
         case O_LOG: p->log = optarg; break;
         case O_TAG: p->tag = optarg; break;
+        case O_REPLACED: p->replaced = optarg; break;
         case O_EXPLAIN: {
             int status;
             char why[300];

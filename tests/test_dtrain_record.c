@@ -128,12 +128,46 @@ static void test_hostnames_by_block_distribution(void **state)
     assert_int_equal(tu_remove_tree(dir), 0);
 }
 
+/* A program's step that spares took over (the template's --replaced): the record says where and
+ * why, and the table counts the run once; a record without it carries no such field. */
+static void test_replaced_nodes_are_recorded(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/dtrain-test-record-XXXXXX", file[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof file, "%s/records.jsonl", dir);
+    const char *why = "gn02 by gn04 (a stalled rank: stopped); the step started again 9 s after the failure";
+    char *with[] = {"--record", file, "--program", "python3 t.py", "--runtime", "40", "-N", "3", "--nodelist",
+                    "gn[01,03-04]", "--replaced", (char *)why, NULL};
+    char *without[] = {"--record", file, "--program", "python3 t.py", "--runtime", "38", "-N", "3", "--nodelist",
+                       "gn[01-03]", NULL};
+    struct tu_result r;
+    assert_int_equal(tu_run_tool("dtrain-record", with, &r), 0);
+    assert_int_equal(r.status, 0);
+    tu_result_free(&r);
+    assert_int_equal(tu_run_tool("dtrain-record", without, &r), 0);
+    tu_result_free(&r);
+    char *text = tu_read_file(file);
+    assert_non_null(text);
+    assert_true(tu_contains(text, "\"replaced\":\"gn02 by gn04 (a stalled rank: stopped); the step started again 9 s"));
+    assert_true(tu_contains(text, "\"hostnames\":[\"gn01\",\"gn03\",\"gn04\"]"));
+    const char *second = strchr(text, '\n');
+    assert_non_null(second);
+    assert_null(strstr(second, "replaced"));
+    free(text);
+    assert_int_equal(tu_run_tool("dtrain-analyze", (char *[]){"table", "--baseline", "3x1", file, NULL}, &r), 0);
+    assert_true(tu_contains(r.err, "table: 2 runs read"));
+    tu_result_free(&r);
+    assert_int_equal(tu_remove_tree(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_program_runs_make_the_table),
         cmocka_unit_test(test_statuses_are_explained_and_input_checked),
         cmocka_unit_test(test_hostnames_by_block_distribution),
+        cmocka_unit_test(test_replaced_nodes_are_recorded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

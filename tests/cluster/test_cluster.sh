@@ -118,13 +118,15 @@ wait_for() {
         n=$((n + 1)); [ $n -lt $(($3 * 10)) ] || return 1; sleep 0.1
     done
 }
-trainers() {   # trainers NODE...: the pids of dtrain-train ranks running on these nodes
+programs() {   # programs COMM NODE...: the pids of the processes named COMM (/proc's comm) on these nodes
+    comm=$1; shift
     for node in "$@"; do
         for p in $(ip netns pids "$DTC_PREFIX-$node"); do
-            [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dtrain-train ] && echo "$p"
+            [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$comm" ] && echo "$p"
         done
     done
 }
+trainers() { programs dtrain-train "$@"; }   # trainers NODE...: the dtrain-train ranks on these nodes
 field() { sed -n "s/.*\"$2\":\"\\{0,1\\}\\([^,\"]*\\).*/\\1/p" "$1"; }   # field RECORDLINEFILE NAME
 template=$top/sbatch/dtrain.sbatch
 
@@ -561,6 +563,30 @@ if [ -s ref.params.rank0 ]; then
 else
     bad "spares: the undisturbed run of the same steps failed (t11/ref.out)"
 fi
+# (11b) spares for a program of your own (-- PROGRAM): an mpi4py program that resumes from its own
+# checkpoints (resumable.py), rank 1's (on gn02) stopped after its Step100 line: gn04 takes its
+# place, the program starts again from its checkpoint within 60 s, told DTRAIN_RESTART_COUNT=1, its
+# total is an undisturbed run's (sum over 300 steps and 3 ranks of rank + step: 135450), and its
+# record says which node was replaced
+mkdir own
+id=$(DTRAIN_SPARES=1 DTRAIN_WATCH_STALL=10 sbatch --parsable -N4 --ntasks-per-node=1 --gpus-per-node=0 \
+         -w 'gn[01-04]' -o "own-%j.out" -e "own-%j.out" "$template" -- /usr/bin/python3 "$here/resumable.py" "$PWD/own" 300)
+failed_at=0
+if wait_for "own-$id.out" '^Step100:' 120; then
+    failed_at=$(date +%s)
+    # shellcheck disable=SC2046  # the pids of gn02's rank
+    kill -STOP $(programs python3 gn02)
+fi
+s=$(wait_job "$id" 300)
+resumed=$(sed -n 's/^resumed from step [0-9]* at \([0-9]*\).*(restart 1)$/\1/p' "own-$id.out" | head -n 1)
+resumed_in=$((${resumed:-0} - failed_at))
+grep "\"job_id\":\"$id\"" runs/records.jsonl >own.json
+check "spares, a program of your own: gn02's rank stopped, gn04 took over, resumed in $resumed_in s, the same total (job $id: $s)" \
+    '[ "$s" = COMPLETED ] && [ "$failed_at" -gt 0 ] && [ -n "$resumed" ] && [ "$resumed_in" -le 60 ] &&
+     grep -q "^total 135450$" "own-$id.out" && grep -q "gn02 failed (.*): gn04 takes its place" "own-$id.out" &&
+     grep -q "\"replaced\":\"gn02 by gn04 (.*); the step started again [0-9]* s after the failure" own.json &&
+     grep -q "\"exit_state\":\"completed\"" own.json && grep -q "\"hostnames\":\[\"gn01\",\"gn03\",\"gn04\"\]" own.json &&
+     [ "$(wc -l <own.json)" = 1 ]'
 cd "$work" || exit 1
 
 # (last) a second cluster beside this one (both used /run/dtrain-cluster and the
