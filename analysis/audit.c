@@ -135,23 +135,35 @@ static bool speedup_follows(double speedup, double ratio, const struct result_ro
     return fabs(speedup - ratio) <= printed_tolerance(speedup) + runtime_error;
 }
 
+static bool table_has_avg(const struct result_table *t)
+{
+    for (int i = 0; i < t->count; i++)
+        if (t->rows[i].avg)
+            return true;
+    return false;
+}
+
+/* The table's baseline row: the 1 x 1 Avg row, or the 1 x 1 run where the table has no Avg rows;
+ * a table that starts elsewhere (1 x 4), the row it gives a speedup of 1; NULL without one. */
+static const struct result_row *table_baseline(const struct result_table *t)
+{
+    bool has_avg = table_has_avg(t);
+    for (int i = 0; i < t->count; i++)
+        if (t->rows[i].nodes == 1 && t->rows[i].gpus == 1 && t->rows[i].avg == has_avg)
+            return &t->rows[i];
+    for (int i = 0; i < t->count; i++)
+        if (t->rows[i].avg == has_avg && fabs(t->rows[i].speedup - 1) <= t->rows[i].speedup_unit / 2 + 1e-9)
+            return &t->rows[i];
+    return NULL;
+}
+
 /* A speedup is the runtime ratio when the configurations trained the same samples, and the ratio of
  * samples/s when they did not (a fixed number of steps at every job size). Where the title names
  * the dataset, its epochs say the work was the same and check_counts judges the Steps cells. */
 static int check_speedups(const struct result_table *t, struct audit *out)
 {
-    bool has_avg = false;
-    for (int i = 0; i < t->count; i++)
-        has_avg |= t->rows[i].avg;
-    /* the baseline: the 1 x 1 Avg row, or the 1 x 1 run where the table has no Avg rows; a table
-     * that starts elsewhere (1 x 4), the row it gives a speedup of 1 */
-    const struct result_row *base = NULL;
-    for (int i = 0; i < t->count && !base; i++)
-        if (t->rows[i].nodes == 1 && t->rows[i].gpus == 1 && t->rows[i].avg == has_avg)
-            base = &t->rows[i];
-    for (int i = 0; i < t->count && !base; i++)
-        if (t->rows[i].avg == has_avg && fabs(t->rows[i].speedup - 1) <= t->rows[i].speedup_unit / 2 + 1e-9)
-            base = &t->rows[i];
+    bool has_avg = table_has_avg(t);
+    const struct result_row *base = table_baseline(t);
     if (!base)
         return 0;
     for (int i = 0; i < t->count; i++) {
@@ -265,16 +277,6 @@ static int usual_batch(const struct result_table *t)
     return best;
 }
 
-/* The GPUs in all of the table's own baseline: the first row whose printed speedup is 1 (a lab
- * whose table starts at 1 x 4 gives that row 1.00 and efficiencies against it); 1 without one. */
-static int baseline_gpus(const struct result_table *t)
-{
-    for (int i = 0; i < t->count; i++)
-        if (fabs(t->rows[i].speedup - 1) <= t->rows[i].speedup_unit / 2 + 1e-9)
-            return t->rows[i].nodes * t->rows[i].gpus;
-    return 1;
-}
-
 /* Efficiency is speedup / the GPUs' ratio to the baseline's (speedup / GPUs in all over one GPU),
  * both as printed. */
 static int check_efficiency(const struct result_row *r, int base_gpus, struct audit *out)
@@ -337,7 +339,8 @@ static int check_gains(const struct result_table *t, struct audit *out)
 
 int audit_table(const struct result_table *t, struct audit *out)
 {
-    int batch = usual_batch(t), base_gpus = baseline_gpus(t);
+    const struct result_row *base = table_baseline(t);   /* efficiencies are against it too */
+    int batch = usual_batch(t), base_gpus = base ? base->nodes * base->gpus : 1;
     for (int i = 0; i < t->count; i++)
         if (t->rows[i].batch != batch && !(t->rows[i].unknown & (1u << COL_BATCH)) &&
             audit_add(out, t->rows[i].line, "Batchsize %d, but the table's other runs have %d: a run of another experiment, "

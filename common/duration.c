@@ -4,6 +4,7 @@
 #include "common/dt_parse.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,11 +96,11 @@ double duration_parse_fields(const char *text, double last_field)
     int count = clock_parts(text, parts);
     if (count < (dash ? 1 : 2))
         return -1;
-    last_field = last_part_field(dash ? dash : text, last_field);   /* after a day, hours first */
-    double field = last_field, value = 0;
+    double field = last_part_field(dash ? dash : text, last_field), value = 0;   /* after a day, hours first */
     for (int i = count - 1; i >= 0; i--) {
         double bigger = bigger_field(field);
-        if (field == 0 || (i > 0 && bigger == 0) || (i > 0 || dash ? parts[i] >= bigger / field : false))
+        bool bounded = i > 0 || dash;   /* all parts but a clock's first; hours after a day too */
+        if (field == 0 || (i > 0 && bigger == 0) || (bounded && parts[i] >= bigger / field))
             return -1;   /* a part beyond days, or one as large as the next part's unit */
         value += parts[i] * field;
         field = bigger;
