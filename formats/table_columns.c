@@ -218,7 +218,7 @@ static bool read_runtime(char **cells, int n, const struct table_layout *layout,
                false;
     }
     snprintf(row->runtime_text, sizeof row->runtime_text, "%s", cells[layout->at[COL_RUNTIME]]);
-    row->runtime_plain = !strchr(text, ':');
+    row->runtime_plain = !strchr(text, ':') && !strchr(text, '-');   /* Slurm's "2-05" is a day and hours */
     return true;
 }
 
