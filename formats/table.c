@@ -249,9 +249,10 @@ int table_parse_stream(FILE *f, const char *path, struct table_set *set, struct 
             prose[0] = '\0';
             continue;
         }
-        if ((!table || (line[0] == '|') != (layout.separator == '|')) && strlen(line) <= 100)
+        bool table_row = line[strspn(line, " \t")] == '|';   /* of a table this reader does not read */
+        if (!table_row && (!table || layout.separator == '|') && strlen(line) <= 100)
             prose_title(line, prose, sizeof prose);   /* a long paragraph names nothing */
-        else if (!table)
+        else if (!table || table_row)
             prose[0] = '\0';
         if (table && (line[0] == '|') != (layout.separator == '|'))
             table = NULL;   /* prose ends a Markdown table, a Markdown row a CSV one */

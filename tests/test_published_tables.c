@@ -293,6 +293,17 @@ static void test_clock_times(void **state)
     assert_true(tu_contains(r.out, "| **2** | **1** | **-** | **-** | **-** | **13:00:00** | **1.85** |"));
     assert_true(tu_contains(r.out, "No run of the baseline, 1 x 1: no speedups (the smallest here is --baseline 1x4)"));
     tu_result_free(&r);
+    /* the last row of a table this reader does not read is not the next one's title (it was:
+     * "...: | 2 | 20:30 | 1.95 |"); sacct's elapsed time under a header saying D-HH:MM:SS */
+    char after[4096];
+    tu_fixture(after, sizeof after, "tables/after-a-scaling-table.md");
+    run_analyze((char *[]){"table", after, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "# A published scaling table, then a lab's table under the same heading (made for "
+                                   "the tests) (corrected"));
+    assert_false(tu_contains(r.out, "| 20:30 | 1.95 | (corrected"));
+    assert_true(tu_contains(r.out, "| **2** | **1** | **-** | **-** | **-** | **12:30:00** | **1.92** |"));
+    tu_result_free(&r);
     run_analyze((char *[]){"audit", path, NULL}, &r);   /* against the table's own 1.00 at 1 x 4 */
     assert_int_equal(r.status, 1);
     assert_true(tu_contains(r.out, "clock-units.md:26: speedup 3.13 of 4 nodes x 4 GPUs does not follow from the "
