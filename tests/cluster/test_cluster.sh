@@ -564,29 +564,36 @@ else
     bad "spares: the undisturbed run of the same steps failed (t11/ref.out)"
 fi
 # (11b) spares for a program of your own (-- PROGRAM): an mpi4py program that resumes from its own
-# checkpoints (resumable.py), rank 1's (on gn02) stopped after its Step100 line: gn04 takes its
-# place, the program starts again from its checkpoint within 60 s, told DTRAIN_RESTART_COUNT=1, its
-# total is an undisturbed run's (sum over 300 steps and 3 ranks of rank + step: 135450), and its
-# record says which node was replaced
-mkdir own
-id=$(DTRAIN_SPARES=1 DTRAIN_WATCH_STALL=10 sbatch --parsable -N4 --ntasks-per-node=1 --gpus-per-node=0 \
-         -w 'gn[01-04]' -o "own-%j.out" -e "own-%j.out" "$template" -- /usr/bin/python3 "$here/resumable.py" "$PWD/own" 300)
-failed_at=0
-if wait_for "own-$id.out" '^Step100:' 120; then
-    failed_at=$(date +%s)
-    # shellcheck disable=SC2046  # the pids of gn02's rank
-    kill -STOP $(programs python3 gn02)
-fi
-s=$(wait_job "$id" 300)
-resumed=$(sed -n 's/^resumed from step [0-9]* at \([0-9]*\).*(restart 1)$/\1/p' "own-$id.out" | head -n 1)
-resumed_in=$((${resumed:-0} - failed_at))
-grep "\"job_id\":\"$id\"" runs/records.jsonl >own.json
-check "spares, a program of your own: gn02's rank stopped, gn04 took over, resumed in $resumed_in s, the same total (job $id: $s)" \
-    '[ "$s" = COMPLETED ] && [ "$failed_at" -gt 0 ] && [ -n "$resumed" ] && [ "$resumed_in" -le 60 ] &&
-     grep -q "^total 135450$" "own-$id.out" && grep -q "gn02 failed (.*): gn04 takes its place" "own-$id.out" &&
-     grep -q "\"replaced\":\"gn02 by gn04 (.*); the step started again [0-9]* s after the failure" own.json &&
-     grep -q "\"exit_state\":\"completed\"" own.json && grep -q "\"hostnames\":\[\"gn01\",\"gn03\",\"gn04\"\]" own.json &&
-     [ "$(wc -l <own.json)" = 1 ]'
+# checkpoints (resumable.py), after its Step100 line gn02's rank stopped, and in a second job gn03
+# lost (every process of it killed): gn04 takes its place, the program starts again from its
+# checkpoint within 60 s, told DTRAIN_RESTART_COUNT=1, its total is an undisturbed run's (sum over
+# 300 steps and 3 ranks of rank + step: 135450), and its record says which node was replaced
+own_spares() {   # own_spares NAME stop|lose NODE
+    name=$1 node=$3
+    mkdir "$1"
+    id=$(DTRAIN_SPARES=1 DTRAIN_WATCH_STALL=10 sbatch --parsable -N4 --ntasks-per-node=1 --gpus-per-node=0 \
+             -w 'gn[01-04]' -o "$1-%j.out" -e "$1-%j.out" "$template" -- /usr/bin/python3 "$here/resumable.py" "$PWD/$1" 300)
+    failed_at=0
+    if wait_for "$1-$id.out" '^Step100:' 120; then
+        failed_at=$(date +%s)
+        # shellcheck disable=SC2046  # the pids of the node's rank
+        case $2 in stop) kill -STOP $(programs python3 "$node") ;; lose) "$here/node.sh" "$node" lose ;; esac
+    fi
+    s=$(wait_job "$id" 300)
+    resumed=$(sed -n 's/^resumed from step [0-9]* at \([0-9]*\).*(restart 1)$/\1/p' "$1-$id.out" | head -n 1)
+    resumed_in=$((${resumed:-0} - failed_at))
+    grep "\"job_id\":\"$id\"" runs/records.jsonl >"$1.json"
+    others=$(echo gn01 gn02 gn03 gn04 | tr ' ' '\n' | grep -v "^$node$" | sed 's/.*/"&"/' | paste -sd,)
+    check "spares, a program of your own: $node $2, gn04 took over, resumed in $resumed_in s, the same total (job $id: $s)" \
+        '[ "$s" = COMPLETED ] && [ "$failed_at" -gt 0 ] && [ -n "$resumed" ] && [ "$resumed_in" -le 60 ] &&
+         grep -q "^total 135450$" "$name-$id.out" && grep -q "$node failed (.*): gn04 takes its place" "$name-$id.out" &&
+         grep -q "\"replaced\":\"$node by gn04 (.*); the step started again [0-9]* s after the failure" "$name.json" &&
+         grep -q "\"exit_state\":\"completed\"" "$name.json" && grep -q "\"hostnames\":\[$others\]" "$name.json" &&
+         [ "$(wc -l <"$name.json")" = 1 ]'
+}
+own_spares own-stopped stop gn02
+own_spares own-lost lose gn03
+"$here/node.sh" gn03 back
 cd "$work" || exit 1
 
 # (last) a second cluster beside this one (both used /run/dtrain-cluster and the
