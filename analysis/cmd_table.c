@@ -111,7 +111,11 @@ static void table_reader(const char *path, void *set)
     if (table_parse_file(path, &in->tables, &err) < 0) {
         fprintf(stderr, "dtrain-analyze: %s\n", err.msg);
         in->records.lines_skipped++;
-    } else if (in->tables.count == before && !read_scaling_tables(path, in)) {
+        return;
+    }
+    /* A file may hold both: a lab's table under a published one it is compared with (audit reads both too). */
+    bool published = read_scaling_tables(path, in);
+    if (in->tables.count == before && !published) {
         if (inputs_walking())
             in->records.other_files++;   /* a sweep's directory also has its jobs' outputs */
         else

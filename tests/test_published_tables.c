@@ -303,6 +303,8 @@ static void test_clock_times(void **state)
                                    "the tests) (corrected"));
     assert_false(tu_contains(r.out, "| 20:30 | 1.95 | (corrected"));
     assert_true(tu_contains(r.out, "| **2** | **1** | **-** | **-** | **-** | **12:30:00** | **1.92** |"));
+    /* and the published table above it, as audit reads it: `table` printed the lab's table only */
+    assert_true(tu_contains(r.out, "| 2 | 1230 | 1.95 | 0.98 |"));
     tu_result_free(&r);
     run_analyze((char *[]){"audit", path, NULL}, &r);   /* against the table's own 1.00 at 1 x 4 */
     assert_int_equal(r.status, 1);
