@@ -50,18 +50,21 @@ static bool ratio_cells(const struct scaling_table *t, int r, int c, const struc
     return true;
 }
 
-/* What the count column counts, as a message says it ("at 8 GPUs", "at 4 nodes"). */
-static const char *count_noun(const struct scaling_table *t)
-{
-    const char *name = t->column[t->count_column].name;
-    return strcasestr(name, "node") ? "nodes" : strcasestr(name, "worker") ? "workers"
-                                              : strcasestr(name, "rank") ? "ranks" : "GPUs";
-}
-
 static int decimals_of(double unit)
 {
     int d = (int)lround(-log10(unit));
     return d > 0 ? d : 0;
+}
+
+/* A cell as the table printed it: its number to its last digit, or a range's two ends. */
+static const char *cell_text(const struct scaling_cell *cell, char *text, size_t size)
+{
+    int d = decimals_of(cell->high > cell->low ? cell->unit - (cell->high - cell->low) : cell->unit);
+    if (cell->high > cell->low)
+        snprintf(text, size, "%.*f-%.*f", d, cell->low, d, cell->high);
+    else
+        snprintf(text, size, "%.*f", d, cell->value);
+    return text;
 }
 
 /* One ratio or efficiency cell against what its columns give. 0, or -1 out of memory. */
@@ -81,15 +84,17 @@ static int audit_cell(const struct scaling_table *t, int r, int c, struct audit 
     double half = printed->unit / 2 + 1e-9 * fabs(printed->value);
     if (printed->value + half >= lo && printed->value - half <= hi)
         return 0;
-    int d = decimals_of(printed->unit), dn = decimals_of(num->unit), dd = decimals_of(den->unit);
-    char jobs_text[48] = "";
+    int d = decimals_of(printed->high > printed->low ? printed->unit - (printed->high - printed->low) : printed->unit);
+    char jobs_text[48] = "", printed_text[64], num_text[64], den_text[64];
     if (col->kind == SCALING_EFFICIENCY)
         snprintf(jobs_text, sizeof jobs_text, " / %g", jobs);
     return audit_add(out, t->row_line[r],
-                     "%s %.*f at %g %s does not follow from %s: %.*f / %.*f%s = %.*f (%.*f-%.*f with their rounding)",
-                     col->name, d, printed->value, scaling_at(t, r, t->count_column)->value, count_noun(t),
+                     "%s %s at %g %s does not follow from %s: %s / %s%s = %.*f (%.*f-%.*f with their rounding)",
+                     col->name, cell_text(printed, printed_text, sizeof printed_text),
+                     scaling_at(t, r, t->count_column)->value, t->count_noun,
                      t->column[col->kind == SCALING_ACROSS ? col->to : col->of].name,
-                     dn, num->value, dd, den->value, jobs_text, d + 1, mid, d + 2, lo, d + 2, hi);
+                     cell_text(num, num_text, sizeof num_text), cell_text(den, den_text, sizeof den_text), jobs_text,
+                     d + 1, mid, d + 2, lo, d + 2, hi);
 }
 
 int scaling_audit(const struct scaling_table *t, struct audit *out)
@@ -105,19 +110,30 @@ int scaling_audit(const struct scaling_table *t, struct audit *out)
     return 0;
 }
 
+/* Whether column c holds a range ("24-26 hours"). */
+static bool has_range(const struct scaling_table *t, int c)
+{
+    for (int r = 0; r < t->rows; r++)
+        if (scaling_at(t, r, c)->high > scaling_at(t, r, c)->low)
+            return true;
+    return false;
+}
+
 void scaling_describe(const struct scaling_table *t, char *text, size_t size)
 {
-    size_t used = (size_t)snprintf(text, size, "read as a scaling table: \"%s\" the job sizes",
-                                   t->column[t->count_column].name);
+    size_t used = (size_t)snprintf(text, size, "read as a scaling table: \"%s\" the job sizes%s%s%s",
+                                   t->column[t->count_column].name, t->count_in_cells ? " (its cells count " : "",
+                                   t->count_in_cells ? t->count_noun : "", t->count_in_cells ? ")" : "");
     for (int c = 0; c < t->columns && used < size; c++) {
         const struct scaling_column *col = &t->column[c];
         const char *of = col->of >= 0 ? t->column[col->of].name : "", *to = col->to >= 0 ? t->column[col->to].name : "";
         switch (col->kind) {
         case SCALING_RATE:
         case SCALING_TIME:
-            used += (size_t)snprintf(text + used, size - used, "; \"%s\" a %s%s", col->name,
+            used += (size_t)snprintf(text + used, size - used, "; \"%s\" a %s%s%s", col->name,
                                      col->kind == SCALING_RATE ? "throughput" : "time",
-                                     col->from_heading ? " (as the heading says)" : "");
+                                     col->from_heading ? " (as the heading says)" : "",
+                                     has_range(t, c) ? ", a range as its middle within its ends" : "");
             break;
         case SCALING_OVER_COUNTS:
         case SCALING_EFFICIENCY:
@@ -139,7 +155,7 @@ void scaling_describe(const struct scaling_table *t, char *text, size_t size)
 
 void scaling_print(FILE *out, const struct scaling_table *t, const char *path)
 {
-    const char *count = t->column[t->count_column].name;
+    const char *count = t->count_in_cells ? t->count_noun : t->column[t->count_column].name;
     for (int c = 0; c < t->columns; c++) {
         const struct scaling_column *col = &t->column[c];
         int base = baseline_row(t, c);
@@ -155,7 +171,8 @@ void scaling_print(FILE *out, const struct scaling_table *t, const char *path)
                 continue;
             double b = scaling_at(t, base, c)->value;
             double speedup = col->kind == SCALING_TIME ? b / v->value : v->value / b;
-            fprintf(out, "| %g | %.*f | %.2f | %.2f |\n", n->value, decimals_of(v->unit), v->value, speedup,
+            char value[64];   /* a range ("24-26 hours") as its two ends, its middle in the ratios */
+            fprintf(out, "| %g | %s | %.2f | %.2f |\n", n->value, cell_text(v, value, sizeof value), speedup,
                     speedup / (n->value / base_count));
         }
         fputc('\n', out);

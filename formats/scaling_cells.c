@@ -15,7 +15,8 @@
 static double time_unit(const char *text, size_t *len)
 {
     static const struct { const char *name; double seconds; } units[] = {
-        {"hours", 3600}, {"hour", 3600}, {"hrs", 3600}, {"hr", 3600}, {"h", 3600}, {"minutes", 60}, {"mins", 60},
+        {"days", 86400}, {"day", 86400}, {"hours", 3600}, {"hour", 3600}, {"hrs", 3600}, {"hr", 3600}, {"h", 3600},
+        {"minutes", 60}, {"mins", 60},
         {"min", 60}, {"m", 60}, {"seconds", 1}, {"sec", 1}, {"s", 1}, {"milliseconds", 1e-3}, {"ms", 1e-3},
         {"us", 1e-6}, {"\xC2\xB5s", 1e-6}};
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
@@ -69,37 +70,84 @@ static double clock_cell(const char *text, double clock, double *unit)
     return duration_parse_fields(copy, clock);
 }
 
+/* A range's upper end after its lower one (rest: the text after "24"): "-26 hours", "-1.8x" (or an en
+ * dash), " to 15": its number and the size of its last digit, and the text after it; NULL where rest does
+ * not go on to a larger number. Slurm's "2-05" (a day and five hours) is no range: a range's upper
+ * end has no leading zero. */
+static const char *range_end(const char *rest, double low, double *high, double *unit)
+{
+    const char *c = rest + strspn(rest, " ");
+    if (*c == '-')
+        c++;
+    else if (strncmp(c, "\xE2\x80\x93", 3) == 0)   /* an en dash */
+        c += 3;
+    else if (strncasecmp(c, "to ", 3) == 0)
+        c += 3;
+    else
+        return NULL;
+    c += strspn(c, " ");
+    if (c[0] == '0' && isdigit((unsigned char)c[1]))
+        return NULL;
+    const char *after = read_number(c, high, unit);
+    return after && *high > low ? after : NULL;
+}
+
 /* A cell of a column of kind: "938 img/s", "7.72 x", "93%", "~14 hours" (approximate: not read),
- * "2h 18min", a clock ("1:02:03"; its last part counting clock seconds). NAN where it holds no
- * number. */
+ * "2h 18min", a range ("24-26 hours": its middle, unit its width and the last digit's size), a
+ * clock ("1:02:03"; its last part counting clock seconds). NAN where it holds no number. */
 struct scaling_cell scaling_read_cell(const char *text, enum scaling_kind kind, double clock)
 {
-    struct scaling_cell cell = {NAN, 0};
+    struct scaling_cell cell = {NAN, 0, 0, 0};
     while (isspace((unsigned char)*text))
         text++;
     double seconds_unit, clock_seconds = kind == SCALING_TIME ? clock_cell(text, clock, &seconds_unit) : -1;
     if (clock_seconds >= 0)
-        return (struct scaling_cell){clock_seconds, seconds_unit};
-    double value, unit;
+        return (struct scaling_cell){clock_seconds, seconds_unit, 0, 0};
+    double value, unit, high = 0, high_unit;
     const char *rest = read_number(text, &value, &unit);
     if (!rest)
         return cell;   /* "-", "~14 hours", "n/a" */
+    const char *range = range_end(rest, value, &high, &high_unit);
+    if (range)
+        cell.low = value, cell.high = high, unit = high - value + fmax(unit, high_unit), value = (value + high) / 2,
+        rest = range;
     while (isspace((unsigned char)*rest))
         rest++;
     size_t len;
-    double seconds = kind == SCALING_TIME ? time_unit(rest, &len) : 0;
+    double seconds = kind == SCALING_TIME ? time_unit(rest, &len) : 0, scale = 1;
     if (seconds > 0) {   /* "2h 18min": each part in seconds */
-        value *= seconds, unit *= seconds;
+        scale = seconds;
         double more, more_unit;
-        const char *next = read_number(rest + len + strspn(rest + len, " "), &more, &more_unit);
+        const char *next = range ? NULL : read_number(rest + len + strspn(rest + len, " "), &more, &more_unit);
         size_t more_len;
         double more_seconds = next ? time_unit(next + strspn(next, " "), &more_len) : 0;
         if (more_seconds > 0)
-            value += more * more_seconds, unit = more_unit * more_seconds;
+            value += more * more_seconds / seconds, unit = more_unit * more_seconds / seconds;
     } else if (*rest == '%')
-        value /= 100, unit /= 100;
-    cell.value = value, cell.unit = unit;
+        scale = 0.01;
+    cell.value = value * scale, cell.unit = unit * scale, cell.low *= scale, cell.high *= scale;
     return cell;
+}
+
+/* Whether a cell is a job size by its own text: "2 GPUs", "4 nodes", "8x A100" (GPUs). */
+bool scaling_cell_is_count(const char *cell, const char **noun)
+{
+    static const struct { const char *word, *noun; } counts[] = {
+        {"gpus", "GPUs"}, {"gpu", "GPUs"}, {"nodes", "nodes"}, {"node", "nodes"}, {"workers", "workers"},
+        {"worker", "workers"}, {"ranks", "ranks"}, {"rank", "ranks"}};
+    double value, unit;
+    const char *rest = read_number(cell + strspn(cell, " \t*"), &value, &unit);
+    if (!rest || unit != 1 || !(value >= 1))
+        return false;
+    rest += strspn(rest, " ");
+    if ((*rest == 'x' || *rest == 'X') && isupper((unsigned char)rest[1 + strspn(rest + 1, " ")]))
+        return *noun = "GPUs", true;   /* "8x A100", "2 x V100" (not "2x faster") */
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        size_t n = strlen(counts[i].word);
+        if (strncasecmp(rest, counts[i].word, n) == 0 && !isalpha((unsigned char)rest[n]))
+            return *noun = counts[i].noun, true;
+    }
+    return false;
 }
 
 /* The seconds a clock cell's last part counts by its header: 60 for "Time to train [h:mm]", 3600 for

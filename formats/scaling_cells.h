@@ -1,5 +1,6 @@
 /* scaling_cells.h - the cells of published scaling tables as they are printed: "938 img/s",
- * "1,022,722", "7.72 x", "93%", "299.5 ms", "2h 18min", clocks ("1:02:03", sacct's "1-04:00:00"),
+ * "1,022,722", "7.72 x", "93%", "299.5 ms", "2h 18min", ranges ("24-26 hours", "1.7-1.8x"), job
+ * sizes in words ("2 GPUs"), clocks ("1:02:03", sacct's "1-04:00:00"),
  * and what a time column's header says of its clock. The reading half of scaling_table.c. */
 #ifndef SCALING_CELLS_H
 #define SCALING_CELLS_H
@@ -17,6 +18,10 @@ struct scaling_cell scaling_read_cell(const char *text, enum scaling_kind kind, 
  * for "(d:h)"; 1 where the header names no clock ("(90E)", "(Hrs)"); 0 where it names a resource's
  * hours ("Walltime [node-h]", "(GPU-hours)"): a cost, not a time. */
 double scaling_header_clock(const char *header);
+
+/* Whether a cell is a job size by its own text ("1 GPU", "**2 GPUs**", "4 nodes", "8x A100"), and
+ * what it counts ("GPUs", "nodes", "workers", "ranks") into noun. */
+bool scaling_cell_is_count(const char *cell, const char **noun);
 
 /* Whether a cell is a time by its own text: a number with a time unit ("299.5 ms", "2h 18min",
  * "40 s") or a clock ("1:02:03"). */

@@ -280,19 +280,29 @@ static bool promote_measures(struct scaling_table *t, char words[][256])
     return promoted;
 }
 
-/* The columns whose cell in row (a table's first) is a time with its unit ("299.5 ms", "2h 18min",
- * "40 s") or a clock ("1:02:03"): bit c for column c. */
-static unsigned long cells_with_time_units(const char *row)
+/* What a table's first row says of its columns by their cells' own text: bit c of times for a
+ * time with its unit ("299.5 ms", "2h 18min", "40 s") or a clock ("1:02:03"); count, the first
+ * column holding a job size in words ("1 GPU", "2 GPUs": a "Configuration" column), or -1, and
+ * what it counts. */
+struct first_row {
+    unsigned long times;
+    int count;
+    const char *noun;
+};
+
+static struct first_row first_row_read(const char *row)
 {
     char *copy = strdup(row), *cells[SCALING_MAX_COLUMNS + 1];
     int n = copy ? table_cells(copy, cells, SCALING_MAX_COLUMNS + 1) : 0;
-    unsigned long times = 0;
+    struct first_row first = {0, -1, NULL};
     for (int c = 0; c < n && c < SCALING_MAX_COLUMNS; c++) {
         if (scaling_cell_is_time(cells[c]))
-            times |= 1ul << c;
+            first.times |= 1ul << c;
+        if (first.count < 0 && scaling_cell_is_count(cells[c], &first.noun))
+            first.count = c;
     }
     free(copy);
-    return times;
+    return first;
 }
 
 /* A table whose columns name no measure ("| GPUs | v22.01 | v23.04 |": releases, settings) under a
@@ -316,10 +326,17 @@ static bool measures_from_heading(struct scaling_table *t, char words[][256], co
     return promoted;
 }
 
-/* The header's columns into t, those of bit c in times a time whatever their header says (their
- * cells carry the unit); whether the table is one of ours (a count column, a rate or time column,
- * not the reference form of table.h). */
-static bool read_header(char *line, struct scaling_table *t, unsigned long times, const char *heading)
+/* What the count column counts by its header: "GPUs" unless it names nodes, workers or ranks. */
+static const char *noun_of(const char *header)
+{
+    return strcasestr(header, "node") ? "nodes" : strcasestr(header, "worker") ? "workers"
+                                                : strcasestr(header, "rank") ? "ranks" : "GPUs";
+}
+
+/* The header's columns into t, a time those whose first cells carry a time's unit whatever their
+ * header says, the job sizes those whose cells say so ("2 GPUs") where no header does; whether the
+ * table is one of ours (a count column, a rate or time column, not the reference form of table.h). */
+static bool read_header(char *line, struct scaling_table *t, struct first_row first, const char *heading)
 {
     char *cells[SCALING_MAX_COLUMNS + 1], words[SCALING_MAX_COLUMNS][256];
     int n = table_cells(line, cells, SCALING_MAX_COLUMNS + 1);
@@ -334,7 +351,7 @@ static bool read_header(char *line, struct scaling_table *t, unsigned long times
         header_words(cells[c], words[c], sizeof words[c]);
         col->kind = kind_of(cells[c], words[c]);
         col->clock = scaling_header_clock(cells[c]);
-        if (col->kind == SCALING_OTHER && (times >> c & 1))
+        if (col->kind == SCALING_OTHER && (first.times >> c & 1))
             col->kind = SCALING_TIME;
         if (col->kind == SCALING_TIME && col->clock == 0)
             col->kind = SCALING_OTHER;   /* a time's name or cells over a resource's hours */
@@ -343,6 +360,12 @@ static bool read_header(char *line, struct scaling_table *t, unsigned long times
         else if (col->kind == SCALING_COUNT)
             col->kind = SCALING_OTHER;
         measured = measured || col->kind == SCALING_RATE || col->kind == SCALING_TIME;
+    }
+    if (t->count_column >= 0)
+        snprintf(t->count_noun, sizeof t->count_noun, "%s", noun_of(t->column[t->count_column].name));
+    else if (first.count >= 0 && t->column[first.count].kind == SCALING_OTHER) {
+        t->count_column = first.count, t->column[first.count].kind = SCALING_COUNT, t->count_in_cells = true;
+        snprintf(t->count_noun, sizeof t->count_noun, "%s", first.noun);
     }
     if (t->count_column >= 0 && !measured)
         measured = promote_measures(t, words);
@@ -357,7 +380,7 @@ static bool read_row(char *line, int number, struct scaling_table *t)
     char *cells[SCALING_MAX_COLUMNS + 1];
     int n = table_cells(line, cells, SCALING_MAX_COLUMNS + 1);
     struct scaling_cell count = n > t->count_column ? scaling_read_cell(cells[t->count_column], SCALING_COUNT, 1)
-                                                    : (struct scaling_cell){NAN, 0};
+                                                    : (struct scaling_cell){NAN, 0, 0, 0};
     if (!(count.value >= 1) || count.value != floor(count.value) || count.unit != 1)
         return false;
     struct scaling_cell *grown = realloc(t->cell, (size_t)(t->rows + 1) * t->columns * sizeof *grown);
@@ -371,7 +394,7 @@ static bool read_row(char *line, int number, struct scaling_table *t)
     for (int c = 0; c < t->columns; c++) {
         struct scaling_cell *cell = &t->cell[t->rows * t->columns + c];
         *cell = c < n && t->column[c].kind != SCALING_OTHER ? scaling_read_cell(cells[c], t->column[c].kind, t->column[c].clock)
-                                                            : (struct scaling_cell){NAN, 0};
+                                                            : (struct scaling_cell){NAN, 0, 0, 0};
         bool percent_header = t->column[c].kind == SCALING_EFFICIENCY && strchr(t->column[c].name, '%');
         if (c < n && percent_header && !strchr(cells[c], '%'))   /* (a short row: no cell to read) */
             cell->value /= 100, cell->unit /= 100;   /* "Efficiency (%)" over plain numbers */
@@ -420,8 +443,9 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
         if (starts_row(line) && got_next > 0 && is_separator(next)) {
             number++;   /* the separator */
             got_next = getline(&next, &next_size, f);   /* the first row: its cells say their units */
-            unsigned long times = got_next > 0 && starts_row(next) ? cells_with_time_units(next) : 0;
-            if (read_header(line, &t, times, title)) {   /* else its rows are lines like any other */
+            struct first_row first = got_next > 0 && starts_row(next) ? first_row_read(next)
+                                                                      : (struct first_row){0, -1, NULL};
+            if (read_header(line, &t, first, title)) {   /* else its rows are lines like any other */
                 snprintf(t.title, sizeof t.title, "%s", title);
                 for (; got_next > 0 && starts_row(next); got_next = getline(&next, &next_size, f))
                     read_row(next, ++number, &t);

@@ -40,14 +40,19 @@ struct scaling_column {
 };
 
 struct scaling_cell {
-    double value;              /* NAN when empty, "-", approximate ("~14 hours") or not a number */
-    double unit;               /* of its last printed digit, in value's units: 0.01 for "7.72 x" */
+    double value;              /* NAN when empty, "-", approximate ("~14 hours") or not a number;
+                                  a range's middle ("24-26 hours", "1.7-1.8x") */
+    double unit;               /* of its last printed digit, in value's units: 0.01 for "7.72 x";
+                                  a range's width and that digit: value +- unit / 2 holds it */
+    double low, high;          /* a range's ends as printed; both 0 for a single number */
 };
 
 struct scaling_table {
     char title[256];           /* the nearest heading above it ("" for none) */
     int line;                  /* of its header row */
     int columns, count_column; /* count_column: the GPUs (or nodes) column */
+    char count_noun[16];       /* what it counts ("GPUs", "nodes"), by its header or its cells */
+    bool count_in_cells;       /* the count column's header does not say (a "Configuration" of "2 GPUs") */
     struct scaling_column column[SCALING_MAX_COLUMNS];
     int rows;
     int *row_line;             /* rows of them */

@@ -1,8 +1,10 @@
 /* test_published_tables.c - scaling tables saved exactly as they were published (NVIDIA's
- * DeepLearningExamples READMEs, a CG solver's strong-scaling page; tests/fixtures/published/, each
+ * DeepLearningExamples READMEs, a CG solver's strong-scaling page, a DDP run's plan in ranges;
+ * tests/fixtures/published/, each
  * citing its source and the findings worked out by hand in its header): dtrain-analyze audit reads
  * every one, reports the slips a careful reader finds by hand and nothing else, says how it read
  * each table; and dtrain-analyze table turns them into speedup tables. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 
 #include "common/duration.h"
+#include "formats/scaling_cells.h"
 #include "tests/analyze_util.h"
 #include "tests/testutil.h"
 
@@ -51,6 +54,7 @@ static const struct expected_audit published[] = {
      {"dle-fastpitch.md:23: Speed-up with mixed precision 1.17 at 4 GPUs does not follow from Time to train with mixed "
       "precision (Hrs): 4.1 / 3.3 = 1.242"}},
     {"published/dle-tacotron2.md", 4, 0, {NULL}},
+    {"published/ddp-letterbox-ranges.md", 1, 0, {NULL}},
     {"published/spmv-cg-strong.md", 1, 0, {NULL}},
     {"published/dle-maskrcnn.md", 6, 8,
      {"dle-maskrcnn.md:16: Multi-gpu weak scaling with FP32 3.67 at 4 GPUs does not follow from FP 32 items/sec: "
@@ -314,6 +318,58 @@ static void test_clock_times(void **state)
     tu_result_free(&r);
 }
 
+/* Job sizes written in a row's words ("8x A100", "2 nodes") under a header that names none
+ * ("Configuration", "Setup"), and ranges ("17,900-18,300", "3-3.5 h", "7.6-7.7x"): read, a range as
+ * its middle within its ends; a range of a ratio is off only where no value between the ends of
+ * what it came from falls in it. Such tables were passed over ("it lacks the GPUs"). */
+static void test_counts_in_cells_and_ranges(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "tables/counts-in-cells.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "\"Setup\" the job sizes (its cells count nodes); \"Time to train\" a time, a "
+                                   "range as its middle within its ends"));
+    assert_true(tu_contains(r.out, "counts-in-cells.md:11: Speedup 7.6-7.7 at 8 GPUs does not follow from Throughput "
+                                   "(img/s): 17900-18300 / 2450 = 7.39 (7.304-7.471 with their rounding)"));
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    tu_result_free(&r);
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| 8 | 17900-18300 | 7.39 | 0.92 |"));
+    assert_true(tu_contains(r.out, "| nodes | Time to train (s) | Speedup | Efficiency |"));
+    assert_true(tu_contains(r.out, "| 4 | 10800-12600 | 3.08 | 0.77 |"));
+    tu_result_free(&r);
+}
+
+/* Ranges as cells print them; Slurm's "2-05" (two days five hours) and a falling pair are none. */
+static void test_range_cells(void **state)
+{
+    (void)state;
+    struct scaling_cell c = scaling_read_cell("24-26 hours", SCALING_TIME, 1);
+    assert_true(fabs(c.value - 25 * 3600) < 1e-6 && fabs(c.unit - 3 * 3600) < 1e-6);
+    assert_true(fabs(c.low - 24 * 3600) < 1e-6 && fabs(c.high - 26 * 3600) < 1e-6);
+    c = scaling_read_cell("1.7-1.8\xC3\x97", SCALING_ACROSS, 1);   /* x as the multiplication sign */
+    assert_true(fabs(c.value - 1.75) < 1e-9 && fabs(c.unit - 0.2) < 1e-9);
+    c = scaling_read_cell("3 to 5 min", SCALING_TIME, 1);
+    assert_true(fabs(c.value - 240) < 1e-9 && c.low == 180 && c.high == 300);
+    c = scaling_read_cell("12\xE2\x80\x93" "14 h", SCALING_TIME, 1);   /* an en dash */
+    assert_true(fabs(c.value - 13 * 3600) < 1e-6);
+    c = scaling_read_cell("2-05", SCALING_TIME, 1);
+    assert_true(c.value == 2 && c.high == 0);
+    c = scaling_read_cell("5-3", SCALING_RATE, 1);
+    assert_true(c.value == 5 && c.high == 0);
+    const char *noun = NULL;
+    assert_true(scaling_cell_is_count("**2 GPUs**", &noun) && strcmp(noun, "GPUs") == 0);
+    assert_true(scaling_cell_is_count("4 nodes (32 GPUs)", &noun) && strcmp(noun, "nodes") == 0);
+    assert_true(scaling_cell_is_count("8x A100", &noun) && strcmp(noun, "GPUs") == 0);
+    assert_false(scaling_cell_is_count("2x faster", &noun));
+    assert_false(scaling_cell_is_count("1.5 GPUs", &noun));
+    assert_false(scaling_cell_is_count("Per-GPU batch", &noun));
+}
+
 /* A table whose columns are releases, the measure said only in the heading above ("Training
  * throughput (img/s) by release"): read as throughputs, said so; it was passed over. */
 static void test_columns_named_by_release(void **state)
@@ -365,6 +421,8 @@ int main(void)
         cmocka_unit_test(test_clock_parts),
         cmocka_unit_test(test_clock_times),
         cmocka_unit_test(test_columns_named_by_release),
+        cmocka_unit_test(test_counts_in_cells_and_ranges),
+        cmocka_unit_test(test_range_cells),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
