@@ -99,6 +99,8 @@ static int audit_scaling_file(const char *path, struct audit *a, struct audit *n
         rc = scaling_audit(&set.tables[t], a) < 0 || audit_add(notes, set.tables[t].line, "%s", text) < 0 ? -1 : 0;
         rows += set.tables[t].rows;
     }
+    if (rc == 0 && set.why_not[0])   /* a table left out whole says why */
+        rc = audit_add(notes, set.why_not_line, "not read as a scaling table: %s", set.why_not) < 0 ? -1 : 0;
     *tables += set.count;
     scaling_set_free(&set);
     return rc < 0 ? -1 : rows;

@@ -151,6 +151,9 @@ void scaling_describe(const struct scaling_table *t, char *text, size_t size)
         default: break;
         }
     }
+    if (t->one_setting && t->rows > 0 && used < size)   /* said last: the columns' reading is the table's */
+        snprintf(text + used, size - used, "; the rows of %s (its rows name several settings, each read apart)",
+                 t->row_setting[0]);
 }
 
 void scaling_print(FILE *out, const struct scaling_table *t, const char *path)

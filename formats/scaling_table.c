@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "formats/scaling_cells.h"
+#include "formats/scaling_settings.h"
 #include "formats/table.h"
 #include "formats/table_columns.h"
 
@@ -55,10 +56,19 @@ static bool is_count(const char *words)
     return false;
 }
 
-/* A throughput: "Throughput - TF32", "Mixed precision img/s", "Frames/s with TF32". */
+/* A throughput: "Throughput - TF32", "Mixed precision img/s", "Frames/s with TF32", a simulation's
+ * "Performance (ns/day)", "Steps per hour", "TFLOPS". */
 static bool is_rate(const char *raw, const char *words)
 {
-    return has_word(words, "throughput") || strstr(raw, "/s") || strstr(raw, "/sec") || strstr(words, "per second");
+    static const char *const per[] = {"/s", "/sec", "/second", "/min", "/minute", "/h", "/hr", "/hour", "/day", "/d"};
+    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++) {
+        const char *at = strstr(raw, per[i]);
+        if (at && !isalpha((unsigned char)at[strlen(per[i])]))
+            return true;
+    }
+    return has_word(words, "throughput") || has_word(words, "performance") || strstr(words, "flops") ||
+           strstr(words, "per second") || strstr(words, "per minute") || strstr(words, "per hour") ||
+           strstr(words, "per day");
 }
 
 /* A time: "Time to train", "Training time", "Total Time", "Time/Iteration", "Runtime", "Latency". */
@@ -371,25 +381,33 @@ static bool read_header(char *line, struct scaling_table *t, struct first_row fi
         measured = promote_measures(t, words);
     if (t->count_column >= 0 && !measured)
         measured = measures_from_heading(t, words, heading);
+    for (int c = 0; c < n; c++)
+        t->column[c].setting = t->column[c].kind == SCALING_OTHER && scaling_names_setting(t->column[c].name);
     return t->count_column >= 0 && measured;
 }
 
-/* One data row into t; false for a row whose count is not a whole number from 1. */
+/* One data row into t; false for a row whose count is not a whole number from 1 or a part of one
+ * device ("0.5": a GPU's half, an MI250X's die; never 0, a CPU-only run). */
 static bool read_row(char *line, int number, struct scaling_table *t)
 {
     char *cells[SCALING_MAX_COLUMNS + 1];
     int n = table_cells(line, cells, SCALING_MAX_COLUMNS + 1);
     struct scaling_cell count = n > t->count_column ? scaling_read_cell(cells[t->count_column], SCALING_COUNT, 1)
                                                     : (struct scaling_cell){NAN, 0, 0, 0};
-    if (!(count.value >= 1) || count.value != floor(count.value) || count.unit != 1)
+    bool part = count.value > 0 && count.value < 1 && count.high == 0;
+    if (!part && (!(count.value >= 1) || count.value != floor(count.value) || count.unit != 1))
         return false;
     struct scaling_cell *grown = realloc(t->cell, (size_t)(t->rows + 1) * t->columns * sizeof *grown);
     int *lines = realloc(t->row_line, (size_t)(t->rows + 1) * sizeof *lines);
+    char **settings = realloc(t->row_setting, (size_t)(t->rows + 1) * sizeof *settings), key[256];
     if (grown)
         t->cell = grown;
     if (lines)
         t->row_line = lines;
-    if (!grown || !lines)
+    if (settings)
+        t->row_setting = settings;
+    scaling_row_setting(t, cells, n, key, sizeof key);
+    if (!grown || !lines || !settings || !(t->row_setting[t->rows] = strdup(key)))
         return false;
     for (int c = 0; c < t->columns; c++) {
         struct scaling_cell *cell = &t->cell[t->rows * t->columns + c];
@@ -424,6 +442,48 @@ static int add_table(struct scaling_set *set, const struct scaling_table *t)
     return 0;
 }
 
+static void table_free(struct scaling_table *t)
+{
+    for (int r = 0; r < t->rows && t->row_setting; r++)
+        free(t->row_setting[r]);
+    free(t->cell), free(t->row_line), free(t->row_setting);
+}
+
+/* A table read into set, its columns tied; or, where its rows name several settings, a table a
+ * setting (those at two job sizes or more; none: why in set->why_not). t is set's or freed. 0, or
+ * -1 out of memory. */
+static int add_table_or_its_settings(struct scaling_set *set, struct scaling_table *t)
+{
+    if (t->rows == 0 || !scaling_settings_differ(t)) {
+        tie_columns(t);
+        int rc = t->rows > 0 ? add_table(set, t) : 0;
+        if (t->rows == 0 || rc < 0)
+            table_free(t);
+        return rc;
+    }
+    struct scaling_set parts = {0};
+    int left_out = 0, rc = scaling_split_settings(t, &parts, &left_out);
+    for (int p = 0; p < parts.count; p++) {
+        tie_columns(&parts.tables[p]);
+        if (rc == 0 && add_table(set, &parts.tables[p]) == 0)
+            continue;
+        rc = -1, table_free(&parts.tables[p]);
+    }
+    if (rc == 0 && parts.count == 0) {
+        char names[160] = "";
+        for (int c = 0; c < t->columns; c++)
+            if (t->column[c].worded && strlen(names) + strlen(t->column[c].name) + 3 < sizeof names)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "",
+                         t->column[c].name);
+        snprintf(set->why_not, sizeof set->why_not, "its rows are of several settings (%s differ), none at two job "
+                 "sizes: no scaling to read", names);
+        set->why_not_line = t->line;
+    }
+    free(parts.tables);
+    table_free(t);
+    return rc;
+}
+
 int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err *err)
 {
     FILE *f = fopen(path, "r");
@@ -449,10 +509,7 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
                 snprintf(t.title, sizeof t.title, "%s", title);
                 for (; got_next > 0 && starts_row(next); got_next = getline(&next, &next_size, f))
                     read_row(next, ++number, &t);
-                tie_columns(&t);
-                rc = t.rows > 0 ? add_table(set, &t) : 0;
-                if (t.rows == 0 || rc < 0)
-                    free(t.cell), free(t.row_line);
+                rc = add_table_or_its_settings(set, &t);
             }
         }
         char *swap = line;   /* the line read ahead is the next one */
@@ -469,6 +526,14 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
 
 bool scaling_why_not_read(const char *path, char *why, size_t size)
 {
+    struct scaling_set parsed = {0};
+    struct dt_err err;
+    if (scaling_parse_file(path, &parsed, &err) == 0 && parsed.why_not[0]) {
+        snprintf(why, size, "its table on line %d: %s", parsed.why_not_line, parsed.why_not);
+        scaling_set_free(&parsed);
+        return true;
+    }
+    scaling_set_free(&parsed);
     FILE *f = fopen(path, "r");
     char header[8192] = "", line[8192];
     int number = 0;
@@ -505,7 +570,7 @@ bool scaling_why_not_read(const char *path, char *why, size_t size)
 void scaling_set_free(struct scaling_set *set)
 {
     for (int i = 0; i < set->count; i++)
-        free(set->tables[i].cell), free(set->tables[i].row_line);
+        table_free(&set->tables[i]);
     free(set->tables);
     memset(set, 0, sizeof *set);
 }

@@ -6,7 +6,8 @@
  * precision"), efficiency. Cells carry units and suffixes ("938 img/s", "7.72 x", "1,022,722",
  * "~14 hours"); every number keeps the size of its last printed digit so that a check can allow
  * for the rounding of what it was worked out from. A file may hold several, each named by the
- * heading above it. Tables of the reference form (#Nodes, #GPUs, Runtime) are table.h's. */
+ * heading above it; a table whose rows name several settings (benchmarks, machines) is one table
+ * a setting (scaling_settings.h). Tables of the reference form (#Nodes, #GPUs, Runtime) are table.h's. */
 #ifndef SCALING_TABLE_H
 #define SCALING_TABLE_H
 
@@ -37,6 +38,8 @@ struct scaling_column {
                                   columns (releases, settings) hold */
     double clock;              /* TIME: the seconds a clock cell's last part counts (60 under a
                                   header that says [h:mm]); 1 */
+    bool setting;              /* OTHER: its words may name a row's setting ("System", "Benchmark") */
+    bool worded;               /* setting: some row's cell is words, not a number ("Puhti") */
 };
 
 struct scaling_cell {
@@ -56,12 +59,16 @@ struct scaling_table {
     struct scaling_column column[SCALING_MAX_COLUMNS];
     int rows;
     int *row_line;             /* rows of them */
+    char **row_setting;        /* rows of them: the setting a row's words name ("Puhti, adh"), or "" */
+    bool one_setting;          /* the rows of one setting of a table whose rows name several */
     struct scaling_cell *cell; /* rows x columns, row-major */
 };
 
 struct scaling_set {
     struct scaling_table *tables;
     int count;
+    char why_not[320];         /* a table left out whole ("its rows are of several settings ..."), */
+    int why_not_line;          /* and the line of its header */
 };
 
 /* Appends the scaling tables of a Markdown file: tables with a count column and at least one

@@ -1,5 +1,6 @@
 /* test_published_tables.c - scaling tables saved exactly as they were published (NVIDIA's
- * DeepLearningExamples READMEs, a CG solver's strong-scaling page, a DDP run's plan in ranges;
+ * DeepLearningExamples READMEs, a CG solver's strong-scaling page, a DDP run's plan in ranges, a
+ * molecular dynamics code's benchmarks on three machines;
  * tests/fixtures/published/, each
  * citing its source and the findings worked out by hand in its header): dtrain-analyze audit reads
  * every one, reports the slips a careful reader finds by hand and nothing else, says how it read
@@ -55,6 +56,7 @@ static const struct expected_audit published[] = {
       "precision (Hrs): 4.1 / 3.3 = 1.242"}},
     {"published/dle-tacotron2.md", 4, 0, {NULL}},
     {"published/ddp-letterbox-ranges.md", 1, 0, {NULL}},
+    {"published/gromacs-settings.md", 2, 0, {NULL}},
     {"published/spmv-cg-strong.md", 1, 0, {NULL}},
     {"published/dle-maskrcnn.md", 6, 8,
      {"dle-maskrcnn.md:16: Multi-gpu weak scaling with FP32 3.67 at 4 GPUs does not follow from FP 32 items/sec: "
@@ -370,6 +372,35 @@ static void test_range_cells(void **state)
     assert_false(scaling_cell_is_count("Per-GPU batch", &noun));
 }
 
+/* A table whose rows name several settings (benchmarks, machines, releases) is one table a
+ * setting: a speedup is one machine's own. GROMACS on three machines gave 5.75x, Puhti's 1 GPU
+ * against LUMI's 4; now only LUMI's stmv, at 0.5 and 4 GPUs, in each release. Settings at one job
+ * size each: refused, saying so. */
+static void test_rows_of_several_settings(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/gromacs-settings.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "# GROMACS (`2023.2-gpu`, `gromacs-stmv.sh`, LUMI): Performance (ns/day)"));
+    assert_true(tu_contains(r.out, "| 0.5 | 15.564 | 1.00 | 1.00 |\n| 4 | 78.905 | 5.07 | 0.63 |"));
+    assert_true(tu_contains(r.out, "| 0.5 | 16.213 | 1.00 | 1.00 |\n| 4 | 78.376 | 4.83 | 0.60 |"));
+    assert_false(tu_contains(r.out, "13.725"));
+    tu_result_free(&r);
+    tu_fixture(path, sizeof path, "tables/settings-one-size-each.md");
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 2);
+    assert_true(tu_contains(r.err, "its table on line 6: its rows are of several settings (System, Precision differ), "
+                                   "none at two job sizes: no scaling to read"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "settings-one-size-each.md:6: not read as a scaling table: its rows are of several "
+                                   "settings"));
+    tu_result_free(&r);
+}
+
 /* A table whose columns are releases, the measure said only in the heading above ("Training
  * throughput (img/s) by release"): read as throughputs, said so; it was passed over. */
 static void test_columns_named_by_release(void **state)
@@ -423,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_columns_named_by_release),
         cmocka_unit_test(test_counts_in_cells_and_ranges),
         cmocka_unit_test(test_range_cells),
+        cmocka_unit_test(test_rows_of_several_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,29 @@
+/* scaling_settings.h - a published table whose rows are several settings, split into one scaling
+ * table a setting: "| Benchmark | System | GPUs | Performance (ns/day) |" holds two benchmarks on
+ * two machines, and a speedup is one setting's own (one benchmark on one machine at two job
+ * sizes), never one machine's over another's. The splitting half of scaling_table.c. */
+#ifndef SCALING_SETTINGS_H
+#define SCALING_SETTINGS_H
+
+#include <stdbool.h>
+
+#include "formats/scaling_table.h"
+
+/* Whether a column of kind SCALING_OTHER, by its header, can name a setting: not a date, a note or
+ * a link ("Date", "Notes", "Source"), which differ between the runs of one setting. */
+bool scaling_names_setting(const char *header);
+
+/* The setting a row's cells name, into key: the text of each setting column (t's column[c].setting)
+ * whose cell is words, not a number ("Puhti", "`gromacs-stmv.sh`", "A100-80GB", "TF32"), joined by
+ * ", "; "" where none does. Such a column is marked worded. */
+void scaling_row_setting(struct scaling_table *t, char **cells, int n, char *key, size_t size);
+
+/* Whether t's rows name more than one setting. */
+bool scaling_settings_differ(const struct scaling_table *t);
+
+/* t's rows, one table a setting in the order they first appear, each titled by its setting, into
+ * parts (appended); a setting at fewer than two job sizes has no scaling and is left out, counted
+ * in *left_out. t keeps its rows. 0, or -1 out of memory. */
+int scaling_split_settings(const struct scaling_table *t, struct scaling_set *parts, int *left_out);
+
+#endif
