@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "formats/scaling_cells.h"
+
 /* The row of the smallest job with a number in column c, or -1. */
 static int baseline_row(const struct scaling_table *t, int c)
 {
@@ -33,19 +35,21 @@ static bool ratio_range(const struct scaling_cell *a, const struct scaling_cell 
 /* The two cells a ratio cell of column c in row r was worked out from, faster over slower:
  * a time's ratio is the slower time over the faster. False where the column is not tied. */
 static bool ratio_cells(const struct scaling_table *t, int r, int c, const struct scaling_cell **num,
-                        const struct scaling_cell **den)
+                        const struct scaling_cell **den, int *num_column, int *den_column)
 {
     const struct scaling_column *col = &t->column[c];
     if (col->of < 0 || (col->kind == SCALING_ACROSS && col->to < 0))
         return false;
     bool time = t->column[col->of].kind == SCALING_TIME;
     if (col->kind == SCALING_ACROSS) {
-        *num = scaling_at(t, r, time ? col->of : col->to), *den = scaling_at(t, r, time ? col->to : col->of);
+        *num_column = time ? col->of : col->to, *den_column = time ? col->to : col->of;
+        *num = scaling_at(t, r, *num_column), *den = scaling_at(t, r, *den_column);
         return true;
     }
     int base = baseline_row(t, col->of);
     if (base < 0)
         return false;
+    *num_column = *den_column = col->of;
     *num = scaling_at(t, time ? base : r, col->of), *den = scaling_at(t, time ? r : base, col->of);
     return true;
 }
@@ -56,15 +60,23 @@ static int decimals_of(double unit)
     return d > 0 ? d : 0;
 }
 
-/* A cell as the table printed it: its number to its last digit, or a range's two ends. */
-static const char *cell_text(const struct scaling_cell *cell, char *text, size_t size)
+/* A cell as the table printed it: its number to its last digit, or a range's two ends; in the
+ * unit its header names ("(Hrs)"), seconds of them (1 for any other column). */
+static const char *cell_text(const struct scaling_cell *cell, double seconds, char *text, size_t size)
 {
-    int d = decimals_of(cell->high > cell->low ? cell->unit - (cell->high - cell->low) : cell->unit);
+    int d = decimals_of((cell->high > cell->low ? cell->unit - (cell->high - cell->low) : cell->unit) / seconds);
     if (cell->high > cell->low)
-        snprintf(text, size, "%.*f-%.*f", d, cell->low, d, cell->high);
+        snprintf(text, size, "%.*f-%.*f", d, cell->low / seconds, d, cell->high / seconds);
     else
-        snprintf(text, size, "%.*f", d, cell->value);
+        snprintf(text, size, "%.*f", d, cell->value / seconds);
     return text;
+}
+
+/* The seconds of the unit column c's header names for its plain numbers (its "(Hrs)"), or 1. */
+static double shown_in(const struct scaling_table *t, int c)
+{
+    double seconds = t->column[c].kind == SCALING_TIME ? scaling_header_seconds(t->column[c].name) : 0;
+    return seconds > 0 ? seconds : 1;
 }
 
 /* One ratio or efficiency cell against what its columns give. 0, or -1 out of memory. */
@@ -72,7 +84,9 @@ static int audit_cell(const struct scaling_table *t, int r, int c, struct audit 
 {
     const struct scaling_cell *printed = scaling_at(t, r, c), *num, *den;
     double lo, hi, mid;
-    if (isnan(printed->value) || !ratio_cells(t, r, c, &num, &den) || !ratio_range(num, den, &lo, &hi, &mid))
+    int num_column, den_column;
+    if (isnan(printed->value) || !ratio_cells(t, r, c, &num, &den, &num_column, &den_column) ||
+        !ratio_range(num, den, &lo, &hi, &mid))
         return 0;
     const struct scaling_column *col = &t->column[c];
     double jobs = 1;
@@ -90,10 +104,11 @@ static int audit_cell(const struct scaling_table *t, int r, int c, struct audit 
         snprintf(jobs_text, sizeof jobs_text, " / %g", jobs);
     return audit_add(out, t->row_line[r],
                      "%s %s at %g %s does not follow from %s: %s / %s%s = %.*f (%.*f-%.*f with their rounding)",
-                     col->name, cell_text(printed, printed_text, sizeof printed_text),
+                     col->name, cell_text(printed, 1, printed_text, sizeof printed_text),
                      scaling_at(t, r, t->count_column)->value, t->count_noun,
                      t->column[col->kind == SCALING_ACROSS ? col->to : col->of].name,
-                     cell_text(num, num_text, sizeof num_text), cell_text(den, den_text, sizeof den_text), jobs_text,
+                     cell_text(num, shown_in(t, num_column), num_text, sizeof num_text),
+                     cell_text(den, shown_in(t, den_column), den_text, sizeof den_text), jobs_text,
                      d + 1, mid, d + 2, lo, d + 2, hi);
 }
 
@@ -175,7 +190,7 @@ void scaling_print(FILE *out, const struct scaling_table *t, const char *path)
             double b = scaling_at(t, base, c)->value;
             double speedup = col->kind == SCALING_TIME ? b / v->value : v->value / b;
             char value[64];   /* a range ("24-26 hours") as its two ends, its middle in the ratios */
-            fprintf(out, "| %g | %s | %.2f | %.2f |\n", n->value, cell_text(v, value, sizeof value), speedup,
+            fprintf(out, "| %g | %s | %.2f | %.2f |\n", n->value, cell_text(v, 1, value, sizeof value), speedup,
                     speedup / (n->value / base_count));
         }
         fputc('\n', out);

@@ -172,6 +172,18 @@ double scaling_header_clock(const char *header)
     return cost ? 0 : 1;
 }
 
+double scaling_header_seconds(const char *header)
+{
+    for (const char *open = strpbrk(header, "[("); open; open = strpbrk(open + 1, "[(")) {
+        const char *unit = open + 1 + strspn(open + 1, " ");
+        size_t len;
+        double seconds = time_unit(unit, &len);
+        if (seconds > 0 && strchr(")]", unit[len + strspn(unit + len, " ")]))
+            return seconds;   /* "(Hrs)", "[min]", "(s)"; not "(min:sec)", "(90E)" */
+    }
+    return 0;
+}
+
 bool scaling_cell_is_time(const char *cell)
 {
     double value, unit;

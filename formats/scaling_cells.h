@@ -19,6 +19,10 @@ struct scaling_cell scaling_read_cell(const char *text, enum scaling_kind kind, 
  * hours ("Walltime [node-h]", "(GPU-hours)"): a cost, not a time. */
 double scaling_header_clock(const char *header);
 
+/* The seconds of the unit a time column's header names in brackets ("Time to train (Hrs)": 3600,
+ * "[min]": 60), which its plain numbers are in; 0 where it names none (or a clock's parts). */
+double scaling_header_seconds(const char *header);
+
 /* Whether a cell is a job size by its own text ("1 GPU", "**2 GPUs**", "4 nodes", "8x A100"), and
  * what it counts ("GPUs", "nodes", "workers", "ranks") into noun. */
 bool scaling_cell_is_count(const char *cell, const char **noun);

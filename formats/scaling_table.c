@@ -12,112 +12,12 @@
 #include <strings.h>
 
 #include "formats/scaling_cells.h"
+#include "formats/scaling_headers.h"
 #include "formats/scaling_settings.h"
 #include "formats/table.h"
 #include "formats/table_columns.h"
 
-/* ---------- headers ---------- */
-
-/* The header's words, lower case, letters and digits only ("Speed-up" -> "speed up", "FP 32" ->
- * "fp32"), space-separated, into out. */
-static void header_words(const char *header, char *out, size_t size)
-{
-    size_t n = 0;
-    for (const char *c = header; *c && n + 2 < size; c++) {
-        if (isalnum((unsigned char)*c))
-            out[n++] = (char)tolower((unsigned char)*c);
-        else if (n > 0 && out[n - 1] != ' ' && !(c[0] == ' ' && n >= 2 && strncmp(out + n - 2, "fp", 2) == 0 &&
-                                                 isdigit((unsigned char)c[1])))
-            out[n++] = ' ';
-    }
-    while (n > 0 && out[n - 1] == ' ')
-        n--;
-    out[n] = '\0';
-}
-
-static bool has_word(const char *words, const char *word)
-{
-    size_t len = strlen(word);
-    for (const char *at = strstr(words, word); at; at = strstr(at + 1, word))
-        if ((at == words || at[-1] == ' ') && (at[len] == ' ' || at[len] == '\0'))
-            return true;
-    return false;
-}
-
-/* A GPU or node count: the rows' job sizes. */
-static bool is_count(const char *words)
-{
-    static const char *const names[] = {"gpus", "gpu", "number of gpus", "num gpus", "ngpus", "gpu count",
-                                        "total gpus", "nodes", "number of nodes", "num nodes", "nnodes",
-                                        "node count", "workers", "number of workers", "ranks"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(words, names[i]) == 0)
-            return true;
-    return false;
-}
-
-/* A throughput: "Throughput - TF32", "Mixed precision img/s", "Frames/s with TF32", a simulation's
- * "Performance (ns/day)", "Steps per hour", "TFLOPS". */
-static bool is_rate(const char *raw, const char *words)
-{
-    static const char *const per[] = {"/s", "/sec", "/second", "/min", "/minute", "/h", "/hr", "/hour", "/day", "/d"};
-    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++) {
-        const char *at = strstr(raw, per[i]);
-        if (at && !isalpha((unsigned char)at[strlen(per[i])]))
-            return true;
-    }
-    return has_word(words, "throughput") || has_word(words, "performance") || strstr(words, "flops") ||
-           strstr(words, "per second") || strstr(words, "per minute") || strstr(words, "per hour") ||
-           strstr(words, "per day");
-}
-
-/* A time: "Time to train", "Training time", "Total Time", "Time/Iteration", "Runtime", "Latency". */
-static bool is_time(const char *words)
-{
-    return has_word(words, "time") || has_word(words, "runtime") || has_word(words, "duration") ||
-           has_word(words, "latency") || has_word(words, "elapsed") || has_word(words, "walltime");
-}
-
-static enum scaling_kind kind_of(const char *raw, const char *words)
-{
-    if (is_count(words))
-        return SCALING_COUNT;
-    if (has_word(words, "efficiency"))
-        return SCALING_EFFICIENCY;
-    if (has_word(words, "scaling"))
-        return SCALING_OVER_COUNTS;
-    if (has_word(words, "speedup") || strstr(words, "speed up"))
-        return SCALING_ACROSS;   /* or over the counts, once the table's rate columns are known */
-    if (is_rate(raw, words))
-        return SCALING_RATE;
-    return is_time(words) ? SCALING_TIME : SCALING_OTHER;
-}
-
-/* The words that tell columns apart ("tf32", "mixed"), in a canonical form: AMP, FP16 and half
- * precision are all "mixed"; the words every such column has are left out. */
-static void header_qualifiers(const char *words, char *out, size_t size)
-{
-    static const char *const common[] = {
-        "throughput", "strong", "weak", "scaling", "speedup", "speed", "up", "efficiency", "with", "the", "of", "avg",
-        "average", "img", "imgs", "images", "image", "s", "sec", "per", "second", "samples", "sample", "time",
-        "training", "train", "to", "total", "x", "multi", "gpu", "gpus", "frames", "items", "tokens", "sequences",
-        "seq", "mels", "hrs", "hours", "h", "min", "number", "used", "in", "a", "for", "precision", "parallel"};
-    char copy[256];
-    snprintf(copy, sizeof copy, "%s", words);
-    out[0] = '\0';
-    for (char *w = strtok(copy, " "); w; w = strtok(NULL, " ")) {
-        bool skip = false;
-        for (size_t i = 0; i < sizeof common / sizeof common[0] && !skip; i++)
-            skip = strcmp(w, common[i]) == 0;
-        if (skip)
-            continue;
-        const char *canon = strcmp(w, "amp") == 0 || strcmp(w, "fp16") == 0 || strcmp(w, "half") == 0 ? "mixed"
-                            : strcmp(w, "single") == 0 ? "fp32" : w;
-        size_t used = strlen(out);
-        if (!has_word(out, canon))
-            snprintf(out + used, size - used, "%s%s", used ? " " : "", canon);
-    }
-}
+/* ---------- tying ratio columns to their measures ---------- */
 
 /* How many of a's qualifier words b has. */
 static int shared_words(const char *a, const char *b)
@@ -126,7 +26,7 @@ static int shared_words(const char *a, const char *b)
     int n = 0;
     snprintf(copy, sizeof copy, "%s", a);
     for (char *w = strtok(copy, " "); w; w = strtok(NULL, " "))
-        n += has_word(b, w);
+        n += scaling_has_word(b, w);
     return n;
 }
 
@@ -188,8 +88,8 @@ static bool split_to(const char *words, char *before, char *after, size_t size)
         return false;
     char left[256];
     snprintf(left, sizeof left, "%.*s", (int)(to - words), words);
-    header_qualifiers(left, before, size);
-    header_qualifiers(to + 4, after, size);
+    scaling_header_qualifiers(left, before, size);
+    scaling_header_qualifiers(to + 4, after, size);
     return before[0] && after[0];
 }
 
@@ -217,7 +117,7 @@ static void tie_across(struct scaling_table *t, int c, const char *words, char q
     } else if (rates + times == 1) {   /* a plain "Speedup" beside one throughput: over the counts */
         col->kind = SCALING_OVER_COUNTS, col->of = best_match(t, quals, quals[c], -1);
         return;
-    } else if (!quals[c][0] && !has_word(words, "with") && one_at_smallest(t, c)) {
+    } else if (!quals[c][0] && !scaling_has_word(words, "with") && one_at_smallest(t, c)) {
         /* a plain "Speedup" of 1.00 at the smallest job, beside several measures: over the counts */
         col->kind = SCALING_OVER_COUNTS, col->of = first_measure(t);
         return;
@@ -236,8 +136,8 @@ static void tie_columns(struct scaling_table *t)
 {
     char words[SCALING_MAX_COLUMNS][256], quals[SCALING_MAX_COLUMNS][96];
     for (int c = 0; c < t->columns; c++) {
-        header_words(t->column[c].name, words[c], sizeof words[c]);
-        header_qualifiers(words[c], quals[c], sizeof quals[c]);
+        scaling_header_words(t->column[c].name, words[c], sizeof words[c]);
+        scaling_header_qualifiers(words[c], quals[c], sizeof quals[c]);
     }
     for (int c = 0; c < t->columns; c++) {
         struct scaling_column *col = &t->column[c];
@@ -284,8 +184,8 @@ static bool promote_measures(struct scaling_table *t, char words[][256])
     for (int c = 0; c < t->columns; c++)
         ratios = ratios || t->column[c].kind == SCALING_OVER_COUNTS || t->column[c].kind == SCALING_ACROSS;
     for (int c = 0; c < t->columns && ratios; c++)
-        if (t->column[c].kind == SCALING_OTHER && !has_word(words[c], "batch") && !has_word(words[c], "size") &&
-            !has_word(words[c], "accumulation"))
+        if (t->column[c].kind == SCALING_OTHER && !scaling_has_word(words[c], "batch") && !scaling_has_word(words[c], "size") &&
+            !scaling_has_word(words[c], "accumulation"))
             t->column[c].kind = SCALING_RATE, promoted = true;
     return promoted;
 }
@@ -321,26 +221,19 @@ static struct first_row first_row_read(const char *row)
 static bool measures_from_heading(struct scaling_table *t, char words[][256], const char *heading)
 {
     char heading_words[256];
-    header_words(heading, heading_words, sizeof heading_words);
-    enum scaling_kind kind = kind_of(heading, heading_words);
+    scaling_header_words(heading, heading_words, sizeof heading_words);
+    enum scaling_kind kind = scaling_header_kind(heading, heading_words);
     bool promoted = false;
     static const char *const not_measures[] = {"batch", "size", "accumulation", "gpus", "gpu", "nodes", "node",
                                                "per", "ranks", "workers", "precision"};
     for (int c = 0; c < t->columns && (kind == SCALING_RATE || kind == SCALING_TIME); c++) {
         bool named = t->column[c].kind != SCALING_OTHER || t->column[c].clock == 0;   /* or a resource's hours */
         for (size_t w = 0; w < sizeof not_measures / sizeof not_measures[0] && !named; w++)
-            named = has_word(words[c], not_measures[w]);
+            named = scaling_has_word(words[c], not_measures[w]);
         if (!named)
             t->column[c].kind = kind, t->column[c].from_heading = promoted = true;
     }
     return promoted;
-}
-
-/* What the count column counts by its header: "GPUs" unless it names nodes, workers or ranks. */
-static const char *noun_of(const char *header)
-{
-    return strcasestr(header, "node") ? "nodes" : strcasestr(header, "worker") ? "workers"
-                                                : strcasestr(header, "rank") ? "ranks" : "GPUs";
 }
 
 /* The header's columns into t, a time those whose first cells carry a time's unit whatever their
@@ -358,21 +251,24 @@ static bool read_header(char *line, struct scaling_table *t, struct first_row fi
     for (int c = 0; c < n; c++) {
         struct scaling_column *col = &t->column[c];
         snprintf(col->name, sizeof col->name, "%s", cells[c]);
-        header_words(cells[c], words[c], sizeof words[c]);
-        col->kind = kind_of(cells[c], words[c]);
+        scaling_header_words(cells[c], words[c], sizeof words[c]);
+        col->kind = scaling_header_kind(cells[c], words[c]);
         col->clock = scaling_header_clock(cells[c]);
         if (col->kind == SCALING_OTHER && (first.times >> c & 1))
             col->kind = SCALING_TIME;
         if (col->kind == SCALING_TIME && col->clock == 0)
             col->kind = SCALING_OTHER;   /* a time's name or cells over a resource's hours */
-        if (col->kind == SCALING_COUNT && t->count_column < 0)
+        if (col->kind == SCALING_COUNT && (t->count_column < 0 || (scaling_counts_processes(t->column[t->count_column].name) &&
+                                                                   !scaling_counts_processes(col->name)))) {
+            if (t->count_column >= 0)
+                t->column[t->count_column].kind = SCALING_OTHER;
             t->count_column = c;
-        else if (col->kind == SCALING_COUNT)
+        } else if (col->kind == SCALING_COUNT)
             col->kind = SCALING_OTHER;
         measured = measured || col->kind == SCALING_RATE || col->kind == SCALING_TIME;
     }
     if (t->count_column >= 0)
-        snprintf(t->count_noun, sizeof t->count_noun, "%s", noun_of(t->column[t->count_column].name));
+        snprintf(t->count_noun, sizeof t->count_noun, "%s", scaling_header_noun(t->column[t->count_column].name));
     else if (first.count >= 0 && t->column[first.count].kind == SCALING_OTHER) {
         t->count_column = first.count, t->column[first.count].kind = SCALING_COUNT, t->count_in_cells = true;
         snprintf(t->count_noun, sizeof t->count_noun, "%s", first.noun);
@@ -413,6 +309,9 @@ static bool read_row(char *line, int number, struct scaling_table *t)
         struct scaling_cell *cell = &t->cell[t->rows * t->columns + c];
         *cell = c < n && t->column[c].kind != SCALING_OTHER ? scaling_read_cell(cells[c], t->column[c].kind, t->column[c].clock)
                                                             : (struct scaling_cell){NAN, 0, 0, 0};
+        double header_unit = t->column[c].kind == SCALING_TIME ? scaling_header_seconds(t->column[c].name) : 0;
+        if (c < n && header_unit > 0 && !scaling_cell_is_time(cells[c]))   /* "14.5" under "(Hrs)": in seconds */
+            cell->value *= header_unit, cell->unit *= header_unit, cell->low *= header_unit, cell->high *= header_unit;
         bool percent_header = t->column[c].kind == SCALING_EFFICIENCY && strchr(t->column[c].name, '%');
         if (c < n && percent_header && !strchr(cells[c], '%'))   /* (a short row: no cell to read) */
             cell->value /= 100, cell->unit /= 100;   /* "Efficiency (%)" over plain numbers */
@@ -547,8 +446,8 @@ bool scaling_why_not_read(const char *path, char *why, size_t size)
         char *cells[SCALING_MAX_COLUMNS + 1], words[256], ratios[160] = "";
         int n = table_cells(header, cells, SCALING_MAX_COLUMNS + 1), count = -1, measures = 0;
         for (int c = 0; c < n && c < SCALING_MAX_COLUMNS; c++) {
-            header_words(cells[c], words, sizeof words);
-            enum scaling_kind kind = kind_of(cells[c], words);
+            scaling_header_words(cells[c], words, sizeof words);
+            enum scaling_kind kind = scaling_header_kind(cells[c], words);
             count = count < 0 && kind == SCALING_COUNT ? c : count;
             measures += kind == SCALING_RATE || kind == SCALING_TIME;
             size_t used = strlen(ratios);

@@ -197,7 +197,10 @@ static void test_table_turns_them_into_speedup_tables(void **state)
     assert_int_equal(r.status, 0);
     assert_true(tu_contains(r.out, "| GPUs | Throughput - TF32 | Speedup | Efficiency |"));
     assert_true(tu_contains(r.out, "| 8 | 914350 | 6.48 | 0.81 |"));   /* 914,350 / 141,028; / 8 */
-    assert_true(tu_contains(r.out, "| 8 | 2.2 | 6.59 | 0.82 |"));      /* 14.5 / 2.2 hours; / 8 */
+    /* 14.5 / 2.2 hours; / 8: in seconds, as the column says (it printed the hours under "(s)") */
+    assert_true(tu_contains(r.out, "| GPUs | Time to train with TF32 (Hrs) (s) | Speedup | Efficiency |\n|---|---|---|---|\n"
+                                   "| 1 | 52200 | 1.00 | 1.00 |"));
+    assert_true(tu_contains(r.out, "| 8 | 7920 | 6.59 | 0.82 |"));
     assert_int_equal(lines_with(r.out, "| Speedup | Efficiency |"), 8);   /* 2 columns x 4 tables */
     tu_result_free(&r);
 }
@@ -346,6 +349,29 @@ static void test_counts_in_cells_and_ranges(void **state)
     tu_result_free(&r);
 }
 
+/* Job sizes under other names ("# Accelerators", "Cores"; GPUs over "MPI ranks" where a table has
+ * both), times in the unit the header names ("(minutes)"), rates per day ("ns/day"). */
+static void test_job_sizes_by_other_names(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "tables/other-job-size-names.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, ":8: read as a scaling table: \"# Accelerators\" the job sizes"));
+    assert_true(tu_contains(r.out, ":15: read as a scaling table: \"Cores\" the job sizes"));
+    assert_true(tu_contains(r.out, ":22: read as a scaling table: \"GPUs\" the job sizes; \"Performance (ns/day)\" a "
+                                   "throughput"));
+    assert_true(tu_contains(r.out, ":25: Speedup 6.5 at 8 GPUs does not follow from Performance (ns/day): 48 / 7.9 = "
+                                   "6.08"));
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    tu_result_free(&r);
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "| 8 | 7230 | 1.00 | 1.00 |\n| 64 | 1092 | 6.62 | 0.83 |"));   /* minutes, in s */
+    tu_result_free(&r);
+}
+
 /* Ranges as cells print them; Slurm's "2-05" (two days five hours) and a falling pair are none. */
 static void test_range_cells(void **state)
 {
@@ -454,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_columns_named_by_release),
         cmocka_unit_test(test_counts_in_cells_and_ranges),
         cmocka_unit_test(test_range_cells),
+        cmocka_unit_test(test_job_sizes_by_other_names),
         cmocka_unit_test(test_rows_of_several_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

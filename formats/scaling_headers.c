@@ -1,0 +1,150 @@
+/* scaling_headers.c - what a published scaling table's column headers name (see scaling_headers.h). */
+#include "formats/scaling_headers.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The header's words, lower case, letters and digits only ("Speed-up" -> "speed up", "FP 32" ->
+ * "fp32"), space-separated, into out. */
+void scaling_header_words(const char *header, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *c = header; *c && n + 2 < size; c++) {
+        if (isalnum((unsigned char)*c))
+            out[n++] = (char)tolower((unsigned char)*c);
+        else if (n > 0 && out[n - 1] != ' ' && !(c[0] == ' ' && n >= 2 && strncmp(out + n - 2, "fp", 2) == 0 &&
+                                                 isdigit((unsigned char)c[1])))
+            out[n++] = ' ';
+    }
+    while (n > 0 && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+}
+
+bool scaling_has_word(const char *words, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *at = strstr(words, word); at; at = strstr(at + 1, word))
+        if ((at == words || at[-1] == ' ') && (at[len] == ' ' || at[len] == '\0'))
+            return true;
+    return false;
+}
+
+/* What a job-size header counts, plural ("gpus", "nodes", "accelerators", "cores", "mpi ranks"),
+ * or NULL: its words but "number of", "num", "total", "count", "n" are one such noun. */
+static const char *count_of(const char *words)
+{
+    static const struct { const char *word, *plural; } nouns[] = {
+        {"gpus", "GPUs"}, {"gpu", "GPUs"}, {"nodes", "nodes"}, {"node", "nodes"}, {"workers", "workers"},
+        {"worker", "workers"}, {"ranks", "ranks"}, {"rank", "ranks"}, {"accelerators", "accelerators"},
+        {"accelerator", "accelerators"}, {"devices", "devices"}, {"device", "devices"}, {"chips", "chips"},
+        {"tpus", "TPUs"}, {"gcds", "GCDs"}, {"cores", "cores"}, {"processes", "processes"}, {"procs", "processes"},
+        {"tasks", "tasks"}, {"cpus", "CPUs"}, {"np", "processes"}};
+    static const char *const filler[] = {"number", "of", "num", "total", "count", "n", "no", "mpi", "the"};
+    char copy[256];
+    const char *noun = NULL;
+    snprintf(copy, sizeof copy, "%s", words);
+    for (char *w = strtok(copy, " "); w; w = strtok(NULL, " ")) {
+        bool skip = false;
+        for (size_t i = 0; i < sizeof filler / sizeof filler[0] && !skip; i++)
+            skip = strcmp(w, filler[i]) == 0;
+        if (skip)
+            continue;
+        const char *found = NULL;
+        for (size_t i = 0; i < sizeof nouns / sizeof nouns[0] && !found; i++)
+            found = strcmp(w, nouns[i].word) == 0 ? nouns[i].plural : NULL;
+        if (!found || noun)
+            return NULL;   /* another word ("GPUs per node", "batch"), or a second noun */
+        noun = found;
+    }
+    return noun;
+}
+
+/* A GPU or node count: the rows' job sizes. */
+static bool is_count(const char *words)
+{
+    return count_of(words) != NULL;
+}
+
+/* A throughput: "Throughput - TF32", "Mixed precision img/s", "Frames/s with TF32", a simulation's
+ * "Performance (ns/day)", "Steps per hour", "TFLOPS". */
+static bool is_rate(const char *raw, const char *words)
+{
+    static const char *const per[] = {"/s", "/sec", "/second", "/min", "/minute", "/h", "/hr", "/hour", "/day", "/d"};
+    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++) {
+        const char *at = strstr(raw, per[i]);
+        if (at && !isalpha((unsigned char)at[strlen(per[i])]))
+            return true;
+    }
+    return scaling_has_word(words, "throughput") || scaling_has_word(words, "performance") || strstr(words, "flops") ||
+           strstr(words, "per second") || strstr(words, "per minute") || strstr(words, "per hour") ||
+           strstr(words, "per day");
+}
+
+/* A time: "Time to train", "Training time", "Total Time", "Time/Iteration", "Runtime", "Latency". */
+static bool is_time(const char *words)
+{
+    return scaling_has_word(words, "time") || scaling_has_word(words, "runtime") || scaling_has_word(words, "duration") ||
+           scaling_has_word(words, "latency") || scaling_has_word(words, "elapsed") || scaling_has_word(words, "walltime");
+}
+
+enum scaling_kind scaling_header_kind(const char *raw, const char *words)
+{
+    if (is_count(words))
+        return SCALING_COUNT;
+    if (scaling_has_word(words, "efficiency"))
+        return SCALING_EFFICIENCY;
+    if (scaling_has_word(words, "scaling"))
+        return SCALING_OVER_COUNTS;
+    if (scaling_has_word(words, "speedup") || strstr(words, "speed up"))
+        return SCALING_ACROSS;   /* or over the counts, once the table's rate columns are known */
+    if (is_rate(raw, words))
+        return SCALING_RATE;
+    return is_time(words) ? SCALING_TIME : SCALING_OTHER;
+}
+
+/* The words that tell columns apart ("tf32", "mixed"), in a canonical form: AMP, FP16 and half
+ * precision are all "mixed"; the words every such column has are left out. */
+void scaling_header_qualifiers(const char *words, char *out, size_t size)
+{
+    static const char *const common[] = {
+        "throughput", "strong", "weak", "scaling", "speedup", "speed", "up", "efficiency", "with", "the", "of", "avg",
+        "average", "img", "imgs", "images", "image", "s", "sec", "per", "second", "samples", "sample", "time",
+        "training", "train", "to", "total", "x", "multi", "gpu", "gpus", "frames", "items", "tokens", "sequences",
+        "seq", "mels", "hrs", "hours", "h", "min", "number", "used", "in", "a", "for", "precision", "parallel"};
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", words);
+    out[0] = '\0';
+    for (char *w = strtok(copy, " "); w; w = strtok(NULL, " ")) {
+        bool skip = false;
+        for (size_t i = 0; i < sizeof common / sizeof common[0] && !skip; i++)
+            skip = strcmp(w, common[i]) == 0;
+        if (skip)
+            continue;
+        const char *canon = strcmp(w, "amp") == 0 || strcmp(w, "fp16") == 0 || strcmp(w, "half") == 0 ? "mixed"
+                            : strcmp(w, "single") == 0 ? "fp32" : w;
+        size_t used = strlen(out);
+        if (!scaling_has_word(out, canon))
+            snprintf(out + used, size - used, "%s%s", used ? " " : "", canon);
+    }
+}
+
+/* What the count column counts by its header ("GPUs", "nodes", "accelerators"). */
+const char *scaling_header_noun(const char *header)
+{
+    char words[256];
+    scaling_header_words(header, words, sizeof words);
+    const char *noun = count_of(words);
+    return noun ? noun : "GPUs";
+}
+
+/* Whether a count header counts processes ("MPI ranks", "Cores", "Tasks"), not the devices or nodes
+ * a GPU table scales over: where a table has both, its job sizes are the GPUs (or nodes). */
+bool scaling_counts_processes(const char *header)
+{
+    const char *noun = scaling_header_noun(header);
+    return strcmp(noun, "ranks") == 0 || strcmp(noun, "processes") == 0 || strcmp(noun, "tasks") == 0 ||
+           strcmp(noun, "cores") == 0 || strcmp(noun, "CPUs") == 0;
+}
+
