@@ -136,9 +136,12 @@ static bool has_range(const struct scaling_table *t, int c)
 
 void scaling_describe(const struct scaling_table *t, char *text, size_t size)
 {
-    size_t used = (size_t)snprintf(text, size, "read as a scaling table: \"%s\" the job sizes%s%s%s",
-                                   t->column[t->count_column].name, t->count_in_cells ? " (its cells count " : "",
-                                   t->count_in_cells ? t->count_noun : "", t->count_in_cells ? ")" : "");
+    size_t used = t->sizes_in_header
+                      ? (size_t)snprintf(text, size, "read as a scaling table: \"%s\", a row, its %s the header's "
+                                         "columns", t->title, t->count_noun)
+                      : (size_t)snprintf(text, size, "read as a scaling table: \"%s\" the job sizes%s%s%s",
+                                         t->column[t->count_column].name, t->count_in_cells ? " (its cells count " : "",
+                                         t->count_in_cells ? t->count_noun : "", t->count_in_cells ? ")" : "");
     for (int c = 0; c < t->columns && used < size; c++) {
         const struct scaling_column *col = &t->column[c];
         const char *of = col->of >= 0 ? t->column[col->of].name : "", *to = col->to >= 0 ? t->column[col->to].name : "";

@@ -6,24 +6,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool scaling_names_setting(const char *header)
+/* Whether one of the header's words, whole and in any case, is among words. */
+static bool header_has(const char *header, const char *const *words, size_t count)
 {
-    static const char *const not_settings[] = {"date", "day", "notes", "note", "comment", "comments", "remark",
-                                               "remarks", "link", "source", "reference", "commit", "log", "url",
-                                               "author", "submitted", "when", "batch", "size", "memory"};
     char word[64];
-    for (const char *c = header; *c;) {   /* each word of the header, whole */
+    for (const char *c = header; *c;) {
         size_t n = 0;
         while (*c && !isalnum((unsigned char)*c))
             c++;
         while (isalnum((unsigned char)*c) && n + 1 < sizeof word)
             word[n++] = (char)tolower((unsigned char)*c++);
         word[n] = '\0';
-        for (size_t i = 0; n > 0 && i < sizeof not_settings / sizeof not_settings[0]; i++)
-            if (strcmp(word, not_settings[i]) == 0)
-                return false;
+        for (size_t i = 0; n > 0 && i < count; i++)
+            if (strcmp(word, words[i]) == 0)
+                return true;
     }
-    return true;
+    return false;
+}
+
+static const char *const dates[] = {"date", "day", "when", "submitted"};
+
+bool scaling_names_date(const char *header)
+{
+    return header_has(header, dates, sizeof dates / sizeof dates[0]);
+}
+
+bool scaling_names_setting(const char *header)
+{
+    static const char *const not_settings[] = {"notes", "note", "comment", "comments", "remark", "remarks", "link",
+                                               "source", "reference", "commit", "log", "url", "author", "batch",
+                                               "size", "memory"};
+    return !scaling_names_date(header) && !header_has(header, not_settings, sizeof not_settings / sizeof not_settings[0]);
 }
 
 /* Whether a cell is words ("Puhti", "A100-80GB") or code ("`2023.2-gpu`", "`gromacs-stmv.sh`"), not
@@ -44,8 +57,71 @@ void scaling_row_setting(struct scaling_table *t, char **cells, int n, char *key
         used += (size_t)snprintf(key + used, size - used, "%s%s", used ? ", " : "", cells[c]);
         t->column[c].worded = true;
     }
+    for (int c = 0; c < n && c < t->columns && used + 1 < size; c++)
+        if (t->column[c].dated)
+            used += (size_t)snprintf(key + used, size - used, "\x1f%s", cells[c]);
     if (used >= size)
         key[size - 1] = '\0';
+}
+
+/* The length of a row key's setting, before its date. */
+static size_t setting_length(const char *key)
+{
+    return strcspn(key, "\x1f");
+}
+
+/* Whether rows a and b name the same setting (their keys before the date). */
+static bool same_setting(const struct scaling_table *t, int a, int b)
+{
+    const char *ka = t->row_setting[a], *kb = t->row_setting[b];
+    size_t len = setting_length(ka);
+    return setting_length(kb) == len && strncmp(ka, kb, len) == 0;
+}
+
+/* Row r's key: its setting alone, or where dated its setting and its day, the date cells joined
+ * by ", " ("mahti, 2023-05-23"). 0, or -1 out of memory. */
+static int key_of_row(struct scaling_table *t, int r, bool dated)
+{
+    char *key = t->row_setting[r];
+    size_t len = setting_length(key);
+    if (!dated || !key[len]) {
+        key[len] = '\0';
+        return 0;
+    }
+    char *joined = malloc(2 * strlen(key) + 1), *out = joined;
+    if (!joined)
+        return -1;
+    for (const char *c = key; *c; c++)
+        if (*c != '\x1f')
+            *out++ = *c;
+        else if (out > joined)
+            *out++ = ',', *out++ = ' ';
+    *out = '\0';
+    free(key);
+    t->row_setting[r] = joined;
+    return 0;
+}
+
+int scaling_settings_by_date(struct scaling_table *t)
+{
+    int *first = malloc(((size_t)t->rows + 1) * sizeof *first);   /* the first row of each row's setting */
+    bool *again = calloc((size_t)t->rows + 1, sizeof *again);     /* its setting ran a size again another day */
+    int rc = first && again ? 0 : -1;
+    for (int r = 0; rc == 0 && r < t->rows; r++) {
+        first[r] = r;
+        for (int q = 0; q < r && first[r] == r; q++)
+            if (same_setting(t, q, r))
+                first[r] = first[q];
+    }
+    for (int a = 0; rc == 0 && a < t->rows; a++)
+        for (int b = a + 1; b < t->rows; b++)
+            if (first[a] == first[b] && strcmp(t->row_setting[a], t->row_setting[b]) != 0 &&
+                scaling_at(t, a, t->count_column)->value == scaling_at(t, b, t->count_column)->value)
+                again[first[a]] = true;
+    for (int r = 0; rc == 0 && r < t->rows; r++)
+        rc = key_of_row(t, r, again[first[r]]);
+    free(first), free(again);
+    return rc;
 }
 
 bool scaling_settings_differ(const struct scaling_table *t)

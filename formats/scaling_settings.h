@@ -13,10 +13,20 @@
  * a link ("Date", "Notes", "Source"), which differ between the runs of one setting. */
 bool scaling_names_setting(const char *header);
 
+/* Whether a column of kind SCALING_OTHER says when a row ran ("Date", "Day", "Submitted"). */
+bool scaling_names_date(const char *header);
+
 /* The setting a row's cells name, into key: the text of each setting column (t's column[c].setting)
  * whose cell is words, not a number ("Puhti", "`gromacs-stmv.sh`", "A100-80GB", "TF32"), joined by
- * ", "; "" where none does. Such a column is marked worded. */
+ * ", "; "" where none does. Such a column is marked worded. The row's date cells follow after a
+ * unit separator (0x1f), for scaling_settings_by_date. */
 void scaling_row_setting(struct scaling_table *t, char **cells, int n, char *key, size_t size);
+
+/* Rows of one setting that ran a job size more than once on different days ("DDP, synthetic,
+ * mahti" at 1, 4 and 8 GPUs in May and again in September) are that setting on each day: each
+ * day's series is its own scaling, not repeats of one. Rewrites t's row settings so (and drops
+ * the dates of the rest). 0, or -1 out of memory. */
+int scaling_settings_by_date(struct scaling_table *t);
 
 /* Whether t's rows name more than one setting. */
 bool scaling_settings_differ(const struct scaling_table *t);

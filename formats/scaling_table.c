@@ -14,6 +14,7 @@
 #include "formats/scaling_cells.h"
 #include "formats/scaling_headers.h"
 #include "formats/scaling_settings.h"
+#include "formats/scaling_transposed.h"
 #include "formats/table.h"
 #include "formats/table_columns.h"
 
@@ -277,8 +278,10 @@ static bool read_header(char *line, struct scaling_table *t, struct first_row fi
         measured = promote_measures(t, words);
     if (t->count_column >= 0 && !measured)
         measured = measures_from_heading(t, words, heading);
-    for (int c = 0; c < n; c++)
+    for (int c = 0; c < n; c++) {
         t->column[c].setting = t->column[c].kind == SCALING_OTHER && scaling_names_setting(t->column[c].name);
+        t->column[c].dated = t->column[c].kind == SCALING_OTHER && scaling_names_date(t->column[c].name);
+    }
     return t->count_column >= 0 && measured;
 }
 
@@ -388,7 +391,7 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
     FILE *f = fopen(path, "r");
     if (!f)
         return dt_fail(err, "%s: %s", path, strerror(errno));
-    char *line = NULL, *next = NULL, title[256] = "";
+    char *line = NULL, *next = NULL, title[256] = "", caption[256] = "";
     size_t size = 0, next_size = 0;
     int number = 0, rc = 0;
     ssize_t got = getline(&line, &size, f);
@@ -396,20 +399,29 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
         number++;
         const char *heading = heading_of(line);
         if (heading)
-            snprintf(title, sizeof title, "%s", heading);
+            snprintf(title, sizeof title, "%s", heading), caption[0] = '\0';
+        else if (!starts_row(line) && line[strspn(line, " \t\r\n")])   /* a line of text: a caption */
+            snprintf(caption, sizeof caption, "%.*s", (int)strcspn(line, "\r\n"), line);
         ssize_t got_next = getline(&next, &next_size, f);
         struct scaling_table t = {.line = number};
+        struct transposed turned;
         if (starts_row(line) && got_next > 0 && is_separator(next)) {
             number++;   /* the separator */
             got_next = getline(&next, &next_size, f);   /* the first row: its cells say their units */
             struct first_row first = got_next > 0 && starts_row(next) ? first_row_read(next)
                                                                       : (struct first_row){0, -1, NULL};
+            char *header = strdup(line);   /* read_header cuts line into its cells */
             if (read_header(line, &t, first, title)) {   /* else its rows are lines like any other */
                 snprintf(t.title, sizeof t.title, "%s", title);
                 for (; got_next > 0 && starts_row(next); got_next = getline(&next, &next_size, f))
                     read_row(next, ++number, &t);
-                rc = add_table_or_its_settings(set, &t);
+                rc = scaling_settings_by_date(&t) < 0 ? (table_free(&t), -1) : add_table_or_its_settings(set, &t);
+            } else if (header && scaling_transposed_header(header, caption, title, t.line, &turned)) {
+                for (; got_next > 0 && starts_row(next); got_next = getline(&next, &next_size, f))
+                    rc = rc < 0 ? rc : scaling_transposed_row(&turned, next, ++number, set);
             }
+            free(header);
+            caption[0] = '\0';
         }
         char *swap = line;   /* the line read ahead is the next one */
         size_t swap_size = size;

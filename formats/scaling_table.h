@@ -40,6 +40,7 @@ struct scaling_column {
                                   header that says [h:mm]); 1 */
     bool setting;              /* OTHER: its words may name a row's setting ("System", "Benchmark") */
     bool worded;               /* setting: some row's cell is words, not a number ("Puhti") */
+    bool dated;                /* OTHER: it says when a row ran ("Date") */
 };
 
 struct scaling_cell {
@@ -56,6 +57,7 @@ struct scaling_table {
     int columns, count_column; /* count_column: the GPUs (or nodes) column */
     char count_noun[16];       /* what it counts ("GPUs", "nodes"), by its header or its cells */
     bool count_in_cells;       /* the count column's header does not say (a "Configuration" of "2 GPUs") */
+    bool sizes_in_header;      /* a row of a table with a column a job size (scaling_transposed.h) */
     struct scaling_column column[SCALING_MAX_COLUMNS];
     int rows;
     int *row_line;             /* rows of them */

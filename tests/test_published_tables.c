@@ -57,6 +57,8 @@ static const struct expected_audit published[] = {
     {"published/dle-tacotron2.md", 4, 0, {NULL}},
     {"published/ddp-letterbox-ranges.md", 1, 0, {NULL}},
     {"published/gromacs-settings.md", 2, 0, {NULL}},
+    {"published/ml-benchmarks-settings.md", 18, 0, {NULL}},
+    {"published/megatron-transposed.md", 3, 0, {NULL}},
     {"published/spmv-cg-strong.md", 1, 0, {NULL}},
     {"published/dle-maskrcnn.md", 6, 8,
      {"dle-maskrcnn.md:16: Multi-gpu weak scaling with FP32 3.67 at 4 GPUs does not follow from FP 32 items/sec: "
@@ -372,6 +374,36 @@ static void test_job_sizes_by_other_names(void **state)
     tu_result_free(&r);
 }
 
+/* Job sizes as the header's columns ("1*8": a node of 8 GPUs; "2 GPUs"), a row a model, the
+ * measure said by the line or heading above: each row a scaling table of its own; blank and "OOM"
+ * cells did not run; a table of GPU counts without a measure (batch sizes) is none. */
+static void test_sizes_as_columns(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/megatron-transposed.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "# megatron bert 345m: Number of samples trained per second"));
+    assert_true(tu_contains(r.out, "| 128 | 1149.4 | 25.71 | 0.20 |"));
+    assert_true(tu_contains(r.out, "| 32 | 46.9 | 14.94 | 0.47 |"));
+    tu_result_free(&r);
+    tu_fixture(path, sizeof path, "tables/sizes-as-columns.md");
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| 1 | 28800 | 1.00 | 1.00 |\n| 2 | 15000 | 1.92 | 0.96 |\n| 4 | 7800 | 3.69 | 0.92 |"));
+    assert_true(tu_contains(r.out, "# BERT-Base: Training time per epoch (min)"));
+    assert_true(tu_contains(r.out, "| 2 | 36000 | 1.00 | 1.00 |\n| 4 | 19200 | 1.88 | 0.94 |"));
+    assert_false(tu_contains(r.out, "Global batch"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "read as a scaling table: \"ResNet-50\", a row, its GPUs the header's columns; "
+                                   "\"Training time per epoch (min)\" a time"));
+    assert_true(tu_contains(r.out, "audit: 2 tables, 5 rows read"));
+    tu_result_free(&r);
+}
+
 /* Ranges as cells print them; Slurm's "2-05" (two days five hours) and a falling pair are none. */
 static void test_range_cells(void **state)
 {
@@ -414,6 +446,18 @@ static void test_rows_of_several_settings(void **state)
     assert_true(tu_contains(r.out, "| 0.5 | 15.564 | 1.00 | 1.00 |\n| 4 | 78.905 | 5.07 | 0.63 |"));
     assert_true(tu_contains(r.out, "| 0.5 | 16.213 | 1.00 | 1.00 |\n| 4 | 78.376 | 4.83 | 0.60 |"));
     assert_false(tu_contains(r.out, "13.725"));
+    tu_result_free(&r);
+    /* one setting run again on another day is two series ("mahti" in May and in September) */
+    tu_fixture(path, sizeof path, "published/ml-benchmarks-settings.md");
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "# (DDP, synthetic, PyTorch 1.11.0+cu115, mahti): Img/sec"));
+    assert_true(tu_contains(r.out, "| 8 | 5502.49 | 7.25 | 0.91 |"));
+    assert_true(tu_contains(r.out, "# (DDP, synthetic, PyTorch 2.0.0+cu117, mahti, 2023-05-23): Img/sec"));
+    assert_true(tu_contains(r.out, "| 8 | 5950.39 | 7.47 | 0.93 |"));
+    assert_true(tu_contains(r.out, "# (DDP, synthetic, PyTorch 2.0.0+cu117, mahti, 2023-09-15): Img/sec"));
+    assert_true(tu_contains(r.out, "| 8 | 5824.31 | 7.45 | 0.93 |"));
+    assert_false(tu_contains(r.out, "Horovod"));   /* at 8 GPUs only */
     tu_result_free(&r);
     tu_fixture(path, sizeof path, "tables/settings-one-size-each.md");
     run_analyze((char *[]){"table", path, NULL}, &r);
@@ -480,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_columns_named_by_release),
         cmocka_unit_test(test_counts_in_cells_and_ranges),
         cmocka_unit_test(test_range_cells),
+        cmocka_unit_test(test_sizes_as_columns),
         cmocka_unit_test(test_job_sizes_by_other_names),
         cmocka_unit_test(test_rows_of_several_settings),
     };
