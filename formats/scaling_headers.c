@@ -67,8 +67,8 @@ static bool is_count(const char *words)
     return count_of(words) != NULL;
 }
 
-/* A throughput: "Throughput - TF32", "Mixed precision img/s", "Frames/s with TF32", a simulation's
- * "Performance (ns/day)", "Steps per hour", "TFLOPS". */
+/* A throughput: "Throughput - TF32", "Mixed precision img/s", "Frames/s with TF32", "fps",
+ * "images_per_sec", a simulation's "Performance (ns/day)", "Steps per hour", "TFLOPS". */
 static bool is_rate(const char *raw, const char *words)
 {
     static const char *const per[] = {"/s", "/sec", "/second", "/min", "/minute", "/h", "/hr", "/hour", "/day", "/d"};
@@ -78,8 +78,8 @@ static bool is_rate(const char *raw, const char *words)
             return true;
     }
     return scaling_has_word(words, "throughput") || scaling_has_word(words, "performance") || strstr(words, "flops") ||
-           strstr(words, "per second") || strstr(words, "per minute") || strstr(words, "per hour") ||
-           strstr(words, "per day");
+           scaling_has_word(words, "fps") || strstr(words, "per sec") || strstr(words, "per minute") ||
+           strstr(words, "per hour") || strstr(words, "per day");
 }
 
 /* A time: "Time to train", "Training time", "Total Time", "Time/Iteration", "Runtime", "Latency". */

@@ -27,8 +27,7 @@ static char *trim_cell(char *c)
     return c;
 }
 
-/* A CSV line into trimmed cells split at separator: "a","b ""c""" quoting as RFC 4180 has it, in place. */
-static int csv_cells(char *line, char separator, char **cells, int max)
+int table_csv_cells(char *line, char separator, char **cells, int max)
 {
     int n = 0;
     char *p = line;
@@ -112,7 +111,7 @@ int table_parse_file(const char *path, struct table_set *set, struct dt_err *err
 /* A line's cells: a Markdown row when it starts with '|', else CSV split at separator. */
 static int cells_of(char *line, char separator, char **cells, int max)
 {
-    return line[0] == '|' ? table_cells(line, cells, max) : csv_cells(line, separator, cells, max);
+    return line[0] == '|' ? table_cells(line, cells, max) : table_csv_cells(line, separator, cells, max);
 }
 
 /* Whether line is a table's header row (a CSV one tried with ',' then ';'); fills layout. */

@@ -78,4 +78,8 @@ bool table_is_analyzer_output(const char *path);
  * Returns the count (at most max). */
 int table_cells(char *line, char **cells, int max);
 
+/* A CSV line into trimmed cells split at separator: "a","b ""c""" quoting as RFC 4180 has it, in
+ * place. How many. */
+int table_csv_cells(char *line, char separator, char **cells, int max);
+
 #endif

@@ -404,6 +404,29 @@ static void test_sizes_as_columns(void **state)
     tu_result_free(&r);
 }
 
+/* Scaling tables saved as CSV (a sweep script's "gpus,time,fps,frames"; a spreadsheet's export
+ * with ';' and decimal commas): read as the Markdown ones, line numbers the file's. They were
+ * refused ("no run record and no result table"). */
+static void test_csv_scaling_tables(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "tables/scaling-results.csv");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| 8 | 71.0 | 5.81 | 0.73 |"));    /* 412.6 / 71.0 s */
+    assert_true(tu_contains(r.out, "| 8 | 1.141 | 5.82 | 0.73 |"));   /* 1.141 / 0.196 frames/s */
+    tu_result_free(&r);
+    tu_fixture(path, sizeof path, "tables/scaling-decimal-commas.csv");
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "scaling-decimal-commas.csv:5: Speedup 7.41 at 8 GPUs does not follow from "
+                                   "Durchsatz (Bilder/s): 2790.0 / 380.2 = 7.338"));
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    tu_result_free(&r);
+}
+
 /* Ranges as cells print them; Slurm's "2-05" (two days five hours) and a falling pair are none. */
 static void test_range_cells(void **state)
 {
@@ -524,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_columns_named_by_release),
         cmocka_unit_test(test_counts_in_cells_and_ranges),
         cmocka_unit_test(test_range_cells),
+        cmocka_unit_test(test_csv_scaling_tables),
         cmocka_unit_test(test_sizes_as_columns),
         cmocka_unit_test(test_job_sizes_by_other_names),
         cmocka_unit_test(test_rows_of_several_settings),
