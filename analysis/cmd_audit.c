@@ -96,7 +96,7 @@ static int audit_scaling_file(const char *path, struct audit *a, struct audit *n
     for (int t = 0; t < set.count && rc == 0; t++) {
         char text[sizeof notes->items[0].text];
         scaling_describe(&set.tables[t], text, sizeof text);
-        rc = scaling_audit(&set.tables[t], a) < 0 || audit_add(notes, set.tables[t].line, "%s", text) < 0 ? -1 : 0;
+        rc = audit_add(notes, set.tables[t].line, "%s", text) < 0 || scaling_audit(&set.tables[t], a, notes) < 0 ? -1 : 0;
         rows += set.tables[t].rows;
     }
     if (rc == 0 && set.why_not[0])   /* a table left out whole says why */

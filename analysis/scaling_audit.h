@@ -9,9 +9,10 @@
 #include "analysis/audit.h"
 #include "formats/scaling_table.h"
 
-/* Appends a finding for every ratio or efficiency cell that does not follow from its columns
- * beyond the rounding of what is printed. Returns 0, or -1 out of memory. */
-int scaling_audit(const struct scaling_table *t, struct audit *out);
+/* Appends to out a finding for every ratio or efficiency cell that does not follow from its
+ * columns beyond the rounding of what is printed; to notes, a column whose ratios are over another
+ * run at the baseline's job size where the table ran it twice. Returns 0, or -1 out of memory. */
+int scaling_audit(const struct scaling_table *t, struct audit *out, struct audit *notes);
 
 /* How the table was read, for the reader to check: "GPUs counts the jobs; TF32 Strong Scaling:
  * Throughput - TF32 over its 1-GPU row; ..." into text. */

@@ -27,25 +27,37 @@ static double time_unit(const char *text, size_t *len)
     return *len = 0, 0;
 }
 
-/* A number as printed, thousands separated by ',' or not, into *value; the size of its last
- * digit into *unit; the text after it. NULL when there is no number. */
+/* The length of a thousands separator at c before a group of three digits ("," or a space, a
+ * no-break or a thin one: "1,022,722", "29 911"), or 0. */
+static size_t thousands_at(const char *c)
+{
+    size_t len = *c == ',' || *c == ' ' ? 1 : strncmp(c, "\xC2\xA0", 2) == 0 ? 2
+               : strncmp(c, "\xE2\x80\xAF", 3) == 0 || strncmp(c, "\xE2\x80\x89", 3) == 0 ? 3 : 0;
+    const char *g = c + len;
+    return len && isdigit((unsigned char)g[0]) && isdigit((unsigned char)g[1]) && isdigit((unsigned char)g[2]) &&
+                   !isdigit((unsigned char)g[3]) ? len : 0;
+}
+
+/* A number as printed, thousands separated (thousands_at) or not, into *value; the size of its
+ * last digit into *unit; the text after it. NULL when there is no number. */
 static const char *read_number(const char *text, double *value, double *unit)
 {
     char digits[64];
-    size_t n = 0;
+    size_t n = 0, sep;
     int decimals = -1;
     const char *c = text;
-    while (n + 1 < sizeof digits && (isdigit((unsigned char)*c) || *c == '.' ||
-                                     (*c == ',' && n > 0 && isdigit((unsigned char)c[1]) &&
-                                      isdigit((unsigned char)c[2]) && isdigit((unsigned char)c[3]) &&
-                                      !isdigit((unsigned char)c[4])))) {
+    while (n + 1 < sizeof digits) {
+        if (n > 0 && decimals < 0 && (sep = thousands_at(c)) > 0) {
+            c += sep;
+            continue;
+        }
+        if (!isdigit((unsigned char)*c) && *c != '.')
+            break;
         if (*c == '.')
             decimals = 0;
-        else if (*c != ',' && decimals >= 0)
+        else if (decimals >= 0)
             decimals++;
-        if (*c != ',')
-            digits[n++] = *c;
-        c++;
+        digits[n++] = *c++;
     }
     digits[n] = '\0';
     if (n == 0 || !isdigit((unsigned char)digits[0]) || strchr(digits, '.') != strrchr(digits, '.'))
@@ -182,6 +194,18 @@ double scaling_header_seconds(const char *header)
             return seconds;   /* "(Hrs)", "[min]", "(s)"; not "(min:sec)", "(90E)" */
     }
     return 0;
+}
+
+bool scaling_cell_is_rate(const char *cell)
+{
+    double value, unit;
+    const char *rest = read_number(cell + strspn(cell, " \t"), &value, &unit);
+    if (!rest)
+        return false;
+    rest += strspn(rest, " ");
+    const char *per = strstr(rest, "/s");   /* "img/s", "samples/sec", "tokens/s" */
+    return (per && per > rest && isalpha((unsigned char)per[-1]) && !isalpha((unsigned char)per[2 + strspn(per + 2, "ec")])) ||
+           strncasecmp(rest, "fps", 3) == 0;
 }
 
 bool scaling_cell_is_time(const char *cell)

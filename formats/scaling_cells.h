@@ -27,6 +27,10 @@ double scaling_header_seconds(const char *header);
  * what it counts ("GPUs", "nodes", "workers", "ranks") into noun. */
 bool scaling_cell_is_count(const char *cell, const char **noun);
 
+/* Whether a cell is a throughput by its own text: a number with a rate's unit ("1078 img/s",
+ * "2,300 samples/sec", "45 fps"). */
+bool scaling_cell_is_rate(const char *cell);
+
 /* Whether a cell is a time by its own text: a number with a time unit ("299.5 ms", "2h 18min",
  * "40 s") or a clock ("1:02:03"). */
 bool scaling_cell_is_time(const char *cell);

@@ -2,6 +2,7 @@
 #include "formats/scaling_settings.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,14 +61,18 @@ void scaling_row_setting(struct scaling_table *t, char **cells, int n, char *key
     for (int c = 0; c < n && c < t->columns && used + 1 < size; c++)
         if (t->column[c].dated)
             used += (size_t)snprintf(key + used, size - used, "\x1f%s", cells[c]);
+    used += used + 1 < size ? (size_t)snprintf(key + used, size - used, "\x1e") : 0;
+    for (int c = 0; c < n && c < t->columns && used + 1 < size; c++)   /* the rest, for scaling_series.c */
+        if (t->column[c].kind == SCALING_OTHER && !t->column[c].dated && !(t->column[c].setting && is_words(cells[c])))
+            used += (size_t)snprintf(key + used, size - used, "%d=%s\x1d", c, cells[c]);
     if (used >= size)
         key[size - 1] = '\0';
 }
 
-/* The length of a row key's setting, before its date. */
+/* The length of a row key's setting, before its date and its other cells. */
 static size_t setting_length(const char *key)
 {
-    return strcspn(key, "\x1f");
+    return strcspn(key, "\x1f\x1e");
 }
 
 /* Whether rows a and b name the same setting (their keys before the date). */
@@ -78,25 +83,33 @@ static bool same_setting(const struct scaling_table *t, int a, int b)
     return setting_length(kb) == len && strncmp(ka, kb, len) == 0;
 }
 
+/* Whether two row keys' dates (after the setting, before the other cells) are the same. */
+static bool same_day(const char *a, const char *b)
+{
+    a += setting_length(a), b += setting_length(b);
+    size_t la = strcspn(a, "\x1e"), lb = strcspn(b, "\x1e");
+    return la == lb && strncmp(a, b, la) == 0;
+}
+
 /* Row r's key: its setting alone, or where dated its setting and its day, the date cells joined
  * by ", " ("mahti, 2023-05-23"). 0, or -1 out of memory. */
 static int key_of_row(struct scaling_table *t, int r, bool dated)
 {
-    char *key = t->row_setting[r];
+    char *key = t->row_setting[r], *rest = key + strcspn(key, "\x1e");
     size_t len = setting_length(key);
-    if (!dated || !key[len]) {
-        key[len] = '\0';
+    if (!dated || key[len] != '\x1f') {   /* the setting, and the other cells after it */
+        memmove(key + len, rest, strlen(rest) + 1);
         return 0;
     }
     char *joined = malloc(2 * strlen(key) + 1), *out = joined;
     if (!joined)
         return -1;
-    for (const char *c = key; *c; c++)
+    for (const char *c = key; c < rest; c++)
         if (*c != '\x1f')
             *out++ = *c;
         else if (out > joined)
             *out++ = ',', *out++ = ' ';
-    *out = '\0';
+    strcpy(out, rest);
     free(key);
     t->row_setting[r] = joined;
     return 0;
@@ -115,7 +128,7 @@ int scaling_settings_by_date(struct scaling_table *t)
     }
     for (int a = 0; rc == 0 && a < t->rows; a++)
         for (int b = a + 1; b < t->rows; b++)
-            if (first[a] == first[b] && strcmp(t->row_setting[a], t->row_setting[b]) != 0 &&
+            if (first[a] == first[b] && !same_day(t->row_setting[a], t->row_setting[b]) &&
                 scaling_at(t, a, t->count_column)->value == scaling_at(t, b, t->count_column)->value)
                 again[first[a]] = true;
     for (int r = 0; rc == 0 && r < t->rows; r++)
@@ -136,7 +149,7 @@ bool scaling_settings_differ(const struct scaling_table *t)
 static struct scaling_table part_of(const struct scaling_table *t, const char *setting)
 {
     struct scaling_table part = *t;
-    part.rows = 0, part.one_setting = true;
+    part.rows = 0, part.baselines = 0, part.one_setting = true;
     part.cell = malloc((size_t)t->rows * t->columns * sizeof *part.cell);
     part.row_line = malloc((size_t)t->rows * sizeof *part.row_line);
     part.row_setting = calloc((size_t)t->rows, sizeof *part.row_setting);
@@ -152,12 +165,23 @@ static struct scaling_table part_of(const struct scaling_table *t, const char *s
         part.row_line[part.rows] = t->row_line[r];
         part.row_setting[part.rows++] = strdup(setting);
     }
+    double smallest = INFINITY;
+    for (int r = 0; r < part.rows; r++)
+        smallest = fmin(smallest, scaling_at(&part, r, t->count_column)->value);
+    for (int r = 0; r < t->rows; r++) {   /* other settings' runs at that size, after the rows */
+        if (strcmp(t->row_setting[r], setting) == 0 || scaling_at(t, r, t->count_column)->value != smallest)
+            continue;
+        int k = part.rows + part.baselines++;
+        memcpy(&part.cell[k * t->columns], &t->cell[r * t->columns], (size_t)t->columns * sizeof *part.cell);
+        part.row_line[k] = t->row_line[r];
+        part.row_setting[k] = strdup(t->row_setting[r]);
+    }
     return part;
 }
 
 static void part_free(struct scaling_table *part)
 {
-    for (int r = 0; r < part->rows; r++)
+    for (int r = 0; r < part->rows + part->baselines; r++)
         free(part->row_setting[r]);
     free(part->cell), free(part->row_line), free(part->row_setting);
 }

@@ -13,6 +13,7 @@
 
 #include "formats/scaling_cells.h"
 #include "formats/scaling_headers.h"
+#include "formats/scaling_series.h"
 #include "formats/scaling_settings.h"
 #include "formats/scaling_transposed.h"
 #include "formats/table.h"
@@ -80,17 +81,43 @@ static int columns_of_kind(const struct scaling_table *t, enum scaling_kind kind
     return n;
 }
 
-/* The qualifiers of the part of words before (or after) " to " ("tf32" and "mixed" in "throughput
- * speedup tf32 to mixed precision"); false when there is no such " to ". */
-static bool split_to(const char *words, char *before, char *after, size_t size)
+/* The last of "X to Y", "X - Y", "X vs Y", "X over Y" in text (a "time to train" is no such "to"):
+ * where Y starts, X's length into *left_len; NULL where there is none. */
+static const char *last_pair(const char *text, size_t *left_len)
 {
-    const char *to = strstr(words, " to ");
-    if (!to || strstr(words, "time to"))
+    static const char *const joins[] = {" to ", " - ", " vs. ", " vs ", " versus ", " over "};
+    const char *best = NULL, *best_right = NULL;
+    for (size_t i = 0; i < sizeof joins / sizeof joins[0]; i++)
+        for (const char *at = strstr(text, joins[i]); at; at = strstr(at + 1, joins[i])) {
+            bool train = i == 0 && at >= text + 4 && strncasecmp(at - 4, "time", 4) == 0;
+            if (!train && (!best || at > best))
+                best = at, best_right = at + strlen(joins[i]);
+        }
+    if (best)
+        *left_len = (size_t)(best - text);
+    return best_right;
+}
+
+/* The qualifiers of the two sides a speedup between columns names: "(TF32 to mixed precision)",
+ * "(TF32 - mixed precision)", "(Mixed Precision vs TF32)" in the header's last brackets, else "X to
+ * Y" in its words ("tf32" and "mixed"); false when it names no two. */
+static bool split_to(const char *raw, const char *words, char *before, char *after, size_t size)
+{
+    char inner[256] = "", left[256], left_words[256], right_words[256];
+    const char *open = strrchr(raw, '('), *close = open ? strchr(open, ')') : NULL;
+    if (open && close)
+        snprintf(inner, sizeof inner, "%.*s", (int)(close - open - 1), open + 1);
+    const char *text = inner, *right;
+    size_t left_len = 0;
+    if (!(right = last_pair(text, &left_len)))
+        right = last_pair(text = words, &left_len);
+    if (!right)
         return false;
-    char left[256];
-    snprintf(left, sizeof left, "%.*s", (int)(to - words), words);
-    scaling_header_qualifiers(left, before, size);
-    scaling_header_qualifiers(to + 4, after, size);
+    snprintf(left, sizeof left, "%.*s", (int)left_len, text);
+    scaling_header_words(left, left_words, sizeof left_words);
+    scaling_header_words(right, right_words, sizeof right_words);
+    scaling_header_qualifiers(left_words, before, size);
+    scaling_header_qualifiers(right_words, after, size);
     return before[0] && after[0];
 }
 
@@ -113,7 +140,7 @@ static void tie_across(struct scaling_table *t, int c, const char *words, char q
     char before[96], after[96];
     int rates = columns_of_kind(t, SCALING_RATE), times = columns_of_kind(t, SCALING_TIME);
     enum scaling_kind pair = rates == 2 ? SCALING_RATE : rates == 0 && times == 2 ? SCALING_TIME : SCALING_OTHER;
-    if (split_to(words, before, after, sizeof before)) {
+    if (split_to(col->name, words, before, after, sizeof before)) {
         col->of = best_match(t, quals, before, -1), col->to = best_match(t, quals, after, col->of);
     } else if (rates + times == 1) {   /* a plain "Speedup" beside one throughput: over the counts */
         col->kind = SCALING_OVER_COUNTS, col->of = best_match(t, quals, quals[c], -1);
@@ -121,6 +148,11 @@ static void tie_across(struct scaling_table *t, int c, const char *words, char q
     } else if (!quals[c][0] && !scaling_has_word(words, "with") && one_at_smallest(t, c)) {
         /* a plain "Speedup" of 1.00 at the smallest job, beside several measures: over the counts */
         col->kind = SCALING_OVER_COUNTS, col->of = first_measure(t);
+        for (int k = 0; k < t->columns && scaling_has_word(words, "time"); k++)   /* "Time to train speedup" */
+            if (t->column[k].kind == SCALING_TIME) {
+                col->of = k;
+                break;
+            }
         return;
     } else if (pair != SCALING_OTHER) {   /* "with Y": Y against the other of the two */
         col->to = best_of_kind(t, quals, quals[c], -1, pair);
@@ -130,6 +162,39 @@ static void tie_across(struct scaling_table *t, int c, const char *words, char q
     }
     if (col->of < 0 || col->to < 0)
         snprintf(col->why, sizeof col->why, "cannot tell which two columns \"%s\" compares", col->name);
+}
+
+/* Whether printed is a / b as printed, within the rounding of all three. */
+static bool ratio_holds(const struct scaling_cell *printed, const struct scaling_cell *a, const struct scaling_cell *b)
+{
+    if (!(a->value > 0 && b->value - b->unit / 2 > 0))
+        return false;
+    double lo = (a->value - a->unit / 2) / (b->value + b->unit / 2), hi = (a->value + a->unit / 2) / (b->value - b->unit / 2);
+    return printed->value + printed->unit / 2 >= lo && printed->value - printed->unit / 2 <= hi;
+}
+
+/* A speedup between two columns points the way its numbers say: writers put "AMP to TF32" for
+ * AMP over TF32 and "TF32 to mixed precision" for mixed over TF32. Where more of the table's
+ * printed ratios hold the other way round than the way the header was read, of and to swap. */
+static void orient_across(struct scaling_table *t, int c)
+{
+    struct scaling_column *col = &t->column[c];
+    if (col->of < 0 || col->to < 0)
+        return;
+    bool time = t->column[col->of].kind == SCALING_TIME;
+    int as_read = 0, turned = 0;
+    for (int r = 0; r < t->rows; r++) {
+        const struct scaling_cell *printed = scaling_at(t, r, c), *of = scaling_at(t, r, col->of),
+                                  *to = scaling_at(t, r, col->to);
+        if (isnan(printed->value))
+            continue;
+        as_read += ratio_holds(printed, time ? of : to, time ? to : of);   /* as audit reads it */
+        turned += ratio_holds(printed, time ? to : of, time ? of : to);
+    }
+    if (turned > as_read) {
+        int keep = col->of;
+        col->of = col->to, col->to = keep;
+    }
 }
 
 /* Ties every ratio column to the columns it was worked out from, once its rows are read. */
@@ -144,7 +209,7 @@ static void tie_columns(struct scaling_table *t)
         struct scaling_column *col = &t->column[c];
         col->of = col->to = -1;
         if (col->kind == SCALING_ACROSS)
-            tie_across(t, c, words[c], quals);
+            tie_across(t, c, words[c], quals), orient_across(t, c);
         else if (col->kind == SCALING_OVER_COUNTS || col->kind == SCALING_EFFICIENCY) {
             col->of = best_match(t, quals, quals[c], -1);
             if (col->of < 0 && !quals[c][0])   /* a plain "Efficiency": of the first measure */
@@ -196,7 +261,7 @@ static bool promote_measures(struct scaling_table *t, char words[][256])
  * column holding a job size in words ("1 GPU", "2 GPUs": a "Configuration" column), or -1, and
  * what it counts. */
 struct first_row {
-    unsigned long times;
+    unsigned long times, rates;
     int count;
     const char *noun;
 };
@@ -205,10 +270,12 @@ static struct first_row first_row_read(const char *row)
 {
     char *copy = strdup(row), *cells[SCALING_MAX_COLUMNS + 1];
     int n = copy ? table_cells(copy, cells, SCALING_MAX_COLUMNS + 1) : 0;
-    struct first_row first = {0, -1, NULL};
+    struct first_row first = {0, 0, -1, NULL};
     for (int c = 0; c < n && c < SCALING_MAX_COLUMNS; c++) {
         if (scaling_cell_is_time(cells[c]))
             first.times |= 1ul << c;
+        if (scaling_cell_is_rate(cells[c]))
+            first.rates |= 1ul << c;
         if (first.count < 0 && scaling_cell_is_count(cells[c], &first.noun))
             first.count = c;
     }
@@ -257,6 +324,8 @@ static bool read_header(char *line, struct scaling_table *t, struct first_row fi
         col->clock = scaling_header_clock(cells[c]);
         if (col->kind == SCALING_OTHER && (first.times >> c & 1))
             col->kind = SCALING_TIME;
+        else if (col->kind == SCALING_OTHER && (first.rates >> c & 1))
+            col->kind = SCALING_RATE;   /* "| TF32 |" over "1078 img/s" */
         if (col->kind == SCALING_TIME && col->clock == 0)
             col->kind = SCALING_OTHER;   /* a time's name or cells over a resource's hours */
         if (col->kind == SCALING_COUNT && (t->count_column < 0 || (scaling_counts_processes(t->column[t->count_column].name) &&
@@ -298,7 +367,7 @@ static bool read_row(char *line, int number, struct scaling_table *t)
         return false;
     struct scaling_cell *grown = realloc(t->cell, (size_t)(t->rows + 1) * t->columns * sizeof *grown);
     int *lines = realloc(t->row_line, (size_t)(t->rows + 1) * sizeof *lines);
-    char **settings = realloc(t->row_setting, (size_t)(t->rows + 1) * sizeof *settings), key[256];
+    char **settings = realloc(t->row_setting, (size_t)(t->rows + 1) * sizeof *settings), key[1024];
     if (grown)
         t->cell = grown;
     if (lines)
@@ -346,7 +415,7 @@ static int add_table(struct scaling_set *set, const struct scaling_table *t)
 
 static void table_free(struct scaling_table *t)
 {
-    for (int r = 0; r < t->rows && t->row_setting; r++)
+    for (int r = 0; r < t->rows + t->baselines && t->row_setting; r++)
         free(t->row_setting[r]);
     free(t->cell), free(t->row_line), free(t->row_setting);
 }
@@ -457,13 +526,14 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
             if (!csv)   /* a CSV file's first line is its header, with no separator under it */
                 number++, got_next = next_line(&next, &next_size, f, csv);   /* the first row: its cells say their units */
             struct first_row first = got_next > 0 && starts_row(next) ? first_row_read(next)
-                                                                      : (struct first_row){0, -1, NULL};
+                                                                      : (struct first_row){0, 0, -1, NULL};
             char *header = strdup(line);   /* read_header cuts line into its cells */
             if (read_header(line, &t, first, title)) {   /* else its rows are lines like any other */
                 snprintf(t.title, sizeof t.title, "%s", title);
                 for (; got_next > 0 && starts_row(next); got_next = next_line(&next, &next_size, f, csv))
                     read_row(next, ++number, &t);
-                rc = scaling_settings_by_date(&t) < 0 ? (table_free(&t), -1) : add_table_or_its_settings(set, &t);
+                rc = scaling_settings_by_date(&t) < 0 || scaling_settings_by_series(&t) < 0
+                         ? (table_free(&t), -1) : add_table_or_its_settings(set, &t);
             } else if (header && scaling_transposed_header(header, caption, title, t.line, &turned)) {
                 for (; got_next > 0 && starts_row(next); got_next = next_line(&next, &next_size, f, csv))
                     rc = rc < 0 ? rc : scaling_transposed_row(&turned, next, ++number, set);

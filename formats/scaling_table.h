@@ -60,10 +60,13 @@ struct scaling_table {
     bool sizes_in_header;      /* a row of a table with a column a job size (scaling_transposed.h) */
     struct scaling_column column[SCALING_MAX_COLUMNS];
     int rows;
-    int *row_line;             /* rows of them */
+    int baselines;             /* after the rows, other settings' runs at its smallest job size (a
+                                  part of a table of several: scaling_settings.h), for audit to say
+                                  where a ratio is over one of them; not the table's rows */
+    int *row_line;             /* rows + baselines of them */
     char **row_setting;        /* rows of them: the setting a row's words name ("Puhti, adh"), or "" */
     bool one_setting;          /* the rows of one setting of a table whose rows name several */
-    struct scaling_cell *cell; /* rows x columns, row-major */
+    struct scaling_cell *cell; /* (rows + baselines) x columns, row-major */
 };
 
 struct scaling_set {

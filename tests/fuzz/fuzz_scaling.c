@@ -44,9 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if ((t->column[c].of >= 0 && !is_measure(t, t->column[c].of)) ||
                     (t->column[c].to >= 0 && !is_measure(t, t->column[c].to)))
                     abort();
-            struct audit a = {0};
-            scaling_audit(t, &a);
-            audit_free(&a);
+            struct audit a = {0}, notes = {0};
+            scaling_audit(t, &a, &notes);
+            audit_free(&a), audit_free(&notes);
             char text[4096];
             scaling_describe(t, text, sizeof text);
             FILE *null = fopen("/dev/null", "w");
