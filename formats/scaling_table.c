@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "formats/scaling_cells.h"
+#include "formats/scaling_csv.h"
 #include "formats/scaling_headers.h"
 #include "formats/scaling_series.h"
 #include "formats/scaling_settings.h"
@@ -455,63 +456,15 @@ static int add_table_or_its_settings(struct scaling_set *set, struct scaling_tab
     return rc;
 }
 
-/* The separator of a published CSV file by its name ("results.csv": ',' or, where its first line
- * has more, ';' as spreadsheets in decimal-comma locales write; ".tsv": a tab), or 0: Markdown. */
-static char csv_separator(const char *path, FILE *f)
-{
-    const char *dot = strrchr(path, '.');
-    if (!dot || (strcasecmp(dot, ".csv") != 0 && strcasecmp(dot, ".tsv") != 0))
-        return 0;
-    if (strcasecmp(dot, ".tsv") == 0)
-        return '\t';
-    char first[4096] = "";
-    if (!fgets(first, sizeof first, f))
-        first[0] = '\0';
-    rewind(f);
-    int commas = 0, semicolons = 0;
-    for (const char *c = first; *c; c++)
-        commas += *c == ',', semicolons += *c == ';';
-    return semicolons > commas ? ';' : ',';
-}
-
-/* The next line of f; a CSV file's (separator) as a Markdown row ("| a | b |"), its decimal commas
- * points where ';' separates. As getline. */
-static ssize_t next_line(char **line, size_t *size, FILE *f, char separator)
-{
-    ssize_t got = getline(line, size, f);
-    if (got <= 0 || !separator || !(*line)[strspn(*line, " \t\r\n")])
-        return got;
-    char *cells[SCALING_MAX_COLUMNS + 1], *copy = strdup(*line);
-    int n = copy ? table_csv_cells(copy + (strncmp(copy, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0), separator, cells,
-                                   SCALING_MAX_COLUMNS + 1) : 0;
-    size_t need = 4 + strlen(*line) * 2 + (size_t)n * 3;
-    char *row = malloc(need);
-    if (!copy || !row)
-        return free(copy), free(row), -1;
-    size_t used = (size_t)snprintf(row, need, "|");
-    for (int c = 0; c < n; c++) {
-        for (char *d = cells[c]; separator == ';' && *d; d++)
-            if (*d == ',' && d > cells[c] && isdigit((unsigned char)d[-1]) && isdigit((unsigned char)d[1]))
-                *d = '.';
-        for (char *d = cells[c]; *d; d++)
-            *d = *d == '|' ? '/' : *d;   /* a cell's own bar is not a column */
-        used += (size_t)snprintf(row + used, need - used, " %s |", cells[c]);
-    }
-    snprintf(row + used, need - used, "\n");
-    free(copy), free(*line);
-    *line = row, *size = need;
-    return (ssize_t)strlen(row);
-}
-
 int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return dt_fail(err, "%s: %s", path, strerror(errno));
-    char *line = NULL, *next = NULL, title[256] = "", caption[256] = "", csv = csv_separator(path, f);
+    char *line = NULL, *next = NULL, title[256] = "", caption[256] = "", csv = scaling_csv_separator(path, f);
     size_t size = 0, next_size = 0;
     int number = 0, rc = 0;
-    ssize_t got = next_line(&line, &size, f, csv);
+    ssize_t got = scaling_next_line(&line, &size, f, csv);
     while (got > 0 && rc == 0) {
         number++;
         const char *heading = heading_of(line);
@@ -519,23 +472,23 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
             snprintf(title, sizeof title, "%s", heading), caption[0] = '\0';
         else if (!starts_row(line) && line[strspn(line, " \t\r\n")])   /* a line of text: a caption */
             snprintf(caption, sizeof caption, "%.*s", (int)strcspn(line, "\r\n"), line);
-        ssize_t got_next = next_line(&next, &next_size, f, csv);
+        ssize_t got_next = scaling_next_line(&next, &next_size, f, csv);
         struct scaling_table t = {.line = number};
         struct transposed turned;
         if (csv ? number == 1 : starts_row(line) && got_next > 0 && is_separator(next)) {
             if (!csv)   /* a CSV file's first line is its header, with no separator under it */
-                number++, got_next = next_line(&next, &next_size, f, csv);   /* the first row: its cells say their units */
+                number++, got_next = scaling_next_line(&next, &next_size, f, csv);   /* the first row: its cells say their units */
             struct first_row first = got_next > 0 && starts_row(next) ? first_row_read(next)
                                                                       : (struct first_row){0, 0, -1, NULL};
             char *header = strdup(line);   /* read_header cuts line into its cells */
             if (read_header(line, &t, first, title)) {   /* else its rows are lines like any other */
                 snprintf(t.title, sizeof t.title, "%s", title);
-                for (; got_next > 0 && starts_row(next); got_next = next_line(&next, &next_size, f, csv))
+                for (; got_next > 0 && starts_row(next); got_next = scaling_next_line(&next, &next_size, f, csv))
                     read_row(next, ++number, &t);
                 rc = scaling_settings_by_date(&t) < 0 || scaling_settings_by_series(&t) < 0
                          ? (table_free(&t), -1) : add_table_or_its_settings(set, &t);
             } else if (header && scaling_transposed_header(header, caption, title, t.line, &turned)) {
-                for (; got_next > 0 && starts_row(next); got_next = next_line(&next, &next_size, f, csv))
+                for (; got_next > 0 && starts_row(next); got_next = scaling_next_line(&next, &next_size, f, csv))
                     rc = rc < 0 ? rc : scaling_transposed_row(&turned, next, ++number, set);
             }
             free(header);
