@@ -563,7 +563,7 @@ static int check_method_row(const struct method_table *t, int i, int shift, stru
                 "%.1f%% efficiency (%s)", r->cell[k].text, gpus, gpus, r->baseline, gpus * r->baseline,
                 100 * r->cell[k].mean / (gpus * r->baseline), r->label) < 0)
             return -1;
-        if (r->cell[k].std == 0 && audit_add(out, r->line, "%s at %d GPUs: a spread of zero, repeats identical to the "
+        if (r->cell[k].std == 0 && !r->cell[k].single && audit_add(out, r->line, "%s at %d GPUs: a spread of zero, repeats identical to the "
                                        "last digit (%s)", r->cell[k].text, gpus, r->label) < 0)
             return -1;
     }

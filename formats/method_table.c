@@ -45,14 +45,21 @@ static int read_header(char **cells, int n, struct method_table *t, struct layou
     return has_method && t->columns > 0;
 }
 
-/* "925.020 +- 4.42" or "925.02 ± 4.42". */
+/* "925.020 +- 4.42" or "925.02 ± 4.42"; or one figure alone ("253.1": the published table's
+ * 1-GPU column, its baseline), single. */
 static int read_cell(const char *text, struct method_cell *cell)
 {
     char *end;
     cell->mean = strtod(text, &end);
+    cell->single = false;
     if (end == text || !isfinite(cell->mean))
         return -1;
     end += strspn(end, " ");
+    if (*end == '\0') {
+        cell->std = 0, cell->single = true;
+        snprintf(cell->text, sizeof cell->text, "%s", text);
+        return 0;
+    }
     if (strncmp(end, "+-", 2) == 0)
         end += 2;
     else if (strncmp(end, "\u00b1", 2) == 0)
@@ -89,7 +96,9 @@ static const char *read_row(char **cells, int n, const struct method_table *t, c
         return "more value cells than the header has GPU columns";
     for (int v = 0; v < row->values; v++)
         if (read_cell(cells[at->first_value + v], &row->cell[v]) < 0)
-            return "a value cell is not \"mean +- std\"";
+            return "a value cell is not \"mean +- std\" (or one number)";
+    if (isnan(row->baseline) && t->gpus[0] == 1 && row->cell[0].single)   /* "| METHOD | 1 GPU | 4 GPUs |": its 1 GPU */
+        row->baseline = row->cell[0].mean;
     return NULL;
 }
 

@@ -8,6 +8,7 @@
 #ifndef METHOD_TABLE_H
 #define METHOD_TABLE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "common/dt_error.h"
@@ -16,13 +17,14 @@
 
 struct method_cell {
     double mean, std;
+    bool single;               /* one figure, no spread written ("253.1"): std 0, not measured */
     char text[48];             /* as written: "925.020 +- 4.42" */
 };
 
 struct method_row {
     int line;
     char label[256];           /* the key cells joined: "ResNet-50, 64, 10GbE with TCP/IP, BSP-A2A" */
-    double baseline;           /* NAN without a Baseline column */
+    double baseline;           /* NAN without a Baseline column (or a 1 GPU column of single figures) */
     int values;                /* value cells the row has */
     struct method_cell cell[METHOD_MAX_COLUMNS];
 };

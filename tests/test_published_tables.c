@@ -459,6 +459,25 @@ static void test_notes_beside_findings(void **state)
     tu_result_free(&r);
 }
 
+/* The reference method comparison as its authors' repository publishes it: the 1 GPU column a
+ * single figure (the baseline), no Baseline column. Every row was skipped ("a value cell is not
+ * mean +- std"); now read, the 1-GPU figure each row's baseline. */
+static void test_method_table_as_published(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/ddl-benchmarks-methods.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "audit: 1 table, 63 rows read, 0 lines skipped; 14 findings"));
+    assert_true(tu_contains(r.out, "methods.md:14: 1015.400 +- 1.26 at 4 GPUs is more than 4 x its Baseline 253.1 "
+                                   "(1012.4) by more than its std: 100.3% efficiency"));
+    assert_int_equal(lines_with(r.out, "a spread of zero"), 6);
+    assert_false(tu_contains(r.out, "253.1 at 1 GPUs: a spread of zero"));   /* one figure: no spread to judge */
+    tu_result_free(&r);
+}
+
 /* Ranges as cells print them; Slurm's "2-05" (two days five hours) and a falling pair are none. */
 static void test_range_cells(void **state)
 {
@@ -579,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_columns_named_by_release),
         cmocka_unit_test(test_counts_in_cells_and_ranges),
         cmocka_unit_test(test_range_cells),
+        cmocka_unit_test(test_method_table_as_published),
         cmocka_unit_test(test_notes_beside_findings),
         cmocka_unit_test(test_csv_scaling_tables),
         cmocka_unit_test(test_sizes_as_columns),
