@@ -84,3 +84,17 @@ void write_record(FILE *out, int nodes, int ranks, long steps, double runtime, c
  * resumed after step 469, 25 s for the last 469 steps against the baseline's 100 s for 1876. By
  * runtime the speedup would read 4.00; by the samples of the timed part (469 x 2 x 64 = 60032 in
  * 25 s against 120064 in 100 s) it is 2.00, and the table says why it goes by samples/s. */
+
+/* How many lines of text contain needle. */
+int lines_with(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char copy[2048];
+        snprintf(copy, sizeof copy, "%.*s", (int)(len < sizeof copy ? len : sizeof copy - 1), line);
+        n += strstr(copy, needle) != NULL;
+    }
+    return n;
+}

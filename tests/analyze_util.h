@@ -23,6 +23,9 @@ void clean_records(char *out, size_t size);
  * and up to two fields more set (key NULL: none), written to out. */
 void write_record2(FILE *out, int nodes, int ranks, long steps, double runtime, const char *key, json_t *value,
                    const char *key2, json_t *value2);
+/* How many lines of text contain needle. */
+int lines_with(const char *text, const char *needle);
+
 void write_record(FILE *out, int nodes, int ranks, long steps, double runtime, const char *key, json_t *value);
 
 #endif

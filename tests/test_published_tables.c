@@ -22,20 +22,6 @@
 #include "tests/analyze_util.h"
 #include "tests/testutil.h"
 
-/* How many lines of text contain needle. */
-static int lines_with(const char *text, const char *needle)
-{
-    int n = 0;
-    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        char copy[2048];
-        snprintf(copy, sizeof copy, "%.*s", (int)(len < sizeof copy ? len : sizeof copy - 1), line);
-        n += strstr(copy, needle) != NULL;
-    }
-    return n;
-}
-
 struct expected_audit {
     const char *fixture;
     int tables, findings;
@@ -334,216 +320,13 @@ static void test_clock_times(void **state)
     tu_result_free(&r);
 }
 
-/* Job sizes written in a row's words ("8x A100", "2 nodes") under a header that names none
- * ("Configuration", "Setup"), and ranges ("17,900-18,300", "3-3.5 h", "7.6-7.7x"): read, a range as
- * its middle within its ends; a range of a ratio is off only where no value between the ends of
- * what it came from falls in it. Such tables were passed over ("it lacks the GPUs"). */
-static void test_counts_in_cells_and_ranges(void **state)
-{
-    (void)state;
-    char path[4096];
-    tu_fixture(path, sizeof path, "tables/counts-in-cells.md");
-    struct tu_result r;
-    run_analyze((char *[]){"audit", path, NULL}, &r);
-    assert_int_equal(r.status, 1);
-    assert_true(tu_contains(r.out, "\"Setup\" the job sizes (its cells count nodes); \"Time to train\" a time, a "
-                                   "range as its middle within its ends"));
-    assert_true(tu_contains(r.out, "counts-in-cells.md:11: Speedup 7.6-7.7 at 8 GPUs does not follow from Throughput "
-                                   "(img/s): 17900-18300 / 2450 = 7.39 (7.304-7.471 with their rounding)"));
-    assert_int_equal(lines_with(r.out, "does not follow"), 1);
-    tu_result_free(&r);
-    run_analyze((char *[]){"table", path, NULL}, &r);
-    assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "| 8 | 17900-18300 | 7.39 | 0.92 |"));
-    assert_true(tu_contains(r.out, "| nodes | Time to train (s) | Speedup | Efficiency |"));
-    assert_true(tu_contains(r.out, "| 4 | 10800-12600 | 3.08 | 0.77 |"));
-    tu_result_free(&r);
-}
 
-/* Job sizes under other names ("# Accelerators", "Cores"; GPUs over "MPI ranks" where a table has
- * both), times in the unit the header names ("(minutes)"), rates per day ("ns/day"). */
-static void test_job_sizes_by_other_names(void **state)
-{
-    (void)state;
-    char path[4096];
-    tu_fixture(path, sizeof path, "tables/other-job-size-names.md");
-    struct tu_result r;
-    run_analyze((char *[]){"audit", path, NULL}, &r);
-    assert_int_equal(r.status, 1);
-    assert_true(tu_contains(r.out, ":8: read as a scaling table: \"# Accelerators\" the job sizes"));
-    assert_true(tu_contains(r.out, ":15: read as a scaling table: \"Cores\" the job sizes"));
-    assert_true(tu_contains(r.out, ":22: read as a scaling table: \"GPUs\" the job sizes; \"Performance (ns/day)\" a "
-                                   "throughput"));
-    assert_true(tu_contains(r.out, ":25: Speedup 6.5 at 8 GPUs does not follow from Performance (ns/day): 48 / 7.9 = "
-                                   "6.08"));
-    assert_int_equal(lines_with(r.out, "does not follow"), 1);
-    tu_result_free(&r);
-    run_analyze((char *[]){"table", path, NULL}, &r);
-    assert_true(tu_contains(r.out, "| 8 | 7230 | 1.00 | 1.00 |\n| 64 | 1092 | 6.62 | 0.83 |"));   /* minutes, in s */
-    tu_result_free(&r);
-}
 
-/* Job sizes as the header's columns ("1*8": a node of 8 GPUs; "2 GPUs"), a row a model, the
- * measure said by the line or heading above: each row a scaling table of its own; blank and "OOM"
- * cells did not run; a table of GPU counts without a measure (batch sizes) is none. */
-static void test_sizes_as_columns(void **state)
-{
-    (void)state;
-    char path[4096];
-    tu_fixture(path, sizeof path, "published/megatron-transposed.md");
-    struct tu_result r;
-    run_analyze((char *[]){"table", path, NULL}, &r);
-    assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "# megatron bert 345m: Number of samples trained per second"));
-    assert_true(tu_contains(r.out, "| 128 | 1149.4 | 25.71 | 0.20 |"));
-    assert_true(tu_contains(r.out, "| 32 | 46.9 | 14.94 | 0.47 |"));
-    tu_result_free(&r);
-    tu_fixture(path, sizeof path, "tables/sizes-as-columns.md");
-    run_analyze((char *[]){"table", path, NULL}, &r);
-    assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "| 1 | 28800 | 1.00 | 1.00 |\n| 2 | 15000 | 1.92 | 0.96 |\n| 4 | 7800 | 3.69 | 0.92 |"));
-    assert_true(tu_contains(r.out, "# BERT-Base: Training time per epoch (min)"));
-    assert_true(tu_contains(r.out, "| 2 | 36000 | 1.00 | 1.00 |\n| 4 | 19200 | 1.88 | 0.94 |"));
-    assert_false(tu_contains(r.out, "Global batch"));
-    tu_result_free(&r);
-    run_analyze((char *[]){"audit", path, NULL}, &r);
-    assert_true(tu_contains(r.out, "read as a scaling table: \"ResNet-50\", a row, its GPUs the header's columns; "
-                                   "\"Training time per epoch (min)\" a time"));
-    assert_true(tu_contains(r.out, "audit: 2 tables, 5 rows read"));
-    tu_result_free(&r);
-}
 
-/* Scaling tables saved as CSV (a sweep script's "gpus,time,fps,frames"; a spreadsheet's export
- * with ';' and decimal commas): read as the Markdown ones, line numbers the file's. They were
- * refused ("no run record and no result table"). */
-static void test_csv_scaling_tables(void **state)
-{
-    (void)state;
-    char path[4096];
-    tu_fixture(path, sizeof path, "tables/scaling-results.csv");
-    struct tu_result r;
-    run_analyze((char *[]){"table", path, NULL}, &r);
-    assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "| 8 | 71.0 | 5.81 | 0.73 |"));    /* 412.6 / 71.0 s */
-    assert_true(tu_contains(r.out, "| 8 | 1.141 | 5.82 | 0.73 |"));   /* 1.141 / 0.196 frames/s */
-    tu_result_free(&r);
-    tu_fixture(path, sizeof path, "tables/scaling-decimal-commas.csv");
-    run_analyze((char *[]){"audit", path, NULL}, &r);
-    assert_int_equal(r.status, 1);
-    assert_true(tu_contains(r.out, "scaling-decimal-commas.csv:5: Speedup 7.41 at 8 GPUs does not follow from "
-                                   "Durchsatz (Bilder/s): 2790.0 / 380.2 = 7.338"));
-    assert_int_equal(lines_with(r.out, "does not follow"), 1);
-    tu_result_free(&r);
-}
 
-/* What a careful reader says beside the findings: a ratio over another run at the baseline's size
- * (HiFiGAN's two runs at 1 GPU) is a note, not a slip; a ratio cut to its digits is said to be;
- * series under one header (sequence length 128 and 512) each over its own smallest job. */
-static void test_notes_beside_findings(void **state)
-{
-    (void)state;
-    char path[4096];
-    tu_fixture(path, sizeof path, "published/dle-more-forms.md");
-    struct tu_result r;
-    run_analyze((char *[]){"audit", path, NULL}, &r);
-    assert_true(tu_contains(r.out, ":72: Strong scaling - mixed precision is over line 72's run at 1 GPUs (7596.32), not "
-                                   "line 71's (6522.37)"));
-    assert_true(tu_contains(r.out, "= 2.295 (2.2950-2.2957 with their rounding); it is the ratio cut to its digits, not "
-                                   "rounded"));
-    assert_true(tu_contains(r.out, "the rows of Batch size / GPU (TF32 and FP16) 16  and 32, Sequence length 512"));
-    tu_result_free(&r);
-    tu_fixture(path, sizeof path, "published/dle-resnet50.md");   /* 7.76 for 7.779 is no cut: a slip */
-    run_analyze((char *[]){"audit", path, NULL}, &r);
-    assert_int_equal(lines_with(r.out, "cut to its digits"), 2);
-    assert_false(tu_contains(r.out, "= 7.779 (7.7673-7.7913 with their rounding); it is"));
-    tu_result_free(&r);
-}
 
-/* The reference method comparison as its authors' repository publishes it: the 1 GPU column a
- * single figure (the baseline), no Baseline column. Every row was skipped ("a value cell is not
- * mean +- std"); now read, the 1-GPU figure each row's baseline. */
-static void test_method_table_as_published(void **state)
-{
-    (void)state;
-    char path[4096];
-    tu_fixture(path, sizeof path, "published/ddl-benchmarks-methods.md");
-    struct tu_result r;
-    run_analyze((char *[]){"audit", path, NULL}, &r);
-    assert_int_equal(r.status, 1);
-    assert_true(tu_contains(r.out, "audit: 1 table, 63 rows read, 0 lines skipped; 14 findings"));
-    assert_true(tu_contains(r.out, "methods.md:14: 1015.400 +- 1.26 at 4 GPUs is more than 4 x its Baseline 253.1 "
-                                   "(1012.4) by more than its std: 100.3% efficiency"));
-    assert_int_equal(lines_with(r.out, "a spread of zero"), 6);
-    assert_false(tu_contains(r.out, "253.1 at 1 GPUs: a spread of zero"));   /* one figure: no spread to judge */
-    tu_result_free(&r);
-}
 
-/* Ranges as cells print them; Slurm's "2-05" (two days five hours) and a falling pair are none. */
-static void test_range_cells(void **state)
-{
-    (void)state;
-    struct scaling_cell c = scaling_read_cell("24-26 hours", SCALING_TIME, 1);
-    assert_true(fabs(c.value - 25 * 3600) < 1e-6 && fabs(c.unit - 3 * 3600) < 1e-6);
-    assert_true(fabs(c.low - 24 * 3600) < 1e-6 && fabs(c.high - 26 * 3600) < 1e-6);
-    c = scaling_read_cell("1.7-1.8\xC3\x97", SCALING_ACROSS, 1);   /* x as the multiplication sign */
-    assert_true(fabs(c.value - 1.75) < 1e-9 && fabs(c.unit - 0.2) < 1e-9);
-    c = scaling_read_cell("3 to 5 min", SCALING_TIME, 1);
-    assert_true(fabs(c.value - 240) < 1e-9 && c.low == 180 && c.high == 300);
-    c = scaling_read_cell("12\xE2\x80\x93" "14 h", SCALING_TIME, 1);   /* an en dash */
-    assert_true(fabs(c.value - 13 * 3600) < 1e-6);
-    c = scaling_read_cell("2-05", SCALING_TIME, 1);
-    assert_true(c.value == 2 && c.high == 0);
-    c = scaling_read_cell("5-3", SCALING_RATE, 1);
-    assert_true(c.value == 5 && c.high == 0);
-    const char *noun = NULL;
-    assert_true(scaling_cell_is_count("**2 GPUs**", &noun) && strcmp(noun, "GPUs") == 0);
-    assert_true(scaling_cell_is_count("4 nodes (32 GPUs)", &noun) && strcmp(noun, "nodes") == 0);
-    assert_true(scaling_cell_is_count("8x A100", &noun) && strcmp(noun, "GPUs") == 0);
-    assert_false(scaling_cell_is_count("2x faster", &noun));
-    assert_false(scaling_cell_is_count("1.5 GPUs", &noun));
-    assert_false(scaling_cell_is_count("Per-GPU batch", &noun));
-}
 
-/* A table whose rows name several settings (benchmarks, machines, releases) is one table a
- * setting: a speedup is one machine's own. GROMACS on three machines gave 5.75x, Puhti's 1 GPU
- * against LUMI's 4; now only LUMI's stmv, at 0.5 and 4 GPUs, in each release. Settings at one job
- * size each: refused, saying so. */
-static void test_rows_of_several_settings(void **state)
-{
-    (void)state;
-    char path[4096];
-    tu_fixture(path, sizeof path, "published/gromacs-settings.md");
-    struct tu_result r;
-    run_analyze((char *[]){"table", path, NULL}, &r);
-    assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "# GROMACS (`2023.2-gpu`, `gromacs-stmv.sh`, LUMI): Performance (ns/day)"));
-    assert_true(tu_contains(r.out, "| 0.5 | 15.564 | 1.00 | 1.00 |\n| 4 | 78.905 | 5.07 | 0.63 |"));
-    assert_true(tu_contains(r.out, "| 0.5 | 16.213 | 1.00 | 1.00 |\n| 4 | 78.376 | 4.83 | 0.60 |"));
-    assert_false(tu_contains(r.out, "13.725"));
-    tu_result_free(&r);
-    /* one setting run again on another day is two series ("mahti" in May and in September) */
-    tu_fixture(path, sizeof path, "published/ml-benchmarks-settings.md");
-    run_analyze((char *[]){"table", path, NULL}, &r);
-    assert_int_equal(r.status, 0);
-    assert_true(tu_contains(r.out, "# (DDP, synthetic, PyTorch 1.11.0+cu115, mahti): Img/sec"));
-    assert_true(tu_contains(r.out, "| 8 | 5502.49 | 7.25 | 0.91 |"));
-    assert_true(tu_contains(r.out, "# (DDP, synthetic, PyTorch 2.0.0+cu117, mahti, 2023-05-23): Img/sec"));
-    assert_true(tu_contains(r.out, "| 8 | 5950.39 | 7.47 | 0.93 |"));
-    assert_true(tu_contains(r.out, "# (DDP, synthetic, PyTorch 2.0.0+cu117, mahti, 2023-09-15): Img/sec"));
-    assert_true(tu_contains(r.out, "| 8 | 5824.31 | 7.45 | 0.93 |"));
-    assert_false(tu_contains(r.out, "Horovod"));   /* at 8 GPUs only */
-    tu_result_free(&r);
-    tu_fixture(path, sizeof path, "tables/settings-one-size-each.md");
-    run_analyze((char *[]){"table", path, NULL}, &r);
-    assert_int_equal(r.status, 2);
-    assert_true(tu_contains(r.err, "its table on line 6: its rows are of several settings (System, Precision differ), "
-                                   "none at two job sizes: no scaling to read"));
-    tu_result_free(&r);
-    run_analyze((char *[]){"audit", path, NULL}, &r);
-    assert_true(tu_contains(r.out, "settings-one-size-each.md:6: not read as a scaling table: its rows are of several "
-                                   "settings"));
-    tu_result_free(&r);
-}
 
 /* A table whose columns are releases, the measure said only in the heading above ("Training
  * throughput (img/s) by release"): read as throughputs, said so; it was passed over. */
@@ -596,14 +379,6 @@ int main(void)
         cmocka_unit_test(test_clock_parts),
         cmocka_unit_test(test_clock_times),
         cmocka_unit_test(test_columns_named_by_release),
-        cmocka_unit_test(test_counts_in_cells_and_ranges),
-        cmocka_unit_test(test_range_cells),
-        cmocka_unit_test(test_method_table_as_published),
-        cmocka_unit_test(test_notes_beside_findings),
-        cmocka_unit_test(test_csv_scaling_tables),
-        cmocka_unit_test(test_sizes_as_columns),
-        cmocka_unit_test(test_job_sizes_by_other_names),
-        cmocka_unit_test(test_rows_of_several_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
