@@ -271,7 +271,11 @@ void scaling_print(FILE *out, const struct scaling_table *t, const char *path)
     for (int c = 0; c < t->columns; c++) {
         const struct scaling_column *col = &t->column[c];
         int base = baseline_row(t, c);
-        if ((col->kind != SCALING_RATE && col->kind != SCALING_TIME) || base < 0)
+        int sizes = 0;   /* a measure at one job size has no speedup to table */
+        for (int r = 0; r < t->rows && sizes < 2; r++)
+            sizes += !isnan(scaling_at(t, r, c)->value) && scaling_at(t, r, t->count_column)->value !=
+                                                              scaling_at(t, base < 0 ? r : base, t->count_column)->value;
+        if ((col->kind != SCALING_RATE && col->kind != SCALING_TIME) || base < 0 || sizes == 0)
             continue;
         fprintf(out, "# %s%s%s (%s:%d)\n\n| %s | %s%s | Speedup | Efficiency |\n|---|---|---|---|\n", t->title,
                 t->title[0] ? ": " : "", col->name, path, t->line, count, col->name,

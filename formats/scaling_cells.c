@@ -107,9 +107,15 @@ static const char *range_end(const char *rest, double low, double *high, double 
 /* A cell of a column of kind: "938 img/s", "7.72 x", "93%", "~14 hours" (approximate: not read),
  * "2h 18min", a range ("24-26 hours": its middle, unit its width and the last digit's size), a
  * clock ("1:02:03"; its last part counting clock seconds). NAN where it holds no number. */
-struct scaling_cell scaling_read_cell(const char *text, enum scaling_kind kind, double clock)
+struct scaling_cell scaling_read_cell(const char *marked, enum scaling_kind kind, double clock)
 {
     struct scaling_cell cell = {NAN, 0, 0, 0};
+    char plain[256], *out = plain;   /* emphasis inside a cell ("**44** min") is not part of it */
+    for (const char *c = marked; *c && out < plain + sizeof plain - 1; c++)
+        if (*c != '*')
+            *out++ = *c;
+    *out = '\0';
+    const char *text = plain;
     while (isspace((unsigned char)*text))
         text++;
     double seconds_unit, clock_seconds = kind == SCALING_TIME ? clock_cell(text, clock, &seconds_unit) : -1;

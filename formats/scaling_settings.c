@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Whether one of the header's words, whole and in any case, is among words. */
 static bool header_has(const char *header, const char *const *words, size_t count)
@@ -44,14 +45,42 @@ bool scaling_names_setting(const char *header)
  * a number, a count or nothing. */
 static bool is_words(const char *cell)
 {
+    static const char *const missing[] = {"na", "n/a", "n.a.", "nan", "oom", "tbd", "none", "-", "--", "x"};
     const char *c = cell + strspn(cell, " \t*_");
+    for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++)   /* a value not there, not a setting */
+        if (strncasecmp(c, missing[i], strlen(missing[i])) == 0 && !isalnum((unsigned char)c[strlen(missing[i])]))
+            return false;
     return *c == '`' || isalpha((unsigned char)*c);
+}
+
+/* What a job-size cell says besides the count, where it names a machine ("8x A100-40GB":
+ * "A100-40GB"; "1024 V100 GPUs": "V100 GPUs"), or NULL ("8", "2 GPUs", "4 nodes"). */
+static const char *count_words(const char *cell)
+{
+    static const char *const nouns[] = {"gpus", "gpu", "nodes", "node", "workers", "worker", "ranks", "rank",
+                                        "devices", "device", "accelerators", "cores", "processes", "tasks"};
+    const char *c = cell + strspn(cell, " *");
+    c += strspn(c, "0123456789.,");
+    c += strspn(c, " ");
+    if ((*c == 'x' || *c == 'X' || *c == '*') && !isalpha((unsigned char)c[1]))
+        c += 1 + strspn(c + 1, " ");
+    if (!isalpha((unsigned char)*c))
+        return NULL;
+    for (size_t i = 0; i < sizeof nouns / sizeof nouns[0]; i++) {
+        size_t len = strlen(nouns[i]);
+        if (strncasecmp(c, nouns[i], len) == 0 && !isalnum((unsigned char)c[len + strspn(c + len, " *")]))
+            return NULL;
+    }
+    return c;
 }
 
 void scaling_row_setting(struct scaling_table *t, char **cells, int n, char *key, size_t size)
 {
     size_t used = 0;
     key[0] = '\0';
+    const char *machine = t->count_column < n ? count_words(cells[t->count_column]) : NULL;
+    if (machine)   /* the job size's own words: two machines at one size are two settings */
+        used += (size_t)snprintf(key, size, "%s", machine);
     for (int c = 0; c < n && c < t->columns && used + 1 < size; c++) {
         if (!t->column[c].setting || !is_words(cells[c]))
             continue;

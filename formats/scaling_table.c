@@ -447,6 +447,8 @@ static int add_table_or_its_settings(struct scaling_set *set, struct scaling_tab
             if (t->column[c].worded && strlen(names) + strlen(t->column[c].name) + 3 < sizeof names)
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "",
                          t->column[c].name);
+        if (!names[0])   /* the job sizes' own words ("8x A100-40GB", "8x A100-80GB") */
+            snprintf(names, sizeof names, "the words of \"%.100s\"", t->column[t->count_column].name);
         snprintf(set->why_not, sizeof set->why_not, "its rows are of several settings (%s differ), none at two job "
                  "sizes: no scaling to read", names);
         set->why_not_line = t->line;

@@ -228,6 +228,26 @@ static void test_rows_of_several_settings(void **state)
     tu_result_free(&r);
 }
 
+/* Emphasis inside a cell ("**44** min") is not part of the number or its unit (44 min was read as
+ * 44 s: 0.76x at 1024 GPUs); two machines at one job size ("8x A100-40GB", "8x A100-80GB") are two
+ * settings, and "NA" a run not made. */
+static void test_bold_times_and_machines(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/deepspeed-bold-times.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| 1024 | 2640 | 45.30 | 0.71 |"));
+    assert_true(tu_contains(r.out, "| 64 | 31248 | 3.83 | 0.96 |"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "deepspeed-bold-times.md:19: not read as a scaling table: its rows are of several "
+                                   "settings (the words of \"GPUs\" differ)"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_method_table_as_published),
         cmocka_unit_test(test_range_cells),
         cmocka_unit_test(test_rows_of_several_settings),
+        cmocka_unit_test(test_bold_times_and_machines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
