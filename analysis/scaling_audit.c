@@ -240,7 +240,8 @@ void scaling_describe(const struct scaling_table *t, char *text, size_t size)
         case SCALING_RATE:
         case SCALING_TIME:
             used += (size_t)snprintf(text + used, size - used, "; \"%s\" a %s%s%s", col->name,
-                                     col->kind == SCALING_RATE ? "throughput" : "time",
+                                     col->kind == SCALING_TIME ? "time"
+                                     : col->per_device ? "throughput, a device's share" : "throughput",
                                      col->from_heading ? " (as the heading says)" : "",
                                      has_range(t, c) ? ", a range as its middle within its ends" : "");
             break;
@@ -287,6 +288,8 @@ void scaling_print(FILE *out, const struct scaling_table *t, const char *path)
                 continue;
             double b = scaling_at(t, base, c)->value;
             double speedup = col->kind == SCALING_TIME ? b / v->value : v->value / b;
+            if (col->per_device)   /* a device's share: the job's rate is it times the job size */
+                speedup *= n->value / base_count;
             char value[64];   /* a range ("24-26 hours") as its two ends, its middle in the ratios */
             fprintf(out, "| %g | %s | %.2f | %.2f |\n", n->value, cell_text(v, 1, value, sizeof value), speedup,
                     speedup / (n->value / base_count));

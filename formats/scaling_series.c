@@ -164,8 +164,8 @@ static void series_label(const struct scaling_table *t, char **cells, const int 
 {
     size_t used = 0;
     label[0] = '\0';
-    for (int c = 0; c < t->columns && used + 1 < size; c++)
-        if (t->column[c].kind == SCALING_OTHER && tells_apart(t, cells, series, r, c))
+    for (int c = 0, told = 0; c < t->columns && used + 1 < size && told < 2; c++)   /* two say enough */
+        if (t->column[c].kind == SCALING_OTHER && tells_apart(t, cells, series, r, c) && ++told)
             used += (size_t)snprintf(label + used, size - used, "%s%.60s %.40s", used ? ", " : "", t->column[c].name,
                                      cells[r * t->columns + c]);
     for (int q = 0; q < t->rows && !label[0]; q++)
@@ -187,7 +187,10 @@ int scaling_settings_by_series(struct scaling_table *t)
         char label[256] = "";
         if (split)
             series_label(t, cells, series, r, label, sizeof label);
-        size_t len = setting_part(t->row_setting[r]), need = len + strlen(label) + 3;
+        bool one_setting = true;   /* every row's: the series' label says what differs */
+        for (int q = 0; q < t->rows && one_setting && label[0]; q++)
+            one_setting = same_setting(t->row_setting[q], t->row_setting[r]);
+        size_t len = one_setting && label[0] ? 0 : setting_part(t->row_setting[r]), need = len + strlen(label) + 3;
         if (!(keys[r] = malloc(need)))
             rc = -1;
         else

@@ -327,6 +327,8 @@ static bool read_header(char *line, struct scaling_table *t, struct first_row fi
             col->kind = SCALING_TIME;
         else if (col->kind == SCALING_OTHER && (first.rates >> c & 1))
             col->kind = SCALING_RATE;   /* "| TF32 |" over "1078 img/s" */
+        col->per_device = col->kind == SCALING_RATE && (strcasestr(cells[c], "/gpu") || strcasestr(cells[c], "per gpu") ||
+                                                         strcasestr(cells[c], "/device") || strcasestr(cells[c], "per device"));
         if (col->kind == SCALING_TIME && col->clock == 0)
             col->kind = SCALING_OTHER;   /* a time's name or cells over a resource's hours */
         if (col->kind == SCALING_COUNT && (t->count_column < 0 || (scaling_counts_processes(t->column[t->count_column].name) &&

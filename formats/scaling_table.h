@@ -34,6 +34,8 @@ struct scaling_column {
                                   column divided by ("TF32" in "TF32 to mixed precision"); -1 unknown */
     int to;                    /* ACROSS: the column divided ("mixed precision"); -1 unknown */
     char why[160];             /* when of or to is -1: why the column could not be tied */
+    bool per_device;           /* RATE: a device's share ("Throughput (T/s/GPU)"): the job's is it
+                                  times the job size */
     bool from_heading;         /* RATE, TIME: so because the heading above says what the table's
                                   columns (releases, settings) hold */
     double clock;              /* TIME: the seconds a clock cell's last part counts (60 under a

@@ -248,6 +248,25 @@ static void test_bold_times_and_machines(void **state)
     tu_result_free(&r);
 }
 
+/* A throughput a device ("Throughput (T/s/GPU)") is a share: the job's rate is it times the job
+ * size (it was read as a total: 0.95x at 4 times the GPUs). Rows largest job first. */
+static void test_a_devices_share(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/llm-foundry-per-gpu.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| 512 | 1007 | 3.81 | 0.95 |"));
+    assert_true(tu_contains(r.out, "| 512 | 251 | 3.80 | 0.95 |"));
+    assert_false(tu_contains(r.out, "| 512 | 1007 | 0.95 |"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "\"Throughput (T/s/GPU)\" a throughput, a device's share"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_range_cells),
         cmocka_unit_test(test_rows_of_several_settings),
         cmocka_unit_test(test_bold_times_and_machines),
+        cmocka_unit_test(test_a_devices_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
