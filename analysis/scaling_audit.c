@@ -19,18 +19,6 @@ static int baseline_row(const struct scaling_table *t, int c)
     return best;
 }
 
-/* What a / b may be, each printed to its last digit (half of it either way): lo, hi, and the
- * ratio of the printed numbers. False when either is missing. */
-static bool ratio_range(const struct scaling_cell *a, const struct scaling_cell *b, double *lo, double *hi,
-                        double *mid)
-{
-    if (isnan(a->value) || isnan(b->value) || !(b->value > 0))
-        return false;
-    *mid = a->value / b->value;
-    *lo = (a->value - a->unit / 2) / (b->value + b->unit / 2);
-    *hi = b->value - b->unit / 2 > 0 ? (a->value + a->unit / 2) / (b->value - b->unit / 2) : INFINITY;
-    return true;
-}
 
 /* The two cells a ratio cell of column c in row r was worked out from, faster over slower:
  * a time's ratio is the slower time over the faster. False where the column is not tied. */
@@ -75,7 +63,7 @@ static const char *cell_text(const struct scaling_cell *cell, double seconds, ch
 /* The seconds of the unit column c's header names for its plain numbers (its "(Hrs)"), or 1. */
 static double shown_in(const struct scaling_table *t, int c)
 {
-    double seconds = t->column[c].kind == SCALING_TIME ? scaling_header_seconds(t->column[c].name) : 0;
+    double seconds = t->column[c].kind == SCALING_TIME ? t->column[c].header_seconds : 0;
     return seconds > 0 ? seconds : 1;
 }
 
@@ -90,12 +78,11 @@ static int other_baseline(const struct scaling_table *t, int r, int c)
     for (int q = 0; base >= 0 && q < t->rows + t->baselines; q++) {   /* its own rows, then others' */
         double lo, hi, mid, count = scaling_at(t, q, t->count_column)->value;
         if (q == base || count != scaling_at(t, base, t->count_column)->value ||
-            !ratio_range(scaling_at(t, time ? q : r, col->of), scaling_at(t, time ? r : q, col->of), &lo, &hi, &mid))
+            !scaling_ratio_range(scaling_at(t, time ? q : r, col->of), scaling_at(t, time ? r : q, col->of), &lo, &hi, &mid))
             continue;
         double jobs = col->kind == SCALING_EFFICIENCY ? scaling_at(t, r, t->count_column)->value / count : 1;
         const struct scaling_cell *printed = scaling_at(t, r, c);
-        double half = printed->unit / 2 + 1e-9 * fabs(printed->value);
-        if (printed->value + half >= lo / jobs && printed->value - half <= hi / jobs)
+        if (scaling_cell_within(printed, lo / jobs, hi / jobs))
             return q;
     }
     return -1;
@@ -111,7 +98,7 @@ static int audit_cell(const struct scaling_table *t, int r, int c, struct audit 
     double lo, hi, mid;
     int num_column, den_column;
     if (isnan(printed->value) || !ratio_cells(t, r, c, &num, &den, &num_column, &den_column) ||
-        !ratio_range(num, den, &lo, &hi, &mid))
+        !scaling_ratio_range(num, den, &lo, &hi, &mid))
         return 0;
     const struct scaling_column *col = &t->column[c];
     double jobs = 1;
@@ -120,8 +107,7 @@ static int audit_cell(const struct scaling_table *t, int r, int c, struct audit 
         jobs = scaling_at(t, r, t->count_column)->value / scaling_at(t, base, t->count_column)->value;
         lo /= jobs, hi /= jobs, mid /= jobs;
     }
-    double half = printed->unit / 2 + 1e-9 * fabs(printed->value);
-    if (printed->value + half >= lo && printed->value - half <= hi)
+    if (scaling_cell_within(printed, lo, hi))
         return 0;
     int other = other_baseline(t, r, c), base = other >= 0 ? baseline_row(t, col->of) : -1;
     if (other >= 0) {
@@ -163,10 +149,10 @@ static bool over_counts_holds(const struct scaling_table *t, int r, int c, int o
     if (base < 0 || isnan(printed->value))
         return true;   /* nothing to hold it against */
     bool time = t->column[of].kind == SCALING_TIME;
-    if (!ratio_range(scaling_at(t, time ? base : r, of), scaling_at(t, time ? r : base, of), &lo, &hi, &mid))
+    if (!scaling_ratio_range(scaling_at(t, time ? base : r, of), scaling_at(t, time ? r : base, of), &lo, &hi, &mid))
         return true;
-    double half = printed->unit / 2 + 1e-9 * fabs(printed->value), scale = 1 / printed->unit;
-    return (printed->value + half >= lo && printed->value - half <= hi) ||
+    double scale = 1 / printed->unit;
+    return scaling_cell_within(printed, lo, hi) ||
            (printed->value >= floor(lo * scale + 1e-9) / scale - 1e-9 && printed->value <= floor(hi * scale + 1e-9) / scale + 1e-9);
 }
 

@@ -190,6 +190,15 @@ double scaling_header_clock(const char *header)
     return cost ? 0 : 1;
 }
 
+struct scaling_cell scaling_read_measure(const char *text, enum scaling_kind kind, double clock, double header_seconds)
+{
+    struct scaling_cell cell = scaling_read_cell(text, kind, clock);
+    if (kind == SCALING_TIME && header_seconds > 0 && !scaling_cell_is_time(text))   /* "14.5" under "(Hrs)" */
+        cell.value *= header_seconds, cell.unit *= header_seconds, cell.low *= header_seconds,
+            cell.high *= header_seconds;
+    return cell;
+}
+
 double scaling_header_seconds(const char *header)
 {
     for (const char *open = strpbrk(header, "[("); open; open = strpbrk(open + 1, "[(")) {
@@ -200,6 +209,23 @@ double scaling_header_seconds(const char *header)
             return seconds;   /* "(Hrs)", "[min]", "(s)"; not "(min:sec)", "(90E)" */
     }
     return 0;
+}
+
+bool scaling_ratio_range(const struct scaling_cell *a, const struct scaling_cell *b, double *lo, double *hi,
+                         double *mid)
+{
+    if (isnan(a->value) || isnan(b->value) || !(b->value > 0))
+        return false;
+    *mid = a->value / b->value;
+    *lo = (a->value - a->unit / 2) / (b->value + b->unit / 2);
+    *hi = b->value - b->unit / 2 > 0 ? (a->value + a->unit / 2) / (b->value - b->unit / 2) : INFINITY;
+    return true;
+}
+
+bool scaling_cell_within(const struct scaling_cell *printed, double lo, double hi)
+{
+    double half = printed->unit / 2 + 1e-9 * fabs(printed->value);
+    return printed->value + half >= lo && printed->value - half <= hi;
 }
 
 bool scaling_cell_is_rate(const char *cell)

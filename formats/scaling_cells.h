@@ -14,6 +14,10 @@
  * counts (scaling_header_clock). NAN where it holds no number, or an approximate one ("~14 hours"). */
 struct scaling_cell scaling_read_cell(const char *text, enum scaling_kind kind, double clock);
 
+/* A cell of a measure column: as scaling_read_cell, a plain number of a time in the unit its header
+ * names (header_seconds, scaling_header_seconds': "14.5" under "(Hrs)"), in seconds. */
+struct scaling_cell scaling_read_measure(const char *text, enum scaling_kind kind, double clock, double header_seconds);
+
 /* The seconds a clock cell's last part counts by its header: 60 for "Time to train [h:mm]", 3600
  * for "(d:h)"; 1 where the header names no clock ("(90E)", "(Hrs)"); 0 where it names a resource's
  * hours ("Walltime [node-h]", "(GPU-hours)"): a cost, not a time. */
@@ -26,6 +30,14 @@ double scaling_header_seconds(const char *header);
 /* Whether a cell is a job size by its own text ("1 GPU", "**2 GPUs**", "4 nodes", "8x A100"), and
  * what it counts ("GPUs", "nodes", "workers", "ranks") into noun. */
 bool scaling_cell_is_count(const char *cell, const char **noun);
+
+/* What a / b may be, each printed to its last digit (half of it either way): lo, hi, and the ratio
+ * of the printed numbers into mid. False when either is missing or b is not above 0. */
+bool scaling_ratio_range(const struct scaling_cell *a, const struct scaling_cell *b, double *lo, double *hi,
+                         double *mid);
+
+/* Whether printed, to its last digit, may be a value between lo and hi. */
+bool scaling_cell_within(const struct scaling_cell *printed, double lo, double hi);
 
 /* Whether a cell is a throughput by its own text: a number with a rate's unit ("1078 img/s",
  * "2,300 samples/sec", "45 fps"). */

@@ -86,28 +86,39 @@ static bool parts_into_series(const struct scaling_table *t, char **cells, int r
  * the rows grouped by the one column (or two) whose values part them into series without a
  * repeat ("Batch size / GPU" 48 and 72 interleaved; "Dimension" and "Batch size" together), else a
  * new series at each row whose size the current one has. Returns whether any setting has several. */
+/* How the rows of the setting whose first row is r part into series: whether a job size repeats
+ * in it, and the column (*a) or two (*a, *b) whose values part them, -1 for none. */
+static bool setting_partition(const struct scaling_table *t, char **cells, int r, int *a, int *b)
+{
+    bool repeats = false;
+    for (int q = r; q < t->rows && !repeats; q++)
+        for (int p = r; p < q && !repeats; p++)
+            repeats = same_setting(t->row_setting[p], t->row_setting[r]) &&
+                      same_setting(t->row_setting[q], t->row_setting[r]) &&
+                      scaling_at(t, p, t->count_column)->value == scaling_at(t, q, t->count_column)->value;
+    *a = *b = -1;
+    for (int c = 0; repeats && *a < 0 && c < t->columns; c++)
+        if (t->column[c].kind == SCALING_OTHER && parts_into_series(t, cells, r, c, -1))
+            *a = c;
+    for (int c = 0; repeats && *a < 0 && t->rows <= 200 && c < t->columns; c++)
+        for (int d = c + 1; *a < 0 && d < t->columns; d++)
+            if (t->column[c].kind == SCALING_OTHER && t->column[d].kind == SCALING_OTHER &&
+                parts_into_series(t, cells, r, c, d))
+                *a = c, *b = d;
+    return repeats;
+}
+
 static bool number_series(const struct scaling_table *t, char **cells, int *series, bool *parted)
 {
-    bool several = false;
+    bool several = false, repeats = false;
+    int a = -1, b = -1;   /* the partition of the setting of the row before, while it lasts */
     for (int r = 0; r < t->rows; r++) {
-        int last = -1, a = -1, b = -1, first = r;   /* the setting's row before r, its first row */
+        int last = -1, first = r;   /* the setting's row before r, its first row */
         for (int q = r - 1; q >= 0; q--)
             if (same_setting(t->row_setting[q], t->row_setting[r]))
                 last = last < 0 ? q : last, first = q;
-        bool repeats = false;
-        for (int q = first; q < t->rows && !repeats; q++)
-            for (int p = first; p < q && !repeats; p++)
-                repeats = same_setting(t->row_setting[p], t->row_setting[r]) &&
-                          same_setting(t->row_setting[q], t->row_setting[r]) &&
-                          scaling_at(t, p, t->count_column)->value == scaling_at(t, q, t->count_column)->value;
-        for (int c = 0; repeats && a < 0 && c < t->columns; c++)
-            if (t->column[c].kind == SCALING_OTHER && parts_into_series(t, cells, r, c, -1))
-                a = c;
-        for (int c = 0; repeats && a < 0 && t->rows <= 200 && c < t->columns; c++)
-            for (int d = c + 1; a < 0 && d < t->columns; d++)
-                if (t->column[c].kind == SCALING_OTHER && t->column[d].kind == SCALING_OTHER &&
-                    parts_into_series(t, cells, r, c, d))
-                    a = c, b = d;
+        if (r == first || !same_setting(t->row_setting[r - 1], t->row_setting[r]))   /* worked out once a setting */
+            repeats = setting_partition(t, cells, first, &a, &b);
         series[r] = 0;
         if (!repeats)
             continue;

@@ -183,7 +183,7 @@ static struct scaling_table part_of(const struct scaling_table *t, const char *s
     part.row_line = malloc((size_t)t->rows * sizeof *part.row_line);
     part.row_setting = calloc((size_t)t->rows, sizeof *part.row_setting);
     if (!part.cell || !part.row_line || !part.row_setting) {
-        free(part.cell), free(part.row_line), free(part.row_setting);
+        scaling_table_free(&part);
         return (struct scaling_table){0};
     }
     snprintf(part.title, sizeof part.title, "%.160s%s(%.80s)", t->title, t->title[0] ? " " : "", setting);
@@ -206,13 +206,6 @@ static struct scaling_table part_of(const struct scaling_table *t, const char *s
         part.row_setting[k] = strdup(t->row_setting[r]);
     }
     return part;
-}
-
-static void part_free(struct scaling_table *part)
-{
-    for (int r = 0; r < part->rows + part->baselines; r++)
-        free(part->row_setting[r]);
-    free(part->cell), free(part->row_line), free(part->row_setting);
 }
 
 /* How many different job sizes a table's rows have. */
@@ -241,14 +234,11 @@ int scaling_split_settings(const struct scaling_table *t, struct scaling_set *pa
             return -1;
         if (job_sizes(&part) < 2) {
             (*left_out)++;
-            part_free(&part);
+            scaling_table_free(&part);
             continue;
         }
-        struct scaling_table *grown = realloc(parts->tables, (size_t)(parts->count + 1) * sizeof *grown);
-        if (!grown)
-            return part_free(&part), -1;
-        parts->tables = grown;
-        parts->tables[parts->count++] = part;
+        if (scaling_set_add(parts, &part) < 0)
+            return scaling_table_free(&part), -1;
     }
     return 0;
 }

@@ -168,10 +168,9 @@ static void tie_across(struct scaling_table *t, int c, const char *words, char q
 /* Whether printed is a / b as printed, within the rounding of all three. */
 static bool ratio_holds(const struct scaling_cell *printed, const struct scaling_cell *a, const struct scaling_cell *b)
 {
-    if (!(a->value > 0 && b->value - b->unit / 2 > 0))
-        return false;
-    double lo = (a->value - a->unit / 2) / (b->value + b->unit / 2), hi = (a->value + a->unit / 2) / (b->value - b->unit / 2);
-    return printed->value + printed->unit / 2 >= lo && printed->value - printed->unit / 2 <= hi;
+    double lo, hi, mid;
+    return a->value > 0 && b->value - b->unit / 2 > 0 && scaling_ratio_range(a, b, &lo, &hi, &mid) &&
+           scaling_cell_within(printed, lo, hi);
 }
 
 /* A speedup between two columns points the way its numbers say: writers put "AMP to TF32" for
@@ -329,6 +328,7 @@ static bool read_header(char *line, struct scaling_table *t, struct first_row fi
             col->kind = SCALING_RATE;   /* "| TF32 |" over "1078 img/s" */
         col->per_device = col->kind == SCALING_RATE && (strcasestr(cells[c], "/gpu") || strcasestr(cells[c], "per gpu") ||
                                                          strcasestr(cells[c], "/device") || strcasestr(cells[c], "per device"));
+        col->header_seconds = scaling_header_seconds(cells[c]);
         if (col->kind == SCALING_TIME && col->clock == 0)
             col->kind = SCALING_OTHER;   /* a time's name or cells over a resource's hours */
         if (col->kind == SCALING_COUNT && (t->count_column < 0 || (scaling_counts_processes(t->column[t->count_column].name) &&
@@ -382,11 +382,9 @@ static bool read_row(char *line, int number, struct scaling_table *t)
         return false;
     for (int c = 0; c < t->columns; c++) {
         struct scaling_cell *cell = &t->cell[t->rows * t->columns + c];
-        *cell = c < n && t->column[c].kind != SCALING_OTHER ? scaling_read_cell(cells[c], t->column[c].kind, t->column[c].clock)
-                                                            : (struct scaling_cell){NAN, 0, 0, 0};
-        double header_unit = t->column[c].kind == SCALING_TIME ? scaling_header_seconds(t->column[c].name) : 0;
-        if (c < n && header_unit > 0 && !scaling_cell_is_time(cells[c]))   /* "14.5" under "(Hrs)": in seconds */
-            cell->value *= header_unit, cell->unit *= header_unit, cell->low *= header_unit, cell->high *= header_unit;
+        const struct scaling_column *col = &t->column[c];
+        *cell = c < n && col->kind != SCALING_OTHER ? scaling_read_measure(cells[c], col->kind, col->clock, col->header_seconds)
+                                                    : (struct scaling_cell){NAN, 0, 0, 0};
         bool percent_header = t->column[c].kind == SCALING_EFFICIENCY && strchr(t->column[c].name, '%');
         if (c < n && percent_header && !strchr(cells[c], '%'))   /* (a short row: no cell to read) */
             cell->value /= 100, cell->unit /= 100;   /* "Efficiency (%)" over plain numbers */
@@ -406,7 +404,7 @@ static const char *heading_of(char *line)
     return text;
 }
 
-static int add_table(struct scaling_set *set, const struct scaling_table *t)
+int scaling_set_add(struct scaling_set *set, const struct scaling_table *t)
 {
     struct scaling_table *grown = realloc(set->tables, (size_t)(set->count + 1) * sizeof *grown);
     if (!grown)
@@ -416,7 +414,7 @@ static int add_table(struct scaling_set *set, const struct scaling_table *t)
     return 0;
 }
 
-static void table_free(struct scaling_table *t)
+void scaling_table_free(struct scaling_table *t)
 {
     for (int r = 0; r < t->rows + t->baselines && t->row_setting; r++)
         free(t->row_setting[r]);
@@ -430,18 +428,18 @@ static int add_table_or_its_settings(struct scaling_set *set, struct scaling_tab
 {
     if (t->rows == 0 || !scaling_settings_differ(t)) {
         tie_columns(t);
-        int rc = t->rows > 0 ? add_table(set, t) : 0;
+        int rc = t->rows > 0 ? scaling_set_add(set, t) : 0;
         if (t->rows == 0 || rc < 0)
-            table_free(t);
+            scaling_table_free(t);
         return rc;
     }
     struct scaling_set parts = {0};
     int left_out = 0, rc = scaling_split_settings(t, &parts, &left_out);
     for (int p = 0; p < parts.count; p++) {
         tie_columns(&parts.tables[p]);
-        if (rc == 0 && add_table(set, &parts.tables[p]) == 0)
+        if (rc == 0 && scaling_set_add(set, &parts.tables[p]) == 0)
             continue;
-        rc = -1, table_free(&parts.tables[p]);
+        rc = -1, scaling_table_free(&parts.tables[p]);
     }
     if (rc == 0 && parts.count == 0) {
         char names[160] = "";
@@ -456,7 +454,7 @@ static int add_table_or_its_settings(struct scaling_set *set, struct scaling_tab
         set->why_not_line = t->line;
     }
     free(parts.tables);
-    table_free(t);
+    scaling_table_free(t);
     return rc;
 }
 
@@ -490,7 +488,7 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
                 for (; got_next > 0 && starts_row(next); got_next = scaling_next_line(&next, &next_size, f, csv))
                     read_row(next, ++number, &t);
                 rc = scaling_settings_by_date(&t) < 0 || scaling_settings_by_series(&t) < 0
-                         ? (table_free(&t), -1) : add_table_or_its_settings(set, &t);
+                         ? (scaling_table_free(&t), -1) : add_table_or_its_settings(set, &t);
             } else if (header && scaling_transposed_header(header, caption, title, t.line, &turned)) {
                 for (; got_next > 0 && starts_row(next); got_next = scaling_next_line(&next, &next_size, f, csv))
                     rc = rc < 0 ? rc : scaling_transposed_row(&turned, next, ++number, set);
@@ -556,7 +554,7 @@ bool scaling_why_not_read(const char *path, char *why, size_t size)
 void scaling_set_free(struct scaling_set *set)
 {
     for (int i = 0; i < set->count; i++)
-        table_free(&set->tables[i]);
+        scaling_table_free(&set->tables[i]);
     free(set->tables);
     memset(set, 0, sizeof *set);
 }

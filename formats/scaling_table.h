@@ -40,6 +40,8 @@ struct scaling_column {
                                   columns (releases, settings) hold */
     double clock;              /* TIME: the seconds a clock cell's last part counts (60 under a
                                   header that says [h:mm]); 1 */
+    double header_seconds;     /* TIME: the seconds of the unit its header names for plain numbers
+                                  ("Time to train (Hrs)": 3600), 0 for none */
     bool setting;              /* OTHER: its words may name a row's setting ("System", "Benchmark") */
     bool worded;               /* setting: some row's cell is words, not a number ("Puhti") */
     bool dated;                /* OTHER: it says when a row ran ("Date") */
@@ -87,6 +89,12 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
  * job sizes and ratios ("Strong scaling efficiency") without the throughput or time they came
  * from. Whether there was one, said in why. */
 bool scaling_why_not_read(const char *path, char *why, size_t size);
+
+/* Appends t to set (set then holds its arrays). 0, or -1 out of memory. */
+int scaling_set_add(struct scaling_set *set, const struct scaling_table *t);
+
+/* Frees a table's arrays (its rows' and its baselines'), not t itself. */
+void scaling_table_free(struct scaling_table *t);
 
 void scaling_set_free(struct scaling_set *set);
 

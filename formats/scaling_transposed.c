@@ -68,6 +68,7 @@ bool scaling_transposed_header(char *header, const char *caption, const char *he
     if (tt->kind == SCALING_OTHER)
         tt->kind = measure_of(heading, tt->measure, sizeof tt->measure);
     snprintf(tt->title, sizeof tt->title, "%s", heading[0] ? heading : caption);
+    tt->header_seconds = scaling_header_seconds(tt->measure);
     return tt->kind != SCALING_OTHER;
 }
 
@@ -82,7 +83,8 @@ static struct scaling_table table_for(const struct transposed *tt, const char *l
     snprintf(t.count_noun, sizeof t.count_noun, "%s", tt->noun);
     t.column[0] = (struct scaling_column){.kind = SCALING_COUNT, .of = -1, .to = -1, .clock = 1};
     snprintf(t.column[0].name, sizeof t.column[0].name, "%s", tt->noun);
-    t.column[1] = (struct scaling_column){.kind = tt->kind, .of = -1, .to = -1, .clock = 1};
+    t.column[1] = (struct scaling_column){.kind = tt->kind, .of = -1, .to = -1, .clock = 1,
+                                          .header_seconds = tt->header_seconds};
     snprintf(t.column[1].name, sizeof t.column[1].name, "%s", tt->measure);
     t.cell = calloc((size_t)rows * 2 + 1, sizeof *t.cell);
     t.row_line = calloc((size_t)rows + 1, sizeof *t.row_line);
@@ -98,27 +100,17 @@ int scaling_transposed_row(const struct transposed *tt, char *row, int line, str
         return 0;
     struct scaling_table t = table_for(tt, cells[0], tt->sizes);
     bool room = t.cell && t.row_line && t.row_setting;
-    double header_unit = tt->kind == SCALING_TIME ? scaling_header_seconds(tt->measure) : 0;
     for (int c = 1; room && c < n && c <= tt->sizes; c++) {
-        struct scaling_cell v = scaling_read_cell(cells[c], tt->kind, 1);
+        struct scaling_cell v = scaling_read_measure(cells[c], tt->kind, 1, t.column[1].header_seconds);
         if (isnan(v.value) || !(v.value > 0))
             continue;   /* "OOM", blank */
-        if (header_unit > 0 && !scaling_cell_is_time(cells[c]))   /* "480" under "(min)": in seconds */
-            v.value *= header_unit, v.unit *= header_unit, v.low *= header_unit, v.high *= header_unit;
         t.cell[t.rows * 2] = (struct scaling_cell){tt->size[c - 1], 1, 0, 0};
         t.cell[t.rows * 2 + 1] = v;
         t.row_line[t.rows] = line;
         room = (t.row_setting[t.rows++] = strdup("")) != NULL;
     }
-    struct scaling_table *grown = room && t.rows >= 2 ? realloc(set->tables, (size_t)(set->count + 1) * sizeof *grown)
-                                                     : NULL;
-    if (grown) {
-        set->tables = grown;
-        set->tables[set->count++] = t;
-        return 0;
-    }
-    for (int r = 0; r < t.rows && t.row_setting; r++)
-        free(t.row_setting[r]);
-    free(t.cell), free(t.row_line), free(t.row_setting);
-    return room ? 0 : -1;
+    int rc = !room ? -1 : t.rows < 2 ? 0 : scaling_set_add(set, &t);
+    if (rc < 0 || t.rows < 2)   /* not the set's */
+        scaling_table_free(&t);
+    return rc;
 }

@@ -20,6 +20,7 @@ struct transposed {
     char noun[16];                          /* what they count ("GPUs", "nodes") */
     enum scaling_kind kind;                 /* the cells: SCALING_RATE or SCALING_TIME */
     char measure[128];                      /* what the cells are, as said ("samples trained per second") */
+    double header_seconds;                  /* a time's unit as the measure names it ("(min)": 60), or 0 */
     char title[256];                        /* the heading or line above */
     int line;                               /* of the header row */
 };
