@@ -1,6 +1,5 @@
 /* scaling_series.c - several series of one setting under one header (see scaling_series.h). The
- * rows' keys come from scaling_settings.c: the setting, then after 0x1e the row's other cells as
- * "column=text" each ended by 0x1d. */
+ * rows' keys are scaling_settings.c's, read through its scaling_key_ functions. */
 #include "formats/scaling_series.h"
 
 #include <stdbool.h>
@@ -8,30 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The length of a key's setting, before its other cells. */
-static size_t setting_part(const char *key)
-{
-    return strcspn(key, "\x1e");
-}
+#include "formats/scaling_settings.h"
 
 static bool same_setting(const char *a, const char *b)
 {
-    size_t la = setting_part(a), lb = setting_part(b);
+    size_t la = scaling_key_setting_length(a), lb = scaling_key_setting_length(b);
     return la == lb && strncmp(a, b, la) == 0;
-}
-
-/* Column c's text among a key's other cells, into out ("" where it has none). */
-static void other_cell(const char *key, int c, char *out, size_t size)
-{
-    char tag[16];
-    size_t tag_len = (size_t)snprintf(tag, sizeof tag, "%d=", c);
-    out[0] = '\0';
-    const char *p = strchr(key, '\x1e');
-    for (p = p ? p + 1 : NULL; p && *p; p = strchr(p, '\x1d') ? strchr(p, '\x1d') + 1 : NULL)
-        if (strncmp(p, tag, tag_len) == 0) {
-            snprintf(out, size, "%.*s", (int)strcspn(p + tag_len, "\x1d"), p + tag_len);
-            return;
-        }
 }
 
 /* Each row's other cells as text (cells[r * columns + c], "" where none), for the partition. */
@@ -41,7 +22,7 @@ static char **other_cells(const struct scaling_table *t)
     for (int r = 0; cells && r < t->rows; r++)
         for (int c = 0; c < t->columns; c++) {
             char text[128];
-            other_cell(t->row_setting[r], c, text, sizeof text);
+            scaling_key_cell(t->row_setting[r], c, text, sizeof text);
             if (!(cells[r * t->columns + c] = strdup(text))) {
                 for (int k = 0; k < r * t->columns + c; k++)
                     free(cells[k]);
@@ -201,7 +182,7 @@ int scaling_settings_by_series(struct scaling_table *t)
         bool one_setting = true;   /* every row's: the series' label says what differs */
         for (int q = 0; q < t->rows && one_setting && label[0]; q++)
             one_setting = same_setting(t->row_setting[q], t->row_setting[r]);
-        size_t len = one_setting && label[0] ? 0 : setting_part(t->row_setting[r]), need = len + strlen(label) + 3;
+        size_t len = one_setting && label[0] ? 0 : scaling_key_setting_length(t->row_setting[r]), need = len + strlen(label) + 3;
         if (!(keys[r] = malloc(need)))
             rc = -1;
         else

@@ -98,24 +98,36 @@ void scaling_row_setting(struct scaling_table *t, char **cells, int n, char *key
         key[size - 1] = '\0';
 }
 
-/* The length of a row key's setting, before its date and its other cells. */
-static size_t setting_length(const char *key)
+size_t scaling_key_setting_length(const char *key)
 {
     return strcspn(key, "\x1f\x1e");
+}
+
+void scaling_key_cell(const char *key, int c, char *out, size_t size)
+{
+    char tag[16];
+    size_t tag_len = (size_t)snprintf(tag, sizeof tag, "%d=", c);
+    out[0] = '\0';
+    const char *p = strchr(key, '\x1e');
+    for (p = p ? p + 1 : NULL; p && *p; p = strchr(p, '\x1d') ? strchr(p, '\x1d') + 1 : NULL)
+        if (strncmp(p, tag, tag_len) == 0) {
+            snprintf(out, size, "%.*s", (int)strcspn(p + tag_len, "\x1d"), p + tag_len);
+            return;
+        }
 }
 
 /* Whether rows a and b name the same setting (their keys before the date). */
 static bool same_setting(const struct scaling_table *t, int a, int b)
 {
     const char *ka = t->row_setting[a], *kb = t->row_setting[b];
-    size_t len = setting_length(ka);
-    return setting_length(kb) == len && strncmp(ka, kb, len) == 0;
+    size_t len = scaling_key_setting_length(ka);
+    return scaling_key_setting_length(kb) == len && strncmp(ka, kb, len) == 0;
 }
 
 /* Whether two row keys' dates (after the setting, before the other cells) are the same. */
 static bool same_day(const char *a, const char *b)
 {
-    a += setting_length(a), b += setting_length(b);
+    a += scaling_key_setting_length(a), b += scaling_key_setting_length(b);
     size_t la = strcspn(a, "\x1e"), lb = strcspn(b, "\x1e");
     return la == lb && strncmp(a, b, la) == 0;
 }
@@ -125,7 +137,7 @@ static bool same_day(const char *a, const char *b)
 static int key_of_row(struct scaling_table *t, int r, bool dated)
 {
     char *key = t->row_setting[r], *rest = key + strcspn(key, "\x1e");
-    size_t len = setting_length(key);
+    size_t len = scaling_key_setting_length(key);
     if (!dated || key[len] != '\x1f') {   /* the setting, and the other cells after it */
         memmove(key + len, rest, strlen(rest) + 1);
         return 0;

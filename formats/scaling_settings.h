@@ -6,6 +6,7 @@
 #define SCALING_SETTINGS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "formats/scaling_table.h"
 
@@ -21,6 +22,13 @@ bool scaling_names_date(const char *header);
  * ", "; "" where none does. Such a column is marked worded. The row's date cells follow after a
  * unit separator (0x1f), for scaling_settings_by_date. */
 void scaling_row_setting(struct scaling_table *t, char **cells, int n, char *key, size_t size);
+
+/* A row key's setting: the length of its text before its date and its other cells. */
+size_t scaling_key_setting_length(const char *key);
+
+/* Column c's text among a row key's other cells (those scaling_row_setting kept for
+ * scaling_series.c), into out; "" where it has none. */
+void scaling_key_cell(const char *key, int c, char *out, size_t size);
 
 /* Rows of one setting that ran a job size more than once on different days ("DDP, synthetic,
  * mahti" at 1, 4 and 8 GPUs in May and again in September) are that setting on each day: each
