@@ -104,7 +104,7 @@ static const char *range_end(const char *rest, double low, double *high, double 
     return after && *high > low ? after : NULL;
 }
 
-/* A cell of a column of kind: "938 img/s", "7.72 x", "93%", "~14 hours" (approximate: not read),
+/* A cell of a column of kind: "938 img/s", "7.2k img/s", "7.72 x", "93%", "~14 hours" (approximate: not read),
  * "2h 18min", a range ("24-26 hours": its middle, unit its width and the last digit's size), a
  * clock ("1:02:03"; its last part counting clock seconds). NAN where it holds no number. */
 struct scaling_cell scaling_read_cell(const char *marked, enum scaling_kind kind, double clock)
@@ -143,6 +143,8 @@ struct scaling_cell scaling_read_cell(const char *marked, enum scaling_kind kind
             value += more * more_seconds / seconds, unit = more_unit * more_seconds / seconds;
     } else if (*rest == '%')
         scale = 0.01;
+    else if (kind == SCALING_RATE && strchr("kKMG", *rest) && *rest && !isalpha((unsigned char)rest[1]))
+        scale = *rest == 'G' ? 1e9 : *rest == 'M' ? 1e6 : 1e3;   /* "7.2k img/s", "1.2M tokens/s" */
     cell.value = value * scale, cell.unit = unit * scale, cell.low *= scale, cell.high *= scale;
     return cell;
 }

@@ -178,6 +178,11 @@ static void test_range_cells(void **state)
     assert_true(c.value == 2 && c.high == 0);
     c = scaling_read_cell("5-3", SCALING_RATE, 1);
     assert_true(c.value == 5 && c.high == 0);
+    c = scaling_read_cell("7.2k img/s", SCALING_RATE, 1);   /* k, M, G: thousands and more of a rate */
+    assert_true(fabs(c.value - 7200) < 1e-6 && fabs(c.unit - 100) < 1e-6);
+    assert_true(fabs(scaling_read_cell("1.2M", SCALING_RATE, 1).value - 1.2e6) < 1e-3);
+    assert_true(scaling_read_cell("8 GB/s", SCALING_RATE, 1).value == 8);   /* a unit, not a suffix */
+    assert_true(scaling_read_cell("5m", SCALING_TIME, 1).value == 300);     /* a time's m is minutes */
     const char *noun = NULL;
     assert_true(scaling_cell_is_count("**2 GPUs**", &noun) && strcmp(noun, "GPUs") == 0);
     assert_true(scaling_cell_is_count("4 nodes (32 GPUs)", &noun) && strcmp(noun, "nodes") == 0);
@@ -248,6 +253,22 @@ static void test_bold_times_and_machines(void **state)
     tu_result_free(&r);
 }
 
+/* Rates written with k and M ("7.2k img/s", "1.21M img/s"): thousands and millions (they were
+ * read as 7.2 and 1.21: every efficiency 0.09%). */
+static void test_si_suffixes(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "tables/si-suffixes.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "si-suffixes.md:11: Scaling efficiency 0.960 at 1024 GPUs does not follow from "
+                                   "Throughput: 1210000 / 950 / 1024 = 1.2438"));
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    tu_result_free(&r);
+}
+
 /* A throughput a device ("Throughput (T/s/GPU)") is a share: the job's rate is it times the job
  * size (it was read as a total: 0.95x at 4 times the GPUs). Rows largest job first. */
 static void test_a_devices_share(void **state)
@@ -280,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_rows_of_several_settings),
         cmocka_unit_test(test_bold_times_and_machines),
         cmocka_unit_test(test_a_devices_share),
+        cmocka_unit_test(test_si_suffixes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
