@@ -22,8 +22,26 @@ static int baseline_row(const struct scaling_table *t, int c)
 
 /* The two cells a ratio cell of column c in row r was worked out from, faster over slower:
  * a time's ratio is the slower time over the faster. False where the column is not tied. */
-static bool ratio_cells(const struct scaling_table *t, int r, int c, const struct scaling_cell **num,
-                        const struct scaling_cell **den, int *num_column, int *den_column)
+/* The two cells of column of a ratio over the counts at row r is worked out from, against the
+ * baseline row q, faster over slower (a time's q over r); a device's share ("Images/sec/GPU") times
+ * its row's job size, the job's rate. */
+static void over_counts_cells(const struct scaling_table *t, int of, int r, int q, struct scaling_cell *num,
+                              struct scaling_cell *den)
+{
+    bool time = t->column[of].kind == SCALING_TIME;
+    int num_row = time ? q : r, den_row = time ? r : q;
+    *num = *scaling_at(t, num_row, of), *den = *scaling_at(t, den_row, of);
+    if (!t->column[of].per_device)
+        return;
+    double n = scaling_at(t, num_row, t->count_column)->value, d = scaling_at(t, den_row, t->count_column)->value;
+    num->value *= n, num->unit *= n, num->low *= n, num->high *= n;
+    den->value *= d, den->unit *= d, den->low *= d, den->high *= d;
+}
+
+/* The two cells a ratio cell of column c in row r was worked out from, faster over slower:
+ * a time's ratio is the slower time over the faster. False where the column is not tied. */
+static bool ratio_cells(const struct scaling_table *t, int r, int c, struct scaling_cell *num, struct scaling_cell *den,
+                        int *num_column, int *den_column)
 {
     const struct scaling_column *col = &t->column[c];
     if (col->of < 0 || (col->kind == SCALING_ACROSS && col->to < 0))
@@ -31,17 +49,16 @@ static bool ratio_cells(const struct scaling_table *t, int r, int c, const struc
     bool time = t->column[col->of].kind == SCALING_TIME;
     if (col->kind == SCALING_ACROSS) {
         *num_column = time ? col->of : col->to, *den_column = time ? col->to : col->of;
-        *num = scaling_at(t, r, *num_column), *den = scaling_at(t, r, *den_column);
+        *num = *scaling_at(t, r, *num_column), *den = *scaling_at(t, r, *den_column);
         return true;
     }
     int base = baseline_row(t, col->of);
     if (base < 0)
         return false;
     *num_column = *den_column = col->of;
-    *num = scaling_at(t, time ? base : r, col->of), *den = scaling_at(t, time ? r : base, col->of);
+    over_counts_cells(t, col->of, r, base, num, den);
     return true;
 }
-
 static int decimals_of(double unit)
 {
     int d = (int)lround(-log10(unit));
@@ -74,11 +91,13 @@ static int other_baseline(const struct scaling_table *t, int r, int c)
 {
     const struct scaling_column *col = &t->column[c];
     int base = col->kind == SCALING_ACROSS || col->of < 0 ? -1 : baseline_row(t, col->of);
-    bool time = base >= 0 && t->column[col->of].kind == SCALING_TIME;
     for (int q = 0; base >= 0 && q < t->rows + t->baselines; q++) {   /* its own rows, then others' */
         double lo, hi, mid, count = scaling_at(t, q, t->count_column)->value;
-        if (q == base || count != scaling_at(t, base, t->count_column)->value ||
-            !scaling_ratio_range(scaling_at(t, time ? q : r, col->of), scaling_at(t, time ? r : q, col->of), &lo, &hi, &mid))
+        struct scaling_cell num, den;
+        if (q == base || count != scaling_at(t, base, t->count_column)->value)
+            continue;
+        over_counts_cells(t, col->of, r, q, &num, &den);
+        if (!scaling_ratio_range(&num, &den, &lo, &hi, &mid))
             continue;
         double jobs = col->kind == SCALING_EFFICIENCY ? scaling_at(t, r, t->count_column)->value / count : 1;
         const struct scaling_cell *printed = scaling_at(t, r, c);
@@ -94,11 +113,12 @@ static int other_baseline(const struct scaling_table *t, int r, int c)
 static int audit_cell(const struct scaling_table *t, int r, int c, struct audit *out, struct audit *notes,
                       bool *noted)
 {
-    const struct scaling_cell *printed = scaling_at(t, r, c), *num, *den;
+    const struct scaling_cell *printed = scaling_at(t, r, c);
+    struct scaling_cell num, den;
     double lo, hi, mid;
     int num_column, den_column;
     if (isnan(printed->value) || !ratio_cells(t, r, c, &num, &den, &num_column, &den_column) ||
-        !scaling_ratio_range(num, den, &lo, &hi, &mid))
+        !scaling_ratio_range(&num, &den, &lo, &hi, &mid))
         return 0;
     const struct scaling_column *col = &t->column[c];
     double jobs = 1;
@@ -134,8 +154,8 @@ static int audit_cell(const struct scaling_table *t, int r, int c, struct audit 
                      col->name, cell_text(printed, 1, printed_text, sizeof printed_text),
                      scaling_at(t, r, t->count_column)->value, t->count_noun,
                      t->column[col->kind == SCALING_ACROSS ? col->to : col->of].name,
-                     cell_text(num, shown_in(t, num_column), num_text, sizeof num_text),
-                     cell_text(den, shown_in(t, den_column), den_text, sizeof den_text), jobs_text,
+                     cell_text(&num, shown_in(t, num_column), num_text, sizeof num_text),
+                     cell_text(&den, shown_in(t, den_column), den_text, sizeof den_text), jobs_text,
                      d + 1, mid, d + 2, lo, d + 2, hi, cut ? "; it is the ratio cut to its digits, not rounded" : "");
 }
 
@@ -148,8 +168,9 @@ static bool over_counts_holds(const struct scaling_table *t, int r, int c, int o
     double lo, hi, mid;
     if (base < 0 || isnan(printed->value))
         return true;   /* nothing to hold it against */
-    bool time = t->column[of].kind == SCALING_TIME;
-    if (!scaling_ratio_range(scaling_at(t, time ? base : r, of), scaling_at(t, time ? r : base, of), &lo, &hi, &mid))
+    struct scaling_cell num, den;
+    over_counts_cells(t, of, r, base, &num, &den);
+    if (!scaling_ratio_range(&num, &den, &lo, &hi, &mid))
         return true;
     double scale = 1 / printed->unit;
     return scaling_cell_within(printed, lo, hi) ||

@@ -286,6 +286,13 @@ static void test_a_devices_share(void **state)
     run_analyze((char *[]){"audit", path, NULL}, &r);
     assert_true(tu_contains(r.out, "\"Throughput (T/s/GPU)\" a throughput, a device's share"));
     tu_result_free(&r);
+    tu_fixture(path, sizeof path, "tables/per-device-speedup.md");   /* audit holds a speedup to it so too */
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "per-device-speedup.md:11: Speedup 3.60 at 4 nodes does not follow from "
+                                   "Images/sec/GPU: 1400 / 400 = 3.500"));
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    tu_result_free(&r);
 }
 
 int main(void)
