@@ -23,8 +23,11 @@ static void copy_env(const char *name, char *out, size_t size)
 
 /* Where the sbatch template's spares took over in this job (DTRAIN_REPLACED: "gn02 by gn04 (why)"),
  * and how long training stood still after the last failure (DTRAIN_FAILED_AT, seconds since the
- * epoch): until this run's first step after the resume began, the restart and the checkpoint's
- * load included. "" when no spare took over. */
+ * epoch, to the millisecond): until this run's first step after the resume began, the restart and
+ * the checkpoint's load included (both to the sub-second: whole seconds on both sides, and the end
+ * of the run less its training time, made a 5 s stand-still read 0 s, or vanish). The failure's
+ * time is the batch host's clock, the start rank 0's: a skew under a second is taken for none.
+ * "" when no spare took over. */
 static void describe_replaced(const struct train_result *res, char *out, size_t size)
 {
     const char *replaced = getenv("DTRAIN_REPLACED"), *failed_at = getenv("DTRAIN_FAILED_AT");
@@ -32,9 +35,9 @@ static void describe_replaced(const struct train_result *res, char *out, size_t 
     if (!replaced || !replaced[0])
         return;
     double failed = failed_at ? atof(failed_at) : 0;
-    double trained_from = res ? (double)time(NULL) - res->seconds : 0;
-    if (failed > 0 && res && trained_from >= failed)
-        snprintf(out, size, "%s; training stood still %.0f s after the last failure", replaced, trained_from - failed);
+    double still = res ? res->started_at - failed : 0;
+    if (failed > 0 && res && res->started_at > 0 && still > -1)
+        snprintf(out, size, "%s; training stood still %.0f s after the last failure", replaced, still > 0 ? still : 0);
     else
         snprintf(out, size, "%s", replaced);
 }

@@ -64,6 +64,8 @@ struct train_result {
     long steps;
     int epochs_done;
     double seconds;            /* training time, evaluation excluded */
+    double started_at;         /* when its first step began, by the wall clock (seconds since the epoch,
+                                  to the microsecond): after the start, the resume's load included */
     double peak_rate, final_rate;   /* samples/s of all ranks */
     double final_accuracy;     /* of the last evaluation; -1 if none ran */
     double final_loss;
