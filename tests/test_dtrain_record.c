@@ -81,16 +81,18 @@ static void test_statuses_are_explained_and_input_checked(void **state)
     assert_int_equal(tu_run_tool("dtrain-record", (char *[]){"--explain-status", "3", NULL}, &r), 0);
     assert_true(tu_contains(r.out, "a stalled rank ended the step (dtrain --watch"));
     tu_result_free(&r);
-    assert_int_equal(tu_run_tool("dtrain-record", (char *[]){"--record", "/tmp/x", "--program", "p", NULL}, &r), 0);
+    char nowhere[64];   /* a path of this run's own: another user's /tmp/x made the check fail */
+    snprintf(nowhere, sizeof nowhere, "/tmp/dtrain-test-unwritten-%d.jsonl", (int)getpid());
+    assert_int_equal(tu_run_tool("dtrain-record", (char *[]){"--record", nowhere, "--program", "p", NULL}, &r), 0);
     assert_int_equal(r.status, 2);   /* no --runtime */
     assert_true(tu_contains(r.err, "--runtime SECONDS are needed"));
     tu_result_free(&r);
-    assert_int_equal(tu_run_tool("dtrain-record", (char *[]){"--record", "/tmp/x", "--program", "p", "--runtime", "1",
+    assert_int_equal(tu_run_tool("dtrain-record", (char *[]){"--record", nowhere, "--program", "p", "--runtime", "1",
                                                              "-N", "2", "-g", "4", "-n", "3", NULL}, &r), 0);
     assert_int_equal(r.status, 2);
     assert_true(tu_contains(r.err, "more than the 3 ranks"));
     tu_result_free(&r);
-    assert_int_equal(access("/tmp/x", F_OK), -1);   /* nothing written */
+    assert_int_equal(access(nowhere, F_OK), -1);   /* nothing written */
 }
 
 /* A step of more ranks than nodes: each rank's node as Slurm's block distribution places it (they
