@@ -326,7 +326,9 @@ static double groups_step(const struct step_inputs *in, bool merge)
         first[l] = l;
     if (merge)
         groups = mgwfbp_groups(s, in->c, first);
-    double exchange = groups > 0 ? exchange_groups(s, &in->t, first, groups) : -1;
+    struct transfer_cost t = in->t;
+    t.apart = true;
+    double exchange = groups > 0 ? exchange_groups(s, &t, first, groups) : -1;
     free(first);
     return overlapped_step(in, exchange);
 }

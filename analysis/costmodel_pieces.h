@@ -29,6 +29,9 @@ struct piece {
 struct transfer_cost {
     const struct cluster_shape *c;
     bool ps;
+    /* every rank starts its allreduces on its own as backward readies them (WFBP, MG-WFBP), apart
+     * in time; ByteScheduler's followers start theirs when rank 0's choice reaches them, together */
+    bool apart;
     double load;               /* a push's bytes at the busiest link, per byte pushed */
     int in_node;               /* node-local sums: a piece's hand-offs inside a node each way */
     bool one_link;             /* pushes and pulls share one link (colocated servers) */

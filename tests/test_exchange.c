@@ -264,6 +264,38 @@ static void test_step_costs_as_worked_by_hand(void **state)
     assert_float_equal(cost_step(&s, &two, "bsp-ps", &cut), 35.6, 1e-9);
 }
 
+/* The three layers above at three workers, a node each, the job's allreduce measured (four started
+ * together: 1 + n / 500) and the link between the nodes as above (a 2-rank allreduce 1 + n / 1000).
+ * With the first two nodes behind one link, WFBP's and MG-WFBP's allreduces, started apart, go at
+ * the 2-rank allreduce's cost across the link (Open MPI's Rabenseifner folds rank 0 into rank 1
+ * beside the link): 14.6 and 13.6 as at two workers (MG-WFBP's groups still planned on the measured
+ * allreduce: alpha 1, the same groups). With a link a node, the measured cost: WFBP sends layer 2
+ * 1..6, layer 1 6..13, layer 0 13..16: 4 + 16 + 0.6 = 20.6. BSP's one allreduce and ByteScheduler's
+ * pieces (started together when rank 0's choice reaches the others) keep the measured cost either
+ * way: BSP 4 + 4 + 13 + 0.6 = 21.6. */
+static void test_allreduces_started_apart_at_three_ranks(void **state)
+{
+    (void)state;
+    const struct layer_cost layers[] = {{1, 2, 1000}, {1, 1, 3000}, {2, 1, 2000}};
+    struct step_costs s = {.layers = 3, .layer = layers, .update = 0.6};
+    struct link_cost measured = {.alpha = 1, .beta = 0.002};
+    struct cluster_shape leaves = {.nodes = 3, .gpus_per_node = 1, .inter = {.alpha = 0.5, .beta = 0.001},
+                                   .nodes_per_link = 2, .allreduce = &measured};
+    struct cluster_shape own_links = leaves;
+    own_links.nodes_per_link = 1;
+    struct method_settings whole = {0};
+    assert_float_equal(cost_step(&s, &leaves, "wfbp-a2a", &whole), 14.6, 1e-9);
+    assert_float_equal(cost_step(&s, &leaves, "mg-wfbp", &whole), 13.6, 1e-9);
+    assert_float_equal(cost_step(&s, &own_links, "wfbp-a2a", &whole), 20.6, 1e-9);
+    assert_float_equal(cost_step(&s, &leaves, "bsp-a2a", &whole), 21.6, 1e-9);
+    assert_float_equal(cost_step(&s, &own_links, "bsp-a2a", &whole), 21.6, 1e-9);
+    assert_float_equal(cost_step(&s, &leaves, "bytescheduler-a2a", &whole),
+                       cost_step(&s, &own_links, "bytescheduler-a2a", &whole), 1e-12);
+    leaves.nodes = 4;   /* a power of two: no fold, the measured cost */
+    own_links.nodes = 4;
+    assert_float_equal(cost_step(&s, &leaves, "wfbp-a2a", &whole), cost_step(&s, &own_links, "wfbp-a2a", &whole), 1e-12);
+}
+
 /* ByteScheduler-PS's queues, one layer (forward 1, backward 1, 2000 bytes), no update, 2 workers
  * and a server, alpha 0.5, beta 0.001: a push or a pull costs 0.5 + 2 x 2000 x 0.001 = 4.5 (the
  * server takes both workers'), a message of no data 0.5. Sent at once (2000 bytes within the eager
@@ -457,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_costs_as_worked_by_hand),
         cmocka_unit_test(test_measured_link_as_worked_by_hand),
         cmocka_unit_test(test_step_costs_as_worked_by_hand),
+        cmocka_unit_test(test_allreduces_started_apart_at_three_ranks),
         cmocka_unit_test(test_every_method_has_a_cost),
     };
     return cmocka_run_group_tests_name("exchange", tests, NULL, NULL);
