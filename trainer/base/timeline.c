@@ -37,6 +37,13 @@ double timeline_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+double timeline_wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static const char *const lane_names[LANE_COUNT] = {"compute", "gradient exchange", "device-host copies"};
 
 /* Metadata events: the process's and the lanes' names, and their order. */

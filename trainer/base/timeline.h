@@ -25,6 +25,9 @@ struct timeline *timeline_open(const char *path, int pid, const char *process, s
 /* Seconds on the trace's clock (CLOCK_MONOTONIC): also the clock the trainer times steps,
  * layers and transfers with, so a trace and the numbers it explains agree. */
 double timeline_now(void);
+/* Seconds since the epoch (CLOCK_REALTIME): for times other processes or nodes compare with this
+ * one's (when a rank's phase began, when training started), which timeline_now's clock is not. */
+double timeline_wall_now(void);
 
 /* A span [start, end) (timeline_now's seconds) called name, of category cat. No-ops on NULL. */
 void timeline_span(struct timeline *t, enum timeline_lane lane, const char *cat, const char *name, double start,

@@ -2,6 +2,8 @@
  * (rank_status.h). */
 #include "trainer/loop/rank_status.h"
 
+#include "trainer/base/timeline.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -9,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* A status file: one line, at most this long, rewritten in place. */
@@ -21,9 +22,7 @@ static const char *const phase_words[PHASE_COUNT] = {
 
 static long wall_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (long)(timeline_wall_now() * 1000);
 }
 
 /* The directory is ours: made by us (0700) or, already there, a directory of ours that nobody else

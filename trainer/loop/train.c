@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "trainer/backend/backend_cuda.h"
 #include "trainer/loop/checkpoint.h"
@@ -324,9 +323,7 @@ static int end_epoch(struct loop *l, long step, struct dt_err *err)
 static int train_steps(struct loop *l, struct dt_err *err)
 {
     l->start = l->epoch_start = timeline_now();
-    struct timespec wall;
-    clock_gettime(CLOCK_REALTIME, &wall);
-    l->res->started_at = (double)wall.tv_sec + wall.tv_nsec * 1e-9;
+    l->res->started_at = timeline_wall_now();
     for (long step = l->first + 1; step <= l->total; step++) {
         double loss;
         if (step_once(l, step, &loss, err) < 0)
