@@ -110,9 +110,9 @@ static const char *range_end(const char *rest, double low, double *high, double 
 struct scaling_cell scaling_read_cell(const char *marked, enum scaling_kind kind, double clock)
 {
     struct scaling_cell cell = {NAN, 0, 0, 0};
-    char plain[256], *out = plain;   /* emphasis inside a cell ("**44** min") is not part of it */
+    char plain[256], *out = plain;   /* emphasis ("**44** min") and code marks ("`1069.2`") are not part of it */
     for (const char *c = marked; *c && out < plain + sizeof plain - 1; c++)
-        if (*c != '*')
+        if (*c != '*' && *c != '`')
             *out++ = *c;
     *out = '\0';
     const char *text = plain;

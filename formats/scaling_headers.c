@@ -82,10 +82,50 @@ static bool is_rate(const char *raw, const char *words)
            strstr(words, "per hour") || strstr(words, "per day");
 }
 
-/* A time: "Time to train", "Training time", "Total Time", "Time/Iteration", "Runtime", "Latency". */
-static bool is_time(const char *words)
+/* A time unit's word ("s", "sec", "ms", "seconds", "min", "hours"). */
+static bool is_time_word(const char *word, size_t len)
 {
-    return scaling_has_word(words, "time") || scaling_has_word(words, "runtime") || scaling_has_word(words, "duration") ||
+    static const char *const units[] = {"s", "sec", "secs", "second", "seconds", "ms", "us", "min", "mins",
+                                        "minute", "minutes", "h", "hr", "hrs", "hour", "hours"};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strlen(units[i]) == len && strncmp(word, units[i], len) == 0)
+            return true;
+    return false;
+}
+
+/* A time a unit of work, as written: a time unit, then "/" or " per ", then a word that is not one
+ * ("s/step", "sec/iter", "ms per batch", "Seconds per epoch"): less is faster, as a time to train.
+ * (A unit over a time, "img/s", is a throughput: is_rate, asked first.) */
+static bool is_time_per(const char *raw)
+{
+    char lower[256];
+    size_t n = 0;
+    for (; raw[n] && n + 1 < sizeof lower; n++)
+        lower[n] = (char)tolower((unsigned char)raw[n]);
+    lower[n] = '\0';
+    for (size_t at = 0; at < n; at++) {
+        size_t after = lower[at] == '/' ? at + 1 : strncmp(lower + at, " per ", 5) == 0 ? at + 5 : 0;
+        if (after == 0)
+            continue;
+        size_t start = at;
+        while (start > 0 && isalpha((unsigned char)lower[start - 1]))
+            start--;
+        after += strspn(lower + after, " ");
+        size_t next = after;
+        while (isalpha((unsigned char)lower[next]))
+            next++;
+        if (start < at && is_time_word(lower + start, at - start) && next > after &&
+            !is_time_word(lower + after, next - after))
+            return true;
+    }
+    return false;
+}
+
+/* A time: "Time to train", "Training time", "Total Time", "Time/Iteration", "Runtime", "Latency",
+ * "s/step". */
+static bool is_time(const char *raw, const char *words)
+{
+    return is_time_per(raw) || scaling_has_word(words, "time") || scaling_has_word(words, "runtime") || scaling_has_word(words, "duration") ||
            scaling_has_word(words, "latency") || scaling_has_word(words, "elapsed") || scaling_has_word(words, "walltime");
 }
 
@@ -101,7 +141,7 @@ enum scaling_kind scaling_header_kind(const char *raw, const char *words)
         return SCALING_ACROSS;   /* or over the counts, once the table's rate columns are known */
     if (is_rate(raw, words))
         return SCALING_RATE;
-    return is_time(words) ? SCALING_TIME : SCALING_OTHER;
+    return is_time(raw, words) ? SCALING_TIME : SCALING_OTHER;
 }
 
 /* The words that tell columns apart ("tf32", "mixed"), in a canonical form: AMP, FP16 and half
@@ -139,12 +179,12 @@ const char *scaling_header_noun(const char *header)
     return noun ? noun : "GPUs";
 }
 
-/* Whether a count header counts processes ("MPI ranks", "Cores", "Tasks"), not the devices or nodes
- * a GPU table scales over: where a table has both, its job sizes are the GPUs (or nodes). */
-bool scaling_counts_processes(const char *header)
+int scaling_count_rank(const char *header)
 {
     const char *noun = scaling_header_noun(header);
-    return strcmp(noun, "ranks") == 0 || strcmp(noun, "processes") == 0 || strcmp(noun, "tasks") == 0 ||
-           strcmp(noun, "cores") == 0 || strcmp(noun, "CPUs") == 0;
+    static const char *const processes[] = {"ranks", "processes", "tasks", "cores", "CPUs"};
+    for (size_t i = 0; i < sizeof processes / sizeof processes[0]; i++)
+        if (strcmp(noun, processes[i]) == 0)
+            return 0;
+    return strcmp(noun, "nodes") == 0 ? 1 : 2;
 }
-

@@ -29,8 +29,11 @@ void scaling_header_qualifiers(const char *words, char *out, size_t size);
  * that names none). */
 const char *scaling_header_noun(const char *header);
 
-/* Whether a count header counts processes ("MPI ranks", "Cores", "Tasks"), not the devices or
- * nodes a GPU table scales over: where a table has both, its job sizes are the GPUs (or nodes). */
-bool scaling_counts_processes(const char *header);
+/* How well a count header names a table's job sizes, where a table has several count columns:
+ * 2 the devices ("GPUs", "Accelerators", "Workers"), 1 the nodes, 0 processes ("MPI ranks",
+ * "Cores", "Tasks"). A speedup and an efficiency are over the devices: "| nodes | GPUs |" with 8,
+ * 16, 64 GPUs on 1, 2, 8 nodes scales over the GPUs (the nodes were taken, and the GPUs column
+ * read as a throughput). */
+int scaling_count_rank(const char *header);
 
 #endif

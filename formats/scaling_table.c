@@ -331,8 +331,8 @@ static bool read_header(char *line, struct scaling_table *t, struct first_row fi
         col->header_seconds = scaling_header_seconds(cells[c]);
         if (col->kind == SCALING_TIME && col->clock == 0)
             col->kind = SCALING_OTHER;   /* a time's name or cells over a resource's hours */
-        if (col->kind == SCALING_COUNT && (t->count_column < 0 || (scaling_counts_processes(t->column[t->count_column].name) &&
-                                                                   !scaling_counts_processes(col->name)))) {
+        if (col->kind == SCALING_COUNT &&
+            (t->count_column < 0 || scaling_count_rank(col->name) > scaling_count_rank(t->column[t->count_column].name))) {
             if (t->count_column >= 0)
                 t->column[t->count_column].kind = SCALING_OTHER;
             t->count_column = c;

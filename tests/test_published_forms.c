@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "formats/scaling_cells.h"
+#include "formats/scaling_headers.h"
 #include "tests/analyze_util.h"
 #include "tests/testutil.h"
 
@@ -295,6 +296,47 @@ static void test_a_devices_share(void **state)
     tu_result_free(&r);
 }
 
+/* A table of nodes and GPUs (8 a node) scales over the GPUs, and a time a step ("s/step") is a time:
+ * the nodes were taken for the job sizes and the GPUs and s/step columns for throughputs (speedups
+ * of 2.00 and 8.00 where 1.98 and 7.49 were printed). Numbers marked as code ("`1069.2`") are
+ * numbers: such a table was refused. */
+static void test_nodes_and_gpus_and_times_a_step(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/marinfold-nodes-and-gpus.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| 16 | 17.0 | 1.98 | 0.99 |"));
+    assert_true(tu_contains(r.out, "| 64 | 4.5 | 7.49 | 0.94 |"));
+    tu_result_free(&r);
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "\"GPUs\" the job sizes; \"s/step\" a time"));
+    tu_result_free(&r);
+    tu_fixture(path, sizeof path, "tables/code-marked-cells.md");
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "code-marked-cells.md:12: Scaling efficiency 0.80 at 4 GPUs does not follow from "
+                                   "Packets/sec: 3301.0 / 1069.2 / 4 = 0.772"));
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    tu_result_free(&r);
+    static const struct { const char *header; enum scaling_kind kind; } kinds[] = {
+        {"s/step", SCALING_TIME}, {"sec/iter", SCALING_TIME}, {"ms per batch", SCALING_TIME},
+        {"Seconds per epoch", SCALING_TIME}, {"img/s", SCALING_RATE}, {"samples/sec/GPU", SCALING_RATE},
+        {"Steps per hour", SCALING_RATE}, {"A100's memory", SCALING_OTHER}, {"s/s", SCALING_RATE}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        char words[256];
+        scaling_header_words(kinds[i].header, words, sizeof words);
+        if (scaling_header_kind(kinds[i].header, words) != kinds[i].kind)
+            fail_msg("\"%s\" read as kind %d, not %d", kinds[i].header, scaling_header_kind(kinds[i].header, words),
+                     kinds[i].kind);
+    }
+    assert_true(scaling_count_rank("GPUs") > scaling_count_rank("# Nodes"));
+    assert_true(scaling_count_rank("Nodes") > scaling_count_rank("MPI ranks"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_bold_times_and_machines),
         cmocka_unit_test(test_a_devices_share),
         cmocka_unit_test(test_si_suffixes),
+        cmocka_unit_test(test_nodes_and_gpus_and_times_a_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
