@@ -20,8 +20,6 @@ static int baseline_row(const struct scaling_table *t, int c)
 }
 
 
-/* The two cells a ratio cell of column c in row r was worked out from, faster over slower:
- * a time's ratio is the slower time over the faster. False where the column is not tied. */
 /* The two cells of column of a ratio over the counts at row r is worked out from, against the
  * baseline row q, faster over slower (a time's q over r); a device's share ("Images/sec/GPU") times
  * its row's job size, the job's rate. */
@@ -84,9 +82,11 @@ static double shown_in(const struct scaling_table *t, int c)
     return seconds > 0 ? seconds : 1;
 }
 
-/* Another row at the baseline's job size that row r's ratio in column c (over the counts) does
- * follow from, where the table ran that size more than once ("Batch size 64" beside 32 at 1 GPU,
- * each precision's ratios over its faster run); -1 where none does. */
+/* Another row that row r's ratio in column c (over the counts) does follow from: one at the
+ * baseline's job size, where the table ran that size more than once ("Batch size 64" beside 32 at 1
+ * GPU, each precision's ratios over its faster run), or another setting's run below it that prints
+ * a ratio of 1 there, the table's reference ("Baseline" at 1 GPU, every optimization's speedup over
+ * it, the one run at 2 and 4 GPUs too); -1 where none does. */
 static int other_baseline(const struct scaling_table *t, int r, int c)
 {
     const struct scaling_column *col = &t->column[c];
@@ -94,7 +94,9 @@ static int other_baseline(const struct scaling_table *t, int r, int c)
     for (int q = 0; base >= 0 && q < t->rows + t->baselines; q++) {   /* its own rows, then others' */
         double lo, hi, mid, count = scaling_at(t, q, t->count_column)->value;
         struct scaling_cell num, den;
-        if (q == base || count != scaling_at(t, base, t->count_column)->value)
+        double base_count = scaling_at(t, base, t->count_column)->value;
+        bool reference = q >= t->rows && count < base_count && scaling_at(t, q, c)->value == 1;
+        if (q == base || (count != base_count && !reference))
             continue;
         over_counts_cells(t, col->of, r, q, &num, &den);
         if (!scaling_ratio_range(&num, &den, &lo, &hi, &mid))
@@ -108,10 +110,9 @@ static int other_baseline(const struct scaling_table *t, int r, int c)
 }
 
 /* One ratio or efficiency cell against what its columns give, into out; where it follows from
- * another run at the baseline's size, a note (once a column: noted) instead. 0, or -1 out of
- * memory. */
-static int audit_cell(const struct scaling_table *t, int r, int c, struct audit *out, struct audit *notes,
-                      bool *noted)
+ * another run (other_baseline), a note instead, once a column, and that run in *over: the column's
+ * cells that follow from neither are then held to it. 0, or -1 out of memory. */
+static int audit_cell(const struct scaling_table *t, int r, int c, struct audit *out, struct audit *notes, int *over)
 {
     const struct scaling_cell *printed = scaling_at(t, r, c);
     struct scaling_cell num, den;
@@ -132,15 +133,27 @@ static int audit_cell(const struct scaling_table *t, int r, int c, struct audit 
     int other = other_baseline(t, r, c), base = other >= 0 ? baseline_row(t, col->of) : -1;
     if (other >= 0) {
         char of_text[64], base_text[64];
-        if (*noted)
+        if (*over >= 0)
             return 0;
-        *noted = true;
-        return audit_add(notes, t->row_line[r], "%s is over line %d's run at %g %s (%s), not line %d's (%s): the table "
-                         "ran that size twice; not checked against the first", col->name, t->row_line[other],
+        *over = other;
+        bool below = scaling_at(t, other, t->count_column)->value < scaling_at(t, base, t->count_column)->value;
+        return audit_add(notes, t->row_line[r], "%s is over line %d's run at %g %s (%s), not line %d's (%s): %s",
+                         col->name, t->row_line[other],
                          scaling_at(t, other, t->count_column)->value, t->count_noun,
                          cell_text(scaling_at(t, other, col->of), shown_in(t, col->of), of_text, sizeof of_text),
                          t->row_line[base], cell_text(scaling_at(t, base, col->of), shown_in(t, col->of), base_text,
-                                                      sizeof base_text));
+                                                      sizeof base_text),
+                         below ? "the table's reference run, its ratio 1; checked against it"
+                               : "the table ran that size twice; not checked against the first");
+    }
+    if (*over >= 0 && col->kind != SCALING_ACROSS) {   /* the run the column's other cells are over */
+        over_counts_cells(t, col->of, r, *over, &num, &den);
+        if (!scaling_ratio_range(&num, &den, &lo, &hi, &mid))
+            return 0;
+        if (col->kind == SCALING_EFFICIENCY) {
+            jobs = scaling_at(t, r, t->count_column)->value / scaling_at(t, *over, t->count_column)->value;
+            lo /= jobs, hi /= jobs, mid /= jobs;
+        }
     }
     int d = decimals_of(printed->high > printed->low ? printed->unit - (printed->high - printed->low) : printed->unit);
     char jobs_text[48] = "", printed_text[64], num_text[64], den_text[64];
@@ -203,8 +216,7 @@ int scaling_audit(const struct scaling_table *t, struct audit *out, struct audit
     bool told[SCALING_MAX_COLUMNS] = {false};
     for (int c = 0; c < t->columns; c++) {
         enum scaling_kind k = t->column[c].kind;
-        bool noted = false;
-        int other;
+        int other, over = -1;   /* the run column c's ratios are over, where not its smallest job's */
         if (k != SCALING_OVER_COUNTS && k != SCALING_ACROSS && k != SCALING_EFFICIENCY)
             continue;
         if (swapped_pair(t, c, &other)) {
@@ -217,7 +229,7 @@ int scaling_audit(const struct scaling_table *t, struct audit *out, struct audit
             continue;
         }
         for (int r = 0; r < t->rows; r++)
-            if (audit_cell(t, r, c, out, notes, &noted) < 0)
+            if (audit_cell(t, r, c, out, notes, &over) < 0)
                 return -1;
     }
     return 0;
@@ -287,7 +299,8 @@ void scaling_print(FILE *out, const struct scaling_table *t, const char *path)
             continue;
         fprintf(out, "# %s%s%s (%s:%d)\n\n| %s | %s%s | Speedup | Efficiency |\n|---|---|---|---|\n", t->title,
                 t->title[0] ? ": " : "", col->name, path, t->line, count, col->name,
-                col->kind == SCALING_TIME ? " (s)" : "");   /* read in any unit, printed in seconds */
+                col->kind == SCALING_TIME && col->header_seconds != 1 ? " (s)" : "");   /* read in any unit, printed in
+                                                                                          seconds, where its own says not */
         double base_count = scaling_at(t, base, t->count_column)->value;
         for (int r = 0; r < t->rows; r++) {
             const struct scaling_cell *v = scaling_at(t, r, c), *n = scaling_at(t, r, t->count_column);

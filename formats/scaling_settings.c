@@ -186,6 +186,19 @@ bool scaling_settings_differ(const struct scaling_table *t)
     return false;
 }
 
+/* Whether row r prints a ratio of 1 (its Speedup 1.00x): a table's reference run, which other
+ * settings' ratios may be over ("Baseline" at 1 GPU, the others' speedups over it). */
+static bool prints_one(const struct scaling_table *t, int r)
+{
+    for (int c = 0; c < t->columns; c++) {
+        enum scaling_kind kind = t->column[c].kind;
+        if ((kind == SCALING_OVER_COUNTS || kind == SCALING_ACROSS || kind == SCALING_EFFICIENCY) &&
+            scaling_at(t, r, c)->value == 1)
+            return true;
+    }
+    return false;
+}
+
 /* A table of t's rows naming setting, titled by it; NULL-celled (rows 0) out of memory. */
 static struct scaling_table part_of(const struct scaling_table *t, const char *setting)
 {
@@ -209,8 +222,9 @@ static struct scaling_table part_of(const struct scaling_table *t, const char *s
     double smallest = INFINITY;
     for (int r = 0; r < part.rows; r++)
         smallest = fmin(smallest, scaling_at(&part, r, t->count_column)->value);
-    for (int r = 0; r < t->rows; r++) {   /* other settings' runs at that size, after the rows */
-        if (strcmp(t->row_setting[r], setting) == 0 || scaling_at(t, r, t->count_column)->value != smallest)
+    for (int r = 0; r < t->rows; r++) {   /* other settings' runs at that size, and reference runs below it */
+        double count = scaling_at(t, r, t->count_column)->value;
+        if (strcmp(t->row_setting[r], setting) == 0 || !(count == smallest || (count < smallest && prints_one(t, r))))
             continue;
         int k = part.rows + part.baselines++;
         memcpy(&part.cell[k * t->columns], &t->cell[r * t->columns], (size_t)t->columns * sizeof *part.cell);

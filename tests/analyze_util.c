@@ -98,3 +98,28 @@ int lines_with(const char *text, const char *needle)
     }
     return n;
 }
+
+/* The audit of a copy of fixture whose text `from` is overwritten by `slip` (no longer than it):
+ * it exits 1 with one finding, which says `expected`. */
+void assert_planted_slip_found(const char *fixture, const char *from, const char *slip, const char *expected)
+{
+    char path[4096], planted[] = "/tmp/dtrain-test-published-XXXXXX";
+    tu_fixture(path, sizeof path, fixture);
+    char *text = tu_read_file(path);
+    assert_non_null(text);
+    char *cell = strstr(text, from);
+    assert_non_null(cell);
+    memcpy(cell, slip, strlen(slip));
+    int fd = mkstemp(planted);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(tu_write_file(planted, text), 0);
+    free(text);
+    struct tu_result r;
+    run_analyze((char *[]){"audit", planted, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    assert_true(tu_contains(r.out, expected));
+    tu_result_free(&r);
+    unlink(planted);
+}

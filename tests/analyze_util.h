@@ -28,4 +28,9 @@ int lines_with(const char *text, const char *needle);
 
 void write_record(FILE *out, int nodes, int ranks, long steps, double runtime, const char *key, json_t *value);
 
+/* The audit of a copy of fixture (tests/fixtures/FIXTURE) whose text `from` is overwritten by
+ * `slip` (no longer than it), in a file of its own: it exits 1 with one finding, which says
+ * `expected`. */
+void assert_planted_slip_found(const char *fixture, const char *from, const char *slip, const char *expected);
+
 #endif

@@ -337,6 +337,26 @@ static void test_nodes_and_gpus_and_times_a_step(void **state)
     assert_true(scaling_count_rank("Nodes") > scaling_count_rank("MPI ranks"));
 }
 
+/* Every Speedup over the table's reference run (Baseline at 1 GPU), the multi-GPU rows a setting
+ * of their own whose smallest job is 2 GPUs: read as over that run, said once, and a planted slip
+ * held to it (they were five false findings, each over the setting's 2-GPU run). */
+static void test_ratios_over_a_reference_run(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/diffusers-reference-run.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(lines_with(r.out, "does not follow"), 0);
+    assert_true(tu_contains(r.out, "diffusers-reference-run.md:27: Speedup is over line 25's run at 1 GPUs (3675.71), "
+                                   "not line 27's (1132.90): the table's reference run"));
+    assert_int_equal(lines_with(r.out, "the table's reference run"), 2);
+    tu_result_free(&r);
+    assert_planted_slip_found("published/diffusers-reference-run.md", "| 5.12x |", "| 5.02x |",
+                              ":28: Speedup 5.02 at 4 GPUs does not follow from Wall Time (s): 3675.71 / 718.15 = 5.118");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_a_devices_share),
         cmocka_unit_test(test_si_suffixes),
         cmocka_unit_test(test_nodes_and_gpus_and_times_a_step),
+        cmocka_unit_test(test_ratios_over_a_reference_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
