@@ -2,8 +2,13 @@
 #include "formats/scaling_headers.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "formats/scaling_cells.h"
+#include "formats/table.h"
 
 /* The header's words, lower case, letters and digits only ("Speed-up" -> "speed up", "FP 32" ->
  * "fp32"), space-separated, into out. */
@@ -187,4 +192,44 @@ int scaling_count_rank(const char *header)
         if (strcmp(noun, processes[i]) == 0)
             return 0;
     return strcmp(noun, "nodes") == 0 ? 1 : 2;
+}
+
+/* A header's second row, in place of the first row ("| # of GPUs | RoBERTa base | RoBERTa base |"
+ * over "|  | CPU time (s) | CUDA time (s) |": what each model's two columns hold): no cell a
+ * number, and a cell that names a throughput or a time. */
+bool scaling_is_sub_header(const char *row)
+{
+    char *copy = strdup(row), *cells[SCALING_MAX_COLUMNS + 1];
+    int n = copy ? table_cells(copy, cells, SCALING_MAX_COLUMNS + 1) : 0;
+    bool measure = false, number = false;
+    for (int c = 0; c < n && c < SCALING_MAX_COLUMNS && !number; c++) {
+        char words[256];
+        scaling_header_words(cells[c], words, sizeof words);
+        enum scaling_kind kind = scaling_header_kind(cells[c], words);
+        measure = measure || kind == SCALING_RATE || kind == SCALING_TIME;
+        number = !isnan(scaling_read_cell(cells[c], SCALING_RATE, 1).value);
+    }
+    free(copy);
+    return measure && !number;
+}
+
+/* The header `top` and its second row `sub` as one header row, each column's two names joined
+ * ("RoBERTa base CPU time (s)"), into *merged (its size in *size, grown as needed). 0, or -1 out
+ * of memory. */
+int scaling_merge_header(const char *top, const char *sub, char **merged, size_t *size)
+{
+    char *top_copy = strdup(top), *sub_copy = strdup(sub), *tops[SCALING_MAX_COLUMNS + 1], *subs[SCALING_MAX_COLUMNS + 1];
+    size_t need = strlen(top) + strlen(sub) + 4 * SCALING_MAX_COLUMNS + 4;
+    char *out = top_copy && sub_copy && need > *size ? realloc(*merged, need) : *merged;
+    if (!top_copy || !sub_copy || !out)
+        return free(top_copy), free(sub_copy), -1;
+    *merged = out, *size = need > *size ? need : *size;
+    int n = table_cells(top_copy, tops, SCALING_MAX_COLUMNS + 1), m = table_cells(sub_copy, subs, SCALING_MAX_COLUMNS + 1);
+    size_t used = (size_t)snprintf(out, *size, "|");
+    for (int c = 0; c < n && used < *size; c++)
+        used += (size_t)snprintf(out + used, *size - used, " %s%s%s |", tops[c], c < m && subs[c][0] ? " " : "",
+                                 c < m ? subs[c] : "");
+    snprintf(out + used, used < *size ? *size - used : 0, "\n");
+    free(top_copy), free(sub_copy);
+    return 0;
 }

@@ -36,4 +36,14 @@ const char *scaling_header_noun(const char *header);
  * read as a throughput). */
 int scaling_count_rank(const char *header);
 
+/* A header's second row, in place of the first row ("| # of GPUs | RoBERTa base | RoBERTa base |"
+ * over "|  | CPU time (s) | CUDA time (s) |"): no cell a number, and a cell that names a throughput
+ * or a time. */
+bool scaling_is_sub_header(const char *row);
+
+/* The header `top` and its second row `sub` as one header row, each column's two names joined
+ * ("RoBERTa base CPU time (s)"), into *merged (its size in *size, grown as needed: it may be top's
+ * own buffer). 0, or -1 out of memory. */
+int scaling_merge_header(const char *top, const char *sub, char **merged, size_t *size);
+
 #endif

@@ -74,6 +74,17 @@ static const char *count_words(const char *cell)
     return c;
 }
 
+/* Whether a setting's cell says only yes or no ("yes", "off", "true"): it names the setting with
+ * its column's name ("Kokkos yes"), alone it says nothing. */
+static bool yes_or_no(const char *cell)
+{
+    static const char *const words[] = {"yes", "no", "true", "false", "on", "off", "enabled", "disabled", "y", "n"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcasecmp(cell, words[i]) == 0)
+            return true;
+    return false;
+}
+
 void scaling_row_setting(struct scaling_table *t, char **cells, int n, char *key, size_t size)
 {
     size_t used = 0;
@@ -84,7 +95,8 @@ void scaling_row_setting(struct scaling_table *t, char **cells, int n, char *key
     for (int c = 0; c < n && c < t->columns && used + 1 < size; c++) {
         if (!t->column[c].setting || !is_words(cells[c]))
             continue;
-        used += (size_t)snprintf(key + used, size - used, "%s%s", used ? ", " : "", cells[c]);
+        used += (size_t)snprintf(key + used, size - used, "%s%s%s%s", used ? ", " : "",
+                                 yes_or_no(cells[c]) ? t->column[c].name : "", yes_or_no(cells[c]) ? " " : "", cells[c]);
         t->column[c].worded = true;
     }
     for (int c = 0; c < n && c < t->columns && used + 1 < size; c++)

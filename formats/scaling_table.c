@@ -480,6 +480,13 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
         if (csv ? number == 1 : starts_row(line) && got_next > 0 && is_separator(next)) {
             if (!csv)   /* a CSV file's first line is its header, with no separator under it */
                 number++, got_next = scaling_next_line(&next, &next_size, f, csv);   /* the first row: its cells say their units */
+            if (!csv && got_next > 0 && starts_row(next) && scaling_is_sub_header(next)) {   /* or the header's second row */
+                if (scaling_merge_header(line, next, &line, &size) < 0) {
+                    rc = -1;
+                    break;
+                }
+                number++, got_next = scaling_next_line(&next, &next_size, f, csv);
+            }
             struct first_row first = got_next > 0 && starts_row(next) ? first_row_read(next)
                                                                       : (struct first_row){0, 0, -1, NULL};
             char *header = strdup(line);   /* read_header cuts line into its cells */

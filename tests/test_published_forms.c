@@ -357,6 +357,29 @@ static void test_ratios_over_a_reference_run(void **state)
                               ":28: Speedup 5.02 at 4 GPUs does not follow from Wall Time (s): 3675.71 / 718.15 = 5.118");
 }
 
+/* A header of two rows (a model a pair of columns over "CPU time (s)" and "CUDA time (s)") is one
+ * header, each column's names joined: the table was refused. A setting named by a yes or no cell
+ * is named with its column ("Kokkos yes"), not by the word alone. */
+static void test_two_row_headers_and_yes_or_no_settings(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/self-explain-two-row-header.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| # of GPUs | Self-Explaining RoBERTa CPU time (s) | Speedup | Efficiency |"));
+    assert_true(tu_contains(r.out, "| 4 | 6.016 | 3.99 | 1.00 |"));
+    tu_result_free(&r);
+    tu_fixture(path, sizeof path, "published/lammps-ani-yes-no-settings.md");
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(lines_with(r.out, "the rows of Kokkos yes, System Size (atom) 20k, # of Models 1 "), 1);
+    assert_int_equal(lines_with(r.out, "the rows of Kokkos no"), 2);
+    assert_int_equal(lines_with(r.out, "the rows of yes"), 0);
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -373,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_si_suffixes),
         cmocka_unit_test(test_nodes_and_gpus_and_times_a_step),
         cmocka_unit_test(test_ratios_over_a_reference_run),
+        cmocka_unit_test(test_two_row_headers_and_yes_or_no_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
