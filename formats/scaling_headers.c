@@ -45,7 +45,7 @@ static const char *count_of(const char *words)
         {"worker", "workers"}, {"ranks", "ranks"}, {"rank", "ranks"}, {"accelerators", "accelerators"},
         {"accelerator", "accelerators"}, {"devices", "devices"}, {"device", "devices"}, {"chips", "chips"},
         {"tpus", "TPUs"}, {"gcds", "GCDs"}, {"cores", "cores"}, {"processes", "processes"}, {"procs", "processes"},
-        {"tasks", "tasks"}, {"cpus", "CPUs"}, {"np", "processes"}};
+        {"tasks", "tasks"}, {"cpus", "CPUs"}, {"np", "processes"}, {"threads", "threads"}, {"thread", "threads"}};
     static const char *const filler[] = {"number", "of", "num", "total", "count", "n", "no", "mpi", "the"};
     char copy[256];
     const char *noun = NULL;
@@ -140,8 +140,8 @@ enum scaling_kind scaling_header_kind(const char *raw, const char *words)
         return SCALING_COUNT;
     if (scaling_has_word(words, "efficiency"))
         return SCALING_EFFICIENCY;
-    if (scaling_has_word(words, "scaling"))
-        return SCALING_OVER_COUNTS;
+    if (scaling_has_word(words, "scaling") || scaling_has_word(words, "scalability"))
+        return SCALING_OVER_COUNTS;   /* or an efficiency, by its values (scaling_table.c) */
     if (scaling_has_word(words, "speedup") || strstr(words, "speed up"))
         return SCALING_ACROSS;   /* or over the counts, once the table's rate columns are known */
     if (is_rate(raw, words))
@@ -149,19 +149,54 @@ enum scaling_kind scaling_header_kind(const char *raw, const char *words)
     return is_time(raw, words) ? SCALING_TIME : SCALING_OTHER;
 }
 
+/* Where tokens[k] begins a ratio's "over one job" ("vs 1 thread", "relative to a single GPU",
+ * "over baseline"): the index after it, else k. */
+static int over_a_job(char **tokens, int n, int k)
+{
+    static const char *const over[] = {"vs", "versus", "over", "relative", "compared", "against"};
+    bool is_over = false;
+    for (size_t i = 0; i < sizeof over / sizeof over[0] && !is_over; i++)
+        is_over = strcmp(tokens[k], over[i]) == 0;
+    int j = k + 1;
+    if (!is_over && strcmp(tokens[k], "based") == 0 && j < n && strcmp(tokens[j], "on") == 0)
+        is_over = true, j++;   /* "based on num_thread=1" */
+    if (!is_over)
+        return k;
+    if (j < n && strcmp(tokens[j], "to") == 0)
+        j++;
+    while (j < n && (strcmp(tokens[j], "num") == 0 || strcmp(tokens[j], "number") == 0 || strcmp(tokens[j], "of") == 0))
+        j++;
+    if (j < n && (isdigit((unsigned char)tokens[j][0]) || strcmp(tokens[j], "one") == 0 || strcmp(tokens[j], "a") == 0))
+        j++;
+    if (j < n && strcmp(tokens[j], "single") == 0)
+        j++;
+    if (j < n && (count_of(tokens[j]) || strcmp(tokens[j], "baseline") == 0))
+        return j + 1 < n && isdigit((unsigned char)tokens[j + 1][0]) ? j + 2 : j + 1;   /* "thread 1" */
+    return k;
+}
+
 /* The words that tell columns apart ("tf32", "mixed"), in a canonical form: AMP, FP16 and half
  * precision are all "mixed"; the words every such column has are left out. */
 void scaling_header_qualifiers(const char *words, char *out, size_t size)
 {
     static const char *const common[] = {
-        "throughput", "strong", "weak", "scaling", "speedup", "speed", "up", "efficiency", "with", "the", "of", "avg",
+        "throughput", "strong", "weak", "scaling", "scalability", "speedup", "speed", "up", "efficiency", "with", "the", "of", "avg",
         "average", "img", "imgs", "images", "image", "s", "sec", "per", "second", "samples", "sample", "time",
         "training", "train", "to", "total", "x", "multi", "gpu", "gpus", "frames", "items", "tokens", "sequences",
         "seq", "mels", "hrs", "hours", "h", "min", "number", "used", "in", "a", "for", "precision", "parallel"};
-    char copy[256];
+    char copy[256], *tokens[64];
+    int n = 0;
     snprintf(copy, sizeof copy, "%s", words);
     out[0] = '\0';
-    for (char *w = strtok(copy, " "); w; w = strtok(NULL, " ")) {
+    for (char *w = strtok(copy, " "); w && n < 64; w = strtok(NULL, " "))
+        tokens[n++] = w;
+    for (int k = 0; k < n; k++) {
+        int past = over_a_job(tokens, n, k);
+        if (past > k) {   /* "vs 1 thread", "over a single GPU": what a ratio is over, not a column's name */
+            k = past - 1;
+            continue;
+        }
+        const char *w = tokens[k];
         bool skip = false;
         for (size_t i = 0; i < sizeof common / sizeof common[0] && !skip; i++)
             skip = strcmp(w, common[i]) == 0;
@@ -187,7 +222,7 @@ const char *scaling_header_noun(const char *header)
 int scaling_count_rank(const char *header)
 {
     const char *noun = scaling_header_noun(header);
-    static const char *const processes[] = {"ranks", "processes", "tasks", "cores", "CPUs"};
+    static const char *const processes[] = {"ranks", "processes", "tasks", "cores", "CPUs", "threads"};
     for (size_t i = 0; i < sizeof processes / sizeof processes[0]; i++)
         if (strcmp(noun, processes[i]) == 0)
             return 0;

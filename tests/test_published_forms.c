@@ -380,6 +380,32 @@ static void test_two_row_headers_and_yes_or_no_settings(void **state)
     tu_result_free(&r);
 }
 
+/* Threads count (a CPU's thread sweep); a "scalability" whose values never pass 1 is per thread, an
+ * efficiency; "vs 1 thread" and "based on num_thread=1" say what a ratio is over, not which column
+ * it is of; a plain speedup beside a time to four digits and a rate to two is the time's, so a slip
+ * the rate's rounding would hide is found. */
+static void test_threads_scalability_and_the_precise_measure(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/hoscf-threads-scalability.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "hoscf-threads-scalability.md:15: scalability(based on num_thread=1) 0.9861 at 2 "
+                                   "threads does not follow from Time/ms: 35338 / 17916.3 / 2 = 0.98620"));
+    assert_true(tu_contains(r.out, "it is the ratio cut to its digits"));
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    tu_result_free(&r);
+    tu_fixture(path, sizeof path, "tables/precise-measure.md");
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "precise-measure.md:13: speedup vs 1 thread 5.60 at 8 threads does not follow from "
+                                   "parallel ms/step: 328.8 / 59.7 = 5.508"));
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_nodes_and_gpus_and_times_a_step),
         cmocka_unit_test(test_ratios_over_a_reference_run),
         cmocka_unit_test(test_two_row_headers_and_yes_or_no_settings),
+        cmocka_unit_test(test_threads_scalability_and_the_precise_measure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
