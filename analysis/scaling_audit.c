@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "formats/scaling_cells.h"
+#include "formats/scaling_settings.h"
 
 /* The row of the smallest job with a number in column c, or -1. */
 static int baseline_row(const struct scaling_table *t, int c)
@@ -95,7 +96,7 @@ static int other_baseline(const struct scaling_table *t, int r, int c)
         double lo, hi, mid, count = scaling_at(t, q, t->count_column)->value;
         struct scaling_cell num, den;
         double base_count = scaling_at(t, base, t->count_column)->value;
-        bool reference = q >= t->rows && count < base_count && scaling_at(t, q, c)->value == 1;
+        bool reference = q >= t->rows && count < base_count && scaling_row_prints_one(t, q);
         if (q == base || (count != base_count && !reference))
             continue;
         over_counts_cells(t, col->of, r, q, &num, &den);
@@ -211,6 +212,30 @@ static bool swapped_pair(const struct scaling_table *t, int c, int *other)
     return false;
 }
 
+/* Whether efficiency column c is its speedups over the smallest job divided by the whole job size,
+ * where that job is not one (a sweep from 2 processes printing 2.81x and 70.3% at 4: 2.81 / 4, not
+ * 2.81 / 2): every printed value holds so, and some does not hold as speedup / the sizes' ratio. */
+static bool efficiency_over_whole_sizes(const struct scaling_table *t, int c)
+{
+    const struct scaling_column *col = &t->column[c];
+    int base = col->kind == SCALING_EFFICIENCY && col->of >= 0 ? baseline_row(t, col->of) : -1;
+    double base_count = base >= 0 ? scaling_at(t, base, t->count_column)->value : 1;
+    int held = 0, not_relative = 0;
+    for (int r = 0; base >= 0 && base_count != 1 && r < t->rows; r++) {
+        struct scaling_cell num, den;
+        double lo, hi, mid, count = scaling_at(t, r, t->count_column)->value;
+        const struct scaling_cell *printed = scaling_at(t, r, c);
+        over_counts_cells(t, col->of, r, base, &num, &den);
+        if (r == base || isnan(printed->value) || !scaling_ratio_range(&num, &den, &lo, &hi, &mid))
+            continue;
+        if (!scaling_cell_within(printed, lo / count, hi / count))
+            return false;
+        held++;
+        not_relative += !scaling_cell_within(printed, lo / (count / base_count), hi / (count / base_count));
+    }
+    return held > 0 && not_relative > 0;
+}
+
 int scaling_audit(const struct scaling_table *t, struct audit *out, struct audit *notes)
 {
     bool told[SCALING_MAX_COLUMNS] = {false};
@@ -226,6 +251,15 @@ int scaling_audit(const struct scaling_table *t, struct audit *out, struct audit
                           t->column[t->column[other].of].name, t->column[t->column[c].of].name) < 0)
                 return -1;
             told[c] = told[other] = true;
+            continue;
+        }
+        if (efficiency_over_whole_sizes(t, c)) {   /* one finding for the column, not one a row */
+            int base = baseline_row(t, t->column[c].of);
+            double n = scaling_at(t, base, t->count_column)->value;
+            if (audit_add(out, t->line, "\"%s\" is each speedup over %g %s divided by the whole job size, not by "
+                          "its ratio to %g: every efficiency printed is %g times too small", t->column[c].name, n,
+                          t->count_noun, n, n) < 0)
+                return -1;
             continue;
         }
         for (int r = 0; r < t->rows; r++)

@@ -249,3 +249,21 @@ bool scaling_cell_is_time(const char *cell)
     const char *rest = read_number(cell + strspn(cell, " \t"), &value, &unit);
     return (rest && time_unit(rest + strspn(rest, " "), &len) > 0) || clock_cell(cell, 1, &unit) >= 0;
 }
+
+bool scaling_cell_is_serial(const char *cell)
+{
+    static const char *const words[] = {"sequential", "serial", "seq", "single"};
+    char plain[64];
+    size_t n = 0;
+    for (const char *c = cell; *c && n + 1 < sizeof plain; c++)
+        if (*c != '*' && *c != '`')
+            plain[n++] = *c;
+    while (n > 0 && isspace((unsigned char)plain[n - 1]))
+        n--;
+    plain[n] = '\0';
+    const char *text = plain + strspn(plain, " \t");
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcasecmp(text, words[i]) == 0)
+            return true;
+    return false;
+}

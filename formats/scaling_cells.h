@@ -47,4 +47,8 @@ bool scaling_cell_is_rate(const char *cell);
  * "40 s") or a clock ("1:02:03"). */
 bool scaling_cell_is_time(const char *cell);
 
+/* Whether a job-size cell names a run on one without a number ("Sequential", "Serial", "seq"):
+ * the reference a parallel sweep's speedups are often over, beside "1 worker". */
+bool scaling_cell_is_serial(const char *cell);
+
 #endif

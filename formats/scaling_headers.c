@@ -16,6 +16,8 @@ void scaling_header_words(const char *header, char *out, size_t size)
 {
     size_t n = 0;
     for (const char *c = header; *c && n + 2 < size; c++) {
+        if (c > header && isupper((unsigned char)*c) && islower((unsigned char)c[-1]) && n + 3 < size)
+            out[n++] = ' ';   /* a camel-cased name's words: "AvgTime" is "avg time" */
         if (isalnum((unsigned char)*c))
             out[n++] = (char)tolower((unsigned char)*c);
         else if (n > 0 && out[n - 1] != ' ' && !(c[0] == ' ' && n >= 2 && strncmp(out + n - 2, "fp", 2) == 0 &&

@@ -198,9 +198,7 @@ bool scaling_settings_differ(const struct scaling_table *t)
     return false;
 }
 
-/* Whether row r prints a ratio of 1 (its Speedup 1.00x): a table's reference run, which other
- * settings' ratios may be over ("Baseline" at 1 GPU, the others' speedups over it). */
-static bool prints_one(const struct scaling_table *t, int r)
+bool scaling_row_prints_one(const struct scaling_table *t, int r)
 {
     for (int c = 0; c < t->columns; c++) {
         enum scaling_kind kind = t->column[c].kind;
@@ -236,7 +234,7 @@ static struct scaling_table part_of(const struct scaling_table *t, const char *s
         smallest = fmin(smallest, scaling_at(&part, r, t->count_column)->value);
     for (int r = 0; r < t->rows; r++) {   /* other settings' runs at that size, and reference runs below it */
         double count = scaling_at(t, r, t->count_column)->value;
-        if (strcmp(t->row_setting[r], setting) == 0 || !(count == smallest || (count < smallest && prints_one(t, r))))
+        if (strcmp(t->row_setting[r], setting) == 0 || !(count == smallest || (count < smallest && scaling_row_prints_one(t, r))))
             continue;
         int k = part.rows + part.baselines++;
         memcpy(&part.cell[k * t->columns], &t->cell[r * t->columns], (size_t)t->columns * sizeof *part.cell);

@@ -44,4 +44,8 @@ bool scaling_settings_differ(const struct scaling_table *t);
  * in *left_out. t keeps its rows. 0, or -1 out of memory. */
 int scaling_split_settings(const struct scaling_table *t, struct scaling_set *parts, int *left_out);
 
+/* Whether row r prints a ratio of 1 (its Speedup 1.00x): a table's reference run, which other
+ * settings' ratios may be over ("Baseline" at 1 GPU, the others' speedups over it). */
+bool scaling_row_prints_one(const struct scaling_table *t, int r);
+
 #endif

@@ -44,14 +44,14 @@ static bool starts_row(const char *line)
 /* A table whose ratios name no throughput ("Number of mels used with mixed precision" beside
  * "Speed-up with mixed precision", the figures being per second as the text above says): the
  * other columns but batch sizes and settings are its measures. Whether there was one. */
-static bool promote_measures(struct scaling_table *t, char words[][256])
+static bool promote_measures(struct scaling_table *t, char words[][256], unsigned long numbers)
 {
     bool ratios = false, promoted = false;
     for (int c = 0; c < t->columns; c++)
         ratios = ratios || t->column[c].kind == SCALING_OVER_COUNTS || t->column[c].kind == SCALING_ACROSS;
-    for (int c = 0; c < t->columns && ratios; c++)
-        if (t->column[c].kind == SCALING_OTHER && !scaling_has_word(words[c], "batch") && !scaling_has_word(words[c], "size") &&
-            !scaling_has_word(words[c], "accumulation"))
+    for (int c = 0; c < t->columns && ratios; c++)   /* a column of words ("seq", "mpi") measures nothing */
+        if (t->column[c].kind == SCALING_OTHER && (numbers >> c & 1) && !scaling_has_word(words[c], "batch") &&
+            !scaling_has_word(words[c], "size") && !scaling_has_word(words[c], "accumulation"))
             t->column[c].kind = SCALING_RATE, promoted = true;
     return promoted;
 }
@@ -61,7 +61,7 @@ static bool promote_measures(struct scaling_table *t, char words[][256])
  * column holding a job size in words ("1 GPU", "2 GPUs": a "Configuration" column), or -1, and
  * what it counts. */
 struct first_row {
-    unsigned long times, rates;
+    unsigned long times, rates, numbers;   /* numbers: bit c for a cell that holds a number */
     int count;
     const char *noun;
 };
@@ -70,12 +70,14 @@ static struct first_row first_row_read(const char *row)
 {
     char *copy = strdup(row), *cells[SCALING_MAX_COLUMNS + 1];
     int n = copy ? table_cells(copy, cells, SCALING_MAX_COLUMNS + 1) : 0;
-    struct first_row first = {0, 0, -1, NULL};
+    struct first_row first = {0, 0, 0, -1, NULL};
     for (int c = 0; c < n && c < SCALING_MAX_COLUMNS; c++) {
         if (scaling_cell_is_time(cells[c]))
             first.times |= 1ul << c;
         if (scaling_cell_is_rate(cells[c]))
             first.rates |= 1ul << c;
+        if (!isnan(scaling_read_cell(cells[c], SCALING_RATE, 1).value))
+            first.numbers |= 1ul << c;
         if (first.count < 0 && scaling_cell_is_count(cells[c], &first.noun))
             first.count = c;
     }
@@ -86,7 +88,8 @@ static struct first_row first_row_read(const char *row)
 /* A table whose columns name no measure ("| GPUs | v22.01 | v23.04 |": releases, settings) under a
  * heading that does ("Training throughput (img/s) by release", "Time per epoch"): its columns but
  * batch sizes are of the heading's kind. Whether there was one. */
-static bool measures_from_heading(struct scaling_table *t, char words[][256], const char *heading)
+static bool measures_from_heading(struct scaling_table *t, char words[][256], const char *heading,
+                                  unsigned long numbers)
 {
     char heading_words[256];
     scaling_header_words(heading, heading_words, sizeof heading_words);
@@ -95,7 +98,8 @@ static bool measures_from_heading(struct scaling_table *t, char words[][256], co
     static const char *const not_measures[] = {"batch", "size", "accumulation", "gpus", "gpu", "nodes", "node",
                                                "per", "ranks", "workers", "precision"};
     for (int c = 0; c < t->columns && (kind == SCALING_RATE || kind == SCALING_TIME); c++) {
-        bool named = t->column[c].kind != SCALING_OTHER || t->column[c].clock == 0;   /* or a resource's hours */
+        bool named = t->column[c].kind != SCALING_OTHER || t->column[c].clock == 0 ||   /* or a resource's hours, */
+                     !(numbers >> c & 1);                                                /* or words ("AMP") */
         for (size_t w = 0; w < sizeof not_measures / sizeof not_measures[0] && !named; w++)
             named = scaling_has_word(words[c], not_measures[w]);
         if (!named)
@@ -147,9 +151,9 @@ static bool read_header(char *line, struct scaling_table *t, struct first_row fi
         snprintf(t->count_noun, sizeof t->count_noun, "%s", first.noun);
     }
     if (t->count_column >= 0 && !measured)
-        measured = promote_measures(t, words);
+        measured = promote_measures(t, words, first.numbers);
     if (t->count_column >= 0 && !measured)
-        measured = measures_from_heading(t, words, heading);
+        measured = measures_from_heading(t, words, heading, first.numbers);
     for (int c = 0; c < n; c++) {
         t->column[c].setting = t->column[c].kind == SCALING_OTHER && scaling_names_setting(t->column[c].name);
         t->column[c].dated = t->column[c].kind == SCALING_OTHER && scaling_names_date(t->column[c].name);
@@ -165,6 +169,8 @@ static bool read_row(char *line, int number, struct scaling_table *t)
     int n = table_cells(line, cells, SCALING_MAX_COLUMNS + 1);
     struct scaling_cell count = n > t->count_column ? scaling_read_cell(cells[t->count_column], SCALING_COUNT, 1)
                                                     : (struct scaling_cell){NAN, 0, 0, 0};
+    if (n > t->count_column && isnan(count.value) && scaling_cell_is_serial(cells[t->count_column]))
+        count = (struct scaling_cell){1, 1, 0, 0};   /* "Sequential" beside "1 worker": a run on one */
     bool part = count.value > 0 && count.value < 1 && count.high == 0;
     if (!part && (!(count.value >= 1) || count.value != floor(count.value) || count.unit != 1))
         return false;
@@ -189,6 +195,7 @@ static bool read_row(char *line, int number, struct scaling_table *t)
         if (c < n && percent_header && !strchr(cells[c], '%'))   /* (a short row: no cell to read) */
             cell->value /= 100, cell->unit /= 100;   /* "Efficiency (%)" over plain numbers */
     }
+    t->cell[t->rows * t->columns + t->count_column] = count;   /* as read above ("Sequential": 1) */
     t->row_line[t->rows++] = number;
     return true;
 }
@@ -288,7 +295,7 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
                 number++, got_next = scaling_next_line(&next, &next_size, f, csv);
             }
             struct first_row first = got_next > 0 && starts_row(next) ? first_row_read(next)
-                                                                      : (struct first_row){0, 0, -1, NULL};
+                                                                      : (struct first_row){0, 0, 0, -1, NULL};
             char *header = strdup(line);   /* read_header cuts line into its cells */
             if (read_header(line, &t, first, title)) {   /* else its rows are lines like any other */
                 snprintf(t.title, sizeof t.title, "%s", title);

@@ -406,6 +406,28 @@ static void test_threads_scalability_and_the_precise_measure(void **state)
     tu_result_free(&r);
 }
 
+/* Parallel sweeps as reports print them: a camel-cased "AvgTime(s)" is a time and a Mode of words a
+ * setting, not a measure; a "Sequential" row is a run on one, the ratios' reference; efficiencies
+ * from 2 processes divided by the whole job size are one finding, not one a row (12 findings, 11
+ * false, before). */
+static void test_parallel_sweeps_as_reports_print_them(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "tables/parallel-sweep-forms.md");
+    struct tu_result r;
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "\"AvgTime(s)\" a time"));
+    assert_true(tu_contains(r.out, "parallel-sweep-forms.md:20: Speedup is over line 19's run at 1 processes"));
+    assert_true(tu_contains(r.out, "parallel-sweep-forms.md:30: Speedup is over line 29's run at 1 workers (1.9865)"));
+    assert_true(tu_contains(r.out, "parallel-sweep-forms.md:37: \"Efficiency\" is each speedup over 2 processes "
+                                   "divided by the whole job size"));
+    assert_int_equal(lines_with(r.out, "does not follow"), 0);
+    assert_true(tu_contains(r.out, "; 1 finding"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_ratios_over_a_reference_run),
         cmocka_unit_test(test_two_row_headers_and_yes_or_no_settings),
         cmocka_unit_test(test_threads_scalability_and_the_precise_measure),
+        cmocka_unit_test(test_parallel_sweeps_as_reports_print_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
