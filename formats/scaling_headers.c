@@ -270,3 +270,19 @@ int scaling_merge_header(const char *top, const char *sub, char **merged, size_t
     free(top_copy), free(sub_copy);
     return 0;
 }
+
+bool scaling_header_per_device(const char *header)
+{
+    static const char *const per[] = {"/gpu", "pergpu", "/device", "perdevice", "/accelerator", "peraccelerator",
+                                      "/chip", "perchip"};
+    char squeezed[256];
+    size_t n = 0;
+    for (const char *c = header; *c && n + 1 < sizeof squeezed; c++)
+        if (!isspace((unsigned char)*c))
+            squeezed[n++] = (char)tolower((unsigned char)*c);
+    squeezed[n] = '\0';
+    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++)
+        if (strstr(squeezed, per[i]))
+            return true;
+    return false;
+}

@@ -46,4 +46,8 @@ bool scaling_is_sub_header(const char *row);
  * own buffer). 0, or -1 out of memory. */
 int scaling_merge_header(const char *top, const char *sub, char **merged, size_t *size);
 
+/* Whether a throughput's header says it is a device's share ("Images/sec/GPU", "TFLOPS / GPU",
+ * "tokens per device"): the job's rate is it times the job size. */
+bool scaling_header_per_device(const char *header);
+
 #endif

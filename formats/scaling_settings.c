@@ -190,11 +190,42 @@ int scaling_settings_by_date(struct scaling_table *t)
     return rc;
 }
 
+/* Whether two rows' settings share a word cell (their keys' parts: "H100 node, TF32" and "A100
+ * node, TF32" share TF32). */
+static bool share_a_cell(const char *a, const char *b)
+{
+    size_t la = scaling_key_setting_length(a), lb = scaling_key_setting_length(b);
+    for (const char *p = a; p < a + la; p += strcspn(p, ","), p += strspn(p, ", ")) {
+        size_t lp = strcspn(p, ",");
+        lp = p + lp > a + la ? (size_t)(a + la - p) : lp;
+        for (const char *q = b; q < b + lb; q += strcspn(q, ","), q += strspn(q, ", ")) {
+            size_t lq = strcspn(q, ",");
+            lq = q + lq > b + lb ? (size_t)(b + lb - q) : lq;
+            if (lp == lq && strncmp(p, q, lp) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the rows' words are labels of the runs of one scaling ("exp045" at 1 GPU, "exp046" at 4),
+ * not settings each run at one size: no two rows share a word cell or a job size. (Machines of
+ * which one ran twice, "H100 node" at 4 and 8 GPUs, are settings.) */
+static bool rows_are_labelled(const struct scaling_table *t)
+{
+    for (int a = 0; a < t->rows; a++)
+        for (int b = a + 1; b < t->rows; b++)
+            if (share_a_cell(t->row_setting[a], t->row_setting[b]) ||
+                scaling_at(t, a, t->count_column)->value == scaling_at(t, b, t->count_column)->value)
+                return false;
+    return t->rows >= 2;
+}
+
 bool scaling_settings_differ(const struct scaling_table *t)
 {
     for (int r = 1; r < t->rows; r++)
         if (strcmp(t->row_setting[r], t->row_setting[0]) != 0)
-            return true;
+            return !rows_are_labelled(t);
     return false;
 }
 

@@ -36,7 +36,8 @@ void scaling_key_cell(const char *key, int c, char *out, size_t size);
  * the dates of the rest). 0, or -1 out of memory. */
 int scaling_settings_by_date(struct scaling_table *t);
 
-/* Whether t's rows name more than one setting. */
+/* Whether t's rows name more than one setting (words that only label each run, one a job size,
+ * are not settings). */
 bool scaling_settings_differ(const struct scaling_table *t);
 
 /* t's rows, one table a setting in the order they first appear, each titled by its setting, into

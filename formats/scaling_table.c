@@ -130,8 +130,7 @@ static bool read_header(char *line, struct scaling_table *t, struct first_row fi
             col->kind = SCALING_TIME;
         else if (col->kind == SCALING_OTHER && (first.rates >> c & 1))
             col->kind = SCALING_RATE;   /* "| TF32 |" over "1078 img/s" */
-        col->per_device = col->kind == SCALING_RATE && (strcasestr(cells[c], "/gpu") || strcasestr(cells[c], "per gpu") ||
-                                                         strcasestr(cells[c], "/device") || strcasestr(cells[c], "per device"));
+        col->per_device = col->kind == SCALING_RATE && scaling_header_per_device(cells[c]);
         col->header_seconds = scaling_header_seconds(cells[c]);
         if (col->kind == SCALING_TIME && col->clock == 0)
             col->kind = SCALING_OTHER;   /* a time's name or cells over a resource's hours */

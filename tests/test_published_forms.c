@@ -428,6 +428,32 @@ static void test_parallel_sweeps_as_reports_print_them(void **state)
     tu_result_free(&r);
 }
 
+/* A device's share written with a spaced slash ("TFLOPS / GPU") is a share (it was tabled as a
+ * total: 0.96x at 8 times the GPUs); runs each labelled by a name of their own, one a job size, are
+ * one scaling, not settings run at one size each (the table was refused; its planted slip is found). */
+static void test_spaced_shares_and_labelled_runs(void **state)
+{
+    (void)state;
+    char path[4096];
+    tu_fixture(path, sizeof path, "published/nemo-tflops-per-gpu.md");
+    struct tu_result r;
+    run_analyze((char *[]){"table", path, NULL}, &r);
+    assert_int_equal(r.status, 0);
+    assert_true(tu_contains(r.out, "| 16 | 1600 | 7.66 | 0.96 |"));
+    tu_result_free(&r);
+    tu_fixture(path, sizeof path, "tables/labelled-runs.md");
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_int_equal(r.status, 1);
+    assert_true(tu_contains(r.out, "labelled-runs.md:10: Efficiency 0.75 at 4 GPUs does not follow from Time/Epoch: "
+                                   "180 / 64 / 4 = 0.703"));
+    assert_int_equal(lines_with(r.out, "does not follow"), 1);
+    tu_result_free(&r);
+    tu_fixture(path, sizeof path, "tables/settings-one-size-each.md");   /* machines, one of them run twice */
+    run_analyze((char *[]){"audit", path, NULL}, &r);
+    assert_true(tu_contains(r.out, "none at two job sizes"));
+    tu_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_two_row_headers_and_yes_or_no_settings),
         cmocka_unit_test(test_threads_scalability_and_the_precise_measure),
         cmocka_unit_test(test_parallel_sweeps_as_reports_print_them),
+        cmocka_unit_test(test_spaced_shares_and_labelled_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
