@@ -18,7 +18,10 @@ static const char timeline_help[] =
     "  median is a few stalled steps), its forward, backward, the wait for the gradient\n"
     "  exchange after backward (what was not hidden) and the update; transfers a step; and for\n"
     "  how long, on average, the exchange was already under way while backward still computed\n"
-    "  (WFBP's overlap; 0 for BSP, which starts after backward).\n"
+    "  (WFBP's overlap; 0 for BSP, which starts after backward). Given the traces of several ranks of\n"
+    "  one run, how far behind the first trace's each rank starts the same transfers (median and 90th\n"
+    "  percentile, by the wall clock each trace records for its time 0: a follower waiting for rank\n"
+    "  0's choice, a rank whose backward runs late).\n"
     "  e.g. dtrain-analyze timeline trace.rank0.json trace.rank1.json\n";
 
 /* dtrain-analyze timeline [-f md|csv] FILE...: one summary row per trace. */
@@ -53,6 +56,8 @@ static int timeline_run(int argc, char **argv)
     }
     if (rc == 0)
         timeline_sum_print(stdout, (const char *const *)argv + first, sums, count, csv);
+    for (int k = 0; k < count; k++)
+        timeline_sum_free(&sums[k]);
     free(sums);
     return rc;
 }

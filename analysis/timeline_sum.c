@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,6 +111,36 @@ static void add_step(const struct events *all, double begin, double end, struct 
         sum->overlap += (backward_end - first_transfer) / 1000;
 }
 
+static int by_name_then_time(const void *a, const void *b)
+{
+    const struct transfer_start *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* The trace's transfer spans' names and starts into sum, by name then time (the k-th start of a
+ * name on one rank is the k-th on another). 0, or -1 out of memory. */
+static int timeline_starts_read(const struct events *all, struct timeline_sum *sum)
+{
+    sum->starts = malloc((all->count + 1) * sizeof *sum->starts);
+    if (!sum->starts)
+        return -1;
+    for (size_t i = 0; i < all->count; i++)
+        if (is_transfer(&all->at[i]) && all->at[i].dur > 0) {
+            struct transfer_start *t = &sum->starts[sum->nstarts++];
+            snprintf(t->name, sizeof t->name, "%s", all->at[i].name);
+            t->at = all->at[i].ts;
+        }
+    qsort(sum->starts, sum->nstarts, sizeof *sum->starts, by_name_then_time);
+    return 0;
+}
+
+void timeline_sum_free(struct timeline_sum *sum)
+{
+    free(sum->starts);
+    sum->starts = NULL, sum->nstarts = 0;
+}
+
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -137,8 +168,10 @@ static int sorted_events(json_t *events, struct events *all, struct timeline_sum
     json_array_foreach(events, i, e) {
         const char *name = json_string_value(json_object_get(e, "name"));
         const char *process = json_string_value(json_object_get(json_object_get(e, "args"), "name"));
-        if (name && strcmp(name, "process_name") == 0)
+        if (name && strcmp(name, "process_name") == 0) {
             snprintf(sum->process, sizeof sum->process, "%s", process ? process : "");
+            sum->wall_origin = json_number_value(json_object_get(json_object_get(e, "args"), "wall_origin"));
+        }
         if (read_event(e, &all->at[all->count]) == 0)
             all->count++;
     }
@@ -159,6 +192,8 @@ int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err 
     double *step_ms = malloc((json_array_size(events) + 1) * sizeof *step_ms);   /* at most an event a step */
     if (!step_ms || sorted_events(events, &all, sum) < 0)
         return free(step_ms), json_decref(events), dt_fail(err, "%s: out of memory", path);
+    if (timeline_starts_read(&all, sum) < 0)
+        return free(step_ms), free(all.at), json_decref(events), dt_fail(err, "%s: out of memory", path);
     for (size_t i = 0; i < all.count; i++) {
         const struct event *ev = &all.at[i];
         if (strcmp(ev->cat, "step") == 0 && strncmp(ev->name, "step ", 5) == 0) {
@@ -170,7 +205,8 @@ int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err 
     free(all.at);
     json_decref(events);
     if (sum->steps == 0)
-        return free(step_ms), dt_fail(err, "%s: no steps in this trace (dtrain-train --timeline writes them)", path);
+        return free(step_ms), timeline_sum_free(sum),
+               dt_fail(err, "%s: no steps in this trace (dtrain-train --timeline writes them)", path);
     step_spread(step_ms, sum->steps, sum);
     free(step_ms);
     double n = sum->steps;
@@ -179,15 +215,49 @@ int timeline_sum_file(const char *path, struct timeline_sum *sum, struct dt_err 
     return 0;
 }
 
+/* How far behind trace a's the same transfers start on trace b, by the wall clock (the k-th start
+ * of a name in each): their median and 90th percentile in ms into lag[0], lag[1]. False where the
+ * two share no transfer or a trace does not say its wall origin. */
+static bool start_lag(const struct timeline_sum *a, const struct timeline_sum *b, double lag[2])
+{
+    double *ms = malloc((a->nstarts + 1) * sizeof *ms);
+    size_t n = 0, i = 0, j = 0;
+    while (ms && i < a->nstarts && j < b->nstarts) {
+        int c = strcmp(a->starts[i].name, b->starts[j].name);
+        if (c == 0)   /* the same name: its starts paired in order, the longer list's rest passed */
+            ms[n++] = ((b->wall_origin - a->wall_origin) * 1e6 + b->starts[j].at - a->starts[i].at) / 1000, i++, j++;
+        else if (c < 0)
+            for (const char *name = a->starts[i].name; i < a->nstarts && strcmp(a->starts[i].name, name) == 0;)
+                i++;
+        else
+            for (const char *name = b->starts[j].name; j < b->nstarts && strcmp(b->starts[j].name, name) == 0;)
+                j++;
+    }
+    bool any = n > 0 && a->wall_origin > 0 && b->wall_origin > 0;
+    if (any) {
+        qsort(ms, n, sizeof *ms, by_value);
+        lag[0] = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+        lag[1] = ms[(size_t)(0.9 * (double)(n - 1) + 0.5)];
+    }
+    free(ms);
+    return any;
+}
+
 void timeline_sum_print(FILE *out, const char *const *paths, const struct timeline_sum *sums, int count, bool csv)
 {
+    double lag[2];
+    bool lags = count >= 2;   /* several traces of one run, on one clock: how far apart they start */
+    for (int k = 1; k < count && lags; k++)
+        lags = start_lag(&sums[0], &sums[k], lag);
     if (csv)
-        fputs("trace,process,steps,step ms,median step ms,slowest step ms,forward ms,backward ms,exchange wait ms,"
-              "update ms,transfers a step,exchange during backward ms\n", out);
+        fprintf(out, "trace,process,steps,step ms,median step ms,slowest step ms,forward ms,backward ms,exchange wait ms,"
+                "update ms,transfers a step,exchange during backward ms%s\n",
+                lags ? ",start behind the first median ms,start behind the first p90 ms" : "");
     else
-        fputs("| trace | process | steps | step ms | median step ms | slowest step ms | forward ms | backward ms | "
-              "exchange wait ms | update ms | transfers a step | exchange under way during backward, ms |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|\n", out);
+        fprintf(out, "| trace | process | steps | step ms | median step ms | slowest step ms | forward ms | backward ms | "
+                "exchange wait ms | update ms | transfers a step | exchange under way during backward, ms |%s\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|%s\n",
+                lags ? " transfers start behind the first trace's, median / p90 ms |" : "", lags ? "---|" : "");
     /* the same cells either way: quoted and comma-separated, or between bars */
     const char *open = csv ? "\"" : "| ", *between_names = csv ? "\",\"" : " | ", *after_names = csv ? "\"," : " | ";
     const char *sep = csv ? "," : " | ", *end = csv ? "\n" : " |\n";
@@ -197,6 +267,11 @@ void timeline_sum_print(FILE *out, const char *const *paths, const struct timeli
         const double ms[] = {s->step, s->median_step, s->slowest_step, s->forward, s->backward, s->exchange, s->update};
         for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
             fprintf(out, "%s%.3f", sep, ms[i]);
-        fprintf(out, "%s%.1f%s%.3f%s", sep, s->transfers, sep, s->overlap, end);
+        fprintf(out, "%s%.1f%s%.3f", sep, s->transfers, sep, s->overlap);
+        if (lags && k == 0)
+            fprintf(out, "%s%s", sep, csv ? "," : "-");
+        else if (lags && start_lag(&sums[0], s, lag))
+            fprintf(out, csv ? "%s%.3f,%.3f" : "%s%.3f / %.3f", sep, lag[0], lag[1]);
+        fputs(end, out);
     }
 }

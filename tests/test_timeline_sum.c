@@ -63,12 +63,62 @@ static void test_a_long_trace_is_summed_step_by_step(void **state)
     /* not a speed measurement: a bound no linear pass comes near (0.4 s here) and the quadratic
      * one could not meet (about 25 minutes) */
     assert_true(took < 60);
+    timeline_sum_free(&sum);
+}
+
+/* Two ranks' traces of one run, each on its own clock with its wall origin: rank 1 opened its
+ * trace 0.5 s after rank 0 and starts layer 0's transfer with it, layer 1's 2 ms and layer 2's
+ * 4 ms after it, every step. */
+static void write_rank(const char *path, int rank, double wall_origin, double ts_shift)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "[{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank %d\","
+            "\"wall_origin\":%.6f}}", rank, rank, wall_origin);
+    for (int s = 0; s < 10; s++) {
+        double t = s * 100000.0 + ts_shift;
+        fprintf(f, ",{\"cat\":\"step\",\"name\":\"step %d\",\"ph\":\"X\",\"ts\":%.0f,\"dur\":100000}", s, t);
+        for (int layer = 0; layer < 3; layer++)
+            fprintf(f, ",{\"cat\":\"transfer\",\"name\":\"allreduce L%d.0\",\"ph\":\"X\",\"ts\":%.0f,\"dur\":500}",
+                    layer, t + 1000.0 * layer + (rank ? 2000.0 * layer : 0));
+    }
+    fputs("]\n", f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void test_ranks_start_lag_on_one_clock(void **state)
+{
+    (void)state;
+    char a[] = "/tmp/dtrain-test-lag0-XXXXXX", b[] = "/tmp/dtrain-test-lag1-XXXXXX";
+    int fa = mkstemp(a), fb = mkstemp(b);
+    assert_true(fa >= 0 && fb >= 0);
+    close(fa), close(fb);
+    write_rank(a, 0, 1000.0, 0);
+    write_rank(b, 1, 1000.5, -500000.0);   /* 0.5 s later by the wall clock: the same moment 0.5 s earlier */
+    struct timeline_sum sums[2];
+    struct dt_err err;
+    assert_int_equal(timeline_sum_file(a, &sums[0], &err), 0);
+    assert_int_equal(timeline_sum_file(b, &sums[1], &err), 0);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    assert_non_null(out);
+    const char *paths[] = {"r0", "r1"};
+    timeline_sum_print(out, paths, sums, 2, false);
+    fclose(out);
+    assert_true(tu_contains(text, "transfers start behind the first trace's, median / p90 ms |"));
+    assert_true(tu_contains(text, "| 0.000 | -"));
+    assert_true(tu_contains(text, "| 2.000 / 4.000 |"));
+    free(text);
+    timeline_sum_free(&sums[0]), timeline_sum_free(&sums[1]);
+    unlink(a), unlink(b);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_long_trace_is_summed_step_by_step),
+        cmocka_unit_test(test_ranks_start_lag_on_one_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

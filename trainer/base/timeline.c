@@ -47,9 +47,13 @@ double timeline_wall_now(void)
 static const char *const lane_names[LANE_COUNT] = {"compute", "gradient exchange", "device-host copies"};
 
 /* Metadata events: the process's and the lanes' names, and their order. */
-static void name_things(struct timeline *t, const char *process)
+/* The process's name, and the wall-clock time of the trace's time 0 (wall_origin, seconds since
+ * the epoch): the ranks' traces are each on their own monotonic clock, and this puts them on one
+ * (to the nodes' clock sync) to see how far apart the ranks start the same transfer. */
+static void name_things(struct timeline *t, const char *process, double wall_origin)
 {
-    fprintf(t->f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"%s\"}}", t->pid, process);
+    fprintf(t->f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"%s\","
+            "\"wall_origin\":%.6f}}", t->pid, process, wall_origin);
     for (int lane = 0; lane < LANE_COUNT; lane++) {
         fprintf(t->f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
                 t->pid, lane, lane_names[lane]);
@@ -76,8 +80,9 @@ struct timeline *timeline_open(const char *path, int pid, const char *process, s
     }
     t->pid = pid;
     t->origin = timeline_now();
+    double wall_origin = timeline_wall_now();
     fputs("[\n", t->f);
-    name_things(t, process);
+    name_things(t, process, wall_origin);
     return t;
 }
 
