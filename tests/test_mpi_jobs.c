@@ -61,7 +61,7 @@ static void test_a_killed_server_ends_the_job(void **state)
         print_message("%s: the server of 2 workers killed at step 20: the job ended with status %d after %ld ms\n",
                       methods[m], status, ms);
         assert_true(status != 0);
-        assert_true(ms < 10000);
+        assert_true(ms < (tu_under_thread_sanitizer() ? 30000 : 10000));   /* 13.9 s seen under TSan */
         tu_result_free(&r);
     }
 }

@@ -329,3 +329,18 @@ char *tu_read_file(const char *path)
     fclose(f);
     return text;
 }
+
+bool tu_under_thread_sanitizer(void)
+{
+#if defined(__SANITIZE_THREAD__)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    return true;
+#else
+    return false;
+#endif
+#else
+    return false;
+#endif
+}

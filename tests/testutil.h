@@ -60,6 +60,11 @@ void tu_fixture(char *path, size_t size, const char *relative);
  * $DTRAIN_SHARED); false when they are not beside the checkout. */
 bool tu_shared(char *path, size_t size, const char *relative);
 
+/* Whether this test was built with ThreadSanitizer (make tsan): its instrumentation slows every
+ * rank several times over, so a test that holds a rate or a bound in time to what the code alone
+ * gives runs its check in the ASan build and, here, looks for races only (said in its output). */
+bool tu_under_thread_sanitizer(void);
+
 /* Removes a test's scratch directory and everything in it (rm -rf); 0 when it is gone. */
 int tu_remove_tree(const char *dir);
 
