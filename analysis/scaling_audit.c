@@ -9,34 +9,6 @@
 #include "formats/scaling_cells.h"
 #include "formats/scaling_settings.h"
 
-/* The row of the smallest job with a number in column c, or -1. */
-static int baseline_row(const struct scaling_table *t, int c)
-{
-    int best = -1;
-    for (int r = 0; r < t->rows; r++)
-        if (!isnan(scaling_at(t, r, c)->value) && scaling_at(t, r, c)->value > 0 &&
-            (best < 0 || scaling_at(t, r, t->count_column)->value < scaling_at(t, best, t->count_column)->value))
-            best = r;
-    return best;
-}
-
-
-/* The two cells of column of a ratio over the counts at row r is worked out from, against the
- * baseline row q, faster over slower (a time's q over r); a device's share ("Images/sec/GPU") times
- * its row's job size, the job's rate. */
-static void over_counts_cells(const struct scaling_table *t, int of, int r, int q, struct scaling_cell *num,
-                              struct scaling_cell *den)
-{
-    bool time = t->column[of].kind == SCALING_TIME;
-    int num_row = time ? q : r, den_row = time ? r : q;
-    *num = *scaling_at(t, num_row, of), *den = *scaling_at(t, den_row, of);
-    if (!t->column[of].per_device)
-        return;
-    double n = scaling_at(t, num_row, t->count_column)->value, d = scaling_at(t, den_row, t->count_column)->value;
-    num->value *= n, num->unit *= n, num->low *= n, num->high *= n;
-    den->value *= d, den->unit *= d, den->low *= d, den->high *= d;
-}
-
 /* The two cells a ratio cell of column c in row r was worked out from, faster over slower:
  * a time's ratio is the slower time over the faster. False where the column is not tied. */
 static bool ratio_cells(const struct scaling_table *t, int r, int c, struct scaling_cell *num, struct scaling_cell *den,
@@ -51,11 +23,11 @@ static bool ratio_cells(const struct scaling_table *t, int r, int c, struct scal
         *num = *scaling_at(t, r, *num_column), *den = *scaling_at(t, r, *den_column);
         return true;
     }
-    int base = baseline_row(t, col->of);
+    int base = scaling_smallest_job(t, col->of);
     if (base < 0)
         return false;
     *num_column = *den_column = col->of;
-    over_counts_cells(t, col->of, r, base, num, den);
+    scaling_over_counts_cells(t, col->of, r, base, num, den);
     return true;
 }
 static int decimals_of(double unit)
@@ -91,7 +63,7 @@ static double shown_in(const struct scaling_table *t, int c)
 static int other_baseline(const struct scaling_table *t, int r, int c)
 {
     const struct scaling_column *col = &t->column[c];
-    int base = col->kind == SCALING_ACROSS || col->of < 0 ? -1 : baseline_row(t, col->of);
+    int base = col->kind == SCALING_ACROSS || col->of < 0 ? -1 : scaling_smallest_job(t, col->of);
     for (int q = 0; base >= 0 && q < t->rows + t->baselines; q++) {   /* its own rows, then others' */
         double lo, hi, mid, count = scaling_at(t, q, t->count_column)->value;
         struct scaling_cell num, den;
@@ -99,7 +71,7 @@ static int other_baseline(const struct scaling_table *t, int r, int c)
         bool reference = q >= t->rows && count < base_count && scaling_row_prints_one(t, q);
         if (q == base || (count != base_count && !reference))
             continue;
-        over_counts_cells(t, col->of, r, q, &num, &den);
+        scaling_over_counts_cells(t, col->of, r, q, &num, &den);
         if (!scaling_ratio_range(&num, &den, &lo, &hi, &mid))
             continue;
         double jobs = col->kind == SCALING_EFFICIENCY ? scaling_at(t, r, t->count_column)->value / count : 1;
@@ -125,13 +97,13 @@ static int audit_cell(const struct scaling_table *t, int r, int c, struct audit 
     const struct scaling_column *col = &t->column[c];
     double jobs = 1;
     if (col->kind == SCALING_EFFICIENCY) {
-        int base = baseline_row(t, col->of);
+        int base = scaling_smallest_job(t, col->of);
         jobs = scaling_at(t, r, t->count_column)->value / scaling_at(t, base, t->count_column)->value;
         lo /= jobs, hi /= jobs, mid /= jobs;
     }
     if (scaling_cell_within(printed, lo, hi))
         return 0;
-    int other = other_baseline(t, r, c), base = other >= 0 ? baseline_row(t, col->of) : -1;
+    int other = other_baseline(t, r, c), base = other >= 0 ? scaling_smallest_job(t, col->of) : -1;
     if (other >= 0) {
         char of_text[64], base_text[64];
         if (*over >= 0)
@@ -148,7 +120,7 @@ static int audit_cell(const struct scaling_table *t, int r, int c, struct audit 
                                : "the table ran that size twice; not checked against the first");
     }
     if (*over >= 0 && col->kind != SCALING_ACROSS) {   /* the run the column's other cells are over */
-        over_counts_cells(t, col->of, r, *over, &num, &den);
+        scaling_over_counts_cells(t, col->of, r, *over, &num, &den);
         if (!scaling_ratio_range(&num, &den, &lo, &hi, &mid))
             return 0;
         if (col->kind == SCALING_EFFICIENCY) {
@@ -177,13 +149,13 @@ static int audit_cell(const struct scaling_table *t, int r, int c, struct audit 
  * rounding, or cut to its digits). */
 static bool over_counts_holds(const struct scaling_table *t, int r, int c, int of)
 {
-    int base = baseline_row(t, of);
+    int base = scaling_smallest_job(t, of);
     const struct scaling_cell *printed = scaling_at(t, r, c);
     double lo, hi, mid;
     if (base < 0 || isnan(printed->value))
         return true;   /* nothing to hold it against */
     struct scaling_cell num, den;
-    over_counts_cells(t, of, r, base, &num, &den);
+    scaling_over_counts_cells(t, of, r, base, &num, &den);
     if (!scaling_ratio_range(&num, &den, &lo, &hi, &mid))
         return true;
     double scale = 1 / printed->unit;
@@ -218,14 +190,14 @@ static bool swapped_pair(const struct scaling_table *t, int c, int *other)
 static bool efficiency_over_whole_sizes(const struct scaling_table *t, int c)
 {
     const struct scaling_column *col = &t->column[c];
-    int base = col->kind == SCALING_EFFICIENCY && col->of >= 0 ? baseline_row(t, col->of) : -1;
+    int base = col->kind == SCALING_EFFICIENCY && col->of >= 0 ? scaling_smallest_job(t, col->of) : -1;
     double base_count = base >= 0 ? scaling_at(t, base, t->count_column)->value : 1;
     int held = 0, not_relative = 0;
     for (int r = 0; base >= 0 && base_count != 1 && r < t->rows; r++) {
         struct scaling_cell num, den;
         double lo, hi, mid, count = scaling_at(t, r, t->count_column)->value;
         const struct scaling_cell *printed = scaling_at(t, r, c);
-        over_counts_cells(t, col->of, r, base, &num, &den);
+        scaling_over_counts_cells(t, col->of, r, base, &num, &den);
         if (r == base || isnan(printed->value) || !scaling_ratio_range(&num, &den, &lo, &hi, &mid))
             continue;
         if (!scaling_cell_within(printed, lo / count, hi / count))
@@ -254,7 +226,7 @@ int scaling_audit(const struct scaling_table *t, struct audit *out, struct audit
             continue;
         }
         if (efficiency_over_whole_sizes(t, c)) {   /* one finding for the column, not one a row */
-            int base = baseline_row(t, t->column[c].of);
+            int base = scaling_smallest_job(t, t->column[c].of);
             double n = scaling_at(t, base, t->count_column)->value;
             if (audit_add(out, t->line, "\"%s\" is each speedup over %g %s divided by the whole job size, not by "
                           "its ratio to %g: every efficiency printed is %g times too small", t->column[c].name, n,
@@ -324,7 +296,7 @@ void scaling_print(FILE *out, const struct scaling_table *t, const char *path)
     const char *count = t->count_in_cells ? t->count_noun : t->column[t->count_column].name;
     for (int c = 0; c < t->columns; c++) {
         const struct scaling_column *col = &t->column[c];
-        int base = baseline_row(t, c);
+        int base = scaling_smallest_job(t, c);
         int sizes = 0;   /* a measure at one job size has no speedup to table */
         for (int r = 0; r < t->rows && sizes < 2; r++)
             sizes += !isnan(scaling_at(t, r, c)->value) && scaling_at(t, r, t->count_column)->value !=

@@ -104,17 +104,26 @@ static const char *range_end(const char *rest, double low, double *high, double 
     return after && *high > low ? after : NULL;
 }
 
+/* A cell without its emphasis ("**44** min") and code marks ("`1069.2`"), which are not part of
+ * what it says, into plain; its length. */
+static size_t cell_unmarked(const char *marked, char *plain, size_t size)
+{
+    size_t n = 0;
+    for (const char *c = marked; *c && n + 1 < size; c++)
+        if (*c != '*' && *c != '`')
+            plain[n++] = *c;
+    plain[n] = '\0';
+    return n;
+}
+
 /* A cell of a column of kind: "938 img/s", "7.2k img/s", "7.72 x", "93%", "~14 hours" (approximate: not read),
  * "2h 18min", a range ("24-26 hours": its middle, unit its width and the last digit's size), a
  * clock ("1:02:03"; its last part counting clock seconds). NAN where it holds no number. */
 struct scaling_cell scaling_read_cell(const char *marked, enum scaling_kind kind, double clock)
 {
     struct scaling_cell cell = {NAN, 0, 0, 0};
-    char plain[256], *out = plain;   /* emphasis ("**44** min") and code marks ("`1069.2`") are not part of it */
-    for (const char *c = marked; *c && out < plain + sizeof plain - 1; c++)
-        if (*c != '*' && *c != '`')
-            *out++ = *c;
-    *out = '\0';
+    char plain[256];
+    cell_unmarked(marked, plain, sizeof plain);
     const char *text = plain;
     while (isspace((unsigned char)*text))
         text++;
@@ -254,10 +263,7 @@ bool scaling_cell_is_serial(const char *cell)
 {
     static const char *const words[] = {"sequential", "serial", "seq", "single"};
     char plain[64];
-    size_t n = 0;
-    for (const char *c = cell; *c && n + 1 < sizeof plain; c++)
-        if (*c != '*' && *c != '`')
-            plain[n++] = *c;
+    size_t n = cell_unmarked(cell, plain, sizeof plain);
     while (n > 0 && isspace((unsigned char)plain[n - 1]))
         n--;
     plain[n] = '\0';

@@ -2,7 +2,6 @@
 #include "formats/scaling_headers.h"
 
 #include <ctype.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,23 +230,20 @@ int scaling_count_rank(const char *header)
     return strcmp(noun, "nodes") == 0 ? 1 : 2;
 }
 
-/* A header's second row, in place of the first row ("| # of GPUs | RoBERTa base | RoBERTa base |"
- * over "|  | CPU time (s) | CUDA time (s) |": what each model's two columns hold): no cell a
- * number, and a cell that names a throughput or a time. */
+/* A header's second row: see scaling_headers.h. */
 bool scaling_is_sub_header(const char *row)
 {
     char *copy = strdup(row), *cells[SCALING_MAX_COLUMNS + 1];
     int n = copy ? table_cells(copy, cells, SCALING_MAX_COLUMNS + 1) : 0;
-    bool measure = false, number = false;
-    for (int c = 0; c < n && c < SCALING_MAX_COLUMNS && !number; c++) {
+    bool measure = false;
+    for (int c = 0; c < n && c < SCALING_MAX_COLUMNS && !measure; c++) {
         char words[256];
         scaling_header_words(cells[c], words, sizeof words);
         enum scaling_kind kind = scaling_header_kind(cells[c], words);
-        measure = measure || kind == SCALING_RATE || kind == SCALING_TIME;
-        number = !isnan(scaling_read_cell(cells[c], SCALING_RATE, 1).value);
+        measure = kind == SCALING_RATE || kind == SCALING_TIME;
     }
     free(copy);
-    return measure && !number;
+    return measure;
 }
 
 /* The header `top` and its second row `sub` as one header row, each column's two names joined

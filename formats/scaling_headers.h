@@ -36,9 +36,9 @@ const char *scaling_header_noun(const char *header);
  * read as a throughput). */
 int scaling_count_rank(const char *header);
 
-/* A header's second row, in place of the first row ("| # of GPUs | RoBERTa base | RoBERTa base |"
- * over "|  | CPU time (s) | CUDA time (s) |"): no cell a number, and a cell that names a throughput
- * or a time. */
+/* Whether a row that holds no number (the caller has read its cells) is a header's second row, in
+ * place of the first row ("| # of GPUs | RoBERTa base | RoBERTa base |" over "|  | CPU time (s) |
+ * CUDA time (s) |"): a cell names a throughput or a time. */
 bool scaling_is_sub_header(const char *row);
 
 /* The header `top` and its second row `sub` as one header row, each column's two names joined

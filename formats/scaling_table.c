@@ -286,15 +286,16 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
         if (csv ? number == 1 : starts_row(line) && got_next > 0 && is_separator(next)) {
             if (!csv)   /* a CSV file's first line is its header, with no separator under it */
                 number++, got_next = scaling_next_line(&next, &next_size, f, csv);   /* the first row: its cells say their units */
-            if (!csv && got_next > 0 && starts_row(next) && scaling_is_sub_header(next)) {   /* or the header's second row */
-                if (scaling_merge_header(line, next, &line, &size) < 0) {
+            struct first_row first = got_next > 0 && starts_row(next) ? first_row_read(next)
+                                                                      : (struct first_row){0, 0, 0, -1, NULL};
+            if (!csv && got_next > 0 && starts_row(next) && !first.numbers && scaling_is_sub_header(next)) {
+                if (scaling_merge_header(line, next, &line, &size) < 0) {   /* the header's second row */
                     rc = -1;
                     break;
                 }
                 number++, got_next = scaling_next_line(&next, &next_size, f, csv);
+                first = got_next > 0 && starts_row(next) ? first_row_read(next) : (struct first_row){0, 0, 0, -1, NULL};
             }
-            struct first_row first = got_next > 0 && starts_row(next) ? first_row_read(next)
-                                                                      : (struct first_row){0, 0, 0, -1, NULL};
             char *header = strdup(line);   /* read_header cuts line into its cells */
             if (read_header(line, &t, first, title)) {   /* else its rows are lines like any other */
                 snprintf(t.title, sizeof t.title, "%s", title);
@@ -370,4 +371,27 @@ void scaling_set_free(struct scaling_set *set)
         scaling_table_free(&set->tables[i]);
     free(set->tables);
     memset(set, 0, sizeof *set);
+}
+
+int scaling_smallest_job(const struct scaling_table *t, int c)
+{
+    int best = -1;
+    for (int r = 0; r < t->rows; r++)
+        if ((c < 0 || (!isnan(scaling_at(t, r, c)->value) && scaling_at(t, r, c)->value > 0)) &&
+            (best < 0 || scaling_at(t, r, t->count_column)->value < scaling_at(t, best, t->count_column)->value))
+            best = r;
+    return best;
+}
+
+void scaling_over_counts_cells(const struct scaling_table *t, int of, int r, int q, struct scaling_cell *num,
+                               struct scaling_cell *den)
+{
+    bool time = t->column[of].kind == SCALING_TIME;
+    int num_row = time ? q : r, den_row = time ? r : q;
+    *num = *scaling_at(t, num_row, of), *den = *scaling_at(t, den_row, of);
+    if (!t->column[of].per_device)
+        return;
+    double n = scaling_at(t, num_row, t->count_column)->value, d = scaling_at(t, den_row, t->count_column)->value;
+    num->value *= n, num->unit *= n, num->low *= n, num->high *= n;
+    den->value *= d, den->unit *= d, den->low *= d, den->high *= d;
 }

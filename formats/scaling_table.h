@@ -98,6 +98,16 @@ void scaling_table_free(struct scaling_table *t);
 
 void scaling_set_free(struct scaling_set *set);
 
+/* The row of the table's smallest job: of those with a number above 0 in column c, or of all its
+ * rows where c < 0; -1 where there is none. The job a ratio over the counts is over. */
+int scaling_smallest_job(const struct scaling_table *t, int c);
+
+/* The two cells of column of a ratio over the counts at row r is worked out from, against the
+ * row q it is over, faster over slower (a time's q over r); a device's share ("Images/sec/GPU")
+ * times its row's job size, the job's rate. */
+void scaling_over_counts_cells(const struct scaling_table *t, int of, int r, int q, struct scaling_cell *num,
+                               struct scaling_cell *den);
+
 static inline const struct scaling_cell *scaling_at(const struct scaling_table *t, int row, int column)
 {
     return &t->cell[row * t->columns + column];

@@ -70,12 +70,9 @@ static int first_measure(const struct scaling_table *t)
  * the most rows; first_measure where none holds. */
 static int measure_by_its_ratios(const struct scaling_table *t, int c, bool times_only)
 {
-    int best = -1, best_held = 0, base = -1;
+    int best = -1, best_held = 0, base = scaling_smallest_job(t, -1);
     bool best_most = false;
     double best_width = INFINITY;
-    for (int r = 0; r < t->rows; r++)
-        if (base < 0 || scaling_at(t, r, t->count_column)->value < scaling_at(t, base, t->count_column)->value)
-            base = r;
     for (int k = 0; k < t->columns && base >= 0; k++) {
         enum scaling_kind kind = t->column[k].kind;
         if (kind != SCALING_TIME && (kind != SCALING_RATE || times_only))
@@ -83,16 +80,17 @@ static int measure_by_its_ratios(const struct scaling_table *t, int c, bool time
         int held = 0, counted = 0;
         double width = 0;
         for (int r = 0; r < t->rows; r++) {
-            struct scaling_cell a = *scaling_at(t, kind == SCALING_TIME ? base : r, k),
-                                b = *scaling_at(t, kind == SCALING_TIME ? r : base, k), printed = *scaling_at(t, r, c);
-            double jobs = scaling_at(t, r, t->count_column)->value / scaling_at(t, base, t->count_column)->value;
-            double scale = (t->column[c].kind == SCALING_EFFICIENCY ? jobs : 1) / (t->column[k].per_device ? jobs : 1);
-            printed.value *= scale, printed.unit *= scale;   /* the printed ratio as a / b: a device's shares' */
+            struct scaling_cell a, b, printed = *scaling_at(t, r, c);
+            scaling_over_counts_cells(t, k, r, base, &a, &b);
+            if (t->column[c].kind == SCALING_EFFICIENCY) {   /* the printed ratio as a / b: times the job */
+                double jobs = scaling_at(t, r, t->count_column)->value / scaling_at(t, base, t->count_column)->value;
+                printed.value *= jobs, printed.unit *= jobs;
+            }
             double lo, hi, mid;
             if (isnan(printed.value) || !scaling_ratio_range(&a, &b, &lo, &hi, &mid))
                 continue;
             held += scaling_cell_within(&printed, lo, hi), counted++;
-            width += (hi - lo) / mid;
+            width += mid > 0 ? (hi - lo) / mid : INFINITY;   /* a ratio of 0 pins nothing down */
         }
         bool most = 2 * held > counted;
         if (most ? !best_most || width < best_width : !best_most && held > best_held)
@@ -152,10 +150,7 @@ static bool split_to(const char *raw, const char *words, char *before, char *aft
 /* Whether column c reads 1 (or 100%) at the table's smallest job: a ratio to that job. */
 static bool one_at_smallest(const struct scaling_table *t, int c)
 {
-    int smallest = -1;
-    for (int r = 0; r < t->rows; r++)
-        if (smallest < 0 || scaling_at(t, r, t->count_column)->value < scaling_at(t, smallest, t->count_column)->value)
-            smallest = r;
+    int smallest = scaling_smallest_job(t, -1);
     const struct scaling_cell *cell = smallest >= 0 ? scaling_at(t, smallest, c) : NULL;
     return cell && fabs(cell->value - 1) <= cell->unit / 2 + 1e-12;
 }
