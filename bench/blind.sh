@@ -7,8 +7,10 @@
 # dtrain-analyze compare: every cell's error, the mean absolute error, the worst cell, the best
 # method picked or not. At the end each half of the grid (tune, check) summed on its own.
 # Needs root (the test cluster). Environment: HALVES ("tune check"), SETTINGS (names from the grid;
-# all of HALVES by default), REPEATS (2), STEPS (40), GRID (bench/blind-grid.txt). About 12 minutes
-# a setting on this project's 2-core machine (the links measured, 14 runs).
+# all of HALVES by default), REPEATS (2), STEPS (40), GRID (bench/blind-grid.txt), KEEP_DISTORTED
+# (sum a setting's cells even where bench/link_check.sh finds that this machine distorts the link;
+# by default such a setting is run and printed, left out of its half's sum). About 12 minutes a
+# setting on this project's 2-core machine (the links measured, 14 runs).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "${1:?usage: blind.sh BINDIR [OUTDIR]}" && pwd)
@@ -49,6 +51,12 @@ setting() {
         sh "$here/methods_shaped.sh" "$bin" "$out/$name/dir" > "$out/$name/runs.md"
     "$bin/dtrain-analyze" compare --predictions "$out/$name/predictions.json" "$out/$name/dir/runs" |
         tee "$out/$name/compare.md"
+    if ! sh "$here/link_check.sh" "$out/$name/dir/ours-$link.1.out" "$link" "$dilate" > "$out/$name/distorted"; then
+        echo "$name: $(cat "$out/$name/distorted"); left out of the $1 half's sum (KEEP_DISTORTED=1 keeps it)" |
+            tee -a "$out/$name/compare.md" >&2
+    else
+        rm -f "$out/$name/distorted"
+    fi
 }
 
 mkdir -p "$out"
@@ -63,7 +71,12 @@ for half in $halves; do   # each half on its own: the checking half is the model
     set --
     for f in "$out"/*/predictions.json; do
         name=$(basename "$(dirname "$f")")
-        grep -q "^$half  *$name " "$grid" && set -- "$@" --predictions "$f" "$out/$name/dir/runs"
+        grep -q "^$half  *$name " "$grid" || continue
+        if [ -f "$out/$name/distorted" ] && [ -z "${KEEP_DISTORTED:-}" ]; then
+            echo "left out of the $half half: $name ($(cat "$out/$name/distorted"))"
+            continue
+        fi
+        set -- "$@" --predictions "$f" "$out/$name/dir/runs"
     done
     [ $# -gt 0 ] || continue
     echo
