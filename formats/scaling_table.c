@@ -59,7 +59,7 @@ static bool promote_measures(struct scaling_table *t, char words[][256], unsigne
 /* What a table's first row says of its columns by their cells' own text: bit c of times for a
  * time with its unit ("299.5 ms", "2h 18min", "40 s") or a clock ("1:02:03"); count, the first
  * column holding a job size in words ("1 GPU", "2 GPUs": a "Configuration" column), or -1, and
- * what it counts. */
+ * what it counts. Nothing where there is no such row (first_row_read(NULL)). */
 struct first_row {
     unsigned long times, rates, numbers;   /* numbers: bit c for a cell that holds a number */
     int count;
@@ -68,7 +68,7 @@ struct first_row {
 
 static struct first_row first_row_read(const char *row)
 {
-    char *copy = strdup(row), *cells[SCALING_MAX_COLUMNS + 1];
+    char *copy = row ? strdup(row) : NULL, *cells[SCALING_MAX_COLUMNS + 1];
     int n = copy ? table_cells(copy, cells, SCALING_MAX_COLUMNS + 1) : 0;
     struct first_row first = {0, 0, 0, -1, NULL};
     for (int c = 0; c < n && c < SCALING_MAX_COLUMNS; c++) {
@@ -286,15 +286,14 @@ int scaling_parse_file(const char *path, struct scaling_set *set, struct dt_err 
         if (csv ? number == 1 : starts_row(line) && got_next > 0 && is_separator(next)) {
             if (!csv)   /* a CSV file's first line is its header, with no separator under it */
                 number++, got_next = scaling_next_line(&next, &next_size, f, csv);   /* the first row: its cells say their units */
-            struct first_row first = got_next > 0 && starts_row(next) ? first_row_read(next)
-                                                                      : (struct first_row){0, 0, 0, -1, NULL};
+            struct first_row first = first_row_read(got_next > 0 && starts_row(next) ? next : NULL);
             if (!csv && got_next > 0 && starts_row(next) && !first.numbers && scaling_is_sub_header(next)) {
                 if (scaling_merge_header(line, next, &line, &size) < 0) {   /* the header's second row */
                     rc = -1;
                     break;
                 }
                 number++, got_next = scaling_next_line(&next, &next_size, f, csv);
-                first = got_next > 0 && starts_row(next) ? first_row_read(next) : (struct first_row){0, 0, 0, -1, NULL};
+                first = first_row_read(got_next > 0 && starts_row(next) ? next : NULL);
             }
             char *header = strdup(line);   /* read_header cuts line into its cells */
             if (read_header(line, &t, first, title)) {   /* else its rows are lines like any other */

@@ -237,10 +237,7 @@ static void test_servers_layout_leaves_allreduce_methods_alone(void **state)
     free(out[0]), free(out[1]);
 }
 
-/* bench/link_check.sh on a link's measurement: a machine that ran the shaped link at 61% of its
- * rate from 2 MB up (a real measurement, kept) is named as distorting it, with the size and the
- * share; one at the studies' 7.0 ms a MiB (worked by hand) is not; a missing file or a LINK that
- * is no rate is said. */
+/* bench/link_check.sh FILE LINK 4, run as blind.sh runs it. */
 static void run_link_check(const char *file, const char *link, struct tu_result *r)
 {
     char fixtures[4096], script[4200];
@@ -249,6 +246,10 @@ static void run_link_check(const char *file, const char *link, struct tu_result 
     assert_int_equal(tu_run((char *[]){"/bin/sh", script, (char *)file, (char *)link, "4", NULL}, NULL, r), 0);
 }
 
+/* bench/link_check.sh on a link's measurement: a machine that ran the shaped link at 61% of its
+ * rate from 2 MB up (a real measurement, kept) is named as distorting it, with the size and the
+ * share; one at the studies' 7.0 ms a MiB (worked by hand) is not; a missing file or a LINK that
+ * is no rate is said. */
 static void test_link_check_names_a_machine_that_distorts_the_link(void **state)
 {
     (void)state;
