@@ -15,13 +15,12 @@ set -eu
 file=${1:?usage: link_check.sh FILE LINK DILATE} link=${2:?usage: link_check.sh FILE LINK DILATE}
 dilate=${3:?usage: link_check.sh FILE LINK DILATE}
 [ -r "$file" ] || { echo "the link was not measured: cannot read $file"; exit 1; }
-case $link in
-    [0-9]*gbit | [0-9]*mbit | [0-9]*kbit) ;;
-    *) echo "link_check: LINK \"$link\": a rate as tc writes it (5gbit, 500mbit)" >&2; exit 2 ;;
-esac
-awk -v link="$link" -v dilate="$dilate" '
-    BEGIN { n = link + 0; u = tolower(link); sub(/^[0-9.]+/, "", u)
-            rate = n * (u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : 1e3) / 8 / 1e9 / dilate }
+# shellcheck source=../tests/cluster/cluster.conf.sh
+. "$(dirname "$0")/../tests/cluster/cluster.conf.sh"
+bits=$(tc_rate_bits "$link") ||
+    { echo "link_check: LINK \"$link\": a rate as tc writes it (5gbit, 500mbit)" >&2; exit 2; }
+awk -v bits="$bits" -v dilate="$dilate" '
+    BEGIN { rate = bits / 8 / 1e9 / dilate }
     /^#/ || NF < 6 { next }
     $1 == 4096 { small = $4 }
     { size = $1; busbw = $6 }

@@ -53,6 +53,10 @@ export DTRAIN_CLUSTER_ID="${DTRAIN_CLUSTER_ID:-dtc$$}"
 . "$cluster/cluster.conf.sh"
 [ "$(id -u)" = 0 ] || { echo "methods_shaped: needs root (it starts the test cluster)" >&2; exit 1; }
 rates=${RATES:-1gbit 10gbit}
+for rate in $rates; do
+    [ "$rate" = off ] || tc_rate_bits "$rate" >/dev/null ||
+        { echo "methods_shaped: RATES: \"$rate\" is not a rate as tc writes it (5gbit, 500mbit) or off" >&2; exit 2; }
+done
 repeats=${REPEATS:-3}
 methods=${METHODS:-$("$bin/dtrain-train" --list-methods | tr "\n" " ")}
 sizes=${SIZES:-2:1 4:1}
@@ -127,9 +131,9 @@ commbench() {   # commbench NAME [--raw]: dtrain-commbench on 2 nodes across the
 
 dilate=${DILATE:-1}
 shaped() {   # shaped RATE: the link's speed in dilated time, RATE / DILATE in tc's words (10gbit/4: 2500mbit)
-    echo "$1" | awk -v k="$dilate" '{ n = $0 + 0; u = substr($0, length(n "") + 1)
-        if (u == "gbit") n *= 1000; else if (u != "mbit") { print $0; exit }
-        printf "%dmbit\n", n / k }'
+    [ "$1" != off ] || { echo off; return; }
+    tc_rate_bits "$1" | awk -v k="$dilate" '{ kbit = int($1 / 1000 / k)
+        if (kbit % 1000 == 0) printf "%dmbit\n", kbit / 1000; else printf "%dkbit\n", kbit }'
 }
 for rate in $rates; do
     "$cluster/link.sh" "$(shaped "$rate")"

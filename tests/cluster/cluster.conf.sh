@@ -16,3 +16,16 @@ else DTC_DIR=${DTRAIN_CLUSTER_DIR:-/run/dtrain-cluster-$DTC_ID}; fi
 DTC_NET=10.77.0                 # exists only inside the namespaces up.sh makes
 DTC_NODES="gn01 gn02 gn03 gn04"
 DTC_PREFIX=$DTC_ID              # namespace names: ID-ctl, ID-gn01, ...
+
+# tc_rate_bits RATE: a link rate as tc writes it (5gbit, 1250mbit, 500kbit) in bits/s, the one
+# reading of that form for the link shaping (link.sh), the bench's dilated rates and link_check.
+# Returns 1, printing nothing, for anything else.
+tc_rate_bits() {
+    case $1 in
+        [0-9]*gbit | [0-9]*mbit | [0-9]*kbit) ;;
+        *) return 1 ;;
+    esac
+    echo "$1" | awk '{ n = $0 + 0; u = substr($0, length($0) - 3)
+        if (n <= 0 || $0 !~ /^[0-9]+(\.[0-9]+)?[gmk]bit$/) exit 1
+        printf "%.0f\n", n * (u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : 1e3) }'
+}

@@ -13,12 +13,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 # It was 256 KB: a bucket refilled while a job computes let each step's first transfer through
 # faster than the link's rate (at 250 Mbit/s, 256 KB is 8 ms of traffic), which a NIC never does.
 burst_of() {
-    awk -v r="$1" 'BEGIN { n = r + 0; u = tolower(r); sub(/^[0-9.]+/, "", u)
-        bits = u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : u == "kbit" ? 1e3 : 1
-        b = n * bits / 8 / 1000; if (b < 65536) b = 65536; printf "%d", b }'
+    tc_rate_bits "$1" | awk '{ b = $1 / 8 / 1000; if (b < 65536) b = 65536; printf "%d", b }'
 }
+if [ "${1:-}" = node ]; then rate=${3:?usage: link.sh node NODE RATE|off}; else rate=${1:?usage: link.sh RATE|off}; fi
+[ "$rate" = off ] || tc_rate_bits "$rate" >/dev/null ||
+    { echo "link.sh: RATE \"$rate\": a rate as tc writes it (5gbit, 500mbit) or off" >&2; exit 2; }
 if [ "${1:-}" = node ]; then
-    node=${2:?usage: link.sh node NODE RATE|off} rate=${3:?usage: link.sh node NODE RATE|off}
+    node=$2
     ip netns exec "$DTC_PREFIX-ctl" tc qdisc del dev "v-$node" root 2>/dev/null || true
     ip netns exec "$DTC_PREFIX-$node" tc qdisc del dev eth0 root 2>/dev/null || true
     if [ "$rate" != off ]; then
@@ -27,7 +28,6 @@ if [ "${1:-}" = node ]; then
     fi
     exit 0
 fi
-rate=${1:?usage: link.sh RATE|off}
 for dev in l1-up l1-dn l2-up l2-dn; do
     ip netns exec "$DTC_PREFIX-ctl" tc qdisc del dev "$dev" root 2>/dev/null || true
     if [ "$rate" != off ]; then
