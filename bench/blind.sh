@@ -10,7 +10,8 @@
 # all of HALVES by default), REPEATS (2), STEPS (40), GRID (bench/blind-grid.txt), KEEP_DISTORTED
 # (sum a setting's cells even where bench/link_check.sh finds that this machine distorts the link;
 # by default such a setting is run and printed, left out of its half's sum). About 12 minutes a
-# setting on this project's 2-core machine (the links measured, 14 runs).
+# setting on this project's 2-core machine (the links measured, 14 runs). SETTINGS=- runs nothing
+# and sums again what OUTDIR holds.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "${1:?usage: blind.sh BINDIR [OUTDIR]}" && pwd)
@@ -69,17 +70,24 @@ for half in $halves; do
 done
 for half in $halves; do   # each half on its own: the checking half is the model's grade
     set --
+    left_out=""
     for f in "$out"/*/predictions.json; do
         name=$(basename "$(dirname "$f")")
         grep -q "^$half  *$name " "$grid" || continue
         if [ -f "$out/$name/distorted" ] && [ -z "${KEEP_DISTORTED:-}" ]; then
-            echo "left out of the $half half: $name ($(cat "$out/$name/distorted"))"
+            left_out="$left_out
+left out of the $half half: $name ($(cat "$out/$name/distorted"))"
             continue
         fi
         set -- "$@" --predictions "$f" "$out/$name/dir/runs"
     done
-    [ $# -gt 0 ] || continue
+    [ $# -gt 0 ] || [ -n "$left_out" ] || continue
     echo
     echo "## the $half half"
-    "$bin/dtrain-analyze" compare "$@" | grep -E '^(Error|All settings):|^## ' || true
+    [ -z "$left_out" ] || echo "${left_out#?}"
+    if [ $# -gt 0 ]; then
+        "$bin/dtrain-analyze" compare "$@" | grep -E '^(Error|All settings):|^## ' || true
+    else
+        echo "no setting of the $half half left to sum"
+    fi
 done

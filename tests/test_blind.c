@@ -280,6 +280,59 @@ static void test_link_check_names_a_machine_that_distorts_the_link(void **state)
     tu_result_free(&r);
 }
 
+/* Writes text to dir/name, the folders on the way made. */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[512], cmd[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_write_file(path, text), 0);
+}
+
+/* bench/blind.sh's sums over what OUTDIR holds (SETTINGS naming none of the grid: nothing run):
+ * each half under its own header, a setting whose link this machine distorted named there and
+ * left out of the sum; a half with every setting left out says so instead of summing nothing. */
+static void test_blind_sums_each_half_naming_what_it_leaves_out(void **state)
+{
+    (void)state;
+    struct blind_dir b;
+    plan_and_run(&b);
+    char *plan = tu_read_file(b.plan), *records = tu_read_file(b.records);
+    assert_non_null(plan), assert_non_null(records);
+    put_file(b.dir, "grid.txt", "tune  one  three.json  1  1  4  5gbit  2:1\ntune  two  three.json  1  1  4  5gbit  2:1\n");
+    put_file(b.dir, "one/predictions.json", plan), put_file(b.dir, "one/dir/runs/records.jsonl", records);
+    put_file(b.dir, "two/predictions.json", plan), put_file(b.dir, "two/dir/runs/records.jsonl", records);
+    put_file(b.dir, "one/distorted", "this machine distorts the shaped link: planted");
+    free(plan), free(records);
+    char fixtures[4096], script[4200], grid[200], bindir[4096];
+    tu_fixture(fixtures, sizeof fixtures, "");
+    snprintf(script, sizeof script, "%s/../../bench/blind.sh", fixtures);
+    snprintf(grid, sizeof grid, "%s/grid.txt", b.dir);
+    snprintf(bindir, sizeof bindir, "%s", tu_bin("dtrain-analyze"));
+    *strrchr(bindir, '/') = '\0';
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    tu_env_set(&env, "SETTINGS", "-"), tu_env_set(&env, "HALVES", "tune check"), tu_env_set(&env, "GRID", grid);
+    struct tu_result r;
+    assert_int_equal(tu_run((char *[]){"/bin/sh", script, bindir, b.dir, NULL}, env.vars, &r), 0);
+    assert_int_equal(r.status, 0);
+    const char *header = strstr(r.out, "## the tune half\nleft out of the tune half: one (this machine distorts the "
+                                       "shaped link: planted)\n## three, batch 1, tag t");
+    assert_non_null(header);
+    assert_true(tu_contains(header, "/two/predictions.json"));
+    assert_false(tu_contains(r.out, "/one/predictions.json"));
+    assert_false(tu_contains(r.out, "the check half"));   /* no setting of it here */
+    tu_result_free(&r);
+    put_file(b.dir, "two/distorted", "this machine distorts the shaped link: planted too");
+    assert_int_equal(tu_run((char *[]){"/bin/sh", script, bindir, b.dir, NULL}, env.vars, &r), 0);
+    assert_true(tu_contains(r.out, "left out of the tune half: two (this machine distorts the shaped link: planted "
+                                   "too)\nno setting of the tune half left to sum"));
+    tu_result_free(&r);
+    tu_env_free(&env);
+    tu_remove_tree(b.dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_compare_refuses_what_is_not_a_prediction),
         cmocka_unit_test(test_servers_layout_leaves_allreduce_methods_alone),
         cmocka_unit_test(test_link_check_names_a_machine_that_distorts_the_link),
+        cmocka_unit_test(test_blind_sums_each_half_naming_what_it_leaves_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
