@@ -9,8 +9,10 @@
 # allreduce took 10 ms; or from 2 MB up the allreduce ran at 53-61% of the shaped rate while a
 # TCP stream each way across the same link got 87%, with Open MPI's socket buffers and fragment
 # sizes made larger changing nothing; and the runs spread by 9-18% (0.2-1.6% on the studies'
-# machines). Thresholds: the largest size's busbw at least 75% of the shaped rate (about 90% on
-# the studies' machines), a 4 KB allreduce at most 2 ms.
+# machines); or (2026-11-29) both ways at once lost about 12 ms at the start of a transfer, even in
+# plain sockets: 50% of the rate at 2 MB, 89% at 64 MB. So every size from 1 MiB up (a layer's
+# gradient, a ByteScheduler piece; the studies' machines ran them all at 7.0 ms a MiB, 96%) must
+# reach 75% of the shaped rate in busbw, the worst one told; and a 4 KB allreduce take at most 2 ms.
 set -eu
 file=${1:?usage: link_check.sh FILE LINK DILATE} link=${2:?usage: link_check.sh FILE LINK DILATE}
 dilate=${3:?usage: link_check.sh FILE LINK DILATE}
@@ -23,16 +25,16 @@ awk -v bits="$bits" -v dilate="$dilate" '
     BEGIN { rate = bits / 8 / 1e9 / dilate }
     /^#/ || NF < 6 { next }
     $1 == 4096 { small = $4 }
-    { size = $1; busbw = $6 }
+    $1 >= 1048576 { sizes++; if (worst == "" || $6 < worst) { worst = $6; worst_size = $1 }; largest = $1 }
     END {
-        if (size == "") { print "no allreduce sizes in " FILENAME; exit 1 }
+        if (sizes == 0) { print "no allreduce sizes from 1 MiB up in " FILENAME; exit 1 }
         why = ""
-        if (busbw < 0.75 * rate)
-            why = sprintf("a %d-byte allreduce of 2 ranks across the link ran at %.3f GB/s busbw, %.0f%% of the shaped %.3f (at least 75%%)", size, busbw, 100 * busbw / rate, rate)
+        if (worst < 0.75 * rate)
+            why = sprintf("a %d-byte allreduce of 2 ranks across the link ran at %.3f GB/s busbw, %.0f%% of the shaped %.3f (at least 75%% at every size from 1 MiB)", worst_size, worst, 100 * worst / rate, rate)
         if (small > 2000)
             why = (why == "" ? "" : why "; ") sprintf("a 4096-byte allreduce took %.1f ms (at most 2)", small / 1000)
         if (why != "") { print "this machine distorts the shaped link: " why; exit 1 }
-        printf "the shaped link as the studies ran it: a %d-byte allreduce at %.0f%% of the shaped rate", size, 100 * busbw / rate
+        printf "the shaped link as the studies ran it: allreduces of 1 MiB to %d bytes at %.0f%% of the shaped rate or more", largest, 100 * worst / rate
         if (small != "") printf ", 4096 bytes in %.2f ms", small / 1000
         print ""
     }' "$file"
