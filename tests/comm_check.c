@@ -1,7 +1,8 @@
 /* comm_check.c - the MPI transport's operations, run under mpirun by test_mpi (3 ranks): a split
  * into sub-communicators, allreduce on each, non-blocking sums with test and wait, send and
- * receive, blocking and not, each checked against the values it must give, and (under Open MPI)
- * that the non-blocking allreduce runs Rabenseifner's algorithm (comm_mpi.c says why). Prints
+ * receive, blocking and not, each checked against the values it must give, and comm_mpi_init's
+ * Open MPI settings (Rabenseifner's non-blocking allreduce, two TCP connections a pair of ranks;
+ * comm_mpi.c says why) set where the environment chose none, left where it did. Prints
  * "comm check: ok" on rank 0 and exits 0, or names the rank and what differed and exits 1. */
 #include <mpi.h>
 #include <stdio.h>
@@ -73,12 +74,19 @@ static void check_nonblocking(struct comm *world, struct dt_err *err)
     free(a);
 }
 
-/* Open MPI's control variable for the non-blocking allreduce's algorithm reads 3 (Rabenseifner),
- * as comm_mpi_init sets it, unless this run's environment chose one. Other MPIs have no such
- * variable: nothing to check. */
-static void check_iallreduce_algorithm(struct comm *world)
+/* One of comm_mpi_init's Open MPI settings: OMPI_MCA_<name> holds its default after the init unless
+ * this run's environment had chosen a value before (then that one, untouched), and where Open MPI
+ * has the control variable (a component this run loaded) it reads the same. Other MPIs have no such
+ * variable: only the environment is checked. */
+static void check_mca_default(struct comm *world, const char *name, const char *chosen_before, int fallback)
 {
-    const char *name = "coll_libnbc_iallreduce_algorithm";
+    char env_name[128];
+    snprintf(env_name, sizeof env_name, "OMPI_MCA_%s", name);
+    int want = chosen_before ? atoi(chosen_before) : fallback;
+    const char *now = getenv(env_name);
+    if (!now || atoi(now) != want)
+        fprintf(stderr, "comm check: rank %d: %s is %s, not %d\n", world->rank, env_name, now ? now : "unset", want);
+    expect_value(world, now && atoi(now) == want, env_name);
     int provided, index, count, value = -1;
     MPI_T_cvar_handle handle;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
@@ -87,11 +95,9 @@ static void check_iallreduce_algorithm(struct comm *world)
         MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) == MPI_SUCCESS) {
         int rc = count == 1 ? MPI_T_cvar_read(handle, &value) : MPI_ERR_OTHER;
         MPI_T_cvar_handle_free(&handle);
-        const char *chosen = getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm");
-        int want = chosen ? atoi(chosen) : 3;
         if (rc != MPI_SUCCESS || value != want)
             fprintf(stderr, "comm check: rank %d: %s is %d, not %d\n", world->rank, name, value, want);
-        expect_value(world, rc == MPI_SUCCESS && value == want, "the non-blocking allreduce's algorithm");
+        expect_value(world, rc == MPI_SUCCESS && value == want, name);
     }
     MPI_T_finalize();
 }
@@ -119,6 +125,10 @@ static void check_point_to_point(struct comm *world, struct dt_err *err)
 int main(int argc, char **argv)
 {
     struct dt_err err;
+    /* what this run's environment chose before comm_mpi_init, which must leave it */
+    const char *algorithm = getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm");
+    const char *links = getenv("OMPI_MCA_btl_tcp_links");
+    char *algorithm_before = algorithm ? strdup(algorithm) : NULL, *links_before = links ? strdup(links) : NULL;
     struct comm *world = comm_mpi_init(&argc, &argv, true, &err);
     if (!world) {
         fprintf(stderr, "comm check: %s\n", err.msg);
@@ -126,7 +136,9 @@ int main(int argc, char **argv)
     }
     check_split(world, &err);
     check_nonblocking(world, &err);
-    check_iallreduce_algorithm(world);
+    check_mca_default(world, "coll_libnbc_iallreduce_algorithm", algorithm_before, 3);   /* Rabenseifner */
+    check_mca_default(world, "btl_tcp_links", links_before, 2);
+    free(algorithm_before), free(links_before);
     if (world->world > 1)
         check_point_to_point(world, &err);
     long failed = failures;

@@ -239,17 +239,28 @@ static int mpi_split(struct comm *c, int color, int key, struct comm **sub, stru
     return 0;
 }
 
-/* Open MPI's non-blocking allreduce (coll/libnbc) takes, by default, for fewer than 4 ranks or any
- * in-place sum (every one of ours), a binomial reduce to rank 0 and a broadcast back: each byte
- * crosses the link twice, one crossing after the other, and rank 0 holds the sum a whole message
- * time before the others, which then start their next step late. Rabenseifner's reduce-scatter and
- * allgather sends each rank's share once each way on every link at the same time. Measured on the
- * test cluster (ResNet-50 emulated, 2 workers over a 10 Gbit/s link dilated 16x, 2026-11-24): WFBP
- * 324 -> 481 samples/s, ByteScheduler 379 -> 459 (means of 3). Set before MPI_Init, which reads
- * it; a user's own OMPI_MCA_coll_libnbc_iallreduce_algorithm stays, and other MPIs ignore it. */
-static void comm_mpi_prefer_rabenseifner(void)
+/* Open MPI settings dtrain's exchanges want, set before MPI_Init (which reads them) unless this
+ * run's environment chose its own; other MPIs ignore them.
+ *
+ * coll_libnbc_iallreduce_algorithm 3: Open MPI's non-blocking allreduce takes, by default, for
+ * fewer than 4 ranks or any in-place sum (every one of ours), a binomial reduce to rank 0 and a
+ * broadcast back: each byte crosses the link twice, one crossing after the other, and rank 0 holds
+ * the sum a whole message time before the others, which then start their next step late.
+ * Rabenseifner's reduce-scatter and allgather sends each rank's share once each way on every link
+ * at the same time. Measured on the test cluster (ResNet-50 emulated, 2 workers over a 10 Gbit/s
+ * link dilated 16x, 2026-11-24): WFBP 324 -> 481 samples/s, ByteScheduler 379 -> 459 (means of 3).
+ *
+ * btl_tcp_links 2: over TCP Open MPI keeps one connection a pair of ranks by default, and a large
+ * message in each direction at once (every allreduce's steps, a push beside a pull) then ran either
+ * both ways together or one after the other, at exactly twice the wire time (the second
+ * rendezvous' go-ahead waiting behind the first message's data on the one connection): MPI_Sendrecv
+ * of 16 MB across a 1.25 Gbit/s shaped link 112 ms or 223 ms, at random, and the 2-rank allreduce
+ * at 52-68% of the link's rate from 1 MB up. Two connections a pair: 113-130 ms, never 223, the
+ * allreduce at 75-97% (2026-11-29, docs/studies/2026-11-28-allreduces-started-apart.md). */
+static void comm_mpi_defaults(void)
 {
     setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
+    setenv("OMPI_MCA_btl_tcp_links", "2", 0);
 }
 
 struct comm *comm_mpi_init(int *argc, char ***argv, bool threads, struct dt_err *err)
@@ -257,7 +268,7 @@ struct comm *comm_mpi_init(int *argc, char ***argv, bool threads, struct dt_err 
     /* Only runs that have a communication thread ask for threads: the others keep MPI's cheaper
      * single-threaded paths. */
     int provided = MPI_THREAD_SINGLE;
-    comm_mpi_prefer_rabenseifner();
+    comm_mpi_defaults();
     int rc = threads ? MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) : MPI_Init(argc, argv);
     if (rc != MPI_SUCCESS) {
         dt_fail(err, "MPI_Init failed (under srun, Debian's Open MPI needs --mpi=pmix)");
