@@ -21,11 +21,6 @@ DTC_PREFIX=$DTC_ID              # namespace names: ID-ctl, ID-gn01, ...
 # reading of that form for the link shaping (link.sh), the bench's dilated rates and link_check.
 # Returns 1, printing nothing, for anything else.
 tc_rate_bits() {
-    case $1 in
-        [0-9]*gbit | [0-9]*mbit | [0-9]*kbit) ;;
-        *) return 1 ;;
-    esac
-    echo "$1" | awk '{ n = $0 + 0; u = substr($0, length($0) - 3)
-        if (n <= 0 || $0 !~ /^[0-9]+(\.[0-9]+)?[gmk]bit$/) exit 1
-        printf "%.0f\n", n * (u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : 1e3) }'
+    echo "$1" | awk '$0 !~ /^[0-9]+(\.[0-9]+)?[gmk]bit$/ || $0 + 0 <= 0 { exit 1 }
+        { u = substr($0, length($0) - 3); printf "%.0f\n", ($0 + 0) * (u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : 1e3) }'
 }
