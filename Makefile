@@ -150,7 +150,7 @@ test: deps
 # thread and staging under every exchange method (test_train, test_train_exchange: two ranks in
 # one process), the methods across 2-4 real ranks (test_mpi) and the watchdog (test_mpi_jobs).
 # Open MPI is not instrumented: its locks seen from inside it are not reported (tests/tsan.supp).
-TSAN_TESTS := test_train test_train_exchange test_mpi test_mpi_jobs
+TSAN_TESTS := test_comm_thread test_train test_train_exchange test_mpi test_mpi_jobs
 tsan: $(addprefix $(TSBIN)/,$(TOOLS) $(TSAN_TESTS) $(MPI_CHECKS))
 	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" FUZZERS= \
 	    sh tests/run.sh $(TSBIN) $(TSAN_TESTS)

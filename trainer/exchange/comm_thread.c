@@ -29,7 +29,8 @@ struct comm_thread {
     pthread_cond_t wake;           /* the thread: something became ready, or stop */
     pthread_cond_t moved;          /* the rank: a transfer finished, or one failed */
     pthread_t thread;
-    bool running, stop, failed, blocked;
+    bool running, stop, failed;
+    bool blocked;                  /* in a transport call, the lock released (see release_for_call) */
     int waiters;                   /* the rank's threads in a wait (poll fast) */
     long poll_ns;                  /* the thread's current pause */
     struct dt_err error;
@@ -81,6 +82,26 @@ static int make_plan(struct comm_thread *e, const size_t *first, const size_t *c
 
 /* ---------- the thread ---------- */
 
+/* The thread calls the transport with the lock released. The rank takes the lock to make each
+ * layer's gradients ready, between the layers of its backward pass; a transport call held under
+ * it put the backward pass behind the network: one MPI_Test of a 3-rank run over the shaped test
+ * link took up to 290 ms (its progress reading sockets, the thread off its core), and the rank's
+ * backward pass waited 57-170 ms a step for the lock (ResNet-18's 169 ms stretched to 233-316 ms).
+ * Only this thread touches a started transfer's requests and stages, so those need no lock; the
+ * rank's side reads a transfer's state, which changes with the lock held. `blocked` tells
+ * comm_thread_destroy that the thread is inside such a call. */
+static void release_for_call(struct comm_thread *e)
+{
+    e->blocked = true;
+    pthread_mutex_unlock(&e->lock);
+}
+
+static void retake_after_call(struct comm_thread *e)
+{
+    pthread_mutex_lock(&e->lock);
+    e->blocked = false;
+}
+
 static void thread_fail(struct comm_thread *e, const struct dt_err *err)
 {
     if (!e->failed)
@@ -106,7 +127,10 @@ static int start_transfer(struct comm_thread *e, int k)
     t->credit_stage = 0;
     t->credit_back = false;
     t->started = timeline_now();
-    if (e->ops.start(e->ops.ctx, e->comm, t, &err) < 0) {
+    release_for_call(e);   /* t stays READY to the rank until it is STARTED below */
+    int rc = e->ops.start(e->ops.ctx, e->comm, t, &err);
+    retake_after_call(e);
+    if (rc < 0) {
         dt_wrap(&err, "layer %d, partition %d", t->layer, t->part);
         thread_fail(e, &err);
         return -1;
@@ -151,7 +175,10 @@ static int best_ready(const struct comm_thread *e)
 static int test_transfers(struct comm_thread *e, struct comm_thread_transfer *t, int n, bool *done)
 {
     struct dt_err err;
-    if (e->comm->test_all(e->comm, t->reqs, n, done, &err) < 0) {
+    release_for_call(e);
+    int rc = e->comm->test_all(e->comm, t->reqs, n, done, &err);
+    retake_after_call(e);
+    if (rc < 0) {
         dt_wrap(&err, "layer %d, partition %d", t->layer, t->part);
         thread_fail(e, &err);
         return -1;
@@ -164,7 +191,12 @@ static int next_stage(struct comm_thread *e, struct comm_thread_transfer *t)
 {
     struct dt_err err;
     int more = 0;
-    if (e->ops.advance && (more = e->ops.advance(e->ops.ctx, e->comm, t, &err)) < 0) {
+    if (e->ops.advance) {
+        release_for_call(e);
+        more = e->ops.advance(e->ops.ctx, e->comm, t, &err);
+        retake_after_call(e);
+    }
+    if (more < 0) {
         dt_wrap(&err, "layer %d, partition %d, stage %d", t->layer, t->part, t->stage + 1);
         thread_fail(e, &err);
         return -1;
@@ -219,11 +251,9 @@ static bool lead_round(struct comm_thread *e)
         if (e->ops.ordered && !e->ops.fifo && e->comm->world > 1) {
             struct dt_err err;
             int order = k;
-            e->blocked = true;   /* a broadcast's root returns once the message is out */
-            pthread_mutex_unlock(&e->lock);
+            release_for_call(e);   /* a broadcast's root returns once the message is out */
             int rc = e->comm->broadcast(e->comm, &order, sizeof order, 0, &err);
-            pthread_mutex_lock(&e->lock);
-            e->blocked = false;
+            retake_after_call(e);
             if (rc < 0) {
                 dt_wrap(&err, "telling the ranks which transfer is next");
                 thread_fail(e, &err);
@@ -243,11 +273,9 @@ static bool follow_round(struct comm_thread *e, int *order)
     if (*order < 0 && e->picked < e->transfers && e->ready_from < e->transfers) {
         struct dt_err err;
         int next = -1;
-        e->blocked = true;   /* rank 0 chooses when its backward and credit allow */
-        pthread_mutex_unlock(&e->lock);
+        release_for_call(e);   /* rank 0 chooses when its backward and credit allow */
         int rc = e->comm->broadcast(e->comm, &next, sizeof next, 0, &err);
-        pthread_mutex_lock(&e->lock);
-        e->blocked = false;
+        retake_after_call(e);
         if (rc < 0 || next < 0 || next >= e->transfers) {
             if (rc == 0)
                 dt_fail(&err, "rank 0 chose transfer %d of %d", next, e->transfers);
