@@ -9,9 +9,13 @@
 # Needs root (the test cluster). Environment: HALVES ("tune check"), SETTINGS (names from the grid;
 # all of HALVES by default), REPEATS (2), STEPS (40), GRID (bench/blind-grid.txt), KEEP_DISTORTED
 # (sum a setting's cells even where bench/link_check.sh finds that this machine distorts the link;
-# by default such a setting is run and printed, left out of its half's sum). About 12 minutes a
-# setting on this project's 2-core machine (the links measured, 14 runs). SETTINGS=- runs nothing
-# and sums again what OUTDIR holds.
+# by default such a setting is run and printed, left out of its half's sum), DILATE (K: every
+# setting's time dilated K instead of the grid's: time's scale on this machine, not the setting;
+# the link is shaped to LINK / K, the devices wait K times their profile, and link_check, the
+# predictions and the runs all see the same K: for a machine that distorts the link at the grid's
+# dilation and keeps up at a higher one). About 12 minutes a setting on this project's 2-core
+# machine at the grid's dilation (the links measured, 14 runs). SETTINGS=- runs nothing and sums
+# again what OUTDIR holds.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "${1:?usage: blind.sh BINDIR [OUTDIR]}" && pwd)
@@ -23,7 +27,7 @@ halves=${HALVES:-tune check}
 
 # setting HALF NAME PROFILE RATE BATCH DILATE LINK SIZE: one setting, predicted, run, compared
 setting() {
-    name=$2 profile=$here/profiles/$3 rate=$4 batch=$5 dilate=$6 link=$7 size=$8
+    name=$2 profile=$here/profiles/$3 rate=$4 batch=$5 dilate=${DILATE:-$6} link=$7 size=$8
     n=${size%%:*} per=${size#*:}
     servers=colocated   # where methods_shaped.sh puts them
     [ "$per" != 1 ] || [ "$n" -ge 4 ] || servers=1
