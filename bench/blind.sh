@@ -23,6 +23,10 @@ out=${2:-$here/../build/blind}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 grid=${GRID:-$here/blind-grid.txt}
+if [ -n "${DILATE:-}" ] && ! echo "$DILATE" | awk '{ exit !($0 ~ /^[0-9]+(\.[0-9]+)?$/ && $0 + 0 > 0) }'; then
+    echo "blind.sh: DILATE \"$DILATE\" is not a number above 0 (8: time runs 8 times slower)" >&2
+    exit 2
+fi
 halves=${HALVES:-tune check}
 
 # setting HALF NAME PROFILE RATE BATCH DILATE LINK SIZE: one setting, predicted, run, compared
@@ -76,6 +80,7 @@ for half in $halves; do   # each half on its own: the checking half is the model
     set --
     left_out=""
     for f in "$out"/*/predictions.json; do
+        [ -f "$f" ] || continue   # none yet: the pattern itself
         name=$(basename "$(dirname "$f")")
         grep -q "^$half  *$name " "$grid" || continue
         if [ -f "$out/$name/distorted" ] && [ -z "${KEEP_DISTORTED:-}" ]; then

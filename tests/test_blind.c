@@ -340,6 +340,41 @@ static void test_blind_sums_each_half_naming_what_it_leaves_out(void **state)
     tu_remove_tree(b.dir);
 }
 
+/* DILATE replaces every setting's dilation: one that is not a number above 0 is refused by name
+ * before anything runs; an OUTDIR holding no setting yet sums nothing, without an error. */
+static void test_blind_refuses_a_dilation_that_is_not_a_number(void **state)
+{
+    (void)state;
+    char fixtures[4096], script[4200], bindir[4096], dir[] = "/tmp/dtrain-blind-dilate-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    tu_fixture(fixtures, sizeof fixtures, "");
+    snprintf(script, sizeof script, "%s/../../bench/blind.sh", fixtures);
+    snprintf(bindir, sizeof bindir, "%s", tu_bin("dtrain-analyze"));
+    *strrchr(bindir, '/') = '\0';
+    const char *bad[] = {"abc", "0", "0.0", "-2", "1.5.", "8x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct tu_env env = {0};
+        tu_env_basics(&env);
+        tu_env_set(&env, "SETTINGS", "-"), tu_env_set(&env, "DILATE", bad[i]);
+        struct tu_result r;
+        assert_int_equal(tu_run((char *[]){"/bin/sh", script, bindir, dir, NULL}, env.vars, &r), 0);
+        assert_int_equal(r.status, 2);
+        assert_true(tu_contains(r.err, "DILATE \"") && tu_contains(r.err, bad[i]));
+        tu_result_free(&r);
+        tu_env_free(&env);
+    }
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    tu_env_set(&env, "SETTINGS", "-"), tu_env_set(&env, "DILATE", "8");
+    struct tu_result r;
+    assert_int_equal(tu_run((char *[]){"/bin/sh", script, bindir, dir, NULL}, env.vars, &r), 0);
+    assert_int_equal(r.status, 0);
+    assert_false(tu_contains(r.out, "## the")), assert_false(tu_contains(r.err, "unable to open"));
+    tu_result_free(&r);
+    tu_env_free(&env);
+    tu_remove_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_servers_layout_leaves_allreduce_methods_alone),
         cmocka_unit_test(test_link_check_names_a_machine_that_distorts_the_link),
         cmocka_unit_test(test_blind_sums_each_half_naming_what_it_leaves_out),
+        cmocka_unit_test(test_blind_refuses_a_dilation_that_is_not_a_number),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
