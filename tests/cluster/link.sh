@@ -15,22 +15,23 @@ here=$(cd "$(dirname "$0")" && pwd)
 burst_of() {
     tc_rate_bits "$1" | awk '{ b = $1 / 8 / 1000; if (b < 65536) b = 65536; printf "%d", b }'
 }
-if [ "${1:-}" = node ]; then rate=${3:?usage: link.sh node NODE RATE|off}; else rate=${1:?usage: link.sh RATE|off}; fi
+node=""   # set: one node's own link, not the leaves'
+if [ "${1:-}" = node ]; then
+    node=${2:?usage: link.sh node NODE RATE|off} rate=${3:?usage: link.sh node NODE RATE|off}
+else
+    rate=${1:?usage: link.sh RATE|off}
+fi
 [ "$rate" = off ] || tc_rate_bits "$rate" >/dev/null ||
     { echo "link.sh: RATE \"$rate\": a rate as tc writes it (5gbit, 500mbit) or off" >&2; exit 2; }
-if [ "${1:-}" = node ]; then
-    node=$2
-    ip netns exec "$DTC_PREFIX-ctl" tc qdisc del dev "v-$node" root 2>/dev/null || true
-    ip netns exec "$DTC_PREFIX-$node" tc qdisc del dev eth0 root 2>/dev/null || true
-    if [ "$rate" != off ]; then
-        ip netns exec "$DTC_PREFIX-ctl" tc qdisc add dev "v-$node" root tbf rate "$rate" burst "$(burst_of "$rate")" latency 50ms
-        ip netns exec "$DTC_PREFIX-$node" tc qdisc add dev eth0 root tbf rate "$rate" burst "$(burst_of "$rate")" latency 50ms
-    fi
-    exit 0
+
+shape() {   # shape NAMESPACE DEVICE: its shaping removed, then RATE's put on unless off
+    ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null || true
+    [ "$rate" = off ] ||
+        ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "$rate" burst "$(burst_of "$rate")" latency 50ms
+}
+if [ -n "$node" ]; then
+    shape "$DTC_PREFIX-ctl" "v-$node"
+    shape "$DTC_PREFIX-$node" eth0
+else
+    for dev in l1-up l1-dn l2-up l2-dn; do shape "$DTC_PREFIX-ctl" "$dev"; done
 fi
-for dev in l1-up l1-dn l2-up l2-dn; do
-    ip netns exec "$DTC_PREFIX-ctl" tc qdisc del dev "$dev" root 2>/dev/null || true
-    if [ "$rate" != off ]; then
-        ip netns exec "$DTC_PREFIX-ctl" tc qdisc add dev "$dev" root tbf rate "$rate" burst "$(burst_of "$rate")" latency 50ms
-    fi
-done
