@@ -302,6 +302,24 @@ static void put_file(const char *dir, const char *name, const char *text)
     assert_int_equal(tu_write_file(path, text), 0);
 }
 
+/* bench/blind.sh BINDIR OUTDIR with SETTINGS=- (nothing run: the halves summed from what OUTDIR
+ * holds), the environment's NULL-ended pairs (name, value, ...) added. */
+static void run_blind_sums(const char *outdir, const char *const *pairs, struct tu_result *r)
+{
+    char fixtures[4096], script[4200], bindir[4096];
+    tu_fixture(fixtures, sizeof fixtures, "");
+    snprintf(script, sizeof script, "%s/../../bench/blind.sh", fixtures);
+    snprintf(bindir, sizeof bindir, "%s", tu_bin("dtrain-analyze"));
+    *strrchr(bindir, '/') = '\0';
+    struct tu_env env = {0};
+    tu_env_basics(&env);
+    tu_env_set(&env, "SETTINGS", "-");
+    for (; pairs[0]; pairs += 2)
+        tu_env_set(&env, pairs[0], pairs[1]);
+    assert_int_equal(tu_run((char *[]){"/bin/sh", script, bindir, (char *)outdir, NULL}, env.vars, r), 0);
+    tu_env_free(&env);
+}
+
 /* bench/blind.sh's sums over what OUTDIR holds (SETTINGS naming none of the grid: nothing run):
  * each half under its own header, a setting whose link this machine distorted named there and
  * left out of the sum; a half with every setting left out says so instead of summing nothing. */
@@ -317,17 +335,11 @@ static void test_blind_sums_each_half_naming_what_it_leaves_out(void **state)
     put_file(b.dir, "two/predictions.json", plan), put_file(b.dir, "two/dir/runs/records.jsonl", records);
     put_file(b.dir, "one/distorted", "this machine distorts the shaped link: planted");
     free(plan), free(records);
-    char fixtures[4096], script[4200], grid[200], bindir[4096];
-    tu_fixture(fixtures, sizeof fixtures, "");
-    snprintf(script, sizeof script, "%s/../../bench/blind.sh", fixtures);
+    char grid[200];
     snprintf(grid, sizeof grid, "%s/grid.txt", b.dir);
-    snprintf(bindir, sizeof bindir, "%s", tu_bin("dtrain-analyze"));
-    *strrchr(bindir, '/') = '\0';
-    struct tu_env env = {0};
-    tu_env_basics(&env);
-    tu_env_set(&env, "SETTINGS", "-"), tu_env_set(&env, "HALVES", "tune check"), tu_env_set(&env, "GRID", grid);
+    const char *const pairs[] = {"HALVES", "tune check", "GRID", grid, NULL};
     struct tu_result r;
-    assert_int_equal(tu_run((char *[]){"/bin/sh", script, bindir, b.dir, NULL}, env.vars, &r), 0);
+    run_blind_sums(b.dir, pairs, &r);
     assert_int_equal(r.status, 0);
     const char *header = strstr(r.out, "## the tune half\nleft out of the tune half: one (this machine distorts the "
                                        "shaped link: planted)\n## three, batch 1, tag t");
@@ -337,11 +349,10 @@ static void test_blind_sums_each_half_naming_what_it_leaves_out(void **state)
     assert_false(tu_contains(r.out, "the check half"));   /* no setting of it here */
     tu_result_free(&r);
     put_file(b.dir, "two/distorted", "this machine distorts the shaped link: planted too");
-    assert_int_equal(tu_run((char *[]){"/bin/sh", script, bindir, b.dir, NULL}, env.vars, &r), 0);
+    run_blind_sums(b.dir, pairs, &r);
     assert_true(tu_contains(r.out, "left out of the tune half: two (this machine distorts the shaped link: planted "
                                    "too)\nno setting of the tune half left to sum"));
     tu_result_free(&r);
-    tu_env_free(&env);
     tu_remove_tree(b.dir);
 }
 
@@ -350,33 +361,20 @@ static void test_blind_sums_each_half_naming_what_it_leaves_out(void **state)
 static void test_blind_refuses_a_dilation_that_is_not_a_number(void **state)
 {
     (void)state;
-    char fixtures[4096], script[4200], bindir[4096], dir[] = "/tmp/dtrain-blind-dilate-XXXXXX";
+    char dir[] = "/tmp/dtrain-blind-dilate-XXXXXX";
     assert_non_null(mkdtemp(dir));
-    tu_fixture(fixtures, sizeof fixtures, "");
-    snprintf(script, sizeof script, "%s/../../bench/blind.sh", fixtures);
-    snprintf(bindir, sizeof bindir, "%s", tu_bin("dtrain-analyze"));
-    *strrchr(bindir, '/') = '\0';
     const char *bad[] = {"abc", "0", "0.0", "-2", "1.5.", "8x"};
+    struct tu_result r;
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        struct tu_env env = {0};
-        tu_env_basics(&env);
-        tu_env_set(&env, "SETTINGS", "-"), tu_env_set(&env, "DILATE", bad[i]);
-        struct tu_result r;
-        assert_int_equal(tu_run((char *[]){"/bin/sh", script, bindir, dir, NULL}, env.vars, &r), 0);
+        run_blind_sums(dir, (const char *const[]){"DILATE", bad[i], NULL}, &r);
         assert_int_equal(r.status, 2);
         assert_true(tu_contains(r.err, "DILATE \"") && tu_contains(r.err, bad[i]));
         tu_result_free(&r);
-        tu_env_free(&env);
     }
-    struct tu_env env = {0};
-    tu_env_basics(&env);
-    tu_env_set(&env, "SETTINGS", "-"), tu_env_set(&env, "DILATE", "8");
-    struct tu_result r;
-    assert_int_equal(tu_run((char *[]){"/bin/sh", script, bindir, dir, NULL}, env.vars, &r), 0);
+    run_blind_sums(dir, (const char *const[]){"DILATE", "8", NULL}, &r);
     assert_int_equal(r.status, 0);
     assert_false(tu_contains(r.out, "## the")), assert_false(tu_contains(r.err, "unable to open"));
     tu_result_free(&r);
-    tu_env_free(&env);
     tu_remove_tree(dir);
 }
 

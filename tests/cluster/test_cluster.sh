@@ -512,7 +512,7 @@ slow_train="--device cpu --threads 1 --model lenet --dataset synthetic --batch-s
 if "$here/slow_node.sh" gn03 50 && "$here/slow_node.sh" gn03 off; then
     for pair in 1 2; do
         for nodes in 'gn[01,03]' 'gn[01-02]'; do
-            [ "$nodes" = 'gn[01-02]' ] || "$here/slow_node.sh" gn03 50
+            case $nodes in 'gn[01,03]') "$here/slow_node.sh" gn03 50 ;; esac   # slowed for its own run only
             srun_within 300 "slow-$nodes" --mpi=pmix -N2 -w "$nodes" "$bin/dtrain" --gpus-per-node 0 --no-bind \
                 -- "$bin/dtrain-train" $slow_train --record "runs-$nodes.$pair.jsonl" >"run-$nodes.$pair.out" 2>&1
             "$here/slow_node.sh" gn03 off
@@ -521,10 +521,10 @@ if "$here/slow_node.sh" gn03 50 && "$here/slow_node.sh" gn03 off; then
     done
     told=$(awk -F, '/^job,ranks,slowest_rank/ { getline; n++; node = node " " $4; s += $7 - $8 }
                     END { printf "%s %.2f", node, n ? s / n : 0 }' cost.1.csv cost.2.csv)
-    runs=$(for f in 'runs-gn[01,03].1' 'runs-gn[01-02].1' 'runs-gn[01,03].2' 'runs-gn[01-02].2'; do
+    seconds=$(for f in 'runs-gn[01,03].1' 'runs-gn[01-02].1' 'runs-gn[01,03].2' 'runs-gn[01-02].2'; do
         field "$f.jsonl" runtime_seconds; done | tr '\n' ' ')
-    saved=$(echo "$runs" | awk '{ printf "%.2f", ($1 + $3 - $2 - $4) / 2 }')
-    runs=$(echo "$runs" | awk '{ printf "%.1f, %.1f, %.1f and %.1f", $1, $2, $3, $4 }')
+    saved=$(echo "$seconds" | awk '{ printf "%.2f", ($1 + $3 - $2 - $4) / 2 }')
+    runs=$(echo "$seconds" | awk '{ printf "%.1f, %.1f, %.1f and %.1f", $1, $2, $3, $4 }')
     check "slow node: nodes says gn03 cost ${told##* } s, the reruns without it saved $saved s (runs of $runs s, with and without in turn)" \
         '[ "${told% *}" = " gn03 gn03" ] && echo "${told##* } $saved" | awk "{ d = \$1 - \$2; if (d < 0) d = -d; exit !(\$2 > 1 && d <= 0.2 * \$2) }"'
 else

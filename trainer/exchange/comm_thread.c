@@ -85,9 +85,10 @@ static int make_plan(struct comm_thread *e, const size_t *first, const size_t *c
 /* The thread calls the transport with the lock released. The rank takes the lock to make each
  * layer's gradients ready, between the layers of its backward pass; a transport call held under
  * it put the backward pass behind the network (one MPI_Test of a 3-rank run took up to 291 ms:
- * docs/studies/2026-11-29-backward-behind-the-transport.md). Only this thread touches a started transfer's requests and stages, so those need no lock; the
- * rank's side reads a transfer's state, which changes with the lock held. `blocked` tells
- * comm_thread_destroy that the thread is inside such a call. */
+ * docs/studies/2026-11-29-backward-behind-the-transport.md). Only this thread touches a started
+ * transfer's requests and stages, so those need no lock; the rank's side reads a transfer's
+ * state, which changes with the lock held. `blocked` tells comm_thread_destroy that the thread is
+ * inside such a call. */
 static void release_for_call(struct comm_thread *e)
 {
     e->blocked = true;
