@@ -37,6 +37,12 @@ struct link_cost {
      * rate one at a time does not (TCP's window, MPI's progress). */
     const struct link_point *streamed;
     int streamed_points;
+    /* Where measured beside it (dtrain-commbench --inflight K on an allreduce): one such
+     * nonblocking allreduce alone, and the K the streamed times are a share of. Open MPI's
+     * in-place nonblocking allreduce (libnbc's binomial tree) crosses a link one way, then back:
+     * under way with others, one's way back overlaps the next one's way out; alone, it does not. */
+    const struct link_point *alone;
+    int alone_points, inflight;
 };
 
 /* Seconds of one message of `bytes` over link. */

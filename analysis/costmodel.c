@@ -100,10 +100,13 @@ static double exchange_groups(const struct step_costs *s, const struct transfer_
             pieces[k].bytes += s->layer[l].bytes;
         pieces[k].ready = ready[first[g]];
         pieces[k].cost = send_cost(t, pieces[k].bytes);
+        pieces[k].tail = piece_tail(t, pieces[k].bytes, pieces[k].cost);
     }
-    double sent = send_in_order(pieces, groups, 0);   /* an allreduce's sums are back when it is through */
+    double back = send_in_order(pieces, groups, 0);   /* each one's sums a tail after it leaves the link */
+    for (int k = 0; k < groups; k++)
+        back = fmax(back, pieces[k].done + pieces[k].tail);
     free(ready), free(pieces);
-    return sent;
+    return back;
 }
 
 /* Partitions of at most `per` bytes of [from, to) of the buffer, appended to pieces with the
@@ -326,9 +329,7 @@ static double groups_step(const struct step_inputs *in, bool merge)
         first[l] = l;
     if (merge)
         groups = mgwfbp_groups(s, in->c, first);
-    struct transfer_cost t = in->t;
-    t.apart = true;
-    double exchange = groups > 0 ? exchange_groups(s, &t, first, groups) : -1;
+    double exchange = groups > 0 ? exchange_groups(s, &in->t, first, groups) : -1;
     free(first);
     return overlapped_step(in, exchange);
 }

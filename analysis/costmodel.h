@@ -44,9 +44,11 @@
  *                      in the order they came, while other pieces cross the link between nodes;
  *                      servers_half_duplex: a node's pushes and pulls take turns on one rate.
  * The pieces of every method but BSP go at the links' streamed rate where it was measured
- * (link_cost.streamed); BSP's one allreduce at the rate of one message alone. WFBP's and MG-WFBP's
- * allreduces, started apart, at three ranks whose first two nodes share a link: the 2-rank
- * allreduce's across the link (Rabenseifner's folds ride beside it: costmodel_pieces.c). The servers'
+ * (link_cost.streamed); BSP's one allreduce at the rate of one message alone. The layer-wise
+ * allreduces (WFBP, MG-WFBP, ByteScheduler-A2A), each rank starting them on its own, at three ranks
+ * whose first two nodes share a link: the 2-rank allreduce's across the link (the leaf's hops ride
+ * beside it); each one's sums back after what one alone takes beyond its share of the link, where
+ * that was measured (link_cost.alone: costmodel_pieces.c). The servers'
  * messages cross the link as measured a direction at a time where it was (cluster_shape.servers_link).
  * One worker exchanges nothing: F + B + U. */
 #ifndef COSTMODEL_H

@@ -53,7 +53,8 @@ static double send_by_priority(struct piece *pieces, int n, double free_at, doub
         }
         started[best] = true;
         free_at = (now > free_at ? now : free_at) + pieces[best].cost;
-        pieces[best].done_sending = pieces[best].done = free_at;   /* an allreduce: its sums with it */
+        /* an allreduce: its sums (and its credit) back a tail after it leaves the link */
+        pieces[best].done_sending = pieces[best].done = free_at + pieces[best].tail;
     }
     free(started);
     return free_at;
@@ -228,6 +229,7 @@ static int cut_layers(const struct step_costs *s, const struct transfer_cost *t,
                 p->ready_near = from[p->side] + ready[l] + piece_in_node_cost(t, p->bytes);
             }
             p->cost = piece_push_cost(t, p->bytes, p->load);
+            p->tail = piece_tail(t, p->bytes, p->cost);
         }
     free(held);
     return n;

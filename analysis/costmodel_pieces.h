@@ -14,6 +14,7 @@
  * sending it costs, and its layer and bytes. */
 struct piece {
     double ready, cost, bytes;
+    double tail;               /* an allreduce: from leaving the link to its sums back (piece_tail) */
     int layer;
     int side;                  /* bytescheduler-ps, two sides: its server's (0 or 1) */
     double load;               /* its bytes across the busiest link, per byte pushed */
@@ -29,9 +30,6 @@ struct piece {
 struct transfer_cost {
     const struct cluster_shape *c;
     bool ps;
-    /* every rank starts its allreduces on its own as backward readies them (WFBP, MG-WFBP), apart
-     * in time; ByteScheduler's followers start theirs when rank 0's choice reaches them, together */
-    bool apart;
     double load;               /* a push's bytes at the busiest link, per byte pushed */
     int in_node;               /* node-local sums: a piece's hand-offs inside a node each way */
     bool one_link;             /* pushes and pulls share one link (colocated servers) */
@@ -54,6 +52,12 @@ struct link_cost servers_link_of(const struct transfer_cost *t);
 /* The link's time for a piece across the link between nodes: a push's (after the node's sum; `load`
  * its bytes across the busiest link a byte pushed), or the whole allreduce's. */
 double piece_push_cost(const struct transfer_cost *t, double bytes, double load);
+
+/* An allreduce's sums back after it has held the link for `cost` (piece_push_cost): what one alone
+ * takes beyond that (its way back), where the job's allreduce (or, at 2 ranks, the link) was
+ * measured alone as well as under way with others (link_cost.alone); 0 otherwise, and for a
+ * server's pieces. */
+double piece_tail(const struct transfer_cost *t, double bytes, double cost);
 
 /* A server's pull of a piece back across the link (`load` as for its push). */
 double piece_pull_cost(const struct transfer_cost *t, double bytes, double load);

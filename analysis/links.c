@@ -68,16 +68,26 @@ static int curve_of(const char *path, json_t *rows, const char *key, double byte
     return points;
 }
 
-/* The rows' times with many messages under way (--inflight), into streamed: their count (0 when
- * the file has none), or -1 with why. */
-static int streamed_of(json_t *doc, const char *path, double byte_parts, double parts, struct link_point *streamed,
-                       char *why, size_t size)
+/* The rows' times with many messages under way (--inflight), into streamed (key
+ * "time_us_inflight"), or of one of them alone (key "time_us_alone"): their count (0 when the file
+ * has none), or -1 with why. */
+static int streamed_of(json_t *doc, const char *path, const char *key, double byte_parts, double parts,
+                       struct link_point *streamed, char *why, size_t size)
 {
     json_t *rows = json_object_get(doc, "rows");
-    if (!json_is_integer(json_object_get(doc, "inflight")) ||
-        !json_object_get(json_array_get(rows, 0), "time_us_inflight"))
+    if (!json_is_integer(json_object_get(doc, "inflight")) || !json_object_get(json_array_get(rows, 0), key))
         return 0;
-    return curve_of(path, rows, "time_us_inflight", byte_parts, parts, streamed, why, size);
+    return curve_of(path, rows, key, byte_parts, parts, streamed, why, size);
+}
+
+/* streamed and alone (each 2 points or more, else left out) into link, with the K of --inflight. */
+static void set_streamed(json_t *doc, struct link_cost *link, const struct link_point *streamed, int streamed_points,
+                         const struct link_point *alone, int alone_points)
+{
+    link->streamed = streamed_points >= 2 ? streamed : NULL, link->streamed_points = streamed_points;
+    bool both = link->streamed && alone_points >= 2;
+    link->alone = both ? alone : NULL, link->alone_points = both ? alone_points : 0;
+    link->inflight = link->streamed ? (int)json_integer_value(json_object_get(doc, "inflight")) : 0;
 }
 
 int link_from_json(json_t *doc, const char *path, const char *want, bool measured, struct link_cost *link,
@@ -94,12 +104,14 @@ int link_from_json(json_t *doc, const char *path, const char *want, bool measure
            beta = json_number_value(json_object_get(fit, "beta_s_per_byte"));
     int points = measured ? curve_of(path, json_object_get(doc, "rows"), "time_us", byte_parts, 2, curves->one, why,
                                      size) : 0;
-    int streamed = points >= 2 ? streamed_of(doc, path, byte_parts, 2, curves->streamed, why, size) : 0;
-    if (points < 0 || streamed < 0)
+    int streamed = points >= 2 ? streamed_of(doc, path, "time_us_inflight", byte_parts, 2, curves->streamed, why, size)
+                               : 0;
+    int alone = streamed >= 2 ? streamed_of(doc, path, "time_us_alone", byte_parts, 2, curves->alone, why, size) : 0;
+    if (points < 0 || streamed < 0 || alone < 0)
         return -1;
     if (points >= 2) {   /* the measured times: the fit is not needed */
-        *link = (struct link_cost){.curve = curves->one, .points = points,
-                                   .streamed = streamed >= 2 ? curves->streamed : NULL, .streamed_points = streamed};
+        *link = (struct link_cost){.curve = curves->one, .points = points};
+        set_streamed(doc, link, curves->streamed, streamed, curves->alone, alone);
         return 0;
     }
     if (!(beta > 0) || !isfinite(alpha))
@@ -189,11 +201,12 @@ int measured_from_json(json_t *doc, const char *path, const char *want, struct m
                                  strcmp(want, "colocated") ? "" : ", or --op colocated-ranks over an even number"), -1);
     if (points >= 0 && points < 2)
         return snprintf(why, size, "%s: fewer than 2 sizes measured", path), -1;
-    int streamed = points >= 2 ? streamed_of(doc, path, 1, 1, m->streamed, why, size) : 0;
-    if (points < 0 || streamed < 0)
+    int streamed = points >= 2 ? streamed_of(doc, path, "time_us_inflight", 1, 1, m->streamed, why, size) : 0;
+    int alone = streamed >= 2 ? streamed_of(doc, path, "time_us_alone", 1, 1, m->alone, why, size) : 0;
+    if (points < 0 || streamed < 0 || alone < 0)
         return -1;
-    m->cost = (struct link_cost){.curve = m->curve, .points = points, .streamed = streamed >= 2 ? m->streamed : NULL,
-                                 .streamed_points = streamed};
+    m->cost = (struct link_cost){.curve = m->curve, .points = points};
+    set_streamed(doc, &m->cost, m->streamed, streamed, m->alone, alone);
     return 0;
 }
 

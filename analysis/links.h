@@ -23,6 +23,7 @@ double link_parse_latency(const char *text);
 struct link_curves {
     struct link_point one[CURVE_POINTS];        /* a message alone */
     struct link_point streamed[CURVE_POINTS];   /* one of --inflight K under way */
+    struct link_point alone[CURVE_POINTS];      /* one of them alone */
 };
 
 /* A link given as BANDWIDTH[:LATENCY] or a dtrain-commbench JSON file of 2 ranks across it, run
@@ -51,6 +52,7 @@ struct measured_allreduce {
     struct link_cost cost;
     struct link_point curve[CURVE_POINTS];
     struct link_point streamed[CURVE_POINTS];   /* where measured with --inflight */
+    struct link_point alone[CURVE_POINTS];      /* and its one alone */
 };
 
 /* A job size's operation as dtrain-commbench --op OP measured it over all its ranks: the allreduce

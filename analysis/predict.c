@@ -391,6 +391,7 @@ static void link_to_real_time(struct link_cost *link, struct link_curves *curves
     link->alpha /= dilate, link->beta /= dilate;
     to_real_time(curves->one, link->curve ? link->points : 0, dilate);
     to_real_time(curves->streamed, link->streamed ? link->streamed_points : 0, dilate);
+    to_real_time(curves->alone, link->alone ? link->alone_points : 0, dilate);
 }
 
 /* The measured operations of files (dtrain-commbench --op op) into m, at real time: 0, or 2 said. */
@@ -403,6 +404,7 @@ static int read_measured(const char *const *files, int count, const char *op, co
             return fprintf(stderr, "dtrain-analyze predict: %s %s\n", option, why), 2;
         to_real_time(m[i].curve, m[i].cost.points, dilate);
         to_real_time(m[i].streamed, m[i].cost.streamed_points, dilate);
+        to_real_time(m[i].alone, m[i].cost.alone_points, dilate);
     }
     return 0;
 }

@@ -66,7 +66,9 @@ static const char usage_text[] =
     "                          blocking), as a layer-wise method's or a server's partitions\n"
     "                          travel: the time a message then takes (the total / K) is\n"
     "                          printed and saved beside the time of one alone (2 to 64; sizes\n"
-    "                          whose K copies pass 256M are timed alone only)\n"
+    "                          whose K copies pass 256M are timed alone only); an allreduce is\n"
+    "                          also timed alone through the same nonblocking call (alone(us)):\n"
+    "                          the trainer's layer-wise allreduces are these calls\n"
     "      --partition-bytes SIZE  a servers' round in pieces of SIZE, each whole at one server (in\n"
     "                          turn, as dtrain-train places partitions), each piece's sum sent\n"
     "                          back once every push of it is in: bytescheduler-ps's traffic\n"
@@ -108,6 +110,7 @@ struct row {
     long bytes;
     double seconds, algbw, busbw;   /* GB/s */
     double inflight_seconds;   /* one message's share of K under way at once (0: not measured) */
+    double alone_seconds;      /* one nonblocking allreduce alone, as the K are started (0: not measured) */
     long wrong;
 };
 
@@ -235,19 +238,21 @@ static enum layout layout_of(const struct options *o)
     return o->kind == OP_PUSHPULL ? ONE_SERVER : o->kind == OP_COLOCATED ? EVERY_RANK : PAIRS;
 }
 
-/* One operation, or with k > 1 k of them under way at once. */
-static int operation_k(struct comm *c, const struct options *o, int k, struct buffers *b, struct dt_err *err)
+/* One operation, or with k > 1 k of them under way at once; an allreduce through the nonblocking
+ * call where nonblocking (always with k > 1). */
+static int operation_k(struct comm *c, const struct options *o, int k, bool nonblocking, struct buffers *b,
+                       struct dt_err *err)
 {
     if (o->kind != OP_ALLREDUCE && o->partition_bytes)
         return rounds_pieces(c, layout_of(o), b, (size_t)o->partition_bytes / sizeof(float), (size_t)o->credit_bytes, err);
     if (o->kind != OP_ALLREDUCE)
         return rounds_parts(c, layout_of(o), k, b, err);
-    return k > 1 ? allreduce_inflight(c, k, b, err) : allreduce_once(c, o, b, err);
+    return k > 1 || nonblocking ? allreduce_inflight(c, k, b, err) : allreduce_once(c, o, b, err);
 }
 
 static int run_operation(struct comm *c, const struct options *o, struct buffers *b, struct dt_err *err)
 {
-    return operation_k(c, o, 1, b, err);
+    return operation_k(c, o, 1, false, b, err);
 }
 
 /* Fills the data with rank + 1, runs the operation once and counts, over all ranks, the values
@@ -271,19 +276,19 @@ static int verify_results(struct comm *c, const struct options *o, struct buffer
 }
 
 /* The slowest rank's mean time of one operation over o->iters, after o->warmup; with k > 1, of
- * one operation's share of k under way at once (their time / k). */
-static int time_size(struct comm *c, const struct options *o, int k, struct buffers *b, double *seconds,
-                     struct dt_err *err)
+ * one operation's share of k under way at once (their time / k); nonblocking: operation_k's. */
+static int time_size(struct comm *c, const struct options *o, int k, bool nonblocking, struct buffers *b,
+                     double *seconds, struct dt_err *err)
 {
     for (int i = 0; i < o->warmup; i++)
-        if (operation_k(c, o, k, b, err) < 0)
+        if (operation_k(c, o, k, nonblocking, b, err) < 0)
             return -1;
     long sync = 0;
     if (c->sum_long(c, &sync, err) < 0)   /* everyone starts together */
         return -1;
     double start = timeline_now();
     for (int i = 0; i < o->iters; i++)
-        if (operation_k(c, o, k, b, err) < 0)
+        if (operation_k(c, o, k, nonblocking, b, err) < 0)
             return -1;
     unsigned long long mine = (unsigned long long)((timeline_now() - start) / o->iters / k * 1e9), lo, hi;
     if (c->min_max_u64(c, mine, &lo, &hi, err) < 0)
@@ -320,10 +325,12 @@ static int measure_sizes(struct comm *c, const struct options *o, struct row *ro
         struct row *r = &rows[(*nrows)++];
         b.count = (size_t)bytes / sizeof(float);
         r->bytes = (long)(b.count * sizeof(float));
-        r->inflight_seconds = 0;
-        rc = time_size(c, o, 1, &b, &r->seconds, err) < 0 || verify_results(c, o, &b, &r->wrong, err) < 0 ? -1 : 0;
+        r->inflight_seconds = r->alone_seconds = 0;
+        rc = time_size(c, o, 1, false, &b, &r->seconds, err) < 0 || verify_results(c, o, &b, &r->wrong, err) < 0 ? -1 : 0;
         if (rc == 0 && o->inflight > 1 && bytes * o->inflight <= INFLIGHT_MAX_BYTES)
-            rc = time_size(c, o, o->inflight, &b, &r->inflight_seconds, err);
+            rc = time_size(c, o, o->inflight, true, &b, &r->inflight_seconds, err);
+        if (rc == 0 && r->inflight_seconds > 0 && o->kind == OP_ALLREDUCE)   /* the K's one alone */
+            rc = time_size(c, o, 1, true, &b, &r->alone_seconds, err);
         r->algbw = r->bytes / r->seconds / 1e9;
         r->busbw = r->algbw * bus_factor(c, o);
     }
@@ -387,6 +394,8 @@ static void print_table(const struct comm *c, const struct options *o, const str
            "#wrong");
     if (o->inflight)
         printf(" %12s", "inflight(us)");
+    if (o->inflight && o->kind == OP_ALLREDUCE)
+        printf(" %12s", "alone(us)");
     printf("\n");
     double sum = 0;
     int big = 0;
@@ -399,6 +408,10 @@ static void print_table(const struct comm *c, const struct options *o, const str
             printf(" %12.2f", r->inflight_seconds * 1e6);
         else if (o->inflight)
             printf(" %12s", "-");   /* K copies would take more than INFLIGHT_MAX_BYTES */
+        if (o->inflight && o->kind == OP_ALLREDUCE && r->alone_seconds > 0)
+            printf(" %12.2f", r->alone_seconds * 1e6);
+        else if (o->inflight && o->kind == OP_ALLREDUCE)
+            printf(" %12s", "-");
         printf("\n");
         if (r->bytes >= o->fit_from)
             sum += r->busbw, first = big++ ? first : r->bytes;
@@ -407,7 +420,8 @@ static void print_table(const struct comm *c, const struct options *o, const str
         printf("# average busbw over sizes from %ld bytes: %.3f GB/s\n", first, sum / big);
     print_link_rates();
     if (o->inflight)
-        printf("# inflight(us): one operation's share of the time of %d under way at once\n", o->inflight);
+        printf("# inflight(us): one operation's share of the time of %d under way at once%s\n", o->inflight,
+               o->kind == OP_ALLREDUCE ? "; alone(us): one of them alone" : "");
 }
 
 struct json_out {
@@ -428,6 +442,8 @@ static int fill_json(FILE *out, const void *arg)
                                 j->rows[i].busbw, "wrong", (json_int_t)j->rows[i].wrong);
         if (row && j->rows[i].inflight_seconds > 0)   /* one message's share of K under way (predict's streamed rate) */
             json_object_set_new(row, "time_us_inflight", json_real(j->rows[i].inflight_seconds * 1e6));
+        if (row && j->rows[i].alone_seconds > 0)   /* the same nonblocking call alone (predict's last leg) */
+            json_object_set_new(row, "time_us_alone", json_real(j->rows[i].alone_seconds * 1e6));
         json_array_append_new(rows, row);
     }
     json_t *doc = json_pack("{ss ss ss ss si si si so}", "tool", "dtrain-commbench", "version", DTRAIN_VERSION, "op",

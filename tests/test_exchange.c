@@ -267,12 +267,13 @@ static void test_step_costs_as_worked_by_hand(void **state)
 /* The three layers above at three workers, a node each, the job's allreduce measured (four started
  * together: 1 + n / 500) and the link between the nodes as above (a 2-rank allreduce 1 + n / 1000).
  * With the first two nodes behind one link, WFBP's and MG-WFBP's allreduces, started apart, go at
- * the 2-rank allreduce's cost across the link (Open MPI's Rabenseifner folds rank 0 into rank 1
+ * the 2-rank allreduce's cost across the link (ranks 0 and 1 share a leaf; their hops on it ride
  * beside the link): 14.6 and 13.6 as at two workers (MG-WFBP's groups still planned on the measured
  * allreduce: alpha 1, the same groups). With a link a node, the measured cost: WFBP sends layer 2
- * 1..6, layer 1 6..13, layer 0 13..16: 4 + 16 + 0.6 = 20.6. BSP's one allreduce and ByteScheduler's
- * pieces (started together when rank 0's choice reaches the others) keep the measured cost either
- * way: BSP 4 + 4 + 13 + 0.6 = 21.6. */
+ * 1..6, layer 1 6..13, layer 0 13..16: 4 + 16 + 0.6 = 20.6. ByteScheduler-A2A's pieces, started
+ * as its credit frees, go at the 2-rank cost too: the step it has with the job's allreduce measured
+ * at that cost. BSP's one blocking allreduce keeps the measured cost either way: 4 + 4 + 13 + 0.6 =
+ * 21.6. */
 static void test_allreduces_started_apart_at_three_ranks(void **state)
 {
     (void)state;
@@ -289,11 +290,54 @@ static void test_allreduces_started_apart_at_three_ranks(void **state)
     assert_float_equal(cost_step(&s, &own_links, "wfbp-a2a", &whole), 20.6, 1e-9);
     assert_float_equal(cost_step(&s, &leaves, "bsp-a2a", &whole), 21.6, 1e-9);
     assert_float_equal(cost_step(&s, &own_links, "bsp-a2a", &whole), 21.6, 1e-9);
+    struct link_cost two_ranks = {.alpha = 1, .beta = 0.001};
+    struct cluster_shape measured_so = own_links;
+    measured_so.allreduce = &two_ranks;
     assert_float_equal(cost_step(&s, &leaves, "bytescheduler-a2a", &whole),
-                       cost_step(&s, &own_links, "bytescheduler-a2a", &whole), 1e-12);
+                       cost_step(&s, &measured_so, "bytescheduler-a2a", &whole), 1e-9);
+    assert_true(cost_step(&s, &leaves, "bytescheduler-a2a", &whole) <
+                cost_step(&s, &own_links, "bytescheduler-a2a", &whole) - 1e-6);
     leaves.nodes = 4;   /* a power of two: no fold, the measured cost */
     own_links.nodes = 4;
     assert_float_equal(cost_step(&s, &leaves, "wfbp-a2a", &whole), cost_step(&s, &own_links, "wfbp-a2a", &whole), 1e-12);
+}
+
+/* An allreduce alone (link_cost.alone): Open MPI's in-place nonblocking allreduce crosses a link one
+ * way, then back, so one among others holds the link for less than one alone takes. The three
+ * layers above at two workers, the job's allreduce measured: two under way 1 + n / 1000 each (as
+ * without the alone curve: WFBP sends layer 2 1..4, layer 1 4..8, layer 0 8..10, 14.6), one of
+ * them alone 1.2 + n / 833.3. Two started together take one alone plus a share: a share of
+ * 2 (1 + n / 1000) - (1.2 + n / 833.3) = 0.8 + 0.0008 n, each one's sums back 0.4 + 0.0004 n
+ * after it leaves the link. WFBP: layer 2 1..3.4, back at 4.6; layer 1 3.4..6.6, back at 8.2;
+ * layer 0 6.6..8.2, back at 9.0: 4 + 9.0 + 0.6 = 13.6. At three workers behind the leaves,
+ * the allreduces started apart hold the link for the 2-rank link's share (1 + n / 1000, its lone
+ * time not measured: the sends of 14.6) and come back the job's one alone after their start:
+ * layer 2 at 1 + 3.6, layer 1 at 4 + 4.8, layer 0 at 8 + 2.4 = 10.4: 4 + 10.4 + 0.6 = 15.0. BSP's
+ * one blocking allreduce keeps its own curve (1 + n / 500: 4 + 4 + 13 + 0.6 = 21.6). Where one
+ * alone takes no longer than its part of two, nothing changes. */
+static void test_an_allreduce_alone_has_its_way_back_to_go(void **state)
+{
+    (void)state;
+    const struct layer_cost layers[] = {{1, 2, 1000}, {1, 1, 3000}, {2, 1, 2000}};
+    struct step_costs s = {.layers = 3, .layer = layers, .update = 0.6};
+    const struct link_point one[] = {{1000, 3}, {3000, 7}}, streamed[] = {{1000, 2}, {3000, 4}},
+                            alone[] = {{1000, 2.4}, {3000, 4.8}}, fast_alone[] = {{1000, 2}, {3000, 4}};
+    struct link_cost measured = {.curve = one, .points = 2, .streamed = streamed, .streamed_points = 2, .inflight = 2};
+    struct cluster_shape two = {.nodes = 2, .gpus_per_node = 1, .inter = {.alpha = 0.5, .beta = 0.001},
+                                .allreduce = &measured};
+    struct method_settings whole = {0};
+    double bytescheduler = cost_step(&s, &two, "bytescheduler-a2a", &whole);
+    assert_float_equal(cost_step(&s, &two, "wfbp-a2a", &whole), 14.6, 1e-9);
+    measured.alone = alone, measured.alone_points = 2;
+    assert_float_equal(cost_step(&s, &two, "wfbp-a2a", &whole), 13.6, 1e-9);
+    assert_float_equal(cost_step(&s, &two, "bsp-a2a", &whole), 21.6, 1e-9);
+    assert_true(fabs(cost_step(&s, &two, "bytescheduler-a2a", &whole) - bytescheduler) > 1e-6);
+    struct cluster_shape leaves = two;
+    leaves.nodes = 3, leaves.nodes_per_link = 2;
+    assert_float_equal(cost_step(&s, &leaves, "wfbp-a2a", &whole), 15.0, 1e-9);
+    measured.alone = fast_alone;
+    assert_float_equal(cost_step(&s, &two, "wfbp-a2a", &whole), 14.6, 1e-9);
+    assert_float_equal(cost_step(&s, &two, "bytescheduler-a2a", &whole), bytescheduler, 1e-12);
 }
 
 /* ByteScheduler-PS's queues, one layer (forward 1, backward 1, 2000 bytes), no update, 2 workers
@@ -490,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_measured_link_as_worked_by_hand),
         cmocka_unit_test(test_step_costs_as_worked_by_hand),
         cmocka_unit_test(test_allreduces_started_apart_at_three_ranks),
+        cmocka_unit_test(test_an_allreduce_alone_has_its_way_back_to_go),
         cmocka_unit_test(test_every_method_has_a_cost),
     };
     return cmocka_run_group_tests_name("exchange", tests, NULL, NULL);

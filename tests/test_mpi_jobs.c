@@ -114,6 +114,7 @@ static void test_commbench_times_and_checks_the_transport(void **state)
         assert_true(json_real_value(json_object_get(row, "busbw_gbs")) ==
                     json_real_value(json_object_get(row, "algbw_gbs")));   /* 2(n-1)/n = 1 at 2 ranks */
         assert_true(json_real_value(json_object_get(row, "time_us_inflight")) > 0);   /* --inflight 4 */
+        assert_true(json_real_value(json_object_get(row, "time_us_alone")) > 0);      /* and one of them alone */
     }
     assert_int_equal(json_integer_value(json_object_get(doc, "inflight")), 4);
     assert_non_null(json_object_get(json_object_get(doc, "fit"), "alpha_s"));

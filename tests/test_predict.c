@@ -354,6 +354,25 @@ static void test_predict_uses_the_streamed_rate_for_pieces(void **state)
     assert_true(step_over("three-layers-link-inflight", "wfbp-a2a") < step_over("three-layers-link", "wfbp-a2a"));
 }
 
+/* The same link with one of the allreduces alone measured too (time_us_alone: twice its share of
+ * four under way, as Open MPI's in-place nonblocking allreduce takes a link's two ways in turn):
+ * the layer-wise allreduces' sums come back that much later than their share of the link says, so
+ * WFBP's, MG-WFBP's and ByteScheduler-A2A's steps are longer; BSP's one blocking allreduce and the
+ * servers' pushes and pulls are not these calls and keep their times. */
+static void test_predict_adds_an_allreduce_alone_s_way_back(void **state)
+{
+    (void)state;
+    for (int m = 0; m < method_count; m++) {
+        const char *method = method_list[m].name;
+        double got = step_over("three-layers-link-alone", method), streamed = step_over("three-layers-link-inflight", method);
+        print_message("%s: %.4f s a step with one alone measured (%.4f without)\n", method, got, streamed);
+        if (strcmp(method, "bsp-a2a") == 0 || strstr(method, "-ps"))
+            assert_true(fabs(got - streamed) < 1e-12);
+        else
+            assert_true(got > streamed + 1e-6);
+    }
+}
+
 /* predict --servers-link FILE: the link measured a direction at a time (dtrain-commbench --op
  * pushpull on 2 ranks: the fixture's push and pull of n bytes takes 0.5 + n / 1000 s, so a message
  * of m costs 0.25 + m / 2000, half the --inter link's 0.5 + m / 1000). The servers' pushes and
@@ -475,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_predict_reads_the_servers_pieces),
         cmocka_unit_test(test_predict_refuses_what_is_out_of_range),
         cmocka_unit_test(test_predict_uses_the_streamed_rate_for_pieces),
+        cmocka_unit_test(test_predict_adds_an_allreduce_alone_s_way_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
