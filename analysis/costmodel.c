@@ -271,12 +271,16 @@ static double exchange_partitions(const struct step_costs *s, const struct trans
 }
 
 /* MG-WFBP's groups (grouping.h), planned with the alpha and beta of the allreduce at this size
- * of job, as its fit on the job's links would find them (a line through 32 KiB and 2 MiB). */
+ * of job as dtrain-train finds them: a line through the first and the last of grouping.h's sizes
+ * (dtrain-train fits all of them: the same line where the time is one between them), and what is
+ * below zero taken as none. */
 static int mgwfbp_groups(const struct step_costs *s, const struct cluster_shape *c, int *first)
 {
-    double small = 32768, large = 2097152, t0 = cost_allreduce(c, small), t1 = cost_allreduce(c, large);
+    double small = (double)GROUPING_FIT_FIRST_BYTES, large = small * (1 << (GROUPING_FIT_SIZES - 1)),
+           t0 = cost_allreduce(c, small), t1 = cost_allreduce(c, large);
     struct alpha_beta fit = {.beta = (t1 - t0) / (large - small)};
     fit.alpha = t0 - fit.beta * small;
+    fit = grouping_plan_cost(fit);
     double *backward = malloc((size_t)s->layers * sizeof *backward);
     size_t *bytes = malloc((size_t)s->layers * sizeof *bytes);
     bool *merged = malloc((size_t)s->layers * sizeof *merged);

@@ -72,6 +72,11 @@ int grouping_threshold(int layers, const size_t *bytes, size_t threshold, bool *
     return groups;
 }
 
+struct alpha_beta grouping_plan_cost(struct alpha_beta fit)
+{
+    return (struct alpha_beta){.alpha = fit.alpha > 0 ? fit.alpha : 0, .beta = fit.beta > 0 ? fit.beta : 0};
+}
+
 int grouping_fit(int n, const double *bytes, const double *seconds, struct alpha_beta *cost)
 {
     double mean_x = 0, mean_y = 0, sxx = 0, sxy = 0;

@@ -33,4 +33,14 @@ int grouping_threshold(int layers, const size_t *bytes, size_t threshold, bool *
  * the sizes do not differ. */
 int grouping_fit(int n, const double *bytes, const double *seconds, struct alpha_beta *cost);
 
+/* The allreduces MG-WFBP's plan is fitted on: GROUPING_FIT_SIZES sizes from GROUPING_FIT_FIRST_BYTES,
+ * doubling (32 KiB to 2 MiB; dtrain-train times them on the job's links, the cost model reads them
+ * off its measured allreduce, so both plan alike). */
+#define GROUPING_FIT_SIZES 7
+#define GROUPING_FIT_FIRST_BYTES ((size_t)32 << 10)
+
+/* The alpha and beta MG-WFBP plans with from such a fit: a start-up or a rate fitted below zero (too
+ * small to measure) is none. */
+struct alpha_beta grouping_plan_cost(struct alpha_beta fit);
+
 #endif

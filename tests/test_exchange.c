@@ -64,6 +64,19 @@ static void test_mgwfbp_ends_at_wfbp_and_bsp(void **state)
     assert_true(grouping_mgwfbp(5, backward, bytes, (struct alpha_beta){0.0, 0.01}, merged, NULL) < 5);
 }
 
+/* A fit whose start-up or rate came out below zero (too small to measure) plans with none; the
+ * model and dtrain-train both plan through grouping_plan_cost. */
+static void test_mgwfbp_plans_without_a_negative_start_up(void **state)
+{
+    (void)state;
+    struct alpha_beta kept = grouping_plan_cost((struct alpha_beta){0.002, 1e-9}),
+                      start_up = grouping_plan_cost((struct alpha_beta){-5.6e-5, 3.76e-9}),
+                      rate = grouping_plan_cost((struct alpha_beta){0.001, -1e-12});
+    assert_true(kept.alpha == 0.002 && kept.beta == 1e-9);
+    assert_true(start_up.alpha == 0 && start_up.beta == 3.76e-9);
+    assert_true(rate.alpha == 0.001 && rate.beta == 0);
+}
+
 /* From the last layer: 500, then + 4000 = 4500 >= 4500 closes {3, 2}; 1000 + 1000 = {1, 0}. */
 static void test_threshold_fuses_from_the_last_layer(void **state)
 {
@@ -534,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_measured_link_as_worked_by_hand),
         cmocka_unit_test(test_step_costs_as_worked_by_hand),
         cmocka_unit_test(test_allreduces_started_apart_at_three_ranks),
+        cmocka_unit_test(test_mgwfbp_plans_without_a_negative_start_up),
         cmocka_unit_test(test_an_allreduce_alone_has_its_way_back_to_go),
         cmocka_unit_test(test_every_method_has_a_cost),
     };

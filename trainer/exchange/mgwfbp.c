@@ -14,10 +14,8 @@
 
 /* Steps whose backward times make the plan (the reference measures 5 warm-up iterations first). */
 #define MGWFBP_WARMUP_STEPS 5
-/* The fit's allreduces: 32 KiB to 2 MiB, doubling, each timed this many times after one untimed;
- * the fastest time of each size is fitted (the one least disturbed on a shared machine). */
-#define FIT_SIZES 7
-#define FIT_FIRST_BYTES ((size_t)32 << 10)
+/* The fit's allreduces (grouping.h's sizes) are each timed this many times after one untimed; the
+ * fastest time of each size is fitted (the one least disturbed on a shared machine). */
 #define FIT_REPEATS 10
 
 struct mgwfbp {
@@ -37,20 +35,20 @@ struct mgwfbp {
  * every rank takes its fit. */
 static int fit_cost(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
 {
-    size_t largest = FIT_FIRST_BYTES << (FIT_SIZES - 1);
+    size_t largest = GROUPING_FIT_FIRST_BYTES << (GROUPING_FIT_SIZES - 1);
     /* a device transport takes device memory: the gradient buffer itself serves (nothing in it is
      * kept before the first backward), its sizes halving down from the whole buffer where it is
      * smaller than the largest; it runs asynchronously, so each call is timed to its drain */
     bool device = x->transport->device_buffers;
     float *scratch = device ? x->grads : calloc(largest / sizeof(float), sizeof(float));
-    double bytes[FIT_SIZES], seconds[FIT_SIZES];
+    double bytes[GROUPING_FIT_SIZES], seconds[GROUPING_FIT_SIZES];
     if (!scratch)
         return dt_fail(err, "out of memory");
     int rc = 0;
-    for (int i = 0; i < FIT_SIZES && rc == 0; i++) {
-        size_t n = (FIT_FIRST_BYTES << i) / sizeof(float);
+    for (int i = 0; i < GROUPING_FIT_SIZES && rc == 0; i++) {
+        size_t n = (GROUPING_FIT_FIRST_BYTES << i) / sizeof(float);
         if (device && x->count * sizeof(float) < largest)
-            n = (x->count >> (FIT_SIZES - 1 - i)) ? x->count >> (FIT_SIZES - 1 - i) : 1;
+            n = (x->count >> (GROUPING_FIT_SIZES - 1 - i)) ? x->count >> (GROUPING_FIT_SIZES - 1 - i) : 1;
         bytes[i] = (double)(n * sizeof(float));
         seconds[i] = 1e30;
         for (int k = 0; k <= FIT_REPEATS && rc == 0; k++) {
@@ -67,13 +65,9 @@ static int fit_cost(struct exchange *x, struct mgwfbp *s, struct dt_err *err)
         free(scratch);
     if (rc < 0)
         return dt_wrap(err, "timing allreduces for the alpha-beta fit");
-    if (grouping_fit(FIT_SIZES, bytes, seconds, &s->cost) < 0)
+    if (grouping_fit(GROUPING_FIT_SIZES, bytes, seconds, &s->cost) < 0)
         return dt_fail(err, "the alpha-beta fit failed");
-    /* a start-up too small to measure can fit below zero: it is then none */
-    if (s->cost.alpha < 0)
-        s->cost.alpha = 0;
-    if (s->cost.beta < 0)
-        s->cost.beta = 0;
+    s->cost = grouping_plan_cost(s->cost);
     return x->workers.comm->broadcast(x->workers.comm, &s->cost, sizeof s->cost, 0, err);
 }
 
