@@ -32,7 +32,7 @@ static double allreduce_streamed(const struct cluster_shape *c, double bytes)
  * 2-rank allreduce's across it (a trial stream of allreduces at three ranks on the test cluster:
  * 7.05 ms a MB, the 2-rank link's 7.0; four started together from idle, dtrain-commbench
  * --inflight's, 8.6). */
-static bool folds_beside_the_link(const struct cluster_shape *c)
+static bool crosses_as_two_ranks(const struct cluster_shape *c)
 {
     return c->nodes == 3 && c->gpus_per_node == 1 && c->nodes_per_link >= 2;
 }
@@ -46,7 +46,7 @@ static double allreduce_across(const struct cluster_shape *c, struct link_cost l
     return cost_allreduce(&core, bytes);
 }
 
-static double allreduce_started_apart(const struct cluster_shape *c, double bytes)
+static double two_rank_share(const struct cluster_shape *c, double bytes)
 {
     return allreduce_across(c, streamed_link(c->inter), bytes);
 }
@@ -116,9 +116,9 @@ double piece_push_cost(const struct transfer_cost *t, double bytes, double load)
     const struct cluster_shape *c = t->c;
     if (t->ps)
         return time_across(t, bytes, load);
-    if (folds_beside_the_link(c)) {
+    if (crosses_as_two_ranks(c)) {
         struct link_cost alone = alone_link(&c->inter);
-        return share_among_others(allreduce_started_apart(c, bytes), alone.curve ? allreduce_across(c, alone, bytes) : -1,
+        return share_among_others(two_rank_share(c, bytes), alone.curve ? allreduce_across(c, alone, bytes) : -1,
                                   c->inter.inflight);
     }
     return share_among_others(allreduce_streamed(c, bytes), job_allreduce_alone(c, bytes),
