@@ -358,7 +358,8 @@ static void test_predict_uses_the_streamed_rate_for_pieces(void **state)
  * four under way, as Open MPI's in-place nonblocking allreduce takes a link's two ways in turn):
  * the layer-wise allreduces' sums come back that much later than their share of the link says, so
  * WFBP's, MG-WFBP's and ByteScheduler-A2A's steps are longer; BSP's one blocking allreduce and the
- * servers' pushes and pulls are not these calls and keep their times. */
+ * servers' pushes and pulls are not these calls and keep their times. A time of one alone that is
+ * not above 0 is refused, naming it. */
 static void test_predict_adds_an_allreduce_alone_s_way_back(void **state)
 {
     (void)state;
@@ -371,6 +372,10 @@ static void test_predict_adds_an_allreduce_alone_s_way_back(void **state)
         else
             assert_true(got > streamed + 1e-6);
     }
+    char profile[4200], bad[4200];   /* a time of one alone at or below 0: refused, naming it */
+    tu_fixture(profile, sizeof profile, "profiles/three-layers.json");
+    tu_fixture(bad, sizeof bad, "profiles/three-layers-allreduce-alone-negative.json");
+    assert_refused((char *[]){"predict", profile, "--allreduce", bad, NULL}, "--allreduce", "time_us_alone");
 }
 
 /* predict --servers-link FILE: the link measured a direction at a time (dtrain-commbench --op
