@@ -6,7 +6,6 @@
  * hand-worked three-layer case: at 2 workers bsp-a2a takes 15.6 s a step, mg-wfbp 13.6 s and
  * bsp-ps (a server of its own) 33.1 s, one sample each worker. And bench/link_check.sh, which
  * tells make blind where this machine does not run the shaped link as the studies did. */
-#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,12 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "common/atomic_file.h"
 #include "tests/analyze_util.h"
 #include "tests/testutil.h"
 
@@ -294,11 +293,7 @@ static void put_file(const char *dir, const char *name, const char *text)
 {
     char path[512];
     assert_true(snprintf(path, sizeof path, "%s/%s", dir, name) < (int)sizeof path);
-    for (char *slash = path + strlen(dir) + 1; (slash = strchr(slash, '/')) != NULL; slash++) {
-        *slash = '\0';
-        assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
-        *slash = '/';
-    }
+    assert_int_equal(make_parent_dirs(path), 0);
     assert_int_equal(tu_write_file(path, text), 0);
 }
 
