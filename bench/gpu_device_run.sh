@@ -14,10 +14,11 @@
 # BASELINE (gpu_bundle.sh) runs that dtrain-train in the benchmark beside this one. `sanitize` runs
 # compute-sanitizer (memcheck, racecheck) over test_cuda's kernel tests, one at a time, and a short
 # ResNet-18 in both precisions and with CUDA graphs: sanitize.log. `short` is one bounded call for
-# the channels-last work: test_cuda_layout, test_cuda and test_cuda_models, the benchmark (ResNet-50
-# NCHW and channels-last in both precisions, BERT-Base in bf16, against PyTorch eager, channels-last,
-# torch.compile in bf16 and SDPA; one round; TOTAL (330) seconds from the start), then
-# compute-sanitizer over the channels-last kernels (SANITIZE: TOOL:BINARY:TEST words).
+# issue 51's work: test_cuda_layout, test_cuda and test_cuda_models, a bf16 profile of BERT-Base at
+# batch 32, the benchmark (ResNet-50 NCHW and channels-last in both precisions, BERT-Base in bf16,
+# against PyTorch eager, channels-last, torch.compile in bf16 and SDPA; one round; TOTAL (330)
+# seconds from the start), then compute-sanitizer over the language models' and the channels-last
+# kernels (SANITIZE: TOOL:BINARY:TEST words).
 # Usage: sh bench/gpu_device_run.sh [tests|bench|speed|sanitize|short|all]   (env: PYTHON, TOTAL (420), gpu_vs_torch.sh's)
 set -u
 started=$(date +%s)
@@ -131,14 +132,19 @@ if [ "$what" = short ]; then
         tail -n 5 "$log"
     done
     grep -e '^\[  FAILED' -e 'FAILED:' -e 'error' "$out/tests.log" | head -n 20
+    # where BERT-Base's bf16 step goes, layer by layer, at the benchmark's batch
+    train 90 --precision bf16 --model bert-base --dataset synthetic-text:30522x128 --batch-size 32 --max-steps 12 \
+        --log-every 4 --eval-every 0 --profile-out "$out/bert-base-$device-b32-bf16.json" >>"$out/device.txt"
     short_configs="resnet50:224x224x3:128:fp32:find resnet50:224x224x3:128:fp32:find:cl
 resnet50:224x224x3:128:bf16:find resnet50:224x224x3:128:bf16:find:cl bert-base:seq128:32:bf16:heuristic"
-    CONFIGS=${CONFIGS:-$short_configs} ROUNDS=${ROUNDS:-1} COMPILE_PRECISIONS=${COMPILE_PRECISIONS:-bf16} \
+    baseline=""
+    [ ! -x "$bin/dtrain-train-baseline" ] || baseline="$bin/dtrain-train-baseline"
+    BASELINE=$baseline CONFIGS=${CONFIGS:-$short_configs} ROUNDS=${ROUNDS:-1} COMPILE_PRECISIONS=${COMPILE_PRECISIONS:-bf16} \
         DEADLINE=$((${TOTAL:-330} - ($(date +%s) - started))) sh "$top/bench/gpu_vs_torch.sh" "$bin" "$python" \
         >"$out/bench.md" 2>&1
     cat "$out/bench.md"
     # shellcheck disable=SC2086 # one word a test
-    sanitize ${SANITIZE:-memcheck:test_cuda_layout:test_batchnorm_channels_last \
+    sanitize ${SANITIZE:-memcheck:test_cuda:test_language_model_kernels memcheck:test_cuda_layout:test_batchnorm_channels_last \
         memcheck:test_cuda_layout:test_pooling_channels_last racecheck:test_cuda_layout:test_batchnorm_channels_last \
         memcheck:test_cuda_layout:test_convolutions_channels_last memcheck:test_cuda_layout:test_bf16_convolution_output_stays_bf16} ||
         rc=1

@@ -85,8 +85,8 @@ struct cuda_state {
     bool capturing;            /* softmax_xent then queues the loss and returns 0 */
     int deferred_rows;         /* rows of the loss the captured step copies to host_loss */
     cudaGraphExec_t graphs[2];
-    float *seq_scratch;        /* the language models' attention: a head's dropped weights and their */
-    size_t seq_scratch_cap;    /* gradients (seq_cuda.cu), floats, grown on demand */
+    float *seq_scratch;        /* the language models' attention: every head's Q, K, V, their gradients and */
+    size_t seq_scratch_cap;    /* weights, head-major (seq_cuda.cu), floats, grown on demand */
     int *seq_count;            /* token_xent: the labelled rows, counted on the device */
     int multiprocessors;       /* the device's, for batch norm's grid (bn_cuda.cu); 0 until asked */
     double *bn_partial;        /* batch norm's per-split sums, and its per-channel coefficients */

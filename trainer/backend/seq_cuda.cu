@@ -1,5 +1,6 @@
 /* seq_cuda.cu - the language models' kernels of backend.h on the GPU: embeddings, layer norm (a
- * block per token), erf GELU, tanh, self-attention (cuBLAS strided-batched GEMMs per head, a
+ * block per token), erf GELU, tanh, self-attention (every head of every sample in one cuBLAS
+ * strided-batched GEMM a product, head-major copies of Q, K, V made for it, a
  * masked softmax of our own, BERT's dropout of the weights drawn by the same counter-based hash as
  * the CPU), the first token, dropout and the masked-LM loss. seq_kernels.c is the specification;
  * tests/test_cuda.c holds each of these against it where a GPU exists. Conventions as
@@ -173,16 +174,17 @@ __global__ void k_tanh_backward(const float *y, const float *dy, float *dx, size
     }
 }
 
-/* A warp per row of one head's scores (n x T rows), its lanes on neighbouring keys: the softmax
- * along the valid keys, in place; a row with no valid key is all zero. probs rows of sample i
- * start at i * stride. (A thread a row, as the reference loops, read T values strided from its
- * neighbours' and filled 4 blocks at BERT-Base's batch 8, on a GPU of 132 multiprocessors.) */
-__global__ void k_masked_softmax(float *probs, const float *tokens, int n, int T, size_t stride)
+/* A warp per row of the scores, every head of every sample at once (n x heads x T rows of T, one
+ * after another), its lanes on neighbouring keys: the softmax along the valid keys of the row's
+ * sample, in place; a row with no valid key is all zero. (A thread a row, as the reference loops,
+ * read T values strided from its neighbours' and filled 4 blocks at BERT-Base's batch 8, on a GPU
+ * of 132 multiprocessors.) */
+__global__ void k_masked_softmax(float *probs, const float *tokens, size_t rows, int T, int heads)
 {
     int lane = threadIdx.x % 32;
-    WARP_STRIDE(row, (size_t)n * T) {
-        size_t i = row / T;
-        float *p = probs + i * stride + (row % T) * T;
+    WARP_STRIDE(row, rows) {
+        size_t i = row / ((size_t)heads * T);
+        float *p = probs + row * T;
         const float *tok = tokens + i * T * SEQ_TOKEN_FIELDS;
         float max = -INFINITY;
         for (int k = lane; k < T; k += 32)
@@ -202,27 +204,54 @@ __global__ void k_masked_softmax(float *probs, const float *tokens, int n, int T
     }
 }
 
-/* out = D x for head h's T x T weights of each sample (D: 0, or 1 / (1 - rate), by the draw). */
-__global__ void k_drop_weights(const float *x, size_t x_stride, float *out, int n, int T, int h, float rate,
-                               uint64_t noise, long position)
+/* out = D x over every head's T x T weights of each of n samples (per_sample = heads T T of
+ * them, in backend.h's order), D 0 or 1 / (1 - rate) by the draw; out may be x. */
+__global__ void k_drop_weights(const float *x, float *out, int n, size_t per_sample, float rate, uint64_t noise,
+                               long position)
 {
-    size_t per = (size_t)T * T;
     float factor = 1.0f / (1.0f - rate);
-    GRID_STRIDE(e, (size_t)n * per) {
-        size_t i = e / per, at = e % per;
-        bool keep = d_noise(noise, position + (long)i, (size_t)h * per + at) >= rate;
-        out[e] = keep ? x[i * x_stride + at] * factor : 0.0f;
+    GRID_STRIDE(e, (size_t)n * per_sample) {
+        bool keep = d_noise(noise, position + (long)(e / per_sample), e % per_sample) >= rate;
+        out[e] = keep ? x[e] * factor : 0.0f;
     }
 }
 
-/* dS = P (dP - rowsum(dP P)) scale, in place over dp (n x T rows of T), P head h's weights; a warp
- * a row, as the softmax. */
-__global__ void k_softmax_backward(const float *probs, size_t p_stride, float *dp, int n, int T, float scale)
+/* Token-major rows [n][T][parts H] (a token's query, key and value side by side, or one part) to
+ * head-major blocks: part p of head h of token t of sample i at
+ * head[p n T H + ((i heads + h) T + t) d], so that every head of every sample is one T x d matrix a
+ * stride apart and one strided-batched GEMM takes them all. */
+__global__ void k_to_heads(const float *token, float *head, int n, int T, int H, int heads, int parts)
+{
+    int d = H / heads;
+    size_t part_size = (size_t)n * T * H, row = (size_t)parts * H;
+    GRID_STRIDE(e, part_size * parts) {
+        size_t token_at = e / row, i = token_at / T, t = token_at % T;
+        int c = (int)(e % row), part = c / H, h = (c % H) / d, j = c % d;
+        head[part * part_size + ((i * heads + h) * T + t) * d + j] = token[e];
+    }
+}
+
+/* The other way: head-major blocks back into token-major rows, added to them when accumulating. */
+__global__ void k_from_heads(const float *head, float *token, int n, int T, int H, int heads, int parts,
+                             bool accumulate)
+{
+    int d = H / heads;
+    size_t part_size = (size_t)n * T * H, row = (size_t)parts * H;
+    GRID_STRIDE(e, part_size * parts) {
+        size_t token_at = e / row, i = token_at / T, t = token_at % T;
+        int c = (int)(e % row), part = c / H, h = (c % H) / d, j = c % d;
+        float v = head[part * part_size + ((i * heads + h) * T + t) * d + j];
+        token[e] = accumulate ? token[e] + v : v;
+    }
+}
+
+/* dS = P (dP - rowsum(dP P)) scale, in place over dp, P the softmax's weights (rows of T, one after
+ * another, as dp's); a warp a row, as the softmax. */
+__global__ void k_softmax_backward(const float *probs, float *dp, size_t rows, int T, float scale)
 {
     int lane = threadIdx.x % 32;
-    WARP_STRIDE(row, (size_t)n * T) {
-        size_t i = row / T;
-        const float *p = probs + i * p_stride + (row % T) * T;
+    WARP_STRIDE(row, rows) {
+        const float *p = probs + row * T;
         float *d = dp + row * T;
         double dot = 0;
         for (int k = lane; k < T; k += 32)
@@ -391,82 +420,91 @@ bool scratch(cuda_state *st, size_t floats)
 }
 
 /* Row-major C[m x n] (ldc) = alpha op(A) op(B) + beta C for each of `batch` samples, in cuBLAS's
- * column-major terms (C^T = op(B)^T op(A)^T): the caller passes the operands already swapped. */
+ * column-major terms (C^T = op(B)^T op(A)^T): the caller passes the operands already swapped.
+ * fp32 operands on TF32 tensor cores, as the linear layers' fp32 GEMMs (plain fp32 math ran these
+ * on the CUDA cores, about 8 times slower on a Hopper GPU). */
 bool gemm(cuda_state *st, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha, const float *a,
           int lda, long long stride_a, const float *b, int ldb, long long stride_b, float beta, float *c, int ldc,
           long long stride_c, int batch)
 {
-    return blas_ok(st, cublasSgemmStridedBatched(st->blas, ta, tb, m, n, k, &alpha, a, lda, stride_a, b, ldb, stride_b,
-                                                 &beta, c, ldc, stride_c, batch), "cublasSgemmStridedBatched (attention)");
+    return blas_ok(st,
+                   cublasGemmStridedBatchedEx(st->blas, ta, tb, m, n, k, &alpha, a, CUDA_R_32F, lda, stride_a, b,
+                                              CUDA_R_32F, ldb, stride_b, &beta, c, CUDA_R_32F, ldc, stride_c, batch,
+                                              CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmStridedBatchedEx (attention)");
 }
 
-/* Per head, over all n samples at once: S = Q K^T / sqrt(d) (column-major: S^T = K Q^T), the
- * masked softmax, the dropout of the weights into scratch, Y = P' V (Y^T = V^T P'^T). */
+/* The attention's scratch, head-major (k_to_heads): `blocks` T x d blocks of every head of every
+ * sample (n T H floats each) and `weights` sets of every head's T x T weights (n heads T T each). */
+float *attention_scratch(cuda_state *st, int n, int T, int H, int heads, int blocks, int weights)
+{
+    size_t block = (size_t)n * T * H, weight = (size_t)n * heads * T * T;
+    return scratch(st, blocks * block + weights * weight) ? st->seq_scratch : nullptr;
+}
+
+/* Every head of every sample at once, each step one launch (a loop over the heads launched 36 to
+ * 48 kernels and GEMMs of a few microseconds each a layer, most of BERT-Base's step): Q, K, V to
+ * head-major, S = Q K^T / sqrt(d) (column-major: S^T = K Q^T), the masked softmax, the dropout of
+ * the weights, Y = P' V (Y^T = V^T P'^T), Y back to token-major. */
 void cuda_attention_forward(void *s, const float *qkv, const float *tokens, float *probs, float *y, int n, int T, int H,
                             int heads, const struct seq_draw *drop)
 {
     cuda_state *st = state_of(s);
-    int d = H / heads, ld = 3 * H;
-    long long qkv_stride = (long long)T * ld, p_stride = (long long)heads * T * T;
+    int d = H / heads, batch = n * heads;
     bool dropping = drop && drop->rate > 0;
-    if (failed(st) || (dropping && !scratch(st, (size_t)n * T * T)))
+    size_t block = (size_t)n * T * H, weight = (size_t)batch * T * T;
+    long long hd = (long long)T * d, tt = (long long)T * T;
+    float *qh = failed(st) ? nullptr : attention_scratch(st, n, T, H, heads, 4, dropping);
+    if (!qh)
         return;
-    for (int h = 0; h < heads && !failed(st); h++) {
-        const float *q = qkv + (size_t)h * d, *k = q + H, *v = q + 2 * (size_t)H;
-        float *p = probs + (size_t)h * T * T;
-        gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, T, T, d, 1.0f / sqrtf((float)d), k, ld, qkv_stride, q, ld, qkv_stride, 0.0f, p,
-             T, p_stride, n);
-        k_masked_softmax<<<LAUNCH(st, (size_t)n * T * 32)>>>(p, tokens, n, T, (size_t)p_stride);
-        const float *weights = p;
-        long long w_stride = p_stride;
-        if (dropping) {
-            k_drop_weights<<<LAUNCH(st, (size_t)n * T * T)>>>(p, (size_t)p_stride, st->seq_scratch, n, T, h, drop->rate,
-                                                              drop->noise, drop->position);
-            weights = st->seq_scratch, w_stride = (long long)T * T;
-        }
-        gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, d, T, T, 1.0f, v, ld, qkv_stride, weights, T, w_stride, 0.0f,
-             y + (size_t)h * d, H, (long long)T * H, n);
+    float *kh = qh + block, *vh = kh + block, *yh = vh + block, *dropped = yh + block;
+    k_to_heads<<<LAUNCH(st, 3 * block)>>>(qkv, qh, n, T, H, heads, 3);
+    gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, T, T, d, 1.0f / sqrtf((float)d), kh, d, hd, qh, d, hd, 0.0f, probs, T, tt, batch);
+    k_masked_softmax<<<LAUNCH(st, (size_t)batch * T * 32)>>>(probs, tokens, (size_t)batch * T, T, heads);
+    const float *weights = probs;
+    if (dropping) {
+        k_drop_weights<<<LAUNCH(st, weight)>>>(probs, dropped, n, (size_t)heads * T * T, drop->rate, drop->noise,
+                                               drop->position);
+        weights = dropped;
     }
+    gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, d, T, T, 1.0f, vh, d, hd, weights, T, tt, 0.0f, yh, d, hd, batch);
+    k_from_heads<<<LAUNCH(st, block)>>>(yh, y, n, T, H, heads, 1, false);
     launched(st, "attention forward");
 }
 
-/* Per head: dV += P'^T dY (dV^T = dY^T P'), dP' = dY V^T (dP'^T = V dY^T), dP = D dP', dS by the
- * softmax's backward, dQ += dS K (dQ^T = K^T dS^T), dK += dS^T Q (dK^T = Q^T dS). */
+/* Every head at once, head-major as the forward: dV = P'^T dY (dV^T = dY^T P'), dP' = dY V^T
+ * (dP'^T = V dY^T), dP = D dP', dS by the softmax's backward, dQ = dS K (dQ^T = K^T dS^T),
+ * dK = dS^T Q (dK^T = Q^T dS), then dQ, dK, dV into (or added to) dqkv's token-major rows. */
 void cuda_attention_backward(void *s, const float *qkv, const float *probs, const float *dy, float *dqkv, int n, int T,
                              int H, int heads, const struct seq_draw *drop, bool accumulate)
 {
     cuda_state *st = state_of(s);
-    int d = H / heads, ld = 3 * H;
-    long long qkv_stride = (long long)T * ld, p_stride = (long long)heads * T * T, tt = (long long)T * T;
+    int d = H / heads, batch = n * heads;
     bool dropping = drop && drop->rate > 0;
-    if (failed(st) || !scratch(st, (size_t)2 * n * T * T))
+    size_t block = (size_t)n * T * H, weight = (size_t)batch * T * T;
+    long long hd = (long long)T * d, tt = (long long)T * T;
+    float *qh = failed(st) ? nullptr : attention_scratch(st, n, T, H, heads, 7, 1 + dropping);
+    if (!qh)
         return;
-    if (!accumulate && !cuda_ok(st, cudaMemsetAsync(dqkv, 0, (size_t)n * T * ld * sizeof(float), st->stream),
-                                "cudaMemsetAsync (attention)"))
-        return;
-    float *dropped = st->seq_scratch, *ds = st->seq_scratch + (size_t)n * T * T;
-    for (int h = 0; h < heads && !failed(st); h++) {
-        size_t off = (size_t)h * d;
-        const float *q = qkv + off, *k = q + H, *v = q + 2 * (size_t)H, *p = probs + (size_t)h * T * T;
-        const float *g = dy + off;
-        float *dq = dqkv + off, *dk = dq + H, *dv = dq + 2 * (size_t)H;
-        const float *weights = p;
-        long long w_stride = p_stride;
-        if (dropping) {
-            k_drop_weights<<<LAUNCH(st, (size_t)n * tt)>>>(p, (size_t)p_stride, dropped, n, T, h, drop->rate,
-                                                           drop->noise, drop->position);
-            weights = dropped, w_stride = tt;
-        }
-        gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, d, T, T, 1.0f, g, H, (long long)T * H, weights, T, w_stride, 1.0f, dv, ld,
-             qkv_stride, n);
-        gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, T, T, d, 1.0f, v, ld, qkv_stride, g, H, (long long)T * H, 0.0f, ds, T, tt, n);
-        if (dropping)   /* dP = D dP', in place */
-            k_drop_weights<<<LAUNCH(st, (size_t)n * tt)>>>(ds, (size_t)tt, ds, n, T, h, drop->rate, drop->noise,
-                                                           drop->position);
-        k_softmax_backward<<<LAUNCH(st, (size_t)n * T * 32)>>>(p, (size_t)p_stride, ds, n, T, 1.0f / sqrtf((float)d));
-        gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, d, T, T, 1.0f, k, ld, qkv_stride, ds, T, tt, 1.0f, dq, ld, qkv_stride, n);
-        gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, d, T, T, 1.0f, q, ld, qkv_stride, ds, T, tt, 1.0f, dk, ld, qkv_stride, n);
+    float *kh = qh + block, *vh = kh + block, *dyh = vh + block, *dqh = dyh + block, *dkh = dqh + block;
+    float *dvh = dkh + block, *ds = dvh + block, *dropped = ds + weight;
+    k_to_heads<<<LAUNCH(st, 3 * block)>>>(qkv, qh, n, T, H, heads, 3);
+    k_to_heads<<<LAUNCH(st, block)>>>(dy, dyh, n, T, H, heads, 1);
+    const float *weights = probs;
+    if (dropping) {
+        k_drop_weights<<<LAUNCH(st, weight)>>>(probs, dropped, n, (size_t)heads * T * T, drop->rate, drop->noise,
+                                               drop->position);
+        weights = dropped;
     }
+    gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, d, T, T, 1.0f, dyh, d, hd, weights, T, tt, 0.0f, dvh, d, hd, batch);
+    gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, T, T, d, 1.0f, vh, d, hd, dyh, d, hd, 0.0f, ds, T, tt, batch);
+    if (dropping)   /* dP = D dP', in place */
+        k_drop_weights<<<LAUNCH(st, weight)>>>(ds, ds, n, (size_t)heads * T * T, drop->rate, drop->noise,
+                                               drop->position);
+    k_softmax_backward<<<LAUNCH(st, (size_t)batch * T * 32)>>>(probs, ds, (size_t)batch * T, T, 1.0f / sqrtf((float)d));
+    gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, d, T, T, 1.0f, kh, d, hd, ds, T, tt, 0.0f, dqh, d, hd, batch);
+    gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, d, T, T, 1.0f, qh, d, hd, ds, T, tt, 0.0f, dkh, d, hd, batch);
+    k_from_heads<<<LAUNCH(st, 3 * block)>>>(dqh, dqkv, n, T, H, heads, 3, accumulate);
     launched(st, "attention backward");
 }
 
