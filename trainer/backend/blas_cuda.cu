@@ -21,10 +21,13 @@ using namespace dtrain_cuda;
 
 namespace {
 
+/* Every row of y (n x out) = b: a block a row at a time, its threads along the row (a thread an
+ * element found its column as i % out, a division an element in a kernel that only writes). */
 __global__ void k_fill_rows(float *y, const float *b, int n, int out)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (size_t)n * out; i += (size_t)gridDim.x * blockDim.x)
-        y[i] = b[i % out];
+    for (size_t row = blockIdx.x; row < (size_t)n; row += gridDim.x)
+        for (int j = threadIdx.x; j < out; j += blockDim.x)
+            y[row * out + j] = b[j];
 }
 
 /* db[j] += the sum over rows of dy[row][j]. A block takes 32 neighbouring columns of SUM_ROWS
@@ -66,7 +69,7 @@ void gemm(cuda_state *st, cublasOperation_t op_a, cublasOperation_t op_b, int m,
 void cuda_linear_forward(void *s, const float *x, const float *w, const float *b, float *y, int n, int in, int out)
 {
     cuda_state *st = state_of(s);
-    k_fill_rows<<<blocks_for((size_t)n * out), THREADS, 0, st->stream>>>(y, b, n, out);
+    k_fill_rows<<<blocks_for((size_t)n * THREADS), THREADS, 0, st->stream>>>(y, b, n, out);
     launched(st, "linear bias");
     /* y^T (out x n) = w (in x out, col-major)^T . x^T (in x n) */
     gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, bf16_operand(st, HALF_W, w, (size_t)out * in), in,

@@ -204,30 +204,45 @@ __global__ void k_masked_softmax(float *probs, const float *tokens, size_t rows,
     }
 }
 
+/* A sample's elements as a grid: blockIdx.y (strided) the sample, the rest of the grid strided over
+ * its elements, so that no thread divides an element's index to find its sample (a division an
+ * element, in kernels that otherwise only move memory). */
+#define SAMPLE_STRIDE(i, n, e, per_sample)                                                          \
+    for (size_t i = blockIdx.y; i < (size_t)(n); i += gridDim.y)                                    \
+        for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < (per_sample);            \
+             e += (size_t)gridDim.x * blockDim.x)
+
 /* out = D x over every head's T x T weights of each of n samples (per_sample = heads T T of
  * them, in backend.h's order), D 0 or 1 / (1 - rate) by the draw; out may be x. */
 __global__ void k_drop_weights(const float *x, float *out, int n, size_t per_sample, float rate, uint64_t noise,
                                long position)
 {
     float factor = 1.0f / (1.0f - rate);
-    GRID_STRIDE(e, (size_t)n * per_sample) {
-        bool keep = d_noise(noise, position + (long)(e / per_sample), e % per_sample) >= rate;
-        out[e] = keep ? x[e] * factor : 0.0f;
+    SAMPLE_STRIDE(i, n, e, per_sample) {
+        size_t at = i * per_sample + e;
+        bool keep = d_noise(noise, position + (long)i, e) >= rate;
+        out[at] = keep ? x[at] * factor : 0.0f;
     }
 }
 
 /* Token-major rows [n][T][parts H] (a token's query, key and value side by side, or one part) to
  * head-major blocks: part p of head h of token t of sample i at
  * head[p n T H + ((i heads + h) T + t) d], so that every head of every sample is one T x d matrix a
- * stride apart and one strided-batched GEMM takes them all. */
+ * stride apart and one strided-batched GEMM takes them all. A block a token row at a time, its
+ * rows of threads a (part, head) stretch of d values each, its lanes along the stretch. */
 __global__ void k_to_heads(const float *token, float *head, int n, int T, int H, int heads, int parts)
 {
     int d = H / heads;
-    size_t part_size = (size_t)n * T * H, row = (size_t)parts * H;
-    GRID_STRIDE(e, part_size * parts) {
-        size_t token_at = e / row, i = token_at / T, t = token_at % T;
-        int c = (int)(e % row), part = c / H, h = (c % H) / d, j = c % d;
-        head[part * part_size + ((i * heads + h) * T + t) * d + j] = token[e];
+    size_t part_size = (size_t)n * T * H;
+    for (size_t row = blockIdx.x; row < (size_t)n * T; row += gridDim.x) {
+        size_t i = row / T, t = row % T;
+        for (int stretch = threadIdx.y; stretch < parts * heads; stretch += blockDim.y) {
+            int part = stretch / heads, h = stretch % heads;
+            const float *from = token + (row * parts * heads + stretch) * d;
+            float *to = head + part * part_size + ((i * heads + h) * T + t) * d;
+            for (int j = threadIdx.x; j < d; j += blockDim.x)
+                to[j] = from[j];
+        }
     }
 }
 
@@ -236,12 +251,16 @@ __global__ void k_from_heads(const float *head, float *token, int n, int T, int 
                              bool accumulate)
 {
     int d = H / heads;
-    size_t part_size = (size_t)n * T * H, row = (size_t)parts * H;
-    GRID_STRIDE(e, part_size * parts) {
-        size_t token_at = e / row, i = token_at / T, t = token_at % T;
-        int c = (int)(e % row), part = c / H, h = (c % H) / d, j = c % d;
-        float v = head[part * part_size + ((i * heads + h) * T + t) * d + j];
-        token[e] = accumulate ? token[e] + v : v;
+    size_t part_size = (size_t)n * T * H;
+    for (size_t row = blockIdx.x; row < (size_t)n * T; row += gridDim.x) {
+        size_t i = row / T, t = row % T;
+        for (int stretch = threadIdx.y; stretch < parts * heads; stretch += blockDim.y) {
+            int part = stretch / heads, h = stretch % heads;
+            const float *from = head + part * part_size + ((i * heads + h) * T + t) * d;
+            float *to = token + (row * parts * heads + stretch) * d;
+            for (int j = threadIdx.x; j < d; j += blockDim.x)
+                to[j] = accumulate ? to[j] + from[j] : from[j];
+        }
     }
 }
 
@@ -280,8 +299,8 @@ __global__ void k_dropout_forward(const float *x, float *y, uint8_t *mask, int n
                                   uint64_t noise, long position)
 {
     float scale = 1.0f / (1.0f - rate);
-    GRID_STRIDE(at, (size_t)n * per_sample) {
-        size_t i = at / per_sample, e = at % per_sample;
+    SAMPLE_STRIDE(i, n, e, per_sample) {
+        size_t at = i * per_sample + e;
         mask[at] = rate <= 0 || d_noise(noise, position + (long)i, e) >= rate;
         y[at] = mask[at] ? (rate > 0 ? x[at] * scale : x[at]) : 0.0f;
     }
@@ -337,6 +356,20 @@ __global__ void k_token_xent(const float *logits, const float *tokens, float *dl
 /* ---------- the table's functions ---------- */
 
 #define LAUNCH(st, count) blocks_for(count), THREADS, 0, (st)->stream
+
+/* SAMPLE_STRIDE's grid: a row of blocks a sample (at most 65535 rows, strided past), each row
+ * covering the sample's elements. */
+dim3 sample_grid(int n, size_t per_sample)
+{
+    unsigned rows = n < 1 ? 1 : n < 65535 ? (unsigned)n : 65535;
+    size_t across = (per_sample + THREADS - 1) / THREADS, most = 65535 * 16 / rows;
+    return dim3((unsigned)(across < 1 ? 1 : across < most ? across : most), rows);
+}
+#define LAUNCH_SAMPLES(st, n, per_sample) sample_grid(n, per_sample), THREADS, 0, (st)->stream
+
+/* k_to_heads's and k_from_heads's grid: a block a token row (strided past the grid's end), 8
+ * (part, head) stretches at a time of 32 lanes. */
+#define LAUNCH_ROWS(st, rows) blocks_for((rows) * THREADS), dim3(32, THREADS / 32), 0, (st)->stream
 
 void cuda_embedding_forward(void *s, const float *tokens, const float *word, const float *pos, const float *seg,
                             float *y, int n, int T, int H)
@@ -452,23 +485,23 @@ void cuda_attention_forward(void *s, const float *qkv, const float *tokens, floa
     cuda_state *st = state_of(s);
     int d = H / heads, batch = n * heads;
     bool dropping = drop && drop->rate > 0;
-    size_t block = (size_t)n * T * H, weight = (size_t)batch * T * T;
+    size_t block = (size_t)n * T * H, per_sample = (size_t)heads * T * T;
     long long hd = (long long)T * d, tt = (long long)T * T;
     float *qh = failed(st) ? nullptr : attention_scratch(st, n, T, H, heads, 4, dropping);
     if (!qh)
         return;
     float *kh = qh + block, *vh = kh + block, *yh = vh + block, *dropped = yh + block;
-    k_to_heads<<<LAUNCH(st, 3 * block)>>>(qkv, qh, n, T, H, heads, 3);
+    k_to_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(qkv, qh, n, T, H, heads, 3);
     gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, T, T, d, 1.0f / sqrtf((float)d), kh, d, hd, qh, d, hd, 0.0f, probs, T, tt, batch);
     k_masked_softmax<<<LAUNCH(st, (size_t)batch * T * 32)>>>(probs, tokens, (size_t)batch * T, T, heads);
     const float *weights = probs;
     if (dropping) {
-        k_drop_weights<<<LAUNCH(st, weight)>>>(probs, dropped, n, (size_t)heads * T * T, drop->rate, drop->noise,
-                                               drop->position);
+        k_drop_weights<<<LAUNCH_SAMPLES(st, n, per_sample)>>>(probs, dropped, n, per_sample, drop->rate, drop->noise,
+                                                              drop->position);
         weights = dropped;
     }
     gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, d, T, T, 1.0f, vh, d, hd, weights, T, tt, 0.0f, yh, d, hd, batch);
-    k_from_heads<<<LAUNCH(st, block)>>>(yh, y, n, T, H, heads, 1, false);
+    k_from_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(yh, y, n, T, H, heads, 1, false);
     launched(st, "attention forward");
 }
 
@@ -481,30 +514,30 @@ void cuda_attention_backward(void *s, const float *qkv, const float *probs, cons
     cuda_state *st = state_of(s);
     int d = H / heads, batch = n * heads;
     bool dropping = drop && drop->rate > 0;
-    size_t block = (size_t)n * T * H, weight = (size_t)batch * T * T;
+    size_t block = (size_t)n * T * H, per_sample = (size_t)heads * T * T;
     long long hd = (long long)T * d, tt = (long long)T * T;
     float *qh = failed(st) ? nullptr : attention_scratch(st, n, T, H, heads, 7, 1 + dropping);
     if (!qh)
         return;
     float *kh = qh + block, *vh = kh + block, *dyh = vh + block, *dqh = dyh + block, *dkh = dqh + block;
-    float *dvh = dkh + block, *ds = dvh + block, *dropped = ds + weight;
-    k_to_heads<<<LAUNCH(st, 3 * block)>>>(qkv, qh, n, T, H, heads, 3);
-    k_to_heads<<<LAUNCH(st, block)>>>(dy, dyh, n, T, H, heads, 1);
+    float *dvh = dkh + block, *ds = dvh + block, *dropped = ds + n * per_sample;
+    k_to_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(qkv, qh, n, T, H, heads, 3);
+    k_to_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(dy, dyh, n, T, H, heads, 1);
     const float *weights = probs;
     if (dropping) {
-        k_drop_weights<<<LAUNCH(st, weight)>>>(probs, dropped, n, (size_t)heads * T * T, drop->rate, drop->noise,
-                                               drop->position);
+        k_drop_weights<<<LAUNCH_SAMPLES(st, n, per_sample)>>>(probs, dropped, n, per_sample, drop->rate, drop->noise,
+                                                              drop->position);
         weights = dropped;
     }
     gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, d, T, T, 1.0f, dyh, d, hd, weights, T, tt, 0.0f, dvh, d, hd, batch);
     gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, T, T, d, 1.0f, vh, d, hd, dyh, d, hd, 0.0f, ds, T, tt, batch);
     if (dropping)   /* dP = D dP', in place */
-        k_drop_weights<<<LAUNCH(st, weight)>>>(ds, ds, n, (size_t)heads * T * T, drop->rate, drop->noise,
-                                               drop->position);
+        k_drop_weights<<<LAUNCH_SAMPLES(st, n, per_sample)>>>(ds, ds, n, per_sample, drop->rate, drop->noise,
+                                                              drop->position);
     k_softmax_backward<<<LAUNCH(st, (size_t)batch * T * 32)>>>(probs, ds, (size_t)batch * T, T, 1.0f / sqrtf((float)d));
     gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, d, T, T, 1.0f, kh, d, hd, ds, T, tt, 0.0f, dqh, d, hd, batch);
     gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, d, T, T, 1.0f, qh, d, hd, ds, T, tt, 0.0f, dkh, d, hd, batch);
-    k_from_heads<<<LAUNCH(st, 3 * block)>>>(dqh, dqkv, n, T, H, heads, 3, accumulate);
+    k_from_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(dqh, dqkv, n, T, H, heads, 3, accumulate);
     launched(st, "attention backward");
 }
 
@@ -526,7 +559,7 @@ void cuda_dropout_forward(void *s, const float *x, float *y, uint8_t *mask, int 
                           uint64_t noise, long position)
 {
     cuda_state *st = state_of(s);
-    k_dropout_forward<<<LAUNCH(st, (size_t)n * per_sample)>>>(x, y, mask, n, per_sample, rate, noise, position);
+    k_dropout_forward<<<LAUNCH_SAMPLES(st, n, per_sample)>>>(x, y, mask, n, per_sample, rate, noise, position);
     launched(st, "dropout forward");
 }
 
