@@ -2,7 +2,7 @@
  * copies, batch staging and CUDA graphs. The kernels live beside it: cuBLAS for linear layers
  * (blas_cuda.cu), cuDNN for convolutions and batch norm (dnn_cuda.cu), bf16 casts (bf16_cuda.cu),
  * our own for ReLU, pooling, the residual add, the loss and the optimizer (kernels_cuda.cu), the
- * language models' (seq_cuda.cu).
+ * language models' (seq_cuda.cu, attention_cuda.cu).
  *
  * Every pointer the table receives is device memory (the backend's alloc); all work goes on one
  * stream, in order, so the table's functions return at once and only the loss waits for the GPU.
@@ -250,6 +250,7 @@ struct backend *backend_cuda_create(int device, const struct cuda_options *optio
     install_dnn(&st->table);
     install_batchnorm(&st->table);
     install_seq_kernels(&st->table);
+    install_attention(&st->table);
     install_layout(&st->table, st->channels_last);
     return &st->table;
 }
@@ -282,6 +283,7 @@ void backend_cuda_destroy(struct backend *be)
     cudaFree(st->row_loss), cudaFree(st->row_correct), cudaFreeHost(st->host_loss), cudaFreeHost(st->host_correct);
     cudaFree(st->adam_scalars), cudaFreeHost(st->host_adam_scalars), cudaFree(st->blas_workspace);
     release_seq_kernels(st);
+    release_attention(st);
     if (st->dnn)
         cudnnDestroy(st->dnn);
     if (st->blas)

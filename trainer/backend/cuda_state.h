@@ -86,7 +86,7 @@ struct cuda_state {
     int deferred_rows;         /* rows of the loss the captured step copies to host_loss */
     cudaGraphExec_t graphs[2];
     float *seq_scratch;        /* the language models' attention: every head's Q, K, V, their gradients and */
-    size_t seq_scratch_cap;    /* weights, head-major (seq_cuda.cu), floats, grown on demand */
+    size_t seq_scratch_cap;    /* weights, head-major (attention_cuda.cu), floats, grown on demand */
     int *seq_count;            /* token_xent: the labelled rows, counted on the device */
     int multiprocessors;       /* the device's, for batch norm's grid (bn_cuda.cu); 0 until asked */
     double *bn_partial;        /* batch norm's per-split sums, and its per-channel coefficients */
@@ -197,6 +197,8 @@ void install_batchnorm(struct backend *table);     /* bn_cuda.cu */
 void release_batchnorm(cuda_state *st);
 void install_seq_kernels(struct backend *table);   /* seq_cuda.cu */
 void release_seq_kernels(cuda_state *st);
+void install_attention(struct backend *table);     /* attention_cuda.cu */
+void release_attention(cuda_state *st);
 /* layout_cuda.cu: channels-last's own kernels in the table (the poolings, the input's transpose)
  * where channels_last, else nothing */
 void install_layout(struct backend *table, bool channels_last);

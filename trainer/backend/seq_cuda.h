@@ -1,0 +1,68 @@
+/* seq_cuda.h - what the language models' GPU files (seq_cuda.cu, attention_cuda.cu) share: the
+ * device's copy of backend.h's seq_noise, warp reductions, and the loops and grids their kernels
+ * walk elements with. Device code: included by .cu files only. */
+#ifndef DTRAIN_SEQ_CUDA_H
+#define DTRAIN_SEQ_CUDA_H
+
+#include <cstdint>
+
+#include "trainer/backend/cuda_state.h"
+
+namespace dtrain_cuda {
+
+/* seq_noise of backend.h, for the device: the same splitmix64, so the GPU drops what the CPU drops. */
+__device__ __forceinline__ float d_noise(uint64_t noise, long sample, size_t element)
+{
+    uint64_t z = noise ^ ((uint64_t)sample * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)element * 0xbf58476d1ce4e5b9ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
+
+#define GRID_STRIDE(i, count) \
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (count); i += (size_t)gridDim.x * blockDim.x)
+
+/* The warp's sum and largest value (every lane gets them): all 32 lanes must call. */
+__device__ __forceinline__ double warp_sum(double v)
+{
+    for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2)
+        v += __shfl_xor_sync(0xffffffffu, v, lane_mask);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+    for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, lane_mask));
+    return v;
+}
+
+/* A loop over rows with a warp a row: every lane of a warp takes the same rows. */
+#define WARP_STRIDE(row, rows)                                                                       \
+    for (size_t row = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32; row < (rows);           \
+         row += (size_t)gridDim.x * blockDim.x / 32)
+
+/* A sample's elements as a grid: blockIdx.y (strided) the sample, the rest of the grid strided over
+ * its elements, so that no thread divides an element's index to find its sample (a division an
+ * element, in kernels that otherwise only move memory). */
+#define SAMPLE_STRIDE(i, n, e, per_sample)                                                          \
+    for (size_t i = blockIdx.y; i < (size_t)(n); i += gridDim.y)                                    \
+        for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < (per_sample);            \
+             e += (size_t)gridDim.x * blockDim.x)
+
+#define LAUNCH(st, count) blocks_for(count), THREADS, 0, (st)->stream
+
+/* SAMPLE_STRIDE's grid: a row of blocks a sample (at most 65535 rows, strided past), each row
+ * covering the sample's elements. */
+inline dim3 sample_grid(int n, size_t per_sample)
+{
+    unsigned rows = n < 1 ? 1 : n < 65535 ? (unsigned)n : 65535;
+    size_t across = (per_sample + THREADS - 1) / THREADS, most = 65535 * 16 / rows;
+    return dim3((unsigned)(across < 1 ? 1 : across < most ? across : most), rows);
+}
+#define LAUNCH_SAMPLES(st, n, per_sample) sample_grid(n, per_sample), THREADS, 0, (st)->stream
+
+}  // namespace dtrain_cuda
+
+#endif
