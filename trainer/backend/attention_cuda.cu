@@ -51,17 +51,19 @@ __global__ void k_drop_weights(const float *x, float *out, int n, size_t per_sam
     float factor = 1.0f / (1.0f - rate);
     SAMPLE_STRIDE(i, n, e, per_sample) {
         size_t at = i * per_sample + e;
-        bool keep = d_noise(noise, position + (long)i, e) >= rate;
+        bool keep = seq_noise(noise, position + (long)i, e) >= rate;
         out[at] = keep ? x[at] * factor : 0.0f;
     }
 }
 
 /* Token-major rows [n][T][parts H] (a token's query, key and value side by side, or one part) to
- * head-major blocks: part p of head h of token t of sample i at
- * head[p n T H + ((i heads + h) T + t) d], so that every head of every sample is one T x d matrix a
- * stride apart and one strided-batched GEMM takes them all. A block a token row at a time, its
- * rows of threads a (part, head) stretch of d values each, its lanes along the stretch. */
-__global__ void k_to_heads(const float *token, float *head, int n, int T, int H, int heads, int parts)
+ * head-major blocks (into_heads), or back, added to what is there when accumulating: part p of
+ * head h of token t of sample i at head[p n T H + ((i heads + h) T + t) d], so that every head of
+ * every sample is one T x d matrix a stride apart and one strided-batched GEMM takes them all. A
+ * block a token row at a time, its rows of threads a (part, head) stretch of d values each, its
+ * lanes along the stretch. */
+__global__ void k_heads(const float *from, float *to, int n, int T, int H, int heads, int parts, bool into_heads,
+                        bool accumulate)
 {
     int d = H / heads;
     size_t part_size = (size_t)n * T * H;
@@ -69,28 +71,12 @@ __global__ void k_to_heads(const float *token, float *head, int n, int T, int H,
         size_t i = row / T, t = row % T;
         for (int stretch = threadIdx.y; stretch < parts * heads; stretch += blockDim.y) {
             int part = stretch / heads, h = stretch % heads;
-            const float *from = token + (row * parts * heads + stretch) * d;
-            float *to = head + part * part_size + ((i * heads + h) * T + t) * d;
+            size_t token_at = (row * parts * heads + stretch) * d;
+            size_t head_at = part * part_size + ((i * heads + h) * T + t) * d;
+            const float *src = from + (into_heads ? token_at : head_at);
+            float *dst = to + (into_heads ? head_at : token_at);
             for (int j = threadIdx.x; j < d; j += blockDim.x)
-                to[j] = from[j];
-        }
-    }
-}
-
-/* The other way: head-major blocks back into token-major rows, added to them when accumulating. */
-__global__ void k_from_heads(const float *head, float *token, int n, int T, int H, int heads, int parts,
-                             bool accumulate)
-{
-    int d = H / heads;
-    size_t part_size = (size_t)n * T * H;
-    for (size_t row = blockIdx.x; row < (size_t)n * T; row += gridDim.x) {
-        size_t i = row / T, t = row % T;
-        for (int stretch = threadIdx.y; stretch < parts * heads; stretch += blockDim.y) {
-            int part = stretch / heads, h = stretch % heads;
-            const float *from = head + part * part_size + ((i * heads + h) * T + t) * d;
-            float *to = token + (row * parts * heads + stretch) * d;
-            for (int j = threadIdx.x; j < d; j += blockDim.x)
-                to[j] = accumulate ? to[j] + from[j] : from[j];
+                dst[j] = accumulate ? dst[j] + src[j] : src[j];
         }
     }
 }
@@ -114,7 +100,7 @@ __global__ void k_softmax_backward(const float *probs, float *dp, size_t rows, i
 
 /* ---------- the table's functions ---------- */
 
-/* k_to_heads's and k_from_heads's grid: a block a token row (strided past the grid's end), 8
+/* k_heads's grid: a block a token row (strided past the grid's end), 8
  * (part, head) stretches at a time of 32 lanes. */
 #define LAUNCH_ROWS(st, rows) blocks_for((rows) * THREADS), dim3(32, THREADS / 32), 0, (st)->stream
 
@@ -139,12 +125,20 @@ bool gemm(cuda_state *st, cublasOperation_t ta, cublasOperation_t tb, int m, int
                    "cublasGemmStridedBatchedEx (attention)");
 }
 
-/* The attention's scratch, head-major (k_to_heads): `blocks` T x d blocks of every head of every
+/* The attention's scratch, head-major (k_heads): `blocks` T x d blocks of every head of every
  * sample (n T H floats each) and `weights` sets of every head's T x T weights (n heads T T each). */
 float *attention_scratch(cuda_state *st, int n, int T, int H, int heads, int blocks, int weights)
 {
     size_t block = (size_t)n * T * H, weight = (size_t)n * heads * T * T;
     return scratch(st, blocks * block + weights * weight) ? st->seq_scratch : nullptr;
+}
+
+/* k_drop_weights from `from` into `to` (which may be `from`) with `drop`'s draws: `to`. */
+float *drop_weights(cuda_state *st, const float *from, float *to, int n, size_t per_sample, const struct seq_draw *drop)
+{
+    k_drop_weights<<<LAUNCH_SAMPLES(st, n, per_sample)>>>(from, to, n, per_sample, drop->rate, drop->noise,
+                                                          drop->position);
+    return to;
 }
 
 /* Every head of every sample at once, each step one launch (a loop over the heads launched 36 to
@@ -163,17 +157,13 @@ void cuda_attention_forward(void *s, const float *qkv, const float *tokens, floa
     if (!qh)
         return;
     float *kh = qh + block, *vh = kh + block, *yh = vh + block, *dropped = yh + block;
-    k_to_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(qkv, qh, n, T, H, heads, 3);
-    gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, T, T, d, 1.0f / sqrtf((float)d), kh, d, hd, qh, d, hd, 0.0f, probs, T, tt, batch);
+    k_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(qkv, qh, n, T, H, heads, 3, true, false);
+    float scale = 1.0f / sqrtf((float)d);
+    gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, T, T, d, scale, kh, d, hd, qh, d, hd, 0.0f, probs, T, tt, batch);
     k_masked_softmax<<<LAUNCH(st, (size_t)batch * T * 32)>>>(probs, tokens, (size_t)batch * T, T, heads);
-    const float *weights = probs;
-    if (dropping) {
-        k_drop_weights<<<LAUNCH_SAMPLES(st, n, per_sample)>>>(probs, dropped, n, per_sample, drop->rate, drop->noise,
-                                                              drop->position);
-        weights = dropped;
-    }
+    const float *weights = dropping ? drop_weights(st, probs, dropped, n, per_sample, drop) : probs;
     gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, d, T, T, 1.0f, vh, d, hd, weights, T, tt, 0.0f, yh, d, hd, batch);
-    k_from_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(yh, y, n, T, H, heads, 1, false);
+    k_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(yh, y, n, T, H, heads, 1, false, false);
     launched(st, "attention forward");
 }
 
@@ -193,23 +183,17 @@ void cuda_attention_backward(void *s, const float *qkv, const float *probs, cons
         return;
     float *kh = qh + block, *vh = kh + block, *dyh = vh + block, *dqh = dyh + block, *dkh = dqh + block;
     float *dvh = dkh + block, *ds = dvh + block, *dropped = ds + n * per_sample;
-    k_to_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(qkv, qh, n, T, H, heads, 3);
-    k_to_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(dy, dyh, n, T, H, heads, 1);
-    const float *weights = probs;
-    if (dropping) {
-        k_drop_weights<<<LAUNCH_SAMPLES(st, n, per_sample)>>>(probs, dropped, n, per_sample, drop->rate, drop->noise,
-                                                              drop->position);
-        weights = dropped;
-    }
+    k_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(qkv, qh, n, T, H, heads, 3, true, false);
+    k_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(dy, dyh, n, T, H, heads, 1, true, false);
+    const float *weights = dropping ? drop_weights(st, probs, dropped, n, per_sample, drop) : probs;
     gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, d, T, T, 1.0f, dyh, d, hd, weights, T, tt, 0.0f, dvh, d, hd, batch);
     gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, T, T, d, 1.0f, vh, d, hd, dyh, d, hd, 0.0f, ds, T, tt, batch);
     if (dropping)   /* dP = D dP', in place */
-        k_drop_weights<<<LAUNCH_SAMPLES(st, n, per_sample)>>>(ds, ds, n, per_sample, drop->rate, drop->noise,
-                                                              drop->position);
+        drop_weights(st, ds, ds, n, per_sample, drop);
     k_softmax_backward<<<LAUNCH(st, (size_t)batch * T * 32)>>>(probs, ds, (size_t)batch * T, T, 1.0f / sqrtf((float)d));
     gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, d, T, T, 1.0f, kh, d, hd, ds, T, tt, 0.0f, dqh, d, hd, batch);
     gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, d, T, T, 1.0f, qh, d, hd, ds, T, tt, 0.0f, dkh, d, hd, batch);
-    k_from_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(dqh, dqkv, n, T, H, heads, 3, accumulate);
+    k_heads<<<LAUNCH_ROWS(st, (size_t)n * T)>>>(dqh, dqkv, n, T, H, heads, 3, false, accumulate);
     launched(st, "attention backward");
 }
 

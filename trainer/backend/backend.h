@@ -170,9 +170,17 @@ struct backend {
 };
 
 
+/* Where seq_noise runs: the host, and in CUDA files the GPU too (one definition, so the GPU drops
+ * what the CPU drops). */
+#ifdef __CUDACC__
+#define SEQ_NOISE_WHERE __host__ __device__
+#else
+#define SEQ_NOISE_WHERE
+#endif
+
 /* A uniform number in [0, 1) for element `element` of sample `sample` under `noise` (splitmix64 of
  * the three: counter-based, so any backend, any order and any rank draws the same). */
-static inline float seq_noise(uint64_t noise, long sample, size_t element)
+static inline SEQ_NOISE_WHERE float seq_noise(uint64_t noise, long sample, size_t element)
 {
     uint64_t z = noise ^ ((uint64_t)sample * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)element * 0xbf58476d1ce4e5b9ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -1,6 +1,7 @@
-/* seq_cuda.h - what the language models' GPU files (seq_cuda.cu, attention_cuda.cu) share: the
- * device's copy of backend.h's seq_noise, warp reductions, and the loops and grids their kernels
- * walk elements with. Device code: included by .cu files only. */
+/* seq_cuda.h - what the language models' GPU files (seq_cuda.cu, attention_cuda.cu) share: warp
+ * reductions, and the loops and grids their kernels walk elements with (their draws are
+ * backend.h's seq_noise, which CUDA files compile for the GPU too). Device code: included by .cu
+ * files only. */
 #ifndef DTRAIN_SEQ_CUDA_H
 #define DTRAIN_SEQ_CUDA_H
 
@@ -9,16 +10,6 @@
 #include "trainer/backend/cuda_state.h"
 
 namespace dtrain_cuda {
-
-/* seq_noise of backend.h, for the device: the same splitmix64, so the GPU drops what the CPU drops. */
-__device__ __forceinline__ float d_noise(uint64_t noise, long sample, size_t element)
-{
-    uint64_t z = noise ^ ((uint64_t)sample * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)element * 0xbf58476d1ce4e5b9ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (float)(z >> 40) * (1.0f / 16777216.0f);
-}
 
 #define GRID_STRIDE(i, count) \
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (count); i += (size_t)gridDim.x * blockDim.x)
