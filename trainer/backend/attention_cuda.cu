@@ -104,12 +104,6 @@ __global__ void k_softmax_backward(const float *probs, float *dp, size_t rows, i
  * (part, head) stretches at a time of 32 lanes. */
 #define LAUNCH_ROWS(st, rows) blocks_for((rows) * THREADS), dim3(32, THREADS / 32), 0, (st)->stream
 
-/* Room for `floats` in the attention's scratch. */
-bool scratch(cuda_state *st, size_t floats)
-{
-    return grow_device(st, &st->seq_scratch, &st->seq_scratch_cap, floats, "the attention scratch");
-}
-
 /* Row-major C[m x n] (ldc) = alpha op(A) op(B) + beta C for each of `batch` samples, in cuBLAS's
  * column-major terms (C^T = op(B)^T op(A)^T): the caller passes the operands already swapped.
  * fp32 operands on TF32 tensor cores, as the linear layers' fp32 GEMMs (plain fp32 math ran these
@@ -130,7 +124,8 @@ bool gemm(cuda_state *st, cublasOperation_t ta, cublasOperation_t tb, int m, int
 float *attention_scratch(cuda_state *st, int n, int T, int H, int heads, int blocks, int weights)
 {
     size_t block = (size_t)n * T * H, weight = (size_t)n * heads * T * T;
-    return scratch(st, blocks * block + weights * weight) ? st->seq_scratch : nullptr;
+    return grow_device(st, &st->seq_scratch, &st->seq_scratch_cap, blocks * block + weights * weight,
+                       "the attention scratch") ? st->seq_scratch : nullptr;
 }
 
 /* k_drop_weights from `from` into `to` (which may be `from`) with `drop`'s draws: `to`. */

@@ -178,6 +178,11 @@ inline unsigned blocks_for(size_t count)
     return (unsigned)(blocks < 65535 * 16 ? (blocks ? blocks : 1) : 65535 * 16);
 }
 
+/* A kernel's loop over `count` elements, a thread an element, strided past the grid's end (a grid
+ * of blocks_for(count) blocks). */
+#define GRID_STRIDE(i, count) \
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (count); i += (size_t)gridDim.x * blockDim.x)
+
 /* A launch's own failure (a bad configuration) is kept as the first error. */
 inline void launched(cuda_state *st, const char *what)
 {

@@ -27,9 +27,6 @@ namespace {
 __device__ __forceinline__ void store(float *p, float v) { *p = v; }
 __device__ __forceinline__ void store(__nv_bfloat16 *p, float v) { *p = __float2bfloat16(v); }
 
-#define GRID_STRIDE(i, total) \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (total); i += (size_t)gridDim.x * blockDim.x)
-
 /* y[s][j][ch] = x[s][ch][j]: one thread an output element. */
 __global__ void k_to_channels_last(const float *x, float *y, int n, int c, int hw)
 {

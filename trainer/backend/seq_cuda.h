@@ -5,14 +5,9 @@
 #ifndef DTRAIN_SEQ_CUDA_H
 #define DTRAIN_SEQ_CUDA_H
 
-#include <cstdint>
-
 #include "trainer/backend/cuda_state.h"
 
 namespace dtrain_cuda {
-
-#define GRID_STRIDE(i, count) \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (count); i += (size_t)gridDim.x * blockDim.x)
 
 /* The warp's sum and largest value (every lane gets them): all 32 lanes must call. */
 __device__ __forceinline__ double warp_sum(double v)
