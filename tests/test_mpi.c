@@ -195,6 +195,26 @@ static void test_parameter_servers_end_where_allreduce_ends(void **state)
     tu_result_free(&two);
 }
 
+/* A node's root's partitions in its trace stage by stage: the others' pushes in ("stage 0 done"),
+ * then its push across and the servers' sum back ("stage 1 done"), then the hand-offs out (the
+ * transfer's own span ends it); as many of each. */
+static void assert_root_stages_traced(const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", mpi_dir, name);
+    char *trace = tu_read_file(path);
+    assert_non_null(trace);
+    int in = 0, across = 0;
+    for (const char *at = trace; (at = strstr(at, " stage 0 done\"")); at++)
+        in++;
+    for (const char *at = trace; (at = strstr(at, " stage 1 done\"")); at++)
+        across++;
+    print_message("%s: %d partitions' hand-offs in, %d pushes across, traced\n", name, in, across);
+    assert_true(in > 0);
+    assert_int_equal(in, across);
+    free(trace);
+}
+
 /* BytePS's node-local sums: 4 workers on one host (and a server) sum each partition there first,
  * each worker the root of every 4th partition (3 receives, a push, 3 sends), and push once; on one
  * host the node's sum is the servers' too, so with the sums off (4 pushes) the parameters are the
@@ -206,7 +226,8 @@ static void test_a_nodes_workers_sum_first(void **state)
     require_mpirun_and_fashion_mnist();
     struct tu_result on, off, bs;
     char opt[3][600];
-    snprintf(opt[0], sizeof opt[0], "--comm wfbp-ps --partition-bytes 20000 --record %s/on.jsonl", mpi_dir);
+    snprintf(opt[0], sizeof opt[0], "--comm wfbp-ps --partition-bytes 20000 --record %s/on.jsonl --timeline %s/nson-trace",
+             mpi_dir, mpi_dir);
     snprintf(opt[1], sizeof opt[1], "--comm wfbp-ps --partition-bytes 20000 --ps-node-sums off --record %s/off.jsonl",
              mpi_dir);
     snprintf(opt[2], sizeof opt[2], "--comm bytescheduler-ps --partition-bytes 8000 --credit-bytes 4000");
@@ -221,6 +242,7 @@ static void test_a_nodes_workers_sum_first(void **state)
     assert_true(tu_contains(off.err, "wfbp-ps: 12 steps, 9.0 transfers a step, 44426 floats a step; 4 workers, 1 server"));
     assert_record_comm("on.jsonl", "wfbp-ps", "servers=1 partition=20000 node-sums=on");
     assert_record_comm("off.jsonl", "wfbp-ps", "servers=1 partition=20000 node-sums=off");
+    assert_root_stages_traced("nson-trace.rank0.json");
     tu_result_free(&on);
     tu_result_free(&off);
     tu_result_free(&bs);
