@@ -296,9 +296,12 @@ static int read_mpirun(struct allocation *alloc, char *const *envp, struct dt_er
     if (nodelist && alloc->in_slurm_job) {
         if (read_nodelist(alloc, var, nodelist, err) < 0)
             return -1;
+        /* where we really are beats the mapping guess, where the job's nodes are mpirun's: an
+         * mpirun on some of the job's nodes (-np 2 on its second node of two) is a world of fewer
+         * nodes, in which the job's index is no node */
         ssize_t mine = hostlist_find(&alloc->hosts, alloc->hostname);
-        if (mine >= 0)
-            alloc->node_rank = (int)mine;   /* where we really are beats the mapping guess */
+        if (mine >= 0 && mine < alloc->num_nodes)
+            alloc->node_rank = (int)mine;
     }
     return 0;
 }

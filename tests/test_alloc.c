@@ -136,6 +136,12 @@ static void test_mpirun_variables_win_over_orted_step(void **state)
     assert_string_equal(a.nodelist, "gn[01-04]");
     alloc_free(&a);
 
+    load_fixture(&a, "mpirun_on_second_node_rank1.env");   /* on one of the job's two nodes */
+    assert_int_equal(a.source, ALLOC_MPIRUN);
+    assert_int_equal(a.num_nodes, 1);
+    assert_int_equal(a.node_rank, 0);         /* not gn02's index 1 in the job's gn[01-02] */
+    alloc_free(&a);
+
     load_fixture(&a, "mpirun_local_rank1.env");
     assert_int_equal(a.source, ALLOC_MPIRUN);
     assert_false(a.in_slurm_job);
