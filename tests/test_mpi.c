@@ -204,11 +204,7 @@ static void assert_root_stages_traced(const char *name)
     snprintf(path, sizeof path, "%s/%s", mpi_dir, name);
     char *trace = tu_read_file(path);
     assert_non_null(trace);
-    int in = 0, across = 0;
-    for (const char *at = trace; (at = strstr(at, " stage 0 done\"")); at++)
-        in++;
-    for (const char *at = trace; (at = strstr(at, " stage 1 done\"")); at++)
-        across++;
+    int in = tu_count(trace, " stage 0 done\""), across = tu_count(trace, " stage 1 done\"");
     print_message("%s: %d partitions' hand-offs in, %d pushes across, traced\n", name, in, across);
     assert_true(in > 0);
     assert_int_equal(in, across);
@@ -347,11 +343,7 @@ static void test_every_method_host_staged_ends_where_allreduce_ends(void **state
     char *trace = tu_read_file(path);
     assert_non_null(trace);
     assert_true(tu_contains(trace, "\"device-host copies\""));
-    int to_host = 0, to_device = 0;
-    for (const char *at = trace; (at = strstr(at, "\"name\":\"to host\"")); at++)
-        to_host++;
-    for (const char *at = trace; (at = strstr(at, "\"name\":\"to device\"")); at++)
-        to_device++;
+    int to_host = tu_count(trace, "\"name\":\"to host\""), to_device = tu_count(trace, "\"name\":\"to device\"");
     print_message("bytescheduler-a2a staged: %d copies to the host, %d back, in the trace\n", to_host, to_device);
     assert_int_equal(to_host, 12 * 5);   /* 12 steps, LeNet's 5 layers with parameters */
     assert_true(to_device >= 12 * 5);
@@ -359,10 +351,7 @@ static void test_every_method_host_staged_ends_where_allreduce_ends(void **state
     snprintf(path, sizeof path, "%s/staged.jsonl", mpi_dir);
     char *records = tu_read_file(path);
     assert_non_null(records);
-    int staged = 0;
-    for (const char *at = records; (at = strstr(at, "transport=host\"")); at++)
-        staged++;
-    assert_int_equal(staged, method_count);   /* (a server writes no record: one line a method) */
+    assert_int_equal(tu_count(records, "transport=host\""), method_count);   /* (a server writes no record: one line a method) */
     free(records);
 }
 

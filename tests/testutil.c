@@ -203,6 +203,14 @@ bool tu_contains(const char *haystack, const char *needle)
     return found;
 }
 
+int tu_count(const char *haystack, const char *needle)
+{
+    int n = 0;
+    for (const char *at = haystack; at && (at = strstr(at, needle)); at++)
+        n++;
+    return n;
+}
+
 char *tu_expand_joined(const char *expr)
 {
     struct hostlist list;

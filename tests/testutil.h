@@ -71,6 +71,9 @@ int tu_remove_tree(const char *dir);
 /* Does `haystack` contain `needle`? (cmocka's assert gives poor messages for strstr). */
 bool tu_contains(const char *haystack, const char *needle);
 
+/* How many times `needle` starts in `haystack` (overlapping ones too); 0 for NULL. */
+int tu_count(const char *haystack, const char *needle);
+
 /* Whether `actual` is what the golden file tests/golden/NAME holds, the fixtures' folder written
  * there as $FIXTURES (so the file does not depend on where the checkout is). A difference is
  * printed with the first line that differs. DTRAIN_UPDATE_GOLDEN=1 writes the file instead: a

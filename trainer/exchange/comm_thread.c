@@ -190,7 +190,7 @@ static int next_stage(struct comm_thread *e, struct comm_thread_transfer *t)
 {
     struct dt_err err;
     int more = 0;
-    double done_at = timeline_now();
+    double done_at = e->timeline ? timeline_now() : 0;   /* (no clock read while nothing is traced) */
     if (e->ops.advance) {
         release_for_call(e);
         more = e->ops.advance(e->ops.ctx, e->comm, t, &err);
@@ -201,7 +201,7 @@ static int next_stage(struct comm_thread *e, struct comm_thread_transfer *t)
         thread_fail(e, &err);
         return -1;
     }
-    if (more > 0) {   /* where a transfer's time went (a node's hand-offs, the push across): in the trace */
+    if (more > 0 && e->timeline) {   /* where a transfer's time went (a node's hand-offs, the push across): in the trace */
         char name[64];
         snprintf(name, sizeof name, "%s L%d.%d stage %d done", e->ops.what, t->layer, t->part, t->stage);
         timeline_instant(e->timeline, LANE_EXCHANGE, "stage", name, done_at, "stage", t->stage);
