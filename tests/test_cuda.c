@@ -374,28 +374,30 @@ static float *token_batch(int n, int T, int vocab, int pad, uint64_t seed)
     return tok;
 }
 
-/* Attention forward and backward with padding and the weights' dropout, on both backends. */
-static void check_attention(void)
+/* Attention forward and backward on backend `be` with padding (the last `pad` tokens of each
+ * sequence) and the weights' dropout, dqkv added to or overwritten. */
+static void check_attention(struct backend *be, int n, int T, int H, int heads, int pad, bool accumulate,
+                            double tolerance)
 {
     const struct backend *ref = backend_reference();
-    int n = 3, T = 12, H = 32, heads = 4;
     size_t qkv_count = (size_t)n * T * 3 * H, y_count = (size_t)n * T * H, p_count = (size_t)n * heads * T * T;
-    float *qkv = random_floats(qkv_count, 11), *dy = random_floats(y_count, 12), *tok = token_batch(n, T, 50, 3, 13);
+    float *qkv = random_floats(qkv_count, 11), *dy = random_floats(y_count, 12), *tok = token_batch(n, T, 50, pad, 13);
     float *probs = calloc(p_count, 4), *y = calloc(y_count, 4), *dqkv = random_floats(qkv_count, 14);
     struct seq_draw drop = {.rate = 0.2f, .noise = 0xabc, .position = 7};
     float *gqkv = up(qkv, qkv_count * 4), *gdy = up(dy, y_count * 4), *gtok = up(tok, (size_t)n * T * 3 * 4);
     float *gprobs = up(probs, p_count * 4), *gy = up(y, y_count * 4), *gdqkv = up(dqkv, qkv_count * 4);
     ref->attention_forward(NULL, qkv, tok, probs, y, n, T, H, heads, &drop);
-    gpu->attention_forward(gpu->state, gqkv, gtok, gprobs, gy, n, T, H, heads, &drop);
-    ref->attention_backward(NULL, qkv, probs, dy, dqkv, n, T, H, heads, &drop, true);
-    gpu->attention_backward(gpu->state, gqkv, gprobs, gdy, gdqkv, n, T, H, heads, &drop, true);
+    be->attention_forward(be->state, gqkv, gtok, gprobs, gy, n, T, H, heads, &drop);
+    ref->attention_backward(NULL, qkv, probs, dy, dqkv, n, T, H, heads, &drop, accumulate);
+    be->attention_backward(be->state, gqkv, gprobs, gdy, gdqkv, n, T, H, heads, &drop, accumulate);
     float *hprobs = down(gprobs, p_count), *hy = down(gy, y_count), *hdqkv = down(gdqkv, qkv_count);
-    assert_close("attention weights", hprobs, probs, p_count, 2e-2);   /* Q K^T may use TF32 */
-    assert_close("attention forward", hy, y, y_count, 2e-2);
-    assert_close("attention backward", hdqkv, dqkv, qkv_count, 2e-2);
+    print_message("%s: n %d, T %d, H %d, %d heads\n", be->name, n, T, H, heads);
+    assert_close("attention weights", hprobs, probs, p_count, tolerance);   /* Q K^T in TF32 or bf16 */
+    assert_close("attention forward", hy, y, y_count, tolerance);
+    assert_close("attention backward", hdqkv, dqkv, qkv_count, tolerance);
     void *held[] = {gqkv, gdy, gtok, gprobs, gy, gdqkv};
     for (int i = 0; i < 6; i++)
-        backend_release(gpu, held[i]);
+        backend_release(be, held[i]);
     free(qkv), free(dy), free(tok), free(probs), free(y), free(dqkv), free(hprobs), free(hy), free(hdqkv);
 }
 
@@ -471,7 +473,16 @@ static void test_language_model_kernels(void **state)
     (void)state;
     require_gpu();
     on = gpu;
-    check_attention();
+    check_attention(gpu, 3, 12, 32, 4, 3, true, 2e-2);
+    /* bf16 mode: heads of 64 and T a multiple of 16 up to 128 run fused (attention_fused_cuda.cu),
+     * the whole block (T 128), fewer strips than warps (T 48), every key padding (its weights all 0);
+     * T 12 takes the unfused path */
+    on = gpu_bf16;
+    check_attention(gpu_bf16, 2, 128, 128, 2, 5, true, 4e-2);
+    check_attention(gpu_bf16, 3, 48, 192, 3, 7, false, 4e-2);
+    check_attention(gpu_bf16, 1, 16, 64, 1, 16, true, 4e-2);
+    check_attention(gpu_bf16, 3, 12, 32, 4, 3, true, 4e-2);
+    on = gpu;
     check_token_kernels();
 }
 

@@ -2,8 +2,10 @@
  * sample in one cuBLAS strided-batched GEMM a product (TF32), on head-major copies of Q, K and V
  * made for it, a masked softmax of our own, and BERT's dropout of the weights drawn by the same
  * counter-based hash as the CPU. seq_kernels.c's seq_attention_* is the specification;
- * tests/test_cuda.c holds these against it where a GPU exists. Conventions as backend_cuda.cu:
- * device pointers, one stream, the first failure kept. */
+ * tests/test_cuda.c holds these against it where a GPU exists. bf16 mode's attention of BERT's
+ * shapes (heads of 64, T a multiple of 16 up to 128) runs fused instead (attention_fused_cuda.cu);
+ * this path is fp32 mode's and every other shape's. Conventions as backend_cuda.cu: device
+ * pointers, one stream, the first failure kept. */
 #include <cmath>
 #include <cstdint>
 
@@ -144,11 +146,13 @@ void cuda_attention_forward(void *s, const float *qkv, const float *tokens, floa
                             int heads, const struct seq_draw *drop)
 {
     cuda_state *st = state_of(s);
+    if (failed(st) || fused_attention_forward(st, qkv, tokens, probs, y, n, T, H, heads, drop))
+        return;
     int d = H / heads, batch = n * heads;
     bool dropping = drop && drop->rate > 0;
     size_t block = (size_t)n * T * H, per_sample = (size_t)heads * T * T;
     long long hd = (long long)T * d, tt = (long long)T * T;
-    float *qh = failed(st) ? nullptr : attention_scratch(st, n, T, H, heads, 4, dropping);
+    float *qh = attention_scratch(st, n, T, H, heads, 4, dropping);
     if (!qh)
         return;
     float *kh = qh + block, *vh = kh + block, *yh = vh + block, *dropped = yh + block;
@@ -169,11 +173,13 @@ void cuda_attention_backward(void *s, const float *qkv, const float *probs, cons
                              int H, int heads, const struct seq_draw *drop, bool accumulate)
 {
     cuda_state *st = state_of(s);
+    if (failed(st) || fused_attention_backward(st, qkv, probs, dy, dqkv, n, T, H, heads, drop, accumulate))
+        return;
     int d = H / heads, batch = n * heads;
     bool dropping = drop && drop->rate > 0;
     size_t block = (size_t)n * T * H, per_sample = (size_t)heads * T * T;
     long long hd = (long long)T * d, tt = (long long)T * T;
-    float *qh = failed(st) ? nullptr : attention_scratch(st, n, T, H, heads, 7, 1 + dropping);
+    float *qh = attention_scratch(st, n, T, H, heads, 7, 1 + dropping);
     if (!qh)
         return;
     float *kh = qh + block, *vh = kh + block, *dyh = vh + block, *dqh = dyh + block, *dkh = dqh + block;

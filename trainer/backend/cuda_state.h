@@ -87,6 +87,7 @@ struct cuda_state {
     cudaGraphExec_t graphs[2];
     float *seq_scratch;        /* the language models' attention: every head's Q, K, V, their gradients and */
     size_t seq_scratch_cap;    /* weights, head-major (attention_cuda.cu), floats, grown on demand */
+    int fused_attention_room;  /* bf16's fused attention's shared memory: 0 not asked, 1 granted, -1 not */
     int *seq_count;            /* token_xent: the labelled rows, counted on the device */
     int multiprocessors;       /* the device's, for batch norm's grid (bn_cuda.cu); 0 until asked */
     double *bn_partial;        /* batch norm's per-split sums, and its per-channel coefficients */

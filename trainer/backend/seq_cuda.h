@@ -49,6 +49,13 @@ inline dim3 sample_grid(int n, size_t per_sample)
 }
 #define LAUNCH_SAMPLES(st, n, per_sample) sample_grid(n, per_sample), THREADS, 0, (st)->stream
 
+/* bf16 mode's fused attention (attention_fused_cuda.cu), backend.h's attention_forward and
+ * attention_backward for the shapes it takes: false (nothing done) for the others. */
+bool fused_attention_forward(cuda_state *st, const float *qkv, const float *tokens, float *probs, float *y, int n,
+                             int T, int H, int heads, const struct seq_draw *drop);
+bool fused_attention_backward(cuda_state *st, const float *qkv, const float *probs, const float *dy, float *dqkv,
+                              int n, int T, int H, int heads, const struct seq_draw *drop, bool accumulate);
+
 }  // namespace dtrain_cuda
 
 #endif
