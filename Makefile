@@ -34,7 +34,7 @@ CUDA ?= $(if $(NVCC),1,0)
 NVCC_FLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror,-Wshadow -I. \
               -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
               -gencode arch=compute_90,code=compute_90
-GPU_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lnccl -lcudart -lstdc++
+GPU_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublasLt -lcublas -lnccl -lcudart -lstdc++
 
 # Sources are found, never listed. Every .c (and the trainer's .cu) of these folders is library
 # code, except a tool's main: the file dtrain.c or dtrain_NAME.c is the tool dtrain[-NAME]

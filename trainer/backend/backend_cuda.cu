@@ -226,8 +226,7 @@ struct backend *backend_cuda_create(int device, const struct cuda_options *optio
               blas_ok(st, cublasSetStream(st->blas, st->stream), "cublasSetStream") &&
               dnn_ok(st, cudnnCreate(&st->dnn), "cudnnCreate") &&
               dnn_ok(st, cudnnSetStream(st->dnn, st->stream), "cudnnSetStream");
-    /* 32 MiB: what cuBLAS asks for on Hopper; set once, so that no GEMM allocates (or may not, captured) */
-    size_t blas_bytes = 32u << 20;
+    size_t blas_bytes = BLAS_WORKSPACE_BYTES;
     ok = ok && cuda_ok(st, cudaMalloc(&st->blas_workspace, blas_bytes), "cudaMalloc (cuBLAS workspace)") &&
          blas_ok(st, cublasSetWorkspace(st->blas, st->blas_workspace, blas_bytes), "cublasSetWorkspace") &&
          cuda_ok(st, cudaMalloc(&st->adam_scalars, 2 * sizeof(float)), "cudaMalloc (adam scalars)") &&
@@ -284,6 +283,7 @@ void backend_cuda_destroy(struct backend *be)
     cudaFree(st->adam_scalars), cudaFreeHost(st->host_adam_scalars), cudaFree(st->blas_workspace);
     release_seq_kernels(st);
     release_attention(st);
+    release_blas(st);
     if (st->dnn)
         cudnnDestroy(st->dnn);
     if (st->blas)

@@ -1,5 +1,9 @@
 /* blas_cuda.cu - the CUDA backend's linear layers: cuBLAS GEMMs (TF32, or bf16 operands with fp32
- * accumulation), row-major arrays read as column-major transposes, and the bias's two kernels. */
+ * accumulation), row-major arrays read as column-major transposes. The forward adds the bias in
+ * cuBLASLt's epilogue (one plan a shape and alignment, found once); where cuBLASLt offers no
+ * algorithm, the bias is written into every row first and the GEMM adds to it. The bias's gradient
+ * is a kernel of its own. */
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -7,6 +11,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +23,27 @@ extern "C" {
 #include "trainer/backend/cuda_state.h"
 
 using namespace dtrain_cuda;
+
+namespace dtrain_cuda {
+
+/* One forward shape's plan: y^T (m = out x n, col-major) = W^T x^T + b, b along y's rows. The
+ * algorithm cuBLASLt chose depends on its operands' alignment: a plan a shape and alignment. */
+struct lt_plan {
+    int m, n, k;
+    unsigned alignment;   /* of W, x, y and b: alignment_of's, 5 bits each */
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t a, b, c;
+    cublasLtMatmulAlgo_t algo;
+    bool usable;          /* cuBLASLt offered an algorithm (and it ran) */
+};
+
+struct linear_plans {
+    cublasLtHandle_t lt;
+    lt_plan *plans;
+    int count, cap;
+};
+
+}  // namespace dtrain_cuda
 
 namespace {
 
@@ -66,14 +92,105 @@ void gemm(cuda_state *st, cublasOperation_t op_a, cublasOperation_t op_b, int m,
                              c, CUDA_R_32F, ldc, compute, CUBLAS_GEMM_DEFAULT), what);
 }
 
+/* ---------- the forward through cuBLASLt, the bias in the GEMM's epilogue ---------- */
+
+unsigned alignment_of(const void *p)
+{
+    uintptr_t at = reinterpret_cast<uintptr_t>(p);
+    return at % 16 == 0 ? 16 : at % 8 == 0 ? 8 : at % 4 == 0 ? 4 : 2;
+}
+
+/* The descriptors and cuBLASLt's first algorithm for them (usable false where it has none). */
+void plan_linear(cuda_state *st, lt_plan *p, const float *bias)
+{
+    cudaDataType_t type = st->bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    cublasOperation_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    cublasLtMatmulPreference_t pref = nullptr;
+    uint64_t workspace = BLAS_WORKSPACE_BYTES;
+    uint32_t align_w = p->alignment & 31, align_x = p->alignment >> 5 & 31, align_y = p->alignment >> 10 & 31;
+    cublasLtMatmulHeuristicResult_t found = {};
+    int results = 0;
+    bool ok = cublasLtMatmulDescCreate(&p->desc, st->bf16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32,
+                                       CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &transposed, sizeof transposed) == 0 &&
+              cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof plain) == 0 &&
+              cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue) == 0 &&
+              cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias) == 0 &&
+              cublasLtMatrixLayoutCreate(&p->a, type, p->k, p->m, p->k) == 0 &&
+              cublasLtMatrixLayoutCreate(&p->b, type, p->k, p->n, p->k) == 0 &&
+              cublasLtMatrixLayoutCreate(&p->c, CUDA_R_32F, p->m, p->n, p->m) == 0 &&
+              cublasLtMatmulPreferenceCreate(&pref) == 0 &&
+              cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                                                   sizeof workspace) == 0 &&
+              cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_w,
+                                                   sizeof align_w) == 0 &&
+              cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_x,
+                                                   sizeof align_x) == 0 &&
+              cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_y,
+                                                   sizeof align_y) == 0 &&
+              cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_y,
+                                                   sizeof align_y) == 0 &&
+              cublasLtMatmulAlgoGetHeuristic(st->linear->lt, p->desc, p->a, p->b, p->c, p->c, pref, 1, &found,
+                                             &results) == CUBLAS_STATUS_SUCCESS;
+    if (pref)
+        cublasLtMatmulPreferenceDestroy(pref);
+    p->usable = ok && results > 0;
+    if (p->usable)
+        p->algo = found.algo;
+}
+
+/* The plan for this forward, made on first sight (nullptr: out of memory, or no cuBLASLt). */
+lt_plan *linear_plan(cuda_state *st, const void *w, const void *x, float *y, const float *bias, int m, int n, int k)
+{
+    if (!st->linear) {
+        st->linear = static_cast<linear_plans *>(calloc(1, sizeof *st->linear));
+        if (!st->linear || cublasLtCreate(&st->linear->lt) != CUBLAS_STATUS_SUCCESS) {
+            free(st->linear), st->linear = nullptr;
+            return nullptr;
+        }
+    }
+    linear_plans *lp = st->linear;
+    unsigned alignment = alignment_of(w) | alignment_of(x) << 5 | alignment_of(y) << 10 | alignment_of(bias) << 15;
+    for (int i = 0; i < lp->count; i++)
+        if (lp->plans[i].m == m && lp->plans[i].n == n && lp->plans[i].k == k && lp->plans[i].alignment == alignment)
+            return &lp->plans[i];
+    if (lp->count == lp->cap) {
+        int cap = lp->cap ? 2 * lp->cap : 16;
+        lt_plan *grown = static_cast<lt_plan *>(realloc(lp->plans, cap * sizeof *grown));
+        if (!grown)
+            return nullptr;
+        lp->plans = grown, lp->cap = cap;
+    }
+    lt_plan *p = &lp->plans[lp->count++];
+    *p = lt_plan{m, n, k, alignment, nullptr, nullptr, nullptr, nullptr, {}, false};
+    plan_linear(st, p, bias);
+    return p;
+}
+
+/* y = x W^T + b in one cuBLASLt call: false, with nothing queued, where it cannot. */
+bool lt_linear_forward(cuda_state *st, const void *w, const void *x, const float *b, float *y, int n, int in, int out)
+{
+    lt_plan *p = w && x ? linear_plan(st, w, x, y, b, out, n, in) : nullptr;
+    if (!p || !p->usable ||
+        cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b) != 0)
+        return false;
+    float one = 1.0f, zero = 0.0f;
+    p->usable = cublasLtMatmul(st->linear->lt, p->desc, &one, w, p->a, x, p->b, &zero, y, p->c, y, p->c, &p->algo,
+                               st->blas_workspace, BLAS_WORKSPACE_BYTES, st->stream) == CUBLAS_STATUS_SUCCESS;
+    return p->usable;
+}
+
 void cuda_linear_forward(void *s, const float *x, const float *w, const float *b, float *y, int n, int in, int out)
 {
     cuda_state *st = state_of(s);
+    const void *w_op = bf16_operand(st, HALF_W, w, (size_t)out * in), *x_op = bf16_operand(st, HALF_X, x, (size_t)n * in);
+    if (failed(st) || lt_linear_forward(st, w_op, x_op, b, y, n, in, out))
+        return;
     k_fill_rows<<<blocks_for((size_t)n * THREADS), THREADS, 0, st->stream>>>(y, b, n, out);
     launched(st, "linear bias");
     /* y^T (out x n) = w (in x out, col-major)^T . x^T (in x n) */
-    gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, bf16_operand(st, HALF_W, w, (size_t)out * in), in,
-         bf16_operand(st, HALF_X, x, (size_t)n * in), in, true, y, out, "cublasGemmEx (linear forward)");
+    gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, w_op, in, x_op, in, true, y, out, "cublasGemmEx (linear forward)");
 }
 
 void cuda_linear_backward(void *s, const float *x, const float *w, const float *dy, float *dx, float *dw, float *db,
@@ -98,4 +215,22 @@ void dtrain_cuda::install_blas(struct backend *table)
 {
     table->linear_forward = cuda_linear_forward;
     table->linear_backward = cuda_linear_backward;
+}
+
+void dtrain_cuda::release_blas(cuda_state *st)
+{
+    linear_plans *lp = st->linear;
+    if (!lp)
+        return;
+    for (int i = 0; i < lp->count; i++) {
+        lt_plan *p = &lp->plans[i];
+        if (p->desc)
+            cublasLtMatmulDescDestroy(p->desc);
+        for (cublasLtMatrixLayout_t layout : {p->a, p->b, p->c})
+            if (layout)
+                cublasLtMatrixLayoutDestroy(layout);
+    }
+    cublasLtDestroy(lp->lt);
+    free(lp->plans), free(lp);
+    st->linear = nullptr;
 }

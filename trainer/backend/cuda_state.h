@@ -37,6 +37,11 @@ struct conv_plan {
     cudnnConvolutionBwdFilterAlgo_t bwd_filter;
 };
 
+/* cuBLAS's workspace, fixed (a captured GEMM must not allocate): what it asks for on Hopper. */
+constexpr size_t BLAS_WORKSPACE_BYTES = 32u << 20;
+
+struct linear_plans;   /* blas_cuda.cu's cuBLASLt plans of the linear layers' forward */
+
 /* bf16 mode's scratch: the cast copies of a GEMM's or convolution's operands and its bf16 result. */
 enum { HALF_X, HALF_W, HALF_DY, HALF_OUT, HALF_SLOTS };
 
@@ -80,7 +85,8 @@ struct cuda_state {
     int rows_cap;
     float *adam_scalars;       /* step size and sqrt(bias correction 2): set on the host each step, */
     float *host_adam_scalars;  /* copied up by the step itself, so a captured step reads new ones */
-    void *blas_workspace;      /* cuBLAS's, fixed: a captured GEMM must not allocate */
+    void *blas_workspace;      /* cuBLAS's and cuBLASLt's, BLAS_WORKSPACE_BYTES */
+    linear_plans *linear;      /* made on the first linear forward */
     /* CUDA graphs: one captured training step per batch slot */
     bool capturing;            /* softmax_xent then queues the loss and returns 0 */
     int deferred_rows;         /* rows of the loss the captured step copies to host_loss */
@@ -197,6 +203,7 @@ bool grow_loss_rows(cuda_state *st, int n);
  * release frees what they keep in the state. */
 void install_own_kernels(struct backend *table);   /* kernels_cuda.cu */
 void install_blas(struct backend *table);          /* blas_cuda.cu */
+void release_blas(cuda_state *st);
 void install_dnn(struct backend *table);           /* dnn_cuda.cu */
 void release_dnn(cuda_state *st);
 void install_batchnorm(struct backend *table);     /* bn_cuda.cu */

@@ -87,43 +87,60 @@ __global__ void k_layernorm_forward(const float *x, const float *gamma, const fl
         y[(size_t)blockIdx.x * H + h] = (float)((xr[h] - mean) * invstd * gamma[h] + beta[h]);
 }
 
-/* A block per token: dx = invstd (g - mean(g) - xhat mean(g xhat)), g = dy gamma; gamma's and
- * beta's gradients added atomically. */
+/* A block per `per_block` tokens: dx = invstd (g - mean(g) - xhat mean(g xhat)), g = dy gamma.
+ * gamma's and beta's gradients are summed over the block's tokens in shared memory (each thread
+ * keeps its own features) and added atomically once a block: atomics a token, 4096 on each of
+ * BERT-Base's 768 addresses a layer, took longer than the rest of the kernel. Past LN_SHARED_MOST
+ * features (the shared memory a block has without asking) they are added a token at a time. */
+constexpr int LN_SHARED_MOST = 5120, LN_ROWS_A_BLOCK = 16;
+
 __global__ void k_layernorm_backward(const float *x, const float *gamma, const float *save_mean,
                                      const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta,
-                                     int H, bool accumulate)
+                                     int rows, int H, int per_block, bool accumulate)
 {
     __shared__ double shared[THREADS];
-    size_t at = (size_t)blockIdx.x * H;
-    double mean = save_mean[blockIdx.x], invstd = save_invstd[blockIdx.x], g_sum = 0, gx_sum = 0;
-    for (int h = threadIdx.x; h < H; h += blockDim.x) {
-        double xhat = (x[at + h] - mean) * invstd, g = (double)dy[at + h] * gamma[h];
-        g_sum += g, gx_sum += g * xhat;
-        atomicAdd(&dgamma[h], (float)(dy[at + h] * xhat));
-        atomicAdd(&dbeta[h], dy[at + h]);
+    extern __shared__ float param_grad[];   /* H of gamma's, then H of beta's, where H fits */
+    bool in_shared = H <= LN_SHARED_MOST;
+    for (int h = threadIdx.x; in_shared && h < H; h += blockDim.x)
+        param_grad[h] = 0, param_grad[H + h] = 0;
+    int first = blockIdx.x * per_block, last = min(rows, first + per_block);
+    for (int row = first; row < last; row++) {
+        size_t at = (size_t)row * H;
+        double mean = save_mean[row], invstd = save_invstd[row], g_sum = 0, gx_sum = 0;
+        for (int h = threadIdx.x; h < H; h += blockDim.x) {
+            double xhat = (x[at + h] - mean) * invstd, g = (double)dy[at + h] * gamma[h];
+            g_sum += g, gx_sum += g * xhat;
+            if (in_shared)
+                param_grad[h] += (float)(dy[at + h] * xhat), param_grad[H + h] += dy[at + h];
+            else
+                atomicAdd(&dgamma[h], (float)(dy[at + h] * xhat)), atomicAdd(&dbeta[h], dy[at + h]);
+        }
+        g_sum = block_sum(g_sum, shared) / H;
+        gx_sum = block_sum(gx_sum, shared) / H;
+        for (int h = threadIdx.x; dx && h < H; h += blockDim.x) {
+            double xhat = (x[at + h] - mean) * invstd, g = (double)dy[at + h] * gamma[h];
+            float d = (float)(invstd * (g - g_sum - xhat * gx_sum));
+            dx[at + h] = accumulate ? dx[at + h] + d : d;
+        }
     }
-    g_sum = block_sum(g_sum, shared) / H;
-    gx_sum = block_sum(gx_sum, shared) / H;
-    if (!dx)
-        return;
-    for (int h = threadIdx.x; h < H; h += blockDim.x) {
-        double xhat = (x[at + h] - mean) * invstd, g = (double)dy[at + h] * gamma[h];
-        float d = (float)(invstd * (g - g_sum - xhat * gx_sum));
-        dx[at + h] = accumulate ? dx[at + h] + d : d;
-    }
+    for (int h = threadIdx.x; in_shared && h < H; h += blockDim.x)
+        atomicAdd(&dgamma[h], param_grad[h]), atomicAdd(&dbeta[h], param_grad[H + h]);
 }
 
+/* GELU and its derivative in fp32 (erff, expf: within a few ulp, where the reference's double
+ * adds nothing a bf16 or fp32 step keeps). */
 __global__ void k_gelu_forward(const float *x, float *y, size_t count)
 {
-    GRID_STRIDE(i, count) y[i] = (float)(0.5 * x[i] * (1.0 + erf(x[i] * SQRT1_2)));
+    GRID_STRIDE(i, count) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)SQRT1_2));
 }
 
 __global__ void k_gelu_backward(const float *x, const float *dy, float *dx, size_t count, bool accumulate)
 {
     GRID_STRIDE(i, count) {
-        double v = x[i];
-        double d = 0.5 * (1.0 + erf(v * SQRT1_2)) + v * exp(-0.5 * v * v) * (0.5 * TWO_OVER_SQRTPI * SQRT1_2);
-        float g = (float)(dy[i] * d);
+        float v = x[i];
+        float d = 0.5f * (1.0f + erff(v * (float)SQRT1_2)) +
+                  v * expf(-0.5f * v * v) * (float)(0.5 * TWO_OVER_SQRTPI * SQRT1_2);
+        float g = dy[i] * d;
         dx[i] = accumulate ? dx[i] + g : g;
     }
 }
@@ -256,9 +273,11 @@ void cuda_layernorm_backward(void *s, const float *x, const float *gamma, const 
                              int rows, int H, bool accumulate)
 {
     cuda_state *st = state_of(s);
+    unsigned blocks = (unsigned)((rows + LN_ROWS_A_BLOCK - 1) / LN_ROWS_A_BLOCK);
+    size_t param_bytes = H <= LN_SHARED_MOST ? 2 * (size_t)H * sizeof(float) : 0;
     if (rows > 0)
-        k_layernorm_backward<<<rows, row_threads(H), 0, st->stream>>>(x, gamma, save_mean, save_invstd, dy, dx, dgamma,
-                                                                        dbeta, H, accumulate);
+        k_layernorm_backward<<<blocks, row_threads(H), param_bytes, st->stream>>>(
+            x, gamma, save_mean, save_invstd, dy, dx, dgamma, dbeta, rows, H, LN_ROWS_A_BLOCK, accumulate);
     launched(st, "layer norm backward");
 }
 
