@@ -50,13 +50,6 @@ size_t backward_bytes(int T)
     return 4 * (size_t)T * LDH * 2 + (size_t)T * ld_scores(T) * 4 + 2 * (size_t)T * ld_weights(T) * 2;
 }
 
-__device__ __forceinline__ float warp_sum_float(float v)
-{
-    for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2)
-        v += __shfl_xor_sync(0xffffffffu, v, lane_mask);
-    return v;
-}
-
 /* T rows of one head's HEAD values, `stride` floats apart, into shared rows of bf16 (LDH apart):
  * four floats a thread at a time (HEAD and every row's start are multiples of 4 floats). */
 __device__ void load_head(const float *rows, size_t stride, bf16 *to, int T)
@@ -162,7 +155,7 @@ __global__ void k_fused_forward(const float *qkv, const float *tokens, float *pr
                 e[j] = e[j] == -INFINITY ? 0.0f : expf(e[j] - most);
                 sum += e[j];
             }
-            sum = warp_sum_float(sum);
+            sum = warp_sum(sum);
             float inverse = sum > 0 ? 1.0f / sum : 0.0f;
             float *weights = probs + (((size_t)i * heads + h) * T + r) * T;
 #pragma unroll
@@ -230,7 +223,7 @@ __global__ void k_fused_backward(const float *qkv, const float *probs, const flo
                     pd[row * ldw + c] = __float2bfloat16(w[r][j] * keep);
                 dot += d[j] * w[r][j];
             }
-            dot = warp_sum_float(dot);
+            dot = warp_sum(dot);
 #pragma unroll
             for (int j = 0; j < PER_LANE; j++)
                 if (lane + 32 * j < T)

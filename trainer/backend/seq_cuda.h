@@ -9,8 +9,10 @@
 
 namespace dtrain_cuda {
 
-/* The warp's sum and largest value (every lane gets them): all 32 lanes must call. */
-__device__ __forceinline__ double warp_sum(double v)
+/* The warp's sum (in v's type: double where a row's sum must match the reference's, float in the
+ * fused attention) and largest value (every lane gets them): all 32 lanes must call. */
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v)
 {
     for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2)
         v += __shfl_xor_sync(0xffffffffu, v, lane_mask);
