@@ -41,31 +41,39 @@ __global__ void k_embed_backward(const float *tokens, const float *dy, float *dw
     }
 }
 
-/* The block's reduction of v by `combine` (every thread gets it); blockDim.x a power of two up
- * to THREADS. */
-template <typename Combine>
-__device__ double block_reduce(double v, double *shared, Combine combine)
+/* The block's reduction of `parts` values a thread (v[0..parts)) by `combine`, every thread
+ * getting them; blockDim.x whole warps, at most THREADS; shared holds parts x 32 doubles. Within a
+ * warp by shuffles, then across the warps' results in shared memory: two barriers (a tree in
+ * shared memory took nine, and a layer norm's token waited on them, not on memory). */
+template <int parts, typename Combine>
+__device__ void block_reduce(double *v, double *shared, Combine combine)
 {
-    shared[threadIdx.x] = v;
-    __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
-        if ((int)threadIdx.x < half)
-            shared[threadIdx.x] = combine(shared[threadIdx.x], shared[threadIdx.x + half]);
-        __syncthreads();
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    for (int p = 0; p < parts; p++) {
+        for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2)
+            v[p] = combine(v[p], __shfl_xor_sync(0xffffffffu, v[p], lane_mask));
+        if (lane == 0)
+            shared[p * 32 + warp] = v[p];
     }
-    double result = shared[0];
     __syncthreads();
-    return result;
+    for (int p = 0; p < parts; p++) {
+        v[p] = shared[p * 32];
+        for (int w = 1; w < warps; w++)
+            v[p] = combine(v[p], shared[p * 32 + w]);
+    }
+    __syncthreads();   /* shared is free for the next reduction */
 }
 
 __device__ double block_sum(double v, double *shared)
 {
-    return block_reduce(v, shared, [](double a, double b) { return a + b; });
+    block_reduce<1>(&v, shared, [](double a, double b) { return a + b; });
+    return v;
 }
 
 __device__ double block_max(double v, double *shared)
 {
-    return block_reduce(v, shared, [](double a, double b) { return fmax(a, b); });
+    block_reduce<1>(&v, shared, [](double a, double b) { return fmax(a, b); });
+    return v;
 }
 
 /* A block per token: mean and biased variance in double, as the reference. */
@@ -92,7 +100,7 @@ __global__ void k_layernorm_forward(const float *x, const float *gamma, const fl
  * keeps its own features) and added atomically once a block: atomics a token, 4096 on each of
  * BERT-Base's 768 addresses a layer, took longer than the rest of the kernel. Past LN_SHARED_MOST
  * features (the shared memory a block has without asking) they are added a token at a time. */
-constexpr int LN_SHARED_MOST = 5120, LN_ROWS_A_BLOCK = 16;
+constexpr int LN_SHARED_MOST = 5120, LN_ROWS_A_BLOCK = 8;
 
 __global__ void k_layernorm_backward(const float *x, const float *gamma, const float *save_mean,
                                      const float *save_invstd, const float *dy, float *dx, float *dgamma, float *dbeta,
@@ -115,8 +123,9 @@ __global__ void k_layernorm_backward(const float *x, const float *gamma, const f
             else
                 atomicAdd(&dgamma[h], (float)(dy[at + h] * xhat)), atomicAdd(&dbeta[h], dy[at + h]);
         }
-        g_sum = block_sum(g_sum, shared) / H;
-        gx_sum = block_sum(gx_sum, shared) / H;
+        double sums[2] = {g_sum, gx_sum};   /* both in one reduction */
+        block_reduce<2>(sums, shared, [](double a, double b) { return a + b; });
+        g_sum = sums[0] / H, gx_sum = sums[1] / H;
         for (int h = threadIdx.x; dx && h < H; h += blockDim.x) {
             double xhat = (x[at + h] - mean) * invstd, g = (double)dy[at + h] * gamma[h];
             float d = (float)(invstd * (g - g_sum - xhat * gx_sum));
