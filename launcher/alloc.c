@@ -277,6 +277,21 @@ static int read_slurm_step(struct allocation *alloc, char *const *envp, struct d
     return check_slurm_identity(alloc, envp, err);
 }
 
+/* mpirun's world is some of the Slurm job's nodes, and which ones mpirun's variables do not say:
+ * a world of one node is this node; of more, the node list is left unknown (no MASTER_ADDR or
+ * DTRAIN_NODELIST is made up from the job's list, whose first node may be none of the world's). */
+static int world_within_job(struct allocation *alloc, struct dt_err *err)
+{
+    hostlist_free(&alloc->hosts);
+    hostlist_init(&alloc->hosts);
+    free(alloc->nodelist);
+    alloc->nodelist = NULL;
+    alloc->nodelist_var = "no list: mpirun's world is some of the job's nodes";
+    if (alloc->num_nodes > 1)
+        return 0;
+    return read_nodelist(alloc, "the host (mpirun's world is this one node of the job)", alloc->hostname, err);
+}
+
 /* Open MPI's mpirun: ranks from OMPI_COMM_WORLD_*; nodes from the Slurm job when there is one. */
 static int read_mpirun(struct allocation *alloc, char *const *envp, struct dt_err *err)
 {
@@ -296,9 +311,11 @@ static int read_mpirun(struct allocation *alloc, char *const *envp, struct dt_er
     if (nodelist && alloc->in_slurm_job) {
         if (read_nodelist(alloc, var, nodelist, err) < 0)
             return -1;
-        /* where we really are beats the mapping guess, where the job's nodes are mpirun's: an
-         * mpirun on some of the job's nodes (-np 2 on its second node of two) is a world of fewer
-         * nodes, in which the job's index is no node */
+        /* an mpirun on some of the job's nodes (-np 2 on its second node of two) is a world of
+         * fewer nodes, in which the job's index is no node: the mapping guess stands */
+        if ((size_t)alloc->num_nodes < alloc->hosts.count)
+            return world_within_job(alloc, err);
+        /* the world is the job's nodes: where we really are beats the mapping guess */
         ssize_t mine = hostlist_find(&alloc->hosts, alloc->hostname);
         if (mine >= 0 && mine < alloc->num_nodes)
             alloc->node_rank = (int)mine;

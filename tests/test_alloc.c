@@ -140,6 +140,13 @@ static void test_mpirun_variables_win_over_orted_step(void **state)
     assert_int_equal(a.source, ALLOC_MPIRUN);
     assert_int_equal(a.num_nodes, 1);
     assert_int_equal(a.node_rank, 0);         /* not gn02's index 1 in the job's gn[01-02] */
+    assert_string_equal(a.nodelist, "gn02");  /* the world's one node, not the job's list */
+    alloc_free(&a);
+
+    load_fixture(&a, "mpirun_on_two_of_four_nodes_rank0.env");   /* gn[03-04] of gn[01-04] */
+    assert_int_equal(a.num_nodes, 2);
+    assert_int_equal(a.node_rank, 0);         /* not gn03's index 2 in the job */
+    assert_null(a.nodelist);                  /* which two nodes, mpirun's variables do not say */
     alloc_free(&a);
 
     load_fixture(&a, "mpirun_local_rank1.env");
@@ -345,6 +352,40 @@ static void test_exports_of_a_slurm_rank(void **state)
     launch_exports_free(&e);
     alloc_free(&a);
     tu_env_free(&env);
+}
+
+/* mpirun on some of a Slurm job's nodes: MASTER_ADDR and DTRAIN_NODELIST are the world's (its one
+ * node), or not made up from the job's list (whose first node is no node of a 2-node world on
+ * gn[03-04]); DTRAIN_NODES is the world's. */
+static void test_exports_of_mpirun_on_some_of_the_job(void **state)
+{
+    (void)state;
+    const char *fixtures[] = {"mpirun_on_second_node_rank1.env", "mpirun_on_two_of_four_nodes_rank0.env"};
+    const char *master[] = {"gn02", NULL}, *nodelist[] = {"gn02", NULL}, *nodes[] = {"1", "2"};
+    for (int i = 0; i < 2; i++) {
+        struct tu_env env = {0};
+        tu_env_load(&env, fixtures[i]);
+        struct allocation a;
+        struct dt_err err;
+        assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
+        struct launch_request req = {.nodes = -1, .gpus_per_node = 0, .ranks = -1};
+        struct rank_place place = launch_place_of(&a);
+        struct rank_exports e;
+        launch_exports(&req, &a, &place, 0, env.vars, &e);
+        const char *addr = export_of(&e, "MASTER_ADDR"), *list = export_of(&e, "DTRAIN_NODELIST");
+        if (master[i])
+            assert_string_equal(addr, master[i]);
+        else
+            assert_null(addr);
+        if (nodelist[i])
+            assert_string_equal(list, nodelist[i]);
+        else
+            assert_null(list);
+        assert_string_equal(export_of(&e, "DTRAIN_NODES"), nodes[i]);
+        launch_exports_free(&e);
+        alloc_free(&a);
+        tu_env_free(&env);
+    }
 }
 
 static void test_master_port_is_the_same_on_every_rank(void **state)
@@ -581,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_gpu_count_checked_per_node),
         cmocka_unit_test(test_local_mode_checks),
         cmocka_unit_test(test_exports_of_a_slurm_rank),
+        cmocka_unit_test(test_exports_of_mpirun_on_some_of_the_job),
         cmocka_unit_test(test_master_port_is_the_same_on_every_rank),
         cmocka_unit_test(test_steps_running_at_once_get_their_own_ports),
         cmocka_unit_test(test_fixtures_match_the_recorded_cluster_notes),

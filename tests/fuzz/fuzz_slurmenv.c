@@ -2,7 +2,8 @@
  * separated by NUL bytes, so values may hold newlines), read as the launcher reads it, then
  * exported and printed as --dry-run prints it. Invariants: no crash or leak; an accepted
  * allocation is consistent (ranks below their sizes; under Slurm, this node in the node list at
- * SLURM_NODEID and task 0 on node 0); the exports are whole or refused; the printed script has
+ * SLURM_NODEID and task 0 on node 0; under mpirun, no node list longer than mpirun's world, whose
+ * first node would be MASTER_ADDR); the exports are whole or refused; the printed script has
  * no line but comments, exports and the exec outside quotes. */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@ static void check_allocation(const struct allocation *a)
         a->node_rank < 0 || a->node_rank >= a->num_nodes)
         abort();
     if (a->source == ALLOC_SLURM && ((a->rank == 0 && a->node_rank != 0) || a->hosts.count != (size_t)a->num_nodes))
+        abort();
+    if (a->source == ALLOC_MPIRUN && a->hosts.count > (size_t)a->num_nodes)
         abort();
     if (strpbrk(a->hostname, "\n\r'\"$`;") || strpbrk(a->job_id, "\n ") || strpbrk(a->step_id, "\n "))
         abort();
