@@ -40,13 +40,27 @@ __global__ void k_to_bf16(const float *x, __nv_bfloat16 *y, size_t count)
         y[4 * quads + i] = __float2bfloat16(x[4 * quads + i]);
 }
 
+/* y = x as fp32 (added to y when accumulating), four elements a thread a step where both arrays
+ * allow, as k_to_bf16: a convolution's bf16 result landing, an activation's size each time. */
 __global__ void k_from_bf16(const __nv_bfloat16 *x, float *y, size_t count, bool accumulate)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
-        y[i] = accumulate ? y[i] + __bfloat162float(x[i]) : __bfloat162float(x[i]);
+    bool vectors = reinterpret_cast<uintptr_t>(x) % 8 == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
+    size_t quads = vectors ? count / 4 : 0;
+    GRID_STRIDE(q, quads) {
+        const __nv_bfloat162 *from = reinterpret_cast<const __nv_bfloat162 *>(x + 4 * q);
+        float2 a = __bfloat1622float2(from[0]), b = __bfloat1622float2(from[1]);
+        float4 v = make_float4(a.x, a.y, b.x, b.y), *to = reinterpret_cast<float4 *>(y) + q;
+        if (accumulate) {
+            float4 was = *to;
+            v.x += was.x, v.y += was.y, v.z += was.z, v.w += was.w;
+        }
+        *to = v;
+    }
+    GRID_STRIDE(i, count - 4 * quads) {
+        size_t at = 4 * quads + i;
+        y[at] = accumulate ? y[at] + __bfloat162float(x[at]) : __bfloat162float(x[at]);
+    }
 }
-
-
 
 }  // namespace
 
@@ -177,7 +191,7 @@ void dtrain_cuda::bf16_land(cuda_state *st, float *out, size_t count, bool accum
 {
     if (!st->bf16)
         return;
-    k_from_bf16<<<blocks_for(count), THREADS, 0, st->stream>>>(st->half[HALF_OUT], out, count, accumulate);
+    k_from_bf16<<<blocks_for((count + 3) / 4), THREADS, 0, st->stream>>>(st->half[HALF_OUT], out, count, accumulate);
     launched(st, "cast from bf16");
 }
 
