@@ -98,9 +98,10 @@ __global__ void k_layernorm_forward(const float *x, const float *gamma, const fl
 /* A block per `per_block` tokens: dx = invstd (g - mean(g) - xhat mean(g xhat)), g = dy gamma.
  * gamma's and beta's gradients are summed over the block's tokens in shared memory (each thread
  * keeps its own features) and added atomically once a block (a token's atomics put 4096 adds a
- * layer on each of BERT-Base's 768 addresses; ncu found the kernel no faster without them: its two
- * reductions a token, nine barriers each before block_reduce's shuffles, are the next suspect). Past LN_SHARED_MOST features (the shared
- * memory a block has without asking) they are added a token at a time. */
+ * layer on each of BERT-Base's 768 addresses; ncu found the kernel no faster without them: its
+ * two reductions a token, nine barriers each before block_reduce's shuffles, are the next
+ * suspect). Past LN_SHARED_MOST features (the shared memory a block has without asking) they are
+ * added a token at a time. */
 constexpr int LN_SHARED_MOST = 5120, LN_ROWS_A_BLOCK = 8;
 
 __global__ void k_layernorm_backward(const float *x, const float *gamma, const float *save_mean,
