@@ -257,10 +257,8 @@ static bool master_port_taken(const struct allocation *alloc, const struct rank_
 {
     if (place->rank != 0 || alloc->source == ALLOC_LOCAL)
         return false;
-    for (int i = 0; i < exports->count; i++)
-        if (strcmp(exports->vars[i].name, "MASTER_PORT") == 0 && !exports->vars[i].user_value)
-            return launch_port_free(atoi(exports->vars[i].value), alloc->hostname, err) < 0;
-    return false;
+    const struct export_var *port = launch_export_find(exports, "MASTER_PORT");
+    return port && !port->user_value && launch_port_free(atoi(port->value), alloc->hostname, err) < 0;
 }
 
 /* --watch: the program as this process's watched child; its status (see watch_run). */

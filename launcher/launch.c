@@ -188,6 +188,20 @@ int launch_exports_check(const struct rank_exports *exports, struct dt_err *err)
     return dt_fail(err, "out of memory making %s", exports->unfit);
 }
 
+const struct export_var *launch_export_find(const struct rank_exports *exports, const char *name)
+{
+    for (int i = 0; i < exports->count; i++)
+        if (strcmp(exports->vars[i].name, name) == 0)
+            return &exports->vars[i];
+    return NULL;
+}
+
+const char *launch_export_value(const struct rank_exports *exports, const char *name)
+{
+    const struct export_var *var = launch_export_find(exports, name);
+    return !var ? NULL : var->user_value ? var->user_value : var->value;
+}
+
 void launch_exports_free(struct rank_exports *exports)
 {
     for (int i = 0; i < exports->count; i++)

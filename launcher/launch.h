@@ -139,6 +139,11 @@ int launch_exports_check(const struct rank_exports *exports, struct dt_err *err)
 
 void launch_exports_free(struct rank_exports *exports);
 
+/* The export named `name`, or NULL; and the value the program sees under that name (the user's
+ * where it was kept), NULL where it is not exported. */
+const struct export_var *launch_export_find(const struct rank_exports *exports, const char *name);
+const char *launch_export_value(const struct rank_exports *exports, const char *name);
+
 /* Sets the exports in this process's environment (skipping kept ones). Returns 0 or -1. */
 int launch_apply(const struct rank_exports *exports, struct dt_err *err);
 

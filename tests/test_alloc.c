@@ -313,6 +313,9 @@ static void test_local_mode_checks(void **state)
     alloc_free(&a);
 }
 
+/* The srun fixtures were transcribed from shared/notes/slurm-cluster.md; when the notes are
+ * beside the checkout (CI has them), every NAME=value recorded there for task 0 must match. */
+
 static void test_fixtures_match_the_recorded_cluster_notes(void **state)
 {
     (void)state;

@@ -16,12 +16,28 @@
 #include "launcher/launch.h"
 #include "tests/testutil.h"
 
-static const char *export_of(const struct rank_exports *e, const char *name)
+/* What the launcher makes of one rank's environment: its allocation, place and exports. */
+struct rank_view {
+    struct allocation a;
+    struct rank_place place;
+    struct rank_exports e;
+};
+
+/* A launch that asks nothing of the allocation (dtrain with no options). */
+static const struct launch_request any_request = {.nodes = -1, .gpus_per_node = 0, .ranks = -1};
+
+static void view_of(const struct tu_env *env, const struct launch_request *req, struct rank_view *v)
 {
-    for (int i = 0; i < e->count; i++)
-        if (strcmp(e->vars[i].name, name) == 0)
-            return e->vars[i].user_value ? e->vars[i].user_value : e->vars[i].value;
-    return NULL;
+    struct dt_err err;
+    assert_int_equal(alloc_from_env(&v->a, env->vars, &err), 0);
+    v->place = launch_place_of(&v->a);
+    launch_exports(req, &v->a, &v->place, 0, env->vars, &v->e);
+}
+
+static void view_free(struct rank_view *v)
+{
+    launch_exports_free(&v->e);
+    alloc_free(&v->a);
 }
 
 static void test_exports_of_a_slurm_rank(void **state)
@@ -29,32 +45,26 @@ static void test_exports_of_a_slurm_rank(void **state)
     (void)state;
     struct tu_env env = {0};
     tu_env_load(&env, "sbatch_gpus2_step_task2.env");
-    struct allocation a;
-    struct dt_err err;
-    assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
     struct launch_request req = {.nodes = 2, .gpus_per_node = 2, .ranks = -1};
-    struct rank_place place = launch_place_of(&a);
-    struct rank_exports e;
-    launch_exports(&req, &a, &place, 0, env.vars, &e);
-    assert_string_equal(export_of(&e, "RANK"), "2");
-    assert_string_equal(export_of(&e, "WORLD_SIZE"), "4");
-    assert_string_equal(export_of(&e, "LOCAL_RANK"), "0");
-    assert_string_equal(export_of(&e, "LOCAL_WORLD_SIZE"), "2");
-    assert_string_equal(export_of(&e, "NODE_RANK"), "1");
-    assert_string_equal(export_of(&e, "MASTER_ADDR"), "gn01");
-    assert_string_equal(export_of(&e, "MASTER_PORT"), "61305");   /* 61000 + (5 x 61 + step 0) % 4536 */
-    assert_string_equal(export_of(&e, "DTRAIN_NODELIST"), "gn[01-02]");
-    assert_string_equal(export_of(&e, "DTRAIN_GPUS_PER_NODE"), "2");
-    launch_exports_free(&e);
-    alloc_free(&a);
+    struct rank_view v;
+    view_of(&env, &req, &v);
+    assert_string_equal(launch_export_value(&v.e, "RANK"), "2");
+    assert_string_equal(launch_export_value(&v.e, "WORLD_SIZE"), "4");
+    assert_string_equal(launch_export_value(&v.e, "LOCAL_RANK"), "0");
+    assert_string_equal(launch_export_value(&v.e, "LOCAL_WORLD_SIZE"), "2");
+    assert_string_equal(launch_export_value(&v.e, "NODE_RANK"), "1");
+    assert_string_equal(launch_export_value(&v.e, "MASTER_ADDR"), "gn01");
+    assert_string_equal(launch_export_value(&v.e, "MASTER_PORT"), "61305");   /* 61000 + (5 x 61 + step 0) % 4536 */
+    assert_string_equal(launch_export_value(&v.e, "DTRAIN_NODELIST"), "gn[01-02]");
+    assert_string_equal(launch_export_value(&v.e, "DTRAIN_GPUS_PER_NODE"), "2");
+    view_free(&v);
 
     /* A value the user set is kept, and marked so. */
     tu_env_set(&env, "MASTER_PORT", "12345");
-    assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
-    launch_exports(&req, &a, &place, 0, env.vars, &e);
-    assert_string_equal(export_of(&e, "MASTER_PORT"), "12345");
-    launch_exports_free(&e);
-    alloc_free(&a);
+    view_of(&env, &req, &v);
+    assert_string_equal(launch_export_value(&v.e, "MASTER_PORT"), "12345");
+    assert_non_null(launch_export_find(&v.e, "MASTER_PORT")->user_value);
+    view_free(&v);
     tu_env_free(&env);
 }
 
@@ -69,14 +79,10 @@ static void test_exports_of_mpirun_on_some_of_the_job(void **state)
     for (int i = 0; i < 2; i++) {
         struct tu_env env = {0};
         tu_env_load(&env, fixtures[i]);
-        struct allocation a;
-        struct dt_err err;
-        assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
-        struct launch_request req = {.nodes = -1, .gpus_per_node = 0, .ranks = -1};
-        struct rank_place place = launch_place_of(&a);
-        struct rank_exports e;
-        launch_exports(&req, &a, &place, 0, env.vars, &e);
-        const char *addr = export_of(&e, "MASTER_ADDR"), *list = export_of(&e, "DTRAIN_NODELIST");
+        struct rank_view v;
+        view_of(&env, &any_request, &v);
+        const char *addr = launch_export_value(&v.e, "MASTER_ADDR");
+        const char *list = launch_export_value(&v.e, "DTRAIN_NODELIST");
         if (master[i])
             assert_string_equal(addr, master[i]);
         else
@@ -85,9 +91,8 @@ static void test_exports_of_mpirun_on_some_of_the_job(void **state)
             assert_string_equal(list, nodelist[i]);
         else
             assert_null(list);
-        assert_string_equal(export_of(&e, "DTRAIN_NODES"), nodes[i]);
-        launch_exports_free(&e);
-        alloc_free(&a);
+        assert_string_equal(launch_export_value(&v.e, "DTRAIN_NODES"), nodes[i]);
+        view_free(&v);
         tu_env_free(&env);
     }
 }
@@ -101,16 +106,10 @@ static void test_master_port_is_the_same_on_every_rank(void **state)
         struct tu_env env = {0};
         tu_env_load(&env, fixtures[i]);
         tu_env_set(&env, "SLURM_JOB_ID", "123456");
-        struct allocation a;
-        struct dt_err err;
-        assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
-        struct launch_request req = {.nodes = -1, .gpus_per_node = 0, .ranks = -1};
-        struct rank_place place = launch_place_of(&a);
-        struct rank_exports e;
-        launch_exports(&req, &a, &place, 0, env.vars, &e);
-        snprintf(ports[i], sizeof ports[i], "%s", export_of(&e, "MASTER_PORT"));
-        launch_exports_free(&e);
-        alloc_free(&a);
+        struct rank_view v;
+        view_of(&env, &any_request, &v);
+        snprintf(ports[i], sizeof ports[i], "%s", launch_export_value(&v.e, "MASTER_PORT"));
+        view_free(&v);
         tu_env_free(&env);
     }
     assert_string_equal(ports[0], ports[1]);
@@ -130,24 +129,15 @@ static void test_steps_running_at_once_get_their_own_ports(void **state)
         tu_env_load(&env, "srun_N2x2_task0.env");
         tu_env_set(&env, "SLURM_STEP_ID", steps[i]);
         tu_env_set(&env, "SLURM_STEPID", steps[i]);
-        struct allocation a;
-        struct dt_err err;
-        assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
-        struct launch_request req = {.nodes = -1, .gpus_per_node = 0, .ranks = -1};
-        struct rank_place place = launch_place_of(&a);
-        struct rank_exports e;
-        launch_exports(&req, &a, &place, 0, env.vars, &e);
-        port[i] = atoi(export_of(&e, "MASTER_PORT"));
-        launch_exports_free(&e);
-        alloc_free(&a);
+        struct rank_view v;
+        view_of(&env, &any_request, &v);
+        port[i] = atoi(launch_export_value(&v.e, "MASTER_PORT"));
+        view_free(&v);
         tu_env_free(&env);
     }
     assert_true(port[0] != port[1] && port[1] != port[2] && port[0] != port[2]);
     assert_int_equal(port[1], port[0] + 1);
 }
-
-/* The srun fixtures were transcribed from shared/notes/slurm-cluster.md; when the notes are
- * beside the checkout (CI has them), every NAME=value recorded there for task 0 must match. */
 
 /* A fixture's environment with the step spread over `nodes` nodes named by `name_of`, this task
  * being task 0 on the first. */
@@ -185,26 +175,21 @@ static void test_long_node_lists_are_never_cut(void **state)
         struct tu_env env = {0};
         tu_env_load(&env, "srun_N2x2_task3.env");
         spread_step(&env, sizes[i], list, sizeof list);
-        struct allocation a;
+        struct rank_view v;
+        view_of(&env, &any_request, &v);
+        assert_int_equal(v.a.num_nodes, sizes[i]);
         struct dt_err err;
-        assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
-        assert_int_equal(a.num_nodes, sizes[i]);
-        struct launch_request req = {.nodes = -1, .gpus_per_node = 0, .ranks = -1};
-        struct rank_place place = launch_place_of(&a);
-        struct rank_exports e;
-        launch_exports(&req, &a, &place, 0, env.vars, &e);
         if (i == 0) {
             assert_true(strlen(list) > 1024);
-            assert_int_equal(launch_exports_check(&e, &err), 0);
-            assert_string_equal(export_of(&e, "DTRAIN_NODELIST"), list);
+            assert_int_equal(launch_exports_check(&v.e, &err), 0);
+            assert_string_equal(launch_export_value(&v.e, "DTRAIN_NODELIST"), list);
         } else {
             assert_true(strlen(list) > LAUNCH_MAX_ENV_STRING);
-            assert_int_equal(launch_exports_check(&e, &err), -1);
+            assert_int_equal(launch_exports_check(&v.e, &err), -1);
             assert_non_null(strstr(err.msg, "DTRAIN_NODELIST would be"));
-            assert_int_equal(launch_apply(&e, &err), -1);
+            assert_int_equal(launch_apply(&v.e, &err), -1);
         }
-        launch_exports_free(&e);
-        alloc_free(&a);
+        view_free(&v);
         tu_env_free(&env);
     }
 }
@@ -222,16 +207,11 @@ static void test_dry_run_lines_cannot_run_commands(void **state)
     tu_env_load(&env, "srun_N2x2_task3.env");
     tu_env_set(&env, "SLURM_JOB_NAME", name);
     tu_env_set(&env, "DTRAIN_JOB_NAME", "kept'\nalso");   /* kept, so dtrain's value goes in a comment */
-    struct allocation a;
-    struct dt_err err;
-    assert_int_equal(alloc_from_env(&a, env.vars, &err), 0);
-    struct launch_request req = {.nodes = -1, .gpus_per_node = 0, .ranks = -1};
-    struct rank_place place = launch_place_of(&a);
-    struct rank_exports e;
-    launch_exports(&req, &a, &place, 0, env.vars, &e);
+    struct rank_view v;
+    view_of(&env, &any_request, &v);
     FILE *out = fopen(script, "w");
     assert_non_null(out);
-    launch_print(out, &a, &place, &e, (char *[]){"sh", "-c", "test \"$DTRAIN_JOB_NAME\" = \"$(printf 'kept\\047\\nalso')\"", NULL});
+    launch_print(out, &v.a, &v.place, &v.e, (char *[]){"sh", "-c", "test \"$DTRAIN_JOB_NAME\" = \"$(printf 'kept\\047\\nalso')\"", NULL});
     fclose(out);
     unlink(marker);
     char cmd[128];
@@ -239,8 +219,7 @@ static void test_dry_run_lines_cannot_run_commands(void **state)
     assert_int_equal(system(cmd), 0);   /* the kept value arrives whole */
     assert_int_equal(access(marker, F_OK), -1);   /* and nothing else ran */
     unlink(script);
-    launch_exports_free(&e);
-    alloc_free(&a);
+    view_free(&v);
     tu_env_free(&env);
 }
 

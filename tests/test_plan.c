@@ -328,14 +328,6 @@ static void test_requests_that_do_not_fit(void **state)
     topo_free(&topo);
 }
 
-static const char *export_of(const struct rank_exports *e, const char *name)
-{
-    for (int i = 0; i < e->count; i++)
-        if (strcmp(e->vars[i].name, name) == 0)
-            return e->vars[i].user_value ? e->vars[i].user_value : e->vars[i].value;
-    return NULL;
-}
-
 static void test_binding_exports(void **state)
 {
     (void)state;
@@ -359,18 +351,18 @@ static void test_binding_exports(void **state)
             launch_export_binding(&req, &alloc, &bind, env.vars, &e);
             char want[16];
             snprintf(want, sizeof want, "%d", isolate ? 0 : r);
-            assert_string_equal(export_of(&e, "DTRAIN_GPU"), want);
-            assert_string_equal(export_of(&e, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+            assert_string_equal(launch_export_value(&e, "DTRAIN_GPU"), want);
+            assert_string_equal(launch_export_value(&e, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
             if (isolate) {
                 snprintf(want, sizeof want, "%d", r);
-                assert_string_equal(export_of(&e, "CUDA_VISIBLE_DEVICES"), want);   /* narrowed, though set */
+                assert_string_equal(launch_export_value(&e, "CUDA_VISIBLE_DEVICES"), want);   /* narrowed, though set */
             } else {
-                assert_null(export_of(&e, "CUDA_VISIBLE_DEVICES"));
+                assert_null(launch_export_value(&e, "CUDA_VISIBLE_DEVICES"));
             }
             snprintf(want, sizeof want, "mlx5_%d:1", 7 - r);
-            assert_string_equal(export_of(&e, "UCX_NET_DEVICES"), want);   /* the rank's own NIC */
-            assert_null(export_of(&e, "NCCL_SOCKET_IFNAME"));   /* ib7 has no address here */
-            snprintf(hca[r], sizeof hca[r], "%s", export_of(&e, "NCCL_IB_HCA"));
+            assert_string_equal(launch_export_value(&e, "UCX_NET_DEVICES"), want);   /* the rank's own NIC */
+            assert_null(launch_export_value(&e, "NCCL_SOCKET_IFNAME"));   /* ib7 has no address here */
+            snprintf(hca[r], sizeof hca[r], "%s", launch_export_value(&e, "NCCL_IB_HCA"));
             launch_exports_free(&e);
         }
         assert_string_equal(hca[0], hca[1]);   /* the same NCCL_IB_HCA on every rank */
