@@ -160,11 +160,7 @@ __device__ void sum_splits(const double *partial, int ch, int splits, double *a,
     double sum_a = 0.0, sum_b = 0.0;
     for (int s = (int)threadIdx.x % 32; s < splits; s += 32)
         sum_a += partial[(ch * splits + s) * 2], sum_b += partial[(ch * splits + s) * 2 + 1];
-    for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2) {
-        sum_a += __shfl_xor_sync(0xffffffffu, sum_a, lane_mask);
-        sum_b += __shfl_xor_sync(0xffffffffu, sum_b, lane_mask);
-    }
-    *a = sum_a, *b = sum_b;
+    *a = warp_sum(sum_a), *b = warp_sum(sum_b);
 }
 
 /* A warp a channel (its first lane writes): the batch's mean and 1/std (saved for backward) and

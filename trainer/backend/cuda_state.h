@@ -175,6 +175,23 @@ __device__ __forceinline__ float window_max(const float *image, size_t step, int
     return best;
 }
 
+/* The warp's sum (in v's type: double where a sum must match the reference's, float in the fused
+ * attention) and largest value (every lane gets them): all 32 lanes must call. */
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v)
+{
+    for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2)
+        v += __shfl_xor_sync(0xffffffffu, v, lane_mask);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+    for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, lane_mask));
+    return v;
+}
+
 /* A tensor element as a float, whether the tensor is fp32 or a bf16 copy. */
 __device__ __forceinline__ float as_float(float v) { return v; }
 __device__ __forceinline__ float as_float(__nv_bfloat16 v) { return __bfloat162float(v); }

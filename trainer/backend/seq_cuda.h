@@ -1,5 +1,6 @@
-/* seq_cuda.h - what the language models' GPU files (seq_cuda.cu, attention_cuda.cu) share: warp
- * reductions, and the loops and grids their kernels walk elements with (their draws are
+/* seq_cuda.h - what the language models' GPU files (seq_cuda.cu, attention_cuda.cu,
+ * attention_fused_cuda.cu) share: the loops and grids their kernels walk elements with, and the
+ * fused attention's entry points (their warp reductions are cuda_state.h's; their draws are
  * backend.h's seq_noise, which CUDA files compile for the GPU too). Device code: included by .cu
  * files only. */
 #ifndef DTRAIN_SEQ_CUDA_H
@@ -8,23 +9,6 @@
 #include "trainer/backend/cuda_state.h"
 
 namespace dtrain_cuda {
-
-/* The warp's sum (in v's type: double where a row's sum must match the reference's, float in the
- * fused attention) and largest value (every lane gets them): all 32 lanes must call. */
-template <typename T>
-__device__ __forceinline__ T warp_sum(T v)
-{
-    for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2)
-        v += __shfl_xor_sync(0xffffffffu, v, lane_mask);
-    return v;
-}
-
-__device__ __forceinline__ float warp_max(float v)
-{
-    for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2)
-        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, lane_mask));
-    return v;
-}
 
 /* A loop over rows with a warp a row: every lane of a warp takes the same rows. */
 #define WARP_STRIDE(row, rows)                                                                       \
