@@ -166,8 +166,8 @@ static void check_batchnorm(int n, int c, int hw, bool relu, bool residual, floa
     float *gy = up(y, count * 4), *gdx = up(dx, count * 4), *gmean = up(mean, c * 4), *gvar = up(var, c * 4);
     float *gsave = up(save, 2 * c * 4), *gdg = up(dg, c * 4), *gdbt = up(dbt, c * 4), *gr = up(r, count * 4);
     float *gdr = up(dr, count * 4);
-    struct bn_call cpu = {n, c, hw, x, gamma, beta, mean, var, save, save + c, y, residual ? r : NULL, relu};
-    struct bn_call dev = {n, c, hw, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, residual ? gr : NULL, relu};
+    struct bn_call cpu = {n, c, hw, x, gamma, beta, mean, var, save, save + c, y, residual ? r : NULL, relu, false};
+    struct bn_call dev = {n, c, hw, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, residual ? gr : NULL, relu, false};
     print_message("batch norm n %d c %d hw %d%s%s\n", n, c, hw, residual ? " + residual" : "", relu ? ", ReLU" : "");
     ref->batchnorm_forward(NULL, &cpu, true, momentum, 1e-5f);
     gpu->batchnorm_forward(gpu->state, &dev, true, momentum, 1e-5f);

@@ -4,8 +4,8 @@
  * inputs, and what it gives back is turned to NCHW before the comparison. Weights and their
  * gradients keep PyTorch's layout in both modes, so they compare as they are. Tolerances as
  * test_cuda.c's; the convolutions' check is test_cuda.c's own (cuda_util.c's check_conv, which
- * keeps images in the backend's layout). Last, bf16 mode's convolution outputs kept in bf16 alone
- * for their batch norm. Without a GPU every test ends skipped (tu_skip), never passed. */
+ * keeps images in the backend's layout). Last, bf16 mode's tensors kept in bf16 alone between
+ * convolutions and batch norms. Without a GPU every test ends skipped (tu_skip), never passed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -66,8 +66,8 @@ static void check_batchnorm(int n, int c, int hw, bool relu, bool residual)
     float *gy = up(y, count * 4), *gdx = up_image(dx, n, c, hw), *gmean = up(mean, c * 4), *gvar = up(var, c * 4);
     float *gsave = up(save, 2 * c * 4), *gdg = up(dg, c * 4), *gdbt = up(dbt, c * 4), *gr = up_image(r, n, c, hw);
     float *gdr = up_image(dr, n, c, hw);
-    struct bn_call cpu = {n, c, hw, x, gamma, beta, mean, var, save, save + c, y, residual ? r : NULL, relu};
-    struct bn_call dev = {n, c, hw, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, residual ? gr : NULL, relu};
+    struct bn_call cpu = {n, c, hw, x, gamma, beta, mean, var, save, save + c, y, residual ? r : NULL, relu, false};
+    struct bn_call dev = {n, c, hw, gx, gg, gbt, gmean, gvar, gsave, gsave + c, gy, residual ? gr : NULL, relu, false};
     print_message("channels-last batch norm n %d c %d hw %d%s%s\n", n, c, hw, residual ? " + residual" : "",
                   relu ? ", ReLU" : "");
     ref->batchnorm_forward(NULL, &cpu, true, 0.1f, 1e-5f);
@@ -164,60 +164,79 @@ static void test_pooling_channels_last(void **state)
     on = was_on;
 }
 
-/* One convolution into a batch norm (ReLU) and back on a bf16 backend; its outputs (batch norm's y,
- * the convolution's input gradient, the weight and gamma gradients, the running mean) into out[0..4].
- * y_for_batchnorm: the convolution leaves its output in bf16 alone, its fp32 tensor (NaN here)
- * unwritten. */
-static void conv_into_batchnorm(struct backend *be, bool y_for_batchnorm, float *out[5])
+/* A convolution, a batch norm (ReLU) and a second convolution, forward and back, on a bf16
+ * backend; its results (the second convolution's output, the input gradient, both weight
+ * gradients, gamma's gradient, the running mean) into out[0..5]. alone: each tensor between them
+ * kept in bf16 alone (conv_shape's y_for_batchnorm, bn_call's y_for_convolutions), whose fp32
+ * copies, NaN here, must then stay unwritten: *untouched tells whether they did. */
+static void conv_batchnorm_conv(struct backend *be, bool alone, float *out[6], bool *untouched)
 {
     struct conv_shape s = {.n = 4, .c = 16, .h = 10, .w = 10, .c_out = 32, .kh = 3, .kw = 3, .stride = 1, .pad = 1,
-                           .h_out = 10, .w_out = 10, .y_for_batchnorm = y_for_batchnorm};
+                           .h_out = 10, .w_out = 10, .y_for_batchnorm = alone};
+    struct conv_shape s2 = {.n = 4, .c = 32, .h = 10, .w = 10, .c_out = 24, .kh = 1, .kw = 1, .stride = 1,
+                            .h_out = 10, .w_out = 10};
     size_t nx = (size_t)s.n * s.c * 100, nw = (size_t)s.c_out * s.c * 9, ny = (size_t)s.n * s.c_out * 100;
+    size_t nw2 = (size_t)s2.c_out * s2.c, nz = (size_t)s2.n * s2.c_out * 100, most = nx > nw ? nx : nw;
     int c = s.c_out;
-    float *x = random_floats(nx, 41), *w = random_floats(nw, 42), *dy = random_floats(ny, 43);
-    float *gamma = random_floats(c, 44), *beta = random_floats(c, 45), *nan = malloc(ny * sizeof *nan);
-    float *zeros = calloc(nx > nw ? nx : nw, sizeof *zeros), *ones = malloc(c * sizeof *ones);
+    float *x = random_floats(nx, 41), *w = random_floats(nw, 42), *w2 = random_floats(nw2, 46);
+    float *dz = random_floats(nz, 43), *gamma = random_floats(c, 44), *beta = random_floats(c, 45);
+    float *nan = malloc(ny * sizeof *nan), *zeros = calloc(most > nz ? most : nz, sizeof *zeros);
+    float *ones = malloc(c * sizeof *ones);
     for (size_t i = 0; i < ny; i++)
         nan[i] = NAN;
     for (int i = 0; i < c; i++)
         ones[i] = 1;
-    float *gx = up(x, nx * 4), *gw = up(w, nw * 4), *gdy = up(dy, ny * 4), *gg = up(gamma, c * 4), *gb = up(beta, c * 4);
-    float *gconv = up(nan, ny * 4), *gy = up(nan, ny * 4), *gdconv = up(nan, ny * 4), *gdx = up(zeros, nx * 4);
-    float *gdw = up(zeros, nw * 4), *gmean = up(zeros, c * 4), *gvar = up(ones, c * 4), *gsave = up(zeros, 2 * c * 4);
-    float *gdg = up(zeros, c * 4), *gdb = up(zeros, c * 4);
-    struct bn_call bn = {s.n, c, 100, gconv, gg, gb, gmean, gvar, gsave, gsave + c, gy, NULL, true};
+    float *gx = up(x, nx * 4), *gw = up(w, nw * 4), *gw2 = up(w2, nw2 * 4), *gdz = up(dz, nz * 4);
+    float *gg = up(gamma, c * 4), *gb = up(beta, c * 4), *gconv = up(nan, ny * 4), *gy = up(nan, ny * 4);
+    float *gdconv = up(nan, ny * 4), *gdy = up(zeros, ny * 4), *gz = up(zeros, nz * 4), *gdx = up(zeros, nx * 4);
+    float *gdw = up(zeros, nw * 4), *gdw2 = up(zeros, nw2 * 4), *gmean = up(zeros, c * 4), *gvar = up(ones, c * 4);
+    float *gsave = up(zeros, 2 * c * 4), *gdg = up(zeros, c * 4), *gdb = up(zeros, c * 4);
+    struct bn_call bn = {s.n, c, 100, gconv, gg, gb, gmean, gvar, gsave, gsave + c, gy, NULL, true, alone};
     be->conv_forward(be->state, &s, gx, gw, NULL, gconv);
     be->batchnorm_forward(be->state, &bn, true, 0.1f, 1e-5f);
+    be->conv_forward(be->state, &s2, gy, gw2, NULL, gz);
+    be->conv_backward(be->state, &s2, gy, gw2, gdz, gdy, gdw2, NULL, false);
     be->batchnorm_backward(be->state, &bn, gdy, gdconv, gdg, gdb, NULL, false, false);
     be->conv_backward(be->state, &s, gx, gw, gdconv, gdx, gdw, NULL, false);
-    out[0] = down(gy, ny), out[1] = down(gdx, nx), out[2] = down(gdw, nw), out[3] = down(gdg, c);
-    out[4] = down(gmean, c);
-    void *held[] = {gx, gw, gdy, gg, gb, gconv, gy, gdconv, gdx, gdw, gmean, gvar, gsave, gdg, gdb};
+    out[0] = down(gz, nz), out[1] = down(gdx, nx), out[2] = down(gdw, nw), out[3] = down(gdw2, nw2);
+    out[4] = down(gdg, c), out[5] = down(gmean, c);
+    float *between[3] = {down(gconv, ny), down(gy, ny), down(gdconv, ny)};
+    *untouched = true;
+    for (int t = 0; t < 3; t++) {
+        for (size_t i = 0; i < ny; i++)
+            *untouched = *untouched && isnan(between[t][i]);
+        free(between[t]);
+    }
+    void *held[] = {gx, gw, gw2, gdz, gg, gb, gconv, gy, gdconv, gdy, gz, gdx, gdw, gdw2, gmean, gvar, gsave, gdg, gdb};
     for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
         backend_release(be, held[i]);
-    free(x), free(w), free(dy), free(gamma), free(beta), free(nan), free(zeros), free(ones);
+    free(x), free(w), free(w2), free(dz), free(gamma), free(beta), free(nan), free(zeros), free(ones);
 }
 
-/* A bf16 convolution's output is bf16 (cuDNN's compute type): kept in its bf16 copy alone for the
- * batch norm that reads it, every result is the bits it was with the output landed in fp32 and
- * read from there, in both layouts; and the fp32 tensor, NaN, was not read. */
-static void test_bf16_convolution_output_stays_bf16(void **state)
+/* A bf16 convolution's output is bf16 (cuDNN's compute type), and the convolutions after a batch
+ * norm read its bf16 copy: kept in bf16 alone (the first convolution's output, the batch norm's
+ * and the input gradient between them), every result is the bits it was with those tensors also
+ * written in fp32, in both layouts; and the fp32 tensors, NaN, were neither read nor written. */
+static void test_bf16_tensors_between_convolutions_stay_bf16(void **state)
 {
     (void)state;
     require_gpu();
     struct backend *backends[] = {gpu_bf16, gpu_cl_bf16};
-    static const char *const what[5] = {"batch norm output", "input gradient", "weight gradient", "gamma gradient",
-                                        "running mean"};
-    static const size_t counts[5] = {4 * 32 * 100, 4 * 16 * 100, 32 * 16 * 9, 32, 32};
+    static const char *const what[6] = {"second convolution's output", "input gradient", "weight gradient",
+                                        "second weight gradient", "gamma gradient", "running mean"};
+    static const size_t counts[6] = {4 * 24 * 100, 4 * 16 * 100, 32 * 16 * 9, 24 * 32, 32, 32};
     for (int b = 0; b < 2; b++) {
         struct backend *was_on = on;
         on = backends[b];
-        float *landed[5], *alone[5];
-        conv_into_batchnorm(backends[b], false, landed);
-        conv_into_batchnorm(backends[b], true, alone);
-        print_message("%s: a convolution's output into batch norm, in bf16 alone against landed in fp32\n",
+        float *landed[6], *alone[6];
+        bool written_anyway, untouched;
+        conv_batchnorm_conv(backends[b], false, landed, &written_anyway);
+        conv_batchnorm_conv(backends[b], true, alone, &untouched);
+        print_message("%s: convolution, batch norm, convolution, in bf16 alone against also in fp32\n",
                       backends[b]->name);
-        for (int i = 0; i < 5; i++) {
+        assert_false(written_anyway);   /* the check sees writes */
+        assert_true(untouched);
+        for (int i = 0; i < 6; i++) {
             assert_close(what[i], alone[i], landed[i], counts[i], 0);
             free(landed[i]), free(alone[i]);
         }
@@ -233,7 +252,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_convolutions_channels_last),
         cmocka_unit_test(test_batchnorm_channels_last),
         cmocka_unit_test(test_pooling_channels_last),
-        cmocka_unit_test(test_bf16_convolution_output_stays_bf16),
+        cmocka_unit_test(test_bf16_tensors_between_convolutions_stay_bf16),
     };
     return cmocka_run_group_tests(tests, cuda_setup, cuda_teardown);
 }

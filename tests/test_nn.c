@@ -365,6 +365,60 @@ static void test_channels_last_needs_pooled_features(void **state)
     }
 }
 
+/* How many ops of kind `kind` (OP_CONV or OP_BATCHNORM) m has in *total, and how many of them may
+ * keep their output in bf16 alone. */
+static int ops_flagged(const struct model *m, enum op_kind kind, int *total)
+{
+    int flagged = 0;
+    *total = 0;
+    for (int i = 0; i < m->num_ops; i++) {
+        const struct op *op = &m->ops[i];
+        if (op->kind != kind)
+            continue;
+        (*total)++;
+        flagged += kind == OP_CONV ? op->conv.into_batchnorm : op->bn.y_for_convolutions;
+    }
+    return flagged;
+}
+
+/* Which tensors a bf16 backend may keep in bf16 alone follows from their readers: a convolution's
+ * output read by one batch norm, a batch norm's (without a residual) read by convolutions alone.
+ * ResNet-50: every convolution, and each bottleneck's first two batch norms (16 x 2) of its 37
+ * plain ones (the stem's feeds the max pool, the 4 downsamples' are residuals). By hand: a batch
+ * norm read by two convolutions is marked; one read by a convolution and an add, one read by an
+ * add, one read by a ReLU op are not; nor is a convolution read by a batch norm and an add. */
+static void test_bf16_outputs_follow_their_readers(void **state)
+{
+    (void)state;
+    struct model m;
+    int total;
+    build_or_fail(&m, "resnet50", 3, 64, 64, 10);
+    assert_int_equal(ops_flagged(&m, OP_CONV, &total), 53);
+    assert_int_equal(total, 53);
+    assert_int_equal(ops_flagged(&m, OP_BATCHNORM, &total), 32);
+    assert_int_equal(total, 37);
+    model_free(&m);
+
+    nn_begin(&m, "readers", 3, 6, 6, 3);
+    int t = nn_batchnorm_relu(&m, nn_conv(&m, 0, 4, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT));   /* marked */
+    int a = nn_conv(&m, t, 4, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT);   /* read by a BN and an add */
+    int b = nn_batchnorm_relu(&m, nn_conv(&m, t, 4, 1, 1, 0, false, NN_INIT_KAIMING_FAN_OUT));
+    int c = nn_batchnorm(&m, nn_conv(&m, b, 4, 1, 1, 0, false, NN_INIT_KAIMING_FAN_OUT));   /* read by an add */
+    int a_sum = nn_add(&m, nn_batchnorm(&m, a), a);
+    int d = nn_add(&m, a_sum, nn_add(&m, c, b));   /* b: read by a convolution and an add */
+    int e = nn_relu(&m, nn_batchnorm(&m, nn_conv(&m, d, 4, 1, 1, 0, false, NN_INIT_KAIMING_FAN_OUT)));
+    nn_softmax_xent(&m, nn_linear(&m, nn_avgpool(&m, e), 3));
+    assert_false(m.failed);
+    assert_int_equal(nn_finish(&m), 0);
+    assert_int_equal(ops_flagged(&m, OP_BATCHNORM, &total), 1);
+    assert_int_equal(total, 5);
+    assert_true(m.ops[1].bn.y_for_convolutions);
+    assert_int_equal(ops_flagged(&m, OP_CONV, &total), 4);   /* all but a's */
+    assert_int_equal(total, 5);
+    assert_false(m.ops[2].conv.into_batchnorm);
+    model_free(&m);
+}
+
 /* The running variance is the unbiased one (PyTorch's), and a check of 8 values a channel with
  * momentum 1 tells it from the biased one by far more than test_cuda's 1e-5: the sensitivity
  * test_cuda's batch-norm test relies on, shown on both CPU backends. */
@@ -410,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_batchnorm_running_variance_is_unbiased),
         cmocka_unit_test(test_fused_batchnorm_is_the_separate_ops),
         cmocka_unit_test(test_channels_last_needs_pooled_features),
+        cmocka_unit_test(test_bf16_outputs_follow_their_readers),
     };
     return cmocka_run_group_tests_name("nn", tests, NULL, NULL);
 }

@@ -12,7 +12,9 @@
  * y (y > 0 exactly where the sum was). In bf16 mode the forward also writes y's bf16 copy and
  * the backward dx's, which the convolutions read instead of casting (bf16_cuda.cu's shadows), and
  * x, a convolution's output, is read from the bf16 copy the convolution left alone (the fp32
- * tensor unwritten: conv_shape's y_for_batchnorm).
+ * tensor unwritten: conv_shape's y_for_batchnorm). Where only convolutions read y (bn_call's
+ * y_for_convolutions), y is written as that copy alone, and so is dx where x came alone: the
+ * elementwise passes are memory-bound, and each fp32 tensor not written is 4 bytes an element.
  *
  * Each channel's sums run over n x hw values: a block per (channel, split of the batch), enough
  * splits to fill the GPU when channels are few, its partial sums in double (var = E[x^2] - mean^2
@@ -192,8 +194,9 @@ __global__ void k_running_stats(const float *running_mean, const float *running_
         mean[ch] = running_mean[ch], invstd[ch] = (float)(1.0 / sqrt((double)running_var[ch] + eps));
 }
 
-/* What the forward writes at element at of channel ch (coefficients m, scale, b): y, and y16
- * (bf16 mode, else NULL), y's bf16 copy for the convolutions that read it. */
+/* What the forward writes at element at of channel ch (coefficients m, scale, b): y (NULL where
+ * y is kept in bf16 alone), and y16 (bf16 mode, else NULL), y's bf16 copy for the convolutions that
+ * read it. */
 template <typename X>
 struct bn_output {
     const X *x;
@@ -207,7 +210,8 @@ struct bn_output {
         if (residual)
             v = __fadd_rn(v, residual[i]);
         v = relu && !(v > 0.0f) ? 0.0f : v;
-        y[i] = v;
+        if (y)
+            y[i] = v;
         if (y16)
             y16[i] = __float2bfloat16(v);
     }
@@ -278,9 +282,9 @@ __global__ void k_finish_grads(const double *partial, int c, int splits, double 
     coeff[ch * 3 + 2] = invstd[ch] * (float)(sum_dy_xhat / count);
 }
 
-/* What the backward writes at element at of channel ch: dx (and dx16, dx's bf16 copy for the
- * convolution that made x, in bf16 mode where dx is overwritten, else NULL) and the residual's
- * gradient, the masked dy, where dresidual is given. */
+/* What the backward writes at element at of channel ch: dx (NULL where dx is kept in bf16 alone)
+ * and dx16 (dx's bf16 copy for the convolution that made x, in bf16 mode where dx is overwritten,
+ * else NULL), and the residual's gradient, the masked dy, where dresidual is given. */
 template <typename X>
 struct bn_input_grads {
     const X *x;
@@ -406,7 +410,12 @@ void forward_passes(cuda_state *st, const struct bn_call *bn, const X *x, bool t
                                                                        eval_mean, eval_invstd);
         mean = eval_mean, invstd = eval_invstd;
     }
-    bn_output<X> out{x, bn->residual, bn->y, bf16_shadow_to_write(st, bn->y, (size_t)n * c * hw), bn->relu};
+    /* y in bf16 alone where convolutions alone read it and backward does not (bn_call) */
+    size_t count = (size_t)n * c * hw;
+    bool y_read_back = bn->relu && bn->residual;
+    __nv_bfloat16 *y_alone = bn->y_for_convolutions && !y_read_back ? bf16_alone_to_write(st, bn->y, count) : nullptr;
+    bn_output<X> out{x, bn->residual, y_alone ? nullptr : bn->y, y_alone ? y_alone : bf16_shadow_to_write(st, bn->y, count),
+                     bn->relu};
     if (cl)
         k_normalise_cl<<<grid.elementwise, grid.threads, 0, st->stream>>>(out, mean, invstd, bn->gamma, bn->beta, c,
                                                                           n * hw);
@@ -443,14 +452,21 @@ void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const
     k_finish_grads<<<warp_blocks(c), THREADS, 0, st->stream>>>(st->bn_partial, c, grid.splits, (double)n * hw,
                                                                   bn->gamma, bn->save_invstd, dgamma, dbeta,
                                                                   st->bn_coeff);
-    /* dx's copy only where this writes all of dx: added to, it holds other readers' sums too */
-    __nv_bfloat16 *dx16 = nullptr;
-    if (dx && !accumulate)
-        dx16 = bf16_shadow_to_write(st, dx, (size_t)n * c * hw);
-    else if (dx)
+    /* dx's copy only where this writes all of dx: added to, it holds other readers' sums too. And
+     * dx in that copy alone where x was a convolution's output in bf16 alone: dx's one reader is
+     * then that convolution's backward, which reads the copy (a convolution with a bias, whose
+     * gradient reads dy in fp32, writes its output in fp32) */
+    size_t count = (size_t)n * c * hw;
+    __nv_bfloat16 *dx16 = nullptr, *dx_alone = nullptr;
+    if (dx && !accumulate && bf16_alone(st, bn->x, count))
+        dx_alone = bf16_alone_to_write(st, dx, count);
+    if (dx && !accumulate && !dx_alone)
+        dx16 = bf16_shadow_to_write(st, dx, count);
+    else if (dx && !dx_alone)
         bf16_shadow_forget(st, dx);
-    bn_input_grads<X> grads{x, bn->y, dy, dx, dx16, dresidual, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta,
-                            st->bn_coeff, mask, accumulate, accumulate_residual};
+    bn_input_grads<X> grads{x, bn->y, dy, dx_alone ? nullptr : dx, dx_alone ? dx_alone : dx16, dresidual,
+                            bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, st->bn_coeff, mask, accumulate,
+                            accumulate_residual};
     if (dx || dresidual) {
         if (cl)
             k_input_grads_cl<<<grid.elementwise, grid.threads, 0, st->stream>>>(grads, c, n * hw);

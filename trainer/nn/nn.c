@@ -288,6 +288,39 @@ int nn_softmax_xent(struct model *m, int logits)
     return output_of_last_op(m, 1, 1, 1);   /* unused: the loss is the pass's mean */
 }
 
+/* Whether op reads tensor t as its (first) input and is a convolution; a batch norm. */
+static bool convolution_input(const struct op *op, int t) { return op->kind == OP_CONV && op->in == t; }
+static bool batchnorm_input(const struct op *op, int t)
+{
+    return (op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU) && op->in == t;
+}
+
+/* Whether tensor t has readers and every one of them reads it as `reads` says. */
+static bool read_only_as(const struct model *m, int t, bool (*reads)(const struct op *, int))
+{
+    for (int i = 0; i < m->num_ops; i++) {
+        const struct op *op = &m->ops[i];
+        bool reader = op->in == t || (op_type_of(op)->inputs == 2 && op->in2 == t);
+        if (reader && !reads(op, t))
+            return false;
+    }
+    return m->readers[t] > 0;
+}
+
+/* The outputs a bf16 backend may keep in bf16 alone, their fp32 tensors unwritten: a convolution's
+ * read by one batch norm (conv_shape's y_for_batchnorm), a batch norm's read by convolutions alone
+ * (bn_call's y_for_convolutions; a batch norm without a residual never reads its own output). */
+static void mark_bf16_outputs(struct model *m)
+{
+    for (int i = 0; i < m->num_ops; i++) {
+        struct op *op = &m->ops[i];
+        if (op->kind == OP_CONV)
+            op->conv.into_batchnorm = m->readers[op->out] == 1 && read_only_as(m, op->out, batchnorm_input);
+        else if (op->kind == OP_BATCHNORM)
+            op->bn.y_for_convolutions = read_only_as(m, op->out, convolution_input);
+    }
+}
+
 /* Counts each tensor's readers: backward overwrites the gradient of a tensor read once (no zeroing)
  * and accumulates into those read twice. */
 int nn_finish(struct model *m)
@@ -302,13 +335,7 @@ int nn_finish(struct model *m)
         if (op_type_of(&m->ops[i])->inputs == 2)
             m->readers[m->ops[i].in2]++;
     }
-    for (int i = 0; i < m->num_ops; i++) {   /* a ResNet's every convolution (conv_shape's y_for_batchnorm) */
-        struct op *conv = &m->ops[i];
-        for (int j = i + 1; conv->kind == OP_CONV && m->readers[conv->out] == 1 && j < m->num_ops; j++)
-            if ((m->ops[j].kind == OP_BATCHNORM || m->ops[j].kind == OP_BATCHNORM_ADD_RELU) &&
-                m->ops[j].in == conv->out)
-                conv->conv.into_batchnorm = true;
-    }
+    mark_bf16_outputs(m);
     return 0;
 }
 
