@@ -146,7 +146,8 @@ resnet50:224x224x3:128:bf16:find resnet50:224x224x3:128:bf16:find:cl bert-base:s
     # shellcheck disable=SC2086 # one word a test
     sanitize ${SANITIZE:-memcheck:test_cuda:test_language_model_kernels memcheck:test_cuda_layout:test_batchnorm_channels_last \
         memcheck:test_cuda_layout:test_pooling_channels_last racecheck:test_cuda_layout:test_batchnorm_channels_last \
-        memcheck:test_cuda_layout:test_convolutions_channels_last memcheck:test_cuda_layout:test_bf16_tensors_between_convolutions_stay_bf16} ||
+        memcheck:test_cuda_layout:test_convolutions_channels_last memcheck:test_cuda_layout:test_bf16_tensors_between_convolutions_stay_bf16 \
+        memcheck:test_cuda_layout:test_bf16_resnet_blocks_keep_bf16_alone racecheck:test_cuda_layout:test_bf16_resnet_blocks_keep_bf16_alone} ||
         rc=1
     echo "short: $(($(date +%s) - started)) s"
     exit $rc

@@ -21,6 +21,9 @@
 #include "tests/cuda_util.h"
 #include "tests/testutil.h"
 #include "trainer/backend/backend.h"
+#include "trainer/backend/backend_cuda.h"
+#include "trainer/nn/nn.h"
+#include "trainer/nn/nn_build.h"
 
 /* test_cuda.c's shapes, plus the ImageNet stem (7x7 stride 2 over 3 channels) and a channel count
  * that is no multiple of 8 (cuDNN's NHWC kernels vectorise over channels). */
@@ -167,7 +170,7 @@ static void test_pooling_channels_last(void **state)
 /* A convolution, a batch norm (ReLU) and a second convolution, forward and back, on a bf16
  * backend; its results (the second convolution's output, the input gradient, both weight
  * gradients, gamma's gradient, the running mean) into out[0..5]. alone: each tensor between them
- * kept in bf16 alone (conv_shape's y_for_batchnorm, bn_call's y_for_convolutions), whose fp32
+ * kept in bf16 alone (conv_shape's y_for_batchnorm, bn_call's y_for_bf16_readers), whose fp32
  * copies, NaN here, must then stay unwritten: *untouched tells whether they did. */
 static void conv_batchnorm_conv(struct backend *be, bool alone, float *out[6], bool *untouched)
 {
@@ -244,6 +247,119 @@ static void test_bf16_tensors_between_convolutions_stay_bf16(void **state)
     }
 }
 
+/* A stem and two bottlenecks as the ResNets build them (the first with a downsample, the second
+ * adding its input), on 8 channels of 8x8: nn_finish marks every tensor between them for bf16
+ * alone but the last block's output, which the average pool reads. unmarked: none (every tensor
+ * also in fp32). */
+static void two_blocks(struct model *m, bool unmarked)
+{
+    enum nn_conv_init kaiming = NN_INIT_KAIMING_FAN_OUT;
+    nn_begin(m, "two blocks", 8, 8, 8, 5);
+    int t = nn_batchnorm_relu(m, nn_conv(m, 0, 16, 3, 1, 1, false, kaiming));
+    int down = nn_batchnorm(m, nn_conv(m, t, 32, 1, 2, 0, false, kaiming));
+    int u = nn_batchnorm_relu(m, nn_conv(m, t, 16, 3, 2, 1, false, kaiming));
+    t = nn_batchnorm_add_relu(m, nn_conv(m, u, 32, 1, 1, 0, false, kaiming), down);
+    u = nn_batchnorm_relu(m, nn_conv(m, t, 16, 3, 1, 1, false, kaiming));
+    t = nn_batchnorm_add_relu(m, nn_conv(m, u, 32, 1, 1, 0, false, kaiming), t);
+    nn_softmax_xent(m, nn_linear(m, nn_avgpool(m, t), 5));
+    assert_false(m->failed);
+    assert_int_equal(nn_finish(m), 0);
+    for (int i = 0; unmarked && i < m->num_ops; i++) {
+        struct op *op = &m->ops[i];
+        if (op->kind == OP_CONV)
+            op->conv.into_batchnorm = false;
+        else if (op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU)
+            op->bn.y_for_bf16_readers = false;
+    }
+}
+
+/* One training step's passes of two_blocks on be (batch 6), every activation and gradient NaN
+ * before: the gradients and running statistics into out[0..1], the loss returned, and in
+ * *untouched how many fp32 tensors (activations and gradients) are still all NaN after. */
+static double two_blocks_step(struct backend *be, bool unmarked, float *out[2], int *untouched)
+{
+    enum { N = 6 };
+    struct model m;
+    two_blocks(&m, unmarked);
+    float *params = calloc(m.num_params, sizeof *params), *buffers = calloc(m.num_buffers, sizeof *buffers);
+    model_init_params(&m, params, buffers, 7);
+    size_t in = tensor_size(&m, 0) * N, most = in;
+    float *x = random_floats(in, 8);
+    int labels[N] = {0, 1, 2, 3, 4, 0};
+    float *gp = up(params, m.num_params * 4), *gbuf = up(buffers, m.num_buffers * 4), *gx = up(x, in * 4);
+    float *ggrads = backend_alloc(be, m.num_params * 4);
+    int *glabels = up(labels, sizeof labels);
+    struct workspace ws;
+    assert_int_equal(workspace_create(&ws, &m, be, N, NULL), 0);
+    for (int t = 1; t < m.num_tensors; t++)
+        most = tensor_size(&m, t) * N > most ? tensor_size(&m, t) * N : most;
+    float *nan = malloc(most * sizeof *nan);
+    for (size_t i = 0; i < most; i++)
+        nan[i] = NAN;
+    for (int t = 1; t < m.num_tensors; t++) {
+        assert_int_equal(backend_cuda_upload(be, ws.act[t], nan, tensor_size(&m, t) * N * 4), 0);
+        assert_int_equal(backend_cuda_upload(be, ws.grad[t], nan, tensor_size(&m, t) * N * 4), 0);
+    }
+    backend_zero(be, ggrads, m.num_params * 4);
+    double loss = model_forward(&m, be, &ws, gp, gbuf, &(struct batch){.n = N, .x = gx, .labels = glabels}, true,
+                                NULL, NULL);
+    model_backward(&m, be, &ws, gp, ggrads, N);
+    out[0] = down(ggrads, m.num_params), out[1] = down(gbuf, m.num_buffers);
+    *untouched = 0;
+    for (int t = 1; t < m.num_tensors - 1; t++)   /* the last, the loss op's output, is never written */
+        for (int g = 0; g < 2; g++) {
+            float *h = down(g ? ws.grad[t] : ws.act[t], tensor_size(&m, t) * N);
+            bool all_nan = true;
+            for (size_t i = 0; i < tensor_size(&m, t) * N; i++)
+                all_nan = all_nan && isnan(h[i]);
+            *untouched += all_nan;
+            free(h);
+        }
+    workspace_free(&ws, &m, be);
+    void *held[] = {gp, gbuf, gx, ggrads, glabels};
+    for (int i = 0; i < 5; i++)
+        backend_release(be, held[i]);
+    free(params), free(buffers), free(x), free(nan);
+    model_free(&m);
+    return loss;
+}
+
+/* bf16 mode keeps every tensor between two convolutions of a ResNet block in bf16 alone where all
+ * its readers take bf16 (batch norms' outputs read by convolutions and as residuals, the ReLU's
+ * mask from y, the input gradients of the convolutions' outputs): one step's loss, gradients and
+ * running statistics as with every tensor also in fp32, but for the residuals now read in bf16
+ * (PyTorch's autocast adds them in bf16), in both layouts; and those tensors' fp32 copies, NaN,
+ * are neither written nor read (every result finite). Kept alone: 5 batch norms' outputs and 6
+ * convolutions' (the last block's batch norm output is the average pool's), and the 6 convolution
+ * outputs' gradients. */
+static void test_bf16_resnet_blocks_keep_bf16_alone(void **state)
+{
+    (void)state;
+    require_gpu();
+    struct backend *backends[] = {gpu_bf16, gpu_cl_bf16};
+    for (int b = 0; b < 2; b++) {
+        struct backend *was_on = on;
+        on = backends[b];
+        float *both[2], *alone[2];
+        int written, untouched;
+        double loss_both = two_blocks_step(backends[b], true, both, &written);
+        double loss_alone = two_blocks_step(backends[b], false, alone, &untouched);
+        print_message("%s: two ResNet blocks, loss %.6f in bf16 alone, %.6f also in fp32; %d fp32 tensors "
+                      "untouched (%d)\n", backends[b]->name, loss_alone, loss_both, untouched, written);
+        assert_true(isfinite(loss_alone) && fabs(loss_alone - loss_both) <= 1e-2 * (1 + fabs(loss_both)));
+        assert_int_equal(written, 0);
+        assert_int_equal(untouched, 5 + 6 + 6);
+        struct model m;
+        two_blocks(&m, false);
+        assert_close("parameter gradients", alone[0], both[0], m.num_params, 2e-2);
+        assert_close("running statistics", alone[1], both[1], m.num_buffers, 1e-2);
+        model_free(&m);
+        for (int i = 0; i < 2; i++)
+            free(both[i]), free(alone[i]);
+        on = was_on;
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)   /* a test's name (or a pattern): one test */
@@ -253,6 +369,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_batchnorm_channels_last),
         cmocka_unit_test(test_pooling_channels_last),
         cmocka_unit_test(test_bf16_tensors_between_convolutions_stay_bf16),
+        cmocka_unit_test(test_bf16_resnet_blocks_keep_bf16_alone),
     };
     return cmocka_run_group_tests(tests, cuda_setup, cuda_teardown);
 }

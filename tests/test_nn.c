@@ -365,7 +365,7 @@ static void test_channels_last_needs_pooled_features(void **state)
     }
 }
 
-/* How many ops of kind `kind` (OP_CONV or OP_BATCHNORM) m has in *total, and how many of them may
+/* How many ops of kind `kind` (a convolution or a batch norm) m has in *total, and how many of them may
  * keep their output in bf16 alone. */
 static int ops_flagged(const struct model *m, enum op_kind kind, int *total)
 {
@@ -376,17 +376,19 @@ static int ops_flagged(const struct model *m, enum op_kind kind, int *total)
         if (op->kind != kind)
             continue;
         (*total)++;
-        flagged += kind == OP_CONV ? op->conv.into_batchnorm : op->bn.y_for_convolutions;
+        flagged += kind == OP_CONV ? op->conv.into_batchnorm : op->bn.y_for_bf16_readers;
     }
     return flagged;
 }
 
+/* A 1x1 convolution of t, its output as wide as t's (4 channels). */
+static int conv1x1(struct model *m, int t) { return nn_conv(m, t, 4, 1, 1, 0, false, NN_INIT_KAIMING_FAN_OUT); }
+
 /* Which tensors a bf16 backend may keep in bf16 alone follows from their readers: a convolution's
- * output read by one batch norm, a batch norm's (without a residual) read by convolutions alone.
- * ResNet-50: every convolution, and each bottleneck's first two batch norms (16 x 2) of its 37
- * plain ones (the stem's feeds the max pool, the 4 downsamples' are residuals). By hand: a batch
- * norm read by two convolutions is marked; one read by a convolution and an add, one read by an
- * add, one read by a ReLU op are not; nor is a convolution read by a batch norm and an add. */
+ * output read by one batch norm; a batch norm's read only by convolutions and as batch norms'
+ * residuals. ResNet-50: every convolution, each bottleneck's first two batch norms (16 x 2) and
+ * the 4 downsamples' (residuals) of its 37 plain ones (the stem's feeds the max pool), and 15 of
+ * the 16 blocks' ends (the last feeds the average pool). By hand, each way a reader can refuse. */
 static void test_bf16_outputs_follow_their_readers(void **state)
 {
     (void)state;
@@ -395,26 +397,34 @@ static void test_bf16_outputs_follow_their_readers(void **state)
     build_or_fail(&m, "resnet50", 3, 64, 64, 10);
     assert_int_equal(ops_flagged(&m, OP_CONV, &total), 53);
     assert_int_equal(total, 53);
-    assert_int_equal(ops_flagged(&m, OP_BATCHNORM, &total), 32);
+    assert_int_equal(ops_flagged(&m, OP_BATCHNORM, &total), 36);
     assert_int_equal(total, 37);
+    assert_int_equal(ops_flagged(&m, OP_BATCHNORM_ADD_RELU, &total), 15);
+    assert_int_equal(total, 16);
     model_free(&m);
 
     nn_begin(&m, "readers", 3, 6, 6, 3);
-    int t = nn_batchnorm_relu(&m, nn_conv(&m, 0, 4, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT));   /* marked */
-    int a = nn_conv(&m, t, 4, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT);   /* read by a BN and an add */
-    int b = nn_batchnorm_relu(&m, nn_conv(&m, t, 4, 1, 1, 0, false, NN_INIT_KAIMING_FAN_OUT));
-    int c = nn_batchnorm(&m, nn_conv(&m, b, 4, 1, 1, 0, false, NN_INIT_KAIMING_FAN_OUT));   /* read by an add */
-    int a_sum = nn_add(&m, nn_batchnorm(&m, a), a);
-    int d = nn_add(&m, a_sum, nn_add(&m, c, b));   /* b: read by a convolution and an add */
-    int e = nn_relu(&m, nn_batchnorm(&m, nn_conv(&m, d, 4, 1, 1, 0, false, NN_INIT_KAIMING_FAN_OUT)));
-    nn_softmax_xent(&m, nn_linear(&m, nn_avgpool(&m, e), 3));
+    int t = nn_batchnorm_relu(&m, nn_conv(&m, 0, 4, 3, 1, 1, false, NN_INIT_KAIMING_FAN_OUT));   /* op 1: marked */
+    int a = conv1x1(&m, t);                                /* op 2: read by a batch norm and an add */
+    int b = nn_batchnorm_relu(&m, conv1x1(&m, t));         /* op 4: by a convolution and an add */
+    int c = nn_batchnorm(&m, conv1x1(&m, b));              /* op 6: by an add */
+    int a_sum = nn_add(&m, nn_batchnorm(&m, a), a);        /* op 7: by an add */
+    int d = nn_add(&m, a_sum, nn_add(&m, c, b));
+    int r = nn_batchnorm(&m, conv1x1(&m, d));              /* op 12: a residual, marked */
+    int f = nn_batchnorm_add_relu(&m, conv1x1(&m, d), r);  /* op 14: by a convolution and as a residual, marked */
+    int g = nn_batchnorm_add_relu(&m, conv1x1(&m, f), f);  /* op 16: by a convolution and an add */
+    int e = nn_relu(&m, nn_batchnorm(&m, conv1x1(&m, g))); /* op 18: by a ReLU op */
+    nn_softmax_xent(&m, nn_linear(&m, nn_avgpool(&m, nn_add(&m, e, g)), 3));
     assert_false(m.failed);
     assert_int_equal(nn_finish(&m), 0);
-    assert_int_equal(ops_flagged(&m, OP_BATCHNORM, &total), 1);
-    assert_int_equal(total, 5);
-    assert_true(m.ops[1].bn.y_for_convolutions);
-    assert_int_equal(ops_flagged(&m, OP_CONV, &total), 4);   /* all but a's */
-    assert_int_equal(total, 5);
+    assert_int_equal(ops_flagged(&m, OP_BATCHNORM, &total), 2);
+    assert_int_equal(total, 6);
+    assert_true(m.ops[1].bn.y_for_bf16_readers && m.ops[12].bn.y_for_bf16_readers);
+    assert_int_equal(ops_flagged(&m, OP_BATCHNORM_ADD_RELU, &total), 1);
+    assert_int_equal(total, 2);
+    assert_true(m.ops[14].bn.y_for_bf16_readers);
+    assert_int_equal(ops_flagged(&m, OP_CONV, &total), 7);   /* all but a's (op 2) */
+    assert_int_equal(total, 8);
     assert_false(m.ops[2].conv.into_batchnorm);
     model_free(&m);
 }

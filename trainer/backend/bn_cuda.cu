@@ -12,9 +12,12 @@
  * y (y > 0 exactly where the sum was). In bf16 mode the forward also writes y's bf16 copy and
  * the backward dx's, which the convolutions read instead of casting (bf16_cuda.cu's shadows), and
  * x, a convolution's output, is read from the bf16 copy the convolution left alone (the fp32
- * tensor unwritten: conv_shape's y_for_batchnorm). Where only convolutions read y (bn_call's
- * y_for_convolutions), y is written as that copy alone, and so is dx where x came alone: the
- * elementwise passes are memory-bound, and each fp32 tensor not written is 4 bytes an element.
+ * tensor unwritten: conv_shape's y_for_batchnorm). Where every reader of y takes bf16 (bn_call's
+ * y_for_bf16_readers: convolutions, a later batch norm's residual, this one's mask), y is written
+ * as that copy alone, and so is dx where x came alone: the elementwise passes are memory-bound,
+ * and each fp32 tensor not written or read is 4 bytes an element. Which form x, y and the
+ * residual are in is asked of the shadows (bf16_alone) at each call: the kernels are templates
+ * over their element types.
  *
  * Each channel's sums run over n x hw values: a block per (channel, split of the batch), enough
  * splits to fill the GPU when channels are few, its partial sums in double (var = E[x^2] - mean^2
@@ -196,11 +199,12 @@ __global__ void k_running_stats(const float *running_mean, const float *running_
 
 /* What the forward writes at element at of channel ch (coefficients m, scale, b): y (NULL where
  * y is kept in bf16 alone), and y16 (bf16 mode, else NULL), y's bf16 copy for the convolutions that
- * read it. */
-template <typename X>
+ * read it. X and R, x's and the residual's element types: float, or bf16 where their writers left
+ * them in bf16 alone. */
+template <typename X, typename R>
 struct bn_output {
     const X *x;
-    const float *residual;
+    const R *residual;
     float *y;
     __nv_bfloat16 *y16;
     bool relu;
@@ -208,7 +212,7 @@ struct bn_output {
     {
         float v = bn_value(as_float(x[i]), m, scale, b);
         if (residual)
-            v = __fadd_rn(v, residual[i]);
+            v = __fadd_rn(v, as_float(residual[i]));
         v = relu && !(v > 0.0f) ? 0.0f : v;
         if (y)
             y[i] = v;
@@ -218,8 +222,8 @@ struct bn_output {
 };
 
 /* A block a row (one sample's channel plane, row = sample x c + channel). */
-template <typename X>
-__global__ void k_normalise(bn_output<X> out, const float *mean, const float *invstd, const float *gamma,
+template <typename X, typename R>
+__global__ void k_normalise(bn_output<X, R> out, const float *mean, const float *invstd, const float *gamma,
                             const float *beta, int c, int hw)
 {
     size_t row = blockIdx.x;
@@ -230,8 +234,8 @@ __global__ void k_normalise(bn_output<X> out, const float *mean, const float *in
 }
 
 /* Channels-last: a thread a channel of every (gridDim.y x CL_ROWS)-th row. */
-template <typename X>
-__global__ void k_normalise_cl(bn_output<X> out, const float *mean, const float *invstd, const float *gamma,
+template <typename X, typename R>
+__global__ void k_normalise_cl(bn_output<X, R> out, const float *mean, const float *invstd, const float *gamma,
                                const float *beta, int c, int rows)
 {
     int ch = blockIdx.x * CL_CHANNELS + (int)threadIdx.x % CL_CHANNELS;
@@ -242,16 +246,19 @@ __global__ void k_normalise_cl(bn_output<X> out, const float *mean, const float 
         out.at((size_t)r * c + ch, m, scale, b);
 }
 
-/* The sums of dy and of dy (x - mean), dy masked by the ReLU. */
-template <bool CL, typename X>
-__global__ void k_partial_grads(const X *x, const float *y, const float *dy, const float *mean,
+/* The sums of dy and of dy (x - mean), dy masked by the ReLU. Y, y's element type: float, or bf16
+ * where the forward wrote y in bf16 alone (bf16(v) > 0 where v > 0, but for v below bf16's
+ * smallest subnormal, which the readers saw as 0 too). */
+template <bool CL, typename X, typename Y>
+__global__ void k_partial_grads(const X *x, const Y *y, const float *dy, const float *mean,
                                 const float *invstd, const float *gamma, const float *beta, mask_kind mask, int n,
                                 int c, int hw, int splits, double *partial)
 {
     auto terms_of = [=](int ch) {
         float m = mean[ch], scale = __fmul_rn(invstd[ch], gamma[ch]), b = beta[ch];
         return [=](size_t at, double *sum_dy, double *sum_dy_xmu) {
-            float v = as_float(x[at]), g = bn_seen_dy(mask, dy[at], mask == MASK_FROM_Y ? y[at] : 0.0f, v, m, scale, b);
+            float v = as_float(x[at]);
+            float g = bn_seen_dy(mask, dy[at], mask == MASK_FROM_Y ? as_float(y[at]) : 0.0f, v, m, scale, b);
             *sum_dy = g, *sum_dy_xmu = (double)g * (v - m);
         };
     };
@@ -285,10 +292,11 @@ __global__ void k_finish_grads(const double *partial, int c, int splits, double 
 /* What the backward writes at element at of channel ch: dx (NULL where dx is kept in bf16 alone)
  * and dx16 (dx's bf16 copy for the convolution that made x, in bf16 mode where dx is overwritten,
  * else NULL), and the residual's gradient, the masked dy, where dresidual is given. */
-template <typename X>
+template <typename X, typename Y>
 struct bn_input_grads {
     const X *x;
-    const float *y, *dy;
+    const Y *y;
+    const float *dy;
     float *dx;
     __nv_bfloat16 *dx16;
     float *dresidual;
@@ -305,7 +313,8 @@ struct bn_input_grads {
     }
     __device__ __forceinline__ void at(size_t i, const channel &k) const
     {
-        float v = as_float(x[i]), g = bn_seen_dy(mask, dy[i], mask == MASK_FROM_Y ? y[i] : 0.0f, v, k.m, k.scale, k.b);
+        float v = as_float(x[i]), g = bn_seen_dy(mask, dy[i], mask == MASK_FROM_Y ? as_float(y[i]) : 0.0f, v, k.m,
+                                                 k.scale, k.b);
         float d = k.k * (g - k.mean_dy - (v - k.m) * k.xmu_scale);
         if (dx)
             dx[i] = accumulate ? dx[i] + d : d;
@@ -317,23 +326,23 @@ struct bn_input_grads {
 };
 
 /* A block a row. */
-template <typename X>
-__global__ void k_input_grads(bn_input_grads<X> grads, int c, int hw)
+template <typename X, typename Y>
+__global__ void k_input_grads(bn_input_grads<X, Y> grads, int c, int hw)
 {
     size_t row = blockIdx.x;
-    typename bn_input_grads<X>::channel k = grads.of((int)(row % c));
+    typename bn_input_grads<X, Y>::channel k = grads.of((int)(row % c));
     for (int j = threadIdx.x; j < hw; j += blockDim.x)
         grads.at(row * hw + j, k);
 }
 
 /* Channels-last: as k_normalise_cl. */
-template <typename X>
-__global__ void k_input_grads_cl(bn_input_grads<X> grads, int c, int rows)
+template <typename X, typename Y>
+__global__ void k_input_grads_cl(bn_input_grads<X, Y> grads, int c, int rows)
 {
     int ch = blockIdx.x * CL_CHANNELS + (int)threadIdx.x % CL_CHANNELS;
     if (ch >= c)
         return;
-    typename bn_input_grads<X>::channel k = grads.of(ch);
+    typename bn_input_grads<X, Y>::channel k = grads.of(ch);
     for (int r = blockIdx.y * CL_ROWS + (int)threadIdx.x / CL_CHANNELS; r < rows; r += gridDim.y * CL_ROWS)
         grads.at((size_t)r * c + ch, k);
 }
@@ -388,18 +397,37 @@ bool grow_bn_scratch(cuda_state *st, int c, int splits)
 unsigned channel_blocks(int c) { return (unsigned)((c + THREADS - 1) / THREADS); }   /* a thread a channel */
 unsigned warp_blocks(int c) { return (unsigned)(((size_t)c * 32 + THREADS - 1) / THREADS); }   /* a warp a channel */
 
+/* The elementwise pass: y (in bf16 alone where every reader takes bf16: bn_call's
+ * y_for_bf16_readers) from x and the residual as their writers left them (X, R). */
+template <typename X, typename R>
+void normalise(cuda_state *st, const struct bn_call *bn, const X *x, const R *residual, const float *mean,
+               const float *invstd, const bn_grid &grid)
+{
+    int c = bn->c;
+    size_t count = (size_t)bn->n * c * bn->hw;
+    __nv_bfloat16 *y_alone = bn->y_for_bf16_readers ? bf16_alone_to_write(st, bn->y, count) : nullptr;
+    bn_output<X, R> out{x, residual, y_alone ? nullptr : bn->y,
+                        y_alone ? y_alone : bf16_shadow_to_write(st, bn->y, count), bn->relu};
+    if (st->channels_last)
+        k_normalise_cl<<<grid.elementwise, grid.threads, 0, st->stream>>>(out, mean, invstd, bn->gamma, bn->beta, c,
+                                                                          bn->n * bn->hw);
+    else
+        k_normalise<<<grid.elementwise, grid.threads, 0, st->stream>>>(out, mean, invstd, bn->gamma, bn->beta, c,
+                                                                       bn->hw);
+}
+
 /* The forward's passes over x of element type X (fp32, or a convolution's bf16 output). */
 template <typename X>
 void forward_passes(cuda_state *st, const struct bn_call *bn, const X *x, bool training, float momentum, float eps)
 {
     int n = bn->n, c = bn->c, hw = bn->hw;
-    bool cl = st->channels_last;
     bn_grid grid = grid_for(st, n, c, hw);
     if (!grow_bn_scratch(st, c, grid.splits))
         return;
     const float *mean = bn->save_mean, *invstd = bn->save_invstd;
     if (training) {
-        (cl ? k_partial_stats<true, X> : k_partial_stats<false, X>)<<<grid.sums, SUM_THREADS, 0, st->stream>>>(
+        (st->channels_last ? k_partial_stats<true, X> : k_partial_stats<false, X>)<<<grid.sums, SUM_THREADS, 0,
+                                                                                     st->stream>>>(
             x, n, c, hw, grid.splits, st->bn_partial);
         k_finish_stats<<<warp_blocks(c), THREADS, 0, st->stream>>>(st->bn_partial, c, grid.splits, (double)n * hw,
                                                                       momentum, eps, bn->running_mean,
@@ -410,17 +438,11 @@ void forward_passes(cuda_state *st, const struct bn_call *bn, const X *x, bool t
                                                                        eval_mean, eval_invstd);
         mean = eval_mean, invstd = eval_invstd;
     }
-    /* y in bf16 alone where convolutions alone read it and backward does not (bn_call) */
-    size_t count = (size_t)n * c * hw;
-    bool y_read_back = bn->relu && bn->residual;
-    __nv_bfloat16 *y_alone = bn->y_for_convolutions && !y_read_back ? bf16_alone_to_write(st, bn->y, count) : nullptr;
-    bn_output<X> out{x, bn->residual, y_alone ? nullptr : bn->y, y_alone ? y_alone : bf16_shadow_to_write(st, bn->y, count),
-                     bn->relu};
-    if (cl)
-        k_normalise_cl<<<grid.elementwise, grid.threads, 0, st->stream>>>(out, mean, invstd, bn->gamma, bn->beta, c,
-                                                                          n * hw);
+    const __nv_bfloat16 *residual16 = bn->residual ? bf16_alone(st, bn->residual, (size_t)n * c * hw) : nullptr;
+    if (residual16)
+        normalise(st, bn, x, residual16, mean, invstd, grid);
     else
-        k_normalise<<<grid.elementwise, grid.threads, 0, st->stream>>>(out, mean, invstd, bn->gamma, bn->beta, c, hw);
+        normalise(st, bn, x, bn->residual, mean, invstd, grid);
     launched(st, "batch norm forward");
 }
 
@@ -435,9 +457,16 @@ void cuda_batchnorm_forward(void *s, const struct bn_call *bn, bool training, fl
         forward_passes(st, bn, bn->x, training, momentum, eps);
 }
 
-template <typename X>
-void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const float *dy, float *dx, float *dgamma,
-                     float *dbeta, float *dresidual, bool accumulate, bool accumulate_residual)
+/* What backward is given to write (the table's batchnorm_backward's arguments). */
+struct bn_grads_call {
+    const float *dy;
+    float *dx, *dgamma, *dbeta, *dresidual;
+    bool accumulate, accumulate_residual;
+};
+
+/* The backward's passes over x and y of element types X and Y (fp32, or bf16 alone). */
+template <typename X, typename Y>
+void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const Y *y, const bn_grads_call &g)
 {
     int n = bn->n, c = bn->c, hw = bn->hw;
     bool cl = st->channels_last;
@@ -446,28 +475,29 @@ void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const
         return;
     /* see the top of the file: recomputed where it can be, else read from y */
     mask_kind mask = !bn->relu ? MASK_NONE : bn->residual ? MASK_FROM_Y : MASK_RECOMPUTED;
-    (cl ? k_partial_grads<true, X> : k_partial_grads<false, X>)<<<grid.sums, SUM_THREADS, 0, st->stream>>>(
-        x, bn->y, dy, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, mask, n, c, hw, grid.splits,
+    (cl ? k_partial_grads<true, X, Y> : k_partial_grads<false, X, Y>)<<<grid.sums, SUM_THREADS, 0, st->stream>>>(
+        x, y, g.dy, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, mask, n, c, hw, grid.splits,
         st->bn_partial);
     k_finish_grads<<<warp_blocks(c), THREADS, 0, st->stream>>>(st->bn_partial, c, grid.splits, (double)n * hw,
-                                                                  bn->gamma, bn->save_invstd, dgamma, dbeta,
+                                                                  bn->gamma, bn->save_invstd, g.dgamma, g.dbeta,
                                                                   st->bn_coeff);
     /* dx's copy only where this writes all of dx: added to, it holds other readers' sums too. And
      * dx in that copy alone where x was a convolution's output in bf16 alone: dx's one reader is
      * then that convolution's backward, which reads the copy (a convolution with a bias, whose
      * gradient reads dy in fp32, writes its output in fp32) */
     size_t count = (size_t)n * c * hw;
+    float *dx = g.dx;
     __nv_bfloat16 *dx16 = nullptr, *dx_alone = nullptr;
-    if (dx && !accumulate && bf16_alone(st, bn->x, count))
+    if (dx && !g.accumulate && bf16_alone(st, bn->x, count))
         dx_alone = bf16_alone_to_write(st, dx, count);
-    if (dx && !accumulate && !dx_alone)
+    if (dx && !g.accumulate && !dx_alone)
         dx16 = bf16_shadow_to_write(st, dx, count);
     else if (dx && !dx_alone)
         bf16_shadow_forget(st, dx);
-    bn_input_grads<X> grads{x, bn->y, dy, dx_alone ? nullptr : dx, dx_alone ? dx_alone : dx16, dresidual,
-                            bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, st->bn_coeff, mask, accumulate,
-                            accumulate_residual};
-    if (dx || dresidual) {
+    bn_input_grads<X, Y> grads{x, y, g.dy, dx_alone ? nullptr : dx, dx_alone ? dx_alone : dx16, g.dresidual,
+                               bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, st->bn_coeff, mask, g.accumulate,
+                               g.accumulate_residual};
+    if (dx || g.dresidual) {
         if (cl)
             k_input_grads_cl<<<grid.elementwise, grid.threads, 0, st->stream>>>(grads, c, n * hw);
         else
@@ -476,14 +506,25 @@ void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const
     launched(st, "batch norm backward");
 }
 
+/* x and y as the forward's writers left them: fp32, or bf16 alone (x a convolution's output, y
+ * this batch norm's own where all its readers take bf16; backward reads y for the ReLU's mask). */
 void cuda_batchnorm_backward(void *s, const struct bn_call *bn, const float *dy, float *dx, float *dgamma,
                              float *dbeta, float *dresidual, bool accumulate, bool accumulate_residual)
 {
     cuda_state *st = state_of(s);
-    if (const __nv_bfloat16 *x16 = bf16_alone(st, bn->x, (size_t)bn->n * bn->c * bn->hw))
-        backward_passes(st, bn, x16, dy, dx, dgamma, dbeta, dresidual, accumulate, accumulate_residual);
+    size_t count = (size_t)bn->n * bn->c * bn->hw;
+    bn_grads_call g{dy, dx, dgamma, dbeta, dresidual, accumulate, accumulate_residual};
+    const __nv_bfloat16 *x16 = bf16_alone(st, bn->x, count), *y16 = bf16_alone(st, bn->y, count);
+    auto with_x = [&](auto x) {
+        if (y16)
+            backward_passes(st, bn, x, y16, g);
+        else
+            backward_passes(st, bn, x, static_cast<const float *>(bn->y), g);
+    };
+    if (x16)
+        with_x(x16);
     else
-        backward_passes(st, bn, bn->x, dy, dx, dgamma, dbeta, dresidual, accumulate, accumulate_residual);
+        with_x(bn->x);
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ struct op_pool {
 struct op_batchnorm {
     size_t running_mean, running_var;   /* offsets in buffers */
     bool relu;                          /* ReLU fused in: the output is max(0, batch norm [+ in2]) */
-    bool y_for_convolutions;            /* its output's readers are convolutions alone (nn_finish) */
+    bool y_for_bf16_readers;            /* its output's readers all take bf16 (nn_finish's mark_bf16_outputs) */
 };
 struct op_embed {
     int vocab, positions, segments;

@@ -288,8 +288,13 @@ int nn_softmax_xent(struct model *m, int logits)
     return output_of_last_op(m, 1, 1, 1);   /* unused: the loss is the pass's mean */
 }
 
-/* Whether op reads tensor t as its (first) input and is a convolution; a batch norm. */
-static bool convolution_input(const struct op *op, int t) { return op->kind == OP_CONV && op->in == t; }
+/* Whether op reads tensor t in a way a bf16 backend can read bf16: as a convolution's input, or
+ * as a batch norm's residual; and as a batch norm's input. */
+static bool bf16_reader(const struct op *op, int t)
+{
+    bool batchnorm = op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU;
+    return (op->kind == OP_CONV && op->in == t) || (batchnorm && op_type_of(op)->inputs == 2 && op->in2 == t);
+}
 static bool batchnorm_input(const struct op *op, int t)
 {
     return (op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU) && op->in == t;
@@ -308,16 +313,18 @@ static bool read_only_as(const struct model *m, int t, bool (*reads)(const struc
 }
 
 /* The outputs a bf16 backend may keep in bf16 alone, their fp32 tensors unwritten: a convolution's
- * read by one batch norm (conv_shape's y_for_batchnorm), a batch norm's read by convolutions alone
- * (bn_call's y_for_convolutions; a batch norm without a residual never reads its own output). */
+ * read by one batch norm (conv_shape's y_for_batchnorm), a batch norm's read by convolutions and
+ * batch norms' residuals alone (bn_call's y_for_bf16_readers; its own backward reads it for the
+ * ReLU's mask where it adds a residual, in bf16 too). In a ResNet, all but the stem's batch norm
+ * (the max pool reads it) and the last block's (the average pool). */
 static void mark_bf16_outputs(struct model *m)
 {
     for (int i = 0; i < m->num_ops; i++) {
         struct op *op = &m->ops[i];
         if (op->kind == OP_CONV)
             op->conv.into_batchnorm = m->readers[op->out] == 1 && read_only_as(m, op->out, batchnorm_input);
-        else if (op->kind == OP_BATCHNORM)
-            op->bn.y_for_convolutions = read_only_as(m, op->out, convolution_input);
+        else if (op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU)
+            op->bn.y_for_bf16_readers = read_only_as(m, op->out, bf16_reader);
     }
 }
 

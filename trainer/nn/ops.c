@@ -118,7 +118,7 @@ static struct bn_call bn_call_of(const struct pass *p, const struct op *op)
                             .running_var = p->buffers ? p->buffers + op->bn.running_var : NULL, .save_mean = saved,
                             .save_invstd = saved + s.c, .y = p->ws->act[op->out],
                             .residual = op_type_of(op)->inputs == 2 ? activation_of(p->ws, op->in2) : NULL,
-                            .relu = op->bn.relu, .y_for_convolutions = op->bn.y_for_convolutions};
+                            .relu = op->bn.relu, .y_for_bf16_readers = op->bn.y_for_bf16_readers};
 }
 
 static void batchnorm_forward(struct pass *p, const struct op *op)
