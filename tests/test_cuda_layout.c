@@ -170,14 +170,15 @@ static void test_pooling_channels_last(void **state)
 /* A convolution, a batch norm (ReLU) and a second convolution, forward and back, on a bf16
  * backend; its results (the second convolution's output, the input gradient, both weight
  * gradients, gamma's gradient, the running mean) into out[0..5]. alone: each tensor between them
- * kept in bf16 alone (conv_shape's y_for_batchnorm, bn_call's y_for_bf16_readers), whose fp32
- * copies, NaN here, must then stay unwritten: *untouched tells whether they did. */
+ * and their gradients kept in bf16 alone (conv_shape's y_for_batchnorm and dx_for_batchnorm,
+ * bn_call's y_for_bf16_readers), whose fp32 copies, NaN here, must then stay unwritten:
+ * *untouched tells whether they did. */
 static void conv_batchnorm_conv(struct backend *be, bool alone, float *out[6], bool *untouched)
 {
     struct conv_shape s = {.n = 4, .c = 16, .h = 10, .w = 10, .c_out = 32, .kh = 3, .kw = 3, .stride = 1, .pad = 1,
                            .h_out = 10, .w_out = 10, .y_for_batchnorm = alone};
     struct conv_shape s2 = {.n = 4, .c = 32, .h = 10, .w = 10, .c_out = 24, .kh = 1, .kw = 1, .stride = 1,
-                            .h_out = 10, .w_out = 10};
+                            .h_out = 10, .w_out = 10, .dx_for_batchnorm = alone};
     size_t nx = (size_t)s.n * s.c * 100, nw = (size_t)s.c_out * s.c * 9, ny = (size_t)s.n * s.c_out * 100;
     size_t nw2 = (size_t)s2.c_out * s2.c, nz = (size_t)s2.n * s2.c_out * 100, most = nx > nw ? nx : nw;
     int c = s.c_out;
@@ -191,7 +192,7 @@ static void conv_batchnorm_conv(struct backend *be, bool alone, float *out[6], b
         ones[i] = 1;
     float *gx = up(x, nx * 4), *gw = up(w, nw * 4), *gw2 = up(w2, nw2 * 4), *gdz = up(dz, nz * 4);
     float *gg = up(gamma, c * 4), *gb = up(beta, c * 4), *gconv = up(nan, ny * 4), *gy = up(nan, ny * 4);
-    float *gdconv = up(nan, ny * 4), *gdy = up(zeros, ny * 4), *gz = up(zeros, nz * 4), *gdx = up(zeros, nx * 4);
+    float *gdconv = up(nan, ny * 4), *gdy = up(nan, ny * 4), *gz = up(zeros, nz * 4), *gdx = up(zeros, nx * 4);
     float *gdw = up(zeros, nw * 4), *gdw2 = up(zeros, nw2 * 4), *gmean = up(zeros, c * 4), *gvar = up(ones, c * 4);
     float *gsave = up(zeros, 2 * c * 4), *gdg = up(zeros, c * 4), *gdb = up(zeros, c * 4);
     struct bn_call bn = {s.n, c, 100, gconv, gg, gb, gmean, gvar, gsave, gsave + c, gy, NULL, true, alone};
@@ -203,9 +204,9 @@ static void conv_batchnorm_conv(struct backend *be, bool alone, float *out[6], b
     be->conv_backward(be->state, &s, gx, gw, gdconv, gdx, gdw, NULL, false);
     out[0] = down(gz, nz), out[1] = down(gdx, nx), out[2] = down(gdw, nw), out[3] = down(gdw2, nw2);
     out[4] = down(gdg, c), out[5] = down(gmean, c);
-    float *between[3] = {down(gconv, ny), down(gy, ny), down(gdconv, ny)};
+    float *between[4] = {down(gconv, ny), down(gy, ny), down(gdy, ny), down(gdconv, ny)};
     *untouched = true;
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < 4; t++) {
         for (size_t i = 0; i < ny; i++)
             *untouched = *untouched && isnan(between[t][i]);
         free(between[t]);
@@ -216,10 +217,11 @@ static void conv_batchnorm_conv(struct backend *be, bool alone, float *out[6], b
     free(x), free(w), free(w2), free(dz), free(gamma), free(beta), free(nan), free(zeros), free(ones);
 }
 
-/* A bf16 convolution's output is bf16 (cuDNN's compute type), and the convolutions after a batch
- * norm read its bf16 copy: kept in bf16 alone (the first convolution's output, the batch norm's
- * and the input gradient between them), every result is the bits it was with those tensors also
- * written in fp32, in both layouts; and the fp32 tensors, NaN, were neither read nor written. */
+/* A bf16 convolution's output and input gradient are bf16 (cuDNN's compute type), and the
+ * convolutions after a batch norm read its bf16 copies: kept in bf16 alone (the first
+ * convolution's output, the batch norm's, and their gradients), every result is the bits it was
+ * with those tensors also written in fp32, in both layouts; and the fp32 tensors, NaN, were
+ * neither read nor written. */
 static void test_bf16_tensors_between_convolutions_stay_bf16(void **state)
 {
     (void)state;
@@ -267,7 +269,7 @@ static void two_blocks(struct model *m, bool unmarked)
     for (int i = 0; unmarked && i < m->num_ops; i++) {
         struct op *op = &m->ops[i];
         if (op->kind == OP_CONV)
-            op->conv.into_batchnorm = false;
+            op->conv.into_batchnorm = op->conv.dx_for_batchnorm = false;
         else if (op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU)
             op->bn.y_for_bf16_readers = false;
     }
@@ -326,12 +328,12 @@ static double two_blocks_step(struct backend *be, bool unmarked, float *out[2], 
 
 /* bf16 mode keeps every tensor between two convolutions of a ResNet block in bf16 alone where all
  * its readers take bf16 (batch norms' outputs read by convolutions and as residuals, the ReLU's
- * mask from y, the input gradients of the convolutions' outputs): one step's loss, gradients and
- * running statistics as with every tensor also in fp32, but for the residuals now read in bf16
- * (PyTorch's autocast adds them in bf16), in both layouts; and those tensors' fp32 copies, NaN,
- * are neither written nor read (every result finite). Kept alone: 5 batch norms' outputs and 6
- * convolutions' (the last block's batch norm output is the average pool's), and the 6 convolution
- * outputs' gradients. */
+ * mask from y, the gradients between them): one step's loss, gradients and running statistics as
+ * with every tensor also in fp32, but for the residuals now read in bf16 (PyTorch's autocast adds
+ * them in bf16), in both layouts; and those tensors' fp32 copies, NaN, are neither written nor
+ * read (every result finite). Kept alone: 5 batch norms' outputs and 6
+ * convolutions' (the last block's batch norm output is the average pool's), the 6 convolution
+ * outputs' gradients, and those of the 2 batch norm outputs a convolution alone reads. */
 static void test_bf16_resnet_blocks_keep_bf16_alone(void **state)
 {
     (void)state;
@@ -348,7 +350,7 @@ static void test_bf16_resnet_blocks_keep_bf16_alone(void **state)
                       "untouched (%d)\n", backends[b]->name, loss_alone, loss_both, untouched, written);
         assert_true(isfinite(loss_alone) && fabs(loss_alone - loss_both) <= 1e-2 * (1 + fabs(loss_both)));
         assert_int_equal(written, 0);
-        assert_int_equal(untouched, 5 + 6 + 6);
+        assert_int_equal(untouched, 5 + 6 + 6 + 2);
         struct model m;
         two_blocks(&m, false);
         assert_close("parameter gradients", alone[0], both[0], m.num_params, 2e-2);

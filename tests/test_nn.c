@@ -386,9 +386,20 @@ static int conv1x1(struct model *m, int t) { return nn_conv(m, t, 4, 1, 1, 0, fa
 
 /* Which tensors a bf16 backend may keep in bf16 alone follows from their readers: a convolution's
  * output read by one batch norm; a batch norm's read only by convolutions and as batch norms'
- * residuals. ResNet-50: every convolution, each bottleneck's first two batch norms (16 x 2) and
- * the 4 downsamples' (residuals) of its 37 plain ones (the stem's feeds the max pool), and 15 of
- * the 16 blocks' ends (the last feeds the average pool). By hand, each way a reader can refuse. */
+ * residuals; the input gradient of a convolution that is a batch norm output's one reader.
+ * ResNet-50: every convolution's output, each bottleneck's first two batch norms (16 x 2) and the
+ * 4 downsamples' (residuals) of its 37 plain ones (the stem's feeds the max pool), 15 of the 16
+ * blocks' ends (the last feeds the average pool), and the input gradients of each bottleneck's
+ * second and third convolutions. By hand, each way a reader can refuse. */
+/* How many convolutions of m may return their input gradient in bf16 alone. */
+static int dx_flagged(const struct model *m)
+{
+    int flagged = 0;
+    for (int i = 0; i < m->num_ops; i++)
+        flagged += m->ops[i].kind == OP_CONV && m->ops[i].conv.dx_for_batchnorm;
+    return flagged;
+}
+
 static void test_bf16_outputs_follow_their_readers(void **state)
 {
     (void)state;
@@ -401,6 +412,7 @@ static void test_bf16_outputs_follow_their_readers(void **state)
     assert_int_equal(total, 37);
     assert_int_equal(ops_flagged(&m, OP_BATCHNORM_ADD_RELU, &total), 15);
     assert_int_equal(total, 16);
+    assert_int_equal(dx_flagged(&m), 32);   /* each bottleneck's second and third convolutions */
     model_free(&m);
 
     nn_begin(&m, "readers", 3, 6, 6, 3);
@@ -426,6 +438,8 @@ static void test_bf16_outputs_follow_their_readers(void **state)
     assert_int_equal(ops_flagged(&m, OP_CONV, &total), 7);   /* all but a's (op 2) */
     assert_int_equal(total, 8);
     assert_false(m.ops[2].conv.into_batchnorm);
+    /* every convolution here reads the input, an add or a batch norm's output read twice */
+    assert_int_equal(dx_flagged(&m), 0);
     model_free(&m);
 }
 

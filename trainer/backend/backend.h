@@ -26,6 +26,9 @@ struct conv_shape {
      * compute y in bf16, may keep it in its bf16 copy alone, for the batch norm to read, and leave
      * the fp32 tensor unwritten. */
     bool y_for_batchnorm;
+    /* x is a batch norm's output and this convolution its one reader: dx's one reader is that batch
+     * norm's backward, and a bf16 backend may likewise keep dx in bf16 alone. */
+    bool dx_for_batchnorm;
     /* Optional, for backends that lower convolutions to GEMM: a buffer of c*kh*kw x n*h_out*w_out
      * floats where forward leaves its im2col columns and backward reuses them; NULL: rebuilt. */
     float *cols;

@@ -14,7 +14,8 @@
  * x, a convolution's output, is read from the bf16 copy the convolution left alone (the fp32
  * tensor unwritten: conv_shape's y_for_batchnorm). Where every reader of y takes bf16 (bn_call's
  * y_for_bf16_readers: convolutions, a later batch norm's residual, this one's mask), y is written
- * as that copy alone, and so is dx where x came alone: the elementwise passes are memory-bound,
+ * as that copy alone, and so is dx where x came alone, and dy comes alone from a convolution
+ * that is y's one reader (conv_shape's dx_for_batchnorm): the elementwise passes are memory-bound,
  * and each fp32 tensor not written or read is 4 bytes an element. Which form x, y and the
  * residual are in is asked of the shadows (bf16_alone) at each call: the kernels are templates
  * over their element types.
@@ -246,11 +247,11 @@ __global__ void k_normalise_cl(bn_output<X, R> out, const float *mean, const flo
         out.at((size_t)r * c + ch, m, scale, b);
 }
 
-/* The sums of dy and of dy (x - mean), dy masked by the ReLU. Y, y's element type: float, or bf16
- * where the forward wrote y in bf16 alone (bf16(v) > 0 where v > 0, but for v below bf16's
- * smallest subnormal, which the readers saw as 0 too). */
-template <bool CL, typename X, typename Y>
-__global__ void k_partial_grads(const X *x, const Y *y, const float *dy, const float *mean,
+/* The sums of dy and of dy (x - mean), dy masked by the ReLU. Y and D, y's and dy's element types:
+ * float, or bf16 where they were written in bf16 alone (then bf16(v) > 0 where v > 0, but for v
+ * below bf16's smallest subnormal, which y's readers saw as 0 too). */
+template <bool CL, typename X, typename Y, typename D>
+__global__ void k_partial_grads(const X *x, const Y *y, const D *dy, const float *mean,
                                 const float *invstd, const float *gamma, const float *beta, mask_kind mask, int n,
                                 int c, int hw, int splits, double *partial)
 {
@@ -258,7 +259,7 @@ __global__ void k_partial_grads(const X *x, const Y *y, const float *dy, const f
         float m = mean[ch], scale = __fmul_rn(invstd[ch], gamma[ch]), b = beta[ch];
         return [=](size_t at, double *sum_dy, double *sum_dy_xmu) {
             float v = as_float(x[at]);
-            float g = bn_seen_dy(mask, dy[at], mask == MASK_FROM_Y ? as_float(y[at]) : 0.0f, v, m, scale, b);
+            float g = bn_seen_dy(mask, as_float(dy[at]), mask == MASK_FROM_Y ? as_float(y[at]) : 0.0f, v, m, scale, b);
             *sum_dy = g, *sum_dy_xmu = (double)g * (v - m);
         };
     };
@@ -292,11 +293,11 @@ __global__ void k_finish_grads(const double *partial, int c, int splits, double 
 /* What the backward writes at element at of channel ch: dx (NULL where dx is kept in bf16 alone)
  * and dx16 (dx's bf16 copy for the convolution that made x, in bf16 mode where dx is overwritten,
  * else NULL), and the residual's gradient, the masked dy, where dresidual is given. */
-template <typename X, typename Y>
+template <typename X, typename Y, typename D>
 struct bn_input_grads {
     const X *x;
     const Y *y;
-    const float *dy;
+    const D *dy;
     float *dx;
     __nv_bfloat16 *dx16;
     float *dresidual;
@@ -313,7 +314,7 @@ struct bn_input_grads {
     }
     __device__ __forceinline__ void at(size_t i, const channel &k) const
     {
-        float v = as_float(x[i]), g = bn_seen_dy(mask, dy[i], mask == MASK_FROM_Y ? as_float(y[i]) : 0.0f, v, k.m,
+        float v = as_float(x[i]), g = bn_seen_dy(mask, as_float(dy[i]), mask == MASK_FROM_Y ? as_float(y[i]) : 0.0f, v, k.m,
                                                  k.scale, k.b);
         float d = k.k * (g - k.mean_dy - (v - k.m) * k.xmu_scale);
         if (dx)
@@ -326,23 +327,23 @@ struct bn_input_grads {
 };
 
 /* A block a row. */
-template <typename X, typename Y>
-__global__ void k_input_grads(bn_input_grads<X, Y> grads, int c, int hw)
+template <typename X, typename Y, typename D>
+__global__ void k_input_grads(bn_input_grads<X, Y, D> grads, int c, int hw)
 {
     size_t row = blockIdx.x;
-    typename bn_input_grads<X, Y>::channel k = grads.of((int)(row % c));
+    typename bn_input_grads<X, Y, D>::channel k = grads.of((int)(row % c));
     for (int j = threadIdx.x; j < hw; j += blockDim.x)
         grads.at(row * hw + j, k);
 }
 
 /* Channels-last: as k_normalise_cl. */
-template <typename X, typename Y>
-__global__ void k_input_grads_cl(bn_input_grads<X, Y> grads, int c, int rows)
+template <typename X, typename Y, typename D>
+__global__ void k_input_grads_cl(bn_input_grads<X, Y, D> grads, int c, int rows)
 {
     int ch = blockIdx.x * CL_CHANNELS + (int)threadIdx.x % CL_CHANNELS;
     if (ch >= c)
         return;
-    typename bn_input_grads<X, Y>::channel k = grads.of(ch);
+    typename bn_input_grads<X, Y, D>::channel k = grads.of(ch);
     for (int r = blockIdx.y * CL_ROWS + (int)threadIdx.x / CL_CHANNELS; r < rows; r += gridDim.y * CL_ROWS)
         grads.at((size_t)r * c + ch, k);
 }
@@ -457,16 +458,16 @@ void cuda_batchnorm_forward(void *s, const struct bn_call *bn, bool training, fl
         forward_passes(st, bn, bn->x, training, momentum, eps);
 }
 
-/* What backward is given to write (the table's batchnorm_backward's arguments). */
+/* What backward is given to write (the table's batchnorm_backward's arguments but dy). */
 struct bn_grads_call {
-    const float *dy;
     float *dx, *dgamma, *dbeta, *dresidual;
     bool accumulate, accumulate_residual;
 };
 
-/* The backward's passes over x and y of element types X and Y (fp32, or bf16 alone). */
-template <typename X, typename Y>
-void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const Y *y, const bn_grads_call &g)
+/* The backward's passes over x, y and dy of element types X, Y and D (fp32, or bf16 alone). */
+template <typename X, typename Y, typename D>
+void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const Y *y, const D *dy,
+                     const bn_grads_call &g)
 {
     int n = bn->n, c = bn->c, hw = bn->hw;
     bool cl = st->channels_last;
@@ -475,8 +476,8 @@ void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const
         return;
     /* see the top of the file: recomputed where it can be, else read from y */
     mask_kind mask = !bn->relu ? MASK_NONE : bn->residual ? MASK_FROM_Y : MASK_RECOMPUTED;
-    (cl ? k_partial_grads<true, X, Y> : k_partial_grads<false, X, Y>)<<<grid.sums, SUM_THREADS, 0, st->stream>>>(
-        x, y, g.dy, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, mask, n, c, hw, grid.splits,
+    (cl ? k_partial_grads<true, X, Y, D> : k_partial_grads<false, X, Y, D>)<<<grid.sums, SUM_THREADS, 0, st->stream>>>(
+        x, y, dy, bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, mask, n, c, hw, grid.splits,
         st->bn_partial);
     k_finish_grads<<<warp_blocks(c), THREADS, 0, st->stream>>>(st->bn_partial, c, grid.splits, (double)n * hw,
                                                                   bn->gamma, bn->save_invstd, g.dgamma, g.dbeta,
@@ -494,7 +495,7 @@ void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const
         dx16 = bf16_shadow_to_write(st, dx, count);
     else if (dx && !dx_alone)
         bf16_shadow_forget(st, dx);
-    bn_input_grads<X, Y> grads{x, y, g.dy, dx_alone ? nullptr : dx, dx_alone ? dx_alone : dx16, g.dresidual,
+    bn_input_grads<X, Y, D> grads{x, y, dy, dx_alone ? nullptr : dx, dx_alone ? dx_alone : dx16, g.dresidual,
                                bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, st->bn_coeff, mask, g.accumulate,
                                g.accumulate_residual};
     if (dx || g.dresidual) {
@@ -506,20 +507,28 @@ void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const
     launched(st, "batch norm backward");
 }
 
-/* x and y as the forward's writers left them: fp32, or bf16 alone (x a convolution's output, y
- * this batch norm's own where all its readers take bf16; backward reads y for the ReLU's mask). */
+/* x, y and dy as their writers left them: fp32, or bf16 alone (x a convolution's output; y this
+ * batch norm's own where all its readers take bf16, read for the ReLU's mask; dy the input
+ * gradient of a convolution that reads y alone). */
 void cuda_batchnorm_backward(void *s, const struct bn_call *bn, const float *dy, float *dx, float *dgamma,
                              float *dbeta, float *dresidual, bool accumulate, bool accumulate_residual)
 {
     cuda_state *st = state_of(s);
     size_t count = (size_t)bn->n * bn->c * bn->hw;
-    bn_grads_call g{dy, dx, dgamma, dbeta, dresidual, accumulate, accumulate_residual};
+    bn_grads_call g{dx, dgamma, dbeta, dresidual, accumulate, accumulate_residual};
     const __nv_bfloat16 *x16 = bf16_alone(st, bn->x, count), *y16 = bf16_alone(st, bn->y, count);
+    const __nv_bfloat16 *dy16 = bf16_alone(st, dy, count);
+    auto with_x_y = [&](auto x, auto y) {
+        if (dy16)
+            backward_passes(st, bn, x, y, dy16, g);
+        else
+            backward_passes(st, bn, x, y, dy, g);
+    };
     auto with_x = [&](auto x) {
         if (y16)
-            backward_passes(st, bn, x, y16, g);
+            with_x_y(x, y16);
         else
-            backward_passes(st, bn, x, static_cast<const float *>(bn->y), g);
+            with_x_y(x, static_cast<const float *>(bn->y));
     };
     if (x16)
         with_x(x16);

@@ -224,13 +224,21 @@ void cuda_conv_backward(void *s, const struct conv_shape *shape, const float *x,
     if (!dx)
         return;
     const void *w_op = filter_operand(st, w, shape->c_out, shape->c, rs);
-    void *dx_out = bf16_result(st, dx, nx);   /* the same scratch as dw's: in stream order, after its landing */
+    /* bf16 mode, dx read by a batch norm's backward alone: cuDNN writes dx's bf16 copy, which the
+     * batch norm reads, and the fp32 tensor is left unwritten (as the forward's y_for_batchnorm) */
+    __nv_bfloat16 *dx_only = st->bf16 && shape->dx_for_batchnorm && !accumulate ? bf16_alone_to_write(st, dx, nx)
+                                                                                : nullptr;
+    /* else the same scratch as dw's: in stream order, after its landing */
+    void *dx_out = dx_only ? static_cast<void *>(dx_only) : bf16_result(st, dx, nx);
     if (!w_op || !dx_out)
         return;
     dnn_ok(st, cudnnConvolutionBackwardData(st->dnn, &one, p->filter, w_op, p->y, dy_op, p->conv[CONV_DATA], p->bwd_data,
                                             st->workspace, st->workspace_size, bf16_prior(st, accumulate), p->x, dx_out),
            "cudnnConvolutionBackwardData");
+    if (dx_only)
+        return;
     bf16_land(st, dx, nx, accumulate);
+    bf16_shadow_forget(st, dx);
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ struct op_conv {
     int c_out, k, stride, pad;   /* square kernels */
     bool bias;
     bool into_batchnorm;         /* its output's one reader is a batch norm's input (nn_finish) */
+    bool dx_for_batchnorm;       /* its input is a batch norm's output, read by it alone (nn_finish) */
 };
 struct op_linear {
     int out_features;

@@ -288,16 +288,26 @@ int nn_softmax_xent(struct model *m, int logits)
     return output_of_last_op(m, 1, 1, 1);   /* unused: the loss is the pass's mean */
 }
 
+static bool is_batchnorm(const struct op *op)
+{
+    return op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU;
+}
+
 /* Whether op reads tensor t in a way a bf16 backend can read bf16: as a convolution's input, or
  * as a batch norm's residual; and as a batch norm's input. */
 static bool bf16_reader(const struct op *op, int t)
 {
-    bool batchnorm = op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU;
-    return (op->kind == OP_CONV && op->in == t) || (batchnorm && op_type_of(op)->inputs == 2 && op->in2 == t);
+    return (op->kind == OP_CONV && op->in == t) || (is_batchnorm(op) && op_type_of(op)->inputs == 2 && op->in2 == t);
 }
-static bool batchnorm_input(const struct op *op, int t)
+static bool batchnorm_input(const struct op *op, int t) { return is_batchnorm(op) && op->in == t; }
+
+/* The op whose output tensor t is (NULL for the model's input). */
+static const struct op *writer_of(const struct model *m, int t)
 {
-    return (op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU) && op->in == t;
+    for (int i = 0; i < m->num_ops; i++)
+        if (m->ops[i].out == t)
+            return &m->ops[i];
+    return NULL;
 }
 
 /* Whether tensor t has readers and every one of them reads it as `reads` says. */
@@ -312,19 +322,24 @@ static bool read_only_as(const struct model *m, int t, bool (*reads)(const struc
     return m->readers[t] > 0;
 }
 
-/* The outputs a bf16 backend may keep in bf16 alone, their fp32 tensors unwritten: a convolution's
- * read by one batch norm (conv_shape's y_for_batchnorm), a batch norm's read by convolutions and
- * batch norms' residuals alone (bn_call's y_for_bf16_readers; its own backward reads it for the
- * ReLU's mask where it adds a residual, in bf16 too). In a ResNet, all but the stem's batch norm
- * (the max pool reads it) and the last block's (the average pool). */
+/* The tensors a bf16 backend may keep in bf16 alone, their fp32 copies unwritten: a convolution's
+ * output read by one batch norm (conv_shape's y_for_batchnorm), a batch norm's read by
+ * convolutions and batch norms' residuals alone (bn_call's y_for_bf16_readers; its own backward
+ * reads it for the ReLU's mask where it adds a residual, in bf16 too), and the gradient of a batch
+ * norm's output read by one convolution (conv_shape's dx_for_batchnorm: that gradient's one
+ * reader is the batch norm's backward). In a ResNet, every output but the stem's batch norm's (the
+ * max pool reads it) and the last block's (the average pool). */
 static void mark_bf16_outputs(struct model *m)
 {
     for (int i = 0; i < m->num_ops; i++) {
         struct op *op = &m->ops[i];
-        if (op->kind == OP_CONV)
+        if (op->kind == OP_CONV) {
+            const struct op *input_writer = writer_of(m, op->in);
             op->conv.into_batchnorm = m->readers[op->out] == 1 && read_only_as(m, op->out, batchnorm_input);
-        else if (op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU)
+            op->conv.dx_for_batchnorm = m->readers[op->in] == 1 && input_writer && is_batchnorm(input_writer);
+        } else if (is_batchnorm(op)) {
             op->bn.y_for_bf16_readers = read_only_as(m, op->out, bf16_reader);
+        }
     }
 }
 

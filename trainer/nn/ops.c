@@ -50,7 +50,7 @@ static struct conv_shape conv_shape_of(const struct model *m, const struct op *o
     const struct op_conv *c = &op->conv;
     return (struct conv_shape){.n = n, .c = in.c, .h = in.h, .w = in.w, .c_out = c->c_out, .kh = c->k, .kw = c->k,
                                .stride = c->stride, .pad = c->pad, .h_out = out.h, .w_out = out.w,
-                               .y_for_batchnorm = c->into_batchnorm};
+                               .y_for_batchnorm = c->into_batchnorm, .dx_for_batchnorm = c->dx_for_batchnorm};
 }
 
 static void conv_forward(struct pass *p, const struct op *op)
