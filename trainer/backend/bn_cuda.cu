@@ -314,8 +314,8 @@ struct bn_input_grads {
     }
     __device__ __forceinline__ void at(size_t i, const channel &k) const
     {
-        float v = as_float(x[i]), g = bn_seen_dy(mask, as_float(dy[i]), mask == MASK_FROM_Y ? as_float(y[i]) : 0.0f, v, k.m,
-                                                 k.scale, k.b);
+        float v = as_float(x[i]);
+        float g = bn_seen_dy(mask, as_float(dy[i]), mask == MASK_FROM_Y ? as_float(y[i]) : 0.0f, v, k.m, k.scale, k.b);
         float d = k.k * (g - k.mean_dy - (v - k.m) * k.xmu_scale);
         if (dx)
             dx[i] = accumulate ? dx[i] + d : d;
@@ -496,8 +496,8 @@ void backward_passes(cuda_state *st, const struct bn_call *bn, const X *x, const
     else if (dx && !dx_alone)
         bf16_shadow_forget(st, dx);
     bn_input_grads<X, Y, D> grads{x, y, dy, dx_alone ? nullptr : dx, dx_alone ? dx_alone : dx16, g.dresidual,
-                               bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, st->bn_coeff, mask, g.accumulate,
-                               g.accumulate_residual};
+                                  bn->save_mean, bn->save_invstd, bn->gamma, bn->beta, st->bn_coeff, mask,
+                                  g.accumulate, g.accumulate_residual};
     if (dx || g.dresidual) {
         if (cl)
             k_input_grads_cl<<<grid.elementwise, grid.threads, 0, st->stream>>>(grads, c, n * hw);
