@@ -53,7 +53,7 @@ __global__ void k_drop_weights(const float *x, float *out, int n, size_t per_sam
     float factor = 1.0f / (1.0f - rate);
     SAMPLE_STRIDE(i, n, e, per_sample) {
         size_t at = i * per_sample + e;
-        bool keep = seq_noise(noise, position + (long)i, e) >= rate;
+        bool keep = seq_kept(noise, position + (long)i, e, rate);
         out[at] = keep ? x[at] * factor : 0.0f;
     }
 }

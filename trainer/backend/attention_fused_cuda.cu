@@ -111,7 +111,7 @@ __device__ __forceinline__ float kept(const draw &dr, int h, int q, int k, int T
 {
     if (!dr.dropping)
         return 1.0f;
-    return seq_noise(dr.noise, dr.sample, ((size_t)h * T + q) * T + k) >= dr.rate ? dr.factor : 0.0f;
+    return seq_kept(dr.noise, dr.sample, ((size_t)h * T + q) * T + k, dr.rate) ? dr.factor : 0.0f;
 }
 
 /* The block's (sample i, head h): S = Q K^T scale, the masked softmax into probs, P' = D P, Y = P' V;

@@ -154,7 +154,7 @@ struct backend {
     void (*tanh_backward)(void *state, const float *y, const float *dy, float *dx, size_t count, bool accumulate);
     /* qkv [n][T][3H] (each token's query, key, value); probs [n][heads][T][T] kept for backward
      * (the softmax before dropout). drop: BERT's dropout of the attention weights, weight (h, q, k)
-     * of sample i kept when seq_noise(noise, position + i, (h T + q) T + k) >= rate; backward draws
+     * of sample i kept where seq_kept(noise, position + i, (h T + q) T + k, rate); backward draws
      * the same again, so nothing more is kept. */
     void (*attention_forward)(void *state, const float *qkv, const float *tokens, float *probs, float *y, int n, int T,
                               int H, int heads, const struct seq_draw *drop);
@@ -163,8 +163,8 @@ struct backend {
     void (*first_token_forward)(void *state, const float *x, float *y, int n, int T, int H);
     void (*first_token_backward)(void *state, const float *dy, float *dx, int n, int T, int H, bool accumulate);
     /* Keeps each of n x per_sample elements with probability 1 - rate, scaled by 1 / (1 - rate);
-     * mask records which (1 byte each). The draw of element e of sample i is seq_noise(noise,
-     * position + i, e): the same wherever the sample is computed. rate 0: y = x, mask all kept. */
+     * mask records which (1 byte each). Element e of sample i is kept where seq_kept(noise,
+     * position + i, e, rate): the same wherever the sample is computed. rate 0: y = x, mask all kept. */
     void (*dropout_forward)(void *state, const float *x, float *y, uint8_t *mask, int n, size_t per_sample,
                             float rate, uint64_t noise, long position);
     void (*dropout_backward)(void *state, const uint8_t *mask, const float *dy, float *dx, size_t count, float rate,
@@ -194,6 +194,13 @@ static inline SEQ_NOISE_WHERE float seq_noise(uint64_t noise, long sample, size_
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     z ^= z >> 31;
     return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
+
+/* Dropout's one rule, wherever it is applied: element `element` of sample `sample` is kept (and
+ * scaled by 1 / (1 - rate)) when its draw is at least rate. */
+static inline SEQ_NOISE_WHERE bool seq_kept(uint64_t noise, long sample, size_t element, float rate)
+{
+    return seq_noise(noise, sample, element) >= rate;
 }
 
 /* A token batch: per token its id, its segment and its masked-LM label (the id to predict there,

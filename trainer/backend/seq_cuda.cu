@@ -189,7 +189,7 @@ __global__ void k_dropout_forward(const float *x, float *y, uint8_t *mask, int n
     float scale = 1.0f / (1.0f - rate);
     SAMPLE_STRIDE(i, n, e, per_sample) {
         size_t at = i * per_sample + e;
-        mask[at] = rate <= 0 || seq_noise(noise, position + (long)i, e) >= rate;
+        mask[at] = rate <= 0 || seq_kept(noise, position + (long)i, e, rate);
         y[at] = mask[at] ? (rate > 0 ? x[at] * scale : x[at]) : 0.0f;
     }
 }

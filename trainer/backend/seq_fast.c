@@ -43,7 +43,7 @@ static void drop_weights(const struct seq_draw *drop, const float *x, float *sca
     float factor = 1.0f / (1.0f - drop->rate);
     size_t first = (size_t)h * T * T;
     for (size_t e = 0; e < (size_t)T * T; e++)
-        scaled[e] = seq_noise(drop->noise, drop->position + i, first + e) >= drop->rate ? x[e] * factor : 0.0f;
+        scaled[e] = seq_kept(drop->noise, drop->position + i, first + e, drop->rate) ? x[e] * factor : 0.0f;
 }
 
 void fast_attention_forward(void *state, const float *qkv, const float *tokens, float *probs, float *y, int n, int T,

@@ -139,7 +139,7 @@ static double dropout_kept(const struct seq_draw *drop, int i, int h, int q, int
     if (!drop || drop->rate <= 0)
         return 1;
     size_t element = ((size_t)h * T + q) * T + k;
-    return seq_noise(drop->noise, drop->position + i, element) >= drop->rate ? 1.0 / (1.0 - drop->rate) : 0;
+    return seq_kept(drop->noise, drop->position + i, element, drop->rate) ? 1.0 / (1.0 - drop->rate) : 0;
 }
 
 /* For each sequence and head: S = Q K^T / sqrt(d) over the valid keys, P = softmax(S) along the
@@ -244,7 +244,7 @@ void seq_dropout_forward(void *state, const float *x, float *y, uint8_t *mask, i
     for (int i = 0; i < n; i++)
         for (size_t e = 0; e < per_sample; e++) {
             size_t at = (size_t)i * per_sample + e;
-            mask[at] = rate <= 0 || seq_noise(noise, position + i, e) >= rate;
+            mask[at] = rate <= 0 || seq_kept(noise, position + i, e, rate);
             y[at] = mask[at] ? (rate > 0 ? x[at] * scale : x[at]) : 0.0f;
         }
 }
