@@ -327,8 +327,8 @@ static bool read_only_as(const struct model *m, int t, bool (*reads)(const struc
  * convolutions and batch norms' residuals alone (bn_call's y_for_bf16_readers; its own backward
  * reads it for the ReLU's mask where it adds a residual, in bf16 too), and the gradient of a batch
  * norm's output read by one convolution (conv_shape's dx_for_batchnorm: that gradient's one
- * reader is the batch norm's backward). In a ResNet, every output but the stem's batch norm's (the
- * max pool reads it) and the last block's (the average pool). */
+ * reader is the batch norm's backward). In a ResNet, every tensor between two convolutions but the
+ * stem's batch norm's output (the max pool reads it) and the last block's (the average pool). */
 static void mark_bf16_outputs(struct model *m)
 {
     for (int i = 0; i < m->num_ops; i++) {
