@@ -18,8 +18,11 @@
 # batch 32, the benchmark (ResNet-50 NCHW and channels-last in both precisions, BERT-Base in bf16,
 # against PyTorch eager, channels-last, torch.compile in bf16 and SDPA; one round; TOTAL (330)
 # seconds from the start), then compute-sanitizer over the language models' and the channels-last
-# kernels (SANITIZE: TOOL:BINARY:TEST words).
-# Usage: sh bench/gpu_device_run.sh [tests|bench|speed|sanitize|short|all]   (env: PYTHON, TOTAL (420), gpu_vs_torch.sh's)
+# kernels (SANITIZE: TOOL:BINARY:TEST words), and with KERNELS=1 the kernel profile below last.
+# `kernels` is Nsight Compute over 3 steps of a training run (KERNELS_ARGS), each kernel's time a
+# step summed by bench/ncu_steps.py: kernels.txt, kernels.csv.gz.
+# Usage: sh bench/gpu_device_run.sh [tests|bench|speed|sanitize|short|kernels|all]
+#   (env: PYTHON, TOTAL (420), gpu_vs_torch.sh's; KERNELS, KERNELS_ARGS, KERNELS_LIMIT (240))
 set -u
 started=$(date +%s)
 what=${1:-all}
@@ -91,9 +94,28 @@ ITEM
     cat "$out/sanitize.log"
     ! grep -q -e 'ERROR SUMMARY: [1-9]' -e 'RACECHECK SUMMARY: [1-9]' "$out/sanitize.log"
 }
-case $what in tests | bench | speed | sanitize | short | all) ;;
-    *) echo "usage: gpu_device_run.sh [tests|bench|speed|sanitize|short|all]"; exit 2 ;;
+# kernels: where a step's GPU time goes, kernel by kernel (Nsight Compute, one metric a launch):
+# KERNELS_ARGS, dtrain-train's options (ResNet-50 bf16 channels-last at batch 128 unless given),
+# 3 steps with cuDNN's heuristic algorithms (the first step left out: no timed search under ncu),
+# summed by bench/ncu_steps.py into kernels.txt, the CSV gzipped beside it; 1 when ncu failed
+kernels() {
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    args=${KERNELS_ARGS:-"--precision bf16 --channels-last --model resnet50 --dataset synthetic:224x224x3 --batch-size 128"}
+    # shellcheck disable=SC2086 # the options are words
+    timeout "${KERNELS_LIMIT:-240}" "$ncu" --metrics gpu__time_duration.sum --csv "$bin/dtrain-train" --device cuda \
+        --conv-algo heuristic $args --max-steps 3 --log-every 1 --eval-every 0 >"$root/kernels.csv" 2>"$out/kernels.err"
+    ncu_rc=$?
+    "$python" "$top/bench/ncu_steps.py" "$root/kernels.csv" 1 30 2>&1 | tee "$out/kernels.txt"
+    gzip -c "$root/kernels.csv" >"$out/kernels.csv.gz"
+    return $ncu_rc
+}
+case $what in tests | bench | speed | sanitize | short | kernels | all) ;;
+    *) echo "usage: gpu_device_run.sh [tests|bench|speed|sanitize|short|kernels|all]"; exit 2 ;;
 esac
+if [ "$what" = kernels ]; then
+    kernels || rc=1
+    exit $rc
+fi
 if [ "$what" = sanitize ]; then
     sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     : >"$out/sanitize.log"
@@ -149,6 +171,7 @@ resnet50:224x224x3:128:bf16:find resnet50:224x224x3:128:bf16:find:cl bert-base:s
         memcheck:test_cuda_layout:test_convolutions_channels_last memcheck:test_cuda_layout:test_bf16_tensors_between_convolutions_stay_bf16 \
         memcheck:test_cuda_layout:test_bf16_resnet_blocks_keep_bf16_alone racecheck:test_cuda_layout:test_bf16_resnet_blocks_keep_bf16_alone} ||
         rc=1
+    [ -z "${KERNELS:-}" ] || kernels || rc=1   # KERNELS=1: the kernel profile last
     echo "short: $(($(date +%s) - started)) s"
     exit $rc
 fi
