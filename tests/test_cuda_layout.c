@@ -167,6 +167,60 @@ static void test_pooling_channels_last(void **state)
     on = was_on;
 }
 
+/* One convolution forward with the filter now in gw, then, with `between` (if given) uploaded
+ * into gw, its backward: the input gradient, on the host. */
+static float *input_gradient(struct backend *be, float *gw, const float *between)
+{
+    struct conv_shape s = {.n = 2, .c = 8, .h = 6, .w = 6, .c_out = 16, .kh = 3, .kw = 3, .stride = 1, .pad = 1,
+                           .h_out = 6, .w_out = 6};
+    size_t nx = 2 * 8 * 36, ny = 2 * 16 * 36, nw = 16 * 8 * 9;
+    float *x = random_floats(nx, 51), *dy = random_floats(ny, 52), *dw = random_floats(nw, 55);   /* dw: added to */
+    float *gx = up(x, nx * 4), *gdy = up(dy, ny * 4), *gy = backend_alloc(be, ny * 4), *gdx = backend_alloc(be, nx * 4);
+    float *gdw = up(dw, nw * 4);
+    be->conv_forward(be->state, &s, gx, gw, NULL, gy);
+    if (between)
+        assert_int_equal(backend_cuda_upload(be, gw, between, nw * 4), 0);
+    be->conv_backward(be->state, &s, gx, gw, gdy, gdx, gdw, NULL, false);
+    float *dx = down(gdx, nx);
+    void *held[] = {gx, gdy, gy, gdx, gdw};
+    for (int i = 0; i < 5; i++)
+        backend_release(be, held[i]);
+    free(x), free(dy), free(dw);
+    return dx;
+}
+
+/* Channels-last convolutions read their filter as a transposed copy in the compute type, made by
+ * the forward and read again by that step's backward (once a step, not twice): the backward's
+ * input gradient is the one of the filter its forward saw even when the filter changed between
+ * them (no exchange method changes it there), and the next forward's new filter is the one its
+ * backward then uses; to the bit, in both precisions. */
+static void test_backward_reads_the_filter_its_forward_made(void **state)
+{
+    (void)state;
+    require_gpu();
+    struct backend *backends[] = {gpu_cl, gpu_cl_bf16};
+    size_t nw = 16 * 8 * 9, nx = 2 * 8 * 36;
+    float *w1 = random_floats(nw, 53), *w2 = random_floats(nw, 54);
+    for (int b = 0; b < 2; b++) {
+        struct backend *was_on = on;
+        on = backends[b];
+        float *g1 = up(w1, nw * 4), *g2 = up(w2, nw * 4), *gw = up(w1, nw * 4);
+        float *with_w1 = input_gradient(backends[b], g1, NULL), *with_w2 = input_gradient(backends[b], g2, NULL);
+        float *changed = input_gradient(backends[b], gw, w2);   /* forward w1, backward after w2 arrived */
+        float *next = input_gradient(backends[b], gw, NULL);    /* forward and backward w2 */
+        print_message("%s: a filter changed between forward and backward\n", backends[b]->name);
+        assert_close("the forward's filter", changed, with_w1, nx, 0);
+        assert_close("the next forward's", next, with_w2, nx, 0);
+        assert_memory_not_equal(with_w1, with_w2, nx * sizeof *with_w1);   /* the two filters tell apart */
+        void *held[] = {g1, g2, gw};
+        for (int i = 0; i < 3; i++)
+            backend_release(backends[b], held[i]);
+        free(with_w1), free(with_w2), free(changed), free(next);
+        on = was_on;
+    }
+    free(w1), free(w2);
+}
+
 /* A convolution, a batch norm (ReLU) and a second convolution, forward and back, on a bf16
  * backend; its results (the second convolution's output, the input gradient, both weight
  * gradients, gamma's gradient, the running mean) into out[0..5]. alone: each tensor between them
@@ -370,6 +424,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_convolutions_channels_last),
         cmocka_unit_test(test_batchnorm_channels_last),
         cmocka_unit_test(test_pooling_channels_last),
+        cmocka_unit_test(test_backward_reads_the_filter_its_forward_made),
         cmocka_unit_test(test_bf16_tensors_between_convolutions_stay_bf16),
         cmocka_unit_test(test_bf16_resnet_blocks_keep_bf16_alone),
     };

@@ -56,6 +56,16 @@ struct bf16_shadow {
     bool alone;                /* and the fp32 tensor was not written: the copy is all there is */
 };
 
+/* Channels-last: a convolution's filter w as cuDNN's NHWC filter in the compute type, made by the
+ * forward and kept for the backward of the same step (layout_cuda.cu's filter_operand). */
+struct filter_copy {
+    const float *w;
+    int k, c, rs;
+    float *copy;               /* floats' room holds the bf16 copy too */
+    size_t cap;                /* floats */
+    bool for_backward;         /* made by a forward whose backward has not yet read it */
+};
+
 struct cuda_state {
     struct backend table;
     int device;
@@ -100,9 +110,9 @@ struct cuda_state {
     size_t bn_partial_cap;     /* (doubles) */
     float *bn_coeff;
     size_t bn_coeff_cap;       /* (floats) */
-    float *cl_filter;          /* channels-last: a convolution's filter as cuDNN's NHWC filter, in */
-    size_t cl_filter_cap;      /* the compute type, and its gradient (layout_cuda.cu; floats) */
-    float *cl_dfilter;
+    filter_copy *filter_copies;   /* channels-last: each convolution's filter as cuDNN reads it */
+    int num_filter_copies, cap_filter_copies;
+    float *cl_dfilter;         /* and the filter gradient's scratch (layout_cuda.cu; floats) */
     size_t cl_dfilter_cap;
     char error[512];           /* the first failure; "" while all is well */
 };
@@ -235,8 +245,9 @@ void install_layout(struct backend *table, bool channels_last);
 void release_layout(cuda_state *st);
 
 /* A convolution's filter w ([k][c][rs], PyTorch's) as cuDNN reads it: w or its bf16 copy; in
- * channels-last mode its [k][rs][c] transpose in the compute type, in scratch (NULL: failed). */
-const void *filter_operand(cuda_state *st, const float *w, int k, int c, int rs);
+ * channels-last mode its [k][rs][c] transpose in the compute type, made by the forward and read
+ * again by that step's backward (in_backward), the weights being the same (NULL: failed). */
+const void *filter_operand(cuda_state *st, const float *w, int k, int c, int rs, bool in_backward);
 /* Where cuDNN writes the filter gradient (count elements), the scale of what is there already,
  * and the landing that adds it into dw ([k][c][rs], fp32) where it was not written in place. */
 void *filter_result(cuda_state *st, float *dw, size_t count);

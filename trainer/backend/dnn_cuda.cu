@@ -183,7 +183,7 @@ void cuda_conv_forward(void *s, const struct conv_shape *shape, const float *x, 
     float one = 1.0f;
     size_t nx = input_count(shape), ny = output_count(shape);
     int rs = shape->kh * shape->kw;
-    const void *x_op = bf16_operand(st, HALF_X, x, nx), *w_op = filter_operand(st, w, shape->c_out, shape->c, rs);
+    const void *x_op = bf16_operand(st, HALF_X, x, nx), *w_op = filter_operand(st, w, shape->c_out, shape->c, rs, false);
     /* bf16 mode, y a batch norm's input: cuDNN writes y's bf16 copy, which the batch norm reads,
      * and the fp32 tensor is left unwritten (the same values, cuDNN's result being bf16) */
     __nv_bfloat16 *y_only = st->bf16 && shape->y_for_batchnorm && !b ? bf16_alone_to_write(st, y, ny) : nullptr;
@@ -223,7 +223,7 @@ void cuda_conv_backward(void *s, const struct conv_shape *shape, const float *x,
                "cudnnConvolutionBackwardBias");
     if (!dx)
         return;
-    const void *w_op = filter_operand(st, w, shape->c_out, shape->c, rs);
+    const void *w_op = filter_operand(st, w, shape->c_out, shape->c, rs, true);
     /* bf16 mode, dx read by a batch norm's backward alone: cuDNN writes dx's bf16 copy, which the
      * batch norm reads, and the fp32 tensor is left unwritten (as the forward's y_for_batchnorm) */
     __nv_bfloat16 *dx_only = st->bf16 && shape->dx_for_batchnorm && !accumulate ? bf16_alone_to_write(st, dx, nx)

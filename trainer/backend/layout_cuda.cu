@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 extern "C" {
 #include "trainer/backend/backend.h"
@@ -148,21 +149,54 @@ void cuda_avgpool_backward_cl(void *s, const float *dy, float *dx, int n, int c,
 
 /* ---------- the convolutions' filters (cuda_state.h) ---------- */
 
-const void *dtrain_cuda::filter_operand(cuda_state *st, const float *w, int k, int c, int rs)
+/* w's copy, found or added (NULL: out of memory, or added inside a capture: failed, named). */
+static filter_copy *filter_copy_of(cuda_state *st, const float *w)
+{
+    for (int i = 0; i < st->num_filter_copies; i++)
+        if (st->filter_copies[i].w == w)
+            return &st->filter_copies[i];
+    if (growing_in_capture(st, "a channels-last filter"))
+        return nullptr;
+    if (st->num_filter_copies == st->cap_filter_copies) {
+        int cap = st->cap_filter_copies ? 2 * st->cap_filter_copies : 64;
+        filter_copy *grown = static_cast<filter_copy *>(realloc(st->filter_copies, cap * sizeof *grown));
+        if (!grown) {
+            fail(st, "the channels-last filters", "out of memory");
+            return nullptr;
+        }
+        st->filter_copies = grown, st->cap_filter_copies = cap;
+    }
+    filter_copy *fc = &st->filter_copies[st->num_filter_copies++];
+    *fc = filter_copy{w, 0, 0, 0, nullptr, 0, false};
+    return fc;
+}
+
+/* Channels-last: the forward transposes w into its own copy, which that step's backward reads
+ * again (once: a backward with no forward before it transposes anew): a filter made once a step,
+ * not twice. */
+const void *dtrain_cuda::filter_operand(cuda_state *st, const float *w, int k, int c, int rs, bool in_backward)
 {
     size_t count = (size_t)k * c * rs;
     if (!st->channels_last)
         return bf16_operand(st, HALF_W, w, count);
-    /* floats' room holds the bf16 copy too */
-    if (!grow_device(st, &st->cl_filter, &st->cl_filter_cap, count, "the channels-last filter"))
+    filter_copy *fc = filter_copy_of(st, w);
+    if (!fc)
+        return nullptr;
+    if (in_backward && fc->for_backward && fc->k == k && fc->c == c && fc->rs == rs) {
+        fc->for_backward = false;
+        return fc->copy;
+    }
+    fc->for_backward = false;
+    if (!grow_device(st, &fc->copy, &fc->cap, st->bf16 ? (count + 1) / 2 : count, "a channels-last filter"))
         return nullptr;
     if (st->bf16)
         k_filter_to_krsc<<<blocks_for(count), THREADS, 0, st->stream>>>(
-            w, reinterpret_cast<__nv_bfloat16 *>(st->cl_filter), k, c, rs);
+            w, reinterpret_cast<__nv_bfloat16 *>(fc->copy), k, c, rs);
     else
-        k_filter_to_krsc<<<blocks_for(count), THREADS, 0, st->stream>>>(w, st->cl_filter, k, c, rs);
+        k_filter_to_krsc<<<blocks_for(count), THREADS, 0, st->stream>>>(w, fc->copy, k, c, rs);
     launched(st, "filter to channels-last");
-    return st->cl_filter;
+    fc->k = k, fc->c = c, fc->rs = rs, fc->for_backward = !in_backward;
+    return fc->copy;
 }
 
 void *dtrain_cuda::filter_result(cuda_state *st, float *dw, size_t count)
@@ -209,6 +243,8 @@ void dtrain_cuda::install_layout(struct backend *table, bool channels_last)
 
 void dtrain_cuda::release_layout(cuda_state *st)
 {
-    cudaFree(st->cl_filter);
+    for (int i = 0; i < st->num_filter_copies; i++)
+        cudaFree(st->filter_copies[i].copy);
+    free(st->filter_copies);
     cudaFree(st->cl_dfilter);
 }
