@@ -160,10 +160,16 @@ inline bool blas_ok(cuda_state *st, cublasStatus_t rc, const char *what)
 
 constexpr int THREADS = 256;
 
-/* The k x k max-pooling window at output (oy, ox) of one image whose positions lie `step` floats
- * apart (1: an NCHW plane; c: one channel of an NHWC image): its largest value, and in *at where it
- * was, iy * w + ix (the reference's order: the first of equal values wins). */
-__device__ __forceinline__ float window_max(const float *image, size_t step, int h, int w, int oy, int ox, int k,
+/* A tensor element as a float, whether the tensor is fp32 or a bf16 copy. */
+__device__ __forceinline__ float as_float(float v) { return v; }
+__device__ __forceinline__ float as_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+/* The k x k max-pooling window at output (oy, ox) of one image whose positions lie `step` elements
+ * apart (1: an NCHW plane; c: one channel of an NHWC image; X float, or bf16 where the image was
+ * kept in bf16 alone): its largest value, and in *at where it was, iy * w + ix (the reference's
+ * order: the first of equal values wins). */
+template <typename X>
+__device__ __forceinline__ float window_max(const X *image, size_t step, int h, int w, int oy, int ox, int k,
                                             int stride, int pad, int *at)
 {
     float best = -FLT_MAX;
@@ -176,7 +182,7 @@ __device__ __forceinline__ float window_max(const float *image, size_t step, int
             int ix = ox * stride - pad + kx;
             if (ix < 0 || ix >= w)
                 continue;
-            float v = image[(size_t)(iy * w + ix) * step];
+            float v = as_float(image[(size_t)(iy * w + ix) * step]);
             if (best_at < 0 || v > best)
                 best = v, best_at = iy * w + ix;
         }
@@ -201,10 +207,6 @@ __device__ __forceinline__ float warp_max(float v)
         v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, lane_mask));
     return v;
 }
-
-/* A tensor element as a float, whether the tensor is fp32 or a bf16 copy. */
-__device__ __forceinline__ float as_float(float v) { return v; }
-__device__ __forceinline__ float as_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 inline unsigned blocks_for(size_t count)
 {

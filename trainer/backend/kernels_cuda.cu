@@ -50,8 +50,10 @@ __global__ void k_add_backward(const float *dy, float *da, float *db, size_t cou
     }
 }
 
-/* One thread per output: the window's largest value and where it was (window_max). */
-__global__ void k_maxpool_forward(const float *x, float *y, int *argmax, size_t planes, int h, int w, int h_out,
+/* One thread per output: the window's largest value and where it was (window_max). X: x's
+ * element type, float or bf16 where its writer kept it in bf16 alone (as the poolings below). */
+template <typename X>
+__global__ void k_maxpool_forward(const X *x, float *y, int *argmax, size_t planes, int h, int w, int h_out,
                                   int w_out, int k, int stride, int pad)
 {
     size_t total = planes * h_out * w_out;
@@ -72,12 +74,13 @@ __global__ void k_maxpool_backward(const int *argmax, const float *dy, float *dx
 }
 
 /* One thread per (sample, channel). */
-__global__ void k_avgpool_forward(const float *x, float *y, size_t planes, int hw)
+template <typename X>
+__global__ void k_avgpool_forward(const X *x, float *y, size_t planes, int hw)
 {
     for (size_t p = blockIdx.x * (size_t)blockDim.x + threadIdx.x; p < planes; p += (size_t)gridDim.x * blockDim.x) {
         double sum = 0;
         for (int i = 0; i < hw; i++)
-            sum += x[p * hw + i];
+            sum += as_float(x[p * hw + i]);
         y[p] = (float)(sum / hw);
     }
 }
@@ -167,8 +170,11 @@ void cuda_maxpool_forward(void *s, const float *x, float *y, int *argmax, int n,
     cuda_state *st = state_of(s);
     int h_out = conv_out_size(h, k, stride, pad), w_out = conv_out_size(w, k, stride, pad);
     size_t planes = (size_t)n * c;
-    k_maxpool_forward<<<blocks_for(planes * h_out * w_out), THREADS, 0, st->stream>>>(x, y, argmax, planes, h, w, h_out,
-                                                                                      w_out, k, stride, pad);
+    unsigned blocks = blocks_for(planes * h_out * w_out);
+    if (const __nv_bfloat16 *x16 = bf16_alone(st, x, planes * h * w))
+        k_maxpool_forward<<<blocks, THREADS, 0, st->stream>>>(x16, y, argmax, planes, h, w, h_out, w_out, k, stride, pad);
+    else
+        k_maxpool_forward<<<blocks, THREADS, 0, st->stream>>>(x, y, argmax, planes, h, w, h_out, w_out, k, stride, pad);
     launched(st, "maxpool forward");
 }
 
@@ -188,7 +194,10 @@ void cuda_maxpool_backward(void *s, const int *argmax, const float *dy, float *d
 void cuda_avgpool_forward(void *s, const float *x, float *y, int n, int c, int hw)
 {
     cuda_state *st = state_of(s);
-    k_avgpool_forward<<<blocks_for((size_t)n * c), THREADS, 0, st->stream>>>(x, y, (size_t)n * c, hw);
+    if (const __nv_bfloat16 *x16 = bf16_alone(st, x, (size_t)n * c * hw))
+        k_avgpool_forward<<<blocks_for((size_t)n * c), THREADS, 0, st->stream>>>(x16, y, (size_t)n * c, hw);
+    else
+        k_avgpool_forward<<<blocks_for((size_t)n * c), THREADS, 0, st->stream>>>(x, y, (size_t)n * c, hw);
     launched(st, "avgpool forward");
 }
 

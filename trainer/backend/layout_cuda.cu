@@ -59,13 +59,14 @@ __global__ void k_filter_add_from_krsc(const T *g, float *dw, int k, int c, int 
 
 /* One thread an output element (s, oy, ox, ch): window_max over the channel's positions, c
  * floats apart; argmax keeps the winner's place in its plane, iy * w + ix, as the NCHW kernel does. */
-__global__ void k_maxpool_forward_cl(const float *x, float *y, int *argmax, int n, int c, int h, int w, int h_out,
+template <typename X>
+__global__ void k_maxpool_forward_cl(const X *x, float *y, int *argmax, int n, int c, int h, int w, int h_out,
                                      int w_out, int k, int stride, int pad)
 {
     GRID_STRIDE(o, (size_t)n * h_out * w_out * c) {
         size_t ch = o % c, place = o / c;
         int ox = (int)(place % w_out), oy = (int)(place / w_out % h_out);
-        const float *image = x + place / ((size_t)w_out * h_out) * h * w * c + ch;
+        const X *image = x + place / ((size_t)w_out * h_out) * h * w * c + ch;
         y[o] = window_max(image, (size_t)c, h, w, oy, ox, k, stride, pad, &argmax[o]);
     }
 }
@@ -80,13 +81,14 @@ __global__ void k_maxpool_backward_cl(const int *argmax, const float *dy, float 
 }
 
 /* One thread a (sample, channel), in double as the NCHW kernel. */
-__global__ void k_avgpool_forward_cl(const float *x, float *y, int n, int c, int hw)
+template <typename X>
+__global__ void k_avgpool_forward_cl(const X *x, float *y, int n, int c, int hw)
 {
     GRID_STRIDE(p, (size_t)n * c) {
         size_t ch = p % c, s = p / c;
         double sum = 0;
         for (int j = 0; j < hw; j++)
-            sum += x[(s * hw + j) * c + ch];
+            sum += as_float(x[(s * hw + j) * c + ch]);
         y[p] = (float)(sum / hw);
     }
 }
@@ -112,8 +114,11 @@ void cuda_maxpool_forward_cl(void *s, const float *x, float *y, int *argmax, int
 {
     cuda_state *st = state_of(s);
     int h_out = conv_out_size(h, k, stride, pad), w_out = conv_out_size(w, k, stride, pad);
-    k_maxpool_forward_cl<<<blocks_for((size_t)n * h_out * w_out * c), THREADS, 0, st->stream>>>(
-        x, y, argmax, n, c, h, w, h_out, w_out, k, stride, pad);
+    unsigned blocks = blocks_for((size_t)n * h_out * w_out * c);
+    if (const __nv_bfloat16 *x16 = bf16_alone(st, x, (size_t)n * c * h * w))   /* a batch norm's, kept in bf16 */
+        k_maxpool_forward_cl<<<blocks, THREADS, 0, st->stream>>>(x16, y, argmax, n, c, h, w, h_out, w_out, k, stride, pad);
+    else
+        k_maxpool_forward_cl<<<blocks, THREADS, 0, st->stream>>>(x, y, argmax, n, c, h, w, h_out, w_out, k, stride, pad);
     launched(st, "maxpool forward (channels-last)");
 }
 
@@ -134,7 +139,10 @@ void cuda_maxpool_backward_cl(void *s, const int *argmax, const float *dy, float
 void cuda_avgpool_forward_cl(void *s, const float *x, float *y, int n, int c, int hw)
 {
     cuda_state *st = state_of(s);
-    k_avgpool_forward_cl<<<blocks_for((size_t)n * c), THREADS, 0, st->stream>>>(x, y, n, c, hw);
+    if (const __nv_bfloat16 *x16 = bf16_alone(st, x, (size_t)n * c * hw))
+        k_avgpool_forward_cl<<<blocks_for((size_t)n * c), THREADS, 0, st->stream>>>(x16, y, n, c, hw);
+    else
+        k_avgpool_forward_cl<<<blocks_for((size_t)n * c), THREADS, 0, st->stream>>>(x, y, n, c, hw);
     launched(st, "avgpool forward (channels-last)");
 }
 

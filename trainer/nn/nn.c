@@ -293,11 +293,12 @@ static bool is_batchnorm(const struct op *op)
     return op->kind == OP_BATCHNORM || op->kind == OP_BATCHNORM_ADD_RELU;
 }
 
-/* Whether op reads tensor t in a way a bf16 backend can read bf16: as a convolution's input, or
- * as a batch norm's residual; and as a batch norm's input. */
+/* Whether op reads tensor t in a way a bf16 backend can read bf16: as a convolution's or a
+ * pooling's input, or as a batch norm's residual; and as a batch norm's input. */
 static bool bf16_reader(const struct op *op, int t)
 {
-    return (op->kind == OP_CONV && op->in == t) || (is_batchnorm(op) && op_type_of(op)->inputs == 2 && op->in2 == t);
+    bool input = op->kind == OP_CONV || op->kind == OP_MAXPOOL || op->kind == OP_AVGPOOL;
+    return (input && op->in == t) || (is_batchnorm(op) && op_type_of(op)->inputs == 2 && op->in2 == t);
 }
 static bool batchnorm_input(const struct op *op, int t) { return is_batchnorm(op) && op->in == t; }
 
@@ -324,11 +325,11 @@ static bool read_only_as(const struct model *m, int t, bool (*reads)(const struc
 
 /* The tensors a bf16 backend may keep in bf16 alone, their fp32 copies unwritten: a convolution's
  * output read by one batch norm (conv_shape's y_for_batchnorm), a batch norm's read by
- * convolutions and batch norms' residuals alone (bn_call's y_for_bf16_readers; its own backward
+ * convolutions, poolings and batch norms' residuals alone (bn_call's y_for_bf16_readers; its own backward
  * reads it for the ReLU's mask where it adds a residual, in bf16 too), and the gradient of a batch
  * norm's output read by one convolution (conv_shape's dx_for_batchnorm: that gradient's one
- * reader is the batch norm's backward). In a ResNet, every tensor between two convolutions but the
- * stem's batch norm's output (the max pool reads it) and the last block's (the average pool). */
+ * reader is the batch norm's backward). In a ResNet, every batch norm's output and every
+ * convolution's. */
 static void mark_bf16_outputs(struct model *m)
 {
     for (int i = 0; i < m->num_ops; i++) {
