@@ -95,13 +95,8 @@ __nv_bfloat16 *dtrain_cuda::bf16_shadow_to_write(cuda_state *st, const float *of
     if (!sh) {
         if (growing_in_capture(st, "a bf16 copy"))
             return nullptr;
-        if (st->num_shadows == st->cap_shadows) {
-            int cap = st->cap_shadows ? 2 * st->cap_shadows : 64;
-            bf16_shadow *grown = static_cast<bf16_shadow *>(realloc(st->shadows, cap * sizeof *grown));
-            if (!grown)
-                return nullptr;
-            st->shadows = grown, st->cap_shadows = cap;
-        }
+        if (!room_for_one_more(&st->shadows, st->num_shadows, &st->cap_shadows, 64))
+            return nullptr;
         sh = &st->shadows[st->num_shadows++];
         *sh = bf16_shadow{of, nullptr, 0, 0, false, false};
     }

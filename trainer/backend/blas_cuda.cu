@@ -155,13 +155,8 @@ lt_plan *linear_plan(cuda_state *st, const void *w, const void *x, float *y, con
     for (int i = 0; i < lp->count; i++)
         if (lp->plans[i].m == m && lp->plans[i].n == n && lp->plans[i].k == k && lp->plans[i].alignment == alignment)
             return &lp->plans[i];
-    if (lp->count == lp->cap) {
-        int cap = lp->cap ? 2 * lp->cap : 16;
-        lt_plan *grown = static_cast<lt_plan *>(realloc(lp->plans, cap * sizeof *grown));
-        if (!grown)
-            return nullptr;
-        lp->plans = grown, lp->cap = cap;
-    }
+    if (!room_for_one_more(&lp->plans, lp->count, &lp->cap, 16))
+        return nullptr;
     lt_plan *p = &lp->plans[lp->count++];
     *p = lt_plan{m, n, k, alignment, nullptr, nullptr, nullptr, nullptr, {}, false};
     plan_linear(st, p, bias);

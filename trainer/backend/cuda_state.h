@@ -12,6 +12,7 @@
 
 #include <cfloat>
 #include <cstdio>
+#include <cstdlib>
 
 extern "C" {
 #include "trainer/backend/backend.h"
@@ -206,6 +207,22 @@ __device__ __forceinline__ float warp_max(float v)
     for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2)
         v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, lane_mask));
     return v;
+}
+
+/* Room for one more item in the host array *items (count used of *cap), doubled when full (to
+ * `first` the first time); false when out of memory, the array kept. The backend's tables (plans,
+ * bf16 copies, filter copies) grow so. */
+template <typename T>
+bool room_for_one_more(T **items, int count, int *cap, int first)
+{
+    if (count < *cap)
+        return true;
+    int grown_cap = *cap ? 2 * *cap : first;
+    T *grown = static_cast<T *>(realloc(*items, grown_cap * sizeof(T)));
+    if (!grown)
+        return false;
+    *items = grown, *cap = grown_cap;
+    return true;
 }
 
 inline unsigned blocks_for(size_t count)

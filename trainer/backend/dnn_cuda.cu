@@ -122,14 +122,9 @@ conv_plan *plan_for(cuda_state *st, const struct conv_shape *s)
             p->stride == s->stride && p->pad == s->pad)
             return p;
     }
-    if (st->num_plans == st->cap_plans) {
-        int cap = st->cap_plans ? 2 * st->cap_plans : 32;
-        conv_plan *grown = static_cast<conv_plan *>(realloc(st->plans, cap * sizeof *grown));
-        if (!grown) {
-            fail(st, "convolution plans", "out of memory");
-            return nullptr;
-        }
-        st->plans = grown, st->cap_plans = cap;
+    if (!room_for_one_more(&st->plans, st->num_plans, &st->cap_plans, 32)) {
+        fail(st, "convolution plans", "out of memory");
+        return nullptr;
     }
     conv_plan *p = &st->plans[st->num_plans];
     *p = conv_plan{};

@@ -165,14 +165,9 @@ static filter_copy *filter_copy_of(cuda_state *st, const float *w)
             return &st->filter_copies[i];
     if (growing_in_capture(st, "a channels-last filter"))
         return nullptr;
-    if (st->num_filter_copies == st->cap_filter_copies) {
-        int cap = st->cap_filter_copies ? 2 * st->cap_filter_copies : 64;
-        filter_copy *grown = static_cast<filter_copy *>(realloc(st->filter_copies, cap * sizeof *grown));
-        if (!grown) {
-            fail(st, "the channels-last filters", "out of memory");
-            return nullptr;
-        }
-        st->filter_copies = grown, st->cap_filter_copies = cap;
+    if (!room_for_one_more(&st->filter_copies, st->num_filter_copies, &st->cap_filter_copies, 64)) {
+        fail(st, "the channels-last filters", "out of memory");
+        return nullptr;
     }
     filter_copy *fc = &st->filter_copies[st->num_filter_copies++];
     *fc = filter_copy{w, 0, 0, 0, nullptr, 0, false};
