@@ -65,9 +65,10 @@ struct bn_call {
     float *y;
     const float *residual;               /* NULL: none */
     bool relu;
-    /* y's readers are convolutions' inputs and batch norms' residuals (and this batch norm's
-     * backward, for the ReLU's mask), each of which a bf16 backend can read in bf16: it may write
-     * y's bf16 copy alone, the fp32 tensor unwritten (conv_shape's y_for_batchnorm the other way) */
+    /* y's readers are convolutions' and poolings' inputs and batch norms' residuals (and this
+     * batch norm's backward, for the ReLU's mask), each of which a bf16 backend can read in bf16: it
+     * may write y's bf16 copy alone, the fp32 tensor unwritten (conv_shape's y_for_batchnorm the
+     * other way) */
     bool y_for_bf16_readers;
 };
 
